@@ -1,0 +1,298 @@
+// gpuscope event log: the one contract between the in-process collector
+// (src/collect, writer side) and the importer (src/store, reader side).
+//
+// A log is one file per traced process: a FileHeader, then records. Each
+// record is a RecordHeader followed by `size` payload bytes. Payloads are the
+// packed POD structs below (little-endian, as written by x86-64/aarch64 hosts);
+// a String record's payload is a StringRecord followed by the UTF-8 bytes.
+// Strings are interned per log: every *_string field is an id of a String
+// record that appears earlier in the same file (0 = no string).
+//
+// The file is append-only and written in whole batches with write(2), so a
+// crash or SIGKILL of the target leaves a readable prefix; a reader stops at the
+// first truncated record and reports the bytes it could not read.
+//
+// Timestamps are ns on CUPTI's clock (cuptiGetTimestamp, CLOCK_REALTIME on
+// Linux), the same for every process of one host, so logs merge on one clock.
+//
+// Versioning: bump kFormatVersion on any layout change; readers refuse other
+// versions with an error naming both (see store/event_log_reader.hpp).
+#pragma once
+
+#include <cstdint>
+
+namespace gpuscope::log {
+
+inline constexpr char kMagic[8] = {'G', 'S', 'C', 'O', 'P', 'E', 'L', 'G'};
+inline constexpr std::uint32_t kFormatVersion = 1;
+
+#pragma pack(push, 1)
+
+struct FileHeader {
+  char magic[8];
+  std::uint32_t format_version;
+  std::uint32_t header_size;  // sizeof(FileHeader)
+  std::uint32_t pid;
+  std::uint32_t reserved;
+};
+
+enum class RecordKind : std::uint16_t {
+  kString = 1,
+  kProcess = 2,
+  kDevice = 3,
+  kContext = 4,
+  kKernel = 5,
+  kMemcpy = 6,
+  kMemset = 7,
+  kApi = 8,
+  kSync = 9,
+  kNvtx = 10,
+  kNvtxDomain = 11,
+  kThreadName = 12,
+  kOverhead = 13,
+  kDataLoss = 14,
+  kCapture = 15,
+  kProcessEnd = 16,
+  kMessage = 17,
+};
+
+struct RecordHeader {
+  std::uint16_t kind;   // RecordKind
+  std::uint16_t flags;  // reserved, 0
+  std::uint32_t size;   // payload bytes that follow
+};
+
+// Payload: StringRecord then (size - sizeof(StringRecord)) UTF-8 bytes, no NUL.
+struct StringRecord {
+  std::uint64_t id;  // > 0, unique within the log
+};
+
+struct ProcessRecord {
+  std::uint32_t pid;
+  std::uint32_t ppid;
+  std::uint64_t start_ns;           // CUPTI clock, at collector start
+  std::uint64_t host_string;        // hostname
+  std::uint64_t cmdline_string;     // argv joined by '\0' (from /proc/self/cmdline)
+  std::uint64_t exe_string;         // /proc/self/exe target
+  std::uint64_t version_string;     // gpuscope version of the collector
+  std::int32_t rank;                // $RANK, -1 if unset
+  std::int32_t local_rank;          // $LOCAL_RANK, -1 if unset
+  std::uint32_t cupti_api_version;  // cuptiGetVersion
+  std::uint32_t cuda_driver_version;  // cuDriverGetVersion, 0 if unknown
+};
+
+// From CUpti_ActivityDevice5 (+ cuDeviceGetAttribute for clocks).
+struct DeviceRecord {
+  std::uint32_t device_id;
+  std::uint64_t name_string;
+  std::uint8_t uuid[16];
+  std::uint32_t cc_major;
+  std::uint32_t cc_minor;
+  std::uint32_t sm_count;
+  std::uint64_t global_memory_bytes;
+  std::uint64_t global_memory_bandwidth_kbps;  // CUPTI: KB/s
+  std::uint32_t l2_cache_bytes;
+  std::uint32_t core_clock_khz;    // CUPTI coreClockRate
+  std::uint32_t memory_clock_khz;  // cuDeviceGetAttribute, 0 if unknown
+  std::uint32_t memory_bus_width_bits;  // 0 if unknown
+  std::uint32_t max_threads_per_block;
+  std::uint32_t max_warps_per_sm;
+  std::uint32_t max_blocks_per_sm;
+  std::uint32_t max_registers_per_sm;
+  std::uint32_t max_registers_per_block;
+  std::uint32_t max_shared_memory_per_sm;
+  std::uint32_t max_shared_memory_per_block;
+  std::uint32_t num_memcpy_engines;
+  std::uint32_t ecc_enabled;
+};
+
+struct ContextRecord {
+  std::uint32_t context_id;
+  std::uint32_t device_id;
+  std::uint32_t null_stream_id;
+};
+
+// From CUpti_ActivityKernel10 (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).
+struct KernelRecord {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint64_t queued_ns;     // 0 = not recorded
+  std::uint64_t submitted_ns;  // 0 = not recorded
+  std::uint32_t device_id;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;
+  std::uint32_t correlation_id;
+  std::int32_t grid[3];
+  std::int32_t block[3];
+  std::uint32_t cluster[3];
+  std::uint32_t registers_per_thread;
+  std::int32_t static_shared_memory;   // bytes
+  std::int32_t dynamic_shared_memory;  // bytes
+  std::uint32_t local_memory_per_thread;  // bytes
+  std::uint32_t shared_memory_executed;   // bytes (carveout)
+  std::uint32_t graph_id;        // 0 = not from a graph
+  std::uint64_t graph_node_id;   // 0 = not from a graph
+  std::int64_t grid_id;
+  std::uint64_t name_string;     // mangled name as CUPTI reports it
+  std::uint8_t launch_type;      // CUpti_ActivityLaunchType
+  std::uint8_t is_device_launched;
+  std::uint8_t pad[6];
+};
+
+enum class MemcpyKind : std::uint8_t {  // = CUpti_ActivityMemcpyKind
+  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5,
+  kAtoD = 6, kDtoA = 7, kDtoD = 8, kHtoH = 9, kPtoP = 10,
+};
+
+enum class MemoryKind : std::uint8_t {  // = CUpti_ActivityMemoryKind
+  kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4,
+  kManaged = 5, kDeviceStatic = 6, kManagedStatic = 7,
+};
+
+// From CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4.
+struct MemcpyRecord {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint64_t bytes;
+  std::uint32_t device_id;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;
+  std::uint32_t correlation_id;
+  std::uint32_t src_device_id;  // = device_id except for peer copies
+  std::uint32_t dst_device_id;
+  std::uint32_t graph_id;
+  std::uint64_t graph_node_id;
+  std::uint8_t copy_kind;  // MemcpyKind
+  std::uint8_t src_kind;   // MemoryKind
+  std::uint8_t dst_kind;   // MemoryKind
+  std::uint8_t is_async;   // CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC
+};
+
+// From CUpti_ActivityMemset4.
+struct MemsetRecord {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint64_t bytes;
+  std::uint32_t value;
+  std::uint32_t device_id;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;
+  std::uint32_t correlation_id;
+  std::uint32_t graph_id;
+  std::uint64_t graph_node_id;
+  std::uint8_t memory_kind;  // MemoryKind
+  std::uint8_t pad[7];
+};
+
+enum class ApiDomain : std::uint8_t { kRuntime = 1, kDriver = 2 };
+
+// From CUpti_ActivityAPI (CUPTI_ACTIVITY_KIND_RUNTIME / _DRIVER).
+struct ApiRecord {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint32_t thread_id;  // OS thread id (gettid), CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
+  std::uint32_t correlation_id;
+  std::uint32_t cbid;
+  std::int32_t return_value;  // cudaError_t / CUresult
+  std::uint64_t name_string;  // cuptiGetCallbackName
+  std::uint8_t domain;        // ApiDomain
+  std::uint8_t pad[7];
+};
+
+enum class SyncType : std::uint8_t {  // = CUpti_ActivitySynchronizationType
+  kUnknown = 0, kEventSynchronize = 1, kStreamWaitEvent = 2,
+  kStreamSynchronize = 3, kContextSynchronize = 4,
+};
+
+// From CUpti_ActivitySynchronization2.
+struct SyncRecord {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;    // 0xffffffff = n/a
+  std::uint32_t event_id;     // 0xffffffff = n/a
+  std::uint32_t correlation_id;
+  std::uint32_t return_value;
+  std::uint8_t sync_type;     // SyncType
+  std::uint8_t pad[3];
+};
+
+enum class NvtxEventType : std::uint8_t {
+  kPush = 1, kPop = 2, kStart = 3, kEnd = 4, kMark = 5,
+};
+
+// Written by the collector's own NVTX injection on the calling thread.
+struct NvtxRecord {
+  std::uint64_t ts_ns;
+  std::uint64_t domain_id;   // 0 = default domain, else NvtxDomainRecord.domain_id
+  std::uint64_t range_id;    // kStart/kEnd: nvtxRangeId_t; else 0
+  std::uint64_t message_string;  // 0 for kPop/kEnd
+  std::uint32_t thread_id;   // gettid
+  std::uint32_t color;       // ARGB, 0 = none
+  std::uint32_t category;
+  std::uint8_t type;         // NvtxEventType
+  std::uint8_t has_color;
+  std::uint8_t pad[2];
+};
+
+struct NvtxDomainRecord {
+  std::uint64_t domain_id;
+  std::uint64_t name_string;
+};
+
+struct ThreadNameRecord {
+  std::uint32_t thread_id;
+  std::uint32_t pad;
+  std::uint64_t name_string;
+};
+
+// From CUpti_ActivityOverhead3: CUPTI's own overhead.
+struct OverheadRecord {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint32_t overhead_kind;  // CUpti_ActivityOverheadKind
+  std::uint32_t object_kind;    // CUpti_ActivityObjectKind
+  std::uint32_t thread_or_device_id;
+  std::uint32_t pad;
+};
+
+// Data the collector knows it lost (dropped CUPTI records, failed writes, ...).
+struct DataLossRecord {
+  std::uint64_t ts_ns;
+  std::uint64_t count;
+  std::uint64_t what_string;  // e.g. "cupti_dropped_records"
+  std::uint32_t context_id;
+  std::uint32_t stream_id;
+};
+
+enum class CaptureState : std::uint8_t { kStop = 0, kStart = 1 };
+
+// Capture window edges: events outside [start, stop) are not part of the trace.
+struct CaptureRecord {
+  std::uint64_t ts_ns;
+  std::uint64_t reason_string;  // "cudaProfilerStart", "nvtx:NAME", "delay", ...
+  std::uint8_t state;           // CaptureState
+  std::uint8_t pad[7];
+};
+
+// Last record of a cleanly finished log (atexit). Missing = the target died.
+struct ProcessEndRecord {
+  std::uint64_t ts_ns;
+  std::uint64_t records_written;
+  std::uint64_t activity_buffers;
+  std::uint64_t bytes_written;
+};
+
+enum class Severity : std::uint8_t { kInfo = 0, kWarning = 1, kError = 2 };
+
+// A message from the collector for the user (e.g. a CUPTI subscriber conflict).
+struct MessageRecord {
+  std::uint64_t ts_ns;
+  std::uint64_t text_string;
+  std::uint8_t severity;  // Severity
+  std::uint8_t pad[7];
+};
+
+#pragma pack(pop)
+
+}  // namespace gpuscope::log

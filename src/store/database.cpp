@@ -1,0 +1,114 @@
+#include "store/database.hpp"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+namespace gpuscope::store {
+
+Database::Database(const std::string& path, Mode mode) : m_path(path) {
+  const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
+                                            : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+    sqlite3_close(m_db);
+    m_db = nullptr;
+    throw DatabaseError("cannot open trace database " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(m_db, 5000);
+}
+
+Database::~Database() {
+  if (m_db) sqlite3_close(m_db);
+}
+
+Database::Database(Database&& other) noexcept
+    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)) {}
+
+void Database::exec(std::string_view sql) {
+  char* err = nullptr;
+  const std::string s(sql);
+  if (sqlite3_exec(m_db, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw DatabaseError(m_path + ": " + msg + " (in: " + s.substr(0, 200) + ")");
+  }
+}
+
+Statement Database::prepare(std::string_view sql) { return Statement(m_db, sql); }
+
+std::optional<std::int64_t> Database::query_int(std::string_view sql) {
+  Statement st(m_db, sql);
+  if (!st.step() || st.is_null(0)) return std::nullopt;
+  return st.column_int(0);
+}
+
+std::optional<std::string> Database::query_text(std::string_view sql) {
+  Statement st(m_db, sql);
+  if (!st.step() || st.is_null(0)) return std::nullopt;
+  return st.column_text(0);
+}
+
+bool Database::has_table(std::string_view name) {
+  Statement st(m_db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?");
+  st.bind(1, name);
+  return st.step();
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql) : m_db(db), m_sql(sql) {
+  if (sqlite3_prepare_v2(db, m_sql.c_str(), static_cast<int>(m_sql.size()), &m_stmt, nullptr) !=
+      SQLITE_OK) {
+    throw DatabaseError(std::string("SQL error: ") + sqlite3_errmsg(db) + " (in: " +
+                        m_sql.substr(0, 200) + ")");
+  }
+}
+
+Statement::~Statement() {
+  if (m_stmt) sqlite3_finalize(m_stmt);
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : m_db(other.m_db), m_stmt(std::exchange(other.m_stmt, nullptr)), m_sql(std::move(other.m_sql)) {}
+
+Statement& Statement::bind(int index, std::int64_t value) {
+  sqlite3_bind_int64(m_stmt, index, value);
+  return *this;
+}
+Statement& Statement::bind(int index, double value) {
+  sqlite3_bind_double(m_stmt, index, value);
+  return *this;
+}
+Statement& Statement::bind(int index, std::string_view value) {
+  sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+Statement& Statement::bind_null(int index) {
+  sqlite3_bind_null(m_stmt, index);
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(m_stmt);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  throw DatabaseError(std::string("SQL error: ") + sqlite3_errmsg(m_db) + " (in: " +
+                      m_sql.substr(0, 200) + ")");
+}
+
+void Statement::reset() {
+  sqlite3_reset(m_stmt);
+  sqlite3_clear_bindings(m_stmt);
+}
+
+int Statement::column_count() const { return sqlite3_column_count(m_stmt); }
+bool Statement::is_null(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
+std::int64_t Statement::column_int(int col) const { return sqlite3_column_int64(m_stmt, col); }
+double Statement::column_double(int col) const { return sqlite3_column_double(m_stmt, col); }
+std::string Statement::column_text(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, col));
+  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, col))) : std::string();
+}
+std::string Statement::column_name(int col) const { return sqlite3_column_name(m_stmt, col); }
+int Statement::column_type(int col) const { return sqlite3_column_type(m_stmt, col); }
+
+}  // namespace gpuscope::store

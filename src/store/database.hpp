@@ -1,0 +1,81 @@
+// Thin RAII wrapper over the SQLite C API (statically linked libsqlite3).
+// Errors throw gpuscope::store::DatabaseError with SQLite's message and the SQL.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gpuscope::store {
+
+class DatabaseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Statement;
+
+class Database {
+ public:
+  enum class Mode { kReadOnly, kReadWriteCreate };
+  /// Opens `path`. kReadOnly fails if the file is missing or not a database.
+  Database(const std::string& path, Mode mode);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  Database(Database&& other) noexcept;
+
+  /// Runs one or more statements with no results.
+  void exec(std::string_view sql);
+  [[nodiscard]] Statement prepare(std::string_view sql);
+  /// Runs a query returning one integer (first column of first row); nullopt if no row or NULL.
+  [[nodiscard]] std::optional<std::int64_t> query_int(std::string_view sql);
+  [[nodiscard]] std::optional<std::string> query_text(std::string_view sql);
+  [[nodiscard]] bool has_table(std::string_view name);
+  [[nodiscard]] sqlite3* handle() const { return m_db; }
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  sqlite3* m_db = nullptr;
+  std::string m_path;
+};
+
+/// A prepared statement. bind() indexes start at 1 (SQLite's); column() at 0.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Statement(Statement&& other) noexcept;
+
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::string_view value);
+  Statement& bind_null(int index);
+  /// Advances; true while a row is available.
+  bool step();
+  /// Resets for re-use with new bindings.
+  void reset();
+
+  [[nodiscard]] int column_count() const;
+  [[nodiscard]] bool is_null(int col) const;
+  [[nodiscard]] std::int64_t column_int(int col) const;
+  [[nodiscard]] double column_double(int col) const;
+  [[nodiscard]] std::string column_text(int col) const;
+  [[nodiscard]] std::string column_name(int col) const;
+  /// SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+  [[nodiscard]] int column_type(int col) const;
+
+ private:
+  sqlite3* m_db = nullptr;
+  sqlite3_stmt* m_stmt = nullptr;
+  std::string m_sql;
+};
+
+}  // namespace gpuscope::store
