@@ -1,0 +1,37 @@
+// `gpuscope trace [options] -- CMD [ARGS...]`: run CMD with the collector injected
+// and build one SQLite trace of it and its CUDA-using children.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpuscope::cli {
+
+struct TraceOptions {
+  std::string output;                  // NAME or NAME.sqlite; default gpuscope-<date>-<time>
+  bool force_overwrite = false;
+  std::string trace = "cuda,nvtx";     // sources
+  std::string capture_range = "none";  // none | cudaProfilerApi | nvtx
+  std::string nvtx_capture;            // RANGE[@DOMAIN]
+  std::string capture_range_end = "stop";  // stop | repeat
+  double delay_s = 0;
+  double duration_s = 0;
+  std::string kill = "sigterm";        // sigterm | sigkill | none (after --duration)
+  bool polling_calls = false;
+  int flush_period_ms = 200;
+  bool keep_logs = false;
+  bool quiet = false;
+  int top = 10;
+  std::vector<std::string> command;
+};
+
+/// Declares the subcommand and its options (one place: also the --help text).
+CLI::App* add_trace_command(CLI::App& app, TraceOptions& options);
+
+/// Runs it; returns the process exit code (the target's, passed through, or
+/// gpuscope's own error code 1 / 127 / 126). Prints to stderr.
+[[nodiscard]] int run_trace(TraceOptions options);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,174 @@
+#include "store/event_log_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gpuscope::store {
+namespace {
+
+// Ids above this go to the sparse map so a corrupt id cannot allocate gigabytes.
+constexpr std::uint64_t kMaxDenseStringId = 1u << 24;
+
+template <class T>
+[[nodiscard]] T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+std::string log_version_message(std::uint32_t found, std::uint32_t expected) {
+  std::string msg = "log format version " + std::to_string(found) +
+                    ", this gpuscope reads version " + std::to_string(expected) +
+                    ": re-record with this gpuscope or use ";
+  msg += found > expected ? "a newer one" : "the older gpuscope that wrote it";
+  return msg;
+}
+
+EventLogReader::~EventLogReader() { close(); }
+
+void EventLogReader::close() {
+  if (m_data && m_size > 0) ::munmap(const_cast<char*>(m_data), m_size);
+  m_data = nullptr;
+  m_size = 0;
+}
+
+LogStatus EventLogReader::open(const std::string& path) {
+  close();
+  m_path = path;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return {LogErrorKind::kCannotOpen, "cannot open event log " + path + ": " + std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string err = std::strerror(errno);
+    ::close(fd);
+    return {LogErrorKind::kCannotOpen, "cannot stat event log " + path + ": " + err};
+  }
+  m_size = static_cast<std::size_t>(st.st_size);
+  if (m_size < sizeof(log::FileHeader)) {
+    ::close(fd);
+    m_size = 0;
+    return {LogErrorKind::kNotALog, path + " is not a gpuscope event log (" +
+                                        std::to_string(st.st_size) + " bytes, shorter than its header)"};
+  }
+  void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    m_size = 0;
+    return {LogErrorKind::kCannotOpen, "cannot map event log " + path + ": " + std::strerror(errno)};
+  }
+  m_data = static_cast<const char*>(p);
+  ::madvise(p, m_size, MADV_SEQUENTIAL);
+
+  const auto h = load<log::FileHeader>(m_data);
+  if (std::memcmp(h.magic, log::kMagic, sizeof h.magic) != 0) {
+    return {LogErrorKind::kNotALog, path + " is not a gpuscope event log (bad magic)"};
+  }
+  if (h.format_version != log::kFormatVersion) {
+    return {LogErrorKind::kVersionMismatch,
+            path + ": " + log_version_message(h.format_version, log::kFormatVersion),
+            h.format_version};
+  }
+  if (h.header_size < sizeof(log::FileHeader) || h.header_size > m_size) {
+    return {LogErrorKind::kBadHeader,
+            path + ": bad header size " + std::to_string(h.header_size)};
+  }
+  m_body = h.header_size;
+  m_pid = h.pid;
+  return {};
+}
+
+void EventLogReader::add_string(std::uint64_t id, std::string_view value) {
+  if (id < kMaxDenseStringId) {
+    if (id >= m_dense_strings.size()) m_dense_strings.resize(id + 1);
+    m_dense_strings[id] = value;
+  } else {
+    m_sparse_strings[id] = value;
+  }
+}
+
+std::string_view EventLogReader::string(std::uint64_t id) const {
+  if (id < m_dense_strings.size()) return m_dense_strings[id];
+  if (id < kMaxDenseStringId) return {};
+  const auto it = m_sparse_strings.find(id);
+  return it == m_sparse_strings.end() ? std::string_view{} : it->second;
+}
+
+LogReadStats EventLogReader::read(EventLogVisitor& v) {
+  LogReadStats stats;
+  stats.file_bytes = m_size;
+  if (!m_data) return stats;
+  m_dense_strings.clear();
+  m_sparse_strings.clear();
+
+  std::size_t off = m_body;
+  while (off < m_size) {
+    const std::size_t left = m_size - off;
+    if (left < sizeof(log::RecordHeader)) break;
+    const auto rh = load<log::RecordHeader>(m_data + off);
+    if (rh.size > left - sizeof(log::RecordHeader)) break;  // cut short by a crash
+    const char* payload = m_data + off + sizeof(log::RecordHeader);
+    off += sizeof(log::RecordHeader) + rh.size;
+    ++stats.records;
+
+    // Dispatches one fixed-size record; a longer payload is read as its prefix.
+    auto visit = [&](auto tag, auto&& fn) {
+      using T = decltype(tag);
+      if (rh.size < sizeof(T)) {
+        ++stats.malformed_records;
+        return;
+      }
+      fn(load<T>(payload));
+    };
+    using K = log::RecordKind;
+    switch (static_cast<K>(rh.kind)) {
+      case K::kString: {
+        if (rh.size < sizeof(log::StringRecord)) {
+          ++stats.malformed_records;
+          break;
+        }
+        const auto sr = load<log::StringRecord>(payload);
+        const std::string_view s(payload + sizeof(log::StringRecord),
+                                 rh.size - sizeof(log::StringRecord));
+        add_string(sr.id, s);
+        v.on_string(sr.id, s);
+        break;
+      }
+      case K::kProcess: visit(log::ProcessRecord{}, [&](const auto& r) { v.on_process(r); }); break;
+      case K::kDevice: visit(log::DeviceRecord{}, [&](const auto& r) { v.on_device(r); }); break;
+      case K::kContext: visit(log::ContextRecord{}, [&](const auto& r) { v.on_context(r); }); break;
+      case K::kKernel: visit(log::KernelRecord{}, [&](const auto& r) { v.on_kernel(r); }); break;
+      case K::kMemcpy: visit(log::MemcpyRecord{}, [&](const auto& r) { v.on_memcpy(r); }); break;
+      case K::kMemset: visit(log::MemsetRecord{}, [&](const auto& r) { v.on_memset(r); }); break;
+      case K::kApi: visit(log::ApiRecord{}, [&](const auto& r) { v.on_api(r); }); break;
+      case K::kSync: visit(log::SyncRecord{}, [&](const auto& r) { v.on_sync(r); }); break;
+      case K::kNvtx: visit(log::NvtxRecord{}, [&](const auto& r) { v.on_nvtx(r); }); break;
+      case K::kNvtxDomain:
+        visit(log::NvtxDomainRecord{}, [&](const auto& r) { v.on_nvtx_domain(r); });
+        break;
+      case K::kThreadName:
+        visit(log::ThreadNameRecord{}, [&](const auto& r) { v.on_thread_name(r); });
+        break;
+      case K::kOverhead: visit(log::OverheadRecord{}, [&](const auto& r) { v.on_overhead(r); }); break;
+      case K::kDataLoss: visit(log::DataLossRecord{}, [&](const auto& r) { v.on_data_loss(r); }); break;
+      case K::kCapture: visit(log::CaptureRecord{}, [&](const auto& r) { v.on_capture(r); }); break;
+      case K::kProcessEnd:
+        visit(log::ProcessEndRecord{}, [&](const auto& r) { v.on_process_end(r); });
+        break;
+      case K::kMessage: visit(log::MessageRecord{}, [&](const auto& r) { v.on_message(r); }); break;
+      default: ++stats.unknown_records; break;
+    }
+  }
+  stats.truncated_bytes = m_size - off;
+  return stats;
+}
+
+}  // namespace gpuscope::store

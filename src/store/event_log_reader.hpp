@@ -1,0 +1,115 @@
+// Reads one gpuscope event log (format: core/event_log_format.hpp).
+//
+// The file is memory-mapped read-only; records are handed to an EventLogVisitor
+// one by one, in file order, as the packed structs of the format header (copied
+// out, so they are properly aligned). String records are resolved by the reader
+// into a per-log id -> string table, readable from the visitor at any time with
+// string(id): a log writes each String record before its first use.
+//
+// Errors: open() returns a LogStatus; a file that is not a gpuscope log, or one
+// written with another format version, is refused (kind kVersionMismatch, the
+// message names both versions). A trailing record cut short by a crash/SIGKILL
+// of the target is NOT an error: reading stops there and LogReadStats reports
+// truncated_bytes. Unknown record kinds are skipped and counted; records shorter
+// than their struct are skipped and counted as malformed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/event_log_format.hpp"
+
+namespace gpuscope::store {
+
+enum class LogErrorKind {
+  kNone,
+  kCannotOpen,       // missing file, permissions, mmap failure
+  kNotALog,          // too short for a FileHeader, or wrong magic
+  kVersionMismatch,  // magic fine, format_version != log::kFormatVersion
+  kBadHeader,        // header_size smaller than the FileHeader
+};
+
+struct LogStatus {
+  LogErrorKind kind = LogErrorKind::kNone;
+  std::string message;              // plain-language reason, names the file
+  std::uint32_t found_version = 0;  // set for kVersionMismatch
+
+  [[nodiscard]] bool ok() const { return kind == LogErrorKind::kNone; }
+};
+
+struct LogReadStats {
+  std::uint64_t file_bytes = 0;
+  std::uint64_t records = 0;            // whole records read (String records included)
+  std::uint64_t truncated_bytes = 0;    // bytes after the last whole record (0 = clean)
+  std::uint64_t unknown_records = 0;    // records of a kind this reader does not know
+  std::uint64_t malformed_records = 0;  // known kind, payload shorter than its struct
+};
+
+/// Receives records in file order. Every method defaults to doing nothing.
+class EventLogVisitor {
+ public:
+  virtual ~EventLogVisitor() = default;
+  virtual void on_string(std::uint64_t /*id*/, std::string_view /*value*/) {}
+  virtual void on_process(const log::ProcessRecord&) {}
+  virtual void on_device(const log::DeviceRecord&) {}
+  virtual void on_context(const log::ContextRecord&) {}
+  virtual void on_kernel(const log::KernelRecord&) {}
+  virtual void on_memcpy(const log::MemcpyRecord&) {}
+  virtual void on_memset(const log::MemsetRecord&) {}
+  virtual void on_api(const log::ApiRecord&) {}
+  virtual void on_sync(const log::SyncRecord&) {}
+  virtual void on_nvtx(const log::NvtxRecord&) {}
+  virtual void on_nvtx_domain(const log::NvtxDomainRecord&) {}
+  virtual void on_thread_name(const log::ThreadNameRecord&) {}
+  virtual void on_overhead(const log::OverheadRecord&) {}
+  virtual void on_data_loss(const log::DataLossRecord&) {}
+  virtual void on_capture(const log::CaptureRecord&) {}
+  virtual void on_process_end(const log::ProcessEndRecord&) {}
+  virtual void on_message(const log::MessageRecord&) {}
+};
+
+class EventLogReader {
+ public:
+  EventLogReader() = default;
+  ~EventLogReader();
+  EventLogReader(const EventLogReader&) = delete;
+  EventLogReader& operator=(const EventLogReader&) = delete;
+
+  /// Maps `path` and validates its FileHeader (magic, format version, size).
+  [[nodiscard]] LogStatus open(const std::string& path);
+
+  /// Visits every whole record; may be called again for another pass (the
+  /// string table is rebuilt on each pass). Requires a successful open().
+  [[nodiscard]] LogReadStats read(EventLogVisitor& visitor);
+
+  /// The string with log-local `id`, "" for 0 or an id not (yet) seen.
+  /// The view stays valid while the reader is alive.
+  [[nodiscard]] std::string_view string(std::uint64_t id) const;
+
+  [[nodiscard]] std::uint32_t pid() const { return m_pid; }
+  [[nodiscard]] std::uint64_t file_bytes() const { return m_size; }
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  void close();
+  void add_string(std::uint64_t id, std::string_view value);
+
+  std::string m_path;
+  const char* m_data = nullptr;  // mmap of the whole file
+  std::size_t m_size = 0;
+  std::size_t m_body = 0;  // offset of the first record
+  std::uint32_t m_pid = 0;
+  // Writers number strings 1, 2, 3...: a vector serves them, a map the rest.
+  std::vector<std::string_view> m_dense_strings;
+  std::unordered_map<std::uint64_t, std::string_view> m_sparse_strings;
+};
+
+/// Text for a version mismatch, e.g. "log format version 2, this gpuscope reads
+/// version 1: re-record with this gpuscope or use a newer one".
+[[nodiscard]] std::string log_version_message(std::uint32_t found, std::uint32_t expected);
+
+}  // namespace gpuscope::store
