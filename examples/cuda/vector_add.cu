@@ -20,14 +20,15 @@
 
 #include "example_check.cuh"
 
-namespace {
-
-// y[i] = x[i] + y[i]; grid-stride, so any launch shape covers all n.
+// y[i] = x[i] + y[i]; grid-stride, so any launch shape covers all n. (Kernels stay out
+// of the anonymous namespace so traces show plain names such as "add(...)".)
 __global__ void add(long long n, const float* x, float* y) {
   long long index = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   long long stride = static_cast<long long>(blockDim.x) * gridDim.x;
   for (long long i = index; i < n; i += stride) y[i] = x[i] + y[i];
 }
+
+namespace {
 
 float max_error(const float* y, long long n) {
   float err = 0.0f;
