@@ -6,9 +6,28 @@
 
 namespace gpuscope::store {
 
+namespace {
+
+// Before SQLite's first use: no global memory statistics (a mutex taken on every
+// allocation; nothing in gpuscope reads them). Fails harmlessly if SQLite was
+// already initialized by someone else.
+void configure_sqlite_once() {
+  static const bool done = [] {
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
 Database::Database(const std::string& path, Mode mode) : m_path(path) {
-  const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
-                                            : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  configure_sqlite_once();
+  // NOMUTEX: a connection is used by one thread at a time, so skip SQLite's
+  // per-call locking (measurable on bulk inserts).
+  const int flags = SQLITE_OPEN_NOMUTEX |
+                    (mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
+                                             : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
     std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
     sqlite3_close(m_db);
@@ -99,6 +118,8 @@ void Statement::reset() {
   sqlite3_reset(m_stmt);
   sqlite3_clear_bindings(m_stmt);
 }
+
+void Statement::rewind() { sqlite3_reset(m_stmt); }
 
 int Statement::column_count() const { return sqlite3_column_count(m_stmt); }
 bool Statement::is_null(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }

@@ -42,19 +42,28 @@ namespace {
   return true;
 }
 
-// Position of a trailing "operator..." name (operator(), operator<<, operator
-// new, conversion operators) at a name boundary, else npos.
+// Position of an "operator..." name (operator(), operator<<, operator new,
+// conversion operators) at bracket depth 0 and a name boundary, else npos.
+// Operators inside template arguments (lambdas' operator()) do not count.
 [[nodiscard]] std::size_t operator_position(std::string_view s) {
-  std::size_t pos = s.rfind("operator");
-  while (pos != std::string_view::npos) {
-    const bool boundary = pos == 0 || s[pos - 1] == ':' || s[pos - 1] == ' ';
-    const std::size_t after = pos + 8;
-    // "operator_foo" or "operatorX" identifiers are not operators.
-    const bool ident_follows =
-        after < s.size() && (std::isalnum(static_cast<unsigned char>(s[after])) || s[after] == '_');
-    if (boundary && !ident_follows) return pos;
-    if (pos == 0) break;
-    pos = s.rfind("operator", pos - 1);
+  constexpr std::string_view kOp = "operator";
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (depth == 0 && s.compare(i, kOp.size(), kOp) == 0) {
+      const bool boundary = i == 0 || s[i - 1] == ':' || s[i - 1] == ' ';
+      const std::size_t after = i + kOp.size();
+      // "operator_foo" or "operators" are identifiers, not operators.
+      const bool ident_follows = after < s.size() &&
+                                 (std::isalnum(static_cast<unsigned char>(s[after])) || s[after] == '_');
+      if (boundary && !ident_follows) return i;
+    }
+    if (c == '>' && i > 0 && s[i - 1] == '-') continue;
+    if (is_open(c)) {
+      ++depth;
+    } else if (is_close(c) && depth > 0) {
+      --depth;
+    }
   }
   return std::string_view::npos;
 }

@@ -1,6 +1,6 @@
 // The trace database schema, defined once: every table and column with its SQL
 // type, unit and meaning. The importer creates tables from it, docs/trace-schema.md
-// is generated from it (`gpuscope schema --markdown`, checked by a unit test),
+// is generated from it (`gpuscope schema`, checked by a unit test),
 // and analyze/ queries the names defined here.
 //
 // Schema version: bump kSchemaVersion on any change that breaks readers; the
@@ -43,8 +43,15 @@ struct ViewDef {
 /// Index definitions ("CREATE INDEX ..." statements).
 [[nodiscard]] std::span<const std::string_view> indexes();
 
-/// CREATE TABLE/VIEW/INDEX statements for the whole schema, one string.
+/// CREATE TABLE/VIEW/INDEX statements for the whole schema, one string
+/// (= create_tables_sql() + create_indexes_sql()).
 [[nodiscard]] std::string create_schema_sql();
+/// CREATE TABLE and CREATE VIEW statements only. The importer runs these first
+/// and create_indexes_sql() after the bulk insert (faster than keeping indexes
+/// up to date row by row).
+[[nodiscard]] std::string create_tables_sql();
+/// CREATE INDEX statements only.
+[[nodiscard]] std::string create_indexes_sql();
 /// docs/trace-schema.md, generated from the definitions above.
 [[nodiscard]] std::string schema_markdown();
 

@@ -3,7 +3,7 @@
 # clearly, exit codes pass through, nothing is clobbered, a target that never
 # uses CUDA gives an empty but valid trace. Usage: test_cli.sh BUILD_DIR
 set -uo pipefail
-bin="$1/bin/gpuscope"
+bin="$(cd "$1" && pwd)/bin/gpuscope"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"

@@ -2,7 +2,10 @@
 // signals become 128+N, a missing command is 127.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdlib>
 
 #include "cli/launcher.hpp"
 
@@ -17,8 +20,13 @@ TEST(FindExecutable, FindsOnPathAndRejectsMissing) {
   EXPECT_EQ(sh->back(), 'h');
   EXPECT_FALSE(find_executable("gpuscope-no-such-command-xyz", &ne).has_value());
   EXPECT_FALSE(ne);
-  EXPECT_FALSE(find_executable("/etc/hostname", &ne).has_value());
-  EXPECT_TRUE(ne);  // exists, not executable
+  char path[] = "/tmp/gpuscope-test-XXXXXX";
+  const int fd = ::mkstemp(path);  // mode 0600: exists, not executable
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  EXPECT_FALSE(find_executable(path, &ne).has_value());
+  EXPECT_TRUE(ne);
+  ::unlink(path);
 }
 
 TEST(Launch, PassesExitCodeThrough) {

@@ -1,0 +1,282 @@
+#include "analyze/trace_summary.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "analyze/gpu_index.hpp"
+#include "core/stats.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+using store::Statement;
+
+constexpr double kNsPerMs = 1e6;
+
+struct Span {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  bool valid = false;
+};
+
+Span span_of(Database& db, const char* sql) {
+  Statement st = db.prepare(sql);
+  if (!st.step() || st.is_null(0) || st.is_null(1)) return {};
+  return {st.column_int(0), st.column_int(1), true};
+}
+
+// See "Wall time" in the header.
+std::int64_t wall_time_ns(Database& db) {
+  Span s = span_of(db, "SELECT MIN(start_ns), MAX(end_ns) FROM capture_windows");
+  if (!s.valid) s = span_of(db, "SELECT MIN(start_ns), MAX(end_ns) FROM processes");
+  if (!s.valid) {
+    s = span_of(db,
+                "SELECT MIN(s), MAX(e) FROM ("
+                "SELECT start_ns AS s, end_ns AS e FROM kernels UNION ALL "
+                "SELECT start_ns, end_ns FROM memcpys UNION ALL "
+                "SELECT start_ns, end_ns FROM memsets UNION ALL "
+                "SELECT start_ns, end_ns FROM api_calls UNION ALL "
+                "SELECT start_ns, end_ns FROM syncs UNION ALL "
+                "SELECT start_ns, COALESCE(end_ns, start_ns) FROM nvtx_events)");
+  }
+  return s.valid ? std::max<std::int64_t>(0, s.end_ns - s.start_ns) : 0;
+}
+
+struct GpuBusy {
+  std::int64_t busy_ns = 0;
+  std::int64_t kernels = 0;
+  std::string name;
+};
+
+std::map<std::int64_t, GpuBusy> busy_per_gpu(Database& db, const detail::GpuIndexMap& gpus) {
+  std::map<std::int64_t, std::vector<stats::Interval>> intervals;
+  std::map<std::int64_t, GpuBusy> out;
+  Statement st = db.prepare(
+      "SELECT pid, device_id, start_ns, end_ns, 1 FROM kernels UNION ALL "
+      "SELECT pid, device_id, start_ns, end_ns, 0 FROM memcpys UNION ALL "
+      "SELECT pid, device_id, start_ns, end_ns, 0 FROM memsets");
+  while (st.step()) {
+    const std::int64_t gpu = gpus.index(st.column_int(0), st.column_int(1));
+    intervals[gpu].push_back({st.column_int(2), st.column_int(3)});
+    out[gpu].kernels += st.column_int(4);
+  }
+  for (auto& [gpu, iv] : intervals) out[gpu].busy_ns = stats::union_length(std::move(iv));
+
+  Statement names = db.prepare("SELECT pid, device_id, name FROM devices WHERE name IS NOT NULL");
+  while (names.step()) {
+    const auto it = out.find(gpus.index(names.column_int(0), names.column_int(1)));
+    if (it != out.end()) it->second.name = names.column_text(2);
+  }
+  return out;
+}
+
+Cell percent_or_null(double part, double whole) {
+  if (whole <= 0.0) return std::monostate{};
+  return part / whole * 100.0;
+}
+
+std::string pid_prefix(const Statement& st, int col) {
+  return st.is_null(col) ? std::string() : "pid " + std::to_string(st.column_int(col)) + ": ";
+}
+
+// Data loss, abnormal ends and collector messages, loudest first.
+void add_loss_notes(Database& db, Report& overview) {
+  std::vector<Note> loss, warnings, infos;
+  {
+    Statement st = db.prepare(
+        "SELECT pid, COALESCE(what, 'unknown'), count, COALESCE(severity, 'warning'), "
+        "COALESCE(detail, '') FROM data_loss ORDER BY pid, what");
+    while (st.step()) {
+      std::string text = pid_prefix(st, 0) + st.column_text(1);
+      if (!st.is_null(2)) text += " (count " + std::to_string(st.column_int(2)) + ")";
+      if (!st.column_text(4).empty()) text += ": " + st.column_text(4);
+      const std::string severity = st.column_text(3);
+      if (severity == "data_loss") {
+        loss.push_back({NoteLevel::kDataLoss, std::move(text)});
+      } else if (severity == "info") {
+        infos.push_back({NoteLevel::kInfo, std::move(text)});
+      } else {
+        warnings.push_back({NoteLevel::kWarning, std::move(text)});
+      }
+    }
+  }
+  {
+    Statement st = db.prepare(
+        "SELECT pid, term_signal FROM processes WHERE ended_cleanly = 0 ORDER BY pid");
+    while (st.step()) {
+      std::string text = "process " + std::to_string(st.column_int(0)) + " ended abnormally";
+      if (!st.is_null(1)) text += " (killed by signal " + std::to_string(st.column_int(1)) + ")";
+      text += "; events after its last flush are missing";
+      loss.push_back({NoteLevel::kDataLoss, std::move(text)});
+    }
+  }
+  {
+    Statement st = db.prepare(
+        "SELECT pid, COALESCE(severity, 'warning'), COALESCE(text, '') FROM messages ORDER BY ts_ns");
+    while (st.step()) {
+      std::string text = pid_prefix(st, 0) + st.column_text(2);
+      if (st.column_text(1) == "info") {
+        infos.push_back({NoteLevel::kInfo, std::move(text)});
+      } else {
+        warnings.push_back({NoteLevel::kWarning, std::move(text)});
+      }
+    }
+  }
+  for (auto* group : {&loss, &warnings, &infos})
+    for (Note& n : *group) overview.notes.push_back(std::move(n));
+}
+
+Report kernel_summary(Database& db, int top_n) {
+  Report r;
+  r.name = "cuda_gpu_kern_sum";
+  r.title = "Top CUDA Kernels by GPU Time";
+  r.add_column("Name", "", ColumnType::kText)
+      .add_column("Calls", "", ColumnType::kInteger)
+      .add_column("Total Time", "ns", ColumnType::kInteger)
+      .add_column("Avg", "ns", ColumnType::kReal)
+      .add_column("Time", "%", ColumnType::kReal);
+
+  const std::int64_t all_ns = db.query_int("SELECT SUM(end_ns - start_ns) FROM kernels").value_or(0);
+  const std::int64_t names = db.query_int("SELECT COUNT(DISTINCT COALESCE(name_id, -1)) FROM kernels").value_or(0);
+  Statement st = db.prepare(
+      "SELECT COALESCE(s.value, '<unknown kernel>'), COUNT(*), SUM(k.end_ns - k.start_ns) AS total "
+      "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id GROUP BY k.name_id "
+      "ORDER BY total DESC, 1 LIMIT ?");
+  st.bind(1, static_cast<std::int64_t>(top_n));
+  std::int64_t shown_ns = 0;
+  while (st.step()) {
+    const std::int64_t calls = st.column_int(1);
+    const std::int64_t total = st.column_int(2);
+    shown_ns += total;
+    r.rows.push_back(Row{st.column_text(0), calls, total,
+                         static_cast<double>(total) / static_cast<double>(calls),
+                         percent_or_null(static_cast<double>(total), static_cast<double>(all_ns))});
+  }
+  if (names > top_n) {
+    std::string text = "showing the top " + std::to_string(top_n) + " of " + std::to_string(names) +
+                       " kernel names; the other " + std::to_string(names - top_n) + " take " +
+                       std::to_string(all_ns - shown_ns) + " ns of kernel time";
+    r.add_note(NoteLevel::kInfo, std::move(text));
+  }
+  r.add_note(NoteLevel::kInfo,
+             "Time (%) is of the summed kernel time; concurrent kernels each count in full");
+  return r;
+}
+
+Report memory_summary(Database& db) {
+  Report r;
+  r.name = "cuda_gpu_mem_sum";
+  r.title = "CUDA GPU Memory Operations";
+  r.add_column("Operation", "", ColumnType::kText)
+      .add_column("Count", "", ColumnType::kInteger)
+      .add_column("Total", "MB", ColumnType::kReal)
+      .add_column("Total Time", "ns", ColumnType::kInteger)
+      .add_column("Throughput", "GB/s", ColumnType::kReal);
+
+  struct Row_ {
+    std::string op;
+    std::int64_t count = 0, bytes = 0, time_ns = 0;
+  };
+  std::vector<Row_> rows;
+  Statement st = db.prepare(
+      "SELECT 'memcpy', COALESCE(copy_kind, 'unknown'), COUNT(*), COALESCE(SUM(bytes), 0), "
+      "SUM(end_ns - start_ns) FROM memcpys GROUP BY 2 UNION ALL "
+      "SELECT 'memset', '', COUNT(*), COALESCE(SUM(bytes), 0), SUM(end_ns - start_ns) FROM memsets");
+  while (st.step()) {
+    if (st.column_int(2) == 0) continue;  // the memset aggregate always yields a row
+    std::string op = st.column_text(0) == "memset" ? "[CUDA memset]" : memcpy_operation_name(st.column_text(1));
+    // Several schema kinds may share a name ('unknown' and odd values): merge them.
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row_& x) { return x.op == op; });
+    if (it == rows.end()) it = rows.insert(rows.end(), Row_{std::move(op)});
+    it->count += st.column_int(2);
+    it->bytes += st.column_int(3);
+    it->time_ns += st.column_int(4);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row_& a, const Row_& b) {
+    return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.op < b.op;
+  });
+  for (const Row_& x : rows) {
+    Cell throughput = std::monostate{};
+    if (x.time_ns > 0) throughput = static_cast<double>(x.bytes) / static_cast<double>(x.time_ns);
+    r.rows.push_back(Row{x.op, x.count, static_cast<double>(x.bytes) / 1e6, x.time_ns, throughput});
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string memcpy_operation_name(std::string_view copy_kind) {
+  static const std::map<std::string_view, std::string_view> kNames = {
+      {"HtoD", "Host-to-Device"},  {"DtoH", "Device-to-Host"},   {"DtoD", "Device-to-Device"},
+      {"HtoH", "Host-to-Host"},    {"PtoP", "Peer-to-Peer"},     {"HtoA", "Host-to-Array"},
+      {"AtoH", "Array-to-Host"},   {"AtoA", "Array-to-Array"},   {"AtoD", "Array-to-Device"},
+      {"DtoA", "Device-to-Array"},
+  };
+  const auto it = kNames.find(copy_kind);
+  return "[CUDA memcpy " + std::string(it == kNames.end() ? "Unknown" : it->second) + "]";
+}
+
+std::vector<Report> trace_summary(Database& db, int top_n) {
+  top_n = std::max(top_n, 1);
+  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
+  const std::map<std::int64_t, GpuBusy> busy = busy_per_gpu(db, gpus);
+
+  const std::int64_t wall_ns = wall_time_ns(db);
+  const std::int64_t kernels = db.query_int("SELECT COUNT(*) FROM kernels").value_or(0);
+  const std::int64_t memcpys = db.query_int("SELECT COUNT(*) FROM memcpys").value_or(0);
+  const std::int64_t memsets = db.query_int("SELECT COUNT(*) FROM memsets").value_or(0);
+  const std::int64_t processes = db.query_int("SELECT COUNT(*) FROM processes").value_or(0);
+  std::int64_t busy_ns = 0;
+  for (const auto& [gpu, b] : busy) busy_ns += b.busy_ns;
+  const auto active_gpus = static_cast<std::int64_t>(busy.size());
+
+  Report overview;
+  overview.name = "trace_overview";
+  overview.title = "Trace Overview";
+  overview.add_column("Wall Time", "ms", ColumnType::kReal)
+      .add_column("GPU Busy Time", "ms", ColumnType::kReal)
+      .add_column("GPU Busy", "%", ColumnType::kReal)
+      .add_column("Kernels", "", ColumnType::kInteger)
+      .add_column("Memcpys", "", ColumnType::kInteger)
+      .add_column("Memsets", "", ColumnType::kInteger)
+      .add_column("Processes", "", ColumnType::kInteger)
+      .add_column("GPUs", "", ColumnType::kInteger);
+  overview.rows.push_back(Row{
+      static_cast<double>(wall_ns) / kNsPerMs, static_cast<double>(busy_ns) / kNsPerMs,
+      percent_or_null(static_cast<double>(busy_ns), static_cast<double>(wall_ns * active_gpus)),
+      kernels, memcpys, memsets, processes, active_gpus});
+  add_loss_notes(db, overview);
+  if (kernels + memcpys + memsets == 0) {
+    overview.add_note(NoteLevel::kWarning, "no GPU activity in the capture range");
+  } else if (active_gpus > 1) {
+    overview.add_note(NoteLevel::kInfo,
+                      "GPU Busy (%) is of wall time x " + std::to_string(active_gpus) + " GPUs");
+  }
+
+  std::vector<Report> out;
+  out.push_back(std::move(overview));
+
+  if (active_gpus > 1) {
+    Report util;
+    util.name = "gpu_utilization";
+    util.title = "GPU Utilization";
+    util.add_column("GPU", "", ColumnType::kInteger)
+        .add_column("Name", "", ColumnType::kText)
+        .add_column("Busy Time", "ms", ColumnType::kReal)
+        .add_column("Busy", "%", ColumnType::kReal)
+        .add_column("Kernels", "", ColumnType::kInteger);
+    for (const auto& [gpu, b] : busy) {
+      util.rows.push_back(Row{gpu, b.name, static_cast<double>(b.busy_ns) / kNsPerMs,
+                              percent_or_null(static_cast<double>(b.busy_ns), static_cast<double>(wall_ns)),
+                              b.kernels});
+    }
+    out.push_back(std::move(util));
+  }
+  if (kernels > 0) out.push_back(kernel_summary(db, top_n));
+  if (memcpys + memsets > 0) out.push_back(memory_summary(db));
+  return out;
+}
+
+}  // namespace gpuscope::analyze

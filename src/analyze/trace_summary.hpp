@@ -1,0 +1,51 @@
+// trace_summary: the reports `gpuscope trace` prints when the run ends.
+//
+// Returns, in order:
+//   1. "trace_overview" (always): one row — Wall Time (ms), GPU Busy Time (ms),
+//      GPU Busy (%), Kernels, Memcpys, Memsets, Processes, GPUs. Its notes carry
+//      everything known lost or doubtful, loudest first:
+//        - data_loss rows: severity 'data_loss' → NoteLevel::kDataLoss,
+//          'warning' → kWarning, 'info' → kInfo;
+//        - processes with ended_cleanly = 0 → kDataLoss;
+//        - collector messages: 'error'/'warning' → kWarning, 'info' → kInfo;
+//        - no kernel/memcpy/memset at all → kWarning "no GPU activity in the capture range".
+//   2. "gpu_utilization": one row per physical GPU — only when the trace used more than one.
+//   3. "cuda_gpu_kern_sum": top `top_n` kernel names by total GPU time — only if there are kernels.
+//   4. "cuda_gpu_mem_sum": memcpys per copy kind and memsets — only if there are any.
+//
+// Definitions
+//   Wall time: from the first to the last capture window (capture_windows); without
+//     windows, from the earliest process start to the latest process end; without
+//     those, from the first to the last event.
+//   GPU busy time: per physical GPU, the length of the union of its kernel, memcpy
+//     and memset intervals (concurrent work on several streams is counted once),
+//     summed over GPUs. GPU Busy (%) = busy / (wall × GPUs with activity) × 100;
+//     a NULL cell (not NaN) when the wall time is 0.
+//   Kernel Time (%): a kernel name's total time / the total time of all kernels
+//     (a sum, so overlapping kernels each count in full), × 100.
+//   Throughput (GB/s): bytes / total time in ns (1 GB = 1e9 bytes); NULL if the time is 0.
+//   Total (MB): 1 MB = 1e6 bytes, as nsys.
+//
+// Errors: throws store::DatabaseError if the database lacks the schema's tables.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/report.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+/// The end-of-trace summary (see the file comment). top_n < 1 is treated as 1.
+[[nodiscard]] std::vector<Report> trace_summary(store::Database& db, int top_n = 10);
+
+/// The nsys name of a memcpy kind from the schema's copy_kind ("HtoD" →
+/// "[CUDA memcpy Host-to-Device]"); unknown kinds → "[CUDA memcpy Unknown]".
+[[nodiscard]] std::string memcpy_operation_name(std::string_view copy_kind);
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,209 @@
+#include "collect/activity_convert.hpp"
+
+#include <cstring>
+
+namespace gpuscope::collect {
+
+// The log enums mirror CUPTI's numbering so conversion is a cast; check it.
+static_assert(static_cast<int>(log::MemcpyKind::kPtoP) == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
+static_assert(static_cast<int>(log::MemcpyKind::kHtoH) == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH);
+static_assert(static_cast<int>(log::MemcpyKind::kDtoD) == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD);
+static_assert(static_cast<int>(log::MemoryKind::kManagedStatic) ==
+              CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC);
+static_assert(static_cast<int>(log::MemoryKind::kDevice) == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+static_assert(static_cast<int>(log::SyncType::kContextSynchronize) ==
+              CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE);
+static_assert(static_cast<int>(log::SyncType::kStreamWaitEvent) ==
+              CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT);
+
+namespace {
+// Values CUPTI may add later map to kUnknown rather than to garbage.
+std::uint8_t memcpy_kind(unsigned v) {
+  return v <= static_cast<unsigned>(log::MemcpyKind::kPtoP) ? static_cast<std::uint8_t>(v) : 0;
+}
+std::uint8_t memory_kind(unsigned v) {
+  return v <= static_cast<unsigned>(log::MemoryKind::kManagedStatic) ? static_cast<std::uint8_t>(v)
+                                                                     : 0;
+}
+}  // namespace
+
+log::KernelRecord to_kernel_record(const CUpti_ActivityKernel10& k, std::uint64_t name_string) {
+  log::KernelRecord r{};
+  r.start_ns = k.start;
+  r.end_ns = k.end;
+  r.queued_ns = k.queued;  // CUPTI_TIMESTAMP_UNKNOWN == 0
+  r.submitted_ns = k.submitted;
+  r.device_id = k.deviceId;
+  r.context_id = k.contextId;
+  r.stream_id = k.streamId;
+  r.correlation_id = k.correlationId;
+  r.grid[0] = k.gridX;
+  r.grid[1] = k.gridY;
+  r.grid[2] = k.gridZ;
+  r.block[0] = k.blockX;
+  r.block[1] = k.blockY;
+  r.block[2] = k.blockZ;
+  r.cluster[0] = k.clusterX;
+  r.cluster[1] = k.clusterY;
+  r.cluster[2] = k.clusterZ;
+  r.registers_per_thread = k.registersPerThread;
+  r.static_shared_memory = k.staticSharedMemory;
+  r.dynamic_shared_memory = k.dynamicSharedMemory;
+  r.local_memory_per_thread = k.localMemoryPerThread;
+  r.shared_memory_executed = k.sharedMemoryExecuted;
+  r.graph_id = k.graphId;
+  r.graph_node_id = k.graphNodeId;
+  r.grid_id = k.gridId;
+  r.name_string = name_string;
+  r.launch_type = k.launchType;
+  r.is_device_launched = k.isDeviceLaunched;
+  return r;
+}
+
+log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpy6& m) {
+  log::MemcpyRecord r{};
+  r.start_ns = m.start;
+  r.end_ns = m.end;
+  r.bytes = m.bytes;
+  r.device_id = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.correlation_id = m.correlationId;
+  r.src_device_id = m.deviceId;
+  r.dst_device_id = m.deviceId;
+  r.graph_id = m.graphId;
+  r.graph_node_id = m.graphNodeId;
+  r.copy_kind = memcpy_kind(m.copyKind);
+  r.src_kind = memory_kind(m.srcKind);
+  r.dst_kind = memory_kind(m.dstKind);
+  r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+  return r;
+}
+
+log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpyPtoP4& m) {
+  log::MemcpyRecord r{};
+  r.start_ns = m.start;
+  r.end_ns = m.end;
+  r.bytes = m.bytes;
+  r.device_id = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.correlation_id = m.correlationId;
+  r.src_device_id = m.srcDeviceId;
+  r.dst_device_id = m.dstDeviceId;
+  r.graph_id = m.graphId;
+  r.graph_node_id = m.graphNodeId;
+  r.copy_kind = memcpy_kind(m.copyKind);
+  r.src_kind = memory_kind(m.srcKind);
+  r.dst_kind = memory_kind(m.dstKind);
+  r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+  return r;
+}
+
+log::MemsetRecord to_memset_record(const CUpti_ActivityMemset4& m) {
+  log::MemsetRecord r{};
+  r.start_ns = m.start;
+  r.end_ns = m.end;
+  r.bytes = m.bytes;
+  r.value = m.value;
+  r.device_id = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.correlation_id = m.correlationId;
+  r.graph_id = m.graphId;
+  r.graph_node_id = m.graphNodeId;
+  r.memory_kind = memory_kind(m.memoryKind);
+  return r;
+}
+
+log::ApiRecord to_api_record(const CUpti_ActivityAPI& a, log::ApiDomain domain,
+                             std::uint64_t name_string) {
+  log::ApiRecord r{};
+  r.start_ns = a.start;
+  r.end_ns = a.end;
+  r.thread_id = a.threadId;
+  r.correlation_id = a.correlationId;
+  r.cbid = a.cbid;
+  r.return_value = static_cast<std::int32_t>(a.returnValue);
+  r.name_string = name_string;
+  r.domain = static_cast<std::uint8_t>(domain);
+  return r;
+}
+
+log::SyncRecord to_sync_record(const CUpti_ActivitySynchronization2& s) {
+  log::SyncRecord r{};
+  r.start_ns = s.start;
+  r.end_ns = s.end;
+  r.context_id = s.contextId;
+  r.stream_id = s.streamId;     // CUPTI_SYNCHRONIZATION_INVALID_VALUE = n/a, kept as is
+  r.event_id = s.cudaEventId;
+  r.correlation_id = s.correlationId;
+  r.return_value = s.returnValue;
+  const auto t = static_cast<unsigned>(s.type);
+  r.sync_type = t <= static_cast<unsigned>(log::SyncType::kContextSynchronize)
+                    ? static_cast<std::uint8_t>(t)
+                    : 0;
+  return r;
+}
+
+log::DeviceRecord to_device_record(const CUpti_ActivityDevice5& d, std::uint64_t name_string,
+                                   std::uint32_t memory_clock_khz,
+                                   std::uint32_t memory_bus_width_bits) {
+  static_assert(sizeof(d.uuid.bytes) == sizeof(log::DeviceRecord{}.uuid));
+  log::DeviceRecord r{};
+  r.device_id = d.id;
+  r.name_string = name_string;
+  std::memcpy(r.uuid, d.uuid.bytes, sizeof r.uuid);
+  r.cc_major = d.computeCapabilityMajor;
+  r.cc_minor = d.computeCapabilityMinor;
+  r.sm_count = d.numMultiprocessors;
+  r.global_memory_bytes = d.globalMemorySize;
+  r.global_memory_bandwidth_kbps = d.globalMemoryBandwidth;
+  r.l2_cache_bytes = d.l2CacheSize;
+  r.core_clock_khz = d.coreClockRate;
+  r.memory_clock_khz = memory_clock_khz;
+  r.memory_bus_width_bits = memory_bus_width_bits;
+  r.max_threads_per_block = d.maxThreadsPerBlock;
+  r.max_warps_per_sm = d.maxWarpsPerMultiprocessor;
+  r.max_blocks_per_sm = d.maxBlocksPerMultiprocessor;
+  r.max_registers_per_sm = d.maxRegistersPerMultiprocessor;
+  r.max_registers_per_block = d.maxRegistersPerBlock;
+  r.max_shared_memory_per_sm = d.maxSharedMemoryPerMultiprocessor;
+  r.max_shared_memory_per_block = d.maxSharedMemoryPerBlock;
+  r.num_memcpy_engines = d.numMemcpyEngines;
+  r.ecc_enabled = d.eccEnabled;
+  return r;
+}
+
+log::ContextRecord to_context_record(const CUpti_ActivityContext3& c) {
+  log::ContextRecord r{};
+  r.context_id = c.contextId;
+  r.device_id = c.deviceId;
+  r.null_stream_id = c.nullStreamId;
+  return r;
+}
+
+log::OverheadRecord to_overhead_record(const CUpti_ActivityOverhead3& o) {
+  log::OverheadRecord r{};
+  r.start_ns = o.start;
+  r.end_ns = o.end;
+  r.overhead_kind = static_cast<std::uint32_t>(o.overheadKind);
+  r.object_kind = static_cast<std::uint32_t>(o.objectKind);
+  switch (o.objectKind) {
+    case CUPTI_ACTIVITY_OBJECT_PROCESS:
+    case CUPTI_ACTIVITY_OBJECT_THREAD:
+      r.thread_or_device_id = o.objectId.pt.threadId;
+      break;
+    case CUPTI_ACTIVITY_OBJECT_DEVICE:
+    case CUPTI_ACTIVITY_OBJECT_CONTEXT:
+    case CUPTI_ACTIVITY_OBJECT_STREAM:
+      r.thread_or_device_id = o.objectId.dcs.deviceId;
+      break;
+    default:
+      r.thread_or_device_id = 0;
+      break;
+  }
+  return r;
+}
+
+}  // namespace gpuscope::collect

@@ -1,0 +1,179 @@
+// The in-process collector (internal): one per traced process, created on the
+// first injection entry point (CUDA or NVTX) and deliberately never destroyed,
+// so no static destructor can race with the writer thread at exit.
+//
+// Threads:
+//  - application threads: NVTX handlers and CUPTI API callbacks post HostEvents
+//    (mutex-protected vector, swapped out by the writer) and drive capture edges;
+//  - CUPTI's buffer thread: bufferRequested/bufferCompleted only take a pooled
+//    buffer / queue a completed one (never decode, never block for long);
+//  - the writer thread: decodes buffers, converts, interns strings, applies the
+//    delay/duration timer and flushes the log at least every flush period.
+//
+// What a crash loses: records still in CUPTI's buffers since its last periodic
+// flush, plus the writer's unflushed batch: about one flush period of activity
+// (GPUSCOPE_FLUSH_PERIOD_MS, 200 ms by default). SIGKILL also skips the
+// ProcessEndRecord, which tells the importer the target died.
+#pragma once
+
+#include <cupti.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "collect/activity_buffers.hpp"
+#include "collect/capture_controller.hpp"
+#include "collect/collector_config.hpp"
+#include "core/event_log_format.hpp"
+#include "store/event_log_writer.hpp"
+
+namespace gpuscope::detail {
+
+/// Something that happened on an application thread, for the writer thread.
+struct HostEvent {
+  enum class Kind : std::uint8_t { kNvtx, kNvtxDomain, kThreadName, kCapture, kMessage };
+  Kind kind = Kind::kNvtx;
+  std::uint8_t type = 0;       // kNvtx: log::NvtxEventType; kCapture: log::CaptureState;
+                               // kMessage: log::Severity
+  std::uint8_t has_color = 0;
+  std::uint32_t thread_id = 0;
+  std::uint32_t color = 0;
+  std::uint32_t category = 0;
+  std::uint64_t ts_ns = 0;
+  std::uint64_t domain_id = 0;
+  std::uint64_t range_id = 0;
+  std::string text;            // message / domain name / thread name / reason
+};
+
+class Collector {
+ public:
+  /// Shared initialisation, once per process (config, log file, ProcessRecord,
+  /// writer thread, atexit/atfork handlers). nullptr when disabled
+  /// (GPUSCOPE_LOG_DIR unset or the log cannot be created).
+  static Collector* get_or_init() noexcept;
+
+  /// The collector if it is recording-capable in this process (initialised,
+  /// not a fork child, not shut down); one atomic load.
+  static Collector* active() noexcept { return s_active.load(std::memory_order_acquire); }
+
+  /// CUPTI setup (subscribe, buffers, activity kinds, profiler callbacks); once,
+  /// from InitializeInjection.
+  void setup_cupti() noexcept;
+
+  [[nodiscard]] const collect::CollectorConfig& config() const { return m_config; }
+  /// Inside a capture window (relaxed read, for the NVTX hot path).
+  [[nodiscard]] bool recording() const noexcept {
+    return m_recording.load(std::memory_order_relaxed);
+  }
+  /// CUPTI clock, ns (cuptiGetTimestamp).
+  [[nodiscard]] static std::uint64_t now_ns() noexcept;
+
+  /// Queues an event for the writer; drops and counts it when the queue is full.
+  void post(HostEvent&& e) noexcept;
+  void post_message(log::Severity severity, std::string text) noexcept;
+
+  /// Capture range edges from cudaProfilerStart/Stop or the NVTX capture range.
+  /// range_start returns true when this call opened the range (false: already
+  /// open, final window over, or capture range none).
+  bool range_start(std::string_view reason) noexcept;
+  void range_stop(std::string_view reason) noexcept;
+
+  /// atexit: flush CUPTI, drain, write ProcessEndRecord, close. Idempotent; a
+  /// no-op outside the process that initialised the collector.
+  void shutdown() noexcept;
+
+ private:
+  explicit Collector(collect::CollectorConfig config);
+  static void init_process() noexcept;
+  static void on_fork_child() noexcept;
+  static void on_exit() noexcept;
+
+  // CUPTI callbacks (C linkage-compatible statics).
+  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                                        std::size_t* max_num_records);
+  static void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id,
+                                        std::uint8_t* buffer, std::size_t size,
+                                        std::size_t valid_size);
+  static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain,
+                                   CUpti_CallbackId cbid, const void* cbdata);
+
+  void handle_edge_locked(const collect::CaptureEdge& edge, std::uint64_t ts);
+  void apply_recording() noexcept;
+  void set_gated_kinds(bool on) noexcept;
+
+  // Writer thread.
+  void writer_main() noexcept;
+  void check_time_gate() noexcept;
+  void maybe_detach_cupti() noexcept;
+  void drain();
+  void process_buffer(const collect::CompletedBuffer& b);
+  void convert_record(const CUpti_Activity* rec);
+  void write_host_event(const HostEvent& e);
+  /// False when the driver is not initialised yet (retry later) unless `force`.
+  bool write_device(const CUpti_ActivityDevice5& d, std::uint64_t name_string, bool force);
+  void write_process_record();
+  void write_process_end();
+  std::uint64_t kernel_name_id(const char* name);
+  std::uint64_t api_name_id(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+  static inline std::atomic<Collector*> s_active{nullptr};
+  static inline Collector* s_instance = nullptr;  // set once, never freed
+
+  const collect::CollectorConfig m_config;
+  const std::uint32_t m_pid;
+  std::uint64_t m_start_ns = 0;
+  std::int64_t m_realtime_to_cupti_ns = 0;
+  std::vector<std::string> m_config_warnings;
+
+  store::EventLogWriter m_writer;  // writer thread only (init and shutdown aside)
+  std::string m_log_path;
+
+  collect::ActivityBufferPool m_pool;
+  collect::CompletedQueue m_completed;
+  std::atomic<bool> m_backlog_warned{false};
+
+  std::mutex m_events_mutex;
+  std::vector<HostEvent> m_events;
+  std::atomic<std::uint64_t> m_events_dropped{0};
+
+  std::mutex m_capture_mutex;
+  collect::CaptureController m_capture;
+  collect::TimeGate m_gate;
+  std::atomic<bool> m_recording{false};
+
+  std::atomic<bool> m_cupti_ready{false};
+  std::uint64_t m_finished_seen_ns = 0;  // writer thread: when finished() was first seen
+  CUpti_SubscriberHandle m_subscriber = nullptr;
+
+  std::mutex m_wake_mutex;
+  std::condition_variable m_wake_cv;
+  std::atomic<bool> m_wake{false};
+  std::atomic<bool> m_stop{false};
+  std::atomic<bool> m_shutdown{false};
+  std::thread m_thread;
+  std::atomic<std::uint32_t> m_writer_tid{0};
+
+  // Writer-thread state.
+  struct NameCacheEntry {
+    std::uint64_t id;
+    std::string text;  // to detect a CUPTI string freed and its address reused
+  };
+  std::unordered_map<const char*, NameCacheEntry> m_kernel_names;
+  std::uint64_t m_buffers = 0;
+  std::uint64_t m_cupti_dropped = 0;
+  std::uint64_t m_events_dropped_written = 0;
+  std::vector<std::uint64_t> m_api_names[2];  // [0] runtime, [1] driver; 0 = not cached
+  std::vector<std::uint32_t> m_devices_seen;
+  std::vector<std::uint32_t> m_contexts_seen;
+  // Device records decoded before cuInit finished, with their interned names.
+  std::vector<std::pair<CUpti_ActivityDevice5, std::uint64_t>> m_pending_devices;
+};
+
+}  // namespace gpuscope::detail

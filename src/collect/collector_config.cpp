@@ -1,0 +1,175 @@
+#include "collect/collector_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace gpuscope::collect {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string invalid(std::string_view name, std::string_view value, std::string_view expected) {
+  std::string msg;
+  msg.append("invalid ").append(name).append("='").append(value).append("' (expected ");
+  msg.append(expected).append("); using the default");
+  return msg;
+}
+
+// Reads an unsigned option within [lo, hi]; keeps *out on a bad value.
+void read_u64(getenv_fn getenv, const char* name, std::uint64_t lo, std::uint64_t hi,
+              std::uint64_t* out, std::vector<std::string>* warnings) {
+  const char* raw = getenv(name);
+  if (raw == nullptr || *raw == '\0') return;
+  std::uint64_t v = 0;
+  if (!parse_u64(trim(raw), &v) || v < lo || v > hi) {
+    warnings->push_back(invalid(name, raw, "an integer in [" + std::to_string(lo) + ", " +
+                                               std::to_string(hi) + "]"));
+    return;
+  }
+  *out = v;
+}
+
+void read_bool(getenv_fn getenv, const char* name, bool* out,
+               std::vector<std::string>* warnings) {
+  const char* raw = getenv(name);
+  if (raw == nullptr || *raw == '\0') return;
+  if (!parse_bool(trim(raw), out)) warnings->push_back(invalid(name, raw, "0 or 1"));
+}
+
+}  // namespace
+
+bool parse_u64(std::string_view text, std::uint64_t* out) {
+  if (text.empty()) return false;
+  std::uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_bool(std::string_view text, bool* out) {
+  const std::string v = lower(text);
+  if (v == "1" || v == "true" || v == "yes" || v == "on") {
+    *out = true;
+    return true;
+  }
+  if (v == "0" || v == "false" || v == "no" || v == "off") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+void split_nvtx_capture(std::string_view spec, std::string* message, std::string* domain) {
+  const auto at = spec.rfind('@');
+  if (at == std::string_view::npos) {
+    *message = std::string(spec);
+    domain->clear();
+    return;
+  }
+  *message = std::string(spec.substr(0, at));
+  *domain = std::string(spec.substr(at + 1));
+}
+
+CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string>* warnings) {
+  CollectorConfig c;
+
+  if (const char* dir = getenv("GPUSCOPE_LOG_DIR"); dir != nullptr && *dir != '\0') {
+    if (dir[0] != '/') {
+      warnings->push_back(invalid("GPUSCOPE_LOG_DIR", dir, "an absolute directory") +
+                          " (collector disabled)");
+    } else {
+      c.log_dir = dir;
+      while (c.log_dir.size() > 1 && c.log_dir.back() == '/') c.log_dir.pop_back();
+    }
+  }
+
+  if (const char* raw = getenv("GPUSCOPE_TRACE"); raw != nullptr && *raw != '\0') {
+    bool cuda = false, nvtx = false, any = false;
+    std::string_view rest(raw);
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string token = lower(trim(rest.substr(0, comma)));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (token.empty()) continue;
+      if (token == "cuda") {
+        cuda = any = true;
+      } else if (token == "nvtx") {
+        nvtx = any = true;
+      } else {
+        warnings->push_back("unknown GPUSCOPE_TRACE source '" + token +
+                            "' ignored (known: cuda, nvtx)");
+      }
+    }
+    if (any) {
+      c.trace_cuda = cuda;
+      c.trace_nvtx = nvtx;
+    } else {
+      warnings->push_back(invalid("GPUSCOPE_TRACE", raw, "a list of cuda,nvtx"));
+    }
+  }
+
+  read_bool(getenv, "GPUSCOPE_POLLING_CALLS", &c.polling_calls, warnings);
+
+  if (const char* raw = getenv("GPUSCOPE_CAPTURE_RANGE"); raw != nullptr && *raw != '\0') {
+    const std::string v = lower(trim(raw));
+    if (v == "none") {
+      c.capture_range = CaptureRange::kNone;
+    } else if (v == "cudaprofilerapi") {
+      c.capture_range = CaptureRange::kCudaProfilerApi;
+    } else if (v == "nvtx") {
+      c.capture_range = CaptureRange::kNvtx;
+    } else {
+      warnings->push_back(invalid("GPUSCOPE_CAPTURE_RANGE", raw, "none, cudaProfilerApi or nvtx"));
+    }
+  }
+
+  if (const char* raw = getenv("GPUSCOPE_NVTX_CAPTURE"); raw != nullptr && *raw != '\0') {
+    split_nvtx_capture(raw, &c.nvtx_capture_message, &c.nvtx_capture_domain);
+  }
+  if (c.capture_range == CaptureRange::kNvtx && c.nvtx_capture_message.empty()) {
+    warnings->push_back(
+        "GPUSCOPE_CAPTURE_RANGE=nvtx needs GPUSCOPE_NVTX_CAPTURE=NAME[@DOMAIN]; recording "
+        "from the start instead");
+    c.capture_range = CaptureRange::kNone;
+  }
+
+  if (const char* raw = getenv("GPUSCOPE_CAPTURE_RANGE_END"); raw != nullptr && *raw != '\0') {
+    const std::string v = lower(trim(raw));
+    if (v == "stop") {
+      c.capture_end = CaptureEnd::kStop;
+    } else if (v == "repeat") {
+      c.capture_end = CaptureEnd::kRepeat;
+    } else {
+      warnings->push_back(invalid("GPUSCOPE_CAPTURE_RANGE_END", raw, "stop or repeat"));
+    }
+  }
+
+  constexpr std::uint64_t kMax = ~std::uint64_t{0} / 4;  // leaves room for launch + delay + duration
+  read_u64(getenv, "GPUSCOPE_LAUNCH_REALTIME_NS", 0, kMax, &c.launch_realtime_ns, warnings);
+  read_u64(getenv, "GPUSCOPE_DELAY_NS", 0, kMax, &c.delay_ns, warnings);
+  read_u64(getenv, "GPUSCOPE_DURATION_NS", 0, kMax, &c.duration_ns, warnings);
+
+  std::uint64_t period = c.flush_period_ms;
+  read_u64(getenv, "GPUSCOPE_FLUSH_PERIOD_MS", 1, 60000, &period, warnings);
+  c.flush_period_ms = static_cast<std::uint32_t>(period);
+
+  read_u64(getenv, "GPUSCOPE_BUFFER_BYTES", 64u << 10, 256u << 20, &c.buffer_bytes, warnings);
+  c.buffer_bytes = (c.buffer_bytes + 7) & ~std::uint64_t{7};
+
+  read_bool(getenv, "GPUSCOPE_VERBOSE", &c.verbose, warnings);
+  return c;
+}
+
+}  // namespace gpuscope::collect

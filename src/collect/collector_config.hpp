@@ -1,0 +1,95 @@
+// Collector configuration: the environment variables that `gpuscope trace`
+// sets for the traced process, defined in ONE table (kConfigOptions) with
+// their defaults and help text; parse_collector_config() reads them.
+//
+// Invalid values never stop the target: each one yields a warning (the caller
+// prints it prefixed "gpuscope: ") and the option keeps its default.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuscope::collect {
+
+struct ConfigOption {
+  std::string_view name;
+  std::string_view default_value;  // "" = unset
+  std::string_view help;
+};
+
+// clang-format off
+inline constexpr std::array<ConfigOption, 12> kConfigOptions{{
+  {"GPUSCOPE_LOG_DIR", "",
+   "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
+   "if it exists). Required: when unset the collector does nothing."},
+  {"GPUSCOPE_TRACE", "cuda,nvtx",
+   "Comma list of sources: cuda (kernels, memcpy, memset, runtime+driver API, sync, overhead, "
+   "devices, contexts) and nvtx (ranges and marks through NVTX_INJECTION64_PATH)."},
+  {"GPUSCOPE_POLLING_CALLS", "0",
+   "1 keeps polling API calls (cudaGetDevice, cudaEventQuery, cudaStreamQuery, "
+   "cudaGetLastError, cuCtxGetCurrent, ..., and the per-launch cuKernelGetName CUPTI "
+   "issues itself); 0 mutes them (list: api_filter.cpp)."},
+  {"GPUSCOPE_CAPTURE_RANGE", "none",
+   "none (record from start) | cudaProfilerApi (cudaProfilerStart/Stop, cuProfilerStart/Stop) | "
+   "nvtx (the range named by GPUSCOPE_NVTX_CAPTURE)."},
+  {"GPUSCOPE_NVTX_CAPTURE", "",
+   "NAME or NAME@DOMAIN: exact NVTX message that opens a window (NAME alone = default domain)."},
+  {"GPUSCOPE_CAPTURE_RANGE_END", "stop",
+   "stop (nothing is recorded after the first window closes) | repeat (every start/stop pair "
+   "opens a window)."},
+  {"GPUSCOPE_LAUNCH_REALTIME_NS", "0",
+   "CLOCK_REALTIME ns when the launcher started; origin of the delay (0 = collector start)."},
+  {"GPUSCOPE_DELAY_NS", "0", "Record only from launch + delay."},
+  {"GPUSCOPE_DURATION_NS", "0", "Record for this long after launch + delay (0 = to the end)."},
+  {"GPUSCOPE_FLUSH_PERIOD_MS", "200",
+   "CUPTI periodic flush (cuptiActivityFlushPeriod) and writer flush period, 1..60000 ms: a "
+   "crash loses about this much activity."},
+  {"GPUSCOPE_BUFFER_BYTES", "4194304",
+   "CUPTI activity buffer size in bytes, 65536..268435456 (rounded up to 8)."},
+  {"GPUSCOPE_VERBOSE", "0", "1 prints collector diagnostics to stderr."},
+}};
+// clang-format on
+
+enum class CaptureRange : std::uint8_t { kNone, kCudaProfilerApi, kNvtx };
+enum class CaptureEnd : std::uint8_t { kStop, kRepeat };
+
+struct CollectorConfig {
+  std::string log_dir;  // empty = collector disabled
+  bool trace_cuda = true;
+  bool trace_nvtx = true;
+  bool polling_calls = false;
+  CaptureRange capture_range = CaptureRange::kNone;
+  std::string nvtx_capture_message;  // with kNvtx: exact message
+  std::string nvtx_capture_domain;   // "" = default domain
+  CaptureEnd capture_end = CaptureEnd::kStop;
+  std::uint64_t launch_realtime_ns = 0;
+  std::uint64_t delay_ns = 0;
+  std::uint64_t duration_ns = 0;
+  std::uint32_t flush_period_ms = 200;
+  std::uint64_t buffer_bytes = 4u << 20;
+  bool verbose = false;
+
+  [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
+};
+
+/// Looks up an environment variable; returns nullptr when unset.
+using getenv_fn = const char* (*)(const char* name);
+
+/// Parses the GPUSCOPE_* variables through `getenv`. Each invalid value adds a
+/// message (without the "gpuscope: " prefix) to *warnings and keeps the default.
+[[nodiscard]] CollectorConfig parse_collector_config(getenv_fn getenv,
+                                                     std::vector<std::string>* warnings);
+
+/// Splits "NAME@DOMAIN" at the LAST '@' (NAME may contain '@'; no '@' = default domain).
+void split_nvtx_capture(std::string_view spec, std::string* message, std::string* domain);
+
+/// Strict unsigned decimal parse (no sign, no spaces, no overflow).
+[[nodiscard]] bool parse_u64(std::string_view text, std::uint64_t* out);
+
+/// "1/true/yes/on" and "0/false/no/off" (case-insensitive).
+[[nodiscard]] bool parse_bool(std::string_view text, bool* out);
+
+}  // namespace gpuscope::collect

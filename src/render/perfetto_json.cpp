@@ -1,0 +1,337 @@
+#include "render/perfetto_json.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpuscope::render {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::int64_t kGpuTidStride = 1'000'000;   // see "Several processes on one GPU"
+constexpr std::int64_t kGpuSortIndexBase = 1'000'000;  // GPU rows after every CPU process
+constexpr std::int64_t kDefaultSharedMemPerBlock = 48 * 1024;  // CUDA's limit without opt-in
+
+// A JSON string literal, escaped; invalid UTF-8 is replaced, never fatal.
+std::string quote(std::string_view s) {
+  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string memory_kind_name(std::string_view kind) {
+  static const std::map<std::string_view, std::string_view> kNames = {
+      {"pageable", "Pageable"}, {"pinned", "Pinned"},   {"device", "Device"},
+      {"array", "Array"},       {"managed", "Managed"}, {"device_static", "Device Static"},
+      {"managed_static", "Managed Static"}};
+  const auto it = kNames.find(kind);
+  return std::string(it == kNames.end() ? "Unknown" : it->second);
+}
+
+std::string sync_name(std::string_view type) {
+  if (type == "event_synchronize") return "Event Sync";
+  if (type == "stream_wait_event") return "Stream Wait Event";
+  if (type == "stream_synchronize") return "Stream Sync";
+  if (type == "context_synchronize") return "Context Sync";
+  return "Unknown Sync";
+}
+
+class Writer {
+ public:
+  Writer(const Timeline& tl, std::ostream& out) : m_tl(tl), m_out(out) { index(); }
+
+  void write() {
+    m_out << "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": " << dump(device_properties())
+          << ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": " << m_tl.base_ns
+          << ",\n  \"traceEvents\": [";
+    write_metadata();
+    for (const auto& e : m_tl.api_calls) write_api_call(e);
+    for (const auto& e : m_tl.nvtx) write_nvtx(e);
+    for (const auto& e : m_tl.syncs) write_sync(e);
+    for (const auto& e : m_tl.kernels) write_kernel(e);
+    for (const auto& e : m_tl.memcpys) write_memcpy(e);
+    for (const auto& e : m_tl.memsets) write_memset(e);
+    m_out << "\n  ]\n}\n";
+  }
+
+ private:
+  void emit(const std::string& event) {
+    m_out << (m_first ? "\n    " : ",\n    ") << event;
+    m_first = false;
+  }
+
+  std::string ts(std::int64_t ns) const { return format_us(ns - m_tl.base_ns); }
+  static std::string dur(std::int64_t start, std::int64_t end) { return format_us(std::max<std::int64_t>(0, end - start)); }
+
+  // --- indexing -----------------------------------------------------------
+  void index() {
+    std::set<std::int64_t> pids;
+    for (const auto& p : m_tl.processes) pids.insert(p.pid);
+    auto add_gpu = [&](const GpuEventBase& e) {
+      pids.insert(e.pid);
+      m_gpu_pids[e.gpu_index].insert(e.pid);
+    };
+    for (const auto& e : m_tl.kernels) add_gpu(e);
+    for (const auto& e : m_tl.memcpys) add_gpu(e);
+    for (const auto& e : m_tl.memsets) add_gpu(e);
+    for (const auto& e : m_tl.api_calls) pids.insert(e.pid);
+    for (const auto& e : m_tl.nvtx) pids.insert(e.pid);
+    for (const auto& e : m_tl.syncs) pids.insert(e.pid);
+    std::int64_t ordinal = 0;
+    for (std::int64_t pid : pids) m_ordinal[pid] = ordinal++;
+    m_single_process = pids.size() <= 1;
+
+    for (const auto& d : m_tl.devices) m_devices[{d.pid, d.device_id}] = &d;
+    for (const auto& a : m_tl.api_calls)
+      if (a.correlation_id != 0) m_launch.emplace(std::pair{a.pid, a.correlation_id}, &a);  // first wins
+    auto add_flow = [&](const GpuEventBase& e) {
+      if (e.correlation_id != 0 && m_launch.count({e.pid, e.correlation_id}))
+        m_flow_starts.insert({e.pid, e.correlation_id});
+    };
+    for (const auto& e : m_tl.kernels) add_flow(e);
+    for (const auto& e : m_tl.memcpys) add_flow(e);
+    for (const auto& e : m_tl.memsets) add_flow(e);
+
+    m_trace_end = m_tl.base_ns;
+    auto end_at = [&](std::int64_t t) { m_trace_end = std::max(m_trace_end, t); };
+    for (const auto& e : m_tl.api_calls) end_at(e.end_ns);
+    for (const auto& e : m_tl.nvtx) end_at(e.end_ns.value_or(e.start_ns));
+    for (const auto& e : m_tl.syncs) end_at(e.end_ns);
+    for (const auto& e : m_tl.kernels) end_at(e.end_ns);
+    for (const auto& e : m_tl.memcpys) end_at(e.end_ns);
+    for (const auto& e : m_tl.memsets) end_at(e.end_ns);
+    for (const auto& p : m_tl.processes) {
+      if (p.end_ns) end_at(*p.end_ns);
+      m_process_end[p.pid] = p.end_ns;
+    }
+  }
+
+  bool gpu_shared(std::int64_t gpu_index) const {
+    const auto it = m_gpu_pids.find(gpu_index);
+    return it != m_gpu_pids.end() && it->second.size() > 1;
+  }
+
+  std::int64_t gpu_tid(const GpuEventBase& e) const {
+    if (!gpu_shared(e.gpu_index)) return e.stream_id;
+    return (m_ordinal.at(e.pid) + 1) * kGpuTidStride + e.stream_id;
+  }
+
+  std::int64_t flow_id(std::int64_t pid, std::int64_t correlation_id) const {
+    if (m_single_process) return correlation_id;
+    return ((m_ordinal.at(pid) + 1) << 32) + correlation_id;
+  }
+
+  // --- header -------------------------------------------------------------
+  Json device_properties() const {
+    Json arr = Json::array();
+    std::set<std::int64_t> seen;
+    for (const auto& d : m_tl.devices) {
+      if (!seen.insert(d.gpu_index).second) continue;
+      arr.push_back(Json{{"id", d.gpu_index},
+                         {"name", d.name},
+                         {"totalGlobalMem", d.global_memory_bytes},
+                         {"computeMajor", d.cc_major},
+                         {"computeMinor", d.cc_minor},
+                         {"maxThreadsPerBlock", d.max_threads_per_block},
+                         {"maxThreadsPerMultiprocessor", d.max_warps_per_sm * 32},
+                         {"regsPerBlock", d.max_registers_per_block},
+                         {"regsPerMultiprocessor", d.max_registers_per_sm},
+                         {"warpSize", 32},
+                         {"sharedMemPerBlock", std::min(kDefaultSharedMemPerBlock, d.max_shared_memory_per_block)},
+                         {"sharedMemPerMultiprocessor", d.max_shared_memory_per_sm},
+                         {"numSms", d.sm_count},
+                         {"sharedMemPerBlockOptin", d.max_shared_memory_per_block},
+                         {"uuid", d.uuid}});
+    }
+    return arr;
+  }
+
+  void meta(std::string_view name, std::int64_t pid, std::int64_t tid, const Json& args) {
+    emit(fmt::format(R"({{"name": "{}", "ph": "M", "pid": {}, "tid": {}, "args": {}}})", name, pid, tid,
+                     dump(args)));
+  }
+
+  void write_metadata() {
+    // CPU processes.
+    for (const auto& [pid, ordinal] : m_ordinal) {
+      std::string label = "process";
+      std::optional<std::int64_t> rank;
+      for (const auto& p : m_tl.processes) {
+        if (p.pid == pid) {
+          if (!p.name.empty()) label = p.name;
+          rank = p.rank;
+        }
+      }
+      label += " (pid " + std::to_string(pid);
+      if (rank) label += ", rank " + std::to_string(*rank);
+      label += ")";
+      meta("process_name", pid, 0, Json{{"name", label}});
+      meta("process_sort_index", pid, 0, Json{{"sort_index", ordinal}});
+    }
+    // CPU threads that have events.
+    std::set<std::pair<std::int64_t, std::int64_t>> threads;
+    for (const auto& e : m_tl.api_calls) threads.insert({e.pid, e.tid});
+    for (const auto& e : m_tl.nvtx) threads.insert({e.pid, e.tid});
+    for (const auto& e : m_tl.syncs) threads.insert({e.pid, e.tid.value_or(e.pid)});
+    for (const auto& [pid, tid] : threads) {
+      std::string name = "thread " + std::to_string(tid);
+      for (const auto& t : m_tl.threads)
+        if (t.pid == pid && t.tid == tid && !t.name.empty()) name = t.name + " (" + std::to_string(tid) + ")";
+      meta("thread_name", pid, tid, Json{{"name", name}});
+      // Main thread (tid == pid) first, others by tid.
+      meta("thread_sort_index", pid, tid, Json{{"sort_index", tid == pid ? 0 : tid}});
+    }
+    // GPUs and their streams.
+    std::map<std::int64_t, std::string> gpus;
+    for (const auto& d : m_tl.devices) gpus.emplace(d.gpu_index, d.name);
+    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<std::int64_t, std::int64_t>> streams;
+    auto add_stream = [&](const GpuEventBase& e) {
+      gpus.emplace(e.gpu_index, "");
+      streams.emplace(std::pair{e.gpu_index, gpu_tid(e)}, std::pair{e.pid, e.stream_id});
+    };
+    for (const auto& e : m_tl.kernels) add_stream(e);
+    for (const auto& e : m_tl.memcpys) add_stream(e);
+    for (const auto& e : m_tl.memsets) add_stream(e);
+    for (const auto& [gpu, name] : gpus) {
+      meta("process_name", gpu, 0, Json{{"name", "GPU " + std::to_string(gpu)}});
+      if (!name.empty()) meta("process_labels", gpu, 0, Json{{"labels", name}});
+      meta("process_sort_index", gpu, 0, Json{{"sort_index", kGpuSortIndexBase + gpu}});
+    }
+    for (const auto& [key, owner] : streams) {
+      const auto& [gpu, tid] = key;
+      std::string name = "stream " + std::to_string(owner.second);
+      if (gpu_shared(gpu)) name += " (pid " + std::to_string(owner.first) + ")";
+      meta("thread_name", gpu, tid, Json{{"name", name}});
+      meta("thread_sort_index", gpu, tid, Json{{"sort_index", tid}});
+    }
+  }
+
+  // --- events -------------------------------------------------------------
+  void complete(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid,
+                std::int64_t start, std::int64_t end, const Json& args) {
+    emit(fmt::format(R"({{"ph": "X", "cat": "{}", "name": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {}}})",
+                     cat, quote(name), pid, tid, ts(start), dur(start, end), dump(args)));
+  }
+
+  void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, std::int64_t at) {
+    emit(fmt::format(R"({{"ph": "{}", "id": {}, "pid": {}, "tid": {}, "ts": {}, "cat": "ac2g", "name": "ac2g"{}}})",
+                     phase, id, pid, tid, ts(at), phase == 'f' ? R"(, "bp": "e")" : ""));
+  }
+
+  void write_api_call(const ApiCallEvent& e) {
+    Json args{{"cbid", e.cbid}, {"correlation", e.correlation_id}};
+    if (e.return_value != 0) args["return value"] = e.return_value;
+    complete(e.is_driver ? "cuda_driver" : "cuda_runtime", e.name, e.pid, e.tid, e.start_ns, e.end_ns, args);
+    // One flow start per launch, even when it launched several GPU activities
+    // (a graph launch): each of those gets its own "f" with the same id, as Kineto.
+    if (e.correlation_id != 0 && m_flow_starts.count({e.pid, e.correlation_id}) &&
+        m_launch.at({e.pid, e.correlation_id}) == &e)
+      flow('s', flow_id(e.pid, e.correlation_id), e.pid, e.tid, e.start_ns);
+  }
+
+  void write_nvtx(const NvtxEvent& e) {
+    Json args = Json::object();
+    if (!e.domain.empty()) args["domain"] = e.domain;
+    if (e.is_mark()) {
+      emit(fmt::format(R"({{"ph": "i", "s": "t", "cat": "user_annotation", "name": {}, "pid": {}, "tid": {}, "ts": {}, "args": {}}})",
+                       quote(e.text), e.pid, e.tid, ts(e.start_ns), dump(args)));
+      return;
+    }
+    std::int64_t end = e.end_ns.value_or(0);
+    if (!e.end_ns) {
+      const auto it = m_process_end.find(e.pid);
+      end = (it != m_process_end.end() && it->second) ? *it->second : m_trace_end;
+      args["unclosed"] = true;
+    }
+    complete("user_annotation", e.text, e.pid, e.tid, e.start_ns, end, args);
+  }
+
+  void write_sync(const SyncEvent& e) {
+    Json args{{"cuda_sync_kind", e.sync_type}, {"context", e.context_id}, {"correlation", e.correlation_id}};
+    if (e.stream_id) args["stream"] = *e.stream_id;
+    if (e.event_id) args["event"] = *e.event_id;
+    complete("cuda_sync", sync_name(e.sync_type), e.pid, e.tid.value_or(e.pid), e.start_ns, e.end_ns, args);
+  }
+
+  Json gpu_args(const GpuEventBase& e) const {
+    return Json{{"device", e.device_id}, {"context", e.context_id}, {"stream", e.stream_id},
+                {"correlation", e.correlation_id}};
+  }
+
+  void gpu_event(std::string_view cat, std::string_view name, const GpuEventBase& e, const Json& args) {
+    const std::int64_t tid = gpu_tid(e);
+    complete(cat, name, e.gpu_index, tid, e.start_ns, e.end_ns, args);
+    if (e.correlation_id != 0 && m_flow_starts.count({e.pid, e.correlation_id}))
+      flow('f', flow_id(e.pid, e.correlation_id), e.gpu_index, tid, e.start_ns);
+  }
+
+  void write_kernel(const KernelEvent& e) {
+    Json args{{"queued", 0}};
+    args.update(gpu_args(e));
+    args["registers per thread"] = e.registers_per_thread;
+    args["shared memory"] = e.static_shared_memory + e.dynamic_shared_memory;
+    const auto dev = m_devices.find({e.pid, e.device_id});
+    if (dev != m_devices.end() && dev->second->sm_count > 0) {
+      const double blocks = static_cast<double>(e.grid[0] * e.grid[1] * e.grid[2]);
+      const std::int64_t threads = e.block[0] * e.block[1] * e.block[2];
+      const double blocks_per_sm = blocks / static_cast<double>(dev->second->sm_count);
+      // Warps are allocated whole: a 48-thread block occupies 2 warps.
+      args["blocks per SM"] = blocks_per_sm;
+      args["warps per SM"] = blocks_per_sm * static_cast<double>((threads + 31) / 32);
+    }
+    args["grid"] = Json::array({e.grid[0], e.grid[1], e.grid[2]});
+    args["block"] = Json::array({e.block[0], e.block[1], e.block[2]});
+    gpu_event("kernel", e.name, e, args);
+  }
+
+  Json transfer_args(const GpuEventBase& e, std::int64_t bytes) const {
+    Json args = gpu_args(e);
+    args["bytes"] = bytes;
+    // bytes per ns = GB/s; left out for a zero-length record (no division by zero).
+    if (e.end_ns > e.start_ns)
+      args["memory bandwidth (GB/s)"] = static_cast<double>(bytes) / static_cast<double>(e.end_ns - e.start_ns);
+    return args;
+  }
+
+  void write_memcpy(const MemcpyEvent& e) {
+    const std::string name = "Memcpy " + e.copy_kind + " (" + memory_kind_name(e.src_kind) + " -> " +
+                             memory_kind_name(e.dst_kind) + ")";
+    gpu_event("gpu_memcpy", name, e, transfer_args(e, e.bytes));
+  }
+
+  void write_memset(const MemsetEvent& e) {
+    gpu_event("gpu_memset", "Memset (" + memory_kind_name(e.memory_kind) + ")", e, transfer_args(e, e.bytes));
+  }
+
+  const Timeline& m_tl;
+  std::ostream& m_out;
+  bool m_first = true;
+  bool m_single_process = true;
+  std::int64_t m_trace_end = 0;
+  std::map<std::int64_t, std::int64_t> m_ordinal;                  // pid → index in pid order
+  std::map<std::int64_t, std::set<std::int64_t>> m_gpu_pids;       // gpu_index → pids with GPU work
+  std::map<std::pair<std::int64_t, std::int64_t>, const TimelineDevice*> m_devices;
+  std::map<std::pair<std::int64_t, std::int64_t>, const ApiCallEvent*> m_launch;  // (pid, corr)
+  std::set<std::pair<std::int64_t, std::int64_t>> m_flow_starts;   // launches with GPU work
+  std::map<std::int64_t, std::optional<std::int64_t>> m_process_end;
+};
+
+}  // namespace
+
+std::string format_us(std::int64_t ns) {
+  // Unsigned magnitude so that INT64_MIN does not overflow.
+  const bool negative = ns < 0;
+  const std::uint64_t mag = negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  return fmt::format("{}{}.{:03}", negative ? "-" : "", mag / 1000, mag % 1000);
+}
+
+void write_perfetto_json(const Timeline& timeline, std::ostream& out) { Writer(timeline, out).write(); }
+
+}  // namespace gpuscope::render

@@ -1,0 +1,59 @@
+// Writes a Timeline (core/timeline.hpp) as Chrome trace-event JSON, the format
+// ui.perfetto.dev and chrome://tracing open, following the PyTorch profiler's
+// (Kineto's libkineto/src/output_json.cpp) conventions so tools made for
+// PyTorch traces (HTA, TensorBoard's profiler plugin) read ours.
+//
+// Shape:
+//   {"schemaVersion": 1, "deviceProperties": [...], "displayTimeUnit": "ms",
+//    "baseTimeNanoseconds": BASE, "traceEvents": [...]}
+//   BASE = Timeline::base_ns. Every "ts" and "dur" is in µs relative to BASE,
+//   written from integer ns with exactly 3 decimals ("1234.567"), so no ns is lost.
+//
+// Events ("ph":"X" unless said):
+//   CPU (pid = OS pid, tid = OS tid):
+//     cat "cuda_runtime" / "cuda_driver"  API calls; args cbid, correlation
+//     cat "user_annotation"               NVTX ranges (an unclosed range runs to its
+//                                         process's end, args "unclosed": true);
+//                                         NVTX marks as "ph":"i", "s":"t"
+//     cat "cuda_sync"                     CPU waits; tid = the waiting thread, or the
+//                                         pid (main thread) when unknown
+//   GPU (pid = GPU index, tid = stream id, as Kineto):
+//     cat "kernel"     args queued (0: not recorded), device, context, stream,
+//                      correlation, registers per thread, shared memory (static +
+//                      dynamic, bytes), blocks per SM, warps per SM (when the SM
+//                      count is known), grid [x,y,z], block [x,y,z]
+//     cat "gpu_memcpy" name "Memcpy HtoD (Pageable -> Device)"; args device,
+//                      context, stream, correlation, bytes, memory bandwidth (GB/s)
+//     cat "gpu_memset" name "Memset (Device)"; same args
+//   Flows: "ph":"s" on the launching API call and "ph":"f" ("bp":"e") on each GPU
+//     activity it launched, "cat":"ac2g", "name":"ac2g", "id" = correlation id.
+//   Metadata ("ph":"M"): process_name ("python3 (pid 1234)", "GPU 0"), process_labels
+//     (GPU name), process_sort_index (CPU processes first, then GPUs), thread_name
+//     ("stream 7"; CPU threads by nvtxNameOsThread name or "thread TID"),
+//     thread_sort_index.
+//
+// Several processes on one GPU: CUPTI stream ids are per process, so two
+// processes can both have "stream 7". Only then, the GPU tid becomes
+// (P + 1) * 1000000 + stream_id, P = the process's index in pid order (thread
+// name "stream 7 (pid 1234)"); and flow ids become ((P + 1) << 32) + correlation
+// id, since correlation ids are per process too. Both stay below 2^53 (exact in
+// JavaScript) and tids below 2^32 (Perfetto's limit).
+//
+// Errors: only those of the stream (check out.fail() after the call).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "core/timeline.hpp"
+
+namespace gpuscope::render {
+
+/// Writes the whole trace; see the file comment.
+void write_perfetto_json(const Timeline& timeline, std::ostream& out);
+
+/// ns → µs text with exactly 3 decimals: 1234567 → "1234.567", -5 → "-0.005".
+[[nodiscard]] std::string format_us(std::int64_t ns);
+
+}  // namespace gpuscope::render

@@ -1,0 +1,339 @@
+#include "render/report_render.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpuscope::render {
+namespace {
+
+bool is_numeric(const Column& c) { return c.type != ColumnType::kText; }
+
+std::string header_text(const Column& c) {
+  return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")";
+}
+
+// Display width: UTF-8 code points (continuation bytes 10xxxxxx do not count).
+std::size_t display_width(std::string_view s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// Byte offset just after the first `n` code points.
+std::size_t prefix_bytes(std::string_view s, std::size_t n) {
+  std::size_t points = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (points == n) return i;
+      ++points;
+    }
+  }
+  return s.size();
+}
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return s;
+}
+
+// Decimals for a real column, from its largest finite magnitude (see header).
+int real_decimals(const Report& r, std::size_t col) {
+  double max_abs = 0.0;
+  for (const Row& row : r.rows) {
+    if (col < row.size()) {
+      if (const auto* d = std::get_if<double>(&row[col]); d && std::isfinite(*d))
+        max_abs = std::max(max_abs, std::fabs(*d));
+    }
+  }
+  if (max_abs >= 1000.0) return 1;
+  if (max_abs >= 10.0) return 2;
+  return 3;
+}
+
+// Inserts ',' every three digits into the integer part of a plain decimal string.
+std::string group_digits(std::string s) {
+  const std::size_t begin = (!s.empty() && s[0] == '-') ? 1 : 0;
+  std::size_t end = s.find('.');
+  if (end == std::string::npos) end = s.size();
+  for (std::ptrdiff_t i = static_cast<std::ptrdiff_t>(end) - 3; i > static_cast<std::ptrdiff_t>(begin); i -= 3)
+    s.insert(static_cast<std::size_t>(i), 1, ',');
+  return s;
+}
+
+// Human cell text for table (grouped = true) and markdown (grouped = false).
+std::string human_cell(const Cell& cell, int decimals, bool grouped) {
+  return std::visit(
+      [&](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return "-";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return grouped ? group_thousands(v) : std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (std::isnan(v)) return "-";
+          if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+          std::string s = fmt::format("{:.{}f}", v, decimals);
+          if (s == fmt::format("-{:.{}f}", 0.0, decimals)) s.erase(0, 1);  // no "-0.000"
+          return grouped ? group_digits(std::move(s)) : s;
+        } else {
+          return one_line(v);
+        }
+      },
+      cell);
+}
+
+std::string_view note_prefix(NoteLevel level) {
+  switch (level) {
+    case NoteLevel::kWarning: return "WARNING: ";
+    case NoteLevel::kDataLoss: return "DATA LOSS: ";
+    case NoteLevel::kInfo: break;
+  }
+  return "note: ";
+}
+
+void render_table(const Report& r, std::ostream& out) {
+  const std::size_t ncol = r.columns.size();
+  std::vector<int> decimals(ncol, 3);
+  for (std::size_t c = 0; c < ncol; ++c)
+    if (r.columns[c].type == ColumnType::kReal) decimals[c] = real_decimals(r, c);
+
+  std::vector<std::vector<std::string>> cells;
+  cells.reserve(r.rows.size());
+  for (const Row& row : r.rows) {
+    std::vector<std::string> line(ncol);
+    for (std::size_t c = 0; c < ncol && c < row.size(); ++c) {
+      std::string s = human_cell(row[c], decimals[c], true);
+      if (std::holds_alternative<std::string>(row[c]) && display_width(s) > kMaxTableTextWidth)
+        s = s.substr(0, prefix_bytes(s, kMaxTableTextWidth - 1)) + "…";
+      line[c] = std::move(s);
+    }
+    for (std::size_t c = row.size(); c < ncol; ++c) line[c] = "-";
+    cells.push_back(std::move(line));
+  }
+
+  std::vector<std::string> headers(ncol);
+  std::vector<std::size_t> width(ncol);
+  for (std::size_t c = 0; c < ncol; ++c) {
+    headers[c] = header_text(r.columns[c]);
+    width[c] = display_width(headers[c]);
+    for (const auto& line : cells) width[c] = std::max(width[c], display_width(line[c]));
+  }
+
+  auto write_line = [&](const std::vector<std::string>& line) {
+    std::string text;
+    for (std::size_t c = 0; c < ncol; ++c) {
+      if (c > 0) text += "  ";
+      const std::string pad(width[c] - display_width(line[c]), ' ');
+      text += is_numeric(r.columns[c]) ? pad + line[c] : line[c] + pad;
+    }
+    text.erase(text.find_last_not_of(' ') + 1);
+    out << text << '\n';
+  };
+
+  out << (r.title.empty() ? r.name : r.title);
+  if (!r.title.empty() && !r.name.empty()) out << " (" << r.name << ")";
+  out << "\n\n";
+  if (ncol > 0) {
+    write_line(headers);
+    std::vector<std::string> dashes(ncol);
+    for (std::size_t c = 0; c < ncol; ++c) dashes[c] = std::string(width[c], '-');
+    write_line(dashes);
+    for (const auto& line : cells) write_line(line);
+  }
+  if (!r.notes.empty()) out << '\n';
+  for (const Note& n : r.notes) out << note_prefix(n.level) << one_line(n.text) << '\n';
+}
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char ch : s) {
+    if (ch == '"') q += '"';
+    q += ch;
+  }
+  q += '"';
+  return q;
+}
+
+std::string csv_cell(const Cell& cell) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return "";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (std::isnan(v)) return "";
+          if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+          return fmt::format("{}", v);
+        } else {
+          return csv_field(v);
+        }
+      },
+      cell);
+}
+
+void render_csv(const Report& r, std::ostream& out) {
+  for (std::size_t c = 0; c < r.columns.size(); ++c)
+    out << (c ? "," : "") << csv_field(header_text(r.columns[c]));
+  out << '\n';
+  for (const Row& row : r.rows) {
+    for (std::size_t c = 0; c < r.columns.size(); ++c)
+      out << (c ? "," : "") << (c < row.size() ? csv_cell(row[c]) : std::string());
+    out << '\n';
+  }
+}
+
+std::string md_escape(std::string s) {
+  s = one_line(std::move(s));
+  std::string out;
+  // Backslash-escape the punctuation GitHub markdown would act on: '|' ends a
+  // cell, '<' starts HTML (a template name like vec<float> would vanish), '*'
+  // and '_' emphasise (float*, float*), '[' links, '`' code, '~' strikes.
+  for (char ch : s) {
+    if (std::string_view("\\|<>*_[]`~").find(ch) != std::string_view::npos) out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+void render_markdown(const Report& r, std::ostream& out) {
+  out << "### " << md_escape(r.title.empty() ? r.name : r.title) << "\n\n";
+  const std::size_t ncol = r.columns.size();
+  if (ncol > 0) {
+    out << '|';
+    for (const Column& c : r.columns) out << ' ' << md_escape(header_text(c)) << " |";
+    out << "\n|";
+    for (const Column& c : r.columns) out << (is_numeric(c) ? "---:|" : "---|");
+    out << '\n';
+    std::vector<int> decimals(ncol, 3);
+    for (std::size_t c = 0; c < ncol; ++c)
+      if (r.columns[c].type == ColumnType::kReal) decimals[c] = real_decimals(r, c);
+    for (const Row& row : r.rows) {
+      out << '|';
+      for (std::size_t c = 0; c < ncol; ++c)
+        out << ' ' << (c < row.size() ? md_escape(human_cell(row[c], decimals[c], false)) : "-") << " |";
+      out << '\n';
+    }
+  }
+  if (!r.notes.empty()) out << '\n';
+  for (const Note& n : r.notes) {
+    switch (n.level) {
+      case NoteLevel::kInfo: out << "- note: "; break;
+      case NoteLevel::kWarning: out << "- **WARNING:** "; break;
+      case NoteLevel::kDataLoss: out << "- **DATA LOSS:** "; break;
+    }
+    out << md_escape(n.text) << '\n';
+  }
+}
+
+using Json = nlohmann::ordered_json;
+
+std::string_view type_name(ColumnType t) {
+  switch (t) {
+    case ColumnType::kInteger: return "integer";
+    case ColumnType::kReal: return "real";
+    case ColumnType::kText: break;
+  }
+  return "text";
+}
+
+std::string_view level_name(NoteLevel l) {
+  switch (l) {
+    case NoteLevel::kWarning: return "warning";
+    case NoteLevel::kDataLoss: return "data_loss";
+    case NoteLevel::kInfo: break;
+  }
+  return "info";
+}
+
+Json json_cell(const Cell& cell) {
+  return std::visit(
+      [](const auto& v) -> Json {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nullptr;
+        } else if constexpr (std::is_same_v<T, double>) {
+          return std::isfinite(v) ? Json(v) : Json(nullptr);
+        } else {
+          return Json(v);
+        }
+      },
+      cell);
+}
+
+Json to_json(const Report& r) {
+  Json j;
+  j["name"] = r.name;
+  j["title"] = r.title;
+  j["columns"] = Json::array();
+  for (const Column& c : r.columns)
+    j["columns"].push_back(Json{{"name", c.name}, {"unit", c.unit}, {"type", type_name(c.type)}});
+  j["rows"] = Json::array();
+  for (const Row& row : r.rows) {
+    Json jr = Json::array();
+    for (const Cell& cell : row) jr.push_back(json_cell(cell));
+    j["rows"].push_back(std::move(jr));
+  }
+  j["notes"] = Json::array();
+  for (const Note& n : r.notes) j["notes"].push_back(Json{{"level", level_name(n.level)}, {"text", n.text}});
+  return j;
+}
+
+void write_json(const Json& j, std::ostream& out) {
+  // replace: invalid UTF-8 (a corrupt name) must not make the whole output fail.
+  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace
+
+Format parse_format(std::string_view text) {
+  if (text == "table") return Format::kTable;
+  if (text == "csv") return Format::kCsv;
+  if (text == "json") return Format::kJson;
+  if (text == "markdown") return Format::kMarkdown;
+  throw std::invalid_argument("unknown output format '" + std::string(text) +
+                              "' (valid: table, csv, json, markdown)");
+}
+
+std::string_view format_name(Format format) {
+  switch (format) {
+    case Format::kCsv: return "csv";
+    case Format::kJson: return "json";
+    case Format::kMarkdown: return "markdown";
+    case Format::kTable: break;
+  }
+  return "table";
+}
+
+std::string group_thousands(std::int64_t value) { return group_digits(std::to_string(value)); }
+
+void render(const Report& report, Format format, std::ostream& out) {
+  switch (format) {
+    case Format::kTable: render_table(report, out); break;
+    case Format::kCsv: render_csv(report, out); break;
+    case Format::kJson: write_json(to_json(report), out); break;
+    case Format::kMarkdown: render_markdown(report, out); break;
+  }
+}
+
+void render(std::span<const Report> reports, Format format, std::ostream& out) {
+  if (format == Format::kJson) {
+    Json all{{"reports", Json::array()}};
+    for (const Report& r : reports) all["reports"].push_back(to_json(r));
+    write_json(all, out);
+    return;
+  }
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (i > 0) out << '\n';
+    render(reports[i], format, out);
+  }
+}
+
+}  // namespace gpuscope::render

@@ -1,0 +1,65 @@
+// Prints any Report (core/report.hpp) as table, csv, json or markdown.
+//
+// Output goes only to the std::ostream passed in. Cell conventions per format:
+//
+//   table     Title line "Title (name)", a blank line, then aligned columns. The
+//             header is "Name (unit)" ("Total Time (ns)"; no parentheses for a
+//             unit-less column), underlined with dashes. Text is left-aligned,
+//             numbers right-aligned. Integers get thousands separators
+//             ("1,234,567"); reals are fixed-point with a per-column precision
+//             chosen from the column's largest magnitude (>= 1000: 1 decimal,
+//             >= 10: 2, otherwise 3), integer part grouped too. NULL and NaN print
+//             "-", infinities "inf"/"-inf". Text longer than kMaxTableTextWidth
+//             code points is cut to kMaxTableTextWidth - 1 and ends with "…";
+//             newlines in text become spaces. After the table, one line per note:
+//             "note: ", "WARNING: " or "DATA LOSS: " + text.
+//   csv       RFC 4180 quoting (a field holding ',', '"', CR or LF is quoted, '"'
+//             doubled); lines end in "\n". ONE header row in "Name (unit)" style,
+//             no unit row. Integers plain, reals in shortest round-trip form
+//             ("0.1", "1234.5678"), NULL and NaN as an empty field, infinities
+//             "inf"/"-inf". Title and notes are NOT written (they would break CSV
+//             readers); callers that need them use another format.
+//   json      {"name","title","columns":[{"name","unit","type"}],"rows":[[...]],
+//             "notes":[{"level","text"}]}, type "integer"|"real"|"text", level
+//             "info"|"warning"|"data_loss"; cells keep their type, NULL/NaN/inf →
+//             null. Pretty-printed (indent 2), newline at the end.
+//   markdown  "### Title", a GitHub table (header "Name (unit)", numeric columns
+//             right-aligned; markdown punctuation \ | < > * _ [ ] ` ~ in
+//             text backslash-escaped so kernel names print verbatim), numbers as in table format but
+//             without thousands separators and without truncation; notes follow as
+//             list items "- note: ...", "- **WARNING:** ...", "- **DATA LOSS:** ...".
+//
+// Several reports: table and markdown separate them with a blank line; csv writes
+// one header+rows block per report separated by a blank line; json writes
+// {"reports":[...]}.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/report.hpp"
+
+namespace gpuscope::render {
+
+enum class Format { kTable, kCsv, kJson, kMarkdown };
+
+/// Longest text cell, in code points, printed in table format.
+inline constexpr std::size_t kMaxTableTextWidth = 80;
+
+/// "table", "csv", "json" or "markdown" → Format. Anything else throws
+/// std::invalid_argument: "unknown output format 'x' (valid: table, csv, json, markdown)".
+[[nodiscard]] Format parse_format(std::string_view text);
+/// The name parse_format() accepts for `format`.
+[[nodiscard]] std::string_view format_name(Format format);
+
+void render(const Report& report, Format format, std::ostream& out);
+void render(std::span<const Report> reports, Format format, std::ostream& out);
+
+/// 1234567 → "1,234,567"; -1000 → "-1,000".
+[[nodiscard]] std::string group_thousands(std::int64_t value);
+
+}  // namespace gpuscope::render

@@ -1,0 +1,87 @@
+// Builds one trace database (schema: store/schema.hpp) from the event logs of
+// all traced processes (format: core/event_log_format.hpp).
+//
+// What it does beyond copying records:
+//  - one global string table for all processes; kernel names stored mangled,
+//    demangled and as base name (store/kernel_names.hpp);
+//  - NVTX push/pop matched per (pid, tid, domain) into ranges with depth and
+//    parent; start/end matched per (pid, range id), across threads;
+//  - capture windows (CaptureRecords; none = the whole process, reason 'all'):
+//    CPU-side events (API calls, NVTX, syncs, overheads) are kept when they
+//    start inside a window; GPU work (kernels, memcpys, memsets) is kept when
+//    it starts inside a window or was launched by a kept API call;
+//  - everything lost or doubtful goes to data_loss (truncated or unreadable
+//    logs, collector-reported drops, unmatched NVTX, missing kernel records).
+//
+// Errors: a bad log (missing, not a log, other format version) never stops the
+// import: it is skipped with an 'unreadable_log' data_loss row and a warning.
+// DatabaseError is thrown only when the database cannot be written (or exists
+// and overwrite is false). The database is built in `db_path + ".partial"` and
+// renamed over `db_path` at the end, so a failed import leaves no half trace.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuscope::store {
+
+/// What the launcher knows about the run; lands in meta and processes.
+struct ImportOptions {
+  std::string command;           // the traced command line, as the user typed it
+  std::uint32_t launched_pid = 0;  // pid of the command itself (0 = unknown)
+  std::optional<int> exit_status;  // its exit code, if it exited
+  std::optional<int> term_signal;  // the signal that killed it, if any
+  std::string start_time;          // ISO 8601, e.g. "2025-06-01T12:00:00Z"
+  std::string gpuscope_version;    // "" = this build's version
+  std::string trace_sources;       // comma-separated, e.g. "cuda,nvtx"
+  std::string capture_range;       // "none", "cudaProfilerApi", "nvtx:NAME", ...
+  std::vector<std::pair<std::string, std::string>> extra_meta;  // more meta rows
+  bool overwrite = false;          // replace an existing db_path
+};
+
+/// Rows written per table.
+struct TableCounts {
+  std::int64_t strings = 0;
+  std::int64_t processes = 0;
+  std::int64_t threads = 0;
+  std::int64_t devices = 0;
+  std::int64_t kernels = 0;
+  std::int64_t memcpys = 0;
+  std::int64_t memsets = 0;
+  std::int64_t api_calls = 0;
+  std::int64_t syncs = 0;
+  std::int64_t nvtx_events = 0;
+  std::int64_t overheads = 0;
+  std::int64_t capture_windows = 0;
+  std::int64_t data_loss = 0;
+  std::int64_t messages = 0;
+};
+
+/// One data_loss row, as written.
+struct DataLossEntry {
+  std::optional<std::uint32_t> pid;  // nullopt: not tied to a process
+  std::string what;
+  std::uint64_t count = 0;
+  std::string severity;  // "info", "warning", "data_loss"
+  std::string detail;
+};
+
+struct ImportResult {
+  TableCounts rows;
+  std::int64_t logs_read = 0;      // logs imported (possibly truncated)
+  std::int64_t logs_skipped = 0;   // unreadable logs
+  std::int64_t events_outside_windows = 0;  // records clipped by capture windows
+  std::vector<std::string> warnings;        // plain-language, one line each
+  std::vector<DataLossEntry> data_loss;     // every data_loss row
+  std::int64_t data_loss_total = 0;         // data_loss rows with severity 'data_loss'
+};
+
+/// Imports `log_paths` into a new database at `db_path`. See the file comment
+/// for semantics and errors.
+[[nodiscard]] ImportResult import_logs(const std::vector<std::string>& log_paths,
+                                       const std::string& db_path, const ImportOptions& options);
+
+}  // namespace gpuscope::store

@@ -1,0 +1,117 @@
+#include "collect/capture_controller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace gpuscope::collect {
+namespace {
+
+using log::CaptureState;
+
+TEST(CaptureController, NoneRecordsFromStartAsAll) {
+  CaptureController c(CaptureRange::kNone, CaptureEnd::kStop, true);
+  auto e = c.begin();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->state, CaptureState::kStart);
+  EXPECT_EQ(e->reason, "all");
+  EXPECT_TRUE(c.recording());
+  EXPECT_FALSE(c.range_start("cudaProfilerStart"));  // ignored for none
+  EXPECT_FALSE(c.range_stop("cudaProfilerStop"));
+  EXPECT_TRUE(c.recording());
+}
+
+TEST(CaptureController, ProfilerApiStopEndsForGood) {
+  CaptureController c(CaptureRange::kCudaProfilerApi, CaptureEnd::kStop, true);
+  EXPECT_FALSE(c.begin());
+  EXPECT_FALSE(c.recording());
+  EXPECT_FALSE(c.range_stop("cudaProfilerStop"));  // stop before start: ignored
+  auto e = c.range_start("cudaProfilerStart");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->state, CaptureState::kStart);
+  EXPECT_EQ(e->reason, "cudaProfilerStart");
+  EXPECT_FALSE(c.range_start("cuProfilerStart"));  // nested driver call: no second edge
+  e = c.range_stop("cudaProfilerStop");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->state, CaptureState::kStop);
+  EXPECT_TRUE(c.finished());
+  EXPECT_FALSE(c.range_start("cudaProfilerStart"));
+  EXPECT_FALSE(c.recording());
+}
+
+TEST(CaptureController, RepeatOpensEveryWindow) {
+  CaptureController c(CaptureRange::kNvtx, CaptureEnd::kRepeat, true);
+  for (int i = 0; i < 3; ++i) {
+    auto s = c.range_start("nvtx:step");
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->reason, "nvtx:step");
+    ASSERT_TRUE(c.range_stop("nvtx:step"));
+    EXPECT_FALSE(c.finished());
+  }
+}
+
+TEST(CaptureController, TimeGateAndRangeCombine) {
+  // Delay pending: range opens, but recording waits for the delay.
+  CaptureController c(CaptureRange::kCudaProfilerApi, CaptureEnd::kStop, false);
+  EXPECT_FALSE(c.begin());
+  EXPECT_FALSE(c.range_start("cudaProfilerStart"));
+  EXPECT_TRUE(c.range_open());
+  auto e = c.open_time_gate();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->state, CaptureState::kStart);
+  EXPECT_EQ(e->reason, "delay");
+  e = c.close_time_gate();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->state, CaptureState::kStop);
+  EXPECT_EQ(e->reason, "duration");
+  EXPECT_TRUE(c.finished());
+  EXPECT_FALSE(c.open_time_gate());
+}
+
+TEST(CaptureController, DelayWithNoneStartsAsDelay) {
+  CaptureController c(CaptureRange::kNone, CaptureEnd::kStop, false);
+  EXPECT_FALSE(c.begin());
+  auto e = c.open_time_gate();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->reason, "delay");
+  EXPECT_FALSE(c.open_time_gate());
+}
+
+TEST(TimeGate, ComputeFromLaunchOrigin) {
+  // No delay, no duration: open from the start, never closes.
+  auto g = compute_time_gate(0, 0, 0, 0, 1000);
+  EXPECT_EQ(g.open_at_ns, 0u);
+  EXPECT_EQ(g.close_at_ns, 0u);
+  EXPECT_TRUE(time_gate_open_at(g, 5));
+
+  // Launch at realtime 10'000, CUPTI clock 500 ahead; delay 2'000, duration 3'000.
+  g = compute_time_gate(10'000, 2'000, 3'000, 500, 11'000);
+  EXPECT_EQ(g.open_at_ns, 12'500u);
+  EXPECT_EQ(g.close_at_ns, 15'500u);
+  EXPECT_FALSE(time_gate_open_at(g, 12'499));
+  EXPECT_TRUE(time_gate_open_at(g, 12'500));
+  EXPECT_FALSE(time_gate_open_at(g, 15'500));
+
+  // Unknown launch time: origin = collector start.
+  g = compute_time_gate(0, 100, 0, -7, 1'000);
+  EXPECT_EQ(g.open_at_ns, 1'100u);
+  EXPECT_EQ(g.close_at_ns, 0u);
+
+  // Duration only: open now, close at origin + duration.
+  g = compute_time_gate(0, 0, 50, 0, 1'000);
+  EXPECT_EQ(g.open_at_ns, 0u);
+  EXPECT_EQ(g.close_at_ns, 1'050u);
+}
+
+TEST(TimeGate, NextEdge) {
+  constexpr auto kNever = std::numeric_limits<std::uint64_t>::max();
+  TimeGate g{100, 300};
+  EXPECT_EQ(ns_to_next_gate_edge(g, 40, false, false), 60u);
+  EXPECT_EQ(ns_to_next_gate_edge(g, 140, false, false), 0u);  // overdue
+  EXPECT_EQ(ns_to_next_gate_edge(g, 140, true, false), 160u);
+  EXPECT_EQ(ns_to_next_gate_edge(g, 400, true, true), kNever);
+  EXPECT_EQ(ns_to_next_gate_edge(TimeGate{0, 0}, 5, true, false), kNever);
+}
+
+}  // namespace
+}  // namespace gpuscope::collect

@@ -1,0 +1,164 @@
+#include "collect/collector_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace gpuscope::collect {
+namespace {
+
+// getenv_fn is a plain function pointer: tests feed it from a global map.
+std::map<std::string, std::string> g_env;
+const char* fake_getenv(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+CollectorConfig parse(std::map<std::string, std::string> env, std::vector<std::string>* w) {
+  g_env = std::move(env);
+  return parse_collector_config(&fake_getenv, w);
+}
+
+TEST(CollectorConfig, DefaultsWhenOnlyLogDirIsSet) {
+  std::vector<std::string> w;
+  const auto c = parse({{"GPUSCOPE_LOG_DIR", "/tmp/logs/"}}, &w);
+  EXPECT_TRUE(w.empty());
+  EXPECT_TRUE(c.enabled());
+  EXPECT_EQ(c.log_dir, "/tmp/logs");
+  EXPECT_TRUE(c.trace_cuda);
+  EXPECT_TRUE(c.trace_nvtx);
+  EXPECT_FALSE(c.polling_calls);
+  EXPECT_EQ(c.capture_range, CaptureRange::kNone);
+  EXPECT_EQ(c.capture_end, CaptureEnd::kStop);
+  EXPECT_EQ(c.delay_ns, 0u);
+  EXPECT_EQ(c.duration_ns, 0u);
+  EXPECT_EQ(c.flush_period_ms, 200u);
+  EXPECT_EQ(c.buffer_bytes, 4u << 20);
+  EXPECT_FALSE(c.verbose);
+}
+
+TEST(CollectorConfig, DisabledWithoutLogDirOrWithRelativeDir) {
+  std::vector<std::string> w;
+  EXPECT_FALSE(parse({}, &w).enabled());
+  EXPECT_TRUE(w.empty());
+  EXPECT_FALSE(parse({{"GPUSCOPE_LOG_DIR", "relative/dir"}}, &w).enabled());
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUSCOPE_LOG_DIR"), std::string::npos);
+}
+
+TEST(CollectorConfig, TraceList) {
+  std::vector<std::string> w;
+  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_TRACE", " NVTX "}}, &w);
+  EXPECT_FALSE(c.trace_cuda);
+  EXPECT_TRUE(c.trace_nvtx);
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_TRACE", "cuda,osrt"}}, &w);
+  EXPECT_TRUE(c.trace_cuda);
+  EXPECT_FALSE(c.trace_nvtx);
+  EXPECT_EQ(w.size(), 1u);  // osrt unknown
+  w.clear();
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_TRACE", "bogus"}}, &w);
+  EXPECT_TRUE(c.trace_cuda);  // nothing valid: default kept
+  EXPECT_TRUE(c.trace_nvtx);
+  EXPECT_EQ(w.size(), 2u);
+}
+
+TEST(CollectorConfig, CaptureRangeOptions) {
+  std::vector<std::string> w;
+  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
+                  {"GPUSCOPE_CAPTURE_RANGE", "cudaProfilerApi"},
+                  {"GPUSCOPE_CAPTURE_RANGE_END", "repeat"}},
+                 &w);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(c.capture_range, CaptureRange::kCudaProfilerApi);
+  EXPECT_EQ(c.capture_end, CaptureEnd::kRepeat);
+
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
+             {"GPUSCOPE_CAPTURE_RANGE", "nvtx"},
+             {"GPUSCOPE_NVTX_CAPTURE", "train step@my@domain"}},
+            &w);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(c.capture_range, CaptureRange::kNvtx);
+  EXPECT_EQ(c.nvtx_capture_message, "train step@my");
+  EXPECT_EQ(c.nvtx_capture_domain, "domain");
+
+  // nvtx without a range name falls back to recording everything.
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CAPTURE_RANGE", "nvtx"}}, &w);
+  EXPECT_EQ(c.capture_range, CaptureRange::kNone);
+  EXPECT_EQ(w.size(), 1u);
+  w.clear();
+
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
+             {"GPUSCOPE_CAPTURE_RANGE", "sometimes"},
+             {"GPUSCOPE_CAPTURE_RANGE_END", "maybe"}},
+            &w);
+  EXPECT_EQ(c.capture_range, CaptureRange::kNone);
+  EXPECT_EQ(c.capture_end, CaptureEnd::kStop);
+  EXPECT_EQ(w.size(), 2u);
+}
+
+TEST(CollectorConfig, NumbersAreRangeCheckedAndKeepDefaultsWhenInvalid) {
+  std::vector<std::string> w;
+  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
+                  {"GPUSCOPE_DELAY_NS", "5000000000"},
+                  {"GPUSCOPE_DURATION_NS", "1000"},
+                  {"GPUSCOPE_LAUNCH_REALTIME_NS", "1700000000000000000"},
+                  {"GPUSCOPE_FLUSH_PERIOD_MS", "50"},
+                  {"GPUSCOPE_BUFFER_BYTES", "1048577"},
+                  {"GPUSCOPE_POLLING_CALLS", "yes"},
+                  {"GPUSCOPE_VERBOSE", "1"}},
+                 &w);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(c.delay_ns, 5000000000ull);
+  EXPECT_EQ(c.duration_ns, 1000u);
+  EXPECT_EQ(c.launch_realtime_ns, 1700000000000000000ull);
+  EXPECT_EQ(c.flush_period_ms, 50u);
+  EXPECT_EQ(c.buffer_bytes, 1048584u);  // rounded up to 8
+  EXPECT_TRUE(c.polling_calls);
+  EXPECT_TRUE(c.verbose);
+
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
+             {"GPUSCOPE_DELAY_NS", "-5"},
+             {"GPUSCOPE_FLUSH_PERIOD_MS", "0"},
+             {"GPUSCOPE_BUFFER_BYTES", "12k"},
+             {"GPUSCOPE_VERBOSE", "2"}},
+            &w);
+  EXPECT_EQ(w.size(), 4u);
+  for (const auto& m : w) EXPECT_NE(m.find("using the default"), std::string::npos) << m;
+  EXPECT_EQ(c.delay_ns, 0u);
+  EXPECT_EQ(c.flush_period_ms, 200u);
+  EXPECT_EQ(c.buffer_bytes, 4u << 20);
+  EXPECT_FALSE(c.verbose);
+}
+
+TEST(CollectorConfig, TableListsEveryVariableOnce) {
+  std::map<std::string_view, int> seen;
+  for (const auto& o : kConfigOptions) {
+    EXPECT_TRUE(o.name.starts_with("GPUSCOPE_"));
+    EXPECT_FALSE(o.help.empty());
+    ++seen[o.name];
+  }
+  for (const auto& [name, n] : seen) EXPECT_EQ(n, 1) << name;
+  EXPECT_TRUE(seen.contains("GPUSCOPE_CAPTURE_RANGE_END"));
+}
+
+TEST(CollectorConfig, ParseHelpers) {
+  std::uint64_t v = 0;
+  EXPECT_TRUE(parse_u64("18446744073709551615", &v));
+  EXPECT_FALSE(parse_u64("18446744073709551616", &v));
+  EXPECT_FALSE(parse_u64("", &v));
+  EXPECT_FALSE(parse_u64("1 ", &v));
+  bool b = false;
+  EXPECT_TRUE(parse_bool("ON", &b));
+  EXPECT_TRUE(b);
+  EXPECT_TRUE(parse_bool("off", &b));
+  EXPECT_FALSE(b);
+  EXPECT_FALSE(parse_bool("2", &b));
+  std::string m, d;
+  split_nvtx_capture("step", &m, &d);
+  EXPECT_EQ(m, "step");
+  EXPECT_EQ(d, "");
+}
+
+}  // namespace
+}  // namespace gpuscope::collect

@@ -1,0 +1,286 @@
+#include "render/perfetto_json.hpp"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace gpuscope::render {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kBase = 1'700'000'000'000'000'000;  // realistic CLOCK_REALTIME ns
+
+Timeline one_process() {
+  Timeline tl;
+  tl.base_ns = kBase;
+  tl.processes.push_back({.pid = 1234, .name = "python3", .cmdline = "python3 x.py",
+                          .start_ns = kBase, .end_ns = kBase + 5'000'000});
+  tl.threads.push_back({1234, 1240, "loader"});
+  TimelineDevice dev;
+  dev.pid = 1234;
+  dev.device_id = 0;
+  dev.gpu_index = 0;
+  dev.name = "NVIDIA H100 80GB HBM3";
+  dev.sm_count = 132;
+  dev.max_warps_per_sm = 64;
+  tl.devices.push_back(dev);
+
+  tl.api_calls.push_back({.pid = 1234, .tid = 1234, .name = "cudaLaunchKernel", .cbid = 211,
+                          .start_ns = kBase + 1000, .end_ns = kBase + 3000, .correlation_id = 5});
+  tl.api_calls.push_back({.pid = 1234, .tid = 1240, .name = "cudaMemcpyAsync", .cbid = 41,
+                          .start_ns = kBase + 4000, .end_ns = kBase + 4500, .correlation_id = 6});
+  tl.api_calls.push_back({.pid = 1234, .tid = 1234, .is_driver = true, .name = "cuCtxGetCurrent",
+                          .start_ns = kBase + 100, .end_ns = kBase + 200});
+
+  tl.nvtx.push_back({.pid = 1234, .tid = 1234, .style = "PushPop", .text = "step", .start_ns = kBase + 500,
+                     .end_ns = kBase + 900'000});
+  tl.nvtx.push_back({.pid = 1234, .tid = 1234, .style = "Mark", .text = "here", .start_ns = kBase + 600});
+  tl.nvtx.push_back({.pid = 1234, .tid = 1234, .style = "PushPop", .text = "open", .start_ns = kBase + 700});
+  tl.syncs.push_back({.pid = 1234, .sync_type = "stream_synchronize", .context_id = 1, .stream_id = 7,
+                      .start_ns = kBase + 2'000'000, .end_ns = kBase + 2'000'001, .correlation_id = 9});
+
+  KernelEvent k;
+  k.pid = 1234;
+  k.stream_id = 7;
+  k.context_id = 1;
+  k.correlation_id = 5;
+  k.start_ns = kBase + 1'234'567;  // → "ts": 1234.567
+  k.end_ns = kBase + 1'244'568;    // → "dur": 10.001
+  k.name = "vec_add(float*, int)";
+  k.grid = {264, 1, 1};
+  k.block = {48, 1, 1};
+  k.registers_per_thread = 32;
+  k.static_shared_memory = 1024;
+  k.dynamic_shared_memory = 2048;
+  tl.kernels.push_back(k);
+
+  MemcpyEvent m;
+  m.pid = 1234;
+  m.stream_id = 8;
+  m.correlation_id = 6;
+  m.start_ns = kBase + 5000;
+  m.end_ns = kBase + 7000;
+  m.bytes = 4'000'000;
+  m.copy_kind = "HtoD";
+  m.src_kind = "pageable";
+  m.dst_kind = "device";
+  tl.memcpys.push_back(m);
+
+  MemsetEvent s;
+  s.pid = 1234;
+  s.stream_id = 7;
+  s.start_ns = kBase + 8000;
+  s.end_ns = kBase + 8000;  // zero length: no bandwidth arg, no division by zero
+  s.bytes = 64;
+  s.memory_kind = "device";
+  tl.memsets.push_back(s);
+  return tl;
+}
+
+std::string write(const Timeline& tl) {
+  std::ostringstream out;
+  write_perfetto_json(tl, out);
+  return out.str();
+}
+
+std::vector<json> events(const json& j, const std::string& ph, const std::string& cat = "") {
+  std::vector<json> out;
+  for (const json& e : j["traceEvents"])
+    if (e["ph"] == ph && (cat.empty() || e.value("cat", "") == cat)) out.push_back(e);
+  return out;
+}
+
+const json* by_name(const std::vector<json>& v, const std::string& name) {
+  for (const json& e : v)
+    if (e["name"] == name) return &e;
+  return nullptr;
+}
+
+TEST(FormatUs, ExactThreeDecimalsFromIntegerNs) {
+  EXPECT_EQ(format_us(0), "0.000");
+  EXPECT_EQ(format_us(999), "0.999");
+  EXPECT_EQ(format_us(1000), "1.000");
+  EXPECT_EQ(format_us(1234567), "1234.567");
+  EXPECT_EQ(format_us(-5), "-0.005");
+  EXPECT_EQ(format_us(9'007'199'254'740'993), "9007199254740.993");  // beyond double precision
+}
+
+TEST(PerfettoJson, TopLevelFollowsKineto) {
+  const std::string text = write(one_process());
+  const json j = json::parse(text);
+  EXPECT_EQ(j["schemaVersion"], 1);
+  EXPECT_EQ(j["displayTimeUnit"], "ms");
+  EXPECT_EQ(j["baseTimeNanoseconds"].get<std::int64_t>(), kBase);
+  ASSERT_EQ(j["deviceProperties"].size(), 1u);
+  EXPECT_EQ(j["deviceProperties"][0]["id"], 0);
+  EXPECT_EQ(j["deviceProperties"][0]["name"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(j["deviceProperties"][0]["numSms"], 132);
+  EXPECT_EQ(j["deviceProperties"][0]["maxThreadsPerMultiprocessor"], 2048);
+  EXPECT_TRUE(j["traceEvents"].is_array());
+}
+
+TEST(PerfettoJson, TimesAreMicrosecondsWithExactNanoseconds) {
+  const std::string text = write(one_process());
+  // Raw text: ns kept exactly, 3 decimals, relative to baseTimeNanoseconds.
+  EXPECT_NE(text.find(R"("ts": 1234.567, "dur": 10.001)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("ts": 1.000, "dur": 2.000)"), std::string::npos);  // cudaLaunchKernel
+  EXPECT_NE(text.find(R"("ts": 8.000, "dur": 0.000)"), std::string::npos);  // memset
+}
+
+TEST(PerfettoJson, KernelEventAndArgs) {
+  const json j = json::parse(write(one_process()));
+  const auto kernels = events(j, "X", "kernel");
+  ASSERT_EQ(kernels.size(), 1u);
+  const json& k = kernels[0];
+  EXPECT_EQ(k["name"], "vec_add(float*, int)");
+  EXPECT_EQ(k["pid"], 0);  // GPU index
+  EXPECT_EQ(k["tid"], 7);  // stream
+  const json& a = k["args"];
+  EXPECT_EQ(a["queued"], 0);
+  EXPECT_EQ(a["device"], 0);
+  EXPECT_EQ(a["context"], 1);
+  EXPECT_EQ(a["stream"], 7);
+  EXPECT_EQ(a["correlation"], 5);
+  EXPECT_EQ(a["registers per thread"], 32);
+  EXPECT_EQ(a["shared memory"], 3072);
+  EXPECT_DOUBLE_EQ(a["blocks per SM"].get<double>(), 2.0);  // 264 blocks / 132 SMs
+  EXPECT_DOUBLE_EQ(a["warps per SM"].get<double>(), 4.0);   // 48 threads = 2 warps per block
+  EXPECT_EQ(a["grid"], json::array({264, 1, 1}));
+  EXPECT_EQ(a["block"], json::array({48, 1, 1}));
+}
+
+TEST(PerfettoJson, CpuEventsMemcpyMemsetNvtxSync) {
+  const json j = json::parse(write(one_process()));
+  const auto runtime = events(j, "X", "cuda_runtime");
+  ASSERT_EQ(runtime.size(), 2u);
+  const json* launch = by_name(runtime, "cudaLaunchKernel");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_EQ((*launch)["pid"], 1234);
+  EXPECT_EQ((*launch)["tid"], 1234);
+  EXPECT_EQ((*launch)["args"]["cbid"], 211);
+  EXPECT_EQ((*launch)["args"]["correlation"], 5);
+  ASSERT_EQ(events(j, "X", "cuda_driver").size(), 1u);
+
+  const auto copies = events(j, "X", "gpu_memcpy");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0]["name"], "Memcpy HtoD (Pageable -> Device)");
+  EXPECT_EQ(copies[0]["tid"], 8);
+  EXPECT_EQ(copies[0]["args"]["bytes"], 4000000);
+  EXPECT_DOUBLE_EQ(copies[0]["args"]["memory bandwidth (GB/s)"].get<double>(), 2000.0);
+
+  const auto sets = events(j, "X", "gpu_memset");
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0]["name"], "Memset (Device)");
+  EXPECT_FALSE(sets[0]["args"].contains("memory bandwidth (GB/s)"));
+
+  const auto ranges = events(j, "X", "user_annotation");
+  ASSERT_EQ(ranges.size(), 2u);
+  const json* open = by_name(ranges, "open");
+  ASSERT_NE(open, nullptr);
+  EXPECT_EQ((*open)["args"]["unclosed"], true);
+  EXPECT_DOUBLE_EQ((*open)["dur"].get<double>(), 4999.3);  // to the process end
+  const auto marks = events(j, "i", "user_annotation");
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0]["s"], "t");
+  EXPECT_EQ(marks[0]["name"], "here");
+
+  const auto syncs = events(j, "X", "cuda_sync");
+  ASSERT_EQ(syncs.size(), 1u);
+  EXPECT_EQ(syncs[0]["name"], "Stream Sync");
+  EXPECT_EQ(syncs[0]["tid"], 1234);  // unknown thread → main thread
+}
+
+TEST(PerfettoJson, FlowsPairLaunchesWithGpuWork) {
+  const json j = json::parse(write(one_process()));
+  const auto starts = events(j, "s");
+  const auto ends = events(j, "f");
+  ASSERT_EQ(starts.size(), 2u);  // kernel launch and memcpy; the memset has no correlation
+  ASSERT_EQ(ends.size(), 2u);
+  std::map<std::int64_t, json> start_by_id;
+  for (const json& s : starts) {
+    EXPECT_EQ(s["cat"], "ac2g");
+    EXPECT_EQ(s["pid"], 1234);
+    start_by_id[s["id"].get<std::int64_t>()] = s;
+  }
+  for (const json& f : ends) {
+    EXPECT_EQ(f["cat"], "ac2g");
+    EXPECT_EQ(f["bp"], "e");
+    EXPECT_EQ(f["pid"], 0);
+    ASSERT_TRUE(start_by_id.count(f["id"].get<std::int64_t>())) << f.dump();
+  }
+  const auto& s5 = start_by_id.at(5);
+  EXPECT_EQ(s5["tid"], 1234);
+  EXPECT_DOUBLE_EQ(s5["ts"].get<double>(), 1.0);
+  EXPECT_EQ(start_by_id.at(6)["tid"], 1240);
+}
+
+TEST(PerfettoJson, MetadataNamesAndSortsRows) {
+  const json j = json::parse(write(one_process()));
+  std::map<std::pair<std::string, std::int64_t>, json> process_meta;
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, json> thread_meta;
+  for (const json& m : events(j, "M")) {
+    const std::string name = m["name"];
+    if (name.rfind("process_", 0) == 0) process_meta[{name, m["pid"].get<std::int64_t>()}] = m["args"];
+    else thread_meta[{name, m["pid"].get<std::int64_t>(), m["tid"].get<std::int64_t>()}] = m["args"];
+  }
+  EXPECT_EQ(process_meta.at({"process_name", 1234})["name"], "python3 (pid 1234)");
+  EXPECT_EQ(process_meta.at({"process_name", 0})["name"], "GPU 0");
+  EXPECT_EQ(process_meta.at({"process_labels", 0})["labels"], "NVIDIA H100 80GB HBM3");
+  EXPECT_GT(process_meta.at({"process_sort_index", 0})["sort_index"].get<std::int64_t>(),
+            process_meta.at({"process_sort_index", 1234})["sort_index"].get<std::int64_t>());
+  EXPECT_EQ(thread_meta.at({"thread_name", 0, 7})["name"], "stream 7");
+  EXPECT_EQ(thread_meta.at({"thread_name", 0, 8})["name"], "stream 8");
+  EXPECT_EQ(thread_meta.at({"thread_name", 1234, 1240})["name"], "loader (1240)");
+  EXPECT_EQ(thread_meta.at({"thread_name", 1234, 1234})["name"], "thread 1234");
+}
+
+TEST(PerfettoJson, TwoProcessesOnOneGpuGetDistinctStreamRowsAndFlowIds) {
+  Timeline tl;
+  tl.base_ns = 0;
+  tl.processes.push_back({.pid = 10, .name = "a"});
+  tl.processes.push_back({.pid = 20, .name = "b", .rank = 1});
+  for (std::int64_t pid : {10, 20}) {
+    tl.api_calls.push_back({.pid = pid, .tid = pid, .name = "cudaLaunchKernel", .start_ns = 0,
+                            .end_ns = 10, .correlation_id = 1});
+    KernelEvent k;
+    k.pid = pid;
+    k.stream_id = 7;
+    k.correlation_id = 1;
+    k.start_ns = 100;
+    k.end_ns = 200;
+    k.name = "k";
+    tl.kernels.push_back(k);
+  }
+  const json j = json::parse(write(tl));
+  const auto kernels = events(j, "X", "kernel");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0]["pid"], kernels[1]["pid"]);  // one GPU row group
+  EXPECT_NE(kernels[0]["tid"], kernels[1]["tid"]);  // distinct stream rows
+  EXPECT_EQ(kernels[0]["tid"], 1000007);            // (process index 0 + 1) * 1e6 + stream 7
+  EXPECT_EQ(kernels[1]["tid"], 2000007);
+  std::set<std::int64_t> ids;
+  for (const json& s : events(j, "s")) ids.insert(s["id"].get<std::int64_t>());
+  EXPECT_EQ(ids.size(), 2u);  // same correlation id 1 in both processes, distinct flows
+  for (const json& f : events(j, "f")) EXPECT_TRUE(ids.count(f["id"].get<std::int64_t>()));
+  bool named = false;
+  for (const json& m : events(j, "M"))
+    if (m["name"] == "thread_name" && m["args"]["name"] == "stream 7 (pid 20)") named = true;
+  EXPECT_TRUE(named);
+  bool rank_named = false;
+  for (const json& m : events(j, "M"))
+    if (m["name"] == "process_name" && m["args"]["name"] == "b (pid 20, rank 1)") rank_named = true;
+  EXPECT_TRUE(rank_named);
+}
+
+TEST(PerfettoJson, EmptyTimelineIsValidJson) {
+  const json j = json::parse(write(Timeline{}));
+  EXPECT_TRUE(j["traceEvents"].empty());
+  EXPECT_TRUE(j["deviceProperties"].empty());
+}
+
+}  // namespace
+}  // namespace gpuscope::render

@@ -1,0 +1,211 @@
+#include "render/report_render.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace gpuscope::render {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Report sample() {
+  Report r;
+  r.name = "kern";
+  r.title = "Kernel Summary";
+  r.add_column("Name", "", ColumnType::kText)
+      .add_column("Calls", "", ColumnType::kInteger)
+      .add_column("Total Time", "ns", ColumnType::kInteger)
+      .add_column("Avg", "ns", ColumnType::kReal)
+      .add_column("Time", "%", ColumnType::kReal);
+  r.rows.push_back(Row{std::string("kernel_b"), std::int64_t{1}, std::int64_t{6000}, 6000.0, 54.5});
+  r.rows.push_back(Row{std::string("a, \"b\""), std::int64_t{1234567}, std::int64_t{1234567890}, 1000.3, kNaN});
+  r.add_note(NoteLevel::kInfo, "n1");
+  r.add_note(NoteLevel::kWarning, "w1");
+  r.add_note(NoteLevel::kDataLoss, "d1");
+  return r;
+}
+
+std::string rendered(const Report& r, Format f) {
+  std::ostringstream out;
+  render(r, f, out);
+  return out.str();
+}
+
+TEST(ReportRender, TableAlignsColumnsGroupsThousandsAndPrefixesNotes) {
+  // Text left-aligned, numbers right-aligned; 2 spaces between columns; Avg has
+  // 1 decimal (max >= 1000), Time 2 decimals (max >= 10); NaN prints "-".
+  const std::string expected =
+      "Kernel Summary (kern)\n"
+      "\n"
+      "Name          Calls  Total Time (ns)  Avg (ns)  Time (%)\n"
+      "--------  ---------  ---------------  --------  --------\n"
+      "kernel_b          1            6,000   6,000.0     54.50\n"
+      "a, \"b\"    1,234,567    1,234,567,890   1,000.3         -\n"
+      "\n"
+      "note: n1\n"
+      "WARNING: w1\n"
+      "DATA LOSS: d1\n";
+  EXPECT_EQ(rendered(sample(), Format::kTable), expected);
+}
+
+TEST(ReportRender, CsvQuotesPerRfc4180WithUnitsInHeader) {
+  const std::string expected =
+      "Name,Calls,Total Time (ns),Avg (ns),Time (%)\n"
+      "kernel_b,1,6000,6000,54.5\n"
+      "\"a, \"\"b\"\"\",1234567,1234567890,1000.3,\n";
+  EXPECT_EQ(rendered(sample(), Format::kCsv), expected);
+}
+
+TEST(ReportRender, CsvQuotesNewlinesAndHeaderCommas) {
+  Report r;
+  r.add_column("a,b", "", ColumnType::kText);
+  r.rows.push_back(Row{std::string("line1\nline2")});
+  r.rows.push_back(Row{std::monostate{}});
+  EXPECT_EQ(rendered(r, Format::kCsv), "\"a,b\"\n\"line1\nline2\"\n\n");
+}
+
+TEST(ReportRender, Markdown) {
+  Report r = sample();
+  std::get<std::string>(r.rows[0][0]) = "x|y";
+  const std::string expected =
+      "### Kernel Summary\n"
+      "\n"
+      "| Name | Calls | Total Time (ns) | Avg (ns) | Time (%) |\n"
+      "|---|---:|---:|---:|---:|\n"
+      "| x\\|y | 1 | 6000 | 6000.0 | 54.50 |\n"
+      "| a, \"b\" | 1234567 | 1234567890 | 1000.3 | - |\n"
+      "\n"
+      "- note: n1\n"
+      "- **WARNING:** w1\n"
+      "- **DATA LOSS:** d1\n";
+  EXPECT_EQ(rendered(r, Format::kMarkdown), expected);
+}
+
+TEST(ReportRender, JsonKeepsTypesAndNullsNonFinite) {
+  Report r;
+  r.name = "t";
+  r.title = "T";
+  r.add_column("Name", "", ColumnType::kText).add_column("Time", "ns", ColumnType::kReal);
+  r.rows.push_back(Row{std::string("x"), 1.5});
+  r.rows.push_back(Row{std::monostate{}, std::numeric_limits<double>::infinity()});
+  r.add_note(NoteLevel::kDataLoss, "lost");
+  const std::string expected = R"({
+  "name": "t",
+  "title": "T",
+  "columns": [
+    {
+      "name": "Name",
+      "unit": "",
+      "type": "text"
+    },
+    {
+      "name": "Time",
+      "unit": "ns",
+      "type": "real"
+    }
+  ],
+  "rows": [
+    [
+      "x",
+      1.5
+    ],
+    [
+      null,
+      null
+    ]
+  ],
+  "notes": [
+    {
+      "level": "data_loss",
+      "text": "lost"
+    }
+  ]
+}
+)";
+  EXPECT_EQ(rendered(r, Format::kJson), expected);
+}
+
+TEST(ReportRender, JsonOfSampleParsesWithIntegersIntact) {
+  const auto j = nlohmann::json::parse(rendered(sample(), Format::kJson));
+  EXPECT_EQ(j["rows"][1][2].get<std::int64_t>(), 1234567890);
+  EXPECT_TRUE(j["rows"][1][4].is_null());  // NaN
+  EXPECT_EQ(j["columns"][2]["type"], "integer");
+  EXPECT_EQ(j["notes"][1]["level"], "warning");
+}
+
+TEST(ReportRender, MarkdownEscapesKernelNamePunctuation) {
+  Report r;
+  r.name = "n";
+  r.add_column("Name", "", ColumnType::kText);
+  r.rows.push_back(Row{std::string("add<float>(float*, float*) my_k")});
+  EXPECT_NE(rendered(r, Format::kMarkdown).find("| add\\<float\\>(float\\*, float\\*) my\\_k |"), std::string::npos)
+      << rendered(r, Format::kMarkdown);
+}
+
+TEST(ReportRender, SeveralReports) {
+  const std::vector<Report> two{sample(), sample()};
+  std::ostringstream json;
+  render(two, Format::kJson, json);
+  const auto j = nlohmann::json::parse(json.str());
+  ASSERT_EQ(j["reports"].size(), 2u);
+  EXPECT_EQ(j["reports"][1]["name"], "kern");
+
+  std::ostringstream csv;
+  render(two, Format::kCsv, csv);
+  const std::string one = rendered(sample(), Format::kCsv);
+  EXPECT_EQ(csv.str(), one + "\n" + one);
+}
+
+TEST(ReportRender, TableTruncatesLongTextWithEllipsis) {
+  Report r;
+  r.name = "n";
+  r.add_column("Name", "", ColumnType::kText);
+  r.rows.push_back(Row{std::string(100, 'k')});
+  const std::string out = rendered(r, Format::kTable);
+  EXPECT_NE(out.find(std::string(79, 'k') + "…\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find(std::string(80, 'k')), std::string::npos);
+  // The dash line matches the display width (80), not the byte length.
+  EXPECT_NE(out.find("\n" + std::string(80, '-') + "\n"), std::string::npos);
+  // Markdown and CSV never truncate.
+  EXPECT_NE(rendered(r, Format::kCsv).find(std::string(100, 'k')), std::string::npos);
+}
+
+TEST(ReportRender, TablePrecisionFollowsMagnitudeAndAvoidsNegativeZero) {
+  Report r;
+  r.name = "p";
+  r.add_column("v", "ms", ColumnType::kReal);
+  r.rows.push_back(Row{0.0004});
+  r.rows.push_back(Row{-0.0001});
+  r.rows.push_back(Row{std::monostate{}});
+  EXPECT_EQ(rendered(r, Format::kTable), "p\n\nv (ms)\n------\n 0.000\n 0.000\n     -\n");
+}
+
+TEST(ReportRender, ParseFormat) {
+  EXPECT_EQ(parse_format("table"), Format::kTable);
+  EXPECT_EQ(parse_format("csv"), Format::kCsv);
+  EXPECT_EQ(parse_format("json"), Format::kJson);
+  EXPECT_EQ(parse_format("markdown"), Format::kMarkdown);
+  for (Format f : {Format::kTable, Format::kCsv, Format::kJson, Format::kMarkdown})
+    EXPECT_EQ(parse_format(format_name(f)), f);
+  try {
+    (void)parse_format("xml");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown output format 'xml' (valid: table, csv, json, markdown)");
+  }
+}
+
+TEST(ReportRender, GroupThousands) {
+  EXPECT_EQ(group_thousands(0), "0");
+  EXPECT_EQ(group_thousands(999), "999");
+  EXPECT_EQ(group_thousands(1000), "1,000");
+  EXPECT_EQ(group_thousands(-1234567), "-1,234,567");
+}
+
+}  // namespace
+}  // namespace gpuscope::render

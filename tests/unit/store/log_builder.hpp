@@ -1,0 +1,192 @@
+// Test helpers: a temp directory and a builder of synthetic event logs
+// (records as the collector writes them, through EventLogWriter).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "core/event_log_format.hpp"
+#include "store/event_log_writer.hpp"
+
+namespace gpuscope::store::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuscope_store_XXXXXX").string();
+    m_path = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  [[nodiscard]] std::string file(std::string_view name) const { return (m_path / name).string(); }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+class LogBuilder {
+ public:
+  LogBuilder(const std::string& path, std::uint32_t pid) : m_pid(pid) {
+    std::string err;
+    EXPECT_TRUE(m_w.open(path, pid, &err)) << err;
+  }
+
+  void process(std::uint64_t start_ns, std::string_view host = "node1",
+               std::string_view cmdline = std::string_view("python\0train.py", 15)) {
+    log::ProcessRecord r{};
+    r.pid = m_pid;
+    r.ppid = 1;
+    r.start_ns = start_ns;
+    r.host_string = m_w.intern(host);
+    r.cmdline_string = m_w.intern(cmdline);
+    r.exe_string = m_w.intern("/usr/bin/python3");
+    r.version_string = m_w.intern("0.1.0");
+    r.rank = -1;
+    r.local_rank = -1;
+    r.cupti_api_version = 26;
+    r.cuda_driver_version = 13000;
+    m_w.add(log::RecordKind::kProcess, r);
+  }
+  void device(std::uint32_t id, std::string_view name) {
+    log::DeviceRecord r{};
+    r.device_id = id;
+    r.name_string = m_w.intern(name);
+    r.uuid[0] = 0xab;
+    r.cc_major = 9;
+    r.sm_count = 132;
+    r.global_memory_bandwidth_kbps = 3'352'000'000;
+    m_w.add(log::RecordKind::kDevice, r);
+  }
+  void api(std::uint64_t start, std::uint64_t end, std::uint32_t tid, std::uint32_t corr,
+           std::string_view name, log::ApiDomain domain = log::ApiDomain::kRuntime) {
+    log::ApiRecord r{};
+    r.start_ns = start;
+    r.end_ns = end;
+    r.thread_id = tid;
+    r.correlation_id = corr;
+    r.cbid = 211;
+    r.name_string = m_w.intern(name);
+    r.domain = static_cast<std::uint8_t>(domain);
+    m_w.add(log::RecordKind::kApi, r);
+  }
+  void kernel(std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::string_view name,
+              std::uint32_t stream = 7) {
+    log::KernelRecord r{};
+    r.start_ns = start;
+    r.end_ns = end;
+    r.stream_id = stream;
+    r.correlation_id = corr;
+    r.context_id = 1;
+    r.grid[0] = 128; r.grid[1] = 1; r.grid[2] = 1;
+    r.block[0] = 256; r.block[1] = 1; r.block[2] = 1;
+    r.registers_per_thread = 32;
+    r.name_string = m_w.intern(name);
+    m_w.add(log::RecordKind::kKernel, r);
+  }
+  void memcpy(std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::uint64_t bytes,
+              log::MemcpyKind kind, log::MemoryKind src, log::MemoryKind dst) {
+    log::MemcpyRecord r{};
+    r.start_ns = start;
+    r.end_ns = end;
+    r.correlation_id = corr;
+    r.bytes = bytes;
+    r.copy_kind = static_cast<std::uint8_t>(kind);
+    r.src_kind = static_cast<std::uint8_t>(src);
+    r.dst_kind = static_cast<std::uint8_t>(dst);
+    m_w.add(log::RecordKind::kMemcpy, r);
+  }
+  void memset(std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::uint64_t bytes) {
+    log::MemsetRecord r{};
+    r.start_ns = start;
+    r.end_ns = end;
+    r.correlation_id = corr;
+    r.bytes = bytes;
+    r.memory_kind = static_cast<std::uint8_t>(log::MemoryKind::kDevice);
+    m_w.add(log::RecordKind::kMemset, r);
+  }
+  void sync(std::uint64_t start, std::uint64_t end, std::uint32_t corr, log::SyncType type,
+            std::uint32_t stream, std::uint32_t event) {
+    log::SyncRecord r{};
+    r.start_ns = start;
+    r.end_ns = end;
+    r.correlation_id = corr;
+    r.sync_type = static_cast<std::uint8_t>(type);
+    r.stream_id = stream;
+    r.event_id = event;
+    m_w.add(log::RecordKind::kSync, r);
+  }
+  void nvtx(log::NvtxEventType type, std::uint64_t ts, std::uint32_t tid,
+            std::string_view msg = {}, std::uint64_t range_id = 0, std::uint64_t domain = 0) {
+    log::NvtxRecord r{};
+    r.ts_ns = ts;
+    r.thread_id = tid;
+    r.type = static_cast<std::uint8_t>(type);
+    r.message_string = m_w.intern(msg);
+    r.range_id = range_id;
+    r.domain_id = domain;
+    m_w.add(log::RecordKind::kNvtx, r);
+  }
+  void push(std::uint64_t ts, std::uint32_t tid, std::string_view msg, std::uint64_t domain = 0) {
+    nvtx(log::NvtxEventType::kPush, ts, tid, msg, 0, domain);
+  }
+  void pop(std::uint64_t ts, std::uint32_t tid, std::uint64_t domain = 0) {
+    nvtx(log::NvtxEventType::kPop, ts, tid, {}, 0, domain);
+  }
+  void nvtx_domain(std::uint64_t id, std::string_view name) {
+    log::NvtxDomainRecord r{id, m_w.intern(name)};
+    m_w.add(log::RecordKind::kNvtxDomain, r);
+  }
+  void thread_name(std::uint32_t tid, std::string_view name) {
+    log::ThreadNameRecord r{tid, 0, m_w.intern(name)};
+    m_w.add(log::RecordKind::kThreadName, r);
+  }
+  void overhead(std::uint64_t start, std::uint64_t end, std::uint32_t kind) {
+    log::OverheadRecord r{start, end, kind, 0, 0, 0};
+    m_w.add(log::RecordKind::kOverhead, r);
+  }
+  void capture(std::uint64_t ts, bool start, std::string_view reason = "cudaProfilerStart") {
+    log::CaptureRecord r{};
+    r.ts_ns = ts;
+    r.reason_string = m_w.intern(reason);
+    r.state = static_cast<std::uint8_t>(start ? log::CaptureState::kStart : log::CaptureState::kStop);
+    m_w.add(log::RecordKind::kCapture, r);
+  }
+  void data_loss(std::uint64_t ts, std::uint64_t count, std::string_view what) {
+    log::DataLossRecord r{};
+    r.ts_ns = ts;
+    r.count = count;
+    r.what_string = m_w.intern(what);
+    m_w.add(log::RecordKind::kDataLoss, r);
+  }
+  void message(std::uint64_t ts, log::Severity sev, std::string_view text) {
+    log::MessageRecord r{};
+    r.ts_ns = ts;
+    r.text_string = m_w.intern(text);
+    r.severity = static_cast<std::uint8_t>(sev);
+    m_w.add(log::RecordKind::kMessage, r);
+  }
+  void end(std::uint64_t ts) {
+    log::ProcessEndRecord r{ts, m_w.records_written(), 1, m_w.bytes_written()};
+    m_w.add(log::RecordKind::kProcessEnd, r);
+  }
+  void raw(std::uint16_t kind, std::string_view payload) {
+    m_w.add_raw(static_cast<log::RecordKind>(kind), payload.data(),
+                static_cast<std::uint32_t>(payload.size()));
+  }
+  void flush() { ASSERT_TRUE(m_w.flush()) << m_w.last_error(); }
+  void close() { m_w.close(); }
+  EventLogWriter& writer() { return m_w; }
+
+ private:
+  EventLogWriter m_w;
+  std::uint32_t m_pid;
+};
+
+}  // namespace gpuscope::store::test

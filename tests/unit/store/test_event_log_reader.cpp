@@ -1,0 +1,141 @@
+#include "store/event_log_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "log_builder.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+using test::LogBuilder;
+using test::TempDir;
+
+struct Collect final : EventLogVisitor {
+  explicit Collect(const EventLogReader& r) : reader(r) {}
+  void on_kernel(const log::KernelRecord& r) override {
+    names.emplace_back(reader.string(r.name_string));
+  }
+  void on_api(const log::ApiRecord& r) override { names.emplace_back(reader.string(r.name_string)); }
+  void on_process_end(const log::ProcessEndRecord&) override { ended = true; }
+  const EventLogReader& reader;
+  std::vector<std::string> names;
+  bool ended = false;
+};
+
+void patch_u32(const std::string& path, std::streamoff offset, std::uint32_t value) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(offset);
+  f.write(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+TEST(EventLogReader, ReadsRecordsAndResolvesStrings) {
+  TempDir dir;
+  const std::string path = dir.file("p.gslog");
+  {
+    LogBuilder b(path, 42);
+    b.api(100, 200, 7, 1, "cudaLaunchKernel");
+    b.kernel(300, 400, 1, "_Z6kernelPfi");
+    b.api(500, 600, 7, 2, "cudaLaunchKernel");  // string reused, not re-written
+    b.end(700);
+    b.close();
+  }
+  EventLogReader reader;
+  const LogStatus st = reader.open(path);
+  ASSERT_TRUE(st.ok()) << st.message;
+  EXPECT_EQ(reader.pid(), 42u);
+  Collect c(reader);
+  const LogReadStats stats = reader.read(c);
+  EXPECT_EQ(c.names, (std::vector<std::string>{"cudaLaunchKernel", "_Z6kernelPfi", "cudaLaunchKernel"}));
+  EXPECT_TRUE(c.ended);
+  EXPECT_EQ(stats.records, 6u);  // 2 strings + 4 records
+  EXPECT_EQ(stats.truncated_bytes, 0u);
+  EXPECT_EQ(stats.unknown_records, 0u);
+  EXPECT_EQ(stats.file_bytes, std::filesystem::file_size(path));
+}
+
+TEST(EventLogReader, StopsAtTruncatedRecordAndCountsBytes) {
+  TempDir dir;
+  const std::string path = dir.file("p.gslog");
+  {
+    LogBuilder b(path, 1);
+    b.api(100, 200, 7, 1, "cudaMalloc");
+    b.api(300, 400, 7, 2, "cudaFree");
+    b.close();
+  }
+  const auto size = std::filesystem::file_size(path);
+  const std::uint64_t chop = 10;  // inside the last ApiRecord payload
+  std::filesystem::resize_file(path, size - chop);
+  EventLogReader reader;
+  ASSERT_TRUE(reader.open(path).ok());
+  Collect c(reader);
+  const LogReadStats stats = reader.read(c);
+  EXPECT_EQ(c.names, (std::vector<std::string>{"cudaMalloc"}));
+  EXPECT_EQ(stats.truncated_bytes,
+            sizeof(log::RecordHeader) + sizeof(log::ApiRecord) - chop);
+
+  // Cut inside a RecordHeader: the partial header is the truncated part.
+  std::filesystem::resize_file(path, size - sizeof(log::ApiRecord) - 3);
+  ASSERT_TRUE(reader.open(path).ok());
+  Collect c2(reader);
+  EXPECT_EQ(reader.read(c2).truncated_bytes, sizeof(log::RecordHeader) - 3);
+}
+
+TEST(EventLogReader, SkipsAndCountsUnknownAndShortRecords) {
+  TempDir dir;
+  const std::string path = dir.file("p.gslog");
+  {
+    LogBuilder b(path, 1);
+    b.raw(999, "future record");
+    b.raw(static_cast<std::uint16_t>(log::RecordKind::kKernel), "short");
+    b.api(100, 200, 7, 1, "cudaMalloc");
+    b.close();
+  }
+  EventLogReader reader;
+  ASSERT_TRUE(reader.open(path).ok());
+  Collect c(reader);
+  const LogReadStats stats = reader.read(c);
+  EXPECT_EQ(stats.unknown_records, 1u);
+  EXPECT_EQ(stats.malformed_records, 1u);
+  EXPECT_EQ(c.names, (std::vector<std::string>{"cudaMalloc"}));
+}
+
+TEST(EventLogReader, RefusesOtherFormatVersionNamingBoth) {
+  TempDir dir;
+  const std::string path = dir.file("p.gslog");
+  {
+    LogBuilder b(path, 1);
+    b.close();
+  }
+  patch_u32(path, offsetof(log::FileHeader, format_version), 2);
+  EventLogReader reader;
+  const LogStatus st = reader.open(path);
+  EXPECT_EQ(st.kind, LogErrorKind::kVersionMismatch);
+  EXPECT_EQ(st.found_version, 2u);
+  EXPECT_NE(st.message.find("log format version 2, this gpuscope reads version 1: re-record with "
+                            "this gpuscope or use a newer one"),
+            std::string::npos)
+      << st.message;
+}
+
+TEST(EventLogReader, RefusesNonLogs) {
+  TempDir dir;
+  EventLogReader reader;
+  EXPECT_EQ(reader.open(dir.file("missing")).kind, LogErrorKind::kCannotOpen);
+
+  const std::string junk = dir.file("junk");
+  std::ofstream(junk) << "this is not an event log, just some text";
+  const LogStatus st = reader.open(junk);
+  EXPECT_EQ(st.kind, LogErrorKind::kNotALog);
+  EXPECT_NE(st.message.find("not a gpuscope event log"), std::string::npos);
+
+  const std::string tiny = dir.file("tiny");
+  std::ofstream(tiny) << "GSC";
+  EXPECT_EQ(reader.open(tiny).kind, LogErrorKind::kNotALog);
+}
+
+}  // namespace
+}  // namespace gpuscope::store
