@@ -337,14 +337,14 @@ void Collector::handle_edge_locked(const collect::CaptureEdge& edge, std::uint64
   }
 }
 
-bool Collector::range_start(std::string_view reason) noexcept {
+bool Collector::range_start(std::string_view reason, std::uint64_t ts_ns) noexcept {
   try {
     bool changed = false, opened = false;
     {
       std::lock_guard lock(m_capture_mutex);
       const bool was_open = m_capture.range_open();
       if (auto edge = m_capture.range_start(reason)) {
-        handle_edge_locked(*edge, now_ns());
+        handle_edge_locked(*edge, ts_ns != 0 ? ts_ns : now_ns());
         changed = true;
       }
       opened = !was_open && m_capture.range_open();
@@ -568,6 +568,10 @@ void Collector::writer_main() noexcept {
     const bool stop = m_stop.load();
     check_time_gate();
     maybe_detach_cupti();
+    // cuptiActivityFlushPeriod alone did not hand over partly filled buffers (a
+    // SIGKILLed target lost every kernel on the GPU machine): ask for the completed
+    // records ourselves each period, so a crash loses at most one period.
+    if (!stop && m_cupti_ready.load()) GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushAll(0));
     try {
       drain();
     } catch (...) {
@@ -711,8 +715,13 @@ void Collector::convert_record(const CUpti_Activity* rec) {
 bool Collector::write_device(const CUpti_ActivityDevice5& d, std::uint64_t name_string, bool force) {
   std::uint32_t mem_clock = 0, bus_width = 0;
   CUdevice dev = 0;
-  const CUresult got = GPUSCOPE_CU_LOG_CALL_EXPECT(cuDeviceGet(&dev, static_cast<int>(d.id)),
-                                                   CUDA_ERROR_NOT_INITIALIZED);
+  // At exit the driver may already be shut down (DEINITIALIZED): write the record
+  // without the two clock facts rather than complain.
+  const bool driver_gone = m_stop.load();
+  const CUresult got =
+      driver_gone ? CUDA_ERROR_DEINITIALIZED
+                  : GPUSCOPE_CU_LOG_CALL_EXPECT(cuDeviceGet(&dev, static_cast<int>(d.id)),
+                                                CUDA_ERROR_NOT_INITIALIZED);
   if (got == CUDA_ERROR_NOT_INITIALIZED && !force) return false;
   if (got == CUDA_SUCCESS) {
     int v = 0;

@@ -82,7 +82,7 @@ class Collector {
   /// Capture range edges from cudaProfilerStart/Stop or the NVTX capture range.
   /// range_start returns true when this call opened the range (false: already
   /// open, final window over, or capture range none).
-  bool range_start(std::string_view reason) noexcept;
+  bool range_start(std::string_view reason, std::uint64_t ts_ns = 0) noexcept;  // ts 0 = now
   void range_stop(std::string_view reason) noexcept;
 
   /// atexit: flush CUPTI, drain, write ProcessEndRecord, close. Idempotent; a

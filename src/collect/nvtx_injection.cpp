@@ -107,11 +107,11 @@ Payload from_attributes(const nvtxEventAttributes_t* a) {
 }
 
 void post_nvtx(Collector* c, log::NvtxEventType type, std::uint64_t domain, std::uint64_t range,
-               Payload&& p) {
+               Payload&& p, std::uint64_t ts = 0) {
   HostEvent e;
   e.kind = HostEvent::Kind::kNvtx;
   e.type = static_cast<std::uint8_t>(type);
-  e.ts_ns = Collector::now_ns();
+  e.ts_ns = ts != 0 ? ts : Collector::now_ns();
   e.thread_id = tid();
   e.domain_id = domain;
   e.range_id = range;
@@ -127,6 +127,9 @@ bool record_nvtx(const Collector* c) { return c->config().trace_nvtx && c->recor
 // ---- push / pop
 
 int push(nvtxDomainHandle_t domain, Payload&& p) noexcept {
+  // One timestamp for the range and the capture window it may open, taken before
+  // opening the window (which enables CUPTI kinds and takes time).
+  const std::uint64_t ts = Collector::now_ns();
   const std::uint64_t dom = domain_id(domain);
   const int level = t_depths.push(dom);
   try {
@@ -134,11 +137,11 @@ int push(nvtxDomainHandle_t domain, Payload&& p) noexcept {
     if (c == nullptr) return level;
     if (g_nvtx->capture_enabled && t_capture_level < 0 &&
         g_nvtx->capture.matches(p.message, domain_name(domain)) &&
-        c->range_start(g_nvtx->capture.reason())) {
+        c->range_start(g_nvtx->capture.reason(), ts)) {
       t_capture_level = level;
       t_capture_domain = dom;
     }
-    if (record_nvtx(c)) post_nvtx(c, log::NvtxEventType::kPush, dom, 0, std::move(p));
+    if (record_nvtx(c)) post_nvtx(c, log::NvtxEventType::kPush, dom, 0, std::move(p), ts);
   } catch (...) {
   }
   return level;
@@ -164,16 +167,17 @@ int pop(nvtxDomainHandle_t domain) noexcept {
 // ---- start / end
 
 nvtxRangeId_t start(nvtxDomainHandle_t domain, Payload&& p) noexcept {
+  const std::uint64_t ts = Collector::now_ns();  // as in push()
   const nvtxRangeId_t id = g_nvtx->next_range.fetch_add(1, std::memory_order_relaxed);
   try {
     Collector* c = Collector::active();
     if (c == nullptr) return id;
     if (g_nvtx->capture_enabled && g_nvtx->capture_range_id.load() == 0 &&
         g_nvtx->capture.matches(p.message, domain_name(domain)) &&
-        c->range_start(g_nvtx->capture.reason())) {
+        c->range_start(g_nvtx->capture.reason(), ts)) {
       g_nvtx->capture_range_id.store(id);
     }
-    if (record_nvtx(c)) post_nvtx(c, log::NvtxEventType::kStart, domain_id(domain), id, std::move(p));
+    if (record_nvtx(c)) post_nvtx(c, log::NvtxEventType::kStart, domain_id(domain), id, std::move(p), ts);
   } catch (...) {
   }
   return id;

@@ -304,6 +304,7 @@ class InsertVisitor final : public EventLogVisitor {
   std::vector<log::NvtxRecord> m_nvtx;
   std::unordered_map<std::uint64_t, std::uint64_t> m_domains;  // NVTX domain -> log string
   std::unordered_map<std::uint64_t, bool> m_launch_names;  // API name string -> launches
+  std::unordered_map<std::uint64_t, std::int64_t> m_api_names;  // log string -> strings.id, suffix dropped
   std::map<std::string, std::uint64_t> m_collector_losses;  // what -> count
   std::uint64_t m_launches_kept = 0;
 
@@ -523,7 +524,9 @@ void InsertVisitor::on_api(const log::ApiRecord& r) {
   Statement& st = m_imp.m_ins_api;
   st.bind(1, i64(m_pid)).bind(2, i64(r.thread_id)).bind(3, api_domain_text(r.domain));
   st.bind(4, i64(r.cbid));
-  bind_id_or_null(st, 5, str(r.name_string));
+  auto [api_name, new_name] = m_api_names.try_emplace(r.name_string, 0);
+  if (new_name) api_name->second = m_imp.intern(api_function_name(m_reader.string(r.name_string)));
+  bind_id_or_null(st, 5, api_name->second);
   st.bind(6, i64(r.start_ns)).bind(7, i64(r.end_ns)).bind(8, i64(r.correlation_id));
   st.bind(9, std::int64_t{r.return_value});
   run(st);

@@ -140,4 +140,14 @@ std::string base_name(std::string_view demangled) {
   return base.empty() ? std::string(original) : std::string(base);
 }
 
+std::string_view api_function_name(std::string_view name) {
+  const std::size_t v = name.rfind("_v");
+  // Runtime names carry the CUDA version that introduced them (4+ digits); the
+  // driver's _v2/_v3 are real symbol names (cuMemAlloc_v2) and stay.
+  if (v == std::string_view::npos || v == 0 || v + 6 > name.size()) return name;
+  for (std::size_t i = v + 2; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  return name.substr(0, v);
+}
+
 }  // namespace gpuscope::store

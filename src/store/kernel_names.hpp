@@ -23,4 +23,10 @@ namespace gpuscope::store {
 /// non-empty input (falls back to the input if it cannot parse it).
 [[nodiscard]] std::string base_name(std::string_view demangled);
 
+/// The CUDA API function name as users write it: cuptiGetCallbackName's
+/// version suffix is dropped ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel",
+/// "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync_ptsz"). Driver suffixes like
+/// cuMemAlloc_v2 are real symbol names and are kept.
+[[nodiscard]] std::string_view api_function_name(std::string_view cupti_name);
+
 }  // namespace gpuscope::store

@@ -88,3 +88,14 @@ TEST(BaseName, OperatorPrefixedIdentifierIsNotAnOperator) {
 
 }  // namespace
 }  // namespace gpuscope::store
+
+TEST(ApiFunctionName, DropsCuptiVersionSuffix) {
+  using gpuscope::store::api_function_name;
+  EXPECT_EQ(api_function_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+  EXPECT_EQ(api_function_name("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync_ptsz");
+  EXPECT_EQ(api_function_name("cuLaunchKernel"), "cuLaunchKernel");
+  EXPECT_EQ(api_function_name("cuMemAlloc_v2"), "cuMemAlloc_v2");
+  EXPECT_EQ(api_function_name("cudaGraphLaunch_v10000"), "cudaGraphLaunch");
+  EXPECT_EQ(api_function_name("my_v"), "my_v");
+  EXPECT_EQ(api_function_name("_v12"), "_v12");
+}
