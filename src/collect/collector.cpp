@@ -550,6 +550,7 @@ void Collector::writer_main() noexcept {
   m_writer_tid.store(current_tid());
   pthread_setname_np(pthread_self(), "gpuscope-writer");
   const auto period = std::chrono::milliseconds(m_config.flush_period_ms);
+  auto last_flush = std::chrono::steady_clock::now();
   for (;;) {
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(period);
     {
@@ -571,7 +572,14 @@ void Collector::writer_main() noexcept {
     // cuptiActivityFlushPeriod alone did not hand over partly filled buffers (a
     // SIGKILLed target lost every kernel on the GPU machine): ask for the completed
     // records ourselves each period, so a crash loses at most one period.
-    if (!stop && m_cupti_ready.load()) GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushAll(0));
+    // Only on the period's timer: a flush completes buffers, whose arrival wakes this
+    // thread, and flushing on every wake-up fed itself (hundreds of flushes and
+    // buffer requests per second, measured as CUPTI overhead records).
+    const auto now = std::chrono::steady_clock::now();
+    if (!stop && m_cupti_ready.load() && now - last_flush >= period) {
+      last_flush = now;
+      GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushAll(0));
+    }
     try {
       drain();
     } catch (...) {
