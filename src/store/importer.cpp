@@ -988,7 +988,7 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
     // Written once, start to finish: no journal, no fsync until the end. Indexes
     // are built after the bulk insert (create_indexes_sql in finish()); measured
     // slower both with indexes kept up to date and with sorter worker threads.
-    db.exec("PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
             "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY");
     db.exec("BEGIN");
     db.exec(create_tables_sql());

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# CI checks on a real trace recorded on the GPU machine (tests/data/cnn.sqlite:
+# examples/pytorch/cnn_train.py, steps 5-10 via --capture-range=cudaProfilerApi, H200):
+# the summary matches its golden CSV, the kernels match what torch.profiler recorded
+# for the same steps (tests/data/cnn.torch_kernels.json), and the Perfetto export is a
+# well-formed timeline. Usage: test_committed_trace.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+bin="$(cd "$1" && pwd)/bin/gpuscope"
+src="$(cd "$2" && pwd)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$bin" summary "$src/tests/data/cnn.sqlite" --format csv > "$work/summary.csv"
+diff -u "$src/tests/data/cnn.summary.csv" "$work/summary.csv"
+echo "ok   summary matches tests/data/cnn.summary.csv"
+
+python3 "$src/bench/compare_kernels.py" --torch "$src/tests/data/cnn.torch_kernels.json" \
+  --trace "$src/tests/data/cnn.sqlite" --out "$work/compare.md" >/dev/null
+grep "names matching" "$work/compare.md"
+echo "ok   kernel names and counts equal torch.profiler's"
+
+"$bin" export "$src/tests/data/cnn.sqlite" --format perfetto -o "$work/cnn.json" 2>/dev/null
+python3 - "$work/cnn.json" "$src/tests/data/cnn.sqlite" <<'PY'
+import json, sqlite3, sys
+doc = json.load(open(sys.argv[1]))
+db = sqlite3.connect(sys.argv[2])
+ev = doc["traceEvents"]
+def count(q): return db.execute(q).fetchone()[0]
+kern = [e for e in ev if e.get("cat") == "kernel"]
+assert len(kern) == count("SELECT COUNT(*) FROM kernels") == 306, len(kern)
+steps = sorted(e["name"] for e in ev if e.get("cat") == "user_annotation")
+assert steps == sorted(f"step {i}" for i in range(5, 11)), steps
+starts = {e["id"] for e in ev if e.get("ph") == "s"}
+ends = {e["id"] for e in ev if e.get("ph") == "f"}
+assert ends and ends <= starts, "every flow end has a start"
+k = kern[0]
+for key in ("grid", "block", "registers per thread", "shared memory", "stream", "correlation", "device"):
+    assert key in k["args"], key
+# ns-exact timestamps: the first kernel's start, from the database, in us with 3 decimals
+base = doc["baseTimeNanoseconds"]
+first = db.execute("SELECT MIN(start_ns) FROM kernels").fetchone()[0]
+ts = min(e["ts"] for e in kern)
+assert abs(ts - (first - base) / 1000) < 0.0005, (ts, first, base)
+print("ok   perfetto export: 306 kernels, steps 5-10, flows, Kineto args, ns-exact ts")
+PY
