@@ -36,14 +36,20 @@ def benchmarks(build, tmp, args):
     cnn = PY + [str(REPO / "examples/pytorch/cnn_train.py"), "--steps", str(args.cnn_steps),
                 "--warmup", "5", "--no-profiler-range"]
 
-    def traced(name, cmd):
-        return [gs, "trace", "-o", str(tmp / name), "--force-overwrite", "--", *cmd]
+    def traced(name, cmd, *opts):
+        return [gs, "trace", "-o", str(tmp / name), "--force-overwrite", *opts, "--", *cmd]
+
+    # "gpuscope -t nvtx": the collector injected and running, CUPTI activity off: the
+    # difference to "gpuscope" is what CUPTI's kernel and API records cost.
 
     return [
         ("launch_loop", "us/launch", "us_per_launch",
-         {"untraced": launch, "gpuscope": traced("launch_loop", launch)}),
+         {"untraced": launch, "gpuscope": traced("launch_loop", launch),
+          "gpuscope -t nvtx": traced("launch_loop_nvtx", launch, "-t", "nvtx")}),
         ("add_loop", "us/op", "us_per_op",
-         {"untraced": add, "gpuscope": traced("add_loop", add), "torch.profiler": add + ["--torch-profiler"]}),
+         {"untraced": add, "gpuscope": traced("add_loop", add),
+          "gpuscope -t nvtx": traced("add_loop_nvtx", add, "-t", "nvtx"),
+          "torch.profiler": add + ["--torch-profiler"]}),
         ("cnn_train", "ms/step", "ms_per_step",
          {"untraced": cnn, "gpuscope": traced("cnn_train", cnn), "torch.profiler": cnn + ["--torch-profiler"]}),
     ]
