@@ -7,6 +7,7 @@
 
 #include "analyze/timeline.hpp"
 #include "analyze/trace_summary.hpp"
+#include "cli/stats_command.hpp"
 #include "cli/trace_command.hpp"
 #include "core/version.hpp"
 #include "render/perfetto_json.hpp"
@@ -106,6 +107,9 @@ int main(int argc, char** argv) {
   sum->add_option("--format", sum_format, "table, csv, json or markdown")->capture_default_str();
   sum->add_option("--top", sum_top, "Kernels listed")->capture_default_str();
 
+  cli::StatsOptions stats_opts;
+  CLI::App* stats = cli::add_stats_command(app, stats_opts);
+
   std::string imp_dir, imp_out;
   bool imp_force = false;
   CLI::App* imp = app.add_subcommand(
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
     if (trace->parsed()) return cli::run_trace(trace_opts);
     if (exp->parsed()) return run_export(export_trace, export_format, export_out);
     if (sum->parsed()) return run_summary(sum_trace, sum_format, sum_top);
+    if (stats->parsed()) return cli::run_stats(stats_opts);
     if (imp->parsed()) return run_import(imp_dir, imp_out, imp_force);
     if (schema->parsed()) {
       std::cout << (schema_sql ? store::create_schema_sql() : store::schema_markdown());

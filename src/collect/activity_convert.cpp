@@ -60,7 +60,10 @@ log::KernelRecord to_kernel_record(const CUpti_ActivityKernel10& k, std::uint64_
   return r;
 }
 
-log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpy6& m) {
+namespace {
+// Memcpy6 (one device) and MemcpyPtoP4 (peer copy) share these fields.
+template <class CuptiMemcpy>
+log::MemcpyRecord memcpy_common(const CuptiMemcpy& m) {
   log::MemcpyRecord r{};
   r.start_ns = m.start;
   r.end_ns = m.end;
@@ -69,8 +72,6 @@ log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpy6& m) {
   r.context_id = m.contextId;
   r.stream_id = m.streamId;
   r.correlation_id = m.correlationId;
-  r.src_device_id = m.deviceId;
-  r.dst_device_id = m.deviceId;
   r.graph_id = m.graphId;
   r.graph_node_id = m.graphNodeId;
   r.copy_kind = memcpy_kind(m.copyKind);
@@ -79,24 +80,19 @@ log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpy6& m) {
   r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
   return r;
 }
+}  // namespace
+
+log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpy6& m) {
+  log::MemcpyRecord r = memcpy_common(m);
+  r.src_device_id = m.deviceId;
+  r.dst_device_id = m.deviceId;
+  return r;
+}
 
 log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpyPtoP4& m) {
-  log::MemcpyRecord r{};
-  r.start_ns = m.start;
-  r.end_ns = m.end;
-  r.bytes = m.bytes;
-  r.device_id = m.deviceId;
-  r.context_id = m.contextId;
-  r.stream_id = m.streamId;
-  r.correlation_id = m.correlationId;
+  log::MemcpyRecord r = memcpy_common(m);
   r.src_device_id = m.srcDeviceId;
   r.dst_device_id = m.dstDeviceId;
-  r.graph_id = m.graphId;
-  r.graph_node_id = m.graphNodeId;
-  r.copy_kind = memcpy_kind(m.copyKind);
-  r.src_kind = memory_kind(m.srcKind);
-  r.dst_kind = memory_kind(m.dstKind);
-  r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
   return r;
 }
 

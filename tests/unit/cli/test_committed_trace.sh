@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI checks on a real trace recorded on the GPU machine (tests/data/cnn.sqlite:
 # examples/pytorch/cnn_train.py, steps 5-10 via --capture-range=cudaProfilerApi, H200):
-# the summary matches its golden CSV, the kernels match what torch.profiler recorded
+# the summary and the nsys-style stats match their golden CSVs, the kernels match what torch.profiler recorded
 # for the same steps (tests/data/cnn.torch_kernels.json), and the Perfetto export is a
 # well-formed timeline. Usage: test_committed_trace.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -13,6 +13,10 @@ trap 'rm -rf "$work"' EXIT
 "$bin" summary "$src/tests/data/cnn.sqlite" --format csv > "$work/summary.csv"
 diff -u "$src/tests/data/cnn.summary.csv" "$work/summary.csv"
 echo "ok   summary matches tests/data/cnn.summary.csv"
+
+"$bin" stats "$src/tests/data/cnn.sqlite" --format csv > "$work/stats.csv"
+diff -u "$src/tests/data/cnn.stats.csv" "$work/stats.csv"
+echo "ok   stats (nsys reports) match tests/data/cnn.stats.csv"
 
 python3 "$src/bench/compare_kernels.py" --torch "$src/tests/data/cnn.torch_kernels.json" \
   --trace "$src/tests/data/cnn.sqlite" --out "$work/compare.md" >/dev/null

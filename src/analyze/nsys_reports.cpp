@@ -1,0 +1,203 @@
+#include "analyze/nsys_reports.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "analyze/trace_summary.hpp"
+#include "core/stats.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+using store::Statement;
+
+using Key = std::vector<std::string>;
+
+// One group of events: its key cells and one value per event (ns or bytes).
+struct Group {
+  Key key;
+  std::vector<std::int64_t> values;
+  std::int64_t total = 0;
+};
+
+using Rekey = std::function<Key(Key)>;
+
+// Runs `sql`, whose last column is the value and the columns before it the key,
+// and groups the rows by key (after `rekey`, which may merge keys). Sorted by
+// total descending, then key ascending.
+std::vector<Group> group_values(Database& db, std::string_view sql, const Rekey& rekey = {}) {
+  std::map<Key, Group> groups;
+  Statement st = db.prepare(sql);
+  const int key_columns = st.column_count() - 1;
+  while (st.step()) {
+    if (st.is_null(key_columns)) continue;
+    Key key;
+    for (int c = 0; c < key_columns; ++c) key.push_back(st.column_text(c));
+    if (rekey) key = rekey(std::move(key));
+    Group& g = groups[key];
+    g.key = std::move(key);
+    g.values.push_back(st.column_int(key_columns));
+    g.total += g.values.back();
+  }
+  std::vector<Group> out;
+  out.reserve(groups.size());
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  std::stable_sort(out.begin(), out.end(), [](const Group& a, const Group& b) { return a.total > b.total; });
+  return out;
+}
+
+// How one summary report looks: its value unit and the names of its columns.
+struct SummaryShape {
+  const char* name;
+  const char* title;
+  bool in_mb;              // values are bytes shown in MB; otherwise durations in ns
+  const char* count_name;  // "Num Calls", "Instances", "Count"
+  std::vector<const char*> key_names;
+  const char* empty_what;  // "CUDA API calls" → note "no CUDA API calls in the capture range"
+};
+
+constexpr double kBytesPerMb = 1e6;
+
+Cell real_or_null(double v) { return std::isnan(v) ? Cell{std::monostate{}} : Cell{v}; }
+
+// The one builder behind all five reports: columns, one row per group, the empty note.
+Report summarize(const SummaryShape& shape, const std::vector<Group>& groups) {
+  Report r;
+  r.name = shape.name;
+  r.title = shape.title;
+  const std::string unit = shape.in_mb ? "MB" : "ns";
+  const ColumnType extreme_type = shape.in_mb ? ColumnType::kReal : ColumnType::kInteger;
+  if (!shape.in_mb) r.add_column("Time", "%", ColumnType::kReal);
+  r.add_column(shape.in_mb ? "Total" : "Total Time", unit, extreme_type)
+      .add_column(shape.count_name, "", ColumnType::kInteger)
+      .add_column("Avg", unit, ColumnType::kReal)
+      .add_column("Med", unit, ColumnType::kReal)
+      .add_column("Min", unit, extreme_type)
+      .add_column("Max", unit, extreme_type)
+      .add_column("StdDev", unit, ColumnType::kReal);
+  for (const char* k : shape.key_names) r.add_column(k, "", ColumnType::kText);
+
+  std::int64_t grand_total = 0;
+  for (const Group& g : groups) grand_total += g.total;
+  const double scale = shape.in_mb ? 1.0 / kBytesPerMb : 1.0;
+  // Integers stay exact in ns; sizes become MB reals.
+  auto amount = [&](std::int64_t v) -> Cell {
+    if (shape.in_mb) return static_cast<double>(v) * scale;
+    return v;
+  };
+
+  for (const Group& g : groups) {
+    std::vector<double> v(g.values.begin(), g.values.end());
+    const auto [mn, mx] = std::minmax_element(g.values.begin(), g.values.end());
+    Row row{amount(g.total),
+            static_cast<std::int64_t>(g.values.size()),
+            real_or_null(stats::mean(v) * scale),
+            real_or_null(stats::median(v) * scale),
+            amount(*mn),
+            amount(*mx),
+            real_or_null(stats::stddev(v) * scale)};
+    if (!shape.in_mb) {
+      row.insert(row.begin(), grand_total > 0 ? Cell{static_cast<double>(g.total) /
+                                                     static_cast<double>(grand_total) * 100.0}
+                                              : Cell{std::monostate{}});
+    }
+    for (const std::string& k : g.key) row.push_back(k);
+    r.rows.push_back(std::move(row));
+  }
+  if (groups.empty()) r.add_note(NoteLevel::kInfo, std::string("no ") + shape.empty_what + " in the capture range");
+  return r;
+}
+
+// Memcpys by copy kind and memsets; the key is the nsys operation name.
+constexpr std::string_view kMemoryOpsSql =
+    "SELECT COALESCE(copy_kind, 'unknown'), %VALUE% FROM memcpys UNION ALL "
+    "SELECT 'memset', %VALUE% FROM memsets";
+
+std::vector<Group> memory_groups(Database& db, std::string_view value_sql) {
+  std::string sql(kMemoryOpsSql);
+  for (auto pos = sql.find("%VALUE%"); pos != std::string::npos; pos = sql.find("%VALUE%"))
+    sql.replace(pos, 7, value_sql);
+  return group_values(db, sql, [](Key k) {
+    k[0] = k[0] == "memset" ? std::string("[CUDA memset]") : memcpy_operation_name(k[0]);
+    return k;
+  });
+}
+
+}  // namespace
+
+Report cuda_api_sum(Database& db) {
+  static const SummaryShape shape{"cuda_api_sum", "CUDA API Summary", false, "Num Calls", {"Name"},
+                                  "CUDA API calls"};
+  return summarize(shape, group_values(db, "SELECT COALESCE(name, '<unknown>'), duration_ns FROM v_api_calls"));
+}
+
+Report cuda_gpu_kern_sum(Database& db, const ReportOptions& options) {
+  static const SummaryShape shape{"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", false, "Instances", {"Name"},
+                                  "CUDA kernels"};
+  const char* name_col = options.base ? "short_name" : options.mangled ? "mangled_name" : "name";
+  // A missing short/mangled name falls back to the demangled one.
+  const std::string sql = std::string("SELECT COALESCE(") + name_col +
+                          ", name, '<unknown kernel>'), duration_ns FROM v_kernels";
+  return summarize(shape, group_values(db, sql));
+}
+
+Report cuda_gpu_mem_time_sum(Database& db) {
+  static const SummaryShape shape{"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", false, "Count",
+                                  {"Operation"}, "CUDA memory operations"};
+  return summarize(shape, memory_groups(db, "end_ns - start_ns"));
+}
+
+Report cuda_gpu_mem_size_sum(Database& db) {
+  static const SummaryShape shape{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", true, "Count",
+                                  {"Operation"}, "CUDA memory operations"};
+  return summarize(shape, memory_groups(db, "COALESCE(bytes, 0)"));
+}
+
+Report nvtx_sum(Database& db) {
+  static const SummaryShape shape{"nvtx_sum", "NVTX Range Summary", false, "Instances", {"Style", "Range"},
+                                  "closed NVTX ranges"};
+  return summarize(shape, group_values(db,
+                                       "SELECT COALESCE(style, ''), "
+                                       "CASE WHEN domain IS NULL THEN COALESCE(text, '') "
+                                       "ELSE domain || ':' || COALESCE(text, '') END, duration_ns "
+                                       "FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL"));
+}
+
+namespace {
+
+struct Entry {
+  std::string_view name;
+  Report (*run)(Database&, const ReportOptions&);
+};
+
+constexpr Entry kReports[] = {
+    {"cuda_api_sum", [](Database& db, const ReportOptions&) { return cuda_api_sum(db); }},
+    {"cuda_gpu_kern_sum", [](Database& db, const ReportOptions& o) { return cuda_gpu_kern_sum(db, o); }},
+    {"cuda_gpu_mem_time_sum", [](Database& db, const ReportOptions&) { return cuda_gpu_mem_time_sum(db); }},
+    {"cuda_gpu_mem_size_sum", [](Database& db, const ReportOptions&) { return cuda_gpu_mem_size_sum(db); }},
+    {"nvtx_sum", [](Database& db, const ReportOptions&) { return nvtx_sum(db); }},
+};
+
+}  // namespace
+
+std::vector<std::string_view> report_names() {
+  std::vector<std::string_view> names;
+  for (const Entry& e : kReports) names.push_back(e.name);
+  return names;
+}
+
+Report run_report(Database& db, std::string_view name, const ReportOptions& options) {
+  for (const Entry& e : kReports)
+    if (e.name == name) return e.run(db, options);
+  std::string valid;
+  for (const Entry& e : kReports) valid += (valid.empty() ? "" : ", ") + std::string(e.name);
+  throw std::invalid_argument("unknown report '" + std::string(name) + "' (valid: " + valid + ")");
+}
+
+}  // namespace gpuscope::analyze

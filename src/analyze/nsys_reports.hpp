@@ -1,0 +1,60 @@
+// nsys_reports: the reports of `gpuscope stats`, named and shaped as `nsys stats` names them.
+//
+// Every report groups events by a key and gives, per group: the total, the count, and
+// the mean (Avg), median (Med), Min, Max and unbiased sample standard deviation (StdDev)
+// of one value per event — a duration in ns, or a size in MB (1 MB = 1e6 bytes, as nsys).
+// Rows are sorted by the total, descending (ties by key, ascending).
+//
+//   cuda_api_sum           Time (%), Total Time (ns), Num Calls, Avg (ns), Med (ns), Min (ns),
+//                          Max (ns), StdDev (ns), Name            — one row per API function
+//   cuda_gpu_kern_sum      Time (%), Total Time (ns), Instances, Avg .. StdDev (ns), Name
+//                          — one row per kernel name (ReportOptions::base: short name;
+//                          ::mangled: mangled name; base wins if both are set)
+//   cuda_gpu_mem_time_sum  Time (%), Total Time (ns), Count, Avg .. StdDev (ns), Operation
+//                          — "[CUDA memcpy Host-to-Device]" etc. and "[CUDA memset]"
+//   cuda_gpu_mem_size_sum  Total (MB), Count, Avg .. StdDev (MB), Operation
+//   nvtx_sum               Time (%), Total Time (ns), Instances, Avg .. StdDev (ns), Style, Range
+//                          — closed ranges only (marks and never-closed ranges excluded);
+//                          Range is "domain:text" for a non-default domain
+//
+// Cells: Total Time, Min, Max in ns are integers; Avg, Med, StdDev and every MB cell are
+// reals. Time (%) = the group's total / the sum of all groups' totals × 100 (a sum, so
+// overlapping events each count in full); NULL if that sum is 0. StdDev of a group of
+// one is NULL (undefined; nsys prints 0).
+//
+// No events → a Report with the columns, no rows and a note "no ... in the capture range".
+//
+// Errors: run_report throws std::invalid_argument for an unknown name (the message lists
+// the valid ones); store::DatabaseError if the database lacks the schema's tables/views.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "core/report.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+struct ReportOptions {
+  bool base = false;     // kernel short names (nsys --base)
+  bool mangled = false;  // kernel mangled names (nsys --mangled)
+};
+
+[[nodiscard]] Report cuda_api_sum(store::Database& db);
+[[nodiscard]] Report cuda_gpu_kern_sum(store::Database& db, const ReportOptions& options = {});
+[[nodiscard]] Report cuda_gpu_mem_time_sum(store::Database& db);
+[[nodiscard]] Report cuda_gpu_mem_size_sum(store::Database& db);
+[[nodiscard]] Report nvtx_sum(store::Database& db);
+
+/// The report names run_report() accepts, in the default order of `gpuscope stats`.
+[[nodiscard]] std::vector<std::string_view> report_names();
+
+/// Runs the report called `name`. Unknown name → std::invalid_argument:
+/// "unknown report 'x' (valid: cuda_api_sum, ...)".
+[[nodiscard]] Report run_report(store::Database& db, std::string_view name, const ReportOptions& options = {});
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,222 @@
+#include "analyze/nsys_reports.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "store/trace.hpp"
+#include "trace_db.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using test::TraceDb;
+
+std::size_t col(const Report& r, const std::string& name) {
+  for (std::size_t i = 0; i < r.columns.size(); ++i)
+    if (r.columns[i].name == name) return i;
+  ADD_FAILURE() << "no column " << name << " in " << r.name;
+  return 0;
+}
+
+template <typename T>
+T cell(const Report& r, std::size_t row, const std::string& column) {
+  const Cell& c = r.rows.at(row).at(col(r, column));
+  EXPECT_TRUE(std::holds_alternative<T>(c)) << r.name << "." << column << " row " << row;
+  return std::holds_alternative<T>(c) ? std::get<T>(c) : T{};
+}
+
+std::vector<std::string> headers(const Report& r) {
+  std::vector<std::string> out;
+  for (const Column& c : r.columns) out.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
+  return out;
+}
+
+// Kernels: "a" (short "a_s", mangled "_Z1a") 10, 20, 60 ns; "b" 30 ns.
+// Copies: HtoD 2 MB in 100 ns and 1 MB in 300 ns, DtoH 0.5 MB in 50 ns; memset 4096 B in 40 ns.
+// API: cudaLaunchKernel 5, 7 ns; cudaMalloc 100 ns.
+// NVTX: "step" PushPop 100, 300 ns (default domain); "load" StartEnd 50 ns in domain "io";
+//       a mark and an unclosed range (both excluded).
+class NsysReportsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t.exec("INSERT INTO strings VALUES (1, 'a(float*)'), (2, 'b(int)'), (3, 'a_s'), (4, '_Z1a'), "
+           "(10, 'cudaLaunchKernel'), (11, 'cudaMalloc'), (20, 'step'), (21, 'load'), (22, 'io'), "
+           "(23, 'mark'), (24, 'open')");
+    t.kernel(1, 0, 7, 1, 0, 10, 1);
+    t.kernel(1, 0, 7, 2, 100, 120, 1);
+    t.kernel(1, 0, 7, 3, 200, 260, 1);
+    t.kernel(1, 0, 7, 4, 300, 330, 2);
+    t.exec("UPDATE kernels SET short_name_id = 3, mangled_name_id = 4 WHERE name_id = 1");
+    t.memcpy(1, "HtoD", 1000, 1100, 2000000);
+    t.memcpy(1, "HtoD", 2000, 2300, 1000000);
+    t.memcpy(1, "DtoH", 3000, 3050, 500000);
+    t.exec("INSERT INTO memsets (pid, device_id, context_id, stream_id, start_ns, end_ns, bytes, value, "
+           "memory_kind) VALUES (1, 0, 1, 7, 4000, 4040, 4096, 0, 'device')");
+    t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, "
+           "return_value) VALUES (1, 1, 'runtime', 211, 10, 0, 5, 1, 0), "
+           "(1, 1, 'runtime', 211, 10, 10, 17, 2, 0), (1, 1, 'runtime', 20, 11, 20, 120, 3, 0)");
+    t.exec("INSERT INTO nvtx_events (pid, tid, domain_id, style, text_id, start_ns, end_ns) VALUES "
+           "(1, 1, NULL, 'PushPop', 20, 0, 100), (1, 1, NULL, 'PushPop', 20, 200, 500), "
+           "(1, 1, 22, 'StartEnd', 21, 0, 50), (1, 1, NULL, 'Mark', 23, 10, NULL), "
+           "(1, 1, NULL, 'PushPop', 24, 600, NULL)");
+  }
+  TraceDb t;
+};
+
+TEST_F(NsysReportsTest, KernelSumColumnsAndStatistics) {
+  const Report r = cuda_gpu_kern_sum(t.db());
+  EXPECT_EQ(r.name, "cuda_gpu_kern_sum");
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
+                                                  "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"}));
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Name"), "a(float*)");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Time"), 75.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Total Time"), 90);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Instances"), 3);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Avg"), 30.0);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Med"), 20.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Min"), 10);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Max"), 60);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "StdDev"), std::sqrt(700.0));  // (400+100+900)/2
+  EXPECT_EQ(cell<std::string>(r, 1, "Name"), "b(int)");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Time"), 25.0);
+  // One instance: the spread is undefined → NULL, not 0.
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[1][col(r, "StdDev")]));
+  EXPECT_TRUE(r.notes.empty());
+}
+
+TEST_F(NsysReportsTest, KernelSumBaseAndMangledNames) {
+  EXPECT_EQ(cell<std::string>(cuda_gpu_kern_sum(t.db(), {.base = true}), 0, "Name"), "a_s");
+  EXPECT_EQ(cell<std::string>(cuda_gpu_kern_sum(t.db(), {.mangled = true}), 0, "Name"), "_Z1a");
+  // "b" has no short name: falls back to the demangled one.
+  EXPECT_EQ(cell<std::string>(cuda_gpu_kern_sum(t.db(), {.base = true}), 1, "Name"), "b(int)");
+}
+
+TEST_F(NsysReportsTest, ApiSum) {
+  const Report r = cuda_api_sum(t.db());
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Med (ns)",
+                                                  "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"}));
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Name"), "cudaMalloc");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Time"), 100.0 / 112.0 * 100.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Num Calls"), 2);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Total Time"), 12);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Med"), 6.0);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "StdDev"), std::sqrt(2.0));
+}
+
+TEST_F(NsysReportsTest, MemTimeSum) {
+  const Report r = cuda_gpu_mem_time_sum(t.db());
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Time (%)", "Total Time (ns)", "Count", "Avg (ns)", "Med (ns)",
+                                                  "Min (ns)", "Max (ns)", "StdDev (ns)", "Operation"}));
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Operation"), "[CUDA memcpy Host-to-Device]");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Total Time"), 400);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Time"), 400.0 / 490.0 * 100.0);
+  EXPECT_EQ(cell<std::string>(r, 1, "Operation"), "[CUDA memcpy Device-to-Host]");
+  EXPECT_EQ(cell<std::string>(r, 2, "Operation"), "[CUDA memset]");
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Total Time"), 40);
+}
+
+TEST_F(NsysReportsTest, MemSizeSumInMegabytes) {
+  const Report r = cuda_gpu_mem_size_sum(t.db());
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)",
+                                                  "Max (MB)", "StdDev (MB)", "Operation"}));
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Operation"), "[CUDA memcpy Host-to-Device]");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Total"), 3.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Count"), 2);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Avg"), 1.5);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Min"), 1.0);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Max"), 2.0);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "StdDev"), std::sqrt(0.5));
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Total"), 0.5);
+  EXPECT_EQ(cell<std::string>(r, 2, "Operation"), "[CUDA memset]");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 2, "Total"), 0.004096);
+}
+
+TEST_F(NsysReportsTest, NvtxSumClosedRangesWithDomainPrefix) {
+  const Report r = nvtx_sum(t.db());
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
+                                                  "Min (ns)", "Max (ns)", "StdDev (ns)", "Style", "Range"}));
+  ASSERT_EQ(r.rows.size(), 2u);  // the mark and the unclosed range are left out
+  EXPECT_EQ(cell<std::string>(r, 0, "Range"), "step");
+  EXPECT_EQ(cell<std::string>(r, 0, "Style"), "PushPop");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Instances"), 2);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Total Time"), 400);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Time"), 400.0 / 450.0 * 100.0);
+  EXPECT_EQ(cell<std::string>(r, 1, "Range"), "io:load");
+  EXPECT_EQ(cell<std::string>(r, 1, "Style"), "StartEnd");
+}
+
+TEST(NsysReports, EmptyDatabaseGivesNoRowsAndANote) {
+  TraceDb t;
+  for (std::string_view name : report_names()) {
+    const Report r = run_report(t.db(), name, {});
+    EXPECT_EQ(r.name, name);
+    EXPECT_FALSE(r.columns.empty());
+    EXPECT_TRUE(r.rows.empty()) << name;
+    ASSERT_EQ(r.notes.size(), 1u) << name;
+    EXPECT_NE(r.notes[0].text.find("in the capture range"), std::string::npos) << r.notes[0].text;
+    EXPECT_EQ(r.notes[0].text.rfind("no ", 0), 0u) << r.notes[0].text;
+  }
+}
+
+TEST(NsysReports, RegistryNamesAndUnknownName) {
+  EXPECT_EQ(report_names(), (std::vector<std::string_view>{"cuda_api_sum", "cuda_gpu_kern_sum",
+                                                           "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+                                                           "nvtx_sum"}));
+  TraceDb t;
+  try {
+    (void)run_report(t.db(), "cuda_gpu_kern_summ", {});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("cuda_gpu_kern_summ"), std::string::npos) << msg;
+    for (std::string_view n : report_names()) EXPECT_NE(msg.find(n), std::string::npos) << msg;
+  }
+}
+
+// The committed real trace (tests/data/cnn.sqlite): 306 kernels of 36 names,
+// 452 API calls, NVTX ranges "step 5" .. "step 10".
+class CommittedTraceTest : public ::testing::Test {
+ protected:
+  store::Database db = store::open_trace(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/cnn.sqlite");
+};
+
+std::int64_t column_sum(const Report& r, const std::string& column) {
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) sum += cell<std::int64_t>(r, i, column);
+  return sum;
+}
+
+TEST_F(CommittedTraceTest, KernelSum) {
+  const Report r = cuda_gpu_kern_sum(db);
+  EXPECT_EQ(r.rows.size(), 36u);
+  EXPECT_EQ(column_sum(r, "Instances"), 306);
+  double percent = 0;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    percent += cell<double>(r, i, "Time");
+    if (i > 0) {
+      EXPECT_GE(cell<std::int64_t>(r, i - 1, "Total Time"), cell<std::int64_t>(r, i, "Total Time"));
+    }
+  }
+  EXPECT_NEAR(percent, 100.0, 1e-9);
+}
+
+TEST_F(CommittedTraceTest, ApiSumCountsEveryCall) { EXPECT_EQ(column_sum(cuda_api_sum(db), "Num Calls"), 452); }
+
+TEST_F(CommittedTraceTest, NvtxSumOneRowPerStep) {
+  const Report r = nvtx_sum(db);
+  ASSERT_EQ(r.rows.size(), 6u);
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    EXPECT_EQ(cell<std::string>(r, i, "Range").rfind("step ", 0), 0u);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Instances"), 1);
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
