@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "analyze/launch_reports.hpp"
+#include "analyze/gpu_util_report.hpp"
 #include "analyze/trace_summary.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
@@ -20,11 +22,7 @@ using store::Statement;
 using Key = std::vector<std::string>;
 
 // One group of events: its key cells and one value per event (ns or bytes).
-struct Group {
-  Key key;
-  std::vector<std::int64_t> values;
-  std::int64_t total = 0;
-};
+using Group = detail::ValueGroup;
 
 using Rekey = std::function<Key(Key)>;
 
@@ -174,6 +172,7 @@ namespace {
 struct Entry {
   std::string_view name;
   Report (*run)(Database&, const ReportOptions&);
+  bool in_default = true;  // run by `gpuscope stats` without --report
 };
 
 constexpr Entry kReports[] = {
@@ -182,14 +181,28 @@ constexpr Entry kReports[] = {
     {"cuda_gpu_mem_time_sum", [](Database& db, const ReportOptions&) { return cuda_gpu_mem_time_sum(db); }},
     {"cuda_gpu_mem_size_sum", [](Database& db, const ReportOptions&) { return cuda_gpu_mem_size_sum(db); }},
     {"nvtx_sum", [](Database& db, const ReportOptions&) { return nvtx_sum(db); }},
+    {"gpu_util", [](Database& db, const ReportOptions&) { return gpu_util(db); }, false},
+    {"launch_overhead", [](Database& db, const ReportOptions&) { return launch_overhead(db); }, false},
+    {"sync_wait", [](Database& db, const ReportOptions&) { return sync_wait(db); }, false},
 };
 
 }  // namespace
 
 std::vector<std::string_view> report_names() {
   std::vector<std::string_view> names;
+  for (const Entry& e : kReports)
+    if (e.in_default) names.push_back(e.name);
+  return names;
+}
+
+std::vector<std::string_view> all_report_names() {
+  std::vector<std::string_view> names;
   for (const Entry& e : kReports) names.push_back(e.name);
   return names;
+}
+
+std::vector<detail::ValueGroup> detail::group_values_by_key(Database& db, std::string_view sql) {
+  return group_values(db, sql);
 }
 
 Report run_report(Database& db, std::string_view name, const ReportOptions& options) {

@@ -28,6 +28,8 @@
 // the valid ones); store::DatabaseError if the database lacks the schema's tables/views.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -50,11 +52,31 @@ struct ReportOptions {
 [[nodiscard]] Report cuda_gpu_mem_size_sum(store::Database& db);
 [[nodiscard]] Report nvtx_sum(store::Database& db);
 
-/// The report names run_report() accepts, in the default order of `gpuscope stats`.
+/// The reports `gpuscope stats` runs by default, in order (the five above).
 [[nodiscard]] std::vector<std::string_view> report_names();
+
+/// Every name run_report() accepts: report_names(), then the diagnosis reports run
+/// only on request (launch_overhead, sync_wait; see launch_reports.hpp).
+[[nodiscard]] std::vector<std::string_view> all_report_names();
 
 /// Runs the report called `name`. Unknown name → std::invalid_argument:
 /// "unknown report 'x' (valid: cuda_api_sum, ...)".
 [[nodiscard]] Report run_report(store::Database& db, std::string_view name, const ReportOptions& options = {});
+
+namespace detail {
+
+/// Events grouped by key: the key cells and one integer value per event.
+struct ValueGroup {
+  std::vector<std::string> key;
+  std::vector<std::int64_t> values;
+  std::int64_t total = 0;
+};
+
+/// Runs `sql`, whose last column is an integer value and the columns before it the key
+/// (as text), and groups the rows by key; rows with a NULL value are skipped.
+/// Sorted by total descending, then key ascending. The helper behind every report here.
+[[nodiscard]] std::vector<ValueGroup> group_values_by_key(store::Database& db, std::string_view sql);
+
+}  // namespace detail
 
 }  // namespace gpuscope::analyze

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
@@ -12,65 +13,11 @@ namespace {
 
 using store::Database;
 using store::Statement;
+using detail::busy_per_gpu;
+using detail::GpuBusy;
+using detail::wall_time_ns;
 
 constexpr double kNsPerMs = 1e6;
-
-struct Span {
-  std::int64_t start_ns = 0;
-  std::int64_t end_ns = 0;
-  bool valid = false;
-};
-
-Span span_of(Database& db, const char* sql) {
-  Statement st = db.prepare(sql);
-  if (!st.step() || st.is_null(0) || st.is_null(1)) return {};
-  return {st.column_int(0), st.column_int(1), true};
-}
-
-// See "Wall time" in the header.
-std::int64_t wall_time_ns(Database& db) {
-  Span s = span_of(db, "SELECT MIN(start_ns), MAX(end_ns) FROM capture_windows");
-  if (!s.valid) s = span_of(db, "SELECT MIN(start_ns), MAX(end_ns) FROM processes");
-  if (!s.valid) {
-    s = span_of(db,
-                "SELECT MIN(s), MAX(e) FROM ("
-                "SELECT start_ns AS s, end_ns AS e FROM kernels UNION ALL "
-                "SELECT start_ns, end_ns FROM memcpys UNION ALL "
-                "SELECT start_ns, end_ns FROM memsets UNION ALL "
-                "SELECT start_ns, end_ns FROM api_calls UNION ALL "
-                "SELECT start_ns, end_ns FROM syncs UNION ALL "
-                "SELECT start_ns, COALESCE(end_ns, start_ns) FROM nvtx_events)");
-  }
-  return s.valid ? std::max<std::int64_t>(0, s.end_ns - s.start_ns) : 0;
-}
-
-struct GpuBusy {
-  std::int64_t busy_ns = 0;
-  std::int64_t kernels = 0;
-  std::string name;
-};
-
-std::map<std::int64_t, GpuBusy> busy_per_gpu(Database& db, const detail::GpuIndexMap& gpus) {
-  std::map<std::int64_t, std::vector<stats::Interval>> intervals;
-  std::map<std::int64_t, GpuBusy> out;
-  Statement st = db.prepare(
-      "SELECT pid, device_id, start_ns, end_ns, 1 FROM kernels UNION ALL "
-      "SELECT pid, device_id, start_ns, end_ns, 0 FROM memcpys UNION ALL "
-      "SELECT pid, device_id, start_ns, end_ns, 0 FROM memsets");
-  while (st.step()) {
-    const std::int64_t gpu = gpus.index(st.column_int(0), st.column_int(1));
-    intervals[gpu].push_back({st.column_int(2), st.column_int(3)});
-    out[gpu].kernels += st.column_int(4);
-  }
-  for (auto& [gpu, iv] : intervals) out[gpu].busy_ns = stats::union_length(std::move(iv));
-
-  Statement names = db.prepare("SELECT pid, device_id, name FROM devices WHERE name IS NOT NULL");
-  while (names.step()) {
-    const auto it = out.find(gpus.index(names.column_int(0), names.column_int(1)));
-    if (it != out.end()) it->second.name = names.column_text(2);
-  }
-  return out;
-}
 
 Cell percent_or_null(double part, double whole) {
   if (whole <= 0.0) return std::monostate{};

@@ -1,5 +1,6 @@
 #include "cli/stats_command.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -10,13 +11,18 @@
 namespace gpuscope::cli {
 
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
-  std::string names;
-  for (std::string_view n : analyze::report_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+  std::string names, extra;  // the default reports; the diagnosis reports run only on request
+  const auto defaults = analyze::report_names();
+  for (std::string_view n : analyze::all_report_names()) {
+    std::string& list = std::find(defaults.begin(), defaults.end(), n) != defaults.end() ? names : extra;
+    list += (list.empty() ? "" : ", ") + std::string(n);
+  }
+  if (!extra.empty()) names += "; on request: " + extra;
   CLI::App* sub = app.add_subcommand(
       "stats", "Print nsys-style summary reports of a trace (per API function, kernel, memory\n"
                "operation and NVTX range: total, count, avg, median, min, max, stddev).");
   sub->add_option("trace", o.trace, "NAME.sqlite")->required()->check(CLI::ExistingFile);
-  sub->add_option("-r,--report", o.reports, "Reports, comma-separated (default: all): " + names)
+  sub->add_option("-r,--report", o.reports, "Reports, comma-separated (default: all but the on-request ones): " + names)
       ->delimiter(',');
   sub->add_option("--format", o.format, "table, csv, json or markdown")->capture_default_str();
   sub->add_option("-o,--output", o.output, "Write to FILE instead of stdout");

@@ -1,0 +1,220 @@
+#include "analyze/gpu_util_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyze/gpu_busy.hpp"
+#include "analyze/gpu_index.hpp"
+#include "core/occupancy.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+using store::Statement;
+
+constexpr double kNsPerMs = 1e6;
+constexpr double kVerdictBusyPercent = 50.0;  // "mostly busy" from here up
+
+// One kernel and how many SMs it can occupy at once (0 = unknown launch facts).
+struct KernelSpan {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t stream = 0;
+  std::int64_t sms = 0;
+};
+
+struct GpuKernels {
+  std::vector<KernelSpan> kernels;
+  std::int64_t sm_count = 0;  // 0 until a kernel with launch facts is seen
+  std::int64_t unknown = 0;   // kernels without launch facts
+};
+
+// SMs a kernel's grid can occupy at once: min(sm_count, ceil(grid / blocks per SM)).
+std::int64_t kernel_sms(const Statement& st) {
+  const std::int64_t grid_blocks = st.column_int(5);
+  const std::int64_t sm_count = st.column_int(9);
+  if (grid_blocks <= 0 || sm_count <= 0) return 0;
+  occupancy::DeviceLimits d;
+  d.cc_major = static_cast<int>(st.column_int(10));
+  d.cc_minor = static_cast<int>(st.column_int(11));
+  d.max_warps_per_sm = st.column_int(12);
+  d.max_blocks_per_sm = st.column_int(13);
+  d.max_registers_per_sm = st.column_int(14);
+  d.max_registers_per_block = st.column_int(15);
+  d.max_shared_memory_per_sm = st.column_int(16);
+  d.max_threads_per_block = st.column_int(17);
+  const auto occ = occupancy::compute(d, {st.column_int(6), st.column_int(7), st.column_int(8)});
+  if (!occ || occ->active_blocks_per_sm <= 0) return 0;
+  const std::int64_t per_sm = occ->active_blocks_per_sm;
+  return std::min(sm_count, (grid_blocks + per_sm - 1) / per_sm);
+}
+
+std::map<std::int64_t, GpuKernels> kernels_per_gpu(Database& db, const detail::GpuIndexMap& gpus) {
+  std::map<std::int64_t, GpuKernels> out;
+  Statement st = db.prepare(
+      "SELECT k.pid, k.device_id, COALESCE(k.stream_id, -1), k.start_ns, k.end_ns, "
+      "COALESCE(k.grid_x, 0) * COALESCE(k.grid_y, 0) * COALESCE(k.grid_z, 0), "
+      "COALESCE(k.block_x, 0) * COALESCE(k.block_y, 0) * COALESCE(k.block_z, 0), "
+      "COALESCE(k.registers_per_thread, 0), "
+      "COALESCE(k.static_shared_memory, 0) + COALESCE(k.dynamic_shared_memory, 0), "
+      "COALESCE(d.sm_count, 0), COALESCE(d.cc_major, 0), COALESCE(d.cc_minor, 0), "
+      "COALESCE(d.max_warps_per_sm, 0), COALESCE(d.max_blocks_per_sm, 0), "
+      "COALESCE(d.max_registers_per_sm, 0), COALESCE(d.max_registers_per_block, 0), "
+      "COALESCE(d.max_shared_memory_per_sm, 0), COALESCE(d.max_threads_per_block, 0) "
+      "FROM kernels k LEFT JOIN devices d ON d.pid = k.pid AND d.device_id = k.device_id");
+  while (st.step()) {
+    GpuKernels& g = out[gpus.index(st.column_int(0), st.column_int(1))];
+    const std::int64_t sms = kernel_sms(st);
+    if (sms > 0) {
+      g.sm_count = std::max(g.sm_count, st.column_int(9));
+    } else {
+      ++g.unknown;
+    }
+    g.kernels.push_back({st.column_int(3), st.column_int(4), st.column_int(2), sms});
+  }
+  return out;
+}
+
+struct Sweep {
+  std::int64_t sm_ns = 0;  // ∫ occupied SMs dt
+  std::int64_t max_streams = 0;
+};
+
+// One pass over kernel starts and ends; at equal times ends come first.
+Sweep sweep(const GpuKernels& g) {
+  struct Event {
+    std::int64_t t;
+    int delta;  // -1 end, +1 start
+    const KernelSpan* k;
+  };
+  std::vector<Event> events;
+  for (const KernelSpan& k : g.kernels) {
+    if (k.end_ns <= k.start_ns) continue;
+    events.push_back({k.start_ns, +1, &k});
+    events.push_back({k.end_ns, -1, &k});
+  }
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.t != b.t ? a.t < b.t : a.delta < b.delta; });
+  Sweep out;
+  std::map<std::int64_t, std::int64_t> running;  // stream → running kernels
+  std::int64_t active_sms = 0;
+  std::int64_t prev_t = events.empty() ? 0 : events.front().t;
+  for (const Event& e : events) {
+    out.sm_ns += std::min(g.sm_count, active_sms) * (e.t - prev_t);
+    prev_t = e.t;
+    active_sms += e.delta * e.k->sms;
+    std::int64_t& n = running[e.k->stream];
+    n += e.delta;
+    if (n == 0) running.erase(e.k->stream);
+    out.max_streams = std::max(out.max_streams, static_cast<std::int64_t>(running.size()));
+  }
+  return out;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string duration_text(std::int64_t ns) {
+  if (ns >= 1'000'000) return fmt("%.3f ms", static_cast<double>(ns) / 1e6);
+  return fmt("%.1f us", static_cast<double>(ns) / 1e3);
+}
+
+std::string gaps_note(std::int64_t gpu, const IdleGapHistogram& h) {
+  static constexpr const char* kLabels[] = {"< 10 us", "10-100 us", "0.1-1 ms", ">= 1 ms"};
+  std::string text = "GPU " + std::to_string(gpu) + " idle gaps between busy intervals:";
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    text += std::string(i == 0 ? " " : "; ") + kLabels[i] + ": " + std::to_string(h[i].count) + " (" +
+            duration_text(h[i].total_ns) + ")";
+  }
+  return text;
+}
+
+Note verdict(std::int64_t gpu, double busy_pct, double coverage_pct) {
+  const std::string who = "GPU " + std::to_string(gpu) + ": busy " + fmt("%.0f", busy_pct) + " %";
+  const std::string cov = "SM coverage " + fmt("%.0f", coverage_pct) + " %";
+  if (busy_pct >= kVerdictBusyPercent && coverage_pct < busy_pct / 2.0) {
+    return {NoteLevel::kWarning, who + " but " + cov +
+                                     ": the GPU is rarely idle, yet most kernels use few SMs; "
+                                     "busy time is not utilization"};
+  }
+  if (busy_pct < kVerdictBusyPercent) {
+    return {NoteLevel::kInfo, who + ", " + cov + ": the GPU is idle most of the wall time; see its idle gaps"};
+  }
+  return {NoteLevel::kInfo, who + ", " + cov + ": while busy, kernels fill most SMs"};
+}
+
+}  // namespace
+
+IdleGapHistogram idle_gaps(std::span<const stats::Interval> busy_union) {
+  IdleGapHistogram h{};
+  for (std::size_t i = 1; i < busy_union.size(); ++i) {
+    const std::int64_t gap = busy_union[i].start_ns - busy_union[i - 1].end_ns;
+    if (gap <= 0) continue;
+    const auto bucket = static_cast<std::size_t>(
+        std::upper_bound(kIdleGapBoundsNs.begin(), kIdleGapBoundsNs.end(), gap) - kIdleGapBoundsNs.begin());
+    ++h[bucket].count;
+    h[bucket].total_ns += gap;
+  }
+  return h;
+}
+
+Report gpu_util(Database& db) {
+  Report r;
+  r.name = "gpu_util";
+  r.title = "GPU Utilization: Busy Time vs SM Coverage";
+  r.add_column("GPU", "", ColumnType::kInteger)
+      .add_column("Name", "", ColumnType::kText)
+      .add_column("Wall Time", "ms", ColumnType::kReal)
+      .add_column("Busy Time", "ms", ColumnType::kReal)
+      .add_column("Busy", "%", ColumnType::kReal)
+      .add_column("SM Coverage", "%", ColumnType::kReal)
+      .add_column("Max Concurrent Streams", "", ColumnType::kInteger)
+      .add_column("Kernels", "", ColumnType::kInteger);
+
+  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
+  const std::map<std::int64_t, detail::GpuBusy> busy = detail::busy_per_gpu(db, gpus);
+  const std::map<std::int64_t, GpuKernels> kernels = kernels_per_gpu(db, gpus);
+  const std::int64_t wall_ns = detail::wall_time_ns(db);
+  const auto wall = static_cast<double>(wall_ns);
+
+  std::vector<Note> verdicts, gaps, warnings;
+  for (const auto& [gpu, b] : busy) {
+    Cell busy_pct = std::monostate{};
+    Cell coverage = std::monostate{};
+    std::int64_t max_streams = 0;
+    if (wall_ns > 0) busy_pct = static_cast<double>(b.busy_ns) / wall * 100.0;
+    if (const auto it = kernels.find(gpu); it != kernels.end()) {
+      const GpuKernels& g = it->second;
+      const Sweep s = sweep(g);
+      max_streams = s.max_streams;
+      if (wall_ns > 0 && g.sm_count > 0)
+        coverage = static_cast<double>(s.sm_ns) / (static_cast<double>(g.sm_count) * wall) * 100.0;
+      if (g.unknown > 0) {
+        warnings.push_back({NoteLevel::kWarning,
+                            "GPU " + std::to_string(gpu) + ": " + std::to_string(g.unknown) + " of " +
+                                std::to_string(g.kernels.size()) +
+                                " kernels lack launch facts (grid, block or device limits) and count as "
+                                "occupying no SMs in SM Coverage"});
+      }
+    }
+    if (std::holds_alternative<double>(busy_pct) && std::holds_alternative<double>(coverage))
+      verdicts.push_back(verdict(gpu, std::get<double>(busy_pct), std::get<double>(coverage)));
+    gaps.push_back({NoteLevel::kInfo, gaps_note(gpu, idle_gaps(b.busy))});
+    r.rows.push_back(Row{gpu, b.name, wall / kNsPerMs, static_cast<double>(b.busy_ns) / kNsPerMs, busy_pct,
+                         coverage, max_streams, b.kernels});
+  }
+  if (busy.empty()) r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
+  for (auto* group : {&verdicts, &warnings, &gaps})
+    for (Note& n : *group) r.notes.push_back(std::move(n));
+  return r;
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,178 @@
+#include "analyze/launch_reports.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "analyze/nsys_reports.hpp"
+#include "store/trace.hpp"
+#include "trace_db.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using test::TraceDb;
+
+std::size_t col(const Report& r, const std::string& name) {
+  for (std::size_t i = 0; i < r.columns.size(); ++i)
+    if (r.columns[i].name == name) return i;
+  ADD_FAILURE() << "no column " << name << " in " << r.name;
+  return 0;
+}
+
+template <typename T>
+T cell(const Report& r, std::size_t row, const std::string& column) {
+  const Cell& c = r.rows.at(row).at(col(r, column));
+  EXPECT_TRUE(std::holds_alternative<T>(c)) << r.name << "." << column << " row " << row;
+  return std::holds_alternative<T>(c) ? std::get<T>(c) : T{};
+}
+
+bool has_note(const Report& r, const std::string& text) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const Note& n) { return n.text.find(text) != std::string::npos; });
+}
+
+void api(TraceDb& t, int name_id, long long start, long long end, int corr) {
+  t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
+         "VALUES (1, 1, 'runtime', 0, " + std::to_string(name_id) + ", " + std::to_string(start) + ", " +
+         std::to_string(end) + ", " + std::to_string(corr) + ", 0)");
+}
+
+// Wall [0, 1000). Stream 7: K1 [100,200) launched by [50,90); K2 [300,350) by [150,190);
+// K3 [360,400) by [300,365). cudaMalloc [0,1000) is not a launch call.
+//   Queue delays: 100-90 = 10, 300-190 = 110, 360-365 = -5 → avg 115/3, median 10.
+//   Launch times 40, 40, 65 → avg 145/3; GPU times 100, 50, 40 → avg 190/3.
+//   Busy 190 → idle 810. Launching while idle: [50,90) 40 + [350,360) 10 = 50 ([150,190) is busy).
+//   Graph saving: K1→K2: launch end 190 < K1 end 200 → no; K2→K3: 365 > 350 → 360-350 = 10.
+TEST(LaunchOverhead, HandComputedStream) {
+  TraceDb t;
+  t.exec("INSERT INTO strings VALUES (1, 'k(float*)'), (2, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc')");
+  t.exec("INSERT INTO capture_windows VALUES (1, 0, 1000, 'all')");
+  t.kernel(1, 0, 7, 1, 100, 200, 1);
+  t.kernel(1, 0, 7, 2, 300, 350, 1);
+  t.kernel(1, 0, 7, 3, 360, 400, 1);
+  t.exec("UPDATE kernels SET short_name_id = 2");
+  api(t, 10, 50, 90, 1);
+  api(t, 10, 150, 190, 2);
+  api(t, 10, 300, 365, 3);
+  api(t, 11, 0, 1000, 4);
+
+  const Report r = launch_overhead(t.db());
+  EXPECT_EQ(r.name, "launch_overhead");
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Name"), "k");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Launches"), 3);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "CPU Launch Time avg"), 145.0 / 3);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "GPU Time avg"), 190.0 / 3);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Queue Delay avg"), 115.0 / 3);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Queue Delay median"), 10.0);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Launch/GPU"), (145.0 / 3) / (190.0 / 3));
+  EXPECT_TRUE(has_note(r, "wall 1000 ns, GPU idle 810 ns, CPU launching while the GPU was idle 50 ns")) << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, "about 10 ns (1 gaps"));
+  EXPECT_TRUE(has_note(r, "not launch-bound: the GPU was idle 81 %"));
+}
+
+// Wall [0,100). Kernel [90,100) launched by [0,85); a kernel [20,30) on stream 8 with no
+// launch call. Busy 20 → idle 80; launching while idle = 85 - 10 = 75 → 93.75 %.
+TEST(LaunchOverhead, LaunchBoundVerdictAndUnmatchedKernel) {
+  TraceDb t;
+  t.exec("INSERT INTO strings VALUES (1, 'k'), (10, 'cudaLaunchKernel')");
+  t.exec("INSERT INTO capture_windows VALUES (1, 0, 100, 'all')");
+  t.kernel(1, 0, 7, 1, 90, 100, 1);
+  t.kernel(1, 0, 8, 99, 20, 30, 1);
+  api(t, 10, 0, 85, 1);
+  const Report r = launch_overhead(t.db());
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Launches"), 1);
+  EXPECT_EQ(cell<std::string>(r, 0, "Name"), "k");  // no short name → demangled name
+  EXPECT_TRUE(has_note(r, "1 kernels have no launch call"));
+  EXPECT_TRUE(has_note(r, "GPU idle 80 ns, CPU launching while the GPU was idle 75 ns"));
+  EXPECT_TRUE(has_note(r, "launch-bound: the GPU was idle 80 % of the time and the CPU was launching during 94 %"));
+  EXPECT_FALSE(has_note(r, "not launch-bound"));
+}
+
+// Wall [0,1000). cudaStreamSynchronize [100,200) and [300,400); cudaMemcpy [500,550);
+// cudaMemcpyAsync [600,700) (not blocking); cudaDeviceSynchronize [800,1000); a
+// stream_synchronize record [110,200) inside the first call. Union 100+100+50+200 = 450.
+TEST(SyncWait, HandComputed) {
+  TraceDb t;
+  t.exec("INSERT INTO strings VALUES (10, 'cudaStreamSynchronize'), (11, 'cudaMemcpy'), "
+         "(12, 'cudaMemcpyAsync'), (13, 'cudaDeviceSynchronize')");
+  t.exec("INSERT INTO capture_windows VALUES (1, 0, 1000, 'all')");
+  api(t, 10, 100, 200, 5);
+  api(t, 10, 300, 400, 6);
+  api(t, 11, 500, 550, 7);
+  api(t, 12, 600, 700, 8);
+  api(t, 13, 800, 1000, 9);
+  t.exec("INSERT INTO syncs (pid, tid, context_id, stream_id, sync_type, start_ns, end_ns, correlation_id) "
+         "VALUES (1, 1, 1, 7, 'stream_synchronize', 110, 200, 5)");
+  const Report r = sync_wait(t.db());
+  EXPECT_EQ(r.name, "sync_wait");
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Name"), "cudaDeviceSynchronize");  // tie at 200: by name
+  EXPECT_EQ(cell<std::string>(r, 1, "Name"), "cudaStreamSynchronize");
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Calls"), 2);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Total Blocked"), 200);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Avg"), 100.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Max"), 100);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Blocked"), 20.0);
+  EXPECT_EQ(cell<std::string>(r, 2, "Name"), "[sync] stream_synchronize");
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Total Blocked"), 90);
+  EXPECT_EQ(cell<std::string>(r, 3, "Name"), "cudaMemcpy");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 3, "Blocked"), 5.0);
+  EXPECT_TRUE(has_note(r, "total blocked: 450 ns"));
+  EXPECT_TRUE(has_note(r, "sync-bound: the CPU was blocked on the GPU 45 % of the time, mostly in cudaDeviceSynchronize"));
+}
+
+TEST(LaunchReports, EmptyDatabaseGivesNoRowsAndANote) {
+  TraceDb t;
+  for (std::string_view name : {"launch_overhead", "sync_wait"}) {
+    const Report r = run_report(t.db(), name);
+    EXPECT_EQ(r.name, name);
+    EXPECT_FALSE(r.columns.empty());
+    EXPECT_TRUE(r.rows.empty()) << name;
+    ASSERT_EQ(r.notes.size(), 1u) << name;
+    EXPECT_EQ(r.notes[0].text.rfind("no ", 0), 0u) << r.notes[0].text;
+    EXPECT_NE(r.notes[0].text.find("in the capture range"), std::string::npos) << r.notes[0].text;
+  }
+}
+
+TEST(LaunchReports, RegisteredButNotDefault) {
+  const auto all = all_report_names();
+  const auto def = report_names();
+  for (std::string_view n : {"launch_overhead", "sync_wait"}) {
+    EXPECT_NE(std::find(all.begin(), all.end(), n), all.end()) << n;
+    EXPECT_EQ(std::find(def.begin(), def.end(), n), def.end()) << n;
+  }
+}
+
+// tests/data/cnn.sqlite: 306 kernels; those with a launch call are counted by SQL.
+TEST(LaunchReports, CommittedTrace) {
+  store::Database db = store::open_trace(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/cnn.sqlite");
+  store::Statement st = db.prepare(
+      "SELECT COUNT(*) FROM kernels k WHERE EXISTS (SELECT 1 FROM api_calls a "
+      "WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)");
+  ASSERT_TRUE(st.step());
+  const std::int64_t launched = st.column_int(0);
+  EXPECT_GT(launched, 0);
+  EXPECT_LE(launched, 306);
+
+  const Report lo = launch_overhead(db);
+  ASSERT_FALSE(lo.rows.empty());
+  std::int64_t launches = 0;
+  for (std::size_t i = 0; i < lo.rows.size(); ++i) launches += cell<std::int64_t>(lo, i, "Launches");
+  EXPECT_EQ(launches, launched);
+
+  const Report sw = sync_wait(db);
+  bool found = false;
+  for (std::size_t i = 0; i < sw.rows.size(); ++i) {
+    if (cell<std::string>(sw, i, "Name") != "cudaStreamSynchronize") continue;
+    found = true;
+    EXPECT_EQ(cell<std::int64_t>(sw, i, "Calls"), 6);
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
