@@ -14,26 +14,9 @@ namespace gpuscope::analyze {
 namespace {
 
 using test::TraceDb;
-
-std::size_t col(const Report& r, const std::string& name) {
-  for (std::size_t i = 0; i < r.columns.size(); ++i)
-    if (r.columns[i].name == name) return i;
-  ADD_FAILURE() << "no column " << name << " in " << r.name;
-  return 0;
-}
-
-template <typename T>
-T cell(const Report& r, std::size_t row, const std::string& column) {
-  const Cell& c = r.rows.at(row).at(col(r, column));
-  EXPECT_TRUE(std::holds_alternative<T>(c)) << r.name << "." << column;
-  return std::holds_alternative<T>(c) ? std::get<T>(c) : T{};
-}
-
-bool has_note(const Report& r, NoteLevel level, const std::string& fragment) {
-  return std::any_of(r.notes.begin(), r.notes.end(), [&](const Note& n) {
-    return n.level == level && n.text.find(fragment) != std::string::npos;
-  });
-}
+using test::cell;
+using test::col;
+using test::has_note;
 
 // A cc 9.0 GPU with 132 SMs (H100 SXM) seen by pid 100 as device 0.
 void add_h100(TraceDb& t) {

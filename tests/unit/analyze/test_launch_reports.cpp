@@ -13,25 +13,9 @@ namespace gpuscope::analyze {
 namespace {
 
 using test::TraceDb;
-
-std::size_t col(const Report& r, const std::string& name) {
-  for (std::size_t i = 0; i < r.columns.size(); ++i)
-    if (r.columns[i].name == name) return i;
-  ADD_FAILURE() << "no column " << name << " in " << r.name;
-  return 0;
-}
-
-template <typename T>
-T cell(const Report& r, std::size_t row, const std::string& column) {
-  const Cell& c = r.rows.at(row).at(col(r, column));
-  EXPECT_TRUE(std::holds_alternative<T>(c)) << r.name << "." << column << " row " << row;
-  return std::holds_alternative<T>(c) ? std::get<T>(c) : T{};
-}
-
-bool has_note(const Report& r, const std::string& text) {
-  return std::any_of(r.notes.begin(), r.notes.end(),
-                     [&](const Note& n) { return n.text.find(text) != std::string::npos; });
-}
+using test::cell;
+using test::col;
+using test::has_note;
 
 void api(TraceDb& t, int name_id, long long start, long long end, int corr) {
   t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "

@@ -13,20 +13,9 @@ namespace gpuscope::analyze {
 namespace {
 
 using test::TraceDb;
-
-std::size_t col(const Report& r, const std::string& name) {
-  for (std::size_t i = 0; i < r.columns.size(); ++i)
-    if (r.columns[i].name == name) return i;
-  ADD_FAILURE() << "no column " << name << " in " << r.name;
-  return 0;
-}
-
-template <typename T>
-T cell(const Report& r, std::size_t row, const std::string& column) {
-  const Cell& c = r.rows.at(row).at(col(r, column));
-  EXPECT_TRUE(std::holds_alternative<T>(c)) << r.name << "." << column << " row " << row;
-  return std::holds_alternative<T>(c) ? std::get<T>(c) : T{};
-}
+using test::cell;
+using test::col;
+using test::has_note;
 
 std::vector<std::string> headers(const Report& r) {
   std::vector<std::string> out;

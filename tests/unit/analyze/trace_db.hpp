@@ -1,9 +1,14 @@
 // Test helper: an in-memory trace database with the real schema, filled by SQL.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <string>
+#include <variant>
 
 #include "store/database.hpp"
+#include "core/report.hpp"
 #include "store/schema.hpp"
 
 namespace gpuscope::test {
@@ -35,5 +40,31 @@ class TraceDb {
  private:
   store::Database m_db;
 };
+
+// Report accessors shared by the analyze tests.
+inline std::size_t col(const Report& r, const std::string& name) {
+  for (std::size_t i = 0; i < r.columns.size(); ++i)
+    if (r.columns[i].name == name) return i;
+  ADD_FAILURE() << "no column " << name << " in " << r.name;
+  return 0;
+}
+
+template <typename T>
+T cell(const Report& r, std::size_t row, const std::string& column) {
+  const Cell& c = r.rows.at(row).at(col(r, column));
+  EXPECT_TRUE(std::holds_alternative<T>(c)) << r.name << "." << column << " row " << row;
+  return std::holds_alternative<T>(c) ? std::get<T>(c) : T{};
+}
+
+inline bool has_note(const Report& r, NoteLevel level, const std::string& fragment) {
+  return std::any_of(r.notes.begin(), r.notes.end(), [&](const Note& n) {
+    return n.level == level && n.text.find(fragment) != std::string::npos;
+  });
+}
+
+inline bool has_note(const Report& r, const std::string& fragment) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const Note& n) { return n.text.find(fragment) != std::string::npos; });
+}
 
 }  // namespace gpuscope::test
