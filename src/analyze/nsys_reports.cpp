@@ -117,14 +117,54 @@ constexpr std::string_view kMemoryOpsSql =
     "SELECT COALESCE(copy_kind, 'unknown'), %VALUE% FROM memcpys UNION ALL "
     "SELECT 'memset', %VALUE% FROM memsets";
 
-std::vector<Group> memory_groups(Database& db, std::string_view value_sql) {
+std::string memory_ops_sql(std::string_view value_sql) {
   std::string sql(kMemoryOpsSql);
   for (auto pos = sql.find("%VALUE%"); pos != std::string::npos; pos = sql.find("%VALUE%"))
     sql.replace(pos, 7, value_sql);
-  return group_values(db, sql, [](Key k) {
-    k[0] = k[0] == "memset" ? std::string("[CUDA memset]") : memcpy_operation_name(k[0]);
+  return sql;
+}
+
+// The nsys operation name of a memory-operation key cell (a copy kind or "memset").
+std::string memory_operation_name(const std::string& kind) {
+  return kind == "memset" ? std::string("[CUDA memset]") : memcpy_operation_name(kind);
+}
+
+std::vector<Group> memory_groups(Database& db, std::string_view value_sql) {
+  return group_values(db, memory_ops_sql(value_sql), [](Key k) {
+    k[0] = memory_operation_name(k[0]);
     return k;
   });
+}
+
+// The v_kernels name column for the options (a missing short/mangled name falls back
+// to the demangled one).
+std::string kernel_name_sql(const ReportOptions& options) {
+  const char* name_col = options.base ? "short_name" : options.mangled ? "mangled_name" : "name";
+  return std::string("COALESCE(") + name_col + ", name, '<unknown kernel>')";
+}
+
+// Appends one row per result row of `sql`, read by the report's column types (NULL
+// stays NULL). `sql` may have more columns than the report; the extra ones are ignored.
+template <typename Fix>
+void append_rows(Report& r, Database& db, const std::string& sql, Fix&& fix) {
+  Statement st = db.prepare(sql);
+  while (st.step()) {
+    Row row;
+    for (std::size_t c = 0; c < r.columns.size(); ++c) {
+      const int i = static_cast<int>(c);
+      if (st.is_null(i)) {
+        row.emplace_back(std::monostate{});
+        continue;
+      }
+      switch (r.columns[c].type) {
+        case ColumnType::kInteger: row.emplace_back(st.column_int(i)); break;
+        case ColumnType::kReal: row.emplace_back(st.column_double(i)); break;
+        case ColumnType::kText: row.emplace_back(st.column_text(i)); break;
+      }
+    }
+    fix(row, st);
+    r.rows.push_back(std::move(row));
+  }
 }
 
 }  // namespace
@@ -138,11 +178,7 @@ Report cuda_api_sum(Database& db) {
 Report cuda_gpu_kern_sum(Database& db, const ReportOptions& options) {
   static const SummaryShape shape{"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", false, "Instances", {"Name"},
                                   "CUDA kernels"};
-  const char* name_col = options.base ? "short_name" : options.mangled ? "mangled_name" : "name";
-  // A missing short/mangled name falls back to the demangled one.
-  const std::string sql = std::string("SELECT COALESCE(") + name_col +
-                          ", name, '<unknown kernel>'), duration_ns FROM v_kernels";
-  return summarize(shape, group_values(db, sql));
+  return summarize(shape, group_values(db, "SELECT " + kernel_name_sql(options) + ", duration_ns FROM v_kernels"));
 }
 
 Report cuda_gpu_mem_time_sum(Database& db) {
@@ -167,6 +203,82 @@ Report nvtx_sum(Database& db) {
                                        "FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL"));
 }
 
+Report cuda_gpu_sum(Database& db, const ReportOptions& options) {
+  static const SummaryShape shape{"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", false, "Instances",
+                                  {"Category", "Operation"}, "CUDA kernels or memory operations"};
+  const std::string sql = "SELECT 'CUDA_KERNEL', " + kernel_name_sql(options) +
+                          ", duration_ns FROM v_kernels UNION ALL SELECT 'MEMORY_OPER', * FROM (" +
+                          memory_ops_sql("end_ns - start_ns") + ")";
+  return summarize(shape, group_values(db, sql, [](Key k) {
+                     if (k[0] == "MEMORY_OPER") k[1] = memory_operation_name(k[1]);
+                     return k;
+                   }));
+}
+
+Report cuda_gpu_trace(Database& db, const ReportOptions& options) {
+  Report r;
+  r.name = "cuda_gpu_trace";
+  r.title = "CUDA GPU Trace";
+  r.add_column("Start", "ns", ColumnType::kInteger)
+      .add_column("Duration", "ns", ColumnType::kInteger)
+      .add_column("CorrId", "", ColumnType::kInteger)
+      .add_column("GrdX", "", ColumnType::kInteger)
+      .add_column("GrdY", "", ColumnType::kInteger)
+      .add_column("GrdZ", "", ColumnType::kInteger)
+      .add_column("BlkX", "", ColumnType::kInteger)
+      .add_column("BlkY", "", ColumnType::kInteger)
+      .add_column("BlkZ", "", ColumnType::kInteger)
+      .add_column("Reg/Trd", "", ColumnType::kInteger)
+      .add_column("StcSMem", "bytes", ColumnType::kInteger)
+      .add_column("DymSMem", "bytes", ColumnType::kInteger)
+      .add_column("Bytes", "bytes", ColumnType::kInteger)
+      .add_column("Throughput", "GB/s", ColumnType::kReal)
+      .add_column("SrcMemKd", "", ColumnType::kText)
+      .add_column("DstMemKd", "", ColumnType::kText)
+      .add_column("Device", "", ColumnType::kInteger)
+      .add_column("Ctx", "", ColumnType::kInteger)
+      .add_column("Strm", "", ColumnType::kInteger)
+      .add_column("Name", "", ColumnType::kText);
+  // Name holds the copy kind for memcpys (named below); the last two columns (event
+  // class 0 kernel / 1 memcpy / 2 memset, row id) only order ties deterministically.
+  const std::string throughput = "CASE WHEN end_ns > start_ns THEN CAST(bytes AS REAL) / (end_ns - start_ns) END";
+  const std::string sql =
+      "SELECT start_ns, duration_ns, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
+      "registers_per_thread, static_shared_memory, dynamic_shared_memory, NULL, NULL, NULL, NULL, "
+      "device_id, context_id, stream_id, " + kernel_name_sql(options) + ", 0 AS cls, id FROM v_kernels "
+      "UNION ALL SELECT start_ns, end_ns - start_ns, correlation_id, NULL, NULL, NULL, NULL, NULL, NULL, "
+      "NULL, NULL, NULL, bytes, " + throughput + ", src_kind, dst_kind, device_id, context_id, stream_id, "
+      "COALESCE(copy_kind, 'unknown'), 1, id FROM memcpys "
+      "UNION ALL SELECT start_ns, end_ns - start_ns, correlation_id, NULL, NULL, NULL, NULL, NULL, NULL, "
+      "NULL, NULL, NULL, bytes, " + throughput + ", memory_kind, NULL, device_id, context_id, stream_id, "
+      "'memset', 2, id FROM memsets ORDER BY 1, cls, id";
+  const std::size_t name = r.columns.size() - 1;
+  append_rows(r, db, sql, [&](Row& row, Statement& st) {
+    if (st.column_int(static_cast<int>(name) + 1) != 0) row[name] = memory_operation_name(std::get<std::string>(row[name]));
+  });
+  if (r.rows.empty()) r.add_note(NoteLevel::kInfo, "no CUDA kernels or memory operations in the capture range");
+  return r;
+}
+
+Report cuda_api_trace(Database& db) {
+  Report r;
+  r.name = "cuda_api_trace";
+  r.title = "CUDA API Trace";
+  r.add_column("Start", "ns", ColumnType::kInteger)
+      .add_column("Duration", "ns", ColumnType::kInteger)
+      .add_column("Name", "", ColumnType::kText)
+      .add_column("Result", "", ColumnType::kInteger)
+      .add_column("CorrID", "", ColumnType::kInteger)
+      .add_column("Pid", "", ColumnType::kInteger)
+      .add_column("Tid", "", ColumnType::kInteger);
+  append_rows(r, db,
+              "SELECT start_ns, duration_ns, COALESCE(name, '<unknown>'), return_value, correlation_id, pid, tid, id "
+              "FROM v_api_calls ORDER BY start_ns, id",
+              [](Row&, Statement&) {});
+  if (r.rows.empty()) r.add_note(NoteLevel::kInfo, "no CUDA API calls in the capture range");
+  return r;
+}
+
 namespace {
 
 struct Entry {
@@ -184,6 +296,9 @@ constexpr Entry kReports[] = {
     {"gpu_util", [](Database& db, const ReportOptions&) { return gpu_util(db); }, false},
     {"launch_overhead", [](Database& db, const ReportOptions&) { return launch_overhead(db); }, false},
     {"sync_wait", [](Database& db, const ReportOptions&) { return sync_wait(db); }, false},
+    {"cuda_gpu_sum", [](Database& db, const ReportOptions& o) { return cuda_gpu_sum(db, o); }, false},
+    {"cuda_gpu_trace", [](Database& db, const ReportOptions& o) { return cuda_gpu_trace(db, o); }, false},
+    {"cuda_api_trace", [](Database& db, const ReportOptions&) { return cuda_api_trace(db); }, false},
 };
 
 }  // namespace

@@ -17,6 +17,28 @@
 //                          — closed ranges only (marks and never-closed ranges excluded);
 //                          Range is "domain:text" for a non-default domain
 //
+// Run only on request (not by default; `gpuscope stats -r NAME`):
+//   cuda_gpu_sum           Time (%), Total Time (ns), Instances, Avg .. StdDev (ns), Category,
+//                          Operation — kernels (Category "CUDA_KERNEL", Operation the kernel
+//                          name as cuda_gpu_kern_sum) and memory operations ("MEMORY_OPER",
+//                          Operation as cuda_gpu_mem_time_sum) in one table; Time (%) is of
+//                          the sum over both categories
+//   cuda_gpu_trace         one row per kernel, memcpy and memset, sorted by start (ties:
+//                          kernels, memcpys, memsets, then row id): Start (ns), Duration (ns),
+//                          CorrId, GrdX, GrdY, GrdZ, BlkX, BlkY, BlkZ, Reg/Trd, StcSMem (bytes),
+//                          DymSMem (bytes), Bytes (bytes), Throughput (GB/s = bytes / ns; NULL
+//                          for a zero duration), SrcMemKd, DstMemKd, Device, Ctx, Strm, Name.
+//                          Start is absolute on the trace clock (the schema's ns timestamps;
+//                          nsys prints time since its session start instead). Cells that do
+//                          not apply are NULL: launch facts for memory operations, Bytes,
+//                          Throughput and memory kinds for kernels, DstMemKd for memsets
+//                          (whose memory kind is SrcMemKd, as nsys). Memory kinds are the
+//                          schema's ('pageable', 'device', ...). Name: kernel name (per
+//                          ReportOptions) or "[CUDA memcpy Host-to-Device]" / "[CUDA memset]"
+//   cuda_api_trace         one row per CUDA API call, sorted by start (ties by row id):
+//                          Start (ns, absolute as above), Duration (ns), Name, Result (the
+//                          returned cudaError_t/CUresult), CorrID, Pid, Tid
+//
 // Cells: Total Time, Min, Max in ns are integers; Avg, Med, StdDev and every MB cell are
 // reals. Time (%) = the group's total / the sum of all groups' totals × 100 (a sum, so
 // overlapping events each count in full); NULL if that sum is 0. StdDev of a group of
@@ -51,12 +73,16 @@ struct ReportOptions {
 [[nodiscard]] Report cuda_gpu_mem_time_sum(store::Database& db);
 [[nodiscard]] Report cuda_gpu_mem_size_sum(store::Database& db);
 [[nodiscard]] Report nvtx_sum(store::Database& db);
+[[nodiscard]] Report cuda_gpu_sum(store::Database& db, const ReportOptions& options = {});
+[[nodiscard]] Report cuda_gpu_trace(store::Database& db, const ReportOptions& options = {});
+[[nodiscard]] Report cuda_api_trace(store::Database& db);
 
 /// The reports `gpuscope stats` runs by default, in order (the five above).
 [[nodiscard]] std::vector<std::string_view> report_names();
 
 /// Every name run_report() accepts: report_names(), then the diagnosis reports run
-/// only on request (launch_overhead, sync_wait; see launch_reports.hpp).
+/// only on request (gpu_util, launch_overhead, sync_wait, cuda_gpu_sum, cuda_gpu_trace,
+/// cuda_api_trace).
 [[nodiscard]] std::vector<std::string_view> all_report_names();
 
 /// Runs the report called `name`. Unknown name → std::invalid_argument:

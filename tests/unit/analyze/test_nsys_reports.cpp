@@ -1,5 +1,6 @@
 #include "analyze/nsys_reports.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -169,6 +170,111 @@ TEST(NsysReports, RegistryNamesAndUnknownName) {
   }
 }
 
+bool is_null(const Report& r, std::size_t row, const std::string& column) {
+  return std::holds_alternative<std::monostate>(r.rows.at(row).at(col(r, column)));
+}
+
+TEST_F(NsysReportsTest, GpuSumMixesKernelsAndMemoryOperations) {
+  const Report r = cuda_gpu_sum(t.db());
+  EXPECT_EQ(r.name, "cuda_gpu_sum");
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
+                                                  "Min (ns)", "Max (ns)", "StdDev (ns)", "Category", "Operation"}));
+  // Totals: HtoD 400, a 90, DtoH 50, memset 40, b 30 → 610 ns in all.
+  ASSERT_EQ(r.rows.size(), 5u);
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"MEMORY_OPER", "[CUDA memcpy Host-to-Device]"}, {"CUDA_KERNEL", "a(float*)"},
+      {"MEMORY_OPER", "[CUDA memcpy Device-to-Host]"}, {"MEMORY_OPER", "[CUDA memset]"}, {"CUDA_KERNEL", "b(int)"}};
+  const std::vector<std::int64_t> totals = {400, 90, 50, 40, 30};
+  const std::vector<std::int64_t> counts = {2, 3, 1, 1, 1};
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(cell<std::string>(r, i, "Category"), keys[i].first) << i;
+    EXPECT_EQ(cell<std::string>(r, i, "Operation"), keys[i].second) << i;
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Total Time"), totals[i]) << i;
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Instances"), counts[i]) << i;
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Time"), static_cast<double>(totals[i]) / 610.0 * 100.0) << i;
+  }
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Med"), 20.0);
+  EXPECT_EQ(cell<std::string>(cuda_gpu_sum(t.db(), {.base = true}), 1, "Operation"), "a_s");
+}
+
+TEST_F(NsysReportsTest, GpuTraceOneRowPerEventSortedByStart) {
+  const Report r = cuda_gpu_trace(t.db());
+  EXPECT_EQ(r.name, "cuda_gpu_trace");
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Start (ns)", "Duration (ns)", "CorrId", "GrdX", "GrdY", "GrdZ",
+                                                  "BlkX", "BlkY", "BlkZ", "Reg/Trd", "StcSMem (bytes)",
+                                                  "DymSMem (bytes)", "Bytes (bytes)", "Throughput (GB/s)",
+                                                  "SrcMemKd", "DstMemKd", "Device", "Ctx", "Strm", "Name"}));
+  ASSERT_EQ(r.rows.size(), 8u);
+  const std::vector<std::int64_t> starts = {0, 100, 200, 300, 1000, 2000, 3000, 4000};
+  for (std::size_t i = 0; i < starts.size(); ++i) EXPECT_EQ(cell<std::int64_t>(r, i, "Start"), starts[i]) << i;
+  // A kernel: launch facts, no memory cells.
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Duration"), 20);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "CorrId"), 2);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "GrdX"), 264);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "GrdY"), 1);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "BlkX"), 256);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Reg/Trd"), 32);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "StcSMem"), 1024);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "DymSMem"), 2048);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Strm"), 7);
+  EXPECT_EQ(cell<std::string>(r, 1, "Name"), "a(float*)");
+  EXPECT_EQ(cell<std::string>(r, 3, "Name"), "b(int)");
+  for (const char* c : {"Bytes", "Throughput", "SrcMemKd", "DstMemKd"}) EXPECT_TRUE(is_null(r, 1, c)) << c;
+  // A memcpy: 2e6 bytes in 100 ns = 20000 bytes/ns = 20000 GB/s; no launch facts.
+  EXPECT_EQ(cell<std::int64_t>(r, 4, "Bytes"), 2000000);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 4, "Throughput"), 2000000.0 / 100.0);
+  EXPECT_EQ(cell<std::string>(r, 4, "SrcMemKd"), "pageable");
+  EXPECT_EQ(cell<std::string>(r, 4, "DstMemKd"), "device");
+  EXPECT_EQ(cell<std::string>(r, 4, "Name"), "[CUDA memcpy Host-to-Device]");
+  EXPECT_EQ(cell<std::string>(r, 6, "Name"), "[CUDA memcpy Device-to-Host]");
+  for (const char* c : {"GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ", "Reg/Trd", "StcSMem", "DymSMem"})
+    EXPECT_TRUE(is_null(r, 4, c)) << c;
+  // A memset: its memory kind in SrcMemKd (as nsys), DstMemKd NULL.
+  EXPECT_EQ(cell<std::string>(r, 7, "Name"), "[CUDA memset]");
+  EXPECT_EQ(cell<std::int64_t>(r, 7, "Bytes"), 4096);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 7, "Throughput"), 4096.0 / 40.0);
+  EXPECT_EQ(cell<std::string>(r, 7, "SrcMemKd"), "device");
+  EXPECT_TRUE(is_null(r, 7, "DstMemKd"));
+  EXPECT_TRUE(is_null(r, 7, "CorrId"));
+  EXPECT_TRUE(r.notes.empty());
+}
+
+TEST_F(NsysReportsTest, ApiTraceOneRowPerCallSortedByStart) {
+  t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
+         "VALUES (2, 9, 'runtime', 20, 11, 15, 16, 8, 2)");
+  const Report r = cuda_api_trace(t.db());
+  EXPECT_EQ(r.name, "cuda_api_trace");
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Start (ns)", "Duration (ns)", "Name", "Result", "CorrID", "Pid",
+                                                  "Tid"}));
+  ASSERT_EQ(r.rows.size(), 4u);
+  const std::vector<std::int64_t> starts = {0, 10, 15, 20};
+  for (std::size_t i = 0; i < starts.size(); ++i) EXPECT_EQ(cell<std::int64_t>(r, i, "Start"), starts[i]) << i;
+  EXPECT_EQ(cell<std::string>(r, 0, "Name"), "cudaLaunchKernel");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Duration"), 5);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "CorrID"), 2);
+  EXPECT_EQ(cell<std::string>(r, 2, "Name"), "cudaMalloc");
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Result"), 2);
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Pid"), 2);
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Tid"), 9);
+  EXPECT_EQ(cell<std::int64_t>(r, 3, "Duration"), 100);
+  EXPECT_EQ(cell<std::int64_t>(r, 3, "Result"), 0);
+}
+
+TEST(NsysReports, OnRequestReportsRegisteredButNotDefault) {
+  const auto all = all_report_names();
+  const auto def = report_names();
+  TraceDb t;
+  for (std::string_view n : {"cuda_gpu_sum", "cuda_gpu_trace", "cuda_api_trace"}) {
+    EXPECT_NE(std::find(all.begin(), all.end(), n), all.end()) << n;
+    EXPECT_EQ(std::find(def.begin(), def.end(), n), def.end()) << n;
+    const Report r = run_report(t.db(), n, {});
+    EXPECT_EQ(r.name, n);
+    EXPECT_TRUE(r.rows.empty()) << n;
+    ASSERT_EQ(r.notes.size(), 1u) << n;
+    EXPECT_NE(r.notes[0].text.find("in the capture range"), std::string::npos) << r.notes[0].text;
+  }
+}
+
 // The committed real trace (tests/data/cnn.sqlite): 306 kernels of 36 names,
 // 452 API calls, NVTX ranges "step 5" .. "step 10".
 class CommittedTraceTest : public ::testing::Test {
@@ -205,6 +311,25 @@ TEST_F(CommittedTraceTest, NvtxSumOneRowPerStep) {
     EXPECT_EQ(cell<std::string>(r, i, "Range").rfind("step ", 0), 0u);
     EXPECT_EQ(cell<std::int64_t>(r, i, "Instances"), 1);
   }
+}
+
+TEST_F(CommittedTraceTest, GpuSumCountsEveryGpuEvent) {
+  const Report r = cuda_gpu_sum(db);
+  EXPECT_EQ(column_sum(r, "Instances"), 306 + 6 + 12);
+}
+
+TEST_F(CommittedTraceTest, GpuTraceOneRowPerGpuEventSorted) {
+  const Report r = cuda_gpu_trace(db);
+  ASSERT_EQ(r.rows.size(), 306u + 6u + 12u);
+  for (std::size_t i = 1; i < r.rows.size(); ++i)
+    EXPECT_LE(cell<std::int64_t>(r, i - 1, "Start"), cell<std::int64_t>(r, i, "Start")) << i;
+}
+
+TEST_F(CommittedTraceTest, ApiTraceOneRowPerCallSorted) {
+  const Report r = cuda_api_trace(db);
+  ASSERT_EQ(r.rows.size(), 452u);
+  for (std::size_t i = 1; i < r.rows.size(); ++i)
+    EXPECT_LE(cell<std::int64_t>(r, i - 1, "Start"), cell<std::int64_t>(r, i, "Start")) << i;
 }
 
 }  // namespace
