@@ -61,10 +61,10 @@ log::KernelRecord to_kernel_record(const CUpti_ActivityKernel10& k, std::uint64_
 }
 
 namespace {
-// Memcpy6 (one device) and MemcpyPtoP4 (peer copy) share these fields.
-template <class CuptiMemcpy>
-log::MemcpyRecord memcpy_common(const CuptiMemcpy& m) {
-  log::MemcpyRecord r{};
+// Fields every memcpy/memset record has (CUPTI's and ours use the same meaning).
+template <class LogRecord, class CuptiRecord>
+LogRecord gpu_memory_op_common(const CuptiRecord& m) {
+  LogRecord r{};
   r.start_ns = m.start;
   r.end_ns = m.end;
   r.bytes = m.bytes;
@@ -74,6 +74,13 @@ log::MemcpyRecord memcpy_common(const CuptiMemcpy& m) {
   r.correlation_id = m.correlationId;
   r.graph_id = m.graphId;
   r.graph_node_id = m.graphNodeId;
+  return r;
+}
+
+// Memcpy6 (one device) and MemcpyPtoP4 (peer copy) share these fields.
+template <class CuptiMemcpy>
+log::MemcpyRecord memcpy_common(const CuptiMemcpy& m) {
+  auto r = gpu_memory_op_common<log::MemcpyRecord>(m);
   r.copy_kind = memcpy_kind(m.copyKind);
   r.src_kind = memory_kind(m.srcKind);
   r.dst_kind = memory_kind(m.dstKind);
@@ -97,17 +104,8 @@ log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpyPtoP4& m) {
 }
 
 log::MemsetRecord to_memset_record(const CUpti_ActivityMemset4& m) {
-  log::MemsetRecord r{};
-  r.start_ns = m.start;
-  r.end_ns = m.end;
-  r.bytes = m.bytes;
+  auto r = gpu_memory_op_common<log::MemsetRecord>(m);
   r.value = m.value;
-  r.device_id = m.deviceId;
-  r.context_id = m.contextId;
-  r.stream_id = m.streamId;
-  r.correlation_id = m.correlationId;
-  r.graph_id = m.graphId;
-  r.graph_node_id = m.graphNodeId;
   r.memory_kind = memory_kind(m.memoryKind);
   return r;
 }
