@@ -8,6 +8,7 @@
 
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
+#include "analyze/report_text.hpp"
 #include "core/occupancy.hpp"
 #include "store/database.hpp"
 
@@ -122,17 +123,12 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-std::string duration_text(std::int64_t ns) {
-  if (ns >= 1'000'000) return fmt("%.3f ms", static_cast<double>(ns) / 1e6);
-  return fmt("%.1f us", static_cast<double>(ns) / 1e3);
-}
-
 std::string gaps_note(std::int64_t gpu, const IdleGapHistogram& h) {
   static constexpr const char* kLabels[] = {"< 10 us", "10-100 us", "0.1-1 ms", ">= 1 ms"};
   std::string text = "GPU " + std::to_string(gpu) + " idle gaps between busy intervals:";
   for (std::size_t i = 0; i < h.size(); ++i) {
     text += std::string(i == 0 ? " " : "; ") + kLabels[i] + ": " + std::to_string(h[i].count) + " (" +
-            duration_text(h[i].total_ns) + ")";
+            detail::duration_text(h[i].total_ns) + ")";
   }
   return text;
 }
@@ -179,42 +175,58 @@ Report gpu_util(Database& db) {
       .add_column("Max Concurrent Streams", "", ColumnType::kInteger)
       .add_column("Kernels", "", ColumnType::kInteger);
 
-  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
-  const std::map<std::int64_t, detail::GpuBusy> busy = detail::busy_per_gpu(db, gpus);
-  const std::map<std::int64_t, GpuKernels> kernels = kernels_per_gpu(db, gpus);
-  const std::int64_t wall_ns = detail::wall_time_ns(db);
-  const auto wall = static_cast<double>(wall_ns);
-
   std::vector<Note> verdicts, gaps, warnings;
-  for (const auto& [gpu, b] : busy) {
+  const std::vector<detail::GpuUtilization> util = detail::gpu_utilization(db);
+  for (const detail::GpuUtilization& g : util) {
+    const auto wall = static_cast<double>(g.wall_ns);
     Cell busy_pct = std::monostate{};
     Cell coverage = std::monostate{};
-    std::int64_t max_streams = 0;
-    if (wall_ns > 0) busy_pct = static_cast<double>(b.busy_ns) / wall * 100.0;
-    if (const auto it = kernels.find(gpu); it != kernels.end()) {
-      const GpuKernels& g = it->second;
-      const Sweep s = sweep(g);
-      max_streams = s.max_streams;
-      if (wall_ns > 0 && g.sm_count > 0)
-        coverage = static_cast<double>(s.sm_ns) / (static_cast<double>(g.sm_count) * wall) * 100.0;
-      if (g.unknown > 0) {
-        warnings.push_back({NoteLevel::kWarning,
-                            "GPU " + std::to_string(gpu) + ": " + std::to_string(g.unknown) + " of " +
-                                std::to_string(g.kernels.size()) +
-                                " kernels lack launch facts (grid, block or device limits) and count as "
-                                "occupying no SMs in SM Coverage"});
-      }
+    if (g.wall_ns > 0) busy_pct = static_cast<double>(g.busy_ns) / wall * 100.0;
+    if (g.wall_ns > 0 && g.sm_count > 0)
+      coverage = static_cast<double>(g.sm_ns) / (static_cast<double>(g.sm_count) * wall) * 100.0;
+    if (g.unknown_kernels > 0) {
+      warnings.push_back({NoteLevel::kWarning,
+                          "GPU " + std::to_string(g.gpu) + ": " + std::to_string(g.unknown_kernels) + " of " +
+                              std::to_string(g.kernels) +
+                              " kernels lack launch facts (grid, block or device limits) and count as "
+                              "occupying no SMs in SM Coverage"});
     }
     if (std::holds_alternative<double>(busy_pct) && std::holds_alternative<double>(coverage))
-      verdicts.push_back(verdict(gpu, std::get<double>(busy_pct), std::get<double>(coverage)));
-    gaps.push_back({NoteLevel::kInfo, gaps_note(gpu, idle_gaps(b.busy))});
-    r.rows.push_back(Row{gpu, b.name, wall / kNsPerMs, static_cast<double>(b.busy_ns) / kNsPerMs, busy_pct,
-                         coverage, max_streams, b.kernels});
+      verdicts.push_back(verdict(g.gpu, std::get<double>(busy_pct), std::get<double>(coverage)));
+    gaps.push_back({NoteLevel::kInfo, gaps_note(g.gpu, g.gaps)});
+    r.rows.push_back(Row{g.gpu, g.name, wall / kNsPerMs, static_cast<double>(g.busy_ns) / kNsPerMs, busy_pct,
+                         coverage, g.max_streams, g.kernels});
   }
-  if (busy.empty()) r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
+  if (util.empty()) r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
   for (auto* group : {&verdicts, &warnings, &gaps})
     for (Note& n : *group) r.notes.push_back(std::move(n));
   return r;
+}
+
+std::vector<detail::GpuUtilization> detail::gpu_utilization(Database& db) {
+  const GpuIndexMap gpus = GpuIndexMap::load(db);
+  const std::map<std::int64_t, GpuBusy> busy = busy_per_gpu(db, gpus);
+  const std::map<std::int64_t, GpuKernels> kernels = kernels_per_gpu(db, gpus);
+  const std::int64_t wall_ns = wall_time_ns(db);
+  std::vector<GpuUtilization> out;
+  for (const auto& [gpu, b] : busy) {
+    GpuUtilization& u = out.emplace_back();
+    u.gpu = gpu;
+    u.name = b.name;
+    u.wall_ns = wall_ns;
+    u.busy_ns = b.busy_ns;
+    u.kernels = b.kernels;
+    u.gaps = idle_gaps(b.busy);
+    if (const auto it = kernels.find(gpu); it != kernels.end()) {
+      const GpuKernels& g = it->second;
+      const Sweep s = sweep(g);
+      u.sm_count = g.sm_count;
+      u.sm_ns = s.sm_ns;
+      u.max_streams = s.max_streams;
+      u.unknown_kernels = g.unknown;
+    }
+  }
+  return out;
 }
 
 }  // namespace gpuscope::analyze

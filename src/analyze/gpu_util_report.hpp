@@ -33,6 +33,8 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "core/report.hpp"
 #include "core/stats.hpp"
@@ -60,5 +62,26 @@ inline constexpr std::array<std::int64_t, 3> kIdleGapBoundsNs = {10'000, 100'000
 
 /// The gpu_util report (see the file comment).
 [[nodiscard]] Report gpu_util(store::Database& db);
+
+namespace detail {
+
+/// The numbers behind one gpu_util row (definitions above). Also used by `top`.
+struct GpuUtilization {
+  std::int64_t gpu = 0;
+  std::string name;
+  std::int64_t wall_ns = 0;
+  std::int64_t busy_ns = 0;
+  std::int64_t kernels = 0;
+  std::int64_t sm_count = 0;         // 0 when no kernel has launch facts
+  std::int64_t sm_ns = 0;            // ∫ occupied SMs dt (ns × SMs)
+  std::int64_t max_streams = 0;
+  std::int64_t unknown_kernels = 0;  // kernels without launch facts
+  IdleGapHistogram gaps{};
+};
+
+/// One entry per physical GPU with activity, sorted by GPU index.
+[[nodiscard]] std::vector<GpuUtilization> gpu_utilization(store::Database& db);
+
+}  // namespace detail
 
 }  // namespace gpuscope::analyze

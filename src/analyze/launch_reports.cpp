@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyze/nsys_reports.hpp"
+#include "analyze/report_text.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
 
@@ -19,20 +20,13 @@ namespace {
 using store::Database;
 using store::Statement;
 using stats::Interval;
+using detail::percent_text;
+using detail::real_or_null;
 
 // Verdict thresholds (see the header).
 constexpr double kIdleShareForLaunchBound = 0.10;
 constexpr double kLaunchingShareOfIdle = 0.50;
 constexpr double kBlockedShareForSyncBound = 0.20;
-
-Cell real_or_null(double v) { return std::isnan(v) || std::isinf(v) ? Cell{std::monostate{}} : Cell{v}; }
-
-std::string percent_text(double fraction) {
-  char buf[32];
-  // Whole percent, as a verdict reads; one decimal below 10 % so small shares are not "0 %".
-  std::snprintf(buf, sizeof buf, fraction < 0.1 ? "%.1f %%" : "%.0f %%", fraction * 100.0);
-  return buf;
-}
 
 std::vector<Interval> read_intervals(Database& db, std::string_view sql) {
   std::vector<Interval> out;
@@ -107,6 +101,33 @@ Report launch_overhead(Database& db) {
     r.add_note(NoteLevel::kWarning, std::to_string(unmatched.column_int(0)) +
                                         " kernels have no launch call in the trace and are left out");
 
+  const detail::LaunchBound lb = detail::launch_bound(db);
+  r.add_note(NoteLevel::kInfo, "wall " + std::to_string(lb.wall_ns) + " ns, GPU idle " + std::to_string(lb.idle_ns) +
+                                   " ns, CPU launching while the GPU was idle " +
+                                   std::to_string(lb.launching_idle_ns) + " ns (launch-bound share " +
+                                   percent_text(lb.launching_share) + ")");
+  r.add_note(NoteLevel::kInfo, "time a CUDA graph could save: about " + std::to_string(lb.graph_saving_ns) + " ns (" +
+                                   std::to_string(lb.graph_gaps) +
+                                   " gaps where a kernel's launch call returned after the previous kernel on "
+                                   "its stream had finished)");
+  r.add_note(NoteLevel::kInfo,
+             "Queue Delay = kernel start - launch call end, not clamped: negative means the kernel started "
+             "before its launch call returned");
+  if (lb.launch_bound) {
+    r.add_note(NoteLevel::kWarning, "launch-bound: the GPU was idle " + percent_text(lb.idle_share) +
+                                        " of the time and the CPU was launching during " +
+                                        percent_text(lb.launching_share) +
+                                        " of that idle time — batch work, use CUDA graphs "
+                                        "(torch.compile mode='reduce-overhead')");
+  } else {
+    r.add_note(NoteLevel::kInfo, "not launch-bound: the GPU was idle " + percent_text(lb.idle_share) +
+                                     " of the time and the CPU was launching during " +
+                                     percent_text(lb.launching_share) + " of that idle time");
+  }
+  return r;
+}
+
+detail::LaunchBound detail::launch_bound(Database& db) {
   // Whole-run arithmetic (see the header).
   const Interval wall = detail::wall_span(db);
   const std::vector<Interval> w = stats::interval_union({wall});
@@ -116,19 +137,19 @@ Report launch_overhead(Database& db) {
   const std::vector<Interval> launching = stats::interval_union(read_intervals(
       db, "SELECT a.start_ns, a.end_ns FROM api_calls a WHERE EXISTS (SELECT 1 FROM kernels k "
           "WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)"));
-  const std::int64_t wall_ns = stats::union_length(w);
+  LaunchBound out;
+  out.wall_ns = stats::union_length(w);
   std::vector<Interval> busy_in_wall;  // B ∩ W, still disjoint and sorted
   for (const Interval& b : busy)
     busy_in_wall.push_back({std::max(b.start_ns, wall.start_ns), std::min(b.end_ns, wall.end_ns)});
   busy_in_wall = stats::interval_union(std::move(busy_in_wall));
-  const std::int64_t idle_ns = wall_ns - stats::union_length(busy_in_wall);
-  const std::int64_t launching_idle_ns = overlap_ns(launching, w) - overlap_ns(launching, busy_in_wall);
+  out.idle_ns = out.wall_ns - stats::union_length(busy_in_wall);
+  out.launching_idle_ns = overlap_ns(launching, w) - overlap_ns(launching, busy_in_wall);
 
   // Graph saving: consecutive kernels on one stream where the GPU waited for the next launch.
-  std::int64_t saving_ns = 0, waits = 0;
   {
     Statement st = db.prepare(
-        "SELECT k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns, a.end_ns" + join +
+        "SELECT k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns, a.end_ns" + std::string(kLaunchJoin) +
         " ORDER BY k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns");
     std::int64_t prev_stream[3] = {0, 0, 0};
     std::int64_t prev_end = 0;
@@ -138,8 +159,8 @@ Report launch_overhead(Database& db) {
       const std::int64_t start = st.column_int(3), end = st.column_int(4), launch_end = st.column_int(5);
       const bool same = have_prev && std::equal(stream, stream + 3, prev_stream);
       if (same && launch_end > prev_end && start > prev_end) {
-        saving_ns += start - prev_end;
-        ++waits;
+        out.graph_saving_ns += start - prev_end;
+        ++out.graph_gaps;
       }
       std::copy(stream, stream + 3, prev_stream);
       prev_end = same ? std::max(prev_end, end) : end;
@@ -147,32 +168,11 @@ Report launch_overhead(Database& db) {
     }
   }
 
-  const double idle_share = wall_ns > 0 ? static_cast<double>(idle_ns) / static_cast<double>(wall_ns) : 0.0;
-  const double launching_share =
-      idle_ns > 0 ? static_cast<double>(launching_idle_ns) / static_cast<double>(idle_ns) : 0.0;
-  r.add_note(NoteLevel::kInfo, "wall " + std::to_string(wall_ns) + " ns, GPU idle " + std::to_string(idle_ns) +
-                                   " ns, CPU launching while the GPU was idle " +
-                                   std::to_string(launching_idle_ns) + " ns (launch-bound share " +
-                                   percent_text(launching_share) + ")");
-  r.add_note(NoteLevel::kInfo, "time a CUDA graph could save: about " + std::to_string(saving_ns) + " ns (" +
-                                   std::to_string(waits) +
-                                   " gaps where a kernel's launch call returned after the previous kernel on "
-                                   "its stream had finished)");
-  r.add_note(NoteLevel::kInfo,
-             "Queue Delay = kernel start - launch call end, not clamped: negative means the kernel started "
-             "before its launch call returned");
-  if (idle_share >= kIdleShareForLaunchBound && launching_share >= kLaunchingShareOfIdle) {
-    r.add_note(NoteLevel::kWarning, "launch-bound: the GPU was idle " + percent_text(idle_share) +
-                                        " of the time and the CPU was launching during " +
-                                        percent_text(launching_share) +
-                                        " of that idle time — batch work, use CUDA graphs "
-                                        "(torch.compile mode='reduce-overhead')");
-  } else {
-    r.add_note(NoteLevel::kInfo, "not launch-bound: the GPU was idle " + percent_text(idle_share) +
-                                     " of the time and the CPU was launching during " +
-                                     percent_text(launching_share) + " of that idle time");
-  }
-  return r;
+  out.idle_share = out.wall_ns > 0 ? static_cast<double>(out.idle_ns) / static_cast<double>(out.wall_ns) : 0.0;
+  out.launching_share =
+      out.idle_ns > 0 ? static_cast<double>(out.launching_idle_ns) / static_cast<double>(out.idle_ns) : 0.0;
+  out.launch_bound = out.idle_share >= kIdleShareForLaunchBound && out.launching_share >= kLaunchingShareOfIdle;
+  return out;
 }
 
 namespace {
@@ -197,14 +197,12 @@ Report sync_wait(Database& db) {
       .add_column("Max", "ns", ColumnType::kInteger)
       .add_column("Blocked", "%", ColumnType::kReal);
 
-  const std::string sql = "SELECT name, duration_ns" + std::string(kSyncWhere) +
-                          " UNION ALL SELECT '[sync] ' || COALESCE(sync_type, 'unknown'), end_ns - start_ns FROM syncs";
-  const std::int64_t wall_ns = stats::union_length({detail::wall_span(db)});
+  const detail::SyncBlocked sb = detail::sync_blocked(db);
   auto percent = [&](std::int64_t ns) -> Cell {
-    if (wall_ns <= 0) return std::monostate{};
-    return static_cast<double>(ns) / static_cast<double>(wall_ns) * 100.0;
+    if (sb.wall_ns <= 0) return std::monostate{};
+    return static_cast<double>(ns) / static_cast<double>(sb.wall_ns) * 100.0;
   };
-  for (const detail::ValueGroup& g : detail::group_values_by_key(db, sql)) {
+  for (const detail::ValueGroup& g : sb.calls) {
     r.rows.push_back(Row{g.key[0], static_cast<std::int64_t>(g.values.size()), g.total,
                          real_or_null(stats::mean(as_doubles(g.values))),
                          *std::max_element(g.values.begin(), g.values.end()), percent(g.total)});
@@ -214,23 +212,34 @@ Report sync_wait(Database& db) {
     return r;
   }
 
-  const std::string intervals_sql =
-      "SELECT start_ns, end_ns" + std::string(kSyncWhere) + " UNION ALL SELECT start_ns, end_ns FROM syncs";
-  const std::int64_t blocked_ns = stats::union_length(read_intervals(db, intervals_sql));
-  const double share = wall_ns > 0 ? static_cast<double>(blocked_ns) / static_cast<double>(wall_ns) : 0.0;
-  r.add_note(NoteLevel::kInfo, "total blocked: " + std::to_string(blocked_ns) +
+  r.add_note(NoteLevel::kInfo, "total blocked: " + std::to_string(sb.blocked_ns) +
                                    " ns (union over threads and rows; an API call and its sync record count "
-                                   "once), " + percent_text(share) + " of the wall time");
-  if (share >= kBlockedShareForSyncBound) {
-    r.add_note(NoteLevel::kWarning, "sync-bound: the CPU was blocked on the GPU " + percent_text(share) +
-                                        " of the time, mostly in " + std::get<std::string>(r.rows[0][0]) +
+                                   "once), " + percent_text(sb.share) + " of the wall time");
+  if (sb.sync_bound) {
+    r.add_note(NoteLevel::kWarning, "sync-bound: the CPU was blocked on the GPU " + percent_text(sb.share) +
+                                        " of the time, mostly in " + sb.calls.front().key[0] +
                                         " — remove needless synchronizations (.item(), .cpu(), printing "
                                         "tensors) and use async copies from pinned memory");
   } else {
-    r.add_note(NoteLevel::kInfo, "not sync-bound: the CPU was blocked on the GPU " + percent_text(share) +
+    r.add_note(NoteLevel::kInfo, "not sync-bound: the CPU was blocked on the GPU " + percent_text(sb.share) +
                                      " of the time");
   }
   return r;
+}
+
+detail::SyncBlocked detail::sync_blocked(Database& db) {
+  SyncBlocked out;
+  out.calls = group_values_by_key(db, "SELECT name, duration_ns" + std::string(kSyncWhere) +
+                                          " UNION ALL SELECT '[sync] ' || COALESCE(sync_type, 'unknown'), "
+                                          "end_ns - start_ns FROM syncs");
+  out.wall_ns = stats::union_length({wall_span(db)});
+  if (out.calls.empty()) return out;
+  const std::string intervals_sql =
+      "SELECT start_ns, end_ns" + std::string(kSyncWhere) + " UNION ALL SELECT start_ns, end_ns FROM syncs";
+  out.blocked_ns = stats::union_length(read_intervals(db, intervals_sql));
+  out.share = out.wall_ns > 0 ? static_cast<double>(out.blocked_ns) / static_cast<double>(out.wall_ns) : 0.0;
+  out.sync_bound = out.share >= kBlockedShareForSyncBound;
+  return out;
 }
 
 }  // namespace gpuscope::analyze

@@ -41,6 +41,10 @@
 // Errors: store::DatabaseError if the database lacks the schema's tables/views.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
+#include "analyze/nsys_reports.hpp"
 #include "core/report.hpp"
 
 namespace gpuscope::store {
@@ -51,5 +55,34 @@ namespace gpuscope::analyze {
 
 [[nodiscard]] Report launch_overhead(store::Database& db);
 [[nodiscard]] Report sync_wait(store::Database& db);
+
+namespace detail {
+
+/// The whole-run numbers behind launch_overhead's notes and verdict (definitions above);
+/// shares are 0 when their denominator is 0. Also used by the `top` report.
+struct LaunchBound {
+  std::int64_t wall_ns = 0;
+  std::int64_t idle_ns = 0;
+  std::int64_t launching_idle_ns = 0;
+  std::int64_t graph_saving_ns = 0;
+  std::int64_t graph_gaps = 0;   // gaps counted in graph_saving_ns
+  double idle_share = 0.0;       // idle / wall
+  double launching_share = 0.0;  // launch-bound share: launching while idle / idle
+  bool launch_bound = false;     // the verdict
+};
+[[nodiscard]] LaunchBound launch_bound(store::Database& db);
+
+/// The numbers behind sync_wait: its rows (grouped by name, sorted by total) and the
+/// union of the blocked intervals; share is 0 when the wall time is 0.
+struct SyncBlocked {
+  std::vector<ValueGroup> calls;  // key[0] is the row's Name
+  std::int64_t wall_ns = 0;
+  std::int64_t blocked_ns = 0;
+  double share = 0.0;        // blocked / wall
+  bool sync_bound = false;   // the verdict
+};
+[[nodiscard]] SyncBlocked sync_blocked(store::Database& db);
+
+}  // namespace detail
 
 }  // namespace gpuscope::analyze

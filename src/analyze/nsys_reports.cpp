@@ -7,8 +7,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "analyze/launch_reports.hpp"
 #include "analyze/gpu_util_report.hpp"
+#include "analyze/launch_reports.hpp"
+#include "analyze/memcpy_check.hpp"
+#include "analyze/nvtx_gpu_proj.hpp"
+#include "analyze/top_report.hpp"
 #include "analyze/trace_summary.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
@@ -196,11 +199,8 @@ Report cuda_gpu_mem_size_sum(Database& db) {
 Report nvtx_sum(Database& db) {
   static const SummaryShape shape{"nvtx_sum", "NVTX Range Summary", false, "Instances", {"Style", "Range"},
                                   "closed NVTX ranges"};
-  return summarize(shape, group_values(db,
-                                       "SELECT COALESCE(style, ''), "
-                                       "CASE WHEN domain IS NULL THEN COALESCE(text, '') "
-                                       "ELSE domain || ':' || COALESCE(text, '') END, duration_ns "
-                                       "FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL"));
+  return summarize(shape, group_values(db, "SELECT COALESCE(style, ''), " + std::string(detail::kNvtxRangeNameSql) +
+                                              ", duration_ns FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL"));
 }
 
 Report cuda_gpu_sum(Database& db, const ReportOptions& options) {
@@ -221,7 +221,7 @@ Report cuda_gpu_trace(Database& db, const ReportOptions& options) {
   r.title = "CUDA GPU Trace";
   r.add_column("Start", "ns", ColumnType::kInteger)
       .add_column("Duration", "ns", ColumnType::kInteger)
-      .add_column("CorrId", "", ColumnType::kInteger)
+      .add_column("CorrId", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("GrdX", "", ColumnType::kInteger)
       .add_column("GrdY", "", ColumnType::kInteger)
       .add_column("GrdZ", "", ColumnType::kInteger)
@@ -235,9 +235,9 @@ Report cuda_gpu_trace(Database& db, const ReportOptions& options) {
       .add_column("Throughput", "GB/s", ColumnType::kReal)
       .add_column("SrcMemKd", "", ColumnType::kText)
       .add_column("DstMemKd", "", ColumnType::kText)
-      .add_column("Device", "", ColumnType::kInteger)
-      .add_column("Ctx", "", ColumnType::kInteger)
-      .add_column("Strm", "", ColumnType::kInteger)
+      .add_column("Device", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Ctx", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Strm", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Name", "", ColumnType::kText);
   // Name holds the copy kind for memcpys (named below); the last two columns (event
   // class 0 kernel / 1 memcpy / 2 memset, row id) only order ties deterministically.
@@ -267,10 +267,10 @@ Report cuda_api_trace(Database& db) {
   r.add_column("Start", "ns", ColumnType::kInteger)
       .add_column("Duration", "ns", ColumnType::kInteger)
       .add_column("Name", "", ColumnType::kText)
-      .add_column("Result", "", ColumnType::kInteger)
-      .add_column("CorrID", "", ColumnType::kInteger)
-      .add_column("Pid", "", ColumnType::kInteger)
-      .add_column("Tid", "", ColumnType::kInteger);
+      .add_column("Result", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("CorrID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Pid", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Tid", "", ColumnType::kInteger, ColumnKind::kIdentifier);
   append_rows(r, db,
               "SELECT start_ns, duration_ns, COALESCE(name, '<unknown>'), return_value, correlation_id, pid, tid, id "
               "FROM v_api_calls ORDER BY start_ns, id",
@@ -279,26 +279,72 @@ Report cuda_api_trace(Database& db) {
   return r;
 }
 
+Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
+  top_n = std::max(top_n, 1);
+  const Report all = cuda_gpu_kern_sum(db, options);
+  Report r;
+  r.name = "top_kernels";
+  r.title = "Top CUDA Kernels by GPU Time";
+  std::vector<std::size_t> keep;
+  for (const char* name : {"Time", "Total Time", "Instances", "Avg", "Name"}) {
+    const auto it = std::find_if(all.columns.begin(), all.columns.end(), [&](const Column& c) { return c.name == name; });
+    keep.push_back(static_cast<std::size_t>(it - all.columns.begin()));
+    r.columns.push_back(*it);
+  }
+  std::int64_t all_ns = 0, shown_ns = 0;
+  for (std::size_t i = 0; i < all.rows.size(); ++i) {
+    const auto total = std::get<std::int64_t>(all.rows[i][keep[1]]);
+    all_ns += total;
+    if (i >= static_cast<std::size_t>(top_n)) continue;
+    shown_ns += total;
+    Row row;
+    for (std::size_t c : keep) row.push_back(all.rows[i][c]);
+    r.rows.push_back(std::move(row));
+  }
+  r.notes = all.notes;  // "no CUDA kernels in the capture range" when empty
+  if (all.rows.size() > static_cast<std::size_t>(top_n)) {
+    const auto rest = all.rows.size() - static_cast<std::size_t>(top_n);
+    r.add_note(NoteLevel::kInfo, "showing the top " + std::to_string(top_n) + " of " +
+                                     std::to_string(all.rows.size()) + " kernel names; the other " +
+                                     std::to_string(rest) + " take " + std::to_string(all_ns - shown_ns) +
+                                     " ns of kernel time");
+  }
+  if (!all.rows.empty())
+    r.add_note(NoteLevel::kInfo, "Time (%) is of the summed kernel time; concurrent kernels each count in full");
+  return r;
+}
+
 namespace {
+
+using Reports = std::vector<Report>;
+
+Reports one(Report r) {
+  Reports out;
+  out.push_back(std::move(r));
+  return out;
+}
 
 struct Entry {
   std::string_view name;
-  Report (*run)(Database&, const ReportOptions&);
-  bool in_default = true;  // run by `gpuscope stats` without --report
+  Reports (*run)(Database&, const ReportOptions&);
+  bool in_default = false;  // run by `gpuscope stats` without --report
 };
 
 constexpr Entry kReports[] = {
-    {"cuda_api_sum", [](Database& db, const ReportOptions&) { return cuda_api_sum(db); }},
-    {"cuda_gpu_kern_sum", [](Database& db, const ReportOptions& o) { return cuda_gpu_kern_sum(db, o); }},
-    {"cuda_gpu_mem_time_sum", [](Database& db, const ReportOptions&) { return cuda_gpu_mem_time_sum(db); }},
-    {"cuda_gpu_mem_size_sum", [](Database& db, const ReportOptions&) { return cuda_gpu_mem_size_sum(db); }},
-    {"nvtx_sum", [](Database& db, const ReportOptions&) { return nvtx_sum(db); }},
-    {"gpu_util", [](Database& db, const ReportOptions&) { return gpu_util(db); }, false},
-    {"launch_overhead", [](Database& db, const ReportOptions&) { return launch_overhead(db); }, false},
-    {"sync_wait", [](Database& db, const ReportOptions&) { return sync_wait(db); }, false},
-    {"cuda_gpu_sum", [](Database& db, const ReportOptions& o) { return cuda_gpu_sum(db, o); }, false},
-    {"cuda_gpu_trace", [](Database& db, const ReportOptions& o) { return cuda_gpu_trace(db, o); }, false},
-    {"cuda_api_trace", [](Database& db, const ReportOptions&) { return cuda_api_trace(db); }, false},
+    {"top", [](Database& db, const ReportOptions& o) { return top(db, o); }, true},
+    {"cuda_api_sum", [](Database& db, const ReportOptions&) { return one(cuda_api_sum(db)); }},
+    {"cuda_gpu_kern_sum", [](Database& db, const ReportOptions& o) { return one(cuda_gpu_kern_sum(db, o)); }},
+    {"cuda_gpu_mem_time_sum", [](Database& db, const ReportOptions&) { return one(cuda_gpu_mem_time_sum(db)); }},
+    {"cuda_gpu_mem_size_sum", [](Database& db, const ReportOptions&) { return one(cuda_gpu_mem_size_sum(db)); }},
+    {"nvtx_sum", [](Database& db, const ReportOptions&) { return one(nvtx_sum(db)); }},
+    {"nvtx_gpu_proj_sum", [](Database& db, const ReportOptions&) { return one(nvtx_gpu_proj_sum(db)); }},
+    {"gpu_util", [](Database& db, const ReportOptions&) { return one(gpu_util(db)); }},
+    {"launch_overhead", [](Database& db, const ReportOptions&) { return one(launch_overhead(db)); }},
+    {"sync_wait", [](Database& db, const ReportOptions&) { return one(sync_wait(db)); }},
+    {"memcpy_check", [](Database& db, const ReportOptions&) { return one(memcpy_check(db)); }},
+    {"cuda_gpu_sum", [](Database& db, const ReportOptions& o) { return one(cuda_gpu_sum(db, o)); }},
+    {"cuda_gpu_trace", [](Database& db, const ReportOptions& o) { return one(cuda_gpu_trace(db, o)); }},
+    {"cuda_api_trace", [](Database& db, const ReportOptions&) { return one(cuda_api_trace(db)); }},
 };
 
 }  // namespace
@@ -320,7 +366,7 @@ std::vector<detail::ValueGroup> detail::group_values_by_key(Database& db, std::s
   return group_values(db, sql);
 }
 
-Report run_report(Database& db, std::string_view name, const ReportOptions& options) {
+std::vector<Report> run_report(Database& db, std::string_view name, const ReportOptions& options) {
   for (const Entry& e : kReports)
     if (e.name == name) return e.run(db, options);
   std::string valid;

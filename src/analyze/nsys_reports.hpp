@@ -17,7 +17,11 @@
 //                          — closed ranges only (marks and never-closed ranges excluded);
 //                          Range is "domain:text" for a non-default domain
 //
-// Run only on request (not by default; `gpuscope stats -r NAME`):
+// `gpuscope stats` without --report runs only `top` (analyze/top_report.hpp: the five
+// numbers, the top kernels, the diagnoses that fired). Everything else runs on request
+// (`gpuscope stats -r NAME,...`): the five reports above, nvtx_gpu_proj_sum
+// (analyze/nvtx_gpu_proj.hpp), the diagnoses gpu_util, launch_overhead, sync_wait,
+// memcpy_check (gpu_util_report.hpp, launch_reports.hpp, memcpy_check.hpp), and:
 //   cuda_gpu_sum           Time (%), Total Time (ns), Instances, Avg .. StdDev (ns), Category,
 //                          Operation — kernels (Category "CUDA_KERNEL", Operation the kernel
 //                          name as cuda_gpu_kern_sum) and memory operations ("MEMORY_OPER",
@@ -77,19 +81,34 @@ struct ReportOptions {
 [[nodiscard]] Report cuda_gpu_trace(store::Database& db, const ReportOptions& options = {});
 [[nodiscard]] Report cuda_api_trace(store::Database& db);
 
-/// The reports `gpuscope stats` runs by default, in order (the five above).
+/// "top_kernels": the first `top_n` rows of cuda_gpu_kern_sum (same order, same numbers;
+/// top_n < 1 is treated as 1) with its columns Time (%), Total Time (ns), Instances,
+/// Avg (ns), Name. Time (%) stays of ALL kernels' time, so the shown rows sum to ≤ 100.
+/// Notes: cuda_gpu_kern_sum's (the "no CUDA kernels ..." note when empty); when rows were
+/// cut, "showing the top N of M kernel names; the other K take T ns of kernel time".
+/// Used by `top` and by trace_summary.
+[[nodiscard]] Report top_kernels(store::Database& db, int top_n, const ReportOptions& options = {});
+
+/// The reports `gpuscope stats` runs without --report: {"top"}.
 [[nodiscard]] std::vector<std::string_view> report_names();
 
-/// Every name run_report() accepts: report_names(), then the diagnosis reports run
-/// only on request (gpu_util, launch_overhead, sync_wait, cuda_gpu_sum, cuda_gpu_trace,
-/// cuda_api_trace).
+/// Every name run_report() accepts: "top", the five nsys summaries above, nvtx_gpu_proj_sum,
+/// gpu_util, launch_overhead, sync_wait, memcpy_check, cuda_gpu_sum, cuda_gpu_trace,
+/// cuda_api_trace.
 [[nodiscard]] std::vector<std::string_view> all_report_names();
 
-/// Runs the report called `name`. Unknown name → std::invalid_argument:
-/// "unknown report 'x' (valid: cuda_api_sum, ...)".
-[[nodiscard]] Report run_report(store::Database& db, std::string_view name, const ReportOptions& options = {});
+/// Runs the report called `name`: one Report for every name but "top", which gives two
+/// ("top" and "top_kernels", analyze/top_report.hpp). Unknown name → std::invalid_argument:
+/// "unknown report 'x' (valid: top, cuda_api_sum, ...)".
+[[nodiscard]] std::vector<Report> run_report(store::Database& db, std::string_view name,
+                                             const ReportOptions& options = {});
 
 namespace detail {
+
+/// SQL over v_nvtx naming a range as nvtx_sum does: its text, "domain:text" in a
+/// non-default domain.
+inline constexpr std::string_view kNvtxRangeNameSql =
+    "CASE WHEN domain IS NULL THEN COALESCE(text, '') ELSE domain || ':' || COALESCE(text, '') END";
 
 /// Events grouped by key: the key cells and one integer value per event.
 struct ValueGroup {

@@ -5,6 +5,7 @@
 
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
+#include "analyze/nsys_reports.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
 
@@ -28,8 +29,9 @@ std::string pid_prefix(const Statement& st, int col) {
   return st.is_null(col) ? std::string() : "pid " + std::to_string(st.column_int(col)) + ": ";
 }
 
-// Data loss, abnormal ends and collector messages, loudest first.
-void add_loss_notes(Database& db, Report& overview) {
+}  // namespace
+
+void detail::add_trace_notes(Database& db, Report& overview) {
   std::vector<Note> loss, warnings, infos;
   {
     Statement st = db.prepare(
@@ -75,42 +77,7 @@ void add_loss_notes(Database& db, Report& overview) {
     for (Note& n : *group) overview.notes.push_back(std::move(n));
 }
 
-Report kernel_summary(Database& db, int top_n) {
-  Report r;
-  r.name = "cuda_gpu_kern_sum";
-  r.title = "Top CUDA Kernels by GPU Time";
-  r.add_column("Name", "", ColumnType::kText)
-      .add_column("Calls", "", ColumnType::kInteger)
-      .add_column("Total Time", "ns", ColumnType::kInteger)
-      .add_column("Avg", "ns", ColumnType::kReal)
-      .add_column("Time", "%", ColumnType::kReal);
-
-  const std::int64_t all_ns = db.query_int("SELECT SUM(end_ns - start_ns) FROM kernels").value_or(0);
-  const std::int64_t names = db.query_int("SELECT COUNT(DISTINCT COALESCE(name_id, -1)) FROM kernels").value_or(0);
-  Statement st = db.prepare(
-      "SELECT COALESCE(s.value, '<unknown kernel>'), COUNT(*), SUM(k.end_ns - k.start_ns) AS total "
-      "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id GROUP BY k.name_id "
-      "ORDER BY total DESC, 1 LIMIT ?");
-  st.bind(1, static_cast<std::int64_t>(top_n));
-  std::int64_t shown_ns = 0;
-  while (st.step()) {
-    const std::int64_t calls = st.column_int(1);
-    const std::int64_t total = st.column_int(2);
-    shown_ns += total;
-    r.rows.push_back(Row{st.column_text(0), calls, total,
-                         static_cast<double>(total) / static_cast<double>(calls),
-                         percent_or_null(static_cast<double>(total), static_cast<double>(all_ns))});
-  }
-  if (names > top_n) {
-    std::string text = "showing the top " + std::to_string(top_n) + " of " + std::to_string(names) +
-                       " kernel names; the other " + std::to_string(names - top_n) + " take " +
-                       std::to_string(all_ns - shown_ns) + " ns of kernel time";
-    r.add_note(NoteLevel::kInfo, std::move(text));
-  }
-  r.add_note(NoteLevel::kInfo,
-             "Time (%) is of the summed kernel time; concurrent kernels each count in full");
-  return r;
-}
+namespace {
 
 Report memory_summary(Database& db) {
   Report r;
@@ -194,7 +161,7 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
       static_cast<double>(wall_ns) / kNsPerMs, static_cast<double>(busy_ns) / kNsPerMs,
       percent_or_null(static_cast<double>(busy_ns), static_cast<double>(wall_ns * active_gpus)),
       kernels, memcpys, memsets, processes, active_gpus});
-  add_loss_notes(db, overview);
+  detail::add_trace_notes(db, overview);
   if (kernels + memcpys + memsets == 0) {
     overview.add_note(NoteLevel::kWarning, "no GPU activity in the capture range");
   } else if (active_gpus > 1) {
@@ -221,7 +188,11 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
     }
     out.push_back(std::move(util));
   }
-  if (kernels > 0) out.push_back(kernel_summary(db, top_n));
+  if (kernels > 0) {
+    Report k = top_kernels(db, top_n);
+    k.name = "cuda_gpu_kern_sum";
+    out.push_back(std::move(k));
+  }
   if (memcpys + memsets > 0) out.push_back(memory_summary(db));
   return out;
 }

@@ -10,7 +10,9 @@
 //        - collector messages: 'error'/'warning' → kWarning, 'info' → kInfo;
 //        - no kernel/memcpy/memset at all → kWarning "no GPU activity in the capture range".
 //   2. "gpu_utilization": one row per physical GPU — only when the trace used more than one.
-//   3. "cuda_gpu_kern_sum": top `top_n` kernel names by total GPU time — only if there are kernels.
+//   3. "cuda_gpu_kern_sum": top_kernels(db, top_n) (nsys_reports.hpp: the first top_n rows of
+//      cuda_gpu_kern_sum, columns Time (%), Total Time (ns), Instances, Avg (ns), Name) — only
+//      if there are kernels.
 //   4. "cuda_gpu_mem_sum": memcpys per copy kind and memsets — only if there are any.
 //
 // Definitions
@@ -22,7 +24,7 @@
 //     summed over GPUs. GPU Busy (%) = busy / (wall × GPUs with activity) × 100;
 //     a NULL cell (not NaN) when the wall time is 0.
 //   Kernel Time (%): a kernel name's total time / the total time of all kernels
-//     (a sum, so overlapping kernels each count in full), × 100.
+//     (a sum, so overlapping kernels each count in full), × 100 (cuda_gpu_kern_sum's).
 //   Throughput (GB/s): bytes / total time in ns (1 GB = 1e9 bytes); NULL if the time is 0.
 //   Total (MB): 1 MB = 1e6 bytes, as nsys.
 //
@@ -43,6 +45,12 @@ namespace gpuscope::analyze {
 
 /// The end-of-trace summary (see the file comment). top_n < 1 is treated as 1.
 [[nodiscard]] std::vector<Report> trace_summary(store::Database& db, int top_n = 10);
+
+namespace detail {
+/// Appends the notes of trace_overview on what is known lost or doubtful (data_loss rows,
+/// abnormal process ends, collector messages), loudest first, as described above.
+void add_trace_notes(store::Database& db, Report& report);
+}  // namespace detail
 
 /// The nsys name of a memcpy kind from the schema's copy_kind ("HtoD" →
 /// "[CUDA memcpy Host-to-Device]"); unknown kinds → "[CUDA memcpy Unknown]".

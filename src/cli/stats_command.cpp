@@ -3,31 +3,127 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
+#include <utility>
 
 #include "analyze/nsys_reports.hpp"
+#include "analyze/trace_filter.hpp"
+#include "core/report_transform.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::cli {
+namespace {
+
+struct Description {
+  std::string_view report;
+  std::string_view text;
+};
+
+// The question each report answers, for --help (docs/stats.md has the columns).
+constexpr Description kDescriptions[] = {
+    {"top", "the five numbers that matter, the top kernels and the diagnoses that fired"},
+    {"cuda_api_sum", "which CUDA API calls take the CPU's time (per function: total, count, avg..stddev)"},
+    {"cuda_gpu_kern_sum", "which kernels take the GPU's time (per kernel name; --base / --mangled names)"},
+    {"cuda_gpu_mem_time_sum", "how long memcpy/memset take, per kind (Host-to-Device, ..., memset)"},
+    {"cuda_gpu_mem_size_sum", "how many MB each memcpy/memset kind moves"},
+    {"nvtx_sum", "how long your NVTX ranges (steps, layers) take on the CPU"},
+    {"nvtx_gpu_proj_sum", "the GPU time of the kernels launched inside each NVTX range"},
+    {"gpu_util", "is the GPU busy, and do its kernels fill the SMs? (busy % vs SM coverage, idle gaps)"},
+    {"launch_overhead", "is the run launch-bound? (CPU launch time vs GPU time, queue delay, graph saving)"},
+    {"sync_wait", "where does the CPU block on the GPU? (synchronize calls, blocking copies)"},
+    {"memcpy_check", "are copies slow? (pageable vs pinned, GB/s per kind, small transfers)"},
+    {"cuda_gpu_sum", "kernels and memory operations in one table"},
+    {"cuda_gpu_trace", "one row per kernel/memcpy/memset, for scripts"},
+    {"cuda_api_trace", "one row per CUDA API call, for scripts"},
+};
+
+std::string help_footer() {
+  const auto defaults = analyze::report_names();
+  std::string s = "Reports (-r NAME,NAME; * = run when no -r is given):\n";
+  for (std::string_view n : analyze::all_report_names()) {
+    const bool is_default = std::find(defaults.begin(), defaults.end(), n) != defaults.end();
+    std::string name = "  " + std::string(n) + (is_default ? " *" : "");
+    name.resize(std::max<std::size_t>(name.size() + 1, 26), ' ');
+    const std::string_view d = report_description(n);
+    s += name + std::string(d.empty() ? std::string_view("(no description)") : d) + "\n";
+  }
+  s +=
+      "\n"
+      "Filters combine with AND; every report runs on the events they keep:\n"
+      "  --filter-nvtx step       CPU events on the thread inside any 'step' range, and the GPU work they\n"
+      "                           launched (wherever it ran); 'step@mydomain' one domain, 'step/3' the 3rd\n"
+      "  --from 2s --to 2.5s      events overlapping the window (times since the trace start; not clipped)\n"
+      "  --process PID, --device N (N: the GPU index gpuscope summary prints)\n"
+      "Then, per report: --timeunit converts time columns, --sort orders the rows, --top keeps the first N.\n"
+      "\n"
+      "Examples:\n"
+      "  gpuscope stats run.sqlite\n"
+      "  gpuscope stats run.sqlite -r cuda_gpu_kern_sum --top 5 --timeunit us\n"
+      "  gpuscope stats run.sqlite -r cuda_gpu_kern_sum,nvtx_sum --filter-nvtx 'train_step/3'\n"
+      "  gpuscope stats run.sqlite -r gpu_util,launch_overhead --from 2s --to 2.5s\n"
+      "  gpuscope stats run.sqlite -r cuda_api_sum --sort 'Num Calls'\n"
+      "  gpuscope stats run.sqlite -r cuda_gpu_trace --format csv -o gpu_trace.csv\n"
+      "Every report and column: docs/stats.md.";
+  return s;
+}
+
+analyze::TraceFilter make_filter(const StatsOptions& o) {
+  analyze::TraceFilter f;
+  if (!o.filter_nvtx.empty()) f.nvtx = analyze::parse_nvtx_filter(o.filter_nvtx);
+  if (!o.from.empty()) f.from_ns = analyze::parse_trace_time(o.from);
+  if (!o.to.empty()) f.to_ns = analyze::parse_trace_time(o.to);
+  if (f.from_ns && f.to_ns && *f.from_ns > *f.to_ns)
+    throw std::invalid_argument("--from " + o.from + " is after --to " + o.to);
+  f.pid = o.process;
+  f.gpu = o.device;
+  return f;
+}
+
+// "--filter-nvtx 'step', --from 2s" for the note on every filtered report.
+std::string filter_text(const StatsOptions& o) {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  if (!o.filter_nvtx.empty()) add("--filter-nvtx '" + o.filter_nvtx + "'");
+  if (!o.from.empty()) add("--from " + o.from);
+  if (!o.to.empty()) add("--to " + o.to);
+  if (o.process) add("--process " + std::to_string(*o.process));
+  if (o.device) add("--device " + std::to_string(*o.device));
+  return s;
+}
+
+}  // namespace
+
+std::string_view report_description(std::string_view report) {
+  for (const Description& d : kDescriptions)
+    if (d.report == report) return d.text;
+  return {};
+}
 
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
-  std::string names, extra;  // the default reports; the diagnosis reports run only on request
-  const auto defaults = analyze::report_names();
-  for (std::string_view n : analyze::all_report_names()) {
-    std::string& list = std::find(defaults.begin(), defaults.end(), n) != defaults.end() ? names : extra;
-    list += (list.empty() ? "" : ", ") + std::string(n);
-  }
-  if (!extra.empty()) names += "; on request: " + extra;
   CLI::App* sub = app.add_subcommand(
-      "stats", "Print nsys-style summary reports of a trace (per API function, kernel, memory\n"
-               "operation and NVTX range: total, count, avg, median, min, max, stddev).");
+      "stats",
+      "Summary reports of a trace: where the GPU and CPU time goes (nsys stats' reports,\n"
+      "same names and columns) and the diagnoses nsys leaves to the reader (is the GPU really\n"
+      "busy, is the run launch-bound, where does the CPU wait).");
   sub->add_option("trace", o.trace, "NAME.sqlite")->required()->check(CLI::ExistingFile);
-  sub->add_option("-r,--report", o.reports, "Reports, comma-separated (default: all but the on-request ones): " + names)
-      ->delimiter(',');
+  sub->add_option("-r,--report", o.reports, "Reports, comma-separated (list below)")->delimiter(',');
   sub->add_option("--format", o.format, "table, csv, json or markdown")->capture_default_str();
   sub->add_option("-o,--output", o.output, "Write to FILE instead of stdout");
   sub->add_flag("--base", o.base, "Kernel base names (no namespace, templates or parameters)");
   sub->add_flag("--mangled", o.mangled, "Kernel mangled names");
+  sub->add_option("--filter-nvtx", o.filter_nvtx,
+                  "Only events inside NVTX range RANGE[@DOMAIN][/N] (nsys's syntax: N-th instance, from 1)");
+  sub->add_option("--from", o.from, "Only events that end at or after T: seconds since the trace start, or 250ms, 10us, 42ns");
+  sub->add_option("--to", o.to, "Only events that start at or before T (same form as --from)");
+  sub->add_option("--process", o.process, "Only process PID");
+  sub->add_option("--device", o.device, "Only GPU N (the index gpuscope summary and gpu_util print)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--top", o.top, "Only the first N rows of each report")->check(CLI::PositiveNumber);
+  sub->add_option("--sort", o.sort,
+                  "Order rows by COLUMN (its name, e.g. 'Total Time'): numbers descending, names ascending");
+  sub->add_option("--timeunit", o.timeunit, "Time columns in ns, us, ms or s (default: as each report gives them)");
+  sub->footer(help_footer());
   return sub;
 }
 
@@ -37,13 +133,58 @@ int run_stats(const StatsOptions& o) {
   std::vector<std::string> names = o.reports;
   if (names.empty())
     for (std::string_view n : analyze::report_names()) names.emplace_back(n);
+  const auto valid = analyze::all_report_names();
+  for (const std::string& n : names) {
+    if (std::find(valid.begin(), valid.end(), n) != valid.end()) continue;
+    std::string list;
+    for (std::string_view v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
+    throw std::invalid_argument("unknown report '" + n + "' (valid: " + list + "; gpuscope stats --help says what each answers)");
+  }
+  const bool convert = !o.timeunit.empty();
+  const TimeUnit unit = convert ? parse_time_unit(o.timeunit) : TimeUnit::kNs;
+  const analyze::TraceFilter filter = make_filter(o);
 
-  store::Database db = store::open_trace(o.trace);
+  store::Database trace = store::open_trace(o.trace);
+  std::optional<analyze::FilteredTrace> filtered;
+  if (!filter.empty()) {
+    filtered.emplace(analyze::filter_trace(trace, filter));
+    for (const std::string& w : filtered->warnings) std::cerr << "gpuscope stats: warning: " << w << "\n";
+  }
+  store::Database& db = filtered ? filtered->db : trace;
+
   analyze::ReportOptions ro;
   ro.base = o.base;
   ro.mangled = o.mangled;
   std::vector<Report> reports;
-  for (const std::string& n : names) reports.push_back(analyze::run_report(db, n, ro));
+  for (const std::string& n : names)
+    for (Report& r : analyze::run_report(db, n, ro)) reports.push_back(std::move(r));  // "top" gives two
+
+  // Per-report transforms: unit first, so --sort may name the converted header.
+  std::vector<std::string> unsorted;
+  for (Report& r : reports) {
+    if (convert) convert_time_unit(r, unit);
+    if (!o.sort.empty()) {
+      if (find_column(r, o.sort)) {
+        sort_rows(r, o.sort);
+      } else {
+        unsorted.push_back(r.name);
+      }
+    }
+    if (o.top) keep_top_rows(r, *o.top);
+    if (filtered) r.add_note(NoteLevel::kInfo, "events filtered by " + filter_text(o));
+  }
+  if (!unsorted.empty() && unsorted.size() == reports.size()) {
+    std::string cols;
+    for (const Report& r : reports) {
+      cols += (cols.empty() ? "" : "; ") + r.name + ": ";
+      for (std::size_t i = 0; i < r.columns.size(); ++i) cols += (i ? ", " : "") + ("'" + r.columns[i].name + "'");
+    }
+    throw std::invalid_argument("--sort '" + o.sort + "': no such column" + (reports.size() > 1 ? " in any report" : "") +
+                                " (" + cols + ")");
+  }
+  for (const std::string& n : unsorted)
+    std::cerr << "gpuscope stats: warning: --sort '" << o.sort << "': report " << n
+              << " has no such column; its rows keep their order\n";
 
   std::ofstream file;
   if (!o.output.empty()) {

@@ -1,10 +1,22 @@
-// `gpuscope stats TRACE [--report R1,R2] [--format F] [-o FILE] [--base] [--mangled]`:
-// print nsys-style summary reports (analyze/nsys_reports.hpp) of a trace.
+// `gpuscope stats TRACE [-r R1,R2] [--format F] [-o FILE] [--base] [--mangled]
+//                 [--filter-nvtx RANGE[@DOMAIN][/N]] [--from T] [--to T] [--process PID]
+//                 [--device N] [--top N] [--sort COLUMN] [--timeunit ns|us|ms|s]`:
+// print summary reports (analyze/nsys_reports.hpp and the diagnosis reports) of a trace.
+//
+// Order of work: every option is checked before the trace is opened (a typo costs
+// nothing); the filters build one filtered copy of the trace (analyze/trace_filter.hpp)
+// that every report runs on; then each report gets --timeunit, --sort and --top
+// (core/report_transform.hpp), in that order, and is rendered. Warnings (a filter that
+// matched nothing, a report without the --sort column) go to stderr. docs/stats.md
+// documents the reports and options for users.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuscope::cli {
@@ -16,14 +28,28 @@ struct StatsOptions {
   std::string output;                // file; empty → stdout
   bool base = false;                 // kernel short names
   bool mangled = false;              // kernel mangled names
+  // Filters (analyze/trace_filter.hpp); empty/unset = no filter.
+  std::string filter_nvtx;           // RANGE[@DOMAIN][/N]
+  std::string from;                  // time since the start of the trace, "1.5", "250ms"
+  std::string to;
+  std::optional<std::int64_t> process;
+  std::optional<std::int64_t> device;  // physical GPU index
+  // Report transforms (core/report_transform.hpp).
+  std::optional<std::int64_t> top;   // rows per report
+  std::string sort;                  // column name
+  std::string timeunit;              // ns | us | ms | s; empty = as each report gives it
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& options);
 
+/// One line per report run_report() accepts: what question it answers (for --help and
+/// docs/stats.md). Empty for a report without one.
+[[nodiscard]] std::string_view report_description(std::string_view report);
+
 /// Runs it; returns the exit code. Throws (store::DatabaseError, std::invalid_argument,
-/// std::runtime_error) with a user-facing message on a bad trace, report name,
-/// format or output file.
+/// std::runtime_error) with a user-facing message on a bad trace, report name, format,
+/// time, time unit, --sort column (in no report) or output file.
 [[nodiscard]] int run_stats(const StatsOptions& options);
 
 }  // namespace gpuscope::cli

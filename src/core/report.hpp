@@ -15,10 +15,18 @@ namespace gpuscope {
 
 enum class ColumnType { kInteger, kReal, kText };
 
+/// What a numeric column holds. A quantity (a time, a count, a size) is measured: it
+/// gets thousands separators in tables, `--timeunit` converts it and `--sort` orders
+/// it descending. An identifier (a pid, thread id, correlation id, device, context or
+/// stream id, a return code) only names something: printed as is ("4012345", not
+/// "4,012,345"), never converted, sorted ascending.
+enum class ColumnKind { kQuantity, kIdentifier };
+
 struct Column {
   std::string name;   // e.g. "Total Time", as nsys names it where it has one
   std::string unit;   // "ns", "%", "bytes", "MB", "GB/s", "" for none
   ColumnType type = ColumnType::kText;
+  ColumnKind kind = ColumnKind::kQuantity;
 };
 
 /// One cell: empty (NULL), integer, real or text.
@@ -40,8 +48,9 @@ struct Report {
   std::vector<Note> notes;  // printed after the table
 
   /// Adds a column; returns *this for chaining.
-  Report& add_column(std::string col_name, std::string unit, ColumnType type) {
-    columns.push_back(Column{std::move(col_name), std::move(unit), type});
+  Report& add_column(std::string col_name, std::string unit, ColumnType type,
+                     ColumnKind kind = ColumnKind::kQuantity) {
+    columns.push_back(Column{std::move(col_name), std::move(unit), type, kind});
     return *this;
   }
   void add_note(NoteLevel level, std::string text) { notes.push_back(Note{level, std::move(text)}); }

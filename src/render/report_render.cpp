@@ -13,6 +13,8 @@ namespace {
 
 bool is_numeric(const Column& c) { return c.type != ColumnType::kText; }
 
+constexpr int kMaxDecimals = 9;  // ns in s
+
 std::string header_text(const Column& c) {
   return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")";
 }
@@ -52,7 +54,10 @@ int real_decimals(const Report& r, std::size_t col) {
   }
   if (max_abs >= 1000.0) return 1;
   if (max_abs >= 10.0) return 2;
-  return 3;
+  if (max_abs == 0.0 || max_abs >= 0.1) return 3;
+  // Small values (a time in s after --timeunit s): three significant digits of the
+  // largest, so 0.00123 does not print as 0.001.
+  return std::min(kMaxDecimals, 2 - static_cast<int>(std::floor(std::log10(max_abs))));
 }
 
 // Inserts ',' every three digits into the integer part of a plain decimal string.
@@ -107,7 +112,7 @@ void render_table(const Report& r, std::ostream& out) {
   for (const Row& row : r.rows) {
     std::vector<std::string> line(ncol);
     for (std::size_t c = 0; c < ncol && c < row.size(); ++c) {
-      std::string s = human_cell(row[c], decimals[c], true);
+      std::string s = human_cell(row[c], decimals[c], r.columns[c].kind == ColumnKind::kQuantity);
       if (std::holds_alternative<std::string>(row[c]) && display_width(s) > kMaxTableTextWidth)
         s = s.substr(0, prefix_bytes(s, kMaxTableTextWidth - 1)) + "…";
       line[c] = std::move(s);
@@ -273,8 +278,11 @@ Json to_json(const Report& r) {
   j["name"] = r.name;
   j["title"] = r.title;
   j["columns"] = Json::array();
-  for (const Column& c : r.columns)
-    j["columns"].push_back(Json{{"name", c.name}, {"unit", c.unit}, {"type", type_name(c.type)}});
+  for (const Column& c : r.columns) {
+    Json jc{{"name", c.name}, {"unit", c.unit}, {"type", type_name(c.type)}};
+    if (c.kind == ColumnKind::kIdentifier) jc["identifier"] = true;
+    j["columns"].push_back(std::move(jc));
+  }
   j["rows"] = Json::array();
   for (const Row& row : r.rows) {
     Json jr = Json::array();

@@ -6,9 +6,12 @@
 //             header is "Name (unit)" ("Total Time (ns)"; no parentheses for a
 //             unit-less column), underlined with dashes. Text is left-aligned,
 //             numbers right-aligned. Integers get thousands separators
-//             ("1,234,567"); reals are fixed-point with a per-column precision
-//             chosen from the column's largest magnitude (>= 1000: 1 decimal,
-//             >= 10: 2, otherwise 3), integer part grouped too. NULL and NaN print
+//             ("1,234,567"), except in identifier columns (ColumnKind::kIdentifier:
+//             pids, thread, correlation, device, context and stream ids print as
+//             is); reals are fixed-point with a per-column precision chosen from
+//             the column's largest magnitude (>= 1000: 1 decimal, >= 10: 2, >= 0.1
+//             or all zero: 3, below 0.1: three significant digits of the largest,
+//             at most 9 decimals), integer part grouped too. NULL and NaN print
 //             "-", infinities "inf"/"-inf". Text longer than kMaxTableTextWidth
 //             code points is cut to kMaxTableTextWidth - 1 and ends with "…";
 //             newlines in text become spaces. After the table, one line per note:
@@ -20,7 +23,8 @@
 //             "inf"/"-inf". Title and notes are NOT written (they would break CSV
 //             readers); callers that need them use another format.
 //   json      {"name","title","columns":[{"name","unit","type"}],"rows":[[...]],
-//             "notes":[{"level","text"}]}, type "integer"|"real"|"text", level
+//             "notes":[{"level","text"}]}, type "integer"|"real"|"text"; an
+//             identifier column also has "identifier": true; level
 //             "info"|"warning"|"data_loss"; cells keep their type, NULL/NaN/inf →
 //             null. Pretty-printed (indent 2), newline at the end.
 //   markdown  "### Title", a GitHub table (header "Name (unit)", numeric columns

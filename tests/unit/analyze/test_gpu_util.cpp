@@ -18,13 +18,7 @@ using test::cell;
 using test::col;
 using test::has_note;
 
-// A cc 9.0 GPU with 132 SMs (H100 SXM) seen by pid 100 as device 0.
-void add_h100(TraceDb& t) {
-  t.exec("INSERT INTO devices (pid, device_id, name, uuid, cc_major, cc_minor, sm_count, max_threads_per_block, "
-         "max_warps_per_sm, max_blocks_per_sm, max_registers_per_sm, max_registers_per_block, "
-         "max_shared_memory_per_sm, max_shared_memory_per_block) VALUES "
-         "(100, 0, 'NVIDIA H100', 'GPU-1', 9, 0, 132, 1024, 64, 32, 65536, 65536, 233472, 49152)");
-}
+void add_h100(TraceDb& t) { t.h100(100); }
 
 // One kernel: 1-D grid of `grid` blocks of `block` threads, 32 registers, no shared memory.
 void kernel(TraceDb& t, int stream, long long start, long long end, int grid, int block) {
@@ -124,7 +118,7 @@ TEST(GpuUtil, EmptyDatabaseGivesNoRowsAndANote) {
 
 TEST(GpuUtil, RunByNameButNotByDefault) {
   TraceDb t;
-  EXPECT_EQ(run_report(t.db(), "gpu_util").name, "gpu_util");
+  EXPECT_EQ(run_report(t.db(), "gpu_util").at(0).name, "gpu_util");
   const auto all = all_report_names();
   EXPECT_NE(std::find(all.begin(), all.end(), "gpu_util"), all.end());
   const auto defaults = report_names();

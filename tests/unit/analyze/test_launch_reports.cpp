@@ -17,11 +17,7 @@ using test::cell;
 using test::col;
 using test::has_note;
 
-void api(TraceDb& t, int name_id, long long start, long long end, int corr) {
-  t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
-         "VALUES (1, 1, 'runtime', 0, " + std::to_string(name_id) + ", " + std::to_string(start) + ", " +
-         std::to_string(end) + ", " + std::to_string(corr) + ", 0)");
-}
+void api(TraceDb& t, int name_id, long long start, long long end, int corr) { t.api(1, 1, name_id, start, end, corr); }
 
 // Wall [0, 1000). Stream 7: K1 [100,200) launched by [50,90); K2 [300,350) by [150,190);
 // K3 [360,400) by [300,365). cudaMalloc [0,1000) is not a launch call.
@@ -112,7 +108,7 @@ TEST(SyncWait, HandComputed) {
 TEST(LaunchReports, EmptyDatabaseGivesNoRowsAndANote) {
   TraceDb t;
   for (std::string_view name : {"launch_overhead", "sync_wait"}) {
-    const Report r = run_report(t.db(), name);
+    const Report r = run_report(t.db(), name).at(0);
     EXPECT_EQ(r.name, name);
     EXPECT_FALSE(r.columns.empty());
     EXPECT_TRUE(r.rows.empty()) << name;

@@ -71,12 +71,12 @@ TEST_F(SummaryTest, TopKernelsByTotalTime) {
   ASSERT_EQ(k->rows.size(), 2u);
   // B: 1 call, 6000 ns; A: 2 calls, 4000 + 1000 ns. Kernel time total 11000 ns.
   EXPECT_EQ(cell<std::string>(*k, 0, "Name"), "kernel_b(int)");
-  EXPECT_EQ(cell<std::int64_t>(*k, 0, "Calls"), 1);
+  EXPECT_EQ(cell<std::int64_t>(*k, 0, "Instances"), 1);
   EXPECT_EQ(cell<std::int64_t>(*k, 0, "Total Time"), 6000);
   EXPECT_DOUBLE_EQ(cell<double>(*k, 0, "Avg"), 6000.0);
   EXPECT_DOUBLE_EQ(cell<double>(*k, 0, "Time"), 6000.0 / 11000.0 * 100.0);
   EXPECT_EQ(cell<std::string>(*k, 1, "Name"), "kernel_a(float*)");
-  EXPECT_EQ(cell<std::int64_t>(*k, 1, "Calls"), 2);
+  EXPECT_EQ(cell<std::int64_t>(*k, 1, "Instances"), 2);
   EXPECT_EQ(cell<std::int64_t>(*k, 1, "Total Time"), 5000);
   EXPECT_DOUBLE_EQ(cell<double>(*k, 1, "Avg"), 2500.0);
   EXPECT_EQ(k->columns[col(*k, "Total Time")].unit, "ns");

@@ -36,6 +36,36 @@ class TraceDb {
          std::to_string(pid) + ",0,1,7,0," + std::to_string(start) + "," + std::to_string(end) + "," +
          std::to_string(bytes) + ",'" + kind + "','pageable','device')");
   }
+  // One memcpy on device 0 with every field the copy reports read.
+  struct Copy {
+    int pid = 100;
+    int stream = 7;
+    int corr = 0;
+    long long start = 0, end = 0, bytes = 0;
+    std::string kind = "HtoD", src = "pinned", dst = "device";
+    int is_async = 1;
+  };
+  void copy(const Copy& c) {
+    exec("INSERT INTO memcpys (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, bytes, "
+         "copy_kind, src_kind, dst_kind, is_async) VALUES (" +
+         std::to_string(c.pid) + ",0,1," + std::to_string(c.stream) + "," + std::to_string(c.corr) + "," +
+         std::to_string(c.start) + "," + std::to_string(c.end) + "," + std::to_string(c.bytes) + ",'" + c.kind +
+         "','" + c.src + "','" + c.dst + "'," + std::to_string(c.is_async) + ")");
+  }
+  // One CUDA API call; name_id refers to strings.
+  void api(int pid, int tid, int name_id, long long start, long long end, int corr) {
+    exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
+         "VALUES (" + std::to_string(pid) + "," + std::to_string(tid) + ",'runtime',0," + std::to_string(name_id) +
+         "," + std::to_string(start) + "," + std::to_string(end) + "," + std::to_string(corr) + ",0)");
+  }
+  // A cc 9.0 GPU with 132 SMs (H100 SXM) seen by `pid` as device 0, uuid GPU-<pid>.
+  void h100(int pid = 100) {
+    exec("INSERT INTO devices (pid, device_id, name, uuid, cc_major, cc_minor, sm_count, max_threads_per_block, "
+         "max_warps_per_sm, max_blocks_per_sm, max_registers_per_sm, max_registers_per_block, "
+         "max_shared_memory_per_sm, max_shared_memory_per_block) VALUES (" +
+         std::to_string(pid) + ", 0, 'NVIDIA H100', 'GPU-" + std::to_string(pid) +
+         "', 9, 0, 132, 1024, 64, 32, 65536, 65536, 233472, 49152)");
+  }
 
  private:
   store::Database m_db;

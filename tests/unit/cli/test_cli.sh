@@ -4,6 +4,7 @@
 # uses CUDA gives an empty but valid trace. Usage: test_cli.sh BUILD_DIR
 set -uo pipefail
 bin="$(cd "$1" && pwd)/bin/gpuscope"
+here="$(cd "$(dirname "$0")" && pwd)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -54,6 +55,78 @@ check "non-trace file error is clear" grep -qi "trace" err.txt
 "$bin" trace --help >help.txt; rc=$?
 check "--help works" test $rc -eq 0
 check "--help teaches capture ranges" grep -q "cudaProfilerApi" help.txt
+
+# gpuscope stats: options, filters and their errors, on the committed trace.
+cnn="$here/../../data/cnn.sqlite"
+check "committed trace found" test -s "$cnn"
+st() { "$bin" stats "$cnn" "$@"; }
+sum_col() {  # sum_col FILE HEADER: sum of that csv column (no quoted commas in numbers)
+  python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(sum(float(x[sys.argv[2]]) for x in r))' "$1" "$2"
+}
+
+"$bin" stats --help >help.txt; rc=$?
+check "stats --help works" test $rc -eq 0
+check "stats --help explains the filters" grep -q -- "--filter-nvtx step" help.txt
+check "stats --help has examples" grep -q "gpuscope stats run.sqlite -r cuda_gpu_kern_sum --top 5" help.txt
+check "stats --help describes every report" sh -c '! grep -q "(no description)" help.txt'
+check "stats --help lists gpu_util" grep -q "gpu_util  .*SM coverage" help.txt
+
+st -r nope 2>err.txt; rc=$?
+check "unknown report refused" test $rc -ne 0
+check "unknown report lists the valid ones" grep -q "unknown report 'nope' (valid: .*cuda_gpu_kern_sum" err.txt
+st --from 2x 2>err.txt; rc=$?
+check "bad time refused" test $rc -ne 0
+check "bad time error says what works" grep -q "bad time '2x' (unknown unit 'x').*250ms" err.txt
+st --from 2s --to 1s 2>err.txt; rc=$?
+check "--from after --to refused" grep -q -- "--from 2s is after --to 1s" err.txt
+st --timeunit min 2>err.txt; rc=$?
+check "bad --timeunit refused" grep -q "unknown time unit 'min' (valid: ns, us, ms, s)" err.txt
+st -r cuda_api_sum --sort Calls 2>err.txt; rc=$?
+check "unknown --sort column refused" test $rc -ne 0
+check "--sort error lists the columns" grep -q "no such column (cuda_api_sum: .*'Num Calls'" err.txt
+
+st -r cuda_gpu_kern_sum --filter-nvtx step 2>err.txt >out.txt; rc=$?
+check "NVTX filter matching nothing is not an error" test $rc -eq 0
+check "...but warns with the ranges seen" grep -q "no NVTX range 'step' in the trace; ranges seen: 'step 10' (1)" err.txt
+check "...and the report is empty" grep -q "no CUDA kernels in the capture range" out.txt
+st -r cuda_api_sum --process 4242 2>err.txt >/dev/null
+check "unknown --process warns with the pids" grep -q "no process 4242 in the trace; processes: 3000" err.txt
+st -r cuda_api_sum --device 7 2>err.txt >/dev/null
+check "unknown --device warns with the GPUs" grep -q "no GPU 7 in the trace; GPUs: 0 (NVIDIA H200)" err.txt
+
+st -r cuda_gpu_kern_sum --filter-nvtx 'step 7' --format csv >nvtx.csv 2>err.txt; rc=$?
+want=$(sqlite3 "$cnn" "SELECT COUNT(*) FROM kernels k JOIN api_calls a ON a.pid = k.pid AND
+  a.correlation_id = k.correlation_id JOIN v_nvtx n ON n.pid = a.pid WHERE n.text = 'step 7' AND
+  a.start_ns >= n.start_ns AND a.end_ns <= n.end_ns")
+check "--filter-nvtx keeps the kernels launched inside (any thread)" test "$(sum_col nvtx.csv Instances)" = "$want.0"
+check "...which includes the autograd thread's" test "$want" -gt 25
+st -r cuda_gpu_kern_sum --filter-nvtx 'step *' --format csv >all_steps.csv
+st -r cuda_gpu_kern_sum --filter-nvtx 'step */3' --format csv >third.csv
+check "--filter-nvtx glob takes every step" test "$(sum_col all_steps.csv Instances)" = "$(sqlite3 "$cnn" "SELECT COUNT(*) FROM kernels").0"
+check "--filter-nvtx /3 takes one step" test "$(sum_col third.csv Instances)" = "$want.0"
+
+st -r cuda_api_sum --from 5ms --to 6ms --format csv >win.csv
+t0=$(sqlite3 "$cnn" "SELECT MIN(start_ns) FROM capture_windows")
+want=$(sqlite3 "$cnn" "SELECT COUNT(*) FROM api_calls WHERE start_ns <= $t0 + 6000000 AND end_ns >= $t0 + 5000000")
+check "--from/--to keep the API calls overlapping the window" test "$(sum_col win.csv 'Num Calls')" = "$want.0"
+
+st -r cuda_api_sum,cuda_gpu_kern_sum --format csv >plain.csv
+st -r cuda_api_sum,cuda_gpu_kern_sum --format csv --process 3000 --device 0 --from 0 >same.csv
+check "filters that keep everything change nothing" sh -c 'test -s plain.csv && cmp -s plain.csv same.csv'
+
+st -r cuda_api_sum --top 2 --format csv >top.csv
+check "--top 2 keeps two rows" test "$(wc -l <top.csv)" -eq 3
+st -r cuda_api_sum --sort 'Num Calls' --format csv >sorted.csv
+check "--sort orders by the column, descending" python3 -c '
+import csv,sys; n=[int(r["Num Calls"]) for r in csv.DictReader(open("sorted.csv"))]; sys.exit(len(n) < 5 or n != sorted(n, reverse=True))'
+st -r cuda_gpu_kern_sum --timeunit us --format csv >us.csv
+check "--timeunit us renames the unit" grep -q "^Time (%),Total Time (us),Instances,Avg (us)" us.csv
+st -r cuda_gpu_kern_sum --format csv >ns.csv
+check "--timeunit us divides by 1000" python3 -c '
+import csv,sys; n=list(csv.DictReader(open("ns.csv"))); u=list(csv.DictReader(open("us.csv")))
+sys.exit(len(n) != len(u) or any(abs(float(b["Avg (us)"]) * 1000 - float(a["Avg (ns)"])) > 1e-6 for a, b in zip(n, u)))'
+st -r cuda_api_trace --top 3 >ids.txt
+check "identifier columns have no thousands separators" sh -c 'grep -q "  3000  3000$" ids.txt && ! grep -q "3,000" ids.txt'
 
 echo "$fails failure(s)"
 exit $((fails > 0))

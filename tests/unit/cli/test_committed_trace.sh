@@ -14,9 +14,10 @@ trap 'rm -rf "$work"' EXIT
 diff -u "$src/tests/data/cnn.summary.csv" "$work/summary.csv"
 echo "ok   summary matches tests/data/cnn.summary.csv"
 
-"$bin" stats "$src/tests/data/cnn.sqlite" --format csv > "$work/stats.csv"
+reports=cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum,nvtx_sum,nvtx_gpu_proj_sum,gpu_util,launch_overhead,sync_wait,memcpy_check,top
+"$bin" stats "$src/tests/data/cnn.sqlite" -r "$reports" --format csv > "$work/stats.csv"
 diff -u "$src/tests/data/cnn.stats.csv" "$work/stats.csv"
-echo "ok   stats (nsys reports) match tests/data/cnn.stats.csv"
+echo "ok   stats (nsys reports and diagnoses) match tests/data/cnn.stats.csv"
 
 python3 "$src/bench/compare_kernels.py" --torch "$src/tests/data/cnn.torch_kernels.json" \
   --trace "$src/tests/data/cnn.sqlite" --out "$work/compare.md" >/dev/null

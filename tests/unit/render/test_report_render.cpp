@@ -179,10 +179,35 @@ TEST(ReportRender, TablePrecisionFollowsMagnitudeAndAvoidsNegativeZero) {
   Report r;
   r.name = "p";
   r.add_column("v", "ms", ColumnType::kReal);
-  r.rows.push_back(Row{0.0004});
+  r.rows.push_back(Row{0.4});
   r.rows.push_back(Row{-0.0001});
   r.rows.push_back(Row{std::monostate{}});
-  EXPECT_EQ(rendered(r, Format::kTable), "p\n\nv (ms)\n------\n 0.000\n 0.000\n     -\n");
+  EXPECT_EQ(rendered(r, Format::kTable), "p\n\nv (ms)\n------\n 0.400\n 0.000\n     -\n");
+}
+
+TEST(ReportRender, TableShowsThreeSignificantDigitsOfSmallColumns) {
+  // A kernel time in s after --timeunit s must not print as 0.000.
+  Report r;
+  r.name = "p";
+  r.add_column("v", "s", ColumnType::kReal);
+  r.rows.push_back(Row{0.0004});
+  r.rows.push_back(Row{-0.0001});
+  EXPECT_EQ(rendered(r, Format::kTable), "p\n\n    v (s)\n---------\n 0.000400\n-0.000100\n");
+  r.rows = {Row{1.5e-12}};  // at most 9 decimals
+  EXPECT_EQ(rendered(r, Format::kTable), "p\n\n      v (s)\n-----------\n0.000000000\n");
+}
+
+TEST(ReportRender, IdentifierColumnsHaveNoThousandsSeparators) {
+  Report r;
+  r.name = "ids";
+  r.add_column("Pid", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Duration", "ns", ColumnType::kInteger);
+  r.rows.push_back(Row{std::int64_t{4012345}, std::int64_t{4012345}});
+  EXPECT_EQ(rendered(r, Format::kTable), "ids\n\n    Pid  Duration (ns)\n-------  -------------\n4012345      4,012,345\n");
+  const std::string json = rendered(r, Format::kJson);
+  EXPECT_NE(json.find("\"name\": \"Pid\",\n      \"unit\": \"\",\n      \"type\": \"integer\",\n      \"identifier\": true"),
+            std::string::npos) << json;
+  EXPECT_EQ(json.find("\"identifier\": false"), std::string::npos);  // only identifiers say so
 }
 
 TEST(ReportRender, ParseFormat) {

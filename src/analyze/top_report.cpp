@@ -1,0 +1,160 @@
+#include "analyze/top_report.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "analyze/gpu_busy.hpp"
+#include "analyze/gpu_util_report.hpp"
+#include "analyze/launch_reports.hpp"
+#include "analyze/memcpy_check.hpp"
+#include "analyze/report_text.hpp"
+#include "analyze/trace_summary.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+using detail::duration_text;
+using detail::percent_text;
+
+constexpr double kNsPerMs = 1e6;
+constexpr const char* kNoActivity = "no GPU activity in the capture range";
+
+// The whole-trace numbers behind the row and the diagnoses.
+struct Numbers {
+  std::int64_t wall_ns = 0;
+  std::int64_t gpus = 0;
+  std::int64_t busy_ns = 0;         // Σ over GPUs
+  std::int64_t sm_ns = 0;           // Σ over GPUs with launch facts
+  std::int64_t sm_capacity_ns = 0;  // Σ sm_count × wall over those GPUs
+};
+
+Numbers numbers(const std::vector<detail::GpuUtilization>& util) {
+  Numbers n;
+  for (const detail::GpuUtilization& g : util) {
+    n.wall_ns = g.wall_ns;  // one wall span for the whole trace
+    ++n.gpus;
+    n.busy_ns += g.busy_ns;
+    if (g.sm_count > 0) {
+      n.sm_ns += g.sm_ns;
+      n.sm_capacity_ns += g.sm_count * g.wall_ns;
+    }
+  }
+  return n;
+}
+
+std::optional<double> ratio(double part, double whole) {
+  if (whole <= 0) return std::nullopt;
+  return part / whole;
+}
+
+Cell percent(const std::optional<double>& fraction) {
+  return fraction ? Cell{*fraction * 100.0} : Cell{std::monostate{}};
+}
+
+}  // namespace
+
+std::vector<Report> top(Database& db, const ReportOptions& options) {
+  Report r;
+  r.name = "top";
+  r.title = "Where the Time Goes";
+  r.add_column("Wall Time", "ms", ColumnType::kReal)
+      .add_column("GPU Busy", "%", ColumnType::kReal)
+      .add_column("SM Coverage", "%", ColumnType::kReal)
+      .add_column("Launch-Bound", "%", ColumnType::kReal)
+      .add_column("Sync-Blocked", "%", ColumnType::kReal);
+  Report kernels = top_kernels(db, kTopKernelCount, options);
+  detail::add_trace_notes(db, r);
+
+  const std::vector<detail::GpuUtilization> util = detail::gpu_utilization(db);
+  if (util.empty()) {  // no kernel, memcpy or memset
+    r.add_note(NoteLevel::kInfo, kNoActivity);
+    kernels.notes.assign(1, Note{NoteLevel::kInfo, kNoActivity});
+    std::vector<Report> out;
+    out.push_back(std::move(r));
+    out.push_back(std::move(kernels));
+    return out;
+  }
+
+  const Numbers n = numbers(util);
+  const auto wall = static_cast<double>(n.wall_ns);
+  const detail::LaunchBound lb = detail::launch_bound(db);
+  const detail::SyncBlocked sb = detail::sync_blocked(db);
+  const detail::MemcpyFindings copies = detail::memcpy_check_data(db).findings;
+  const std::optional<double> busy = ratio(static_cast<double>(n.busy_ns), wall * static_cast<double>(n.gpus));
+  const std::optional<double> coverage =
+      n.wall_ns > 0 ? ratio(static_cast<double>(n.sm_ns), static_cast<double>(n.sm_capacity_ns)) : std::nullopt;
+  const std::optional<double> launching = n.wall_ns > 0 ? std::optional(lb.launching_share) : std::nullopt;
+  const std::optional<double> blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
+  r.rows.push_back(Row{wall / kNsPerMs, percent(busy), percent(coverage), percent(launching), percent(blocked)});
+  if (n.gpus > 1) {
+    r.add_note(NoteLevel::kInfo, "GPU Busy (%) and SM Coverage (%) are of the wall time x " +
+                                     std::to_string(n.gpus) + " GPUs");
+  }
+
+  // The diagnoses (thresholds in the header).
+  std::vector<std::string> fired;
+  if (lb.launch_bound) {
+    fired.push_back("launch-bound: the GPU was idle " + percent_text(lb.idle_share) +
+                    " of the wall time and the CPU was inside launch calls during " +
+                    percent_text(lb.launching_share) + " of that idle time (" +
+                    duration_text(lb.launching_idle_ns) + "); a CUDA graph could save about " +
+                    duration_text(lb.graph_saving_ns) +
+                    " — try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels "
+                    "(see launch_overhead)");
+  }
+  if (busy && *busy * 100.0 < kStarvedBusyPercent && !lb.launch_bound && !sb.sync_bound) {
+    fired.push_back("CPU-starved: the GPU was idle " + percent_text(lb.idle_share) +
+                    " of the wall time, yet the CPU was inside launch calls during only " +
+                    percent_text(lb.launching_share) + " of that idle time and blocked on the GPU " +
+                    percent_text(sb.share) +
+                    " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data "
+                    "loading); " + std::to_string(lb.graph_gaps) +
+                    " times a kernel was enqueued after the GPU had finished the previous one on its stream "
+                    "(a CUDA graph could save about " + duration_text(lb.graph_saving_ns) +
+                    ") — try CUDA graphs or torch.compile(mode=\"reduce-overhead\") to drop the per-operation "
+                    "CPU cost, a larger batch, and faster data loading (DataLoader num_workers, pin_memory)");
+  }
+  if (sb.sync_bound) {
+    fired.push_back("sync-blocked: the CPU was blocked on the GPU " + percent_text(sb.share) +
+                    " of the wall time, mostly in " + sb.calls.front().key[0] +
+                    " — remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the loop "
+                    "(see sync_wait)");
+  }
+  if (busy && coverage && *coverage < kLowCoverageShareOfBusy * *busy) {
+    fired.push_back("low SM coverage: SM coverage " + percent_text(*coverage) + " against GPU busy " +
+                    percent_text(*busy) + ": while the GPU was busy its kernels could occupy only " +
+                    percent_text(*coverage / *busy) +
+                    " of its SMs on average — the grids are smaller than the GPU: try larger batches, fused "
+                    "kernels (torch.compile), or independent work on concurrent streams (see gpu_util)");
+  }
+  if (copies.pageable > 0) {
+    fired.push_back("pageable copies: " + std::to_string(copies.pageable) + " host-device copies (" +
+                    std::to_string(copies.pageable_bytes) + " bytes, " + duration_text(copies.pageable_ns) +
+                    ") use pageable host memory, which is staged and cannot overlap kernels — pin it: "
+                    "DataLoader(pin_memory=True) or tensor.pin_memory() with .to('cuda', non_blocking=True), "
+                    "cudaMallocHost in C++ (see memcpy_check)");
+  }
+  if (copies.serialized_share >= kSerializedShareForWarning) {
+    fired.push_back("serialized copies: " + std::to_string(copies.serialized) +
+                    " copies ran synchronously or with no kernel alongside for " +
+                    duration_text(copies.serialized_ns) + ", " + percent_text(copies.serialized_share) +
+                    " of the wall time — use cudaMemcpyAsync from pinned memory on their own stream so "
+                    "they overlap compute (see memcpy_check)");
+  }
+  for (std::string& text : fired) r.add_note(NoteLevel::kWarning, std::move(text));
+  if (fired.empty()) {
+    r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (busy ? percent_text(*busy) : "n/a") +
+                                     ", launch-bound share " + percent_text(lb.launching_share) +
+                                     ", sync-blocked " + percent_text(sb.share) + " of the wall time");
+  }
+
+  std::vector<Report> out;
+  out.push_back(std::move(r));
+  out.push_back(std::move(kernels));
+  return out;
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,71 @@
+// top: what `gpuscope stats TRACE` prints without --report — the five numbers that say
+// where the time goes, the kernels that take it, and the diagnoses that fired, each with
+// its evidence and what to try. Two Reports, since a Report has one table:
+//
+// "top" — one row for the whole trace (all GPUs together). Every number is the one the
+// detailed report computes, from the same code:
+//   Wall Time (ms)     the wall span (analyze/gpu_busy.hpp): first to last capture window
+//   GPU Busy (%)       Σ per-GPU busy time / (wall × GPUs with activity) × 100, as
+//                      trace_overview; on one GPU it is gpu_util's Busy (%)
+//   SM Coverage (%)    Σ per-GPU ∫ occupied SMs dt / Σ (SM count × wall) × 100 over the GPUs
+//                      whose kernels have launch facts — on one GPU gpu_util's SM Coverage
+//                      (%); NULL when no kernel has launch facts
+//   Launch-Bound (%)   launch_overhead's launch-bound share × 100: of the time the GPU was
+//                      idle, the share during which the CPU was inside launch calls (0 when
+//                      the GPU was never idle)
+//   Sync-Blocked (%)   sync_wait's blocked time (union of synchronizing calls and sync
+//                      records) / wall × 100
+//   Percentages are NULL when the wall time is 0.
+// Its notes: first the trace's data loss and collector messages (as trace_overview), then
+// one warning per diagnosis that fired, in the order below, or one info note
+// "no diagnosis fired: ..." with the numbers.
+//
+// Diagnoses and their thresholds
+//   launch-bound      launch_overhead's verdict: GPU idle ≥ 10 % of the wall and the CPU in
+//                     launch calls during ≥ 50 % of that idle time. Try: CUDA graphs,
+//                     torch.compile(mode="reduce-overhead"), fewer and larger kernels.
+//   CPU-starved       GPU Busy < kStarvedBusyPercent (50 %) and neither launch-bound nor
+//                     sync-blocked: the CPU spends the gaps elsewhere (Python, framework
+//                     dispatch, data loading). Evidence: idle share, launch-bound share,
+//                     launch_overhead's CUDA-graph saving estimate. Try: CUDA graphs /
+//                     torch.compile(mode="reduce-overhead") to drop the per-operation CPU
+//                     cost, a larger batch, faster data loading.
+//   sync-blocked      sync_wait's verdict: blocked ≥ 20 % of the wall. Evidence: the call
+//                     with the most blocked time. Try: remove .item(), .cpu(),
+//                     torch.cuda.synchronize() from the loop.
+//   low SM coverage   SM Coverage < kLowCoverageShareOfBusy (½) × GPU Busy: while busy, the
+//                     kernels could occupy fewer than half of the SMs on average (grids
+//                     smaller than the GPU). Try: larger batches, fused kernels, independent
+//                     work on concurrent streams.
+//   pageable copies   any host-device copy of pageable memory (memcpy_check). Try: pin the
+//                     host buffer (DataLoader(pin_memory=True), cudaMallocHost).
+//   serialized copies memcpy_check's warning: serialized copy time ≥ 5 % of the wall. Try:
+//                     cudaMemcpyAsync from pinned memory on its own stream.
+//
+// "top_kernels" — top_kernels(db, kTopKernelCount) (analyze/nsys_reports.hpp): Time (%),
+// Total Time (ns), Instances, Avg (ns), Name of the 10 kernel names with the most time.
+//
+// Empty capture (no kernel, memcpy or memset) → both Reports have their columns, no rows
+// and the note "no GPU activity in the capture range".
+// Errors: store::DatabaseError if the database lacks the schema's tables/views.
+#pragma once
+
+#include <vector>
+
+#include "analyze/nsys_reports.hpp"
+#include "core/report.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+inline constexpr int kTopKernelCount = 10;
+inline constexpr double kStarvedBusyPercent = 50.0;
+inline constexpr double kLowCoverageShareOfBusy = 0.5;
+
+/// {"top", "top_kernels"} (see the file comment). options name the kernels (--base, --mangled).
+[[nodiscard]] std::vector<Report> top(store::Database& db, const ReportOptions& options = {});
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,142 @@
+#include "analyze/memcpy_check.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "trace_db.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using test::TraceDb;
+using test::cell;
+using test::col;
+using test::has_note;
+
+bool is_null(const Report& r, std::size_t row, const std::string& column) {
+  return std::holds_alternative<std::monostate>(r.rows.at(row).at(col(r, column)));
+}
+
+// Wall [0, 10000). GPU 0 (pid 100): kernels [1000,2000) on stream 7 and [5000,6000) on stream 8.
+// GPU 1 (pid 200, another UUID): a kernel [8000,9000) — it must not hide copies on GPU 0.
+// Copies on GPU 0 (GB/s = bytes/ns):
+//   C1 HtoD pageable  1e6 B [0,500)       sync           → serialized (a); 2000 GB/s
+//   C2 HtoD pageable  2e6 B [2500,3500)   async, alone   → serialized (b); 2000 GB/s
+//   C3 HtoD pinned    4e6 B [1500,2500)   overlaps K1    → not serialized;  4000 GB/s
+//   C4 HtoD pinned    1000 B [5500,5600)  inside K2      → not serialized, small; 10 GB/s
+//   C5 DtoH to pinned 4 B [7000,7000)     zero length    → not serialized, small; no GB/s
+//   C6 DtoD           8e6 B [8000,9000)   no kernel on GPU 0 → serialized (b); 8000 GB/s
+// Serialized time 500 + 1000 + 1000 = 2500 ns = 25 % of the wall.
+class MemcpyCheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t.exec("INSERT INTO capture_windows VALUES (100, 0, 10000, 'all')");
+    t.exec("INSERT INTO devices (pid, device_id, uuid) VALUES (100, 0, 'GPU-a'), (200, 0, 'GPU-b')");
+    t.exec("INSERT INTO strings VALUES (1, 'k')");
+    t.kernel(100, 0, 7, 1, 1000, 2000, 1);
+    t.kernel(100, 0, 8, 2, 5000, 6000, 1);
+    t.kernel(200, 0, 7, 1, 8000, 9000, 1);
+    t.copy({.start = 0, .end = 500, .bytes = 1000000, .src = "pageable", .is_async = 0});
+    t.copy({.start = 2500, .end = 3500, .bytes = 2000000, .src = "pageable"});
+    t.copy({.start = 1500, .end = 2500, .bytes = 4000000});
+    t.copy({.start = 5500, .end = 5600, .bytes = 1000});
+    t.copy({.start = 7000, .end = 7000, .bytes = 4, .kind = "DtoH", .src = "device", .dst = "pinned"});
+    t.copy({.start = 8000, .end = 9000, .bytes = 8000000, .kind = "DtoD", .src = "device", .dst = "device"});
+  }
+  TraceDb t;
+};
+
+TEST_F(MemcpyCheckTest, RowsPerTransferAndMemoryKind) {
+  const Report r = memcpy_check(t.db());
+  EXPECT_EQ(r.name, "memcpy_check");
+  ASSERT_EQ(r.rows.size(), 4u);
+  // Sorted by total time: HtoD pageable 1500, HtoD pinned 1100, DtoD 1000, DtoH 0.
+  EXPECT_EQ(cell<std::string>(r, 0, "Operation"), "[CUDA memcpy Host-to-Device]");
+  EXPECT_EQ(cell<std::string>(r, 0, "SrcMemKd"), "pageable");
+  EXPECT_EQ(cell<std::string>(r, 0, "DstMemKd"), "device");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Count"), 2);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Total"), 3000000);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Total Time"), 1500);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Median"), 2000.0);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Best"), 2000.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Small"), 0);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Sync"), 1);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Serialized"), 2);
+
+  EXPECT_EQ(cell<std::string>(r, 1, "SrcMemKd"), "pinned");
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Total"), 4001000);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Total Time"), 1100);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Median"), (4000.0 + 10.0) / 2);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Best"), 4000.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Small"), 1);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Serialized"), 0);  // one overlaps K1 partly, one lies inside K2
+
+  EXPECT_EQ(cell<std::string>(r, 2, "Operation"), "[CUDA memcpy Device-to-Device]");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 2, "Best"), 8000.0);
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Serialized"), 1);  // the kernel of GPU 1 does not count
+
+  // A zero-length copy: counted, no bandwidth, not serialized.
+  EXPECT_EQ(cell<std::string>(r, 3, "Operation"), "[CUDA memcpy Device-to-Host]");
+  EXPECT_EQ(cell<std::int64_t>(r, 3, "Count"), 1);
+  EXPECT_EQ(cell<std::int64_t>(r, 3, "Total Time"), 0);
+  EXPECT_TRUE(is_null(r, 3, "Median"));
+  EXPECT_TRUE(is_null(r, 3, "Best"));
+  EXPECT_EQ(cell<std::int64_t>(r, 3, "Small"), 1);
+  EXPECT_EQ(cell<std::int64_t>(r, 3, "Serialized"), 0);
+  EXPECT_EQ(r.columns[col(r, "Median")].unit, "GB/s");
+  EXPECT_EQ(r.columns[col(r, "Total")].unit, "bytes");
+}
+
+TEST_F(MemcpyCheckTest, FlagsPageableAndSerializedCopiesWithEvidence) {
+  const Report r = memcpy_check(t.db());
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
+                       "2 host-device copies (3000000 bytes, 1.5 us) use pageable host memory"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "median 2000.0 GB/s against 2005.0 GB/s for pinned copies"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "pin the host buffer"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
+                       "3 of 6 copies serialize with compute (1 synchronous, 2 with no kernel running on their "
+                       "GPU): 2.5 us, 25 % of the wall time"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "2 of 6 copies move fewer than 64 KiB"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "verdict: 6 copies took 3.6 us of GPU time"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "pin the pageable host buffers first"));
+
+  const detail::MemcpyFindings f = detail::memcpy_check_data(t.db()).findings;
+  EXPECT_EQ(f.copies, 6);
+  EXPECT_EQ(f.pageable, 2);
+  EXPECT_EQ(f.serialized, 3);
+  EXPECT_EQ(f.serialized_sync, 1);
+  EXPECT_EQ(f.serialized_ns, 2500);
+  EXPECT_DOUBLE_EQ(f.serialized_share, 0.25);
+  EXPECT_EQ(f.small, 2);
+}
+
+// Pinned, overlapped copies: no warning, a calm verdict.
+TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
+  TraceDb t;
+  t.exec("INSERT INTO capture_windows VALUES (100, 0, 100000, 'all')");
+  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.kernel(100, 0, 7, 1, 0, 90000, 1);
+  t.copy({.stream = 8, .start = 1000, .end = 2000, .bytes = 10000000});
+  t.copy({.stream = 8, .start = 95000, .end = 96000, .bytes = 10000000, .kind = "DtoH", .src = "device",
+          .dst = "pinned"});  // alone: 1 % of the wall, under the 5 % warning threshold
+  const Report r = memcpy_check(t.db());
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const Note& n : r.notes) EXPECT_EQ(n.level, NoteLevel::kInfo) << n.text;
+  EXPECT_TRUE(has_note(r, "1 of 2 copies serialize with compute (0 synchronous, 1 with no kernel running"));
+  EXPECT_TRUE(has_note(r, "copies are not what holds this program back"));
+  EXPECT_FALSE(has_note(r, "pageable"));
+}
+
+TEST(MemcpyCheck, KernelsButNoCopies) {
+  TraceDb t;
+  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.kernel(100, 0, 7, 1, 0, 10, 1);
+  const Report r = memcpy_check(t.db());
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0].text, "no memory copies in the capture range");
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
