@@ -6,7 +6,9 @@ The profiler (CPU + CUDA activities) is started before step 5 and stopped after 
 each after torch.cuda.synchronize() -- the same window cnn_train.py opens with
 cudaProfilerStart/Stop for `gpuscope trace --capture-range=cudaProfilerApi`. Kernels are
 read from the exported Chrome trace (events of category 'kernel'); memcpy and memset
-events are counted separately. Output: {"kernels": {name: count}, "total": N, ...}.
+events are counted separately. Output: {"kernels": {name: count}, "kernel_time_us": {name:
+total duration in µs from the Chrome trace}, "key_averages_self_cuda_us": {name: self CUDA
+time total of prof.key_averages()}, "total": N, ...}.
 """
 import argparse
 import collections
@@ -47,7 +49,15 @@ def main():
         prof.export_chrome_trace(str(chrome))
         events = json.loads(chrome.read_text()).get("traceEvents", [])
     by_cat = collections.Counter(e.get("cat") for e in events if e.get("ph") == "X")
-    kernels = collections.Counter(e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "kernel")
+    kernel_events = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    kernels = collections.Counter(e["name"] for e in kernel_events)
+    kernel_time_us = collections.defaultdict(float)
+    for e in kernel_events:
+        kernel_time_us[e["name"]] += float(e.get("dur", 0))
+    self_cuda = {}
+    for evt in prof.key_averages():
+        if evt.key in kernels:
+            self_cuda[evt.key] = float(getattr(evt, "self_device_time_total", getattr(evt, "self_cuda_time_total", 0)))
     report = {
         "source": "torch.profiler (Chrome trace, cat=kernel)",
         "torch_version": torch.__version__,
@@ -57,6 +67,8 @@ def main():
         "gpu_memset": by_cat.get("gpu_memset", 0),
         "final_loss": losses[-1],
         "kernels": dict(kernels.most_common()),
+        "kernel_time_us": dict(kernel_time_us),
+        "key_averages_self_cuda_us": self_cuda,
     }
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"torch.profiler steps {first}-{last}: {report['total']} kernels, {len(kernels)} names, "

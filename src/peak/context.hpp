@@ -1,0 +1,116 @@
+// Internal to src/peak: what every benchmark of `gpuscope peak` shares — the device, its
+// facts, the run's budget, RAII holders for CUDA memory, and the one place that turns a
+// timing (bench::TimingResult) into a Ceiling.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/machine_profile.hpp"
+#include "gpuscope/bench.hpp"
+
+namespace gpuscope::peak::detail {
+
+/// cudaMalloc'd bytes, freed on destruction.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  [[nodiscard]] void* get() const { return m_ptr; }
+  template <class T>
+  [[nodiscard]] T* as() const { return static_cast<T*>(m_ptr); }
+  [[nodiscard]] std::size_t bytes() const { return m_bytes; }
+
+ private:
+  void* m_ptr = nullptr;
+  std::size_t m_bytes = 0;
+};
+
+/// Page-locked host bytes (cudaHostAlloc with `flags`), freed on destruction.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(std::size_t bytes, unsigned flags);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  [[nodiscard]] void* get() const { return m_ptr; }
+  template <class T>
+  [[nodiscard]] T* as() const { return static_cast<T*>(m_ptr); }
+  [[nodiscard]] std::size_t bytes() const { return m_bytes; }
+
+ private:
+  void* m_ptr = nullptr;
+  std::size_t m_bytes = 0;
+};
+
+/// A non-blocking stream, destroyed on destruction.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  [[nodiscard]] cudaStream_t get() const { return m_stream; }
+
+ private:
+  cudaStream_t m_stream = nullptr;
+};
+
+/// A cudaEventDisableTiming event (for fork/join between streams).
+class SyncEvent {
+ public:
+  SyncEvent();
+  ~SyncEvent();
+  SyncEvent(const SyncEvent&) = delete;
+  SyncEvent& operator=(const SyncEvent&) = delete;
+  [[nodiscard]] cudaEvent_t get() const { return m_event; }
+
+ private:
+  cudaEvent_t m_event = nullptr;
+};
+
+struct Context {
+  int device = 0;
+  DeviceFacts facts;
+  bool quick = false;
+  double budget_s = 0.5;  // sampling budget of one timed measurement
+  std::vector<std::string>* warnings = nullptr;
+
+  /// Timing options of this run: `mode`, `batch` (0 = auto), the run's budget × `share`.
+  [[nodiscard]] bench::TimingOptions timing(bench::Mode mode, int batch = 0, double share = 1.0) const;
+  void warn(std::string text) const;
+};
+
+/// A Ceiling from a timing: measured = work_per_call / median (work in the catalog's
+/// counted unit: bytes, FLOP, OP), samples, rel_spread = (max - min) / median of the
+/// samples, clocks, throttled (any throttled sample, or the SM clock read after the run
+/// below 97 % of the one read before it). theoretical/datasheet/verified are left to
+/// the caller.
+[[nodiscard]] Ceiling ceiling_from_timing(std::string_view name, double work_per_call, const bench::TimingResult& t,
+                                          std::string method);
+
+/// A Ceiling from host-timed samples (seconds per repetition): measured = the median
+/// itself (value_is_rate false) or 1 / median (true); clocks read around the loop.
+[[nodiscard]] Ceiling ceiling_from_host_samples(std::string_view name, std::vector<double> samples_s,
+                                                bool value_is_rate, double sm_clock_before, double sm_clock_after,
+                                                double mem_clock, std::string method);
+
+/// Fills c.theoretical and c.datasheet (peak/device_specs.hpp) at the clock c observed:
+/// the mean of its SM clocks read before and after, or the device's maximum when NVML
+/// gave none (the method then says so).
+void add_reference_values(Ceiling& c, const DeviceFacts& facts);
+
+/// "400.0 MiB", "16.0 KiB".
+[[nodiscard]] std::string format_bytes(double bytes);
+
+}  // namespace gpuscope::peak::detail

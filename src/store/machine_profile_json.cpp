@@ -1,0 +1,349 @@
+#include "store/machine_profile_json.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuscope::store {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+std::string type_name(const Json& j) { return j.is_number() ? "number" : std::string(j.type_name()); }
+
+// Reads the fields of one JSON object, with error messages that name the file and the
+// field's path ("ceilings[2].measured").
+class Fields {
+ public:
+  Fields(const Json& object, const std::string& source, std::string path)
+      : m_obj(object), m_source(source), m_path(std::move(path)) {}
+
+  [[nodiscard]] bool has(const char* key) const { return m_obj.contains(key); }
+
+  [[nodiscard]] std::string field(const char* key) const { return m_path.empty() ? key : m_path + "." + key; }
+
+  [[noreturn]] void fail(const std::string& message) const { throw ProfileError(m_source + ": " + message); }
+
+  const Json& required(const char* key) const {
+    if (!has(key)) fail("missing required field '" + field(key) + "'");
+    return m_obj.at(key);
+  }
+
+  [[nodiscard]] double number(const char* key, bool is_required = false) const {
+    if (!is_required && !has(key)) return kUnknown;
+    const Json& v = required(key);
+    if (v.is_null()) return kUnknown;
+    if (!v.is_number()) wrong(key, "a number or null", v);
+    return v.get<double>();
+  }
+
+  [[nodiscard]] std::int64_t integer(const char* key, std::int64_t fallback = 0, bool is_required = false) const {
+    if (!is_required && !has(key)) return fallback;
+    const Json& v = required(key);
+    if (!v.is_number_integer()) wrong(key, "an integer", v);
+    return v.get<std::int64_t>();
+  }
+
+  [[nodiscard]] std::string text(const char* key, bool is_required = false) const {
+    if (!is_required && !has(key)) return {};
+    const Json& v = required(key);
+    if (!v.is_string()) wrong(key, "a string", v);
+    return v.get<std::string>();
+  }
+
+  [[nodiscard]] bool flag(const char* key) const {
+    if (!has(key)) return false;
+    const Json& v = m_obj.at(key);
+    if (!v.is_boolean()) wrong(key, "true or false", v);
+    return v.get<bool>();
+  }
+
+  [[noreturn]] void wrong(const char* key, const char* expected, const Json& found) const {
+    fail("field '" + field(key) + "' must be " + expected + ", found " + type_name(found));
+  }
+
+ private:
+  const Json& m_obj;
+  const std::string& m_source;
+  std::string m_path;
+};
+
+Json device_to_json(const DeviceFacts& d) {
+  return Json{{"name", d.name},
+              {"uuid", d.uuid},
+              {"cc_major", d.cc_major},
+              {"cc_minor", d.cc_minor},
+              {"sm_count", d.sm_count},
+              {"global_memory_bytes", d.global_memory_bytes},
+              {"l2_bytes", d.l2_bytes},
+              {"shared_memory_per_sm_bytes", d.shared_memory_per_sm_bytes},
+              {"memory_bus_width_bits", d.memory_bus_width_bits},
+              {"max_sm_clock_mhz", number_or_null(d.max_sm_clock_mhz)},
+              {"max_mem_clock_mhz", number_or_null(d.max_mem_clock_mhz)},
+              {"driver_version", d.driver_version},
+              {"cuda_runtime_version", d.cuda_runtime_version}};
+}
+
+Json ceiling_to_json(const Ceiling& c) {
+  const CeilingInfo* info = find_ceiling_info(c.name);
+  return Json{{"name", c.name},
+              {"unit", info ? std::string(info->unit) : std::string()},
+              {"label", info ? std::string(info->label) : std::string()},
+              {"measured", number_or_null(c.measured)},
+              {"theoretical", number_or_null(c.theoretical)},
+              {"datasheet", number_or_null(c.datasheet)},
+              {"method", c.method},
+              {"best_shape", c.best_shape},
+              {"samples", c.samples},
+              {"rel_spread", number_or_null(c.rel_spread)},
+              {"sm_clock_mhz_begin", number_or_null(c.sm_clock_mhz_begin)},
+              {"sm_clock_mhz_end", number_or_null(c.sm_clock_mhz_end)},
+              {"mem_clock_mhz", number_or_null(c.mem_clock_mhz)},
+              {"throttled", c.throttled},
+              {"verified", c.verified}};
+}
+
+int narrow(const Fields& f, const char* key, std::int64_t v) {
+  if (v < INT32_MIN || v > INT32_MAX) f.fail("field '" + f.field(key) + "' is out of range: " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+DeviceFacts device_from_json(const Json& j, const std::string& source) {
+  const Fields f(j, source, "device");
+  DeviceFacts d;
+  d.name = f.text("name", true);
+  d.uuid = f.text("uuid", true);
+  d.cc_major = narrow(f, "cc_major", f.integer("cc_major"));
+  d.cc_minor = narrow(f, "cc_minor", f.integer("cc_minor"));
+  d.sm_count = narrow(f, "sm_count", f.integer("sm_count"));
+  d.global_memory_bytes = f.integer("global_memory_bytes");
+  d.l2_bytes = f.integer("l2_bytes");
+  d.shared_memory_per_sm_bytes = f.integer("shared_memory_per_sm_bytes");
+  d.memory_bus_width_bits = narrow(f, "memory_bus_width_bits", f.integer("memory_bus_width_bits"));
+  d.max_sm_clock_mhz = f.number("max_sm_clock_mhz");
+  d.max_mem_clock_mhz = f.number("max_mem_clock_mhz");
+  d.driver_version = f.text("driver_version");
+  d.cuda_runtime_version = narrow(f, "cuda_runtime_version", f.integer("cuda_runtime_version"));
+  return d;
+}
+
+Ceiling ceiling_from_json(const Fields& f) {
+  Ceiling c;
+  c.name = f.text("name", true);
+  c.measured = f.number("measured", true);
+  c.theoretical = f.number("theoretical");
+  c.datasheet = f.number("datasheet");
+  c.method = f.text("method");
+  c.best_shape = f.text("best_shape");
+  c.samples = narrow(f, "samples", f.integer("samples"));
+  c.rel_spread = f.number("rel_spread");
+  c.sm_clock_mhz_begin = f.number("sm_clock_mhz_begin");
+  c.sm_clock_mhz_end = f.number("sm_clock_mhz_end");
+  c.mem_clock_mhz = f.number("mem_clock_mhz");
+  c.throttled = f.flag("throttled");
+  c.verified = f.flag("verified");
+  return c;
+}
+
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
+  Json ceilings = Json::array();
+  for (const Ceiling& c : p.ceilings) ceilings.push_back(ceiling_to_json(c));
+  return Json{{"format_version", p.format_version},
+              {"gpuscope_version", p.gpuscope_version},
+              {"measured_at", p.measured_at},
+              {"quick", p.quick},
+              {"duration_s", number_or_null(p.duration_s)},
+              {"device", device_to_json(p.device)},
+              {"ceilings", std::move(ceilings)},
+              {"warnings", p.warnings}};
+}
+
+MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::string& source,
+                                 std::vector<std::string>* warnings) {
+  if (!j.is_object())
+    throw ProfileError(source + ": not a gpuscope machine profile (a JSON object expected, found " + type_name(j) +
+                       ")");
+  const Fields top(j, source, "");
+  if (!top.has("format_version"))
+    top.fail("missing required field 'format_version' (is this a machine profile written by `gpuscope peak`?)");
+  MachineProfile p;
+  p.format_version = narrow(top, "format_version", top.integer("format_version", 0, true));
+  if (p.format_version != MachineProfile::kFormatVersion)
+    throw ProfileVersionError(source + ": machine profile format version " + std::to_string(p.format_version) +
+                                  ", but this gpuscope reads version " +
+                                  std::to_string(MachineProfile::kFormatVersion) +
+                                  "; measure again with `gpuscope peak`, or read it with the gpuscope that wrote it",
+                              p.format_version, MachineProfile::kFormatVersion);
+  p.gpuscope_version = top.text("gpuscope_version");
+  p.measured_at = top.text("measured_at");
+  p.quick = top.flag("quick");
+  p.duration_s = top.number("duration_s");
+
+  const Json& device = top.required("device");
+  if (!device.is_object()) top.wrong("device", "an object", device);
+  p.device = device_from_json(device, source);
+
+  const Json& ceilings = top.required("ceilings");
+  if (!ceilings.is_array()) top.wrong("ceilings", "an array", ceilings);
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < ceilings.size(); ++i) {
+    const std::string where = "ceilings[" + std::to_string(i) + "]";
+    if (!ceilings[i].is_object())
+      top.fail("field '" + where + "' must be an object, found " + type_name(ceilings[i]));
+    const Fields f(ceilings[i], source, where);
+    Ceiling c = ceiling_from_json(f);
+    const CeilingInfo* info = find_ceiling_info(c.name);
+    if (!info) {
+      if (warnings)
+        warnings->push_back(source + ": " + where + " '" + c.name +
+                            "' is not a ceiling this gpuscope knows (written by a newer version?); ignored");
+      continue;
+    }
+    if (const std::string unit = f.text("unit"); !unit.empty() && unit != info->unit)
+      f.fail("field '" + f.field("unit") + "' of " + c.name + " is '" + unit + "', but " + c.name + " is in " +
+             std::string(info->unit));
+    if (!seen.insert(c.name).second) f.fail("ceiling '" + c.name + "' appears twice (again at " + where + ")");
+    p.ceilings.push_back(std::move(c));
+  }
+
+  if (top.has("warnings")) {
+    const Json& w = j.at("warnings");
+    if (!w.is_array()) top.wrong("warnings", "an array of strings", w);
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (!w[i].is_string())
+        top.fail("field 'warnings[" + std::to_string(i) + "]' must be a string, found " + type_name(w[i]));
+      p.warnings.push_back(w[i].get<std::string>());
+    }
+  }
+  return p;
+}
+
+MachineProfile read_profile(const fs::path& path, std::vector<std::string>* warnings) {
+  const std::string source = path.string();
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw ProfileError(source + ": no such machine profile (measure one with `gpuscope peak`)");
+  if (fs::is_directory(path, ec)) throw ProfileError(source + ": is a folder, not a machine profile file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ProfileError(source + ": cannot open the machine profile for reading");
+  Json j;
+  try {
+    j = Json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." → from "parse error".
+    if (const auto at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
+    throw ProfileError(source + ": not a valid JSON machine profile: " + what);
+  }
+  return profile_from_json(j, source, warnings);
+}
+
+void write_profile(const MachineProfile& profile, const fs::path& path) {
+  const fs::path tmp = fs::path(path.string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw ProfileError("cannot write the machine profile " + tmp.string());
+    out << profile_to_json(profile).dump(2) << '\n';
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw ProfileError("writing the machine profile " + tmp.string() + " failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw ProfileError("cannot move the machine profile into place at " + path.string());
+  }
+}
+
+fs::path profile_cache_dir() {
+  if (const std::string d = env("GPUSCOPE_CACHE_DIR"); !d.empty()) return d;
+  if (const std::string d = env("XDG_CACHE_HOME"); !d.empty()) return fs::path(d) / "gpuscope" / "profiles";
+  if (const std::string d = env("HOME"); !d.empty()) return fs::path(d) / ".cache" / "gpuscope" / "profiles";
+  throw ProfileError("no folder for cached machine profiles: set GPUSCOPE_CACHE_DIR (or HOME)");
+}
+
+fs::path profile_cache_path(std::string_view uuid) {
+  if (uuid.empty()) throw ProfileError("a machine profile needs the GPU's UUID to be cached (device.uuid is empty)");
+  std::string file(uuid);
+  for (char& ch : file)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
+  if (file.find_first_not_of('.') == std::string::npos) file = std::string(file.size(), '_');  // no "." or ".."
+  return profile_cache_dir() / (file + ".json");
+}
+
+fs::path save_to_cache(const MachineProfile& profile) {
+  const fs::path path = profile_cache_path(profile.device.uuid);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec)
+    throw ProfileError("cannot create the profile cache folder " + path.parent_path().string() + ": " + ec.message() +
+                       " (set GPUSCOPE_CACHE_DIR to a writable folder)");
+  write_profile(profile, path);
+  return path;
+}
+
+std::optional<MachineProfile> load_cached_profile(std::string_view uuid, std::vector<std::string>* warnings) {
+  const fs::path path = profile_cache_path(uuid);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  try {
+    return read_profile(path, warnings);
+  } catch (const ProfileError& e) {
+    throw ProfileError(std::string(e.what()) + " (a broken cached profile: delete it or run `gpuscope peak` again)");
+  }
+}
+
+std::vector<fs::path> list_cached_profiles() {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  const fs::path dir = profile_cache_dir();
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json" && e.is_regular_file(ec)) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<CachedProfile> find_profile_for_device(std::string_view device, std::vector<std::string>* warnings) {
+  for (const fs::path& path : list_cached_profiles()) {
+    MachineProfile p;
+    try {
+      p = read_profile(path, warnings);
+    } catch (const ProfileError& e) {
+      if (warnings) warnings->push_back(std::string("skipped a cached profile: ") + e.what());
+      continue;
+    }
+    if (device.empty() || p.device.uuid == device || same_ignoring_case(p.device.name, device))
+      return CachedProfile{path, std::move(p)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuscope::store
