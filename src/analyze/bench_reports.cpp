@@ -12,10 +12,10 @@ Cell real(double v) { return std::isfinite(v) ? Cell{v} : Cell{}; }
 Cell scaled(double v, double factor) { return std::isfinite(v) ? Cell{v * factor} : Cell{}; }
 Cell text(std::string s) { return s.empty() ? Cell{} : Cell{std::move(s)}; }
 
-// Three significant digits, for notes ("2950", "96.2").
+// For notes: whole numbers from 100 up ("2950"), else three significant digits ("96.2").
 std::string num(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : "%.3g", v);
   return buf;
 }
 
@@ -83,7 +83,7 @@ Report bench_sweep_report(std::span<const SweepAnalysis> sweeps) {
       .add_column("Metric", "", ColumnType::kText)
       .add_column("Final", "", ColumnType::kReal)
       .add_column("Unit", "", ColumnType::kText)
-      .add_column("90 % At", "", ColumnType::kReal)
+      .add_column("90 % At", "", ColumnType::kInteger)
       .add_column("90 % Params", "", ColumnType::kText)
       .add_column("Ceiling", "", ColumnType::kText)
       .add_column("Ceiling Value", "", ColumnType::kReal)
@@ -93,7 +93,9 @@ Report bench_sweep_report(std::span<const SweepAnalysis> sweeps) {
   for (const SweepAnalysis& s : sweeps) {
     const std::string unit = "G" + s.unit;
     r.rows.push_back(Row{s.op, s.variant, s.dtype, s.mode, static_cast<std::int64_t>(s.points.size()), s.metric,
-                         scaled(s.final_throughput, 1e-9), unit, real(s.size_at_90), text(s.params_at_90),
+                         scaled(s.final_throughput, 1e-9), unit,
+                         std::isfinite(s.size_at_90) ? Cell{static_cast<std::int64_t>(s.size_at_90)} : Cell{},
+                         text(s.params_at_90),
                          text(s.ceiling), scaled(s.ceiling_value, 1e-9), real(s.final_pct_of_ceiling),
                          text(s.ceiling_source), std::string(s.still_rising ? "yes" : "no")});
     if (s.points.empty()) {

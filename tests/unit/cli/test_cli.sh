@@ -128,5 +128,36 @@ sys.exit(len(n) != len(u) or any(abs(float(b["Avg (us)"]) * 1000 - float(a["Avg 
 st -r cuda_api_trace --top 3 >ids.txt
 check "identifier columns have no thousands separators" sh -c 'grep -q "  3000  3000$" ids.txt && ! grep -q "3,000" ids.txt'
 
+# gpuscope bench: list, report and compare need no GPU; `bench OP` without a GPU (hidden
+# with CUDA_VISIBLE_DEVICES, so this holds on the GPU machine too) is a clear error.
+data="$here/../../data"
+"$bin" bench list >list.txt 2>err.txt; rc=$?
+check "bench list exits 0" test $rc -eq 0
+check "bench list names every operator" sh -c 'for op in vector_add square relu copy mean softmax transpose gemm linear_small; do grep -q "^$op " list.txt || exit 1; done'
+"$bin" bench list mean >mean.md; rc=$?
+check "bench list OP explains the variants" sh -c "test $rc -eq 0 && grep -q warp_shuffle_vec4 mean.md && grep -q 'reference check' mean.md"
+CUDA_VISIBLE_DEVICES= "$bin" bench copy --sizes 2^20 >out.txt 2>err.txt; rc=$?
+check "bench OP without a GPU exits 1" test $rc -eq 1
+check "bench OP without a GPU says so and what works without one" sh -c 'grep -qi "no usable CUDA GPU\|no CUDA-capable GPU" err.txt && grep -q "bench compare" err.txt'
+check "bench OP without a GPU prints no table" test ! -s out.txt
+"$bin" bench no_such_op >/dev/null 2>err.txt; rc=$?
+check "bench unknown operator exits 2 and lists the valid ones" sh -c "test $rc -eq 2 && grep -q 'linear_small' err.txt"
+CUDA_VISIBLE_DEVICES= "$bin" bench copy --sizes 2^30:2^20 >/dev/null 2>err.txt; rc=$?
+check "bench bad --sizes exits 2 before touching the GPU" sh -c "test $rc -eq 2 && grep -q -- '--sizes' err.txt"
+CUDA_VISIBLE_DEVICES= "$bin" bench gemm --dtype f64 >/dev/null 2>err.txt; rc=$?
+check "bench bad --dtype exits 2" test $rc -eq 2
+"$bin" bench report "$data/bench-copy-sweep.json" --svg sweep.svg --csv sweep.csv --format csv >report.csv 2>err.txt; rc=$?
+check "bench report exits 0" test $rc -eq 0
+check "bench report draws the sweep with its ceiling" sh -c 'grep -q "id=\"ceiling-dram_copy\"" sweep.svg && grep -q "</svg>" sweep.svg'
+check "bench report writes one CSV row per case" test "$(wc -l <sweep.csv)" -eq 15
+check "bench report prints where each sweep reaches 90 %" grep -q "n=16777216" report.csv
+"$bin" bench compare "$data/bench-copy-sweep.json" "$data/bench-copy-new.json" --format csv >cmp.csv 2>err.txt; rc=$?
+check "bench compare exits 0" test $rc -eq 0
+check "bench compare verdicts" sh -c 'test "$(grep -c ",faster$" cmp.csv)" -eq 1 && test "$(grep -c ",slower$" cmp.csv)" -eq 1 && test "$(grep -c ",same$" cmp.csv)" -eq 11'
+"$bin" bench compare "$data/bench-copy-sweep.json" missing.json >/dev/null 2>err.txt; rc=$?
+check "bench compare with a missing file exits 2 and names it" sh -c "test $rc -eq 2 && grep -q missing.json err.txt"
+"$bin" bench --help >help.txt 2>&1
+check "bench --help teaches the modes with examples" sh -c 'grep -q "graph:" help.txt && grep -q "gpuscope bench compare" help.txt'
+
 echo "$fails failure(s)"
 exit $((fails > 0))
