@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "bench/device_facts.hpp"
+#include "bench/ops/suite.hpp"
 #include "core/version.hpp"
 
 namespace gpuscope::bench {
@@ -51,12 +52,8 @@ std::vector<ops::CaseSpec> plan_cases(const ops::Operator& op, const RunOptions&
   std::vector<const ops::Variant*> variants;
   if (o.variant.empty()) {
     for (const ops::Variant& v : op.variants) variants.push_back(&v);
-  } else if (const ops::Variant* v = op.find_variant(o.variant)) {
-    variants.push_back(v);
   } else {
-    std::string names;
-    for (const ops::Variant& w : op.variants) names += (names.empty() ? "" : ", ") + w.name;
-    throw std::invalid_argument(op.name + " has no variant '" + o.variant + "' (valid: " + names + ")");
+    variants.push_back(&op.variants[ops::detail::variant_index(op, o.variant)]);  // throws, listing them
   }
   if (o.sizes.empty()) throw std::invalid_argument("no sizes to run");
   std::vector<ops::CaseSpec> specs;

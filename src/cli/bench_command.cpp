@@ -29,17 +29,15 @@ constexpr int kExitFailure = 1, kExitInput = 2, kExitCheckFailed = 3;
 void warn(const std::string& text) { std::cerr << "gpuscope bench: warning: " << text << "\n"; }
 void info(const std::string& text) { std::cerr << "gpuscope bench: " << text << "\n"; }
 
-std::string operator_names() {
-  std::string names;
-  for (const bench::ops::Operator& op : bench::ops::registry()) names += (names.empty() ? "" : ", ") + op.name;
-  return names;
-}
-
 template <class T>
 std::string join_names(const std::vector<T>& items, auto name_of) {
   std::string s;
   for (const T& item : items) s += (s.empty() ? "" : ", ") + std::string(name_of(item));
   return s;
+}
+
+std::string operator_names() {
+  return join_names(bench::ops::registry(), [](const bench::ops::Operator& op) { return op.name; });
 }
 
 Report list_report() {
