@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "core/machine_profile.hpp"
@@ -33,14 +34,13 @@ class MemoryBench {
   [[nodiscard]] Ceiling shared_memory();
 
  private:
-  std::uint32_t read_checksum(const void* buffer, std::size_t vectors, int grid, int unroll);
   const Context& m_ctx;
   Stream m_stream;
   int m_block = 256;
   int m_grid = 0;
   int m_blocks_per_sm = 0;
   std::size_t m_vectors = 0;  // per buffer; a multiple of grid × block × 8
-  DeviceBuffer m_a, m_b, m_checksum;
+  DeviceBuffer m_a, m_b, m_checksum;  // m_checksum: 4 bytes, the sums of the read kernels
 };
 
 /// fp64_fma, fp32_fma, fp16_fma, bf16_fma, int32_imad, sfu_expf (compute_bench.cpp).
@@ -99,6 +99,10 @@ class LatencyBench {
 
  private:
   [[nodiscard]] std::uint32_t counter_value();
+  // Host-timed samples of `per_sample` back-to-back count launches and one
+  // cudaStreamSynchronize, per launch; the device counter must grow by every launch made.
+  [[nodiscard]] Ceiling launches_then_sync(std::string_view name, int per_sample, int warmup, int min_reps,
+                                           bool as_rate, std::string method);
   const Context& m_ctx;
   Stream m_stream;
   DeviceBuffer m_counter;

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <utility>
 
 #include "core/stats.hpp"
 #include "peak/device_specs.hpp"
+#include "peak/kernels.hpp"
 
 namespace gpuscope::peak::detail {
 
@@ -123,6 +125,34 @@ void add_reference_values(Ceiling& c, const DeviceFacts& facts) {
   c.datasheet = datasheet_value(c.name, facts);
   if (std::isfinite(c.theoretical) && !fallback.empty())
     c.method += "; theoretical at the maximum " + fallback + " clock (NVML gave no current clock)";
+}
+
+void fill_pattern_device(void* buffer, std::size_t vectors, std::uint32_t seed, cudaStream_t stream) {
+  if (vectors % kPatternGranule != 0) throw std::invalid_argument("fill_pattern_device: vectors not a multiple of 512");
+  launch_write_pattern(buffer, vectors, seed, static_cast<int>(vectors / kPatternGranule), 256, 2, stream);
+}
+
+std::uint32_t device_word_sum(const void* buffer, std::size_t vectors, const DeviceBuffer& scratch,
+                              cudaStream_t stream) {
+  if (vectors % kPatternGranule != 0) throw std::invalid_argument("device_word_sum: vectors not a multiple of 512");
+  return run_for_sum(scratch, stream, [&](std::uint32_t* sum) {
+    launch_read_sum(buffer, vectors, sum, static_cast<int>(vectors / kPatternGranule), 256, 2, stream);
+  });
+}
+
+std::uint32_t run_for_sum(const DeviceBuffer& scratch, cudaStream_t stream,
+                          const std::function<void(std::uint32_t* sum)>& launch) {
+  GPUSCOPE_CUDA_CALL(cudaMemsetAsync(scratch.get(), 0, sizeof(std::uint32_t), stream));
+  launch(scratch.as<std::uint32_t>());
+  std::uint32_t sum = 0;
+  GPUSCOPE_CUDA_CALL(cudaMemcpyAsync(&sum, scratch.get(), sizeof sum, cudaMemcpyDeviceToHost, stream));
+  GPUSCOPE_CUDA_CALL(cudaStreamSynchronize(stream));
+  return sum;
+}
+
+void mark_verified(Ceiling& c, bool ok, std::string_view what) {
+  c.verified = ok;
+  if (!ok) c.method += "; CHECKSUM MISMATCH (" + std::string(what) + ")";
 }
 
 std::string format_bytes(double bytes) {

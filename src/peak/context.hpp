@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +111,28 @@ struct Context {
 /// the mean of its SM clocks read before and after, or the device's maximum when NVML
 /// gave none (the method then says so).
 void add_reference_values(Ceiling& c, const DeviceFacts& facts);
+
+/// Buffers handled by the two helpers below are a multiple of this many 16-byte vectors
+/// (8 KiB): one block of 256 threads per 512 vectors, 2 vectors per thread.
+inline constexpr std::size_t kPatternGranule = 512;
+
+/// Writes the pattern of launch_write_pattern (peak/checksums.hpp: pattern_word) into
+/// `vectors` 16-byte vectors at device address `buffer`. Enqueues only.
+void fill_pattern_device(void* buffer, std::size_t vectors, std::uint32_t seed, cudaStream_t stream);
+
+/// Zeroes the device word `scratch`, enqueues `launch(sum)` (a kernel that adds into the
+/// word `sum`), and returns the word; synchronizes `stream`. How every checksum is read.
+[[nodiscard]] std::uint32_t run_for_sum(const DeviceBuffer& scratch, cudaStream_t stream,
+                                        const std::function<void(std::uint32_t* sum)>& launch);
+
+/// Σ of the 32-bit words (mod 2^32) of `vectors` 16-byte vectors at device address
+/// `buffer`, added on the GPU by launch_read_sum into `scratch` (>= 4 bytes of device
+/// memory); synchronizes `stream`. Checks the work of copies and writes.
+[[nodiscard]] std::uint32_t device_word_sum(const void* buffer, std::size_t vectors, const DeviceBuffer& scratch,
+                                            cudaStream_t stream);
+
+/// c.verified = ok; otherwise "; CHECKSUM MISMATCH (what)" is appended to c.method.
+void mark_verified(Ceiling& c, bool ok, std::string_view what);
 
 /// "400.0 MiB", "16.0 KiB".
 [[nodiscard]] std::string format_bytes(double bytes);

@@ -128,6 +128,23 @@ sys.exit(len(n) != len(u) or any(abs(float(b["Avg (us)"]) * 1000 - float(a["Avg 
 st -r cuda_api_trace --top 3 >ids.txt
 check "identifier columns have no thousands separators" sh -c 'grep -q "  3000  3000$" ids.txt && ! grep -q "3,000" ids.txt'
 
+# gpuscope peak: no GPU (hidden with CUDA_VISIBLE_DEVICES, so this holds on the GPU machine
+# too) is a clear error with exit code 3; --methods and --help need no GPU; docs/metrics.md
+# embeds the --methods text.
+CUDA_VISIBLE_DEVICES= "$bin" peak --no-save >out.txt 2>err.txt; rc=$?
+check "peak without a GPU exits 3" test $rc -eq 3
+check "peak without a GPU says so" grep -qi "gpu" err.txt
+check "peak without a GPU prints no table" test ! -s out.txt
+"$bin" peak --format nonsense --no-save >/dev/null 2>err.txt; rc=$?
+check "peak --format nonsense exits 2 before touching the GPU" test $rc -eq 2
+"$bin" peak --methods >methods.md; rc=$?
+check "peak --methods exits 0" test $rc -eq 0
+check "peak --methods lists every ceiling" sh -c 'test "$(grep -c "^### " methods.md)" -eq 26'
+check "docs/metrics.md holds the current --methods text" python3 -c '
+import sys; sys.exit(open("methods.md").read() not in open(sys.argv[1]).read())' "$here/../../../docs/metrics.md"
+"$bin" peak --help >help.txt 2>&1
+check "peak --help lists the ceilings" sh -c 'grep -q "dram_copy" help.txt && grep -q "tensor_bf16" help.txt'
+
 # gpuscope bench: list, report and compare need no GPU; `bench OP` without a GPU (hidden
 # with CUDA_VISIBLE_DEVICES, so this holds on the GPU machine too) is a clear error.
 data="$here/../../data"

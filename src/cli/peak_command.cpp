@@ -1,0 +1,164 @@
+#include "cli/peak_command.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/profile_report.hpp"
+#include "gpuscope/bench.hpp"
+#include "peak/peak.hpp"
+#include "render/report_render.hpp"
+#include "render/roofline_svg.hpp"
+#include "store/machine_profile_json.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+constexpr const char* kPrefix = "gpuscope peak: ";
+
+std::string_view method_of(std::string_view ceiling) {
+  for (const peak::MethodSummary& m : peak::method_summary())
+    if (m.ceiling == ceiling) return m.method;
+  return "";
+}
+
+// "[ 3/26] dram_copy           3021.4 GB/s   90.2 % of theoretical   verified"
+void print_progress(const Ceiling& c, std::size_t index, std::size_t total) {
+  const CeilingInfo* info = find_ceiling_info(c.name);
+  char head[64];
+  std::snprintf(head, sizeof head, "[%2zu/%zu] %-18s ", index, total, c.name.c_str());
+  std::cerr << kPrefix << head;
+  if (!std::isfinite(c.measured)) {
+    std::cerr << "not measured: " << c.method << "\n";
+    return;
+  }
+  const DisplayUnit u = display_unit(info != nullptr ? info->unit : "");
+  char value[96];
+  std::snprintf(value, sizeof value, "%10.4g %-9s", c.measured * u.scale, std::string(u.unit).c_str());
+  std::cerr << value;
+  if (const double pct = c.pct_of_theoretical(); std::isfinite(pct)) {
+    char p[48];
+    std::snprintf(p, sizeof p, "  %5.1f %% of theoretical", pct);
+    std::cerr << p;
+  }
+  std::cerr << (c.verified ? "  verified" : "  CHECK FAILED") << (c.throttled ? "  throttled" : "") << "\n";
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  write(out);
+  out.close();
+  if (!out) throw std::runtime_error("writing " + path + " failed (disk full?)");
+}
+
+int run(const PeakOptions& o) {
+  if (o.methods) {
+    std::cout << peak_methods_markdown();
+    return 0;
+  }
+  const render::Format format = render::parse_format(o.format);  // checked before the GPU work
+
+  peak::PeakOptions po;
+  po.device = o.device;
+  po.quick = o.quick;
+  std::cerr << kPrefix << "measuring GPU " << o.device << (o.quick ? " (--quick)" : "") << "; clocks are read, never set\n";
+  const MachineProfile profile = peak::measure(po, print_progress);
+  for (const std::string& w : profile.warnings) std::cerr << kPrefix << "warning: " << w << "\n";
+
+  const std::vector<Report> reports{profile_report(profile), roofline_report(profile)};
+  render::render(reports, format, std::cout);
+  std::cout.flush();
+
+  if (!o.no_save) {
+    try {
+      const auto path = store::save_to_cache(profile);
+      std::cerr << kPrefix << "saved the machine profile to " << path.string()
+                << " (gpuscope stats, bench and roofline read it)\n";
+    } catch (const store::ProfileError& e) {
+      std::cerr << kPrefix << "warning: the profile was not saved to the cache: " << e.what() << "\n";
+    }
+  }
+  if (!o.json.empty()) {
+    store::write_profile(profile, o.json);
+    std::cerr << kPrefix << "wrote " << o.json << "\n";
+  }
+  if (!o.svg.empty()) {
+    write_file(o.svg, [&](std::ostream& out) { render::write_roofline_svg(profile, out); });
+    std::cerr << kPrefix << "wrote " << o.svg << " (open it in a web browser)\n";
+  }
+  std::size_t failed = 0;
+  for (const Ceiling& c : profile.ceilings) failed += c.verified ? 0 : 1;
+  char done[128];
+  std::snprintf(done, sizeof done, "%zu ceilings in %.1f s", profile.ceilings.size(), profile.duration_s);
+  std::cerr << kPrefix << done << "\n";
+  if (failed > 0) {
+    std::cerr << kPrefix << "error: " << failed << " ceiling(s) failed their result check (see Verified)\n";
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string peak_methods_markdown() {
+  std::ostringstream md;
+  md << "| Ceiling | Kind | Unit | Quick |\n|---|---|---|---|\n";
+  for (const CeilingInfo& c : ceiling_catalog())
+    md << "| `" << c.name << "` | " << ceiling_kind_name(c.kind) << " | " << c.unit << " | "
+       << (c.quick ? "yes" : "no") << " |\n";
+  for (const CeilingInfo& c : ceiling_catalog()) {
+    md << "\n### `" << c.name << "`: " << c.label << " (" << c.unit << ")\n\n"
+       << c.description << "\n\n**Method.** " << method_of(c.name) << "\n";
+  }
+  return md.str();
+}
+
+CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "peak",
+      "Measure this GPU's real ceilings (memory bandwidths, CUDA-core and tensor-core rates, host\n"
+      "transfers, launch costs), print them against the theoretical value at the observed clock,\n"
+      "save the machine profile to the per-user cache and draw the roofline. Full run < 60 s,\n"
+      "--quick < 15 s. Every microbenchmark checks its result; medians of repeated timed runs\n"
+      "after warm-up; clocks are read (NVML), never changed.");
+  sub->add_flag("--quick", o.quick, "Only the quick ceilings (DRAM, L2, FP32, BF16 tensor, H2D/D2H, launch)");
+  sub->add_option("--json", o.json, "Also write the machine profile (JSON) to this file");
+  sub->add_option("--svg", o.svg, "Draw the roofline chart (SVG) into this file");
+  sub->add_option("--device", o.device, "CUDA device ordinal (CUDA_VISIBLE_DEVICES applies)")->capture_default_str();
+  sub->add_option("--format", o.format, "table, csv, json or markdown (the printed reports)")->capture_default_str();
+  sub->add_flag("--no-save", o.no_save, "Do not save the profile to the per-user cache");
+  sub->add_flag("--methods", o.methods, "Print every ceiling, its unit and how it is measured (markdown); no GPU needed");
+  std::string footer = "Ceilings (Q = also with --quick; `gpuscope peak --methods` says how each is measured):\n";
+  for (const CeilingInfo& c : ceiling_catalog()) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-18s %-9s %s %s\n", std::string(c.name).c_str(), std::string(c.unit).c_str(),
+                  c.quick ? "Q" : " ", std::string(c.label).c_str());
+    footer += line;
+  }
+  footer += "Exit codes: 0 done, 3 no usable GPU, 4 a result check failed, 2 bad option, 1 other failure.";
+  sub->footer(footer);
+  return sub;
+}
+
+int run_peak(const PeakOptions& o) {
+  try {
+    return run(o);
+  } catch (const peak::NoGpuError& e) {
+    std::cerr << kPrefix << "error: " << e.what() << "\n";
+    return 3;
+  } catch (const std::invalid_argument& e) {  // --format
+    std::cerr << kPrefix << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const store::ProfileError& e) {  // --json not writable
+    std::cerr << kPrefix << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << kPrefix << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,42 @@
+// `gpuscope peak [--quick] [--json FILE] [--svg FILE] [--device N] [--format F] [--no-save]`
+// and `gpuscope peak --methods`: measures the real ceilings of one GPU (peak/peak.hpp),
+// prints them as a table (core/profile_report.hpp), saves the machine profile to the
+// per-user cache (store/machine_profile_json.hpp) and prints its path; --json also
+// writes it to FILE, --svg draws its roofline (render/roofline_svg.hpp).
+//
+// Progress: one line per ceiling on stderr as it is measured. Warnings (busy GPU,
+// ceilings not measured, throttling) on stderr and in the profile.
+// --methods needs no GPU: it prints, as markdown, every ceiling of the catalog with its
+// unit, what it counts and how it is measured (docs/metrics.md embeds this output).
+//
+// Exit codes: 0 done; 3 no usable GPU (the message says what to check); 4 measured, but a
+// ceiling failed its result check (outputs are still written, the ceiling says
+// "CHECKSUM MISMATCH"); 2 bad option or output path; 1 anything else (a CUDA failure).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace gpuscope::cli {
+
+struct PeakOptions {
+  bool quick = false;
+  std::string json;               // also write the profile here
+  std::string svg;                // roofline chart
+  int device = 0;                 // CUDA ordinal
+  std::string format = "table";   // table | csv | json | markdown (the printed reports)
+  bool no_save = false;           // do not write the per-user cache
+  bool methods = false;           // print the ceilings and their methods, measure nothing
+};
+
+/// Declares the subcommand and its options (one place: also the --help text).
+CLI::App* add_peak_command(CLI::App& app, PeakOptions& options);
+
+/// Runs it; returns the exit code (see above). Prints its own errors.
+[[nodiscard]] int run_peak(const PeakOptions& options);
+
+/// The --methods text: markdown, one section per catalog ceiling.
+[[nodiscard]] std::string peak_methods_markdown();
+
+}  // namespace gpuscope::cli
