@@ -140,8 +140,16 @@ int run_list(const BenchOptions& o, render::Format format) {
 }
 
 int run_report(const BenchOptions& o, render::Format format) {
-  if (o.what.size() != 2) throw InputError("usage: gpuscope bench report RESULTS.json [--svg FILE] [--format F]");
-  const BenchRun run = read_run(o.what[1]);
+  if (o.what.size() != 2)
+    throw InputError("usage: gpuscope bench report RESULTS.json [--profile P.json] [--svg FILE] [--csv FILE] [--format F]");
+  BenchRun run = read_run(o.what[1]);
+  if (!o.profile.empty()) {  // re-derive the rates against another (e.g. newer) profile
+    std::vector<std::string> warnings;
+    const MachineProfile profile = store::read_profile(o.profile, &warnings);
+    for (const std::string& w : warnings) warn(w);
+    run.profile_path = o.profile;
+    bench::derive_run(run, &profile);  // its warnings go to the cases report's notes
+  }
   const std::vector<analyze::SweepAnalysis> sweeps = analyze::analyze_sweeps(run);
   print({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps)}, format);
   BenchOptions outputs;
@@ -289,7 +297,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   sub->add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
   sub->add_flag("--no-verify", o.no_verify, "Skip the reference check of the outputs");
   sub->add_option("--profile", o.profile,
-                  "Machine profile JSON of `gpuscope peak` (default: the cached one of this GPU; none: theoretical)");
+                  "Machine profile JSON of `gpuscope peak` (default: the cached one of this GPU; none: theoretical);\n"
+                  "with report: re-derive the % of ceiling against it");
   sub->add_option("--json", o.json, "Write the results as JSON (the format `bench compare` and `bench report` read)");
   sub->add_option("--csv", o.csv, "Write the cases as CSV");
   sub->add_option("--svg", o.svg, "Draw the size sweep (throughput against size, ceiling as a line) as SVG");
