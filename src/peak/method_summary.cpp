@@ -46,7 +46,7 @@ constexpr std::array kMethods{
                   "elements of C checked against host dot products."},
     MethodSummary{"tensor_bf16", "As tensor_fp16 with BF16 inputs and output."},
     MethodSummary{"tensor_tf32", "As tensor_fp16 with FP32 inputs and output, CUBLAS_COMPUTE_32F_FAST_TF32."},
-    MethodSummary{"tensor_fp8", "As tensor_fp16 with FP8 E4M3 inputs, BF16 output, unit scales."},
+    MethodSummary{"tensor_fp8", "As tensor_fp16 with FP8 E4M3 inputs, BF16 output, unit scales, CUBLASLT_MATMUL_DESC_FAST_ACCUM."},
     MethodSummary{"tensor_int8",
                   "As tensor_fp16 with INT8 inputs, INT32 output, CUBLAS_COMPUTE_32I; C checked exactly."},
     MethodSummary{"h2d_pinned",
