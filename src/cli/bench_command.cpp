@@ -324,18 +324,12 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
 int run_bench(const BenchOptions& o) {
   try {
     return run(o);
-  } catch (const InputError& e) {
-    std::cerr << "gpuscope bench: error: " << e.what() << "\n";
-    return kExitInput;
-  } catch (const store::ProfileError& e) {
-    std::cerr << "gpuscope bench: error: " << e.what() << "\n";
-    return kExitInput;
-  } catch (const std::invalid_argument& e) {  // --format
-    std::cerr << "gpuscope bench: error: " << e.what() << "\n";
-    return kExitInput;
   } catch (const std::exception& e) {
     std::cerr << "gpuscope bench: error: " << e.what() << "\n";
-    return kExitFailure;
+    // Bad input: our own checks, a bad profile file, CLI-level values (--format).
+    const bool input = dynamic_cast<const InputError*>(&e) || dynamic_cast<const store::ProfileError*>(&e) ||
+                       dynamic_cast<const std::invalid_argument*>(&e);
+    return input ? kExitInput : kExitFailure;
   }
 }
 

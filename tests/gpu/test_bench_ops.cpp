@@ -8,6 +8,7 @@
 // Exits 77 (ctest: skipped) without a usable GPU; 1 on any failure; runs in ~10-30 s.
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -21,22 +22,26 @@ using gpuscope::bench::parse_sizes;
 
 namespace {
 
-// Sizes per operator (--sizes syntax; each operator's shape() turns them into dims).
-std::string sizes_for(const std::string& op) {
-  if (op == "softmax") return "1x1,3x31,5x257,7x1000,4x4099,2x70001";
-  if (op == "transpose") return "1,33x65,1000x37,257x1025,1024";
-  if (op == "gemm") return "1,17x33x65,127,256,1000x1000x1000,3x1024x7";
-  if (op == "linear_small") return "1,3x100x200,17,64";
-  // elementwise, mean: below / above one block, vector tails, one wave, > 2^20, > 2^26 (sampled check)
-  return "1,7,255,257,1000,4099,1000003,1048583,67108879";
-}
+// Sizes per operator (--sizes syntax; each operator's shape() turns them into dims), and
+// the one size it is also run at in graph mode.
+struct Sizes {
+  const char* op;
+  const char* checked;
+  const char* graph;
+};
+constexpr Sizes kSizes[] = {
+    {"softmax", "1x1,3x31,5x257,7x1000,4x4099,2x70001", "64x1000"},
+    {"transpose", "1,33x65,1000x37,257x1025,1024", "1000x37"},
+    {"gemm", "1,17x33x65,127,256,1000x1000x1000,3x1024x7", "256"},
+    {"linear_small", "1,3x100x200,17,64", "8"},
+    // elementwise and mean: below / above one block, vector tails, > 2^20, > 2^26 (sampled check)
+    {"", "1,7,255,257,1000,4099,1000003,1048583,67108879", "1000003"},
+};
 
-std::string graph_size_for(const std::string& op) {
-  if (op == "softmax") return "64x1000";
-  if (op == "transpose") return "1000x37";
-  if (op == "gemm") return "256";
-  if (op == "linear_small") return "8";
-  return "1000003";
+const Sizes& sizes_for(const std::string& op) {
+  for (const Sizes& s : kSizes)
+    if (op == s.op || *s.op == '\0') return s;
+  return kSizes[std::size(kSizes) - 1];
 }
 
 int g_failures = 0, g_checks = 0;
@@ -64,7 +69,7 @@ int main() {
       for (const ops::Variant& variant : op.variants) {
         for (ops::DType dtype : op.dtypes) {
           const std::string name = op.name + " " + variant.name + " " + std::string(ops::dtype_name(dtype));
-          for (const auto& token : parse_sizes(sizes_for(op.name))) {
+          for (const auto& token : parse_sizes(sizes_for(op.name).checked)) {
             const ops::CaseSpec spec{variant.name, dtype, op.shape(token)};
             if (variant.max_size > 0 && op.sweep_x(spec) > static_cast<double>(variant.max_size)) continue;
             auto instance = op.setup(spec, ctx);
@@ -72,7 +77,7 @@ int main() {
             report(name + " " + op.params(spec), instance->verify());
           }
           // Graph mode through the timing engine, then check the last replay's output.
-          const ops::CaseSpec spec{variant.name, dtype, op.shape(parse_sizes(graph_size_for(op.name)).front())};
+          const ops::CaseSpec spec{variant.name, dtype, op.shape(parse_sizes(sizes_for(op.name).graph).front())};
           if (variant.max_size > 0 && op.sweep_x(spec) > static_cast<double>(variant.max_size)) continue;
           auto instance = op.setup(spec, ctx);
           gpuscope::bench::TimingOptions t;
