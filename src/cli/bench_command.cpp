@@ -226,14 +226,15 @@ int run_operator(const BenchOptions& o, render::Format format) {
     return kExitFailure;
   }
 
-  BenchRun run = bench::run_operator(op, ro, [](const BenchCase& c, const std::string& skipped) {
+  BenchRun run = bench::run_operator(op, ro, [&ro](const BenchCase& c, const std::string& skipped) {
     std::cerr << "gpuscope bench: " << c.op << " " << c.variant << " " << c.dtype << " " << c.params << " "
               << c.timing.mode << ": ";
     if (!skipped.empty())
       std::cerr << "skipped (" << skipped << ")\n";
     else
       std::cerr << c.timing.median_s * 1e6 << " us median, " << c.timing.samples << " samples ("
-                << c.timing.stop << ")" << (c.verified ? ", checked" : ", CHECK FAILED or not run") << "\n";
+                << c.timing.stop << ")"
+                << (c.verified ? ", output checked" : ro.verify ? ", REFERENCE CHECK FAILED" : "") << "\n";
   });
 
   const std::optional<store::CachedProfile> profile = load_profile(o, run.device.uuid);
