@@ -3,8 +3,9 @@
 // Every kernel runs `Op::kChains` independent dependency chains per thread, each advanced
 // `Op::kUnroll` times per loop iteration with the loop body fully unrolled, so the loop
 // costs 2–3 instructions (counter, compare, branch) per kChains × kUnroll arithmetic
-// instructions. The instruction counts were checked in the SASS (cuobjdump -sass): see
-// docs/metrics.md, "How gpuscope peak measures each ceiling".
+// instructions. Checked in the compiled code (docs/metrics.md, "Checked in the compiled
+// kernels"): the PTX holds kChains × kUnroll fma/mad/ex2 per loop body, ptxas gives every
+// kernel a register per chain (vector datapath) and a .text of about that many instructions.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -22,7 +23,7 @@ struct Fp64Fma {
   static constexpr double kOps = 2;
   static T a() { return -1.0; }
   static T b() { return 3.0; }
-  __device__ static T init(int c) { return c + 1.0; }
+  __device__ static T init(int c, int) { return c + 1.0; }
   __device__ static T step(T x, T a, T b) { return fma(x, a, b); }
   __device__ static float value(T x) { return static_cast<float>(x); }
 };
@@ -33,7 +34,7 @@ struct Fp32Fma {
   static constexpr double kOps = 2;
   static T a() { return -1.0f; }
   static T b() { return 3.0f; }
-  __device__ static T init(int c) { return c + 1.0f; }
+  __device__ static T init(int c, int) { return c + 1.0f; }
   __device__ static T step(T x, T a, T b) { return fmaf(x, a, b); }
   __device__ static float value(T x) { return x; }
 };
@@ -45,7 +46,7 @@ struct Fp16Fma {
   static constexpr double kOps = 4;
   static T a() { return __floats2half2_rn(-1.0f, -1.0f); }
   static T b() { return __floats2half2_rn(3.0f, 3.0f); }
-  __device__ static T init(int c) { return __floats2half2_rn(c + 1.0f, c + 2.0f); }
+  __device__ static T init(int c, int) { return __floats2half2_rn(c + 1.0f, c + 2.0f); }
   __device__ static T step(T x, T a, T b) { return __hfma2(x, a, b); }
   __device__ static float value(T x) { return __low2float(x) + __high2float(x); }
 };
@@ -56,7 +57,7 @@ struct Bf16Fma {
   static constexpr double kOps = 4;
   static T a() { return __floats2bfloat162_rn(-1.0f, -1.0f); }
   static T b() { return __floats2bfloat162_rn(3.0f, 3.0f); }
-  __device__ static T init(int c) { return __floats2bfloat162_rn(c + 1.0f, c + 2.0f); }
+  __device__ static T init(int c, int) { return __floats2bfloat162_rn(c + 1.0f, c + 2.0f); }
   __device__ static T step(T x, T a, T b) { return __hfma2(x, a, b); }
   __device__ static float value(T x) { return __low2float(x) + __high2float(x); }
 };
@@ -69,7 +70,10 @@ struct Int32Imad {
   static constexpr double kOps = 2;
   static T a() { return -1; }
   static T b() { return 3; }
-  __device__ static T init(int c) { return c + 1; }
+  // `lane_zero` (threadIdx.x × a run-time 0) makes every chain per-thread data: with
+  // warp-uniform starts and operands ptxas moved the integer chains to the uniform
+  // datapath (12 registers for 16 chains), which is not the IMAD rate of the SM.
+  __device__ static T init(int c, int lane_zero) { return c + 1 + lane_zero; }
   __device__ static T step(T x, T a, T b) {
     int r;
     asm("mad.lo.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(a), "r"(b));
@@ -86,17 +90,18 @@ struct SfuExp {
   static constexpr double kOps = 1;
   static T a() { return 0.0f; }
   static T b() { return 0.0f; }
-  __device__ static T init(int c) { return 0.1f * static_cast<float>(c + 1); }
+  __device__ static T init(int c, int) { return 0.1f * static_cast<float>(c + 1); }
   __device__ static T step(T x, T, T) { return __expf(-x); }
   __device__ static float value(T x) { return x; }
 };
 
 template <class Op>
-__global__ void __launch_bounds__(kBlock) core_kernel(int iterations, typename Op::T a, typename Op::T b,
+__global__ void __launch_bounds__(kBlock) core_kernel(int iterations, typename Op::T a, typename Op::T b, int zero,
                                                       float* __restrict__ out) {
+  const int lane_zero = static_cast<int>(threadIdx.x) * zero;
   typename Op::T x[Op::kChains];
 #pragma unroll
-  for (int c = 0; c < Op::kChains; ++c) x[c] = Op::init(c);
+  for (int c = 0; c < Op::kChains; ++c) x[c] = Op::init(c, lane_zero);
 #pragma unroll 1
   for (int it = 0; it < iterations; ++it) {
 #pragma unroll
@@ -124,7 +129,7 @@ CoreKernelShape shape_of() {
 
 template <class Op>
 void launch(int iterations, float* out, int grid, cudaStream_t stream) {
-  core_kernel<Op><<<grid, kBlock, 0, stream>>>(iterations, Op::a(), Op::b(), out);
+  core_kernel<Op><<<grid, kBlock, 0, stream>>>(iterations, Op::a(), Op::b(), /*zero=*/0, out);
 }
 
 template <class F>
