@@ -23,6 +23,31 @@ std::string utc_now_iso() {
   return buf;
 }
 
+// Sets up, times and checks one case into `c`; returns why it was skipped, or "".
+std::string time_and_check(const ops::Operator& op, const ops::CaseSpec& spec, const ops::SetupContext& ctx,
+                           const RunOptions& o, BenchCase& c) {
+  try {
+    std::unique_ptr<ops::Instance> instance = op.setup(spec, ctx);
+    c.timing = to_bench_timing(time_gpu([&](cudaStream_t s) { instance->enqueue(s); }, o.timing));
+    if (o.verify) {
+      const ops::Verification v = instance->verify();
+      c.verified = v.passed;
+      c.max_abs_error = v.max_abs_error;
+      c.note = v.passed ? v.note : v.first_failure;
+    } else {
+      c.note = "reference check not run (--no-verify)";
+    }
+    return "";
+  } catch (const CudaError& e) {
+    // Out of memory leaves the context usable: skip this size. Anything else may not.
+    if (e.status() != cudaErrorMemoryAllocation) throw;
+    (void)cudaGetLastError();
+    return e.what();
+  } catch (const std::invalid_argument& e) {  // a shape this kernel cannot launch
+    return e.what();
+  }
+}
+
 }  // namespace
 
 BenchTiming to_bench_timing(const TimingResult& t) {
@@ -92,24 +117,12 @@ BenchRun run_operator(const ops::Operator& op, const RunOptions& o, const CaseCa
     else if (op.device_bytes(spec) > kFreeMemoryShare * static_cast<double>(free_bytes))
       skipped = "needs " + std::to_string(static_cast<std::int64_t>(op.device_bytes(spec) / 1048576.0)) +
                 " MiB of device memory, " + std::to_string(free_bytes / 1048576) + " MiB free";
+    if (skipped.empty()) skipped = time_and_check(op, spec, ctx, o, c);
     if (!skipped.empty()) {
       run.warnings.push_back(op.name + " " + c.variant + " " + c.params + " skipped: " + skipped);
       if (on_case) on_case(c, skipped);
       continue;
     }
-
-    std::unique_ptr<ops::Instance> instance = op.setup(spec, ctx);
-    const TimingResult t = time_gpu([&](cudaStream_t s) { instance->enqueue(s); }, o.timing);
-    c.timing = to_bench_timing(t);
-    if (o.verify) {
-      const ops::Verification v = instance->verify();
-      c.verified = v.passed;
-      c.max_abs_error = v.max_abs_error;
-      c.note = v.passed ? v.note : v.first_failure;
-    } else {
-      c.note = "reference check not run (--no-verify)";
-    }
-    instance.reset();  // free before the next size
     if (on_case) on_case(c, "");
     run.cases.push_back(std::move(c));
   }

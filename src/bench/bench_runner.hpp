@@ -17,7 +17,9 @@
 // Errors: std::invalid_argument for an unknown variant or dtype, or a size the operator
 // does not take (before anything runs on the GPU); gpuscope::bench::CudaError for CUDA
 // failures (the run stops: a failed kernel leaves the context unusable);
-// std::runtime_error when cuBLASLt is missing (gemm, linear_small).
+// std::runtime_error when cuBLASLt is missing (gemm, linear_small). Two failures only skip
+// the case (with a warning, like the skips above): out of device memory, and a shape the
+// kernel cannot launch (std::invalid_argument from a launcher).
 #pragma once
 
 #include <cstdint>
