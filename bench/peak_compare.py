@@ -45,7 +45,7 @@ def time_cuda(torch, fn, reps=30, warmup=5):
 
 
 def copy_bytes(ceiling):
-    m = re.search(r"([\d.]+) (GiB|MiB) copied", ceiling["method"])
+    m = re.search(r"([\d.]+) (GiB|MiB) per buffer", ceiling["method"])
     if not m:
         return 1 << 30
     return int(float(m.group(1)) * (1 << (30 if m.group(2) == "GiB" else 20)))

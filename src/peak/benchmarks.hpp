@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -34,12 +35,17 @@ class MemoryBench {
   [[nodiscard]] Ceiling shared_memory();
 
  private:
+  // The DRAM kernels run with 4 and with 8 accesses in flight per thread; the faster is
+  // the ceiling. `launch(unroll, grid, stream)` enqueues one call.
+  using DramLaunch = std::function<void(int unroll, int grid, cudaStream_t stream)>;
+  [[nodiscard]] Ceiling fastest_unroll(std::string_view name, double work, const DramLaunch& launch,
+                                       const std::string& what, int* best_unroll);
+  [[nodiscard]] int grid_of(int unroll) const { return unroll == 8 ? m_grid8 : m_grid4; }
   const Context& m_ctx;
   Stream m_stream;
   int m_block = 256;
-  int m_grid = 0;
-  int m_blocks_per_sm = 0;
-  std::size_t m_vectors = 0;  // per buffer; a multiple of grid × block × 8
+  int m_grid4 = 0, m_grid8 = 0;  // one full wave of the slowest-to-fit DRAM kernel per unroll
+  std::size_t m_vectors = 0;     // per buffer; a multiple of both grids × block × 8
   DeviceBuffer m_a, m_b, m_checksum;  // m_checksum: 4 bytes, the sums of the read kernels
 };
 

@@ -11,15 +11,16 @@ namespace {
 
 constexpr std::array kMethods{
     MethodSummary{"dram_read",
-                  "read_sum kernel: every thread keeps 4 independent 16-byte loads in flight per step of a "
-                  "grid-stride loop; one full wave of blocks on every SM; buffer max(8 x L2, 256 MiB); the "
-                  "32-bit word sum is checked against its closed form."},
+                  "read_sum kernel: every thread keeps 4 (or 8: the faster counts) independent 16-byte loads in "
+                  "flight per step of a grid-stride loop; one full wave of blocks on every SM; buffer max(8 x L2, "
+                  "256 MiB); the 32-bit word sum is checked against its closed form."},
     MethodSummary{"dram_write",
-                  "write_pattern kernel: 4 independent 16-byte stores per thread per step, same grid and buffer as "
-                  "dram_read; the written pattern's word sum is checked."},
+                  "write_pattern kernel: 4 or 8 independent 16-byte stores per thread per step (the faster counts), "
+                  "grid and buffer as dram_read; the written pattern's word sum is checked."},
     MethodSummary{"dram_copy",
-                  "copy kernel: 4 x 16-byte loads then 4 x 16-byte stores per thread per step between two buffers "
-                  "of max(8 x L2, 256 MiB); bytes read + written counted; the destination's word sum is checked."},
+                  "copy kernel: 4 (or 8: the faster counts) 16-byte loads then as many 16-byte stores per thread "
+                  "per step between two buffers of max(8 x L2, 256 MiB); bytes read + written counted; the "
+                  "destination's word sum is checked."},
     MethodSummary{"l2_read",
                   "l2_read_sum kernel: 16-byte ld.global.cg loads (L1 bypassed), 200 passes over a working set of "
                   "at most half the L2, each block reading different chunks in each pass; word sum checked."},
