@@ -15,7 +15,9 @@
 //           (event time) / batch, so launch overhead disappears (the method for small
 //           kernels). The callable must be capturable (no synchronous calls).
 //   batch = 0 picks it: enough calls that one sample lasts >= 100 µs (from the warm-up
-//   timing), at most 10,000; kCold ignores batch.
+//   timing), at most 10,000; kCold ignores batch. With back_to_back (kHot, kGraph) an
+//   untimed batch runs right before each timed one, so the GPU is already busy when the
+//   timed batch is launched (no launch-latency gap inside the sample).
 //
 // Warm-up: at least `warmup_launches` calls and at least `warmup_s` seconds of calls
 // (an idle GPU runs at a low clock and needs a few ms of work to ramp up).
@@ -75,6 +77,12 @@ struct TimingOptions {
   int max_samples = 100000;       // never take more
   cudaStream_t stream = nullptr;  // nullptr: the engine creates (and destroys) a
                                   // non-blocking stream on the current device
+  bool back_to_back = false;      // kHot/kGraph: enqueue one untimed batch (kGraph: one
+                                  // untimed replay) right before each timed one, so the GPU
+                                  // is busy when the start event is recorded and the latency
+                                  // of launching the timed batch stays out of the sample: the
+                                  // steady state of a stream of calls (`gpuscope bench` sets
+                                  // it). Doubles the GPU time per sample. kCold ignores it.
 };
 
 struct TimingResult {

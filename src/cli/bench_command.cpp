@@ -212,6 +212,7 @@ int run_operator(const BenchOptions& o, render::Format format) {
     throw InputError(e.what());
   }
   ro.timing.batch = o.batch;
+  ro.timing.back_to_back = true;  // steady state: no launch-latency gap inside a hot/graph sample
   ro.timing.budget_s = o.budget_s;
   ro.timing.max_rel_stderr = o.max_noise;
   ro.timing.min_samples = o.min_samples;

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
       t.mode = small ? gpuscope::bench::Mode::kGraph : gpuscope::bench::Mode::kCold;
       t.budget_s = 2.0;
       t.max_rel_stderr = 0.002;
+      t.back_to_back = true;  // as `gpuscope bench` times
       const auto r = gpuscope::bench::time_gpu([&](cudaStream_t s) { instance->enqueue(s); }, t);
       std::printf(
           "{\"kernel\": \"%s\", \"n\": %lld, \"mode\": \"%s\", \"median_s\": %.9g, \"min_s\": %.9g, "

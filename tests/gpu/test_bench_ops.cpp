@@ -86,6 +86,7 @@ int main() {
           t.budget_s = 0.01;
           t.min_samples = 3;
           t.warmup_s = 0;
+          t.back_to_back = true;
           const auto r = gpuscope::bench::time_gpu([&](cudaStream_t s) { instance->enqueue(s); }, t);
           if (!(r.median_s > 0)) {
             ++g_failures;
