@@ -88,7 +88,8 @@ struct Context {
   double budget_s = 0.5;  // sampling budget of one timed measurement
   std::vector<std::string>* warnings = nullptr;
 
-  /// Timing options of this run: `mode`, `batch` (0 = auto), the run's budget × `share`.
+  /// Timing options of this run: `mode`, `batch` (0 = auto), the run's budget × `share`;
+  /// back_to_back for kHot (the steady state of a stream of calls).
   [[nodiscard]] bench::TimingOptions timing(bench::Mode mode, int batch = 0, double share = 1.0) const;
   void warn(std::string text) const;
 };

@@ -10,7 +10,8 @@
 //
 // Timing: every GPU-timed measurement goes through the timing engine
 // (include/gpuscope/bench.hpp): warm-up, CUDA events, median, stop on the relative
-// standard error or the per-benchmark budget. The two host-side round trips
+// standard error or the per-benchmark budget; hot timings back to back (an untimed call
+// right before each timed one, so no launch gap sits inside a sample). The two host-side round trips
 // (launch_latency, stream_sync) are timed with std::chrono::steady_clock (median of
 // repetitions), since a CUDA event cannot see the host.
 //
