@@ -6,8 +6,10 @@
 // creation stay out of the samples):
 //
 //   kCold   one call per sample, CUDA events around it; before each sample the L2 is
-//           flushed by a cudaMemsetAsync of a scratch buffer of 2 × the L2 size
-//           (allocated once per device and kept), outside the events.
+//           flushed, outside the events, by a kernel that reads a scratch buffer of
+//           2 × the L2 size (allocated once per device and kept): the call's data is
+//           evicted and the L2 left holding clean lines, so no write-back of the flush
+//           lands inside the timed call (bench/l2_flush.hpp says why not a memset).
 //   kHot    `batch` back-to-back calls per sample between two events; a sample is
 //           (event time) / batch. Includes launch overhead where the GPU outruns the CPU.
 //   kGraph  `batch` calls captured once into a CUDA graph (cudaStreamBeginCapture, global
