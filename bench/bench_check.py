@@ -128,9 +128,11 @@ def main():
         cases = [c for c in results["copy"]["cases"] if c["variant"] == "grid_stride_vec4"]
         big = max(cases, key=lambda c: c["size"])
         d = big["derived"]
-        pct = d["pct_of_ceiling"] or float("nan")
+        nan = float("nan")
+        pct = d["pct_of_ceiling"] if d["pct_of_ceiling"] is not None else nan
+        ceiling = d["ceiling_value"] if d["ceiling_value"] is not None else nan
         target("copy grid_stride_vec4 f32 n=2^30, % of DRAM copy ceiling",
-               f"{pct:.1f} % of {d['ceiling_value'] / 1e12:.2f} TB/s ({d['ceiling_source']})", ">= 90 % (measured)",
+               f"{pct:.1f} % of {ceiling / 1e12:.2f} TB/s ({d['ceiling_source']})", ">= 90 % (measured)",
                pct >= 90 and d["ceiling_source"] == "measured",
                f"{d['bandwidth'] / 1e12:.3f} TB/s achieved" +
                ("" if d["ceiling_source"] == "measured" else "; no machine profile: run `gpuscope peak` first"))
@@ -151,7 +153,8 @@ def main():
         target("gemm bf16 8192^3 vs torch.matmul", f"{g['derived']['flop_rate'] / 1e12:.1f} vs "
                f"{torch_rate / 1e12:.1f} TFLOP/s = {ratio:.1f} %", ">= 95 %", ratio >= 95,
                f"gpuscope median {g['timing']['median_s'] * 1e3:.3f} ms, {g['timing']['samples']} samples; "
-               f"{g['derived']['pct_of_ceiling']:.1f} % of {g['derived']['ceiling']} ({g['derived']['ceiling_source']})")
+               f"{g['derived']['pct_of_ceiling'] or float('nan'):.1f} % of {g['derived']['ceiling']} "
+               f"({g['derived']['ceiling_source']})")
 
     # 4: timing agreement with ncu.
     for kind, mode, cache, goal in (("small", "graph", "none", 3.0), ("large", "cold", "all", 1.0)):
