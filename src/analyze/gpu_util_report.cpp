@@ -1,4 +1,5 @@
 #include "analyze/gpu_util_report.hpp"
+#include "analyze/analysis_cache.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -203,7 +204,12 @@ Report gpu_util(Database& db) {
   return r;
 }
 
-std::vector<detail::GpuUtilization> detail::gpu_utilization(Database& db) {
+namespace detail {
+// Uncached; the cached front is below.
+std::vector<GpuUtilization> compute_gpu_utilization(store::Database& db);
+}  // namespace detail
+
+std::vector<detail::GpuUtilization> detail::compute_gpu_utilization(Database& db) {
   const GpuIndexMap gpus = GpuIndexMap::load(db);
   const std::map<std::int64_t, GpuBusy> busy = busy_per_gpu(db, gpus);
   const std::map<std::int64_t, GpuKernels> kernels = kernels_per_gpu(db, gpus);
@@ -227,6 +233,10 @@ std::vector<detail::GpuUtilization> detail::gpu_utilization(Database& db) {
     }
   }
   return out;
+}
+
+std::vector<detail::GpuUtilization> detail::gpu_utilization(Database& db) {
+  return cached<std::vector<GpuUtilization>>(db, "gpu_utilization", [&] { return compute_gpu_utilization(db); });
 }
 
 }  // namespace gpuscope::analyze

@@ -1,4 +1,5 @@
 #include "analyze/launch_reports.hpp"
+#include "analyze/analysis_cache.hpp"
 
 #include "analyze/gpu_busy.hpp"
 
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analyze/nsys_reports.hpp"
@@ -49,18 +51,36 @@ std::int64_t overlap_ns(const std::vector<Interval>& a, const std::vector<Interv
   return total;
 }
 
-// Kernels joined to their launch call (same pid and correlation_id).
-constexpr std::string_view kLaunchJoin =
-    " FROM v_kernels k JOIN api_calls a ON a.pid = k.pid AND a.correlation_id = k.correlation_id";
-constexpr std::string_view kKernelName = "COALESCE(k.short_name, k.name, '<unknown kernel>')";
+// One kernel joined to its launch call (same pid and correlation_id): what launch_overhead
+// and launch_bound need, read once per report (the join is most of their cost on a large
+// trace, so each reads it in one pass and groups in memory by integer key, not by text).
+struct LaunchedKernel {
+  std::int64_t pid, device_id, stream_id;
+  std::int64_t name_id;  // short name if known, else full name; -1 when neither
+  std::int64_t start_ns, end_ns;
+  std::int64_t launch_start_ns, launch_end_ns;
+};
 
-std::map<std::vector<std::string>, detail::ValueGroup> by_key(Database& db, const std::string& sql) {
-  std::map<std::vector<std::string>, detail::ValueGroup> out;
-  for (detail::ValueGroup& g : detail::group_values_by_key(db, sql)) out[g.key] = std::move(g);
+std::vector<LaunchedKernel> read_launched_kernels(Database& db) {
+  Statement st = db.prepare(
+      "SELECT k.pid, k.device_id, k.stream_id, COALESCE(k.short_name_id, k.name_id, -1), k.start_ns, k.end_ns, "
+      "a.start_ns, a.end_ns FROM kernels k JOIN api_calls a ON a.pid = k.pid AND a.correlation_id = k.correlation_id");
+  std::vector<LaunchedKernel> out;
+  while (st.step())
+    out.push_back({st.column_int(0), st.column_int(1), st.column_int(2), st.column_int(3), st.column_int(4),
+                   st.column_int(5), st.column_int(6), st.column_int(7)});
   return out;
 }
 
 std::vector<double> as_doubles(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
+
+std::string string_or(Database& db, std::int64_t id, std::string fallback) {
+  Statement st = db.prepare("SELECT value FROM strings WHERE id = ?");
+  st.bind(1, id);
+  return st.step() && !st.is_null(0) ? st.column_text(0) : fallback;
+}
+
+detail::LaunchBound compute_launch_bound(Database& db, std::vector<LaunchedKernel> launched);
 
 }  // namespace
 
@@ -76,30 +96,49 @@ Report launch_overhead(Database& db) {
       .add_column("Launch/GPU", "", ColumnType::kReal)
       .add_column("Name", "", ColumnType::kText);
 
-  const std::string name(kKernelName), join(kLaunchJoin);
-  // GPU time drives the row order; the other values share its keys (same join).
-  const auto gpu = detail::group_values_by_key(db, "SELECT " + name + ", k.end_ns - k.start_ns" + join);
-  auto launch = by_key(db, "SELECT " + name + ", a.end_ns - a.start_ns" + join);
-  auto queue = by_key(db, "SELECT " + name + ", k.start_ns - a.end_ns" + join);
-  for (const detail::ValueGroup& g : gpu) {
-    const double gpu_avg = stats::mean(as_doubles(g.values));
-    const double launch_avg = stats::mean(as_doubles(launch[g.key].values));
-    const std::vector<double> q = as_doubles(queue[g.key].values);
-    r.rows.push_back(Row{static_cast<std::int64_t>(g.values.size()), real_or_null(launch_avg), real_or_null(gpu_avg),
-                         real_or_null(stats::mean(q)), real_or_null(stats::median(q)),
-                         gpu_avg > 0 ? real_or_null(launch_avg / gpu_avg) : Cell{std::monostate{}}, g.key[0]});
+  const std::vector<LaunchedKernel>& launched =
+      detail::cached<std::vector<LaunchedKernel>>(db, "launched_kernels", [&] { return read_launched_kernels(db); });
+  struct Group {
+    std::string name;
+    std::int64_t gpu_total = 0, launch_total = 0, queue_total = 0;
+    std::vector<double> queue;
+  };
+  std::map<std::int64_t, Group> by_name;
+  for (const LaunchedKernel& k : launched) {
+    Group& g = by_name[k.name_id];
+    g.gpu_total += k.end_ns - k.start_ns;
+    g.launch_total += k.launch_end_ns - k.launch_start_ns;
+    g.queue_total += k.start_ns - k.launch_end_ns;
+    g.queue.push_back(static_cast<double>(k.start_ns - k.launch_end_ns));
+  }
+  std::vector<Group*> order;
+  for (auto& [id, g] : by_name) {
+    g.name = string_or(db, id, "<unknown kernel>");
+    order.push_back(&g);
+  }
+  // GPU time drives the row order (descending), then the name.
+  std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+    return a->gpu_total != b->gpu_total ? a->gpu_total > b->gpu_total : a->name < b->name;
+  });
+  for (Group* g : order) {
+    const double n = static_cast<double>(g->queue.size());
+    const double gpu_avg = static_cast<double>(g->gpu_total) / n;
+    const double launch_avg = static_cast<double>(g->launch_total) / n;
+    r.rows.push_back(Row{static_cast<std::int64_t>(g->queue.size()), real_or_null(launch_avg), real_or_null(gpu_avg),
+                         real_or_null(static_cast<double>(g->queue_total) / n),
+                         real_or_null(stats::median(std::move(g->queue))),
+                         gpu_avg > 0 ? real_or_null(launch_avg / gpu_avg) : Cell{std::monostate{}}, g->name});
   }
   if (r.rows.empty()) {
     r.add_note(NoteLevel::kInfo, "no CUDA kernels with a launch call in the capture range");
     return r;
   }
 
-  Statement unmatched = db.prepare(
-      "SELECT COUNT(*) FROM kernels k WHERE NOT EXISTS (SELECT 1 FROM api_calls a "
-      "WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)");
-  if (unmatched.step() && unmatched.column_int(0) > 0)
-    r.add_note(NoteLevel::kWarning, std::to_string(unmatched.column_int(0)) +
-                                        " kernels have no launch call in the trace and are left out");
+  const std::int64_t unmatched =
+      db.query_int("SELECT COUNT(*) FROM kernels").value_or(0) - static_cast<std::int64_t>(launched.size());
+  if (unmatched > 0)
+    r.add_note(NoteLevel::kWarning,
+               std::to_string(unmatched) + " kernels have no launch call in the trace and are left out");
 
   const detail::LaunchBound lb = detail::launch_bound(db);
   r.add_note(NoteLevel::kInfo, "wall " + std::to_string(lb.wall_ns) + " ns, GPU idle " + std::to_string(lb.idle_ns) +
@@ -127,16 +166,20 @@ Report launch_overhead(Database& db) {
   return r;
 }
 
-detail::LaunchBound detail::launch_bound(Database& db) {
-  // Whole-run arithmetic (see the header).
+namespace {
+
+// detail::launch_bound on kernels already read (see the header for the arithmetic).
+detail::LaunchBound compute_launch_bound(Database& db, std::vector<LaunchedKernel> launched) {
+  using detail::LaunchBound;
   const Interval wall = detail::wall_span(db);
   const std::vector<Interval> w = stats::interval_union({wall});
   const std::vector<Interval> busy = stats::interval_union(read_intervals(
       db, "SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns FROM memcpys "
           "UNION ALL SELECT start_ns, end_ns FROM memsets"));
-  const std::vector<Interval> launching = stats::interval_union(read_intervals(
-      db, "SELECT a.start_ns, a.end_ns FROM api_calls a WHERE EXISTS (SELECT 1 FROM kernels k "
-          "WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)"));
+  std::vector<Interval> launch_calls;
+  launch_calls.reserve(launched.size());
+  for (const LaunchedKernel& k : launched) launch_calls.push_back({k.launch_start_ns, k.launch_end_ns});
+  const std::vector<Interval> launching = stats::interval_union(std::move(launch_calls));
   LaunchBound out;
   out.wall_ns = stats::union_length(w);
   std::vector<Interval> busy_in_wall;  // B ∩ W, still disjoint and sorted
@@ -147,25 +190,20 @@ detail::LaunchBound detail::launch_bound(Database& db) {
   out.launching_idle_ns = overlap_ns(launching, w) - overlap_ns(launching, busy_in_wall);
 
   // Graph saving: consecutive kernels on one stream where the GPU waited for the next launch.
-  {
-    Statement st = db.prepare(
-        "SELECT k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns, a.end_ns" + std::string(kLaunchJoin) +
-        " ORDER BY k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns");
-    std::int64_t prev_stream[3] = {0, 0, 0};
-    std::int64_t prev_end = 0;
-    bool have_prev = false;
-    while (st.step()) {
-      const std::int64_t stream[3] = {st.column_int(0), st.column_int(1), st.column_int(2)};
-      const std::int64_t start = st.column_int(3), end = st.column_int(4), launch_end = st.column_int(5);
-      const bool same = have_prev && std::equal(stream, stream + 3, prev_stream);
-      if (same && launch_end > prev_end && start > prev_end) {
-        out.graph_saving_ns += start - prev_end;
-        ++out.graph_gaps;
-      }
-      std::copy(stream, stream + 3, prev_stream);
-      prev_end = same ? std::max(prev_end, end) : end;
-      have_prev = true;
+  std::sort(launched.begin(), launched.end(), [](const LaunchedKernel& x, const LaunchedKernel& y) {
+    return std::tie(x.pid, x.device_id, x.stream_id, x.start_ns, x.end_ns) <
+           std::tie(y.pid, y.device_id, y.stream_id, y.start_ns, y.end_ns);
+  });
+  const LaunchedKernel* prev = nullptr;
+  std::int64_t prev_end = 0;
+  for (const LaunchedKernel& k : launched) {
+    const bool same = prev && prev->pid == k.pid && prev->device_id == k.device_id && prev->stream_id == k.stream_id;
+    if (same && k.launch_end_ns > prev_end && k.start_ns > prev_end) {
+      out.graph_saving_ns += k.start_ns - prev_end;
+      ++out.graph_gaps;
     }
+    prev_end = same ? std::max(prev_end, k.end_ns) : k.end_ns;
+    prev = &k;
   }
 
   out.idle_share = out.wall_ns > 0 ? static_cast<double>(out.idle_ns) / static_cast<double>(out.wall_ns) : 0.0;
@@ -173,6 +211,15 @@ detail::LaunchBound detail::launch_bound(Database& db) {
       out.idle_ns > 0 ? static_cast<double>(out.launching_idle_ns) / static_cast<double>(out.idle_ns) : 0.0;
   out.launch_bound = out.idle_share >= kIdleShareForLaunchBound && out.launching_share >= kLaunchingShareOfIdle;
   return out;
+}
+
+}  // namespace
+
+detail::LaunchBound detail::launch_bound(Database& db) {
+  return cached<LaunchBound>(db, "launch_bound", [&] {
+    return compute_launch_bound(
+        db, cached<std::vector<LaunchedKernel>>(db, "launched_kernels", [&] { return read_launched_kernels(db); }));
+  });
 }
 
 namespace {
@@ -227,7 +274,12 @@ Report sync_wait(Database& db) {
   return r;
 }
 
-detail::SyncBlocked detail::sync_blocked(Database& db) {
+namespace detail {
+// Uncached; the cached front is below.
+SyncBlocked compute_sync_blocked(store::Database& db);
+}  // namespace detail
+
+detail::SyncBlocked detail::compute_sync_blocked(Database& db) {
   SyncBlocked out;
   out.calls = group_values_by_key(db, "SELECT name, duration_ns" + std::string(kSyncWhere) +
                                           " UNION ALL SELECT '[sync] ' || COALESCE(sync_type, 'unknown'), "
@@ -240,6 +292,10 @@ detail::SyncBlocked detail::sync_blocked(Database& db) {
   out.share = out.wall_ns > 0 ? static_cast<double>(out.blocked_ns) / static_cast<double>(out.wall_ns) : 0.0;
   out.sync_bound = out.share >= kBlockedShareForSyncBound;
   return out;
+}
+
+detail::SyncBlocked detail::sync_blocked(Database& db) {
+  return cached<SyncBlocked>(db, "sync_blocked", [&] { return compute_sync_blocked(db); });
 }
 
 }  // namespace gpuscope::analyze

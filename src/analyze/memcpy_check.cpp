@@ -1,4 +1,5 @@
 #include "analyze/memcpy_check.hpp"
+#include "analyze/analysis_cache.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -63,7 +64,12 @@ std::string median_gbps_text(std::vector<double> v) {
 
 }  // namespace
 
-detail::MemcpyCheck detail::memcpy_check_data(Database& db) {
+namespace detail {
+// Uncached; the cached front is below.
+MemcpyCheck compute_memcpy_check_data(store::Database& db);
+}  // namespace detail
+
+detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
   MemcpyCheck out;
   Report& r = out.report;
   MemcpyFindings& f = out.findings;
@@ -207,5 +213,9 @@ detail::MemcpyCheck detail::memcpy_check_data(Database& db) {
 }
 
 Report memcpy_check(Database& db) { return detail::memcpy_check_data(db).report; }
+
+detail::MemcpyCheck detail::memcpy_check_data(Database& db) {
+  return cached<MemcpyCheck>(db, "memcpy_check_data", [&] { return compute_memcpy_check_data(db); });
+}
 
 }  // namespace gpuscope::analyze

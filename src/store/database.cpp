@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <utility>
 
 namespace gpuscope::store {
@@ -22,6 +23,8 @@ void configure_sqlite_once() {
 }  // namespace
 
 Database::Database(const std::string& path, Mode mode) : m_path(path) {
+  static std::atomic<std::uint64_t> s_next_serial{1};
+  m_serial = s_next_serial.fetch_add(1);
   configure_sqlite_once();
   // NOMUTEX: a connection is used by one thread at a time, so skip SQLite's
   // per-call locking (measurable on bulk inserts).
@@ -42,7 +45,7 @@ Database::~Database() {
 }
 
 Database::Database(Database&& other) noexcept
-    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)) {}
+    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)), m_serial(other.m_serial) {}
 
 void Database::exec(std::string_view sql) {
   char* err = nullptr;

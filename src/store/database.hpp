@@ -41,10 +41,14 @@ class Database {
   [[nodiscard]] bool has_table(std::string_view name);
   [[nodiscard]] sqlite3* handle() const { return m_db; }
   [[nodiscard]] const std::string& path() const { return m_path; }
+  /// A number unique to this connection among those opened by this process (kept by a
+  /// move): lets caches tell connections apart (analyze/analysis_cache.hpp).
+  [[nodiscard]] std::uint64_t serial() const { return m_serial; }
 
  private:
   sqlite3* m_db = nullptr;
   std::string m_path;
+  std::uint64_t m_serial = 0;
 };
 
 /// A prepared statement. bind() indexes start at 1 (SQLite's); column() at 0.
