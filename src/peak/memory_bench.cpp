@@ -54,14 +54,18 @@ MemoryBench::MemoryBench(const Context& ctx) : m_ctx(ctx) {
 Ceiling MemoryBench::fastest_unroll(std::string_view name, double work, const DramLaunch& launch,
                                     const std::string& what, int* best_unroll) {
   Ceiling best;
-  for (int unroll : kUnrolls) {
-    const int grid = grid_of(unroll);
+  // Per unroll, two grids: one full wave looping grid-stride (persistent), and one block per
+  // block × unroll vectors (no loop, many waves: the shape of torch's and cudaMemcpy's
+  // copies, which keeps more requests in flight while blocks retire on some chips).
+  for (int unroll : kUnrolls) for (const bool persistent : {true, false}) {
+    const int grid = persistent ? grid_of(unroll) : static_cast<int>(m_vectors / (static_cast<std::size_t>(m_block) * unroll));
     const bench::TimingResult t =
-        bench::time_gpu([&](cudaStream_t s) { launch(unroll, grid, s); }, m_ctx.timing(bench::Mode::kHot, 0, 0.5));
+        bench::time_gpu([&](cudaStream_t s) { launch(unroll, grid, s); }, m_ctx.timing(bench::Mode::kHot, 0, 0.25));
     Ceiling c = ceiling_from_timing(name, work, t,
-                                    what + ", unroll " + std::to_string(unroll) + " (fastest of 4, 8), grid " +
-                                        std::to_string(grid) + " x " + std::to_string(m_block) + ", " +
-                                        format_bytes(16.0 * m_vectors) + " per buffer");
+                                    what + ", unroll " + std::to_string(unroll) +
+                                        " (fastest of 4, 8 x one wave or one pass), grid " + std::to_string(grid) +
+                                        " x " + std::to_string(m_block) + ", " + format_bytes(16.0 * m_vectors) +
+                                        " per buffer");
     if (!std::isfinite(best.measured) || c.measured > best.measured) {
       best = std::move(c);
       *best_unroll = unroll;

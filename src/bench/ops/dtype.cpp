@@ -33,4 +33,12 @@ double dtype_unit_roundoff(DType dtype) {
   }
 }
 
+double dtype_subnormal_step(DType dtype) {
+  switch (dtype) {
+    case DType::kF16: return 0x1p-24;
+    case DType::kBF16: return 0x1p-133;
+    default: return 0x1p-149;
+  }
+}
+
 }  // namespace gpuscope::bench::ops

@@ -25,5 +25,9 @@ enum class DType { kF32, kTF32, kF16, kBF16 };
 /// Unit roundoff of the stored type, 2^-p with p the significand bits:
 /// f32 2^-24, tf32 2^-24 (stored as f32), f16 2^-11, bf16 2^-8.
 [[nodiscard]] double dtype_unit_roundoff(DType dtype);
+/// The spacing of the dtype's subnormal numbers (f16 2^-24, bf16 2^-133, f32 2^-149): the
+/// absolute rounding error of a result below the smallest normal (f16: 6.1e-5), where
+/// the relative bound of dtype_unit_roundoff no longer holds.
+[[nodiscard]] double dtype_subnormal_step(DType dtype);
 
 }  // namespace gpuscope::bench::ops
