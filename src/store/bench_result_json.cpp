@@ -412,24 +412,7 @@ BenchRun read_bench_run(const fs::path& path) {
 }
 
 void write_bench_run(const BenchRun& run, const fs::path& path) {
-  const fs::path tmp = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw BenchResultError("cannot write the bench result " + tmp.string());
-    out << bench_run_to_json(run).dump(2) << '\n';
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      throw BenchResultError("writing the bench result " + tmp.string() + " failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw BenchResultError("cannot move the bench result into place at " + path.string());
-  }
+  detail::write_json_file<BenchResultError>(bench_run_to_json(run), path, "the bench result");
 }
 
 void write_bench_csv(const BenchRun& run, std::ostream& out) {

@@ -6,8 +6,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +20,32 @@ using Json = nlohmann::ordered_json;
 
 /// NaN and infinities → null (JSON has no NaN); anything else → the number.
 [[nodiscard]] inline Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+/// Writes `doc` (2-space indented) to `path` through `path`.tmp and a rename, so a reader
+/// never sees half a file; throws Error naming `what` ("the machine profile") and the path
+/// when the file cannot be written, the disk fills, or the rename fails (the .tmp removed).
+template <class Error>
+void write_json_file(const Json& doc, const std::filesystem::path& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  const fs::path tmp = fs::path(path.string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write " + what + " " + tmp.string());
+    out << doc.dump(2) << '\n';
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw Error("writing " + what + " " + tmp.string() + " failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error("cannot move " + what + " into place at " + path.string());
+  }
+}
 
 /// "number", "string", "object", ... for messages.
 [[nodiscard]] inline std::string json_type_name(const Json& j) {

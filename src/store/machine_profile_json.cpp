@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/json_fields.hpp"
+
 namespace gpuscope::store {
 namespace {
 
@@ -262,24 +264,7 @@ MachineProfile read_profile(const fs::path& path, std::vector<std::string>* warn
 }
 
 void write_profile(const MachineProfile& profile, const fs::path& path) {
-  const fs::path tmp = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ProfileError("cannot write the machine profile " + tmp.string());
-    out << profile_to_json(profile).dump(2) << '\n';
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      throw ProfileError("writing the machine profile " + tmp.string() + " failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw ProfileError("cannot move the machine profile into place at " + path.string());
-  }
+  detail::write_json_file<ProfileError>(profile_to_json(profile), path, "the machine profile");
 }
 
 fs::path profile_cache_dir() {
