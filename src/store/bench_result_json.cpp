@@ -393,21 +393,8 @@ BenchRun bench_run_from_json(const nlohmann::ordered_json& j, const std::string&
 }
 
 BenchRun read_bench_run(const fs::path& path) {
+  const Json j = detail::read_json_file<BenchResultError>(path, "bench result", "no such bench result file");
   const std::string source = path.string();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw BenchResultError(source + ": no such bench result file");
-  if (fs::is_directory(path, ec)) throw BenchResultError(source + ": is a folder, not a bench result file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BenchResultError(source + ": cannot open the bench result for reading");
-  Json j;
-  try {
-    j = Json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." → from "parse error".
-    if (const auto at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
-    throw BenchResultError(source + ": not a valid JSON bench result: " + what);
-  }
   return bench_run_from_json(j, source);
 }
 

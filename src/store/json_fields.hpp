@@ -21,6 +21,29 @@ using Json = nlohmann::ordered_json;
 /// NaN and infinities → null (JSON has no NaN); anything else → the number.
 [[nodiscard]] inline Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
+/// Reads and parses the JSON file `path`; throws Error "PATH: ..." when it is missing
+/// (`missing`, e.g. "no such bench result file"), a folder, unreadable or not valid JSON
+/// (naming `noun`, e.g. "bench result", and the parser's line and column).
+template <class Error>
+[[nodiscard]] Json read_json_file(const std::filesystem::path& path, const std::string& noun,
+                                  const std::string& missing) {
+  namespace fs = std::filesystem;
+  const std::string source = path.string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(source + ": " + missing);
+  if (fs::is_directory(path, ec)) throw Error(source + ": is a folder, not a " + noun + " file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(source + ": cannot open the " + noun + " for reading");
+  try {
+    return Json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." → from "parse error".
+    if (const auto at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
+    throw Error(source + ": not a valid JSON " + noun + ": " + what);
+  }
+}
+
 /// Writes `doc` (2-space indented) to `path` through `path`.tmp and a rename, so a reader
 /// never sees half a file; throws Error naming `what` ("the machine profile") and the path
 /// when the file cannot be written, the disk fills, or the rename fails (the .tmp removed).

@@ -17,68 +17,10 @@ namespace gpuscope::store {
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
+using detail::Json;
 
-Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
-
-std::string type_name(const Json& j) { return j.is_number() ? "number" : std::string(j.type_name()); }
-
-// Reads the fields of one JSON object, with error messages that name the file and the
-// field's path ("ceilings[2].measured").
-class Fields {
- public:
-  Fields(const Json& object, const std::string& source, std::string path)
-      : m_obj(object), m_source(source), m_path(std::move(path)) {}
-
-  [[nodiscard]] bool has(const char* key) const { return m_obj.contains(key); }
-
-  [[nodiscard]] std::string field(const char* key) const { return m_path.empty() ? key : m_path + "." + key; }
-
-  [[noreturn]] void fail(const std::string& message) const { throw ProfileError(m_source + ": " + message); }
-
-  const Json& required(const char* key) const {
-    if (!has(key)) fail("missing required field '" + field(key) + "'");
-    return m_obj.at(key);
-  }
-
-  [[nodiscard]] double number(const char* key, bool is_required = false) const {
-    if (!is_required && !has(key)) return kUnknown;
-    const Json& v = required(key);
-    if (v.is_null()) return kUnknown;
-    if (!v.is_number()) wrong(key, "a number or null", v);
-    return v.get<double>();
-  }
-
-  [[nodiscard]] std::int64_t integer(const char* key, std::int64_t fallback = 0, bool is_required = false) const {
-    if (!is_required && !has(key)) return fallback;
-    const Json& v = required(key);
-    if (!v.is_number_integer()) wrong(key, "an integer", v);
-    return v.get<std::int64_t>();
-  }
-
-  [[nodiscard]] std::string text(const char* key, bool is_required = false) const {
-    if (!is_required && !has(key)) return {};
-    const Json& v = required(key);
-    if (!v.is_string()) wrong(key, "a string", v);
-    return v.get<std::string>();
-  }
-
-  [[nodiscard]] bool flag(const char* key) const {
-    if (!has(key)) return false;
-    const Json& v = m_obj.at(key);
-    if (!v.is_boolean()) wrong(key, "true or false", v);
-    return v.get<bool>();
-  }
-
-  [[noreturn]] void wrong(const char* key, const char* expected, const Json& found) const {
-    fail("field '" + field(key) + "' must be " + expected + ", found " + type_name(found));
-  }
-
- private:
-  const Json& m_obj;
-  const std::string& m_source;
-  std::string m_path;
-};
+using detail::number_or_null;
+using Fields = detail::JsonFields<ProfileError>;
 
 Json device_to_json(const DeviceFacts& d) {
   return Json{{"name", d.name},
@@ -115,27 +57,22 @@ Json ceiling_to_json(const Ceiling& c) {
               {"verified", c.verified}};
 }
 
-int narrow(const Fields& f, const char* key, std::int64_t v) {
-  if (v < INT32_MIN || v > INT32_MAX) f.fail("field '" + f.field(key) + "' is out of range: " + std::to_string(v));
-  return static_cast<int>(v);
-}
-
 DeviceFacts device_from_json(const Json& j, const std::string& source) {
   const Fields f(j, source, "device");
   DeviceFacts d;
   d.name = f.text("name", true);
   d.uuid = f.text("uuid", true);
-  d.cc_major = narrow(f, "cc_major", f.integer("cc_major"));
-  d.cc_minor = narrow(f, "cc_minor", f.integer("cc_minor"));
-  d.sm_count = narrow(f, "sm_count", f.integer("sm_count"));
+  d.cc_major = f.int32("cc_major");
+  d.cc_minor = f.int32("cc_minor");
+  d.sm_count = f.int32("sm_count");
   d.global_memory_bytes = f.integer("global_memory_bytes");
   d.l2_bytes = f.integer("l2_bytes");
   d.shared_memory_per_sm_bytes = f.integer("shared_memory_per_sm_bytes");
-  d.memory_bus_width_bits = narrow(f, "memory_bus_width_bits", f.integer("memory_bus_width_bits"));
+  d.memory_bus_width_bits = f.int32("memory_bus_width_bits");
   d.max_sm_clock_mhz = f.number("max_sm_clock_mhz");
   d.max_mem_clock_mhz = f.number("max_mem_clock_mhz");
   d.driver_version = f.text("driver_version");
-  d.cuda_runtime_version = narrow(f, "cuda_runtime_version", f.integer("cuda_runtime_version"));
+  d.cuda_runtime_version = f.int32("cuda_runtime_version");
   return d;
 }
 
@@ -147,7 +84,7 @@ Ceiling ceiling_from_json(const Fields& f) {
   c.datasheet = f.number("datasheet");
   c.method = f.text("method");
   c.best_shape = f.text("best_shape");
-  c.samples = narrow(f, "samples", f.integer("samples"));
+  c.samples = f.int32("samples");
   c.rel_spread = f.number("rel_spread");
   c.sm_clock_mhz_begin = f.number("sm_clock_mhz_begin");
   c.sm_clock_mhz_end = f.number("sm_clock_mhz_end");
@@ -186,13 +123,13 @@ nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
 MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::string& source,
                                  std::vector<std::string>* warnings) {
   if (!j.is_object())
-    throw ProfileError(source + ": not a gpuscope machine profile (a JSON object expected, found " + type_name(j) +
+    throw ProfileError(source + ": not a gpuscope machine profile (a JSON object expected, found " + detail::json_type_name(j) +
                        ")");
   const Fields top(j, source, "");
   if (!top.has("format_version"))
     top.fail("missing required field 'format_version' (is this a machine profile written by `gpuscope peak`?)");
   MachineProfile p;
-  p.format_version = narrow(top, "format_version", top.integer("format_version", 0, true));
+  p.format_version = top.int32("format_version", 0, true);
   if (p.format_version != MachineProfile::kFormatVersion)
     throw ProfileVersionError(source + ": machine profile format version " + std::to_string(p.format_version) +
                                   ", but this gpuscope reads version " +
@@ -214,7 +151,7 @@ MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::str
   for (std::size_t i = 0; i < ceilings.size(); ++i) {
     const std::string where = "ceilings[" + std::to_string(i) + "]";
     if (!ceilings[i].is_object())
-      top.fail("field '" + where + "' must be an object, found " + type_name(ceilings[i]));
+      top.fail("field '" + where + "' must be an object, found " + detail::json_type_name(ceilings[i]));
     const Fields f(ceilings[i], source, where);
     Ceiling c = ceiling_from_json(f);
     const CeilingInfo* info = find_ceiling_info(c.name);
@@ -236,7 +173,7 @@ MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::str
     if (!w.is_array()) top.wrong("warnings", "an array of strings", w);
     for (std::size_t i = 0; i < w.size(); ++i) {
       if (!w[i].is_string())
-        top.fail("field 'warnings[" + std::to_string(i) + "]' must be a string, found " + type_name(w[i]));
+        top.fail("field 'warnings[" + std::to_string(i) + "]' must be a string, found " + detail::json_type_name(w[i]));
       p.warnings.push_back(w[i].get<std::string>());
     }
   }
@@ -244,22 +181,9 @@ MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::str
 }
 
 MachineProfile read_profile(const fs::path& path, std::vector<std::string>* warnings) {
+  const Json j = detail::read_json_file<ProfileError>(
+      path, "machine profile", "no such machine profile (measure one with `gpuscope peak`)");
   const std::string source = path.string();
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw ProfileError(source + ": no such machine profile (measure one with `gpuscope peak`)");
-  if (fs::is_directory(path, ec)) throw ProfileError(source + ": is a folder, not a machine profile file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ProfileError(source + ": cannot open the machine profile for reading");
-  Json j;
-  try {
-    j = Json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." → from "parse error".
-    if (const auto at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
-    throw ProfileError(source + ": not a valid JSON machine profile: " + what);
-  }
   return profile_from_json(j, source, warnings);
 }
 
