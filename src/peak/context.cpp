@@ -12,21 +12,6 @@
 
 namespace gpuscope::peak::detail {
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : m_bytes(bytes) { GPUSCOPE_CUDA_CALL(cudaMalloc(&m_ptr, bytes)); }
-DeviceBuffer::~DeviceBuffer() {
-  if (m_ptr != nullptr) (void)cudaFree(m_ptr);
-}
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    if (m_ptr != nullptr) (void)cudaFree(m_ptr);
-    m_ptr = std::exchange(o.m_ptr, nullptr);
-    m_bytes = std::exchange(o.m_bytes, 0);
-  }
-  return *this;
-}
-
 PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags) : m_bytes(bytes) {
   GPUSCOPE_CUDA_CALL(cudaHostAlloc(&m_ptr, bytes, flags));
 }

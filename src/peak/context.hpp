@@ -13,29 +13,13 @@
 #include <vector>
 
 #include "core/machine_profile.hpp"
+#include "bench/ops/device_buffer.hpp"
 #include "gpuscope/bench.hpp"
 
 namespace gpuscope::peak::detail {
 
-/// cudaMalloc'd bytes, freed on destruction.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  [[nodiscard]] void* get() const { return m_ptr; }
-  template <class T>
-  [[nodiscard]] T* as() const { return static_cast<T*>(m_ptr); }
-  [[nodiscard]] std::size_t bytes() const { return m_bytes; }
-
- private:
-  void* m_ptr = nullptr;
-  std::size_t m_bytes = 0;
-};
+/// cudaMalloc'd bytes, freed on destruction (bench/ops/device_buffer.hpp).
+using DeviceBuffer = bench::ops::DeviceBuffer;
 
 /// Page-locked host bytes (cudaHostAlloc with `flags`), freed on destruction.
 class PinnedBuffer {
