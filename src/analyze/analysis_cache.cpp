@@ -1,7 +1,5 @@
 #include "analyze/analysis_cache.hpp"
 
-#include <sqlite3.h>
-
 #include <map>
 #include <tuple>
 
@@ -10,10 +8,10 @@
 namespace gpuscope::analyze::detail {
 
 const std::any& cached_any(store::Database& db, const std::string& what, const std::function<std::any()>& compute) {
-  using State = std::tuple<std::uint64_t, sqlite3_int64, std::int64_t>;
+  using State = std::tuple<std::uint64_t, std::int64_t, std::int64_t>;
   static State s_state{0, -1, -1};
   static std::map<std::string, std::any> s_results;
-  const State now{db.serial(), sqlite3_total_changes64(db.handle()),
+  const State now{db.serial(), db.total_changes(),
                   db.query_int("PRAGMA data_version").value_or(-1)};
   if (now != s_state) {
     s_results.clear();

@@ -5,7 +5,7 @@
 // each costs 0.2-0.7 s).
 //
 // A result is reused only while the connection is the same (Database::serial(), unique per
-// opened connection in the process) and unchanged: the same sqlite3_total_changes64()
+// opened connection in the process) and unchanged: the same Database::total_changes()
 // (rows this connection inserted, updated or deleted, temp tables included: filters) and
 // the same `PRAGMA data_version` (commits by other connections). Only the latest state's
 // results are kept: seeing another state empties the cache. Not thread-safe (like

@@ -47,6 +47,8 @@ Database::~Database() {
 Database::Database(Database&& other) noexcept
     : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)), m_serial(other.m_serial) {}
 
+std::int64_t Database::total_changes() const { return sqlite3_total_changes64(m_db); }
+
 void Database::exec(std::string_view sql) {
   char* err = nullptr;
   const std::string s(sql);

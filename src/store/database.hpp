@@ -44,6 +44,9 @@ class Database {
   /// A number unique to this connection among those opened by this process (kept by a
   /// move): lets caches tell connections apart (analyze/analysis_cache.hpp).
   [[nodiscard]] std::uint64_t serial() const { return m_serial; }
+  /// Rows this connection has inserted, updated or deleted since it opened
+  /// (sqlite3_total_changes64; temp tables included).
+  [[nodiscard]] std::int64_t total_changes() const;
 
  private:
   sqlite3* m_db = nullptr;
