@@ -95,6 +95,38 @@ constexpr ColumnDef kKernels[] = {
     {"launch_type", "INTEGER", "", "CUpti_ActivityLaunchType (0 regular, 1 cooperative single-device, 2 multi-device)."},
 };
 
+constexpr ColumnDef kKernelProfiles[] = {
+    {"id", "INTEGER PRIMARY KEY", "", "Row id; kernel_metrics.profile_id refers to it."},
+    {"pid", "INTEGER", "", "Process id."},
+    {"device_id", "INTEGER", "", "CUDA device ordinal."},
+    {"context_id", "INTEGER", "", "CUDA context id (CUPTI's)."},
+    {"stream_id", "INTEGER", "", "CUDA stream id (CUPTI's), NULL if unknown."},
+    {"correlation_id", "INTEGER", "", "Correlation id of the launch API call: the same key as kernels.(pid, correlation_id) and api_calls.(pid, correlation_id)."},
+    {"launch_index", "INTEGER", "", "0-based index of this launch among all kernel launches of the process (profiled or not), as ncu's --launch-skip counts."},
+    {"launch_ns", "INTEGER", "ns", "CPU time of the launch call's entry (CLOCK_REALTIME, the trace clock)."},
+    {"name_id", "INTEGER", "", "strings.id of the demangled name."},
+    {"short_name_id", "INTEGER", "", "strings.id of the base name (no namespace, template or parameters)."},
+    {"mangled_name_id", "INTEGER", "", "strings.id of the mangled (symbol) name."},
+    {"grid_x", "INTEGER", "", "Grid size in blocks, x."},
+    {"grid_y", "INTEGER", "", "Grid size in blocks, y."},
+    {"grid_z", "INTEGER", "", "Grid size in blocks, z."},
+    {"block_x", "INTEGER", "", "Block size in threads, x."},
+    {"block_y", "INTEGER", "", "Block size in threads, y."},
+    {"block_z", "INTEGER", "", "Block size in threads, z."},
+    {"registers_per_thread", "INTEGER", "", "Registers per thread (cuFuncGetAttribute CU_FUNC_ATTRIBUTE_NUM_REGS)."},
+    {"static_shared_memory", "INTEGER", "bytes", "Static shared memory per block (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)."},
+    {"dynamic_shared_memory", "INTEGER", "bytes", "Dynamic shared memory per block (the launch's sharedMemBytes)."},
+    {"local_memory_per_thread", "INTEGER", "bytes", "Local memory per thread (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)."},
+    {"metric_set", "TEXT", "", "--set the metrics came from ('quick', 'roofline', 'sol', 'memory', 'occupancy', 'custom')."},
+    {"passes", "INTEGER", "", "Replay passes the Range Profiler needed for this launch's metrics (kernel replay)."},
+};
+
+constexpr ColumnDef kKernelMetrics[] = {
+    {"profile_id", "INTEGER", "", "kernel_profiles.id of the launch."},
+    {"metric_id", "INTEGER", "", "strings.id of the metric's Nsight Compute name, e.g. dram__bytes_read.sum."},
+    {"value", "REAL", "", "The metric's value for that launch as cuptiProfilerHostEvaluateToGpuValues returns it, in the metric's own unit (bytes, ns, %, instructions, ...: docs/metrics.md)."},
+};
+
 constexpr ColumnDef kMemcpys[] = {
     {"id", "INTEGER PRIMARY KEY", "", "Row id."},
     {"pid", "INTEGER", "", "Process id."},
@@ -210,6 +242,8 @@ constexpr TableDef kTables[] = {
     {"threads", "Threads seen in API calls and NVTX events.", "ThreadNames", kThreads},
     {"devices", "GPUs seen by each process.", "TARGET_INFO_GPU", kDevices},
     {"kernels", "One row per kernel execution (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).", "CUPTI_ACTIVITY_KIND_KERNEL", kKernels},
+    {"kernel_profiles", "One row per kernel launch profiled by `gpuscope kernels` (CUPTI Range Profiler, auto range, kernel replay): launch facts.", "", kKernelProfiles},
+    {"kernel_metrics", "Hardware-counter values per profiled launch (one row per launch and metric), joined to kernel_profiles by profile_id.", "", kKernelMetrics},
     {"memcpys", "One row per memory copy (CUPTI_ACTIVITY_KIND_MEMCPY, MEMCPY2).", "CUPTI_ACTIVITY_KIND_MEMCPY", kMemcpys},
     {"memsets", "One row per memset (CUPTI_ACTIVITY_KIND_MEMSET).", "CUPTI_ACTIVITY_KIND_MEMSET", kMemsets},
     {"api_calls", "CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME, DRIVER).", "CUPTI_ACTIVITY_KIND_RUNTIME", kApiCalls},
@@ -226,6 +260,11 @@ constexpr ViewDef kViews[] = {
      "SELECT k.*, k.end_ns - k.start_ns AS duration_ns, n.value AS name, s.value AS short_name, "
      "m.value AS mangled_name FROM kernels k LEFT JOIN strings n ON n.id = k.name_id "
      "LEFT JOIN strings s ON s.id = k.short_name_id LEFT JOIN strings m ON m.id = k.mangled_name_id"},
+    {"v_kernel_metrics", "kernel_metrics with the launch's names and facts and the metric name resolved.",
+     "SELECT p.id AS profile_id, p.pid, p.device_id, p.correlation_id, p.launch_index, n.value AS name, "
+     "s.value AS short_name, mn.value AS metric, m.value AS value FROM kernel_metrics m "
+     "JOIN kernel_profiles p ON p.id = m.profile_id LEFT JOIN strings n ON n.id = p.name_id "
+     "LEFT JOIN strings s ON s.id = p.short_name_id LEFT JOIN strings mn ON mn.id = m.metric_id"},
     {"v_api_calls", "api_calls with the name resolved and duration_ns.",
      "SELECT a.*, a.end_ns - a.start_ns AS duration_ns, n.value AS name FROM api_calls a "
      "LEFT JOIN strings n ON n.id = a.name_id"},
@@ -241,6 +280,8 @@ constexpr std::string_view kIndexes[] = {
     "CREATE INDEX api_calls_corr ON api_calls(pid, correlation_id)",
     "CREATE INDEX api_calls_start ON api_calls(start_ns)",
     "CREATE INDEX nvtx_start ON nvtx_events(start_ns)",
+    "CREATE INDEX kernel_profiles_corr ON kernel_profiles(pid, correlation_id)",
+    "CREATE INDEX kernel_metrics_profile ON kernel_metrics(profile_id)",
 };
 
 }  // namespace
