@@ -70,7 +70,9 @@ constexpr std::string_view kGpuPid = "e.pid IN (SELECT pid FROM temp.gs_filter_g
 constexpr std::string_view kNotForeign =
     "NOT EXISTS (SELECT 1 FROM temp.gs_filter_foreign x WHERE x.pid = e.pid AND x.corr = e.correlation_id)";
 
-bool is_gpu_op(std::string_view table) { return table == "kernels" || table == "memcpys" || table == "memsets"; }
+bool is_gpu_op(std::string_view table) {
+  return table == "kernels" || table == "memcpys" || table == "memsets" || table == "kernel_profiles";
+}
 
 // The WHERE clause that keeps a row of `t` (alias e); capture_windows and processes
 // are clipped separately for a time window.
@@ -100,6 +102,8 @@ std::string keep_condition(const store::TableDef& t, const Plan& p) {
       all.push_back("(e.start_ns <= " + b + " AND e.end_ns >= " + a + ")");
     } else if (has_column(t, "ts_ns")) {
       all.push_back("(e.ts_ns BETWEEN " + a + " AND " + b + ")");
+    } else if (has_column(t, "launch_ns")) {
+      all.push_back("(e.launch_ns BETWEEN " + a + " AND " + b + ")");
     }
   }
 
@@ -131,7 +135,14 @@ std::string keep_condition(const store::TableDef& t, const Plan& p) {
 // Copies one table into the staging database, keeping the rows `keep_condition` keeps
 // (time-clipping capture_windows and processes).
 void copy_table(Database& db, const store::TableDef& t, const Plan& p) {
-  const std::string where = keep_condition(t, p);
+  // A trace written before a table existed (kernel_profiles, kernel_metrics) lacks it.
+  if (db.query_int("SELECT COUNT(*) FROM src.sqlite_master WHERE type = 'table' AND name = '" + std::string(t.name) +
+                   "'").value_or(0) == 0) {
+    return;
+  }
+  std::string where = keep_condition(t, p);
+  // Counter values follow their launch.
+  if (t.name == "kernel_metrics") where += " AND e.profile_id IN (SELECT id FROM main.kernel_profiles)";
   std::string select = column_list(t, "e.");
   if (p.time() && (t.name == "capture_windows" || t.name == "processes")) {
     const std::string a = num(p.a()), b = num(p.b());
