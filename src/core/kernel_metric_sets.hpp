@@ -1,0 +1,95 @@
+// kernel_metric_sets: the named hardware-counter sets of `gpuscope kernels --set NAME`,
+// and what each metric means, in one place (docs/metrics.md's tables are generated from
+// this file and checked against it by a test).
+//
+// Every name is an Nsight Compute / CUPTI Range Profiler metric name, spelled exactly as
+// `ncu --metrics` takes it: base name + rollup (".sum", ".avg", ".pct", ...) + optional
+// submetric (".pct_of_peak_sustained_active", ...). Sources: Nsight Compute "Kernel
+// Profiling Guide" (metrics structure, sections) and the passes measured on GH100 with
+// the CUPTI host API (shared/CUPTI_NOTES.md, "Range Profiler").
+//
+// Sets (each lists its full metric list; the list is what the collector asks for):
+//   quick      6 hardware metrics, 1 pass on GH100: duration, DRAM/L2/L1 bytes, achieved
+//              occupancy. Enough for bytes/s against the memory ceilings.
+//   roofline   quick + CUDA-core FLOP instruction counts (SASS-instrumented: one more pass)
+//              + tensor-pipe instructions + Hopper wgmma (hgmma) op counts.
+//   sol        duration + the Speed-of-Light throughput percentages (SM, compute-memory,
+//              DRAM, L2, L1); many passes (sm__throughput alone is 8 on GH100).
+//   memory     duration, DRAM bytes, cache hit rates, global sectors per request, shared
+//              memory bank conflicts.
+//   occupancy  duration, achieved vs theoretical occupancy, eligible warps.
+//
+// Pure data (core/): no I/O; every view points at static storage (valid for the program).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuscope::kernels {
+
+/// One metric: its exact name, the unit of its value, a one-sentence meaning a beginner
+/// understands, and where it comes from (hardware unit, Nsight Compute section).
+struct MetricInfo {
+  std::string_view name;         // e.g. "dram__bytes_read.sum"
+  std::string_view unit;         // "ns", "bytes", "%", "thread instructions", ...
+  std::string_view description;  // one sentence
+  std::string_view source;       // hardware unit — Nsight Compute section
+};
+
+/// A named set of metrics, as `--set NAME` selects it.
+struct MetricSet {
+  std::string_view name;     // "quick", "roofline", "sol", "memory", "occupancy"
+  std::string_view summary;  // one sentence: what the set answers, and its cost
+  std::span<const MetricInfo> metrics;  // the full list, in collection order, no duplicates
+};
+
+/// All sets, in the order quick, roofline, sol, memory, occupancy.
+[[nodiscard]] std::span<const MetricSet> metric_sets();
+
+/// The set called `name` (exact, case-sensitive), or nullptr.
+[[nodiscard]] const MetricSet* find_metric_set(std::string_view name);
+
+/// The full flattened metric names of `set`, in order, without duplicates.
+[[nodiscard]] std::vector<std::string> set_metric_names(const MetricSet& set);
+
+/// The description of a metric that appears in any set, or nullptr.
+[[nodiscard]] const MetricInfo* find_metric_info(std::string_view name);
+
+/// Metric names the derivations (core/kernel_derive) read, for reuse by callers.
+namespace metric {
+inline constexpr std::string_view k_duration = "gpu__time_duration.sum";
+inline constexpr std::string_view k_dram_read = "dram__bytes_read.sum";
+inline constexpr std::string_view k_dram_write = "dram__bytes_write.sum";
+inline constexpr std::string_view k_l2_bytes = "lts__t_bytes.sum";
+inline constexpr std::string_view k_l1_bytes = "l1tex__t_bytes.sum";
+inline constexpr std::string_view k_achieved_occupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
+inline constexpr std::string_view k_active_warps = "sm__warps_active.avg.per_cycle_active";
+inline constexpr std::string_view k_theoretical_occupancy = "sm__maximum_warps_per_active_cycle_pct";
+inline constexpr std::string_view k_eligible_warps = "smsp__warps_eligible.avg.per_cycle_active";
+
+inline constexpr std::string_view k_ffma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
+inline constexpr std::string_view k_fadd = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum";
+inline constexpr std::string_view k_fmul = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum";
+inline constexpr std::string_view k_dfma = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum";
+inline constexpr std::string_view k_dadd = "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum";
+inline constexpr std::string_view k_dmul = "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum";
+inline constexpr std::string_view k_hfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum";
+inline constexpr std::string_view k_hadd = "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum";
+inline constexpr std::string_view k_hmul = "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum";
+inline constexpr std::string_view k_tensor_inst = "sm__inst_executed_pipe_tensor.sum";
+inline constexpr std::string_view k_hgmma_fp16 = "sm__ops_path_tensor_op_hgmma_src_fp16.sum";
+inline constexpr std::string_view k_hgmma_bf16 = "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum";
+inline constexpr std::string_view k_hgmma_tf32 = "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum";
+inline constexpr std::string_view k_hgmma_fp8 = "sm__ops_path_tensor_op_hgmma_src_fp8.sum";
+
+inline constexpr std::string_view k_sm_throughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view k_compute_memory_throughput =
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view k_dram_throughput = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view k_l2_throughput = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view k_l1_throughput = "l1tex__throughput.avg.pct_of_peak_sustained_elapsed";
+}  // namespace metric
+
+}  // namespace gpuscope::kernels
