@@ -1,0 +1,561 @@
+#include "core/kernel_derive.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "core/bench_derive.hpp"
+#include "core/kernel_metric_sets.hpp"
+
+namespace gpuscope::kernels {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool positive(double v) { return std::isfinite(v) && v > 0.0; }
+bool known(double v) { return std::isfinite(v); }
+
+double get(const MetricValues& values, std::string_view name) {
+  const auto it = values.find(name);
+  return it == values.end() ? kNaN : it->second;
+}
+
+// 3 significant digits with an SI prefix: (2.98e12, "B/s") → "2.98 TB/s".
+std::string si(double v, std::string_view unit) {
+  if (!std::isfinite(v)) return "-";
+  static constexpr std::array<std::pair<double, const char*>, 9> kPrefixes{{{1e15, "P"},
+                                                                           {1e12, "T"},
+                                                                           {1e9, "G"},
+                                                                           {1e6, "M"},
+                                                                           {1e3, "k"},
+                                                                           {1, ""},
+                                                                           {1e-3, "m"},
+                                                                           {1e-6, "µ"},
+                                                                           {1e-9, "n"}}};
+  double scale = 1;
+  const char* prefix = "";
+  if (v != 0) {
+    for (const auto& [s, p] : kPrefixes) {
+      if (std::fabs(v) >= s * 0.9995) {
+        scale = s;
+        prefix = p;
+        break;
+      }
+      scale = s;
+      prefix = p;
+    }
+  }
+  const double x = v / scale;
+  const int decimals = std::fabs(x) >= 99.95 ? 0 : std::fabs(x) >= 9.995 ? 1 : 2;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s + " " + prefix + std::string(unit);
+}
+
+std::string pct_text(double pct) {
+  if (!std::isfinite(pct)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, pct < 9.95 ? "%.1f %%" : "%.0f %%", pct);
+  return buf;
+}
+
+std::string plain(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : std::fabs(v) >= 10 ? "%.1f" : "%.2f", v);
+  return buf;
+}
+
+std::string ceiling_label(std::string_view name) {
+  const CeilingInfo* info = find_ceiling_info(name);
+  return info ? std::string(info->label) : std::string(name);
+}
+
+double measured(const MachineProfile& p, std::string_view name) {
+  const Ceiling* c = p.find(name);
+  return c && positive(c->measured) ? c->measured : kNaN;
+}
+
+struct TensorCounter {
+  std::string_view precision;
+  std::string_view metric;
+  std::string_view ceiling;  // empty: the faster of tensor_fp16 / tensor_bf16
+};
+constexpr std::array<TensorCounter, 5> kTensorCounters{{
+    {"fp16", metric::k_hgmma_fp16, "tensor_fp16"},
+    {"bf16", metric::k_hgmma_bf16, "tensor_bf16"},
+    {"tf32", metric::k_hgmma_tf32, "tensor_tf32"},
+    {"fp8", metric::k_hgmma_fp8, "tensor_fp8"},
+    {"pipe", metric::k_tensor_inst, ""},
+}};
+
+// The memory-level utilizations from bytes and time.
+void add_memory(KernelDerived& d, const MetricValues& values, const MachineProfile& ceilings) {
+  const double t = d.duration_s;
+  auto add = [&](std::string unit, std::string label, double bandwidth, std::string ceiling) {
+    if (!known(bandwidth)) return;
+    const double c = measured(ceilings, ceiling);
+    if (!positive(c)) {
+      d.notes.push_back("no " + ceiling + " ceiling in the " + d.ceiling_source + " ceilings: " + label +
+                        " utilization unknown" +
+                        (d.ceiling_source == "measured" ? "" : " (run `gpuscope peak` to measure it)"));
+      return;
+    }
+    d.utilizations.push_back({std::move(unit), std::move(label), true, std::move(ceiling), bandwidth, c,
+                              bandwidth / c * 100.0});
+  };
+  if (known(d.dram_bytes)) {
+    d.dram_bandwidth = d.dram_bytes / t;
+    BenchWork w;
+    w.bytes_read = get(values, metric::k_dram_read);
+    w.bytes_written = get(values, metric::k_dram_write);
+    std::string c = bench::memory_ceiling_for(w, "cold", 0);
+    if (!positive(measured(ceilings, c))) c = "dram_copy";
+    add("dram", "DRAM", d.dram_bandwidth, c);
+  }
+  if (known(d.l2_bytes)) {
+    d.l2_bandwidth = d.l2_bytes / t;
+    add("l2", "L2", d.l2_bandwidth, "l2_read");
+  }
+  if (known(d.l1_bytes)) {
+    d.l1_bandwidth = d.l1_bytes / t;
+    add("l1", "L1/shared", d.l1_bandwidth, "shared_memory");
+  }
+}
+
+void add_compute(KernelDerived& d, const MetricValues& values, const MachineProfile& ceilings,
+                 const TensorCalibration& calibration) {
+  const double t = d.duration_s;
+  struct Core {
+    const char* unit;
+    const char* label;
+    double flops;
+    const char* ceiling;
+  };
+  const Core cores[] = {{"fp32", "FP32", d.fp32_flops, "fp32_fma"},
+                        {"fp64", "FP64", d.fp64_flops, "fp64_fma"},
+                        {"fp16", "FP16", d.fp16_flops, "fp16_fma"}};
+  for (const Core& c : cores) {
+    if (!known(c.flops)) continue;
+    const double ceiling = measured(ceilings, c.ceiling);
+    if (!positive(ceiling)) {
+      if (c.flops > 0)
+        d.notes.push_back(std::string("no ") + c.ceiling + " ceiling in the " + d.ceiling_source + " ceilings: " +
+                          c.label + " utilization unknown");
+      continue;
+    }
+    const double rate = c.flops / t;
+    d.utilizations.push_back({c.unit, c.label, false, c.ceiling, rate, ceiling, rate / ceiling * 100.0});
+  }
+
+  // Tensor: Σ rate_p / ceiling_p over the precisions that ran.
+  if (!known(d.tensor_flops) || !(d.tensor_flops > 0)) return;
+  double share = 0;
+  std::string ceiling_name;
+  int used = 0;
+  const bool any_hgmma = std::any_of(kTensorCounters.begin(), kTensorCounters.end() - 1,
+                                     [&](const TensorCounter& c) { return get(values, c.metric) > 0; });
+  for (const TensorCounter& c : kTensorCounters) {
+    if (c.precision == "pipe" && any_hgmma) continue;
+    const double f = tensor_flops(values, c.precision, calibration);
+    if (!(f > 0)) continue;
+    std::string name(c.ceiling);
+    if (name.empty())
+      name = measured(ceilings, "tensor_bf16") >= measured(ceilings, "tensor_fp16") || !known(measured(ceilings, "tensor_fp16"))
+                 ? "tensor_bf16"
+                 : "tensor_fp16";
+    const double ceiling = measured(ceilings, name);
+    if (!positive(ceiling)) {
+      d.notes.push_back("no " + name + " ceiling in the " + d.ceiling_source + " ceilings: tensor utilization unknown");
+      return;
+    }
+    share += f / t / ceiling;
+    ceiling_name = name;
+    ++used;
+  }
+  if (used == 0) return;
+  const double rate = d.tensor_flops / t;
+  d.utilizations.push_back({"tensor", "tensor", false, used == 1 ? ceiling_name : std::string("tensor (mixed)"), rate,
+                            rate / share, share * 100.0});
+}
+
+// Speed-of-Light percentages, when no counter-based utilization exists.
+void add_sol(KernelDerived& d, const MetricValues& values) {
+  struct Sol {
+    std::string_view metric;
+    const char* unit;
+    const char* label;
+    bool memory;
+  };
+  const Sol sols[] = {{metric::k_sm_throughput, "sm", "SM (compute)", false},
+                      {metric::k_dram_throughput, "dram", "DRAM", true},
+                      {metric::k_l2_throughput, "l2", "L2", true},
+                      {metric::k_l1_throughput, "l1", "L1", true}};
+  bool any_level = false;
+  for (const Sol& s : sols) {
+    const double v = get(values, s.metric);
+    if (!known(v)) continue;
+    any_level |= s.memory;
+    d.utilizations.push_back({s.unit, s.label, s.memory, "", kNaN, kNaN, v});
+  }
+  const double mem = get(values, metric::k_compute_memory_throughput);
+  if (!any_level && known(mem)) d.utilizations.push_back({"memory", "memory", true, "", kNaN, kNaN, mem});
+}
+
+const Utilization* first(const KernelDerived& d, bool memory) {
+  for (const Utilization& u : d.utilizations)
+    if (u.memory == memory) return &u;
+  return nullptr;
+}
+
+bool is_sol(const Utilization& u) { return u.ceiling.empty(); }
+
+// "DRAM at 99 % of the measured DRAM copy ceiling (2.98 TB/s of 3 TB/s)".
+std::string at_ceiling(const Utilization& u, std::string_view source) {
+  if (is_sol(u)) return u.label + " at " + pct_text(u.pct) + " of its theoretical peak (Nsight Compute Speed of Light)";
+  const std::string unit = u.memory ? "B/s" : "FLOP/s";
+  const std::string label = u.ceiling == "tensor (mixed)" ? "tensor (mixed precisions)" : ceiling_label(u.ceiling);
+  return u.label + " at " + pct_text(u.pct) + " of the " + std::string(source) + " " + label + " ceiling (" +
+         si(u.achieved, unit) + " of " + si(u.ceiling_value, unit) + ")";
+}
+
+std::string occupancy_sentence(const KernelDerived& d, const LaunchFacts& launch) {
+  const OccupancyFacts& o = d.occupancy;
+  std::string s;
+  if (known(o.achieved_pct)) s = "achieved occupancy " + pct_text(o.achieved_pct) + " of the SM's warp slots";
+  if (known(o.theoretical_pct)) {
+    s += s.empty() ? "theoretical occupancy " : ", theoretical ";
+    s += pct_text(o.theoretical_pct);
+    if (o.computed) {
+      s += " (limited by " + std::string(occupancy::limiter_name(o.computed->limiter));
+      if (o.computed->limiter == occupancy::Limiter::kRegisters)
+        s += ": " + std::to_string(launch.registers_per_thread) + " registers per thread";
+      if (o.computed->limiter == occupancy::Limiter::kSharedMemory)
+        s += ": " + si(static_cast<double>(launch.shared_memory_per_block), "B") + " per block";
+      if (o.computed->limiter == occupancy::Limiter::kWarps || o.computed->limiter == occupancy::Limiter::kBlocks)
+        s += ": " + std::to_string(launch.block_threads) + " threads per block";
+      s += ")";
+    }
+  }
+  if (s.empty()) return s;
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s + ".";
+}
+
+std::string grid_text(const LaunchFacts& launch, const KernelDevice& device) {
+  return "grid of " + std::to_string(launch.grid_blocks) + (launch.grid_blocks == 1 ? " block" : " blocks") +
+         " for " + std::to_string(device.sm_count) + " SMs";
+}
+
+void explain(KernelDerived& d, const LaunchFacts& launch, const KernelDevice& device, const MachineProfile& ceilings,
+             double launch_threshold) {
+  const Utilization* mem = first(d, true);
+  const Utilization* comp = first(d, false);
+  const Utilization* top = d.utilizations.empty() ? nullptr : &d.utilizations.front();
+  const bool sol = top && is_sol(*top);
+  const std::string src = sol ? "theoretical peak" : d.ceiling_source;
+  const bool tiny_grid = launch.grid_blocks > 0 && device.sm_count > 0 && launch.grid_blocks < device.sm_count;
+
+  std::string cmp;
+  if (mem && d.tensor_uncalibrated) {
+    cmp = "memory " + pct_text(mem->pct) + (sol ? " of peak" : " of its ceiling") +
+          ", compute unknown (the tensor cores ran, their FLOPs are uncalibrated)";
+  } else if (mem && comp) {
+    cmp = mem->pct >= comp->pct ? "memory " + pct_text(mem->pct) + " > compute " + pct_text(comp->pct)
+                                : "compute " + pct_text(comp->pct) + " > memory " + pct_text(mem->pct);
+    cmp += sol ? " of peak" : " of their ceilings";
+  } else if (mem) {
+    cmp = "memory " + pct_text(mem->pct) + " of its ceiling, compute " +
+          std::string(d.tensor_uncalibrated ? "unknown (tensor FLOPs uncalibrated)" : "not collected");
+  } else if (comp) {
+    cmp = "compute " + pct_text(comp->pct) + " of its ceiling, memory not collected";
+  }
+
+  std::string e;
+  switch (d.bound) {
+    case Bound::kUnknown:
+      e = known(d.duration_s) ? "unknown: no unit has both a counter and a ceiling to compare it with."
+                              : "unknown: gpu__time_duration.sum was not collected, so no rate can be computed.";
+      break;
+    case Bound::kLaunch:
+      e = "launch-bound: it ran " + si(d.duration_s, "s") + ", about what launching a kernel costs (threshold " +
+          si(launch_threshold, "s") + ")";
+      if (tiny_grid) e += ", on a " + grid_text(launch, device);
+      if (top) e += "; the busiest unit, " + top->label + ", is at " + pct_text(top->pct) + " of its ceiling";
+      e += ". Fuse it with its neighbours, give it more work per launch, or capture the launches in a CUDA graph.";
+      break;
+    case Bound::kDram:
+    case Bound::kL2:
+    case Bound::kL1:
+    case Bound::kCompute: {
+      e = (cmp.empty() ? std::string() : cmp + ": ") + d.bound_label + "; " + at_ceiling(*top, src);
+      if (top->pct >= kCloseToLimitPct) {
+        e += " — close to the limit";
+        e += top->memory ? ": only moving fewer bytes (fusion, reuse in cache, smaller types) makes it faster."
+                         : ": only less arithmetic or a faster unit (tensor cores, lower precision) makes it faster.";
+      } else {
+        e += " — below the limit";
+        e += top->memory ? ": more bytes in flight (more warps, wider or vectorized accesses, coalescing) could raise it."
+                         : ": instruction dependencies or too few warps keep the unit from its peak.";
+      }
+      if (d.utilizations.size() > 1) {
+        const Utilization& next = d.utilizations[1];
+        e += " Next busiest: " + next.label + " " + pct_text(next.pct) + ".";
+      }
+      if (d.bound == Bound::kCompute && known(d.intensity_dram) && !sol) {
+        const Utilization* dram = nullptr;
+        for (const Utilization& u : d.utilizations)
+          if (u.unit == "dram") dram = &u;
+        e += " Arithmetic intensity " + plain(d.intensity_dram) + " FLOP/B at DRAM";
+        if (dram) e += ", ridge point " + plain(top->ceiling_value / dram->ceiling_value) + " FLOP/B";
+        e += ".";
+      }
+      break;
+    }
+    case Bound::kComputeOrLatency: {
+      e = "not memory-bound: ";
+      std::string levels;
+      for (const Utilization& u : d.utilizations)
+        if (u.memory) levels += (levels.empty() ? "" : ", ") + u.label + " " + pct_text(u.pct);
+      e += levels + " of " + (sol ? "peak" : "the " + src + " ceilings") + ", all below " +
+           pct_text(kLatencyBelowPct) + "; ";
+      e += d.tensor_uncalibrated ? "the tensor cores ran but their FLOPs are unknown (no calibration factor)"
+                                 : "FLOPs were not collected";
+      e += ", so compute-bound and latency-bound cannot be told apart (run `gpuscope kernels --set roofline`).";
+      break;
+    }
+    case Bound::kOccupancy:
+    case Bound::kLatency: {
+      e = d.bound_label + ": every unit is below " + pct_text(kLatencyBelowPct) + " of its ceiling";
+      if (top) e += " (busiest: " + top->label + " " + pct_text(top->pct) + ")";
+      if (d.bound == Bound::kOccupancy) {
+        if (tiny_grid)
+          e += "; a " + grid_text(launch, device) + " leaves " + std::to_string(device.sm_count - launch.grid_blocks) +
+               " SMs idle: launch more blocks";
+        if (known(d.occupancy.achieved_pct) && d.occupancy.achieved_pct < kLowOccupancyPct)
+          e += std::string(tiny_grid ? "; and" : ";") + " achieved occupancy " + pct_text(d.occupancy.achieved_pct) +
+               " is too few warps to hide memory and instruction latency";
+        e += ".";
+      } else {
+        e += ", with enough warps resident: the warps wait on dependent instructions, memory latency or "
+             "synchronization.";
+      }
+      break;
+    }
+  }
+  const std::string occ = occupancy_sentence(d, launch);
+  if (!occ.empty()) e += " " + occ;
+  if (sol) e += " (Speed-of-Light percentages are of the theoretical peak, not of the measured ceilings.)";
+  else if (d.ceiling_source == "theoretical" && top)
+    e += " (Ceilings are theoretical: no machine profile; run `gpuscope peak` for measured ones.)";
+  (void)ceilings;
+  d.explanation = std::move(e);
+}
+
+}  // namespace
+
+std::string_view bound_name(Bound bound) {
+  switch (bound) {
+    case Bound::kUnknown: return "unknown";
+    case Bound::kLaunch: return "launch-bound";
+    case Bound::kLatency: return "latency-bound";
+    case Bound::kOccupancy: return "occupancy-bound";
+    case Bound::kDram: return "dram-bound";
+    case Bound::kL2: return "l2-bound";
+    case Bound::kL1: return "l1-bound";
+    case Bound::kCompute: return "compute-bound";
+    case Bound::kComputeOrLatency: return "compute or latency";
+  }
+  return "unknown";
+}
+
+double cuda_core_flops(const MetricValues& values, std::string_view precision) {
+  std::string_view fma, add, mul;
+  if (precision == "fp32") {
+    fma = metric::k_ffma, add = metric::k_fadd, mul = metric::k_fmul;
+  } else if (precision == "fp64") {
+    fma = metric::k_dfma, add = metric::k_dadd, mul = metric::k_dmul;
+  } else if (precision == "fp16") {
+    fma = metric::k_hfma, add = metric::k_hadd, mul = metric::k_hmul;
+  } else {
+    return kNaN;
+  }
+  const double f = get(values, fma), a = get(values, add), m = get(values, mul);
+  if (!known(f) && !known(a) && !known(m)) return kNaN;
+  auto z = [](double v) { return known(v) ? v : 0.0; };
+  return 2.0 * z(f) + z(a) + z(m);
+}
+
+double tensor_flops(const MetricValues& values, std::string_view precision, const TensorCalibration& calibration) {
+  for (const TensorCounter& c : kTensorCounters) {
+    if (c.precision != precision) continue;
+    const double count = get(values, c.metric);
+    if (!known(count)) return kNaN;
+    if (count == 0) return 0.0;
+    const auto it = calibration.find(c.metric);
+    if (it == calibration.end() || !positive(it->second)) return kNaN;
+    return count * it->second;
+  }
+  return kNaN;
+}
+
+double launch_threshold_s(const MachineProfile& ceilings) {
+  const double cost = bench::launch_cost_s(ceilings, "hot");
+  return positive(cost) ? kLaunchCostFactor * cost : kLaunchBoundDefaultS;
+}
+
+KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, const KernelDevice& device,
+                     const MachineProfile& ceilings, std::string_view ceiling_source,
+                     const TensorCalibration& calibration) {
+  KernelDerived d;
+  d.ceiling_source = std::string(ceiling_source);
+  const double ns = get(values, metric::k_duration);
+  if (positive(ns)) d.duration_s = ns * 1e-9;
+
+  const double rd = get(values, metric::k_dram_read), wr = get(values, metric::k_dram_write);
+  if (known(rd) && known(wr)) d.dram_bytes = rd + wr;
+  d.l2_bytes = get(values, metric::k_l2_bytes);
+  d.l1_bytes = get(values, metric::k_l1_bytes);
+
+  // FLOPs.
+  d.fp32_flops = cuda_core_flops(values, "fp32");
+  d.fp64_flops = cuda_core_flops(values, "fp64");
+  d.fp16_flops = cuda_core_flops(values, "fp16");
+  bool tensor_present = false;
+  const bool any_hgmma = std::any_of(kTensorCounters.begin(), kTensorCounters.end() - 1,
+                                     [&](const TensorCounter& c) { return get(values, c.metric) > 0; });
+  double tensor = 0;
+  std::string uncalibrated;
+  for (const TensorCounter& c : kTensorCounters) {
+    const double count = get(values, c.metric);
+    if (!known(count)) continue;
+    tensor_present = true;
+    if (c.precision == "pipe" && any_hgmma) continue;
+    const double f = tensor_flops(values, c.precision, calibration);
+    if (known(f)) {
+      tensor += f;
+    } else {
+      uncalibrated += (uncalibrated.empty() ? "" : ", ") + std::string(c.metric) + " = " + plain(count);
+    }
+  }
+  if (tensor_present) d.tensor_flops = uncalibrated.empty() ? tensor : kNaN;
+  if (!uncalibrated.empty()) {
+    d.tensor_uncalibrated = true;
+    d.notes.push_back("tensor-core counters ran (" + uncalibrated +
+                      ") but no calibration factor was given: tensor FLOPs unknown; calibrate each counter "
+                      "against a GEMM of known 2·M·N·K FLOP");
+  }
+  d.flops_collected = known(d.fp32_flops) || known(d.fp64_flops) || known(d.fp16_flops) || tensor_present;
+  if (d.flops_collected) {
+    double sum = 0;
+    for (double f : {d.fp32_flops, d.fp64_flops, d.fp16_flops, d.tensor_flops})
+      if (known(f)) sum += f;
+    d.flops = sum;
+  } else if (known(d.dram_bytes) || known(d.l2_bytes) || known(d.l1_bytes)) {
+    d.notes.push_back(
+        "FLOPs were not collected (this metric set has no FLOP counters): classified on bytes per second against the "
+        "memory ceilings; run with --set roofline to place it on the roofline");
+  }
+  auto ratio = [](double f, double b) { return known(f) && positive(b) ? f / b : kNaN; };
+  d.intensity_dram = ratio(d.flops, d.dram_bytes);
+  d.intensity_l2 = ratio(d.flops, d.l2_bytes);
+  d.intensity_l1 = ratio(d.flops, d.l1_bytes);
+
+  // Occupancy.
+  d.occupancy.achieved_pct = get(values, metric::k_achieved_occupancy);
+  if (launch.block_threads > 0) d.occupancy.computed = occupancy::compute(device.limits, {launch.block_threads,
+                                                                                          launch.registers_per_thread,
+                                                                                          launch.shared_memory_per_block});
+  const double theoretical = get(values, metric::k_theoretical_occupancy);
+  if (known(theoretical)) {
+    d.occupancy.theoretical_pct = theoretical;
+    d.occupancy.theoretical_from_counter = true;
+  } else if (d.occupancy.computed) {
+    d.occupancy.theoretical_pct = d.occupancy.computed->occupancy_percent;
+  }
+  if (d.occupancy.computed && d.occupancy.computed->active_blocks_per_sm > 0 && device.sm_count > 0 &&
+      launch.grid_blocks > 0)
+    d.occupancy.waves = static_cast<double>(launch.grid_blocks) /
+                        static_cast<double>(d.occupancy.computed->active_blocks_per_sm * device.sm_count);
+
+  const double threshold = launch_threshold_s(ceilings);
+  if (!known(d.duration_s)) {
+    d.notes.push_back("gpu__time_duration.sum was not collected: no rates");
+    d.bound_label = std::string(bound_name(d.bound));
+    explain(d, launch, device, ceilings, threshold);
+    return d;
+  }
+  if (known(d.flops)) d.flop_rate = d.flops / d.duration_s;
+
+  add_memory(d, values, ceilings);
+  add_compute(d, values, ceilings, calibration);
+  if (d.utilizations.empty()) add_sol(d, values);
+  std::stable_sort(d.utilizations.begin(), d.utilizations.end(),
+                   [](const Utilization& a, const Utilization& b) { return a.pct > b.pct; });
+
+  // Classification (file comment).
+  const Utilization* top = d.utilizations.empty() ? nullptr : &d.utilizations.front();
+  const bool busy = top && top->pct >= kLatencyBelowPct;
+  const bool compute_known = first(d, false) != nullptr && !d.tensor_uncalibrated;
+  const bool tiny_grid = launch.grid_blocks > 0 && device.sm_count > 0 && launch.grid_blocks < device.sm_count;
+  if (top) {
+    d.ceiling = top->ceiling;
+    d.pct_of_ceiling = top->pct;
+  }
+  if (d.duration_s <= threshold && !busy) {
+    d.bound = Bound::kLaunch;
+  } else if (busy) {
+    if (top->memory) {
+      d.bound = top->unit == "l2" ? Bound::kL2 : top->unit == "l1" ? Bound::kL1 : Bound::kDram;
+    } else {
+      d.bound = Bound::kCompute;
+      d.bound_unit = top->unit;
+    }
+  } else if (!top) {
+    d.bound = Bound::kUnknown;
+  } else if (!compute_known) {
+    d.bound = Bound::kComputeOrLatency;
+  } else if (tiny_grid || (known(d.occupancy.achieved_pct) && d.occupancy.achieved_pct < kLowOccupancyPct)) {
+    d.bound = Bound::kOccupancy;
+  } else {
+    d.bound = Bound::kLatency;
+  }
+  d.bound_label = std::string(bound_name(d.bound));
+  if (d.bound == Bound::kCompute) d.bound_label += " (" + d.bound_unit + ")";
+  explain(d, launch, device, ceilings, threshold);
+  return d;
+}
+
+MetricValues mean_launch(std::span<const MetricValues> launches) {
+  struct Acc {
+    double sum = 0, weighted = 0, weight = 0;
+    int n = 0;
+  };
+  std::map<std::string, Acc, std::less<>> acc;
+  for (const MetricValues& l : launches) {
+    const double w = get(l, metric::k_duration);
+    for (const auto& [name, v] : l) {
+      if (!known(v)) continue;
+      Acc& a = acc[name];
+      a.sum += v;
+      ++a.n;
+      if (positive(w)) {
+        a.weighted += v * w;
+        a.weight += w;
+      }
+    }
+  }
+  MetricValues out;
+  for (const auto& [name, a] : acc) {
+    const bool counter = name.size() > 4 && name.ends_with(".sum");
+    out[name] = counter || !(a.weight > 0) ? a.sum / a.n : a.weighted / a.weight;
+  }
+  return out;
+}
+
+}  // namespace gpuscope::kernels
