@@ -229,6 +229,12 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
           "GPU's ceilings");
   }
   const MachineProfile empty;
+  if (o.profile) {
+    a.ceilings = *o.profile;
+  } else if (!a.launches.empty()) {
+    const auto dev = devices.find({a.launches.front().pid, a.launches.front().device_id});
+    if (dev != devices.end()) a.ceilings = dev->second.ceilings;
+  }
   std::map<std::string, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < a.launches.size(); ++i) {
     KernelLaunch& l = a.launches[i];
@@ -297,7 +303,9 @@ Report kernel_launch_report(const KernelAnalysis& a) {
   std::vector<std::size_t> metric_cols;
   for (const std::string& m : a.metrics) {
     const kernels::MetricInfo* info = kernels::find_metric_info(m);
-    metric_cols.push_back(b.add(m, info ? std::string(info->unit) : std::string(), ColumnType::kReal));
+    // Counters (".sum" rollups) are whole numbers: integer columns print them without decimals.
+    metric_cols.push_back(b.add(m, info ? std::string(info->unit) : std::string(),
+                                m.ends_with(".sum") ? ColumnType::kInteger : ColumnType::kReal));
   }
   const auto dram_bw = b.add("DRAM BW", "GB/s", ColumnType::kReal, true);
   const auto l2_bw = b.add("L2 BW", "GB/s", ColumnType::kReal, true);
@@ -324,7 +332,10 @@ Report kernel_launch_report(const KernelAnalysis& a) {
     b.cols[dur].cells.push_back(scaled(d.duration_s, 1e6));
     for (std::size_t i = 0; i < a.metrics.size(); ++i) {
       const auto it = l.values.find(a.metrics[i]);
-      b.cols[metric_cols[i]].cells.push_back(it == l.values.end() ? Cell{} : real_or_null(it->second));
+      Cell c = it == l.values.end() ? Cell{} : real_or_null(it->second);
+      if (std::holds_alternative<double>(c) && b.cols[metric_cols[i]].column.type == ColumnType::kInteger)
+        c = static_cast<std::int64_t>(std::llround(std::get<double>(c)));
+      b.cols[metric_cols[i]].cells.push_back(std::move(c));
     }
     b.cols[dram_bw].cells.push_back(scaled(d.dram_bandwidth, 1e-9));
     b.cols[l2_bw].cells.push_back(scaled(d.l2_bandwidth, 1e-9));

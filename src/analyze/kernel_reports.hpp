@@ -19,7 +19,7 @@
 //     Launch, PID (identifiers), Name (short name, else the demangled name), Grid, Block
 //     ("X×Y×Z" text), Reg/Trd, Duration (us), then every collected metric as a column
 //     named as Nsight Compute names it, in its unit (core/kernel_metric_sets; "" for a
-//     metric outside the sets), then derived: DRAM BW, L2 BW, L1 BW (GB/s), FLOP (GFLOP),
+//     metric outside the sets; ".sum" counters as integers, rounded), then derived: DRAM BW, L2 BW, L1 BW (GB/s), FLOP (GFLOP),
 //     Perf (GFLOP/s), AI DRAM, AI L2, AI L1 (FLOP/B), Theoretical Occ (%), Occ Limiter,
 //     Ceiling (catalog name of the busiest unit's ceiling), % of Ceiling (%), Bound,
 //     Explanation.
@@ -100,6 +100,8 @@ struct KernelAnalysis {
   std::vector<KernelName> names;       // by total duration, descending
   std::vector<std::string> metrics;    // collected metric names: set order first, then others by name
   std::string ceiling_source;          // "measured", "theoretical" or "" (no launches)
+  MachineProfile ceilings;             // the profile given, else the theoretical ceilings of the
+                                       // first launch's device (for the roofline chart)
   std::vector<std::string> warnings;
 };
 

@@ -1,0 +1,138 @@
+#include "cli/kernels_output.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "analyze/kernel_reports.hpp"
+#include "render/kernel_roofline_svg.hpp"
+#include "render/report_render.hpp"
+#include "render/svg_chart.hpp"
+#include "store/database.hpp"
+#include "store/machine_profile_json.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+constexpr const char* kPrefix = "gpuscope kernels: ";
+
+// The GPU the profiled kernels ran on (the first launch's device), "" if unknown.
+std::string profiled_gpu_uuid(store::Database& db) {
+  if (!db.has_table("kernel_profiles") || !db.has_table("devices")) return {};
+  return db
+      .query_text("SELECT d.uuid FROM kernel_profiles p JOIN devices d ON d.pid = p.pid AND d.device_id = p.device_id "
+                  "WHERE d.uuid IS NOT NULL AND d.uuid != '' ORDER BY p.launch_index, p.id LIMIT 1")
+      .value_or("");
+}
+
+std::optional<MachineProfile> find_profile(store::Database& db, const KernelOutputOptions& o, std::ostream& err) {
+  std::vector<std::string> warnings;
+  std::optional<MachineProfile> profile;
+  if (!o.profile_path.empty()) {
+    profile = store::read_profile(o.profile_path, &warnings);
+    err << kPrefix << "ceilings from the machine profile " << o.profile_path << "\n";
+  } else if (!o.no_profile) {
+    const std::string uuid = profiled_gpu_uuid(db);
+    if (!uuid.empty()) {
+      try {
+        profile = store::load_cached_profile(uuid, &warnings);
+        if (profile) err << kPrefix << "ceilings from the cached machine profile " << store::profile_cache_path(uuid).string() << "\n";
+      } catch (const store::ProfileError& e) {
+        warnings.push_back(e.what());
+      }
+    }
+  }
+  for (const std::string& w : warnings) err << kPrefix << "warning: " << w << "\n";
+  return profile;
+}
+
+void drop_column(Report& r, std::string_view name) {
+  for (std::size_t c = 0; c < r.columns.size(); ++c) {
+    if (r.columns[c].name != name) continue;
+    r.columns.erase(r.columns.begin() + static_cast<std::ptrdiff_t>(c));
+    for (Row& row : r.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+    return;
+  }
+}
+
+std::string seconds_text(double s) { return render::format_si(s, "s"); }
+
+// One paragraph per kernel name, most time first.
+void write_explanations(const analyze::KernelAnalysis& a, render::Format format, std::ostream& out) {
+  const bool md = format == render::Format::kMarkdown;
+  out << "\n" << (md ? "### What bounds each kernel\n\n" : "What bounds each kernel:\n\n");
+  for (const analyze::KernelName& k : a.names) {
+    const std::string head = k.name + " (" + std::to_string(k.launches) + (k.launches == 1 ? " launch" : " launches") +
+                             ", " + seconds_text(k.total_duration_s) + " in all, " +
+                             seconds_text(k.launches > 0 ? k.total_duration_s / static_cast<double>(k.launches) : NAN) +
+                             " each)";
+    if (md) {
+      out << "- **" << head << "**: " << k.derived.explanation << "\n";
+    } else {
+      out << "  " << head << "\n    " << k.derived.explanation << "\n";
+    }
+    if (k.launches > 1 && std::isfinite(k.dominant_share_pct) && k.dominant_share_pct < 99.95) {
+      out << (md ? "  " : "    ") << "(" << k.dominant_label << " in launches holding "
+          << static_cast<int>(std::lround(k.dominant_share_pct)) << " % of its time; the text describes the mean launch.)\n";
+    }
+  }
+}
+
+}  // namespace
+
+int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std::ostream& out, std::ostream& err) {
+  const render::Format format = render::parse_format(o.format);
+  if (!o.by.empty() && o.by != "launch" && o.by != "name")
+    throw std::invalid_argument("--by '" + o.by + "': expected 'launch' or 'name'");
+
+  const std::optional<MachineProfile> profile = find_profile(db, o, err);
+  analyze::KernelReportOptions ro;
+  ro.profile = profile ? &*profile : nullptr;
+  ro.calibration = o.calibration;
+  ro.name_regex = o.name_regex;
+  const analyze::KernelAnalysis a = analyze::analyze_kernels(db, ro);
+  if (!a.has_profiles) {
+    err << kPrefix << analyze::kNoKernelProfilesNote << "\n";
+    return 1;
+  }
+  if (a.launches.empty()) {
+    err << kPrefix << "no profiled kernel matches '" << o.name_regex << "'\n";
+    return 1;
+  }
+  const bool per_launch = o.by == "launch" || (o.by.empty() && a.launches.size() <= kAutoLaunchRows);
+  Report report = per_launch ? analyze::kernel_launch_report(a) : analyze::kernel_name_report(a);
+  const bool paragraphs = o.explain && (format == render::Format::kTable || format == render::Format::kMarkdown);
+  if (paragraphs) drop_column(report, "Explanation");  // the paragraphs below say it in full
+  render::render(report, format, out);
+  if (paragraphs) write_explanations(a, format, out);
+
+  if (!o.svg_path.empty()) {
+    std::vector<render::KernelMarker> markers;
+    if (per_launch) {
+      for (const analyze::KernelLaunch& l : a.launches)
+        markers.push_back({l.display_name() + " #" + std::to_string(l.launch_index), l.derived});
+    } else {
+      for (const analyze::KernelName& k : a.names) markers.push_back({k.name, k.derived});
+    }
+    std::ofstream file(o.svg_path, std::ios::binary);
+    if (!file) throw std::runtime_error("cannot write " + o.svg_path);
+    try {
+      render::write_kernel_roofline_svg(a.ceilings, markers, a.ceiling_source, file);
+    } catch (const std::invalid_argument& e) {
+      err << kPrefix << "warning: no roofline chart: " << e.what() << "\n";
+      file.close();
+      std::remove(o.svg_path.c_str());
+      return 0;
+    }
+    file.flush();
+    if (!file) throw std::runtime_error("writing " + o.svg_path + " failed");
+    err << kPrefix << "roofline chart written to " << o.svg_path << "\n";
+  }
+  out.flush();
+  return 0;
+}
+
+}  // namespace gpuscope::cli
