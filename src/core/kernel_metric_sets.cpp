@@ -235,4 +235,17 @@ const MetricInfo* find_metric_info(std::string_view name) {
   return nullptr;
 }
 
+Report metric_set_report(const MetricSet& set) {
+  Report r;
+  r.name = "metric_set_" + std::string(set.name);
+  r.title = "--set " + std::string(set.name) + ": " + std::string(set.summary);
+  r.add_column("Metric", "", ColumnType::kText)
+      .add_column("Unit", "", ColumnType::kText)
+      .add_column("Meaning", "", ColumnType::kText)
+      .add_column("Source", "", ColumnType::kText);
+  for (const MetricInfo& m : set.metrics)
+    r.rows.push_back({std::string(m.name), std::string(m.unit), std::string(m.description), std::string(m.source)});
+  return r;
+}
+
 }  // namespace gpuscope::kernels

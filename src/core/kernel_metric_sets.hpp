@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/report.hpp"
+
 namespace gpuscope::kernels {
 
 /// One metric: its exact name, the unit of its value, a one-sentence meaning a beginner
@@ -56,6 +58,11 @@ struct MetricSet {
 
 /// The description of a metric that appears in any set, or nullptr.
 [[nodiscard]] const MetricInfo* find_metric_info(std::string_view name);
+
+/// The set as a Report ("metric_set_NAME", title "--set NAME: summary"), one row per
+/// metric: Metric, Unit, Meaning, Source. docs/metrics.md embeds every set's report as
+/// markdown (a unit test checks it is current).
+[[nodiscard]] Report metric_set_report(const MetricSet& set);
 
 /// Metric names the derivations (core/kernel_derive) read, for reuse by callers.
 namespace metric {
