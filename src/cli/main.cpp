@@ -8,6 +8,7 @@
 #include "analyze/timeline.hpp"
 #include "analyze/trace_summary.hpp"
 #include "cli/bench_command.hpp"
+#include "cli/kernels_command.hpp"
 #include "cli/peak_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/stats_command.hpp"
@@ -122,6 +123,9 @@ int main(int argc, char** argv) {
   cli::PeakOptions peak_opts;
   CLI::App* peak = cli::add_peak_command(app, peak_opts);
 
+  cli::KernelsOptions kernels_opts;
+  CLI::App* kernels = cli::add_kernels_command(app, kernels_opts);
+
   std::string imp_dir, imp_out;
   bool imp_force = false;
   CLI::App* imp = app.add_subcommand(
@@ -144,6 +148,7 @@ int main(int argc, char** argv) {
     if (roofline->parsed()) return cli::run_roofline(roofline_opts);
     if (bench->parsed()) return cli::run_bench(bench_opts);
     if (peak->parsed()) return cli::run_peak(peak_opts);
+    if (kernels->parsed()) return cli::run_kernels(kernels_opts);
     if (imp->parsed()) return run_import(imp_dir, imp_out, imp_force);
     if (schema->parsed()) {
       std::cout << (schema_sql ? store::create_schema_sql() : store::schema_markdown());

@@ -12,8 +12,7 @@
 #include <iostream>
 
 #include "analyze/trace_summary.hpp"
-#include "cli/driver_check.hpp"
-#include "cli/launcher.hpp"
+#include "cli/collect_run.hpp"
 #include "core/version.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
@@ -24,51 +23,7 @@ namespace fs = std::filesystem;
 namespace gpuscope::cli {
 namespace {
 
-std::string now_stamp(const char* fmt) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, fmt, &tm);
-  return buf;
-}
-
-std::int64_t realtime_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// The collector library sits in ../lib next to bin/gpuscope (build tree and install).
-std::optional<fs::path> find_inject_library() {
-  if (const char* env = std::getenv("GPUSCOPE_INJECT_LIBRARY")) {
-    if (fs::exists(env)) return fs::absolute(env);
-  }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return std::nullopt;
-  for (const fs::path& candidate : {exe.parent_path().parent_path() / "lib" / "libgpuscope_inject.so",
-                                    exe.parent_path() / "libgpuscope_inject.so"}) {
-    if (fs::exists(candidate)) return candidate;
-  }
-  return std::nullopt;
-}
-
-std::string join_command(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) {
-    if (!s.empty()) s += ' ';
-    const bool quote = a.empty() || a.find_first_of(" \t\"'$\\") != std::string::npos;
-    s += quote ? "'" + a + "'" : a;
-  }
-  return s;
-}
-
-int fail(const std::string& what, const std::string& todo) {
-  std::cerr << "gpuscope trace: error: " << what << "\n";
-  if (!todo.empty()) std::cerr << "  what to do: " << todo << "\n";
-  return 1;
-}
+int fail(const std::string& what, const std::string& todo) { return cli_fail("trace", what, todo); }
 
 }  // namespace
 
@@ -124,14 +79,6 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
 }
 
 int run_trace(TraceOptions o) {
-  // Output names: NAME.sqlite and the per-process logs in NAME.logs/.
-  if (o.output.empty()) o.output = "gpuscope-" + now_stamp("%Y%m%d-%H%M%S");
-  if (o.output.size() > 7 && o.output.ends_with(".sqlite")) o.output.resize(o.output.size() - 7);
-  const fs::path db_path = fs::absolute(o.output + ".sqlite");
-  const fs::path log_dir = fs::absolute(o.output + ".logs");
-  if (fs::exists(db_path) && !o.force_overwrite)
-    return fail(db_path.string() + " already exists; nothing was run",
-                "use --force-overwrite to replace it, or -o another name");
   if (o.capture_range == "nvtx" && o.nvtx_capture.empty())
     return fail("--capture-range=nvtx needs --nvtx-capture=RANGE", "name the NVTX range, e.g. -p 'step 5'");
   if (!o.nvtx_capture.empty() && o.capture_range != "nvtx")
@@ -148,110 +95,37 @@ int run_trace(TraceOptions o) {
     }
   }
 
-  // The command must exist before we check the GPU or touch any file.
-  bool not_executable = false;
-  const auto exe = find_executable(o.command.front(), &not_executable);
-  if (!exe) {
-    std::cerr << "gpuscope trace: error: " << o.command.front()
-              << (not_executable ? ": permission denied (not executable)" : ": command not found") << "\n";
-    return not_executable ? 126 : 127;
-  }
-
-  const auto inject = find_inject_library();
-  if (!inject)
-    return fail("the collector library libgpuscope_inject.so was not found next to gpuscope",
-                "build the whole project (cmake --build build) or set GPUSCOPE_INJECT_LIBRARY");
-
-  if (std::getenv("GPUSCOPE_SKIP_DRIVER_CHECK") == nullptr) {
-    const DriverCheck dc = check_cuda_driver();
-    if (!dc.ok)
-      return fail(dc.problem + "; the command was not run",
-                  "run gpuscope trace on a machine with an NVIDIA GPU and driver");
-  }
-  if (const char* other = std::getenv("CUDA_INJECTION64_PATH"))
-    std::cerr << "gpuscope trace: warning: CUDA_INJECTION64_PATH was already set (" << other
-              << "); another tool's injection is replaced for the target\n";
-
-  std::error_code ec;
-  if (fs::exists(log_dir)) {
-    if (!o.force_overwrite)
-      return fail(log_dir.string() + " exists (logs of an earlier, unfinished trace?)",
-                  "import or remove it, or use --force-overwrite");
-    fs::remove_all(log_dir, ec);
-  }
-  fs::create_directories(log_dir, ec);
-  if (ec) return fail("cannot create " + log_dir.string() + ": " + ec.message(), "");
-
-  const std::int64_t launch_ns = realtime_ns();
-  const std::string start_time = now_stamp("%Y-%m-%dT%H:%M:%S%z");
-  LaunchSpec spec;
-  spec.argv = o.command;
+  CollectRunSpec spec;
+  spec.tool = "trace";
+  spec.output = o.output;
+  spec.force_overwrite = o.force_overwrite;
+  spec.keep_logs = o.keep_logs;
+  spec.nvtx = o.trace.find("nvtx") != std::string::npos;
+  spec.command = o.command;
   spec.env = {
-      {"CUDA_INJECTION64_PATH", inject->string()},
-      {"GPUSCOPE_LOG_DIR", log_dir.string()},
       {"GPUSCOPE_TRACE", o.trace},
       {"GPUSCOPE_CAPTURE_RANGE", o.capture_range},
       {"GPUSCOPE_NVTX_CAPTURE", o.nvtx_capture},
       {"GPUSCOPE_CAPTURE_RANGE_END", o.capture_range_end},
-      {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(launch_ns)},
+      {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(realtime_ns())},
       {"GPUSCOPE_DELAY_NS", std::to_string(static_cast<std::int64_t>(o.delay_s * 1e9))},
       {"GPUSCOPE_DURATION_NS", std::to_string(static_cast<std::int64_t>(o.duration_s * 1e9))},
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
-  if (o.trace.find("nvtx") != std::string::npos) spec.env.emplace_back("NVTX_INJECTION64_PATH", inject->string());
   if (o.duration_s > 0 && o.kill != "none") {
     spec.kill_after = std::chrono::nanoseconds(static_cast<std::int64_t>((o.delay_s + o.duration_s) * 1e9));
     spec.kill_signal = o.kill == "sigkill" ? SIGKILL : SIGTERM;
   }
+  spec.import.trace_sources = o.trace;
+  spec.import.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
 
-  const LaunchResult run = launch_and_wait(spec);
-  if (!run.started) {
-    fs::remove_all(log_dir, ec);
-    std::cerr << "gpuscope trace: error: " << o.command.front() << ": " << run.describe() << "\n";
-    return run.shell_exit_code();
-  }
-  const bool abnormal = run.term_signal.has_value();
-  if (abnormal)
-    std::cerr << "gpuscope trace: the target " << run.describe()
-              << "; the trace keeps what was flushed before it ended\n";
-
-  // Build the database from every process's log, then publish it atomically.
-  std::vector<std::string> logs;
-  for (const auto& entry : fs::directory_iterator(log_dir, ec))
-    if (entry.path().extension() == ".gslog") logs.push_back(entry.path().string());
-  std::sort(logs.begin(), logs.end());
-  if (logs.empty())
-    std::cerr << "gpuscope trace: warning: no process initialised CUDA, so nothing was recorded "
-                 "(the command ran without using the GPU, or CUDA failed to start)\n";
-
-  store::ImportOptions io;
-  io.command = join_command(o.command);
-  io.launched_pid = run.pid;
-  io.exit_status = run.exit_status;
-  io.term_signal = run.term_signal;
-  io.start_time = start_time;
-  io.gpuscope_version = kVersion;
-  io.trace_sources = o.trace;
-  io.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
-  const fs::path tmp_db = db_path.string() + ".tmp";
-  fs::remove(tmp_db, ec);
-  try {
-    const store::ImportResult r = store::import_logs(logs, tmp_db.string(), io);
-    for (const auto& w : r.warnings) std::cerr << "gpuscope trace: warning: " << w << "\n";
-    fs::rename(tmp_db, db_path, ec);
-    if (ec) throw store::DatabaseError("cannot move the trace to " + db_path.string() + ": " + ec.message());
-  } catch (const std::exception& e) {
-    std::cerr << "gpuscope trace: error: building the trace database failed: " << e.what() << "\n"
-              << "  the event logs are kept in " << log_dir.string()
-              << "; run `gpuscope import " << log_dir.string() << " -o NAME` to retry\n";
-    return run.shell_exit_code() != 0 ? run.shell_exit_code() : 1;
-  }
-  if (!o.keep_logs) fs::remove_all(log_dir, ec);
+  const CollectRunResult res = collect_run(spec);
+  if (!res.have_db) return res.exit_code;
 
   if (!o.quiet) {
     try {
-      store::Database db(db_path.string(), store::Database::Mode::kReadOnly);
+      store::Database db(res.db_path.string(), store::Database::Mode::kReadOnly);
       for (const Report& rep : analyze::trace_summary(db, o.top)) {
         render::render(rep, render::Format::kTable, std::cerr);
         std::cerr << "\n";
@@ -260,8 +134,8 @@ int run_trace(TraceOptions o) {
       std::cerr << "gpuscope trace: warning: summary failed: " << e.what() << "\n";
     }
   }
-  std::cerr << "gpuscope trace: wrote " << db_path.string() << "  (the target " << run.describe() << ")\n";
-  return run.shell_exit_code();
+  std::cerr << "gpuscope trace: wrote " << res.db_path.string() << "  (the target " << res.run.describe() << ")\n";
+  return res.exit_code;
 }
 
 }  // namespace gpuscope::cli

@@ -216,7 +216,7 @@ void Collector::setup_cupti() noexcept {
   try {
     std::call_once(once, [this] {
       const bool profiler_capture = m_config.capture_range == CaptureRange::kCudaProfilerApi;
-      if (!m_config.trace_cuda && !profiler_capture) return;
+      if (!m_config.trace_cuda && !profiler_capture && !m_config.kernels_mode()) return;
 
       // Claim the process's single CUPTI subscriber slot first, so a later
       // client (torch.profiler/Kineto) fails cleanly instead of hijacking our
@@ -250,6 +250,24 @@ void Collector::setup_cupti() noexcept {
         return;
       }
 
+      if (m_config.kernels_mode()) {
+        // Kernels mode: counters per launch (kernel_profiler.hpp). Activity tracing, if
+        // asked for, is limited to kernels, devices and contexts (launch facts, the
+        // devices table); API, memcpy and sync records are not collected.
+        m_kernels = std::make_unique<KernelProfiler>(*this, m_config);
+        m_kernels->enable_callbacks(m_subscriber);
+        if (m_config.trace_cuda &&
+            GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityRegisterCallbacks(&Collector::buffer_requested,
+                                                                   &Collector::buffer_completed)) == CUPTI_SUCCESS) {
+          GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushPeriod(m_config.flush_period_ms));
+          GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+          GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE));
+          GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT));
+          m_cupti_ready.store(true, std::memory_order_release);
+        }
+        if (m_config.verbose) std::fprintf(stderr, "gpuscope: kernels mode, %zu metrics\n", m_config.kernel_metrics.size());
+        return;
+      }
       if (profiler_capture) {
         GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
@@ -313,7 +331,7 @@ void Collector::set_gated_kinds(bool on) noexcept {
 // No lock is held while calling CUPTI, to avoid lock-order inversions with
 // CUPTI's own locks in API callbacks.
 void Collector::apply_recording() noexcept {
-  if (!m_cupti_ready.load(std::memory_order_acquire)) return;
+  if (!m_cupti_ready.load(std::memory_order_acquire) || m_kernels) return;
   for (int i = 0; i < 4; ++i) {
     const bool want = m_recording.load();
     set_gated_kinds(want);
@@ -434,6 +452,14 @@ void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain
   try {
     auto* c = static_cast<Collector*>(userdata);
     if (c == nullptr || active() != c || cbdata == nullptr) return;
+    if (c->m_kernels) {
+      if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        c->m_kernels->on_context_destroy(static_cast<const CUpti_ResourceData*>(cbdata)->context);
+      } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        c->m_kernels->on_launch(domain, cbid, static_cast<const CUpti_CallbackData*>(cbdata));
+      }
+      return;
+    }
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
     const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -618,6 +644,8 @@ void Collector::drain() {
       if (!write_device(d, name, false)) m_pending_devices.emplace_back(d, name);
     }
   }
+
+  if (m_kernels) write_profiled_launches();
 
   std::vector<HostEvent> events;
   {
@@ -826,6 +854,45 @@ std::uint64_t Collector::api_name_id(CUpti_CallbackDomain domain, CUpti_Callback
   return id;
 }
 
+void Collector::write_profiled_launches() {
+  std::vector<ProfiledLaunch> launches = m_kernels->take();
+  if (launches.empty()) return;
+  const std::vector<std::string>& metrics = m_kernels->metrics();
+  if (m_metric_strings.empty()) {
+    for (const std::string& m : metrics) m_metric_strings.push_back(m_writer.intern(m));
+  }
+  const std::uint64_t set = m_writer.intern(m_config.kernel_set);
+  for (const ProfiledLaunch& l : launches) {
+    log::KernelProfileRecord r{};
+    r.launch_ns = l.launch_ns;
+    r.profile_id = m_next_profile_id++;
+    r.launch_index = l.launch_index;
+    r.name_string = m_writer.intern(l.name);
+    r.metric_set_string = set;
+    r.device_id = l.device_id;
+    r.context_id = l.context_id;
+    r.stream_id = l.stream_id;
+    r.correlation_id = l.correlation_id;
+    for (int i = 0; i < 3; ++i) {
+      r.grid[i] = l.grid[i];
+      r.block[i] = l.block[i];
+    }
+    r.registers_per_thread = l.registers_per_thread;
+    r.static_shared_memory = l.static_shared_memory;
+    r.dynamic_shared_memory = l.dynamic_shared_memory;
+    r.local_memory_per_thread = l.local_memory_per_thread;
+    r.passes = l.passes;
+    m_writer.add(log::RecordKind::kKernelProfile, r);
+    for (std::size_t i = 0; i < l.values.size() && i < m_metric_strings.size(); ++i) {
+      log::KernelMetricRecord m{};
+      m.profile_id = r.profile_id;
+      m.metric_string = m_metric_strings[i];
+      m.value = l.values[i];
+      m_writer.add(log::RecordKind::kKernelMetric, m);
+    }
+  }
+}
+
 void Collector::write_process_end() {
   log::ProcessEndRecord r{};
   r.ts_ns = now_ns();
@@ -854,6 +921,7 @@ void Collector::shutdown() noexcept {
   try {
     // Stop app-thread recording first, then collect everything CUPTI holds.
     s_active.store(nullptr, std::memory_order_release);
+    if (m_kernels) m_kernels->finish();
     if (m_cupti_ready.load()) {
       GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     }

@@ -19,6 +19,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <memory>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -31,6 +32,7 @@
 #include "collect/activity_buffers.hpp"
 #include "collect/capture_controller.hpp"
 #include "collect/collector_config.hpp"
+#include "collect/kernel_profiler.hpp"
 #include "core/event_log_format.hpp"
 #include "store/event_log_writer.hpp"
 
@@ -120,6 +122,7 @@ class Collector {
   bool write_device(const CUpti_ActivityDevice5& d, std::uint64_t name_string, bool force);
   void write_process_record();
   void write_process_end();
+  void write_profiled_launches();
   std::uint64_t kernel_name_id(const char* name);
   std::uint64_t api_name_id(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
@@ -151,6 +154,9 @@ class Collector {
   std::atomic<bool> m_cupti_ready{false};
   std::uint64_t m_finished_seen_ns = 0;  // writer thread: when finished() was first seen
   CUpti_SubscriberHandle m_subscriber = nullptr;
+  std::unique_ptr<KernelProfiler> m_kernels;  // kernels mode only (gpuscope kernels)
+  std::uint64_t m_next_profile_id = 1;        // writer thread
+  std::vector<std::uint64_t> m_metric_strings;  // writer thread: interned metric names
 
   std::mutex m_wake_mutex;
   std::condition_variable m_wake_cv;

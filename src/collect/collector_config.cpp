@@ -169,6 +169,22 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   c.buffer_bytes = (c.buffer_bytes + 7) & ~std::uint64_t{7};
 
   read_bool(getenv, "GPUSCOPE_VERBOSE", &c.verbose, warnings);
+
+  if (const char* raw = getenv("GPUSCOPE_KERNEL_METRICS"); raw != nullptr && *raw != '\0') {
+    std::string_view rest(raw);
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string token(trim(rest.substr(0, comma)));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (!token.empty() && std::find(c.kernel_metrics.begin(), c.kernel_metrics.end(), token) == c.kernel_metrics.end()) {
+        c.kernel_metrics.push_back(token);
+      }
+    }
+  }
+  if (const char* raw = getenv("GPUSCOPE_KERNEL_SET"); raw != nullptr && *raw != '\0') c.kernel_set = raw;
+  if (const char* raw = getenv("GPUSCOPE_KERNEL_REGEX"); raw != nullptr) c.kernel_regex = raw;
+  read_u64(getenv, "GPUSCOPE_LAUNCH_SKIP", 0, kMax, &c.launch_skip, warnings);
+  read_u64(getenv, "GPUSCOPE_LAUNCH_COUNT", 0, kMax, &c.launch_count, warnings);
   return c;
 }
 

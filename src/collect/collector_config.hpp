@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 12> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 17> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -50,6 +50,15 @@ inline constexpr std::array<ConfigOption, 12> kConfigOptions{{
   {"GPUSCOPE_BUFFER_BYTES", "4194304",
    "CUPTI activity buffer size in bytes, 65536..268435456 (rounded up to 8)."},
   {"GPUSCOPE_VERBOSE", "0", "1 prints collector diagnostics to stderr."},
+  {"GPUSCOPE_KERNEL_METRICS", "",
+   "Kernels mode (gpuscope kernels): comma list of Nsight Compute metric names collected per "
+   "kernel launch with the CUPTI Range Profiler (auto range, kernel replay). Unset = tracing."},
+  {"GPUSCOPE_KERNEL_SET", "custom", "Name of the metric set, recorded with each profiled launch."},
+  {"GPUSCOPE_KERNEL_REGEX", "",
+   "Kernels mode: profile only kernels whose demangled or base name matches this ECMAScript "
+   "regex (searched, as ncu's -k regex:)."},
+  {"GPUSCOPE_LAUNCH_SKIP", "0", "Kernels mode: skip this many matching launches first (ncu --launch-skip)."},
+  {"GPUSCOPE_LAUNCH_COUNT", "0", "Kernels mode: profile at most this many matching launches (0 = all)."},
 }};
 // clang-format on
 
@@ -71,8 +80,15 @@ struct CollectorConfig {
   std::uint32_t flush_period_ms = 200;
   std::uint64_t buffer_bytes = 4u << 20;
   bool verbose = false;
+  // Kernels mode (gpuscope kernels).
+  std::vector<std::string> kernel_metrics;  // empty = tracing mode
+  std::string kernel_set = "custom";
+  std::string kernel_regex;
+  std::uint64_t launch_skip = 0;
+  std::uint64_t launch_count = 0;  // 0 = all
 
   [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
+  [[nodiscard]] bool kernels_mode() const { return !kernel_metrics.empty(); }
 };
 
 /// Looks up an environment variable; returns nullptr when unset.

@@ -54,6 +54,8 @@ enum class RecordKind : std::uint16_t {
   kCapture = 15,
   kProcessEnd = 16,
   kMessage = 17,
+  kKernelProfile = 18,
+  kKernelMetric = 19,
 };
 
 struct RecordHeader {
@@ -293,6 +295,35 @@ struct MessageRecord {
   std::uint8_t pad[7];
 };
 
+// One kernel launch profiled by `gpuscope kernels` (CUPTI Range Profiler, auto range,
+// kernel replay), written when its counters were decoded. Its metric values follow as
+// KernelMetricRecords with the same profile_id.
+struct KernelProfileRecord {
+  std::uint64_t launch_ns;         // CUPTI clock at the launch call's entry
+  std::uint64_t profile_id;        // > 0, unique within the log
+  std::uint64_t launch_index;      // 0-based among all kernel launches of the process
+  std::uint64_t name_string;       // mangled name (CUpti_CallbackData::symbolName)
+  std::uint64_t metric_set_string; // "quick", "roofline", ..., "custom"
+  std::uint32_t device_id;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;         // 0xffffffff = unknown
+  std::uint32_t correlation_id;    // CUpti_CallbackData::correlationId
+  std::int32_t grid[3];            // -1 = unknown (launch call without parameters we read)
+  std::int32_t block[3];
+  std::int32_t registers_per_thread;     // -1 = unknown
+  std::int32_t static_shared_memory;     // bytes, -1 = unknown
+  std::int32_t dynamic_shared_memory;    // bytes, -1 = unknown
+  std::int32_t local_memory_per_thread;  // bytes, -1 = unknown
+  std::uint32_t passes;            // replay passes of the configuration
+  std::uint32_t pad;
+};
+
+// One metric value of a profiled launch (cuptiProfilerHostEvaluateToGpuValues).
+struct KernelMetricRecord {
+  std::uint64_t profile_id;     // KernelProfileRecord.profile_id
+  std::uint64_t metric_string;  // Nsight Compute metric name
+  double value;
+};
 #pragma pack(pop)
 
 }  // namespace gpuscope::log

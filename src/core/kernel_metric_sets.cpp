@@ -156,11 +156,6 @@ constexpr MetricInfo k_active_warps{
     "Achieved active warps per SM: the average number of warps resident on an SM per cycle while "
     "it was active.",
     "SM warp slots (sm) — Nsight Compute Occupancy"};
-constexpr MetricInfo k_theoretical_occupancy{
-    metric::k_theoretical_occupancy, "%",
-    "Theoretical occupancy: the most warps an SM can hold for this launch (limited by block size, "
-    "registers and shared memory), as a percentage of the hardware maximum.",
-    "SM warp slots (sm) — Nsight Compute Occupancy"};
 constexpr MetricInfo k_eligible_warps{
     metric::k_eligible_warps, "warps",
     "Warps per cycle per scheduler that were ready to issue an instruction; below 1 the scheduler "
@@ -181,8 +176,7 @@ constexpr std::array k_memory{k_duration,   k_dram_read,   k_dram_write,        
                               k_l2_hit_rate, k_ld_sectors,  k_ld_requests,       k_st_sectors,
                               k_st_requests, k_smem_ld_conflicts, k_smem_st_conflicts};
 
-constexpr std::array k_occupancy{k_duration, k_achieved_occupancy, k_active_warps, k_theoretical_occupancy,
-                                 k_eligible_warps};
+constexpr std::array k_occupancy{k_duration, k_achieved_occupancy, k_active_warps, k_eligible_warps};
 
 constexpr std::array k_sets{
     MetricSet{"quick",

@@ -89,7 +89,7 @@ inline constexpr std::string_view k_tensor_inst = "sm__inst_executed_pipe_tensor
 inline constexpr std::string_view k_hgmma_fp16 = "sm__ops_path_tensor_op_hgmma_src_fp16.sum";
 inline constexpr std::string_view k_hgmma_bf16 = "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum";
 inline constexpr std::string_view k_hgmma_tf32 = "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum";
-inline constexpr std::string_view k_hgmma_fp8 = "sm__ops_path_tensor_op_hgmma_src_fp8.sum";
+inline constexpr std::string_view k_hgmma_fp8 = "sm__ops_path_tensor_src_fp8.sum";
 
 inline constexpr std::string_view k_sm_throughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr std::string_view k_compute_memory_throughput =

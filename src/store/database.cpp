@@ -48,6 +48,7 @@ Database::Database(Database&& other) noexcept
     : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)), m_serial(other.m_serial) {}
 
 std::int64_t Database::total_changes() const { return sqlite3_total_changes64(m_db); }
+std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(m_db); }
 
 void Database::exec(std::string_view sql) {
   char* err = nullptr;

@@ -47,6 +47,8 @@ class Database {
   /// Rows this connection has inserted, updated or deleted since it opened
   /// (sqlite3_total_changes64; temp tables included).
   [[nodiscard]] std::int64_t total_changes() const;
+  /// Rowid of the last row this connection inserted (sqlite3_last_insert_rowid).
+  [[nodiscard]] std::int64_t last_insert_rowid() const;
 
  private:
   sqlite3* m_db = nullptr;

@@ -164,6 +164,12 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
         visit(log::ProcessEndRecord{}, [&](const auto& r) { v.on_process_end(r); });
         break;
       case K::kMessage: visit(log::MessageRecord{}, [&](const auto& r) { v.on_message(r); }); break;
+      case K::kKernelProfile:
+        visit(log::KernelProfileRecord{}, [&](const auto& r) { v.on_kernel_profile(r); });
+        break;
+      case K::kKernelMetric:
+        visit(log::KernelMetricRecord{}, [&](const auto& r) { v.on_kernel_metric(r); });
+        break;
       default: ++stats.unknown_records; break;
     }
   }

@@ -70,6 +70,8 @@ class EventLogVisitor {
   virtual void on_capture(const log::CaptureRecord&) {}
   virtual void on_process_end(const log::ProcessEndRecord&) {}
   virtual void on_message(const log::MessageRecord&) {}
+  virtual void on_kernel_profile(const log::KernelProfileRecord&) {}
+  virtual void on_kernel_metric(const log::KernelMetricRecord&) {}
 };
 
 class EventLogReader {

@@ -270,6 +270,8 @@ class InsertVisitor final : public EventLogVisitor {
   void on_overhead(const log::OverheadRecord& r) override;
   void on_data_loss(const log::DataLossRecord& r) override;
   void on_message(const log::MessageRecord& r) override;
+  void on_kernel_profile(const log::KernelProfileRecord& r) override;
+  void on_kernel_metric(const log::KernelMetricRecord& r) override;
 
   /// After the pass: NVTX matching and per-log data_loss rows.
   void finish(bool ended_cleanly);
@@ -307,9 +309,14 @@ class InsertVisitor final : public EventLogVisitor {
   std::unordered_map<std::uint64_t, std::int64_t> m_api_names;  // log string -> strings.id, suffix dropped
   std::map<std::string, std::uint64_t> m_collector_losses;  // what -> count
   std::uint64_t m_launches_kept = 0;
+  std::unordered_map<std::uint64_t, std::int64_t> m_profile_ids;  // log profile_id -> kernel_profiles.id
 
  public:
   std::int64_t clipped = 0;
+
+ private:
+  // (demangled, base) strings.id of a kernel's mangled name, demangled once per trace.
+  std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name, std::int64_t mangled_id);
 };
 
 class Importer {
@@ -348,7 +355,14 @@ class Importer {
             "INSERT INTO overheads(pid, overhead_kind, object_id, start_ns, end_ns) VALUES (?1, "
             "?2, ?3, ?4, ?5)")),
         m_ins_message(db.prepare(
-            "INSERT INTO messages(pid, ts_ns, severity, text) VALUES (?1, ?2, ?3, ?4)")) {}
+            "INSERT INTO messages(pid, ts_ns, severity, text) VALUES (?1, ?2, ?3, ?4)")),
+        m_ins_profile(db.prepare(
+            "INSERT INTO kernel_profiles(pid, device_id, context_id, stream_id, correlation_id, "
+            "launch_index, launch_ns, name_id, short_name_id, mangled_name_id, grid_x, grid_y, grid_z, "
+            "block_x, block_y, block_z, registers_per_thread, static_shared_memory, "
+            "dynamic_shared_memory, local_memory_per_thread, metric_set, passes) VALUES (?1, ?2, ?3, "
+            "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)")),
+        m_ins_metric(db.prepare("INSERT INTO kernel_metrics(profile_id, metric_id, value) VALUES (?1, ?2, ?3)")) {}
 
   void import_log(const std::string& path);
   void finish();
@@ -421,7 +435,7 @@ class Importer {
   std::uint64_t m_last_ns = 0;
 
   Statement m_ins_string, m_ins_kernel, m_ins_memcpy, m_ins_memset, m_ins_api, m_ins_sync,
-      m_ins_nvtx, m_ins_overhead, m_ins_message;
+      m_ins_nvtx, m_ins_overhead, m_ins_message, m_ins_profile, m_ins_metric;
 };
 
 // ---- InsertVisitor ----
@@ -449,17 +463,13 @@ void InsertVisitor::on_kernel(const log::KernelRecord& r) {
     return;
   }
   const std::int64_t mangled_id = str(r.name_string);
-  auto [it, added] = m_imp.m_kernel_names.try_emplace(mangled_id, 0, 0);
-  if (added && mangled_id != 0) {
-    const std::string demangled = demangle(m_reader.string(r.name_string));
-    it->second = {m_imp.intern(demangled), m_imp.intern(base_name(demangled))};
-  }
+  const auto names = kernel_names(r.name_string, mangled_id);
   Statement& st = m_imp.m_ins_kernel;
   st.bind(1, i64(m_pid)).bind(2, i64(r.device_id)).bind(3, i64(r.context_id));
   st.bind(4, i64(r.stream_id)).bind(5, i64(r.correlation_id));
   st.bind(6, i64(r.start_ns)).bind(7, i64(r.end_ns));
-  bind_id_or_null(st, 8, it->second.first);
-  bind_id_or_null(st, 9, it->second.second);
+  bind_id_or_null(st, 8, names.first);
+  bind_id_or_null(st, 9, names.second);
   bind_id_or_null(st, 10, mangled_id);
   for (int i = 0; i < 3; ++i) {
     st.bind(11 + i, std::int64_t{r.grid[i]});
@@ -474,6 +484,57 @@ void InsertVisitor::on_kernel(const log::KernelRecord& r) {
   run(st);
   ++m_imp.m_result.rows.kernels;
   seen(r.start_ns, r.end_ns);
+}
+
+std::pair<std::int64_t, std::int64_t> InsertVisitor::kernel_names(std::uint64_t log_name, std::int64_t mangled_id) {
+  auto [it, added] = m_imp.m_kernel_names.try_emplace(mangled_id, 0, 0);
+  if (added && mangled_id != 0) {
+    const std::string demangled = demangle(m_reader.string(log_name));
+    it->second = {m_imp.intern(demangled), m_imp.intern(base_name(demangled))};
+  }
+  return it->second;
+}
+
+// Profiled launches are kept whole (no capture-window clipping: `gpuscope kernels`
+// chooses its launches with its own filters).
+void InsertVisitor::on_kernel_profile(const log::KernelProfileRecord& r) {
+  const std::int64_t mangled_id = str(r.name_string);
+  const auto names = kernel_names(r.name_string, mangled_id);
+  Statement& st = m_imp.m_ins_profile;
+  st.bind(1, i64(m_pid)).bind(2, i64(r.device_id)).bind(3, i64(r.context_id));
+  if (r.stream_id != 0xffffffffu) st.bind(4, i64(r.stream_id));
+  st.bind(5, i64(r.correlation_id)).bind(6, i64(r.launch_index)).bind(7, i64(r.launch_ns));
+  bind_id_or_null(st, 8, names.first);
+  bind_id_or_null(st, 9, names.second);
+  bind_id_or_null(st, 10, mangled_id);
+  auto known = [&](int i, std::int32_t v) {
+    if (v >= 0) st.bind(i, std::int64_t{v});
+  };
+  for (int i = 0; i < 3; ++i) {
+    known(11 + i, r.grid[i]);
+    known(14 + i, r.block[i]);
+  }
+  known(17, r.registers_per_thread);
+  known(18, r.static_shared_memory);
+  known(19, r.dynamic_shared_memory);
+  known(20, r.local_memory_per_thread);
+  const std::string_view set = m_reader.string(r.metric_set_string);
+  if (!set.empty()) st.bind(21, set);
+  st.bind(22, i64(r.passes));
+  (void)st.step();
+  st.reset();  // not every column is bound on every row: clear to NULL
+  m_profile_ids[r.profile_id] = m_imp.m_db.last_insert_rowid();
+  ++m_imp.m_result.rows.kernel_profiles;
+  seen(r.launch_ns, r.launch_ns);
+}
+
+void InsertVisitor::on_kernel_metric(const log::KernelMetricRecord& r) {
+  const auto it = m_profile_ids.find(r.profile_id);
+  if (it == m_profile_ids.end()) return;  // its launch record was malformed
+  Statement& st = m_imp.m_ins_metric;
+  st.bind(1, it->second).bind(2, str(r.metric_string)).bind(3, r.value);
+  run(st);
+  ++m_imp.m_result.rows.kernel_metrics;
 }
 
 void InsertVisitor::on_memcpy(const log::MemcpyRecord& r) {
@@ -969,6 +1030,20 @@ void Importer::finish() {
     for (const auto& [key, value] : m_opts.extra_meta) put(key, value);
   }
   m_db.exec(create_indexes_sql());
+  // A profiled launch whose facts the launch call did not give (a runtime launch has no
+  // CUfunction to ask for registers) takes them from its kernel activity record.
+  if (m_result.rows.kernel_profiles > 0 && m_result.rows.kernels > 0) {
+    m_db.exec(
+        "UPDATE kernel_profiles SET "
+        "registers_per_thread = COALESCE(registers_per_thread, (SELECT k.registers_per_thread FROM kernels k "
+        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1)), "
+        "static_shared_memory = COALESCE(static_shared_memory, (SELECT k.static_shared_memory FROM kernels k "
+        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1)), "
+        "local_memory_per_thread = COALESCE(local_memory_per_thread, (SELECT k.local_memory_per_thread FROM kernels k "
+        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1)), "
+        "stream_id = COALESCE(stream_id, (SELECT k.stream_id FROM kernels k "
+        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1))");
+  }
 }
 
 }  // namespace

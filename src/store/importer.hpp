@@ -58,6 +58,8 @@ struct TableCounts {
   std::int64_t capture_windows = 0;
   std::int64_t data_loss = 0;
   std::int64_t messages = 0;
+  std::int64_t kernel_profiles = 0;
+  std::int64_t kernel_metrics = 0;
 };
 
 /// One data_loss row, as written.

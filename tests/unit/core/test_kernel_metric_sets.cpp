@@ -58,7 +58,7 @@ TEST(KernelMetricSets, RooflineIncludesQuickAndFlopCounters) {
     EXPECT_TRUE(contains(roofline, std::string("smsp__sass_thread_inst_executed_op_") + op + "_pred_on.sum")) << op;
   EXPECT_TRUE(contains(roofline, "sm__inst_executed_pipe_tensor.sum"));
   EXPECT_TRUE(contains(roofline, "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum"));
-  EXPECT_TRUE(contains(roofline, "sm__ops_path_tensor_op_hgmma_src_fp8.sum"));
+  EXPECT_TRUE(contains(roofline, "sm__ops_path_tensor_src_fp8.sum"));
 }
 
 TEST(KernelMetricSets, EverySetHasTheDuration) {

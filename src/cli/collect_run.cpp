@@ -1,0 +1,183 @@
+#include "cli/collect_run.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+
+#include "cli/driver_check.hpp"
+#include "core/version.hpp"
+#include "store/database.hpp"
+
+namespace fs = std::filesystem;
+
+namespace gpuscope::cli {
+namespace {
+
+std::string now_stamp(const char* fmt) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt, &tm);
+  return buf;
+}
+
+// The collector library sits in ../lib next to bin/gpuscope (build tree and install).
+std::optional<fs::path> find_inject_library() {
+  if (const char* env = std::getenv("GPUSCOPE_INJECT_LIBRARY")) {
+    if (fs::exists(env)) return fs::absolute(env);
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  for (const fs::path& candidate : {exe.parent_path().parent_path() / "lib" / "libgpuscope_inject.so",
+                                    exe.parent_path() / "libgpuscope_inject.so"}) {
+    if (fs::exists(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    const bool quote = a.empty() || a.find_first_of(" \t\"'$\\") != std::string::npos;
+    s += quote ? "'" + a + "'" : a;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::int64_t realtime_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int cli_fail(const std::string& tool, const std::string& what, const std::string& todo) {
+  std::cerr << "gpuscope " << tool << ": error: " << what << "\n";
+  if (!todo.empty()) std::cerr << "  what to do: " << todo << "\n";
+  return 1;
+}
+
+CollectRunResult collect_run(CollectRunSpec o) {
+  CollectRunResult res;
+  const std::string& tool = o.tool;
+  // Output names: NAME.sqlite and the per-process logs in NAME.logs/.
+  if (o.output.empty()) o.output = "gpuscope-" + now_stamp("%Y%m%d-%H%M%S");
+  if (o.output.size() > 7 && o.output.ends_with(".sqlite")) o.output.resize(o.output.size() - 7);
+  const fs::path db_path = fs::absolute(o.output + ".sqlite");
+  const fs::path log_dir = fs::absolute(o.output + ".logs");
+  res.db_path = db_path;
+  if (fs::exists(db_path) && !o.force_overwrite) {
+    res.exit_code = cli_fail(tool, db_path.string() + " already exists; nothing was run",
+                             "use --force-overwrite to replace it, or -o another name");
+    return res;
+  }
+
+  // The command must exist before we check the GPU or touch any file.
+  bool not_executable = false;
+  const auto exe = find_executable(o.command.front(), &not_executable);
+  if (!exe) {
+    std::cerr << "gpuscope " << tool << ": error: " << o.command.front()
+              << (not_executable ? ": permission denied (not executable)" : ": command not found") << "\n";
+    res.exit_code = not_executable ? 126 : 127;
+    return res;
+  }
+
+  const auto inject = find_inject_library();
+  if (!inject) {
+    res.exit_code = cli_fail(tool, "the collector library libgpuscope_inject.so was not found next to gpuscope",
+                             "build the whole project (cmake --build build) or set GPUSCOPE_INJECT_LIBRARY");
+    return res;
+  }
+
+  if (std::getenv("GPUSCOPE_SKIP_DRIVER_CHECK") == nullptr) {
+    const DriverCheck dc = check_cuda_driver();
+    if (!dc.ok) {
+      res.exit_code = cli_fail(tool, dc.problem + "; the command was not run",
+                               "run gpuscope " + tool + " on a machine with an NVIDIA GPU and driver");
+      return res;
+    }
+  }
+  if (const char* other = std::getenv("CUDA_INJECTION64_PATH"))
+    std::cerr << "gpuscope " << tool << ": warning: CUDA_INJECTION64_PATH was already set (" << other
+              << "); another tool's injection is replaced for the target\n";
+
+  std::error_code ec;
+  if (fs::exists(log_dir)) {
+    if (!o.force_overwrite) {
+      res.exit_code = cli_fail(tool, log_dir.string() + " exists (logs of an earlier, unfinished run?)",
+                               "import or remove it, or use --force-overwrite");
+      return res;
+    }
+    fs::remove_all(log_dir, ec);
+  }
+  fs::create_directories(log_dir, ec);
+  if (ec) {
+    res.exit_code = cli_fail(tool, "cannot create " + log_dir.string() + ": " + ec.message(), "");
+    return res;
+  }
+
+  const std::string start_time = now_stamp("%Y-%m-%dT%H:%M:%S%z");
+  LaunchSpec spec;
+  spec.argv = o.command;
+  spec.env = {{"CUDA_INJECTION64_PATH", inject->string()}, {"GPUSCOPE_LOG_DIR", log_dir.string()}};
+  spec.env.insert(spec.env.end(), o.env.begin(), o.env.end());
+  if (o.nvtx) spec.env.emplace_back("NVTX_INJECTION64_PATH", inject->string());
+  spec.kill_after = o.kill_after;
+  spec.kill_signal = o.kill_signal;
+
+  res.run = launch_and_wait(spec);
+  const LaunchResult& run = res.run;
+  if (!run.started) {
+    fs::remove_all(log_dir, ec);
+    std::cerr << "gpuscope " << tool << ": error: " << o.command.front() << ": " << run.describe() << "\n";
+    res.exit_code = run.shell_exit_code();
+    return res;
+  }
+  res.exit_code = run.shell_exit_code();
+  if (run.term_signal.has_value())
+    std::cerr << "gpuscope " << tool << ": the target " << run.describe()
+              << "; the database keeps what was flushed before it ended\n";
+
+  // Build the database from every process's log, then publish it atomically.
+  std::vector<std::string> logs;
+  for (const auto& entry : fs::directory_iterator(log_dir, ec))
+    if (entry.path().extension() == ".gslog") logs.push_back(entry.path().string());
+  std::sort(logs.begin(), logs.end());
+  if (logs.empty())
+    std::cerr << "gpuscope " << tool << ": warning: no process initialised CUDA, so nothing was recorded "
+                 "(the command ran without using the GPU, or CUDA failed to start)\n";
+
+  store::ImportOptions& io = o.import;
+  io.command = join_command(o.command);
+  io.launched_pid = run.pid;
+  io.exit_status = run.exit_status;
+  io.term_signal = run.term_signal;
+  io.start_time = start_time;
+  io.gpuscope_version = kVersion;
+  const fs::path tmp_db = db_path.string() + ".tmp";
+  fs::remove(tmp_db, ec);
+  try {
+    const store::ImportResult r = store::import_logs(logs, tmp_db.string(), io);
+    for (const auto& w : r.warnings) std::cerr << "gpuscope " << tool << ": warning: " << w << "\n";
+    fs::rename(tmp_db, db_path, ec);
+    if (ec) throw store::DatabaseError("cannot move the database to " + db_path.string() + ": " + ec.message());
+  } catch (const std::exception& e) {
+    std::cerr << "gpuscope " << tool << ": error: building the database failed: " << e.what() << "\n"
+              << "  the event logs are kept in " << log_dir.string() << "; run `gpuscope import "
+              << log_dir.string() << " -o NAME` to retry\n";
+    if (res.exit_code == 0) res.exit_code = 1;
+    return res;
+  }
+  if (!o.keep_logs) fs::remove_all(log_dir, ec);
+  res.have_db = true;
+  return res;
+}
+
+}  // namespace gpuscope::cli

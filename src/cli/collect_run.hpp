@@ -1,0 +1,54 @@
+// collect_run: what `gpuscope trace` and `gpuscope kernels` share: run a command with
+// the collector injected (CUDA_INJECTION64_PATH, optionally NVTX_INJECTION64_PATH),
+// collect every CUDA-using process's event log in NAME.logs/, import them into
+// NAME.sqlite (written as NAME.sqlite.tmp, then renamed) and remove the logs.
+//
+// Errors (before anything runs): NAME.sqlite exists without --force-overwrite, command
+// not found (127) or not executable (126), collector library missing, no NVIDIA driver
+// (skipped when GPUSCOPE_SKIP_DRIVER_CHECK is set). Each prints "gpuscope TOOL: error:
+// ..." and a "what to do" line on stderr. A crashed or killed target still gets its
+// database built from what was flushed; an import failure keeps the logs and says how
+// to retry with `gpuscope import`.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/launcher.hpp"
+#include "store/importer.hpp"
+
+namespace gpuscope::cli {
+
+struct CollectRunSpec {
+  std::string tool;                 // "trace" or "kernels": prefixes every message
+  std::string output;               // NAME or NAME.sqlite; "" = gpuscope-<date>-<time>
+  bool force_overwrite = false;
+  bool keep_logs = false;
+  bool nvtx = false;                // also set NVTX_INJECTION64_PATH
+  std::vector<std::string> command;
+  std::vector<std::pair<std::string, std::string>> env;  // GPUSCOPE_* for the collector
+  std::optional<std::chrono::nanoseconds> kill_after;    // nsys --duration/--kill
+  int kill_signal = 15;
+  store::ImportOptions import;      // command, launched pid, status, start time, version filled here
+};
+
+struct CollectRunResult {
+  int exit_code = 0;                // the target's (shell convention) or gpuscope's own error
+  bool have_db = false;             // NAME.sqlite was written
+  std::filesystem::path db_path;
+  LaunchResult run;
+};
+
+/// Runs it (see the file comment). Prints progress and errors on stderr.
+[[nodiscard]] CollectRunResult collect_run(CollectRunSpec spec);
+
+/// Prints "gpuscope TOOL: error: WHAT" and "  what to do: TODO" on stderr; returns 1.
+int cli_fail(const std::string& tool, const std::string& what, const std::string& todo);
+
+/// CLOCK_REALTIME now, ns (the collector's launch origin).
+[[nodiscard]] std::int64_t realtime_ns();
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,214 @@
+#include "cli/kernels_command.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <regex>
+
+#include "cli/collect_run.hpp"
+#include "collect/metric_catalog.hpp"
+#include "core/kernel_metric_sets.hpp"
+#include "render/report_render.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+int fail(const std::string& what, const std::string& todo) { return cli_fail("kernels", what, todo); }
+
+std::string joined(const std::vector<std::string>& v, const char* sep = ",") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// --chip, else the chip of GPU 0 (needs a driver), else an error naming the choices.
+std::optional<std::string> resolve_chip(const std::string& chip, std::string* why) {
+  if (!chip.empty()) return chip;
+  return collect::detect_chip(0, why);
+}
+
+// In markdown, exactly the tables of docs/metrics.md (regenerate them with
+// `gpuscope kernels --list-sets --format markdown`).
+int list_sets(const std::string& format) {
+  const render::Format f = render::parse_format(format);
+  for (const kernels::MetricSet& s : kernels::metric_sets()) {
+    render::render(kernels::metric_set_report(s), f, std::cout);
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int list_metrics(const KernelsOptions& o) {
+  std::string why;
+  const auto chip = resolve_chip(o.chip, &why);
+  if (!chip) {
+    return fail("no GPU to read the metric list from (" + why + ")",
+                "name the chip: --chip GH100 (supported: " + joined(collect::MetricCatalog::supported_chips(), ", ") +
+                    ")");
+  }
+  const collect::MetricCatalog catalog(*chip);
+  const auto list = catalog.describe(o.list_filter);
+  std::cout << "# metrics of " << *chip << (o.list_filter.empty() ? "" : " matching '" + o.list_filter + "'") << ": "
+            << list.size() << "\n";
+  for (const auto& d : list) {
+    std::cout << d.name << "\t" << d.type << "\t" << d.dim_unit << "\t" << d.description << "\n";
+  }
+  if (list.empty()) std::cerr << "gpuscope kernels: no metric name contains '" << o.list_filter << "'\n";
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "kernels",
+      "Hardware counters for every kernel launch of a command, placed on this GPU's measured roofline.\n"
+      "Like `ncu --metrics`: CUPTI's Range Profiler replays each profiled kernel once per counter pass\n"
+      "(device memory is saved and restored), so the program runs slower but computes the same results.\n"
+      "Then every kernel gets achieved GB/s and FLOP/s, arithmetic intensity, % of the measured ceiling\n"
+      "(from `gpuscope peak`) and a plain-language verdict: DRAM-bound, compute-bound, latency-bound, ...\n"
+      "Examples:\n"
+      "  gpuscope kernels -o run -- ./my_program                 (quick set, every kernel)\n"
+      "  gpuscope kernels --set roofline -k gemm --launch-count 5 -- python3 train.py\n"
+      "  gpuscope kernels --metrics dram__bytes_read.sum,gpu__time_duration.sum -- ./app\n"
+      "  gpuscope kernels --list-sets ;  gpuscope kernels --list-metrics dram__ --chip GH100");
+  sub->add_option("-o,--output", o.output, "Writes NAME.sqlite (default gpuscope-<date>-<time>)");
+  sub->add_flag("-f,--force-overwrite", o.force_overwrite, "Replace NAME.sqlite if it exists");
+  sub->add_option("--set", o.set, "Metric set: quick, roofline, sol, memory, occupancy (see --list-sets)")
+      ->capture_default_str();
+  sub->add_option("--metrics", o.metrics, "Nsight Compute metric names instead of a set (comma separated)")
+      ->delimiter(',');
+  sub->add_option("-k,--kernel-name", o.kernel_regex,
+                  "Profile only kernels whose demangled or base name matches this regex (as ncu's regex:)");
+  sub->add_option("--launch-skip", o.launch_skip, "Skip this many matching launches first")->capture_default_str();
+  sub->add_option("--launch-count", o.launch_count, "Profile at most this many matching launches (0 = all)")
+      ->capture_default_str();
+  sub->add_flag("--list-sets", o.list_sets, "List the metric sets and what each metric means");
+  sub->add_option_function<std::vector<std::string>>(
+         "--list-metrics",
+         [&o](const std::vector<std::string>& v) {
+           o.list_metrics = true;
+           if (!v.empty()) o.list_filter = v.front();
+         },
+         "List the metrics this GPU supports: all, or those whose base name contains FILTER")
+      ->expected(0, 1)
+      ->type_name("[FILTER]");
+  sub->add_option("--chip", o.chip, "Chip for --list-metrics and name checks without a GPU (e.g. GH100)");
+  sub->add_option("--format", o.out.format, "table, csv, json or markdown")->capture_default_str();
+  sub->add_option("--by", o.out.by, "Rows per 'launch' or per kernel 'name' (default: per launch up to 50)");
+  sub->add_option("--svg", o.out.svg_path, "Draw the kernels on the measured roofline into this SVG file");
+  sub->add_option("--profile", o.out.profile_path,
+                  "Machine profile of `gpuscope peak --json` (default: the cached one of this GPU)");
+  sub->add_flag("--no-profile", o.out.no_profile, "Use theoretical ceilings even when a profile exists");
+  sub->add_option("--tensor-factor", o.tensor_factors,
+                  "COUNTER=FLOP: FLOPs per count of a tensor counter (calibrated on a GEMM; repeatable)");
+  sub->add_flag("--no-explain", [&o](std::int64_t) { o.out.explain = false; }, "No paragraphs under the table");
+  sub->add_flag("!--no-kernel-trace", o.trace_kernels,
+                "Do not also record kernel activity (the launch facts then come from the launch call only)");
+  sub->add_flag("--keep-logs", o.keep_logs, "Keep the per-process event logs (NAME.logs/)");
+  sub->add_option("command", o.command, "The command to run, after --");
+  sub->positionals_at_end();
+  return sub;
+}
+
+int run_kernels(KernelsOptions o) {
+  if (o.list_sets) return list_sets(o.out.format);
+  if (o.list_metrics) return list_metrics(o);
+  if (o.command.empty()) return fail("no command to profile", "put it after --: gpuscope kernels -- ./my_program");
+  for (const std::string& f : o.tensor_factors) {
+    const auto eq = f.find('=');
+    try {
+      if (eq == std::string::npos) throw std::invalid_argument("no '='");
+      o.out.calibration[f.substr(0, eq)] = std::stod(f.substr(eq + 1));
+    } catch (const std::exception&) {
+      return fail("--tensor-factor '" + f + "' is not COUNTER=NUMBER", "e.g. --tensor-factor sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum=512");
+    }
+  }
+
+  // The metric list: --metrics, else the set's.
+  std::string set_name = o.set;
+  std::vector<std::string> metrics;
+  if (!o.metrics.empty()) {
+    set_name = "custom";
+    for (const std::string& m : o.metrics)
+      if (!m.empty() && std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+  } else {
+    const kernels::MetricSet* set = kernels::find_metric_set(o.set);
+    if (set == nullptr) {
+      std::string names;
+      for (const auto& s : kernels::metric_sets()) names += (names.empty() ? "" : ", ") + std::string(s.name);
+      return fail("unknown --set '" + o.set + "'", "use one of: " + names);
+    }
+    metrics = kernels::set_metric_names(*set);
+  }
+  if (!o.kernel_regex.empty()) {
+    try {
+      std::regex check(o.kernel_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return fail("-k '" + o.kernel_regex + "' is not a valid regex: " + e.what(), "");
+    }
+  }
+
+  // Check every name on the host before running anything (needs the chip: a GPU or --chip).
+  std::string why;
+  if (const auto chip = resolve_chip(o.chip, &why)) {
+    try {
+      const collect::MetricCatalog catalog(*chip);
+      for (const std::string& m : metrics) {
+        if (!catalog.is_valid(m)) {
+          return fail("unknown metric '" + m + "' on " + *chip + "; nothing was run",
+                      "closest valid names: " + joined(catalog.closest(m), ", ") +
+                          " (gpuscope kernels --list-metrics FILTER lists them)");
+        }
+      }
+      std::cerr << "gpuscope kernels: " << metrics.size() << " metrics (" << set_name << ") on " << *chip << ": "
+                << catalog.passes(metrics) << " replay pass(es) per profiled kernel\n";
+    } catch (const collect::MetricCatalogError& e) {
+      std::cerr << "gpuscope kernels: warning: metric names not checked: " << e.what() << "\n";
+    }
+  }
+
+  CollectRunSpec spec;
+  spec.tool = "kernels";
+  spec.output = o.output;
+  spec.force_overwrite = o.force_overwrite;
+  spec.keep_logs = o.keep_logs;
+  spec.command = o.command;
+  spec.env = {
+      {"GPUSCOPE_TRACE", o.trace_kernels ? "cuda" : "nvtx"},
+      {"GPUSCOPE_KERNEL_METRICS", joined(metrics)},
+      {"GPUSCOPE_KERNEL_SET", set_name},
+      {"GPUSCOPE_KERNEL_REGEX", o.kernel_regex},
+      {"GPUSCOPE_LAUNCH_SKIP", std::to_string(o.launch_skip)},
+      {"GPUSCOPE_LAUNCH_COUNT", std::to_string(o.launch_count)},
+      {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(realtime_ns())},
+  };
+  spec.import.trace_sources = "kernels:" + set_name;
+  spec.import.capture_range = "none";
+  spec.import.extra_meta = {{"kernel_metrics", joined(metrics)}, {"kernel_set", set_name},
+                            {"kernel_filter", o.kernel_regex}, {"launch_skip", std::to_string(o.launch_skip)},
+                            {"launch_count", std::to_string(o.launch_count)}};
+
+  const CollectRunResult res = collect_run(spec);
+  if (!res.have_db) return res.exit_code;
+
+  int code = res.exit_code;
+  try {
+    store::Database db(res.db_path.string(), store::Database::Mode::kReadOnly);
+    // The collector's own words (privileges, filters that matched nothing, graphs).
+    store::Statement st = db.prepare("SELECT severity, text FROM messages WHERE severity <> 'info' ORDER BY ts_ns");
+    while (st.step()) std::cerr << "gpuscope kernels: " << st.column_text(0) << ": " << st.column_text(1) << "\n";
+    const std::int64_t profiled = db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0);
+    if (profiled > 0) {
+      const int out_code = print_kernel_results(db, o.out, std::cout, std::cerr);
+      if (code == 0) code = out_code;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "gpuscope kernels: error: " << e.what() << "\n";
+    if (code == 0) code = 1;
+  }
+  std::cerr << "gpuscope kernels: wrote " << res.db_path.string() << "  (the target " << res.run.describe() << ")\n";
+  return code;
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,40 @@
+// `gpuscope kernels [options] -- CMD [ARGS...]`: hardware counters per kernel launch
+// (CUPTI Range Profiler, kernel replay, in the collector's kernels mode:
+// collect/kernel_profiler.hpp), imported into NAME.sqlite (tables kernel_profiles and
+// kernel_metrics) and explained against the measured roofline (cli/kernels_output.hpp).
+// Also `gpuscope kernels --list-metrics [FILTER]` and `--list-sets`, which need no GPU
+// when --chip is given.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/kernels_output.hpp"
+
+namespace gpuscope::cli {
+
+struct KernelsOptions {
+  std::string output;             // NAME or NAME.sqlite
+  bool force_overwrite = false;
+  std::string set = "quick";
+  std::vector<std::string> metrics;  // --metrics: replaces the set's list
+  std::string kernel_regex;       // -k
+  std::uint64_t launch_skip = 0;
+  std::uint64_t launch_count = 0;
+  std::string chip;               // --chip: for --list-metrics and checks without a GPU
+  bool list_metrics = false;
+  std::string list_filter;
+  bool list_sets = false;
+  bool trace_kernels = true;      // also record kernel activity (launch facts, timeline)
+  bool keep_logs = false;
+  std::vector<std::string> tensor_factors;  // COUNTER=FLOP
+  KernelOutputOptions out;
+  std::vector<std::string> command;
+};
+
+CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& options);
+[[nodiscard]] int run_kernels(KernelsOptions options);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,470 @@
+#include "collect/kernel_profiler.hpp"
+
+#include <cuda_runtime_api.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include <cstdio>
+#include <regex>
+
+#include "collect/collector.hpp"
+#include "collect/cupti_check.hpp"
+#include "collect/cupti_params.hpp"
+
+namespace gpuscope::detail {
+namespace {
+
+// The launching thread's profiled launch, between its API enter and exit callbacks.
+struct ThreadLaunch {
+  int depth = 0;          // nested launch calls (a runtime launch may call the driver's)
+  bool active = false;    // this thread started a range at depth 1
+  void* state = nullptr;  // KernelProfiler::ContextState*
+  ProfiledLaunch launch;
+};
+thread_local ThreadLaunch t_launch;
+
+bool is_runtime_launch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_driver_launch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::int32_t i32(unsigned long long v) { return static_cast<std::int32_t>(v > 0x7fffffffULL ? 0x7fffffff : v); }
+
+void set_dims(ProfiledLaunch& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+              unsigned long long smem) {
+  l.grid[0] = i32(gx), l.grid[1] = i32(gy), l.grid[2] = i32(gz);
+  l.block[0] = i32(bx), l.block[1] = i32(by), l.block[2] = i32(bz);
+  l.dynamic_shared_memory = i32(smem);
+}
+
+// Grid, block, dynamic shared memory and the CUfunction from the launch call's parameters.
+CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ProfiledLaunch& l) {
+  if (params == nullptr) return nullptr;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000: {
+        // The four share one layout (func, gridDim, blockDim, args, sharedMem, stream).
+        const auto* p = static_cast<const cudaLaunchKernel_v7000_params*>(params);
+        set_dims(l, p->gridDim.x, p->gridDim.y, p->gridDim.z, p->blockDim.x, p->blockDim.y, p->blockDim.z,
+                 p->sharedMem);
+        return nullptr;
+      }
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+        const auto* p = static_cast<const cudaLaunchKernelExC_v11060_params*>(params);
+        if (p->config != nullptr) {
+          const cudaLaunchConfig_t& c = *p->config;
+          set_dims(l, c.gridDim.x, c.gridDim.y, c.gridDim.z, c.blockDim.x, c.blockDim.y, c.blockDim.z,
+                   c.dynamicSmemBytes);
+        }
+        return nullptr;
+      }
+      default:
+        return nullptr;
+    }
+  }
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+      const auto* p = static_cast<const cuLaunchKernel_params*>(params);
+      set_dims(l, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ, p->sharedMemBytes);
+      return p->f;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const auto* p = static_cast<const cuLaunchKernelEx_params*>(params);
+      if (p->config != nullptr) {
+        const CUlaunchConfig& c = *p->config;
+        set_dims(l, c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ, c.sharedMemBytes);
+      }
+      return p->f;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+void read_function(CUfunction f, ProfiledLaunch& l) {
+  if (f == nullptr) return;
+  int v = 0;
+  if (cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f) == CUDA_SUCCESS) l.registers_per_thread = v;
+  if (cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f) == CUDA_SUCCESS) l.static_shared_memory = v;
+  if (cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f) == CUDA_SUCCESS) l.local_memory_per_thread = v;
+}
+
+std::string result_name(CUptiResult r) {
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  return (s != nullptr ? std::string(s) : "CUPTI error") + " (" + std::to_string(r) + ")";
+}
+
+// Thrown inside KernelProfiler and caught at its callback boundary.
+struct ProfilerFailure {
+  CUptiResult status;
+  std::string call;
+};
+
+void must(CUptiResult r, const char* call) {
+  if (r != CUPTI_SUCCESS) throw ProfilerFailure{r, call};
+}
+
+}  // namespace
+
+struct KernelProfiler::ContextState {
+  CUcontext ctx = nullptr;
+  std::uint32_t context_id = 0;
+  std::uint32_t device_id = 0;
+  CUpti_Profiler_Host_Object* host = nullptr;
+  CUpti_RangeProfiler_Object* profiler = nullptr;
+  std::vector<std::uint8_t> availability, config, counter_data;
+  std::size_t passes = 0;
+
+  ~ContextState() {
+    if (profiler != nullptr) {
+      auto d = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+      d.pRangeProfilerObject = profiler;
+      cuptiRangeProfilerDisable(&d);
+    }
+    if (host != nullptr) {
+      auto d = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+      d.pHostObject = host;
+      cuptiProfilerHostDeinitialize(&d);
+    }
+  }
+
+  void reset_counter_data() {
+    auto p = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+    p.pRangeProfilerObject = profiler;
+    p.counterDataSize = counter_data.size();
+    p.pCounterData = counter_data.data();
+    must(cuptiRangeProfilerCounterDataImageInitialize(&p), "cuptiRangeProfilerCounterDataImageInitialize");
+  }
+};
+
+KernelProfiler::KernelProfiler(Collector& sink, const collect::CollectorConfig& config)
+    : m_sink(sink), m_config(config), m_metrics(config.kernel_metrics) {
+  for (const std::string& m : m_metrics) m_metric_ptrs.push_back(m.c_str());
+  try {
+    m_selector.emplace(config.kernel_regex, config.launch_skip, config.launch_count);
+  } catch (const std::regex_error& e) {
+    m_off = true;
+    m_sink.post_message(log::Severity::kError, "invalid --kernel-name regex '" + config.kernel_regex + "': " + e.what());
+  }
+}
+
+KernelProfiler::~KernelProfiler() = default;
+
+void KernelProfiler::enable_callbacks(CUpti_SubscriberHandle subscriber) noexcept {
+  for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+                                CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000}) {
+    GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+  }
+  for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+                                CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz}) {
+    GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+  }
+  GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                              CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+}
+
+void KernelProfiler::fail(const std::string& what, const std::string& todo) {
+  if (m_off) return;
+  m_off = true;
+  std::fprintf(stderr, "gpuscope kernels: %s; no more kernels are profiled in this process%s%s\n", what.c_str(),
+               todo.empty() ? "" : ". What to do: ", todo.c_str());
+  m_sink.post_message(log::Severity::kError, what + (todo.empty() ? "" : ". What to do: " + todo));
+}
+
+KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
+  auto it = m_contexts.find(ctx);
+  if (it != m_contexts.end()) return it->second.get();
+  static bool initialized = false;
+  if (!initialized) {
+    auto init = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+    must(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+    initialized = true;
+  }
+  auto s = std::make_unique<ContextState>();
+  s->ctx = ctx;
+  cuptiGetContextId(ctx, &s->context_id);
+  CUdevice dev = 0;
+  if (cuCtxGetDevice(&dev) == CUDA_SUCCESS) s->device_id = static_cast<std::uint32_t>(dev);
+
+  auto chip = GPUSCOPE_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip.deviceIndex = s->device_id;
+  must(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
+
+  auto avail = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  avail.ctx = ctx;
+  must(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
+  s->availability.resize(avail.counterAvailabilityImageSize);
+  avail.pCounterAvailabilityImage = s->availability.data();
+  must(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
+
+  auto host = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host.pChipName = chip.pChipName;
+  host.pCounterAvailabilityImage = s->availability.data();
+  must(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+  s->host = host.pHostObject;
+
+  auto add = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  add.pHostObject = s->host;
+  add.ppMetricNames = m_metric_ptrs.data();
+  add.numMetrics = m_metric_ptrs.size();
+  must(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+  auto size = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = s->host;
+  must(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  s->config.resize(size.configImageSize);
+  auto get = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  get.pHostObject = s->host;
+  get.configImageSize = s->config.size();
+  get.pConfigImage = s->config.data();
+  must(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+  auto passes = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  passes.configImageSize = s->config.size();
+  passes.pConfigImage = s->config.data();
+  must(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+  s->passes = passes.numOfPasses;
+
+  auto en = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+  en.ctx = ctx;
+  must(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
+  s->profiler = en.pRangeProfilerObject;
+
+  auto cds = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  cds.pRangeProfilerObject = s->profiler;
+  cds.pMetricNames = m_metric_ptrs.data();
+  cds.numMetrics = m_metric_ptrs.size();
+  cds.maxNumOfRanges = 1;
+  cds.maxNumRangeTreeNodes = 1;
+  must(cuptiRangeProfilerGetCounterDataSize(&cds), "cuptiRangeProfilerGetCounterDataSize");
+  s->counter_data.resize(cds.counterDataSize);
+  s->reset_counter_data();
+
+  if (m_config.verbose) {
+    std::fprintf(stderr, "gpuscope: range profiler on context %u (%s): %zu metrics, %zu passes\n", s->context_id,
+                 chip.pChipName, m_metrics.size(), s->passes);
+  }
+  ContextState* raw = s.get();
+  m_contexts.emplace(ctx, std::move(s));
+  return raw;
+}
+
+void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  ThreadLaunch& t = t_launch;
+  t.active = false;
+  const char* name = data->symbolName != nullptr ? data->symbolName : "";
+  const collect::LaunchSelector::Decision d = m_selector->next(name);
+  if (!d.profile) return;
+  ContextState* s = state_for(data->context);
+  ProfiledLaunch& l = t.launch;
+  l = ProfiledLaunch{};
+  l.launch_ns = Collector::now_ns();
+  l.launch_index = d.launch_index;
+  l.name = name;
+  l.device_id = s->device_id;
+  l.context_id = s->context_id;
+  l.correlation_id = data->correlationId;
+  l.passes = static_cast<std::uint32_t>(s->passes);
+  read_function(read_params(domain, cbid, data->functionParams, l), l);
+
+  auto cfg = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  cfg.pRangeProfilerObject = s->profiler;
+  cfg.configSize = s->config.size();
+  cfg.pConfig = s->config.data();
+  cfg.counterDataImageSize = s->counter_data.size();
+  cfg.pCounterDataImage = s->counter_data.data();
+  cfg.range = CUPTI_AutoRange;
+  cfg.replayMode = CUPTI_KernelReplay;
+  cfg.maxRangesPerPass = 1;
+  cfg.numNestingLevels = 1;
+  cfg.minNestingLevel = 1;
+  cfg.passIndex = 0;
+  cfg.targetNestingLevel = 1;
+  must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
+  auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  start.pRangeProfilerObject = s->profiler;
+  must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+  t.state = s;
+  t.active = true;
+}
+
+void KernelProfiler::end() {
+  ThreadLaunch& t = t_launch;
+  if (!t.active) return;
+  t.active = false;
+  auto* s = static_cast<ContextState*>(t.state);
+  auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  stop.pRangeProfilerObject = s->profiler;
+  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  if (stop.isAllPassSubmitted == 0) {
+    m_sink.post_message(log::Severity::kWarning, "range profiler: not every pass was submitted for launch " +
+                                                     std::to_string(t.launch.launch_index) + " (" + t.launch.name + ")");
+  }
+  auto decode = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = s->profiler;
+  must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = s->counter_data.data();
+  info.counterDataImageSize = s->counter_data.size();
+  must(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  if (decode.numOfRangeDropped > 0 || info.numTotalRanges == 0) {
+    m_sink.post_message(log::Severity::kWarning, "range profiler: no counters for launch " +
+                                                     std::to_string(t.launch.launch_index) + " (" + t.launch.name +
+                                                     "): " + std::to_string(decode.numOfRangeDropped) +
+                                                     " range(s) dropped, " + std::to_string(info.numTotalRanges) +
+                                                     " decoded");
+  } else {
+    ProfiledLaunch& l = t.launch;
+    l.values.assign(m_metric_ptrs.size(), 0.0);
+    auto ev = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+    ev.pHostObject = s->host;
+    ev.pCounterDataImage = s->counter_data.data();
+    ev.counterDataImageSize = s->counter_data.size();
+    ev.rangeIndex = 0;
+    ev.ppMetricNames = m_metric_ptrs.data();
+    ev.numMetrics = m_metric_ptrs.size();
+    ev.pMetricValues = l.values.data();
+    must(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+    std::lock_guard lock(m_done_mutex);
+    m_done.push_back(std::move(l));
+  }
+  s->reset_counter_data();
+}
+
+void KernelProfiler::on_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const CUpti_CallbackData* data) noexcept {
+  const bool launch = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? is_runtime_launch(cbid) : is_driver_launch(cbid);
+  if (!launch || data == nullptr) {
+    if (data != nullptr && data->callbackSite == CUPTI_API_ENTER) on_graph_launch();
+    return;
+  }
+  ThreadLaunch& t = t_launch;
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    if (++t.depth > 1) {
+      // A driver launch inside the runtime's: its CUfunction gives registers and shared memory.
+      if (t.active && domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        ProfiledLaunch scratch;
+        read_function(read_params(domain, cbid, data->functionParams, scratch), t.launch);
+      }
+      return;
+    }
+    m_mutex.lock();  // released at this launch's exit: one profiled launch at a time
+    try {
+      if (!m_off) begin(data, domain, cbid);
+    } catch (const ProfilerFailure& f) {
+      t.active = false;
+      if (f.status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+        fail(f.call + ": " + result_name(f.status) + ": this user may not read GPU performance counters",
+             "allow them (as root: modprobe nvidia NVreg_RestrictProfilingToAdminUsers=0, or the "
+             "options file in /etc/modprobe.d, then reload the driver) or run as an administrator; see "
+             "https://developer.nvidia.com/ERR_NVGPUCTRPERM");
+      } else if (f.status == CUPTI_ERROR_HARDWARE_BUSY) {
+        fail(f.call + ": " + result_name(f.status) + ": another profiler (ncu, nsys, DCGM) holds the counters",
+             "stop the other profiler (for DCGM: dcgmi profile --pause) and run again");
+      } else if (f.status == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED) {
+        fail(f.call + ": " + result_name(f.status) + ": counters are not available on a MIG instance",
+             "run on a whole GPU");
+      } else {
+        fail(f.call + " failed: " + result_name(f.status), "");
+      }
+    } catch (...) {
+      t.active = false;
+      fail("range profiler setup failed", "");
+    }
+  } else {
+    if (t.depth == 0) return;  // enter was seen before kernels mode began
+    if (--t.depth > 0) return;
+    try {
+      end();
+    } catch (const ProfilerFailure& f) {
+      fail(f.call + " failed: " + result_name(f.status), "");
+    } catch (...) {
+      fail("range profiler decode failed", "");
+    }
+    m_mutex.unlock();
+  }
+}
+
+void KernelProfiler::on_graph_launch() noexcept {
+  if (m_graph_warned) return;
+  m_graph_warned = true;
+  m_sink.post_message(log::Severity::kWarning,
+                      "the program launches CUDA graphs: kernels inside graphs are not profiled (kernel replay "
+                      "profiles stream launches only)");
+}
+
+void KernelProfiler::on_context_destroy(CUcontext ctx) noexcept {
+  std::lock_guard lock(m_mutex);
+  m_contexts.erase(ctx);
+}
+
+void KernelProfiler::finish() noexcept {
+  try {
+    std::lock_guard lock(m_mutex);
+    m_contexts.clear();
+    if (m_selector && m_selector->profiled() == 0 && !m_off) {
+      std::string seen;
+      for (const std::string& n : m_selector->names_seen()) seen += (seen.empty() ? "" : ", ") + n;
+      m_sink.post_message(log::Severity::kWarning,
+                          "no kernel launch was profiled: " + std::to_string(m_selector->launches()) +
+                              " launch(es) seen, " + std::to_string(m_selector->matched()) +
+                              " matched the filters" + (seen.empty() ? "" : "; kernels seen: " + seen));
+    }
+  } catch (...) {
+  }
+}
+
+std::vector<ProfiledLaunch> KernelProfiler::take() noexcept {
+  std::vector<ProfiledLaunch> out;
+  try {
+    std::lock_guard lock(m_done_mutex);
+    out.swap(m_done);
+  } catch (...) {
+  }
+  return out;
+}
+
+}  // namespace gpuscope::detail
