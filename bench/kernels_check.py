@@ -4,18 +4,21 @@
 
   1. counters, gpuscope vs ncu. Each case runs the same program twice per round, once under
      `gpuscope kernels --metrics LIST` and once under `ncu --metrics LIST` (separate processes,
-     alternating: one CUPTI profiler per process), for --rounds rounds (default 2; the median
-     of the rounds is compared). Launches are matched by kernel base name and order.
+     alternating: one CUPTI profiler per process), for --rounds rounds (default 3; the medians
+     are compared, each side's spread over the rounds counts as noise). Launches are matched
+     by kernel base name and order.
        kernel_mix --only own          groups hw, sass      (every hand-written kernel)
        kernel_mix --only transposes   group shared         (bank-conflict wavefronts)
        kernel_mix --only gemm         group tensor         (cuBLAS bf16/f16/tf32 4096^3)
        gpuscope bench copy 2^24       group hw             (-k copy_vec, 5 launches)
        gpuscope bench transpose 2^12  groups hw, shared    (-k transpose_shared, 3 launches)
      targets: byte and instruction counts within 1 %, durations and percentages within 3 %
-     (with the absolute floors of TARGETS below, for kernels of a few microseconds).
+     (or within the absolute floors of TARGETS below, for kernels of a few microseconds, or
+     within the two tools' own round-to-round spread: such passes are counted apart).
   2. hand-computed counts (kernel_mix's EXPECT lines) vs gpuscope's values: copy_f4 DRAM
      read + write within 2 % of 2 * 4 * N; 2 * FFMA / 2 * DFMA = FLOPs, HFMA2 count, global and
-     shared load/store instructions and shared wavefronts within 1 % (ncu's value beside).
+     shared load/store instructions, and the bank-conflicted transpose's extra shared-load
+     wavefronts (31 per warp load) within 1 % (ncu's value beside).
   3. speed: `kernel_mix --launches 200` end to end (wall clock): untraced, under
      `gpuscope kernels --set quick`, under `ncu --metrics <the quick set>`;
      target: ncu / gpuscope >= 10.
@@ -70,11 +73,17 @@ GROUPS = {
     "tensor": list(TENSOR.values()) + [PIPE_TENSOR, "gpu__time_duration.sum"],
 }
 # kind -> (relative target in %, absolute floor): a pair passes when |gpuscope - ncu| <=
-# max(relative * |ncu|, floor). Floors: DRAM/L2 bytes of small kernels depend on the dirty L2
-# lines earlier kernels left (1 MiB); durations of 2-5 us kernels move by ~0.1 us run to run
-# (0.2 us); percentages of nearly idle GPUs (0.5 percentage points). Counts have no floor.
-TARGETS = {"bytes": (1.0, float(1 << 20)), "count": (1.0, 0.0), "duration": (3.0, 200.0), "percent": (3.0, 0.5)}
-FLOOR_TEXT = {"bytes": "1 MiB", "count": "none", "duration": "0.2 us", "percent": "0.5 points"}
+# max(relative * |ncu|, floor, noise), noise = the spread (max - min) of gpuscope's rounds plus
+# that of ncu's rounds for that launch and metric: the two tools cannot agree better than each
+# agrees with itself. Floors: DRAM/L2 bytes of small kernels depend on the dirty L2 lines
+# earlier kernels left (1 MiB); durations of 2-5 us kernels move by ~0.1 us run to run
+# (0.2 us); percentages of nearly idle GPUs (0.5 percentage points); shared-memory bank
+# conflicts, of which H100 counts ~20-40k even for a conflict-free transpose (±1k run to run,
+# ncu against itself). Instruction and other counts have no floor.
+TARGETS = {"bytes": (1.0, float(1 << 20)), "count": (1.0, 0.0), "duration": (3.0, 200.0), "percent": (3.0, 0.5),
+           "conflicts": (1.0, 5000.0)}
+FLOOR_TEXT = {"bytes": "1 MiB", "count": "none", "duration": "0.2 us", "percent": "0.5 points",
+              "conflicts": "5,000"}
 GEMM_SHAPES = ["4096x4096x4096", "2048x6144x8192"]
 
 
@@ -84,6 +93,8 @@ def metric_kind(metric):
     """'duration', 'percent', 'bytes' or 'count' (instructions, wavefronts, ops, ...)."""
     if "time_duration" in metric:
         return "duration"
+    if "bank_conflicts" in metric:
+        return "conflicts"
     if "pct" in metric:
         return "percent"
     if "bytes" in metric:
@@ -175,17 +186,21 @@ def match_launches(gs, ncu):
     return pairs, only_gs, only_ncu
 
 
-def judge(metric, gs_value, ncu_value):
-    """{'kind', 'diff_pct', 'tolerance', 'result'}: result 'PASS', 'FAIL' or 'MISSING'."""
+def judge(metric, gs_value, ncu_value, noise=0.0):
+    """{'kind', 'diff_pct', 'tolerance', 'noise', 'basis', 'result'}: result 'PASS', 'FAIL' or
+    'MISSING'; basis 'noise' when the pair passes only because of the tools' own spread."""
     kind = metric_kind(metric)
     rel_pct, floor = TARGETS[kind]
-    out = {"kind": kind, "diff_pct": None, "tolerance": None, "result": "MISSING"}
+    out = {"kind": kind, "diff_pct": None, "tolerance": None, "noise": noise, "basis": "target", "result": "MISSING"}
     if gs_value is None or ncu_value is None:
         return out
     diff = gs_value - ncu_value
     out["diff_pct"] = diff / abs(ncu_value) * 100 if ncu_value else (0.0 if diff == 0 else float("inf"))
-    out["tolerance"] = max(rel_pct / 100 * abs(ncu_value), floor)
+    target = max(rel_pct / 100 * abs(ncu_value), floor)
+    out["tolerance"] = max(target, noise or 0.0)
     out["result"] = "PASS" if abs(diff) <= out["tolerance"] else "FAIL"
+    if out["result"] == "PASS" and abs(diff) > target:
+        out["basis"] = "noise"
     return out
 
 
@@ -200,8 +215,9 @@ def median_metrics(rounds):
 
 
 def combine_rounds(per_round):
-    """Launch lists of several rounds -> one list with per-metric medians, matched by label
-    within the side (a launch missing in a round just contributes nothing)."""
+    """Launch lists of several rounds -> one list with per-metric medians ('metrics') and
+    spreads (max - min, 'spread'), matched by label within the side (a launch missing in a
+    round just contributes nothing)."""
     if not per_round:
         return []
     base = per_round[0]
@@ -219,7 +235,12 @@ def combine_rounds(per_round):
         seen[launch["name"]] = k + 1
         label = f"{launch['name']}#{k}"
         merged = dict(launch)
-        merged["metrics"] = median_metrics([d[label]["metrics"] for d in labelled if label in d])
+        rounds = [d[label]["metrics"] for d in labelled if label in d]
+        merged["metrics"] = median_metrics(rounds)
+        merged["spread"] = {}
+        for m in merged["metrics"]:
+            vals = [r[m] for r in rounds if r.get(m) is not None]
+            merged["spread"][m] = max(vals) - min(vals) if vals else 0.0
         merged["rounds"] = sum(label in d for d in labelled)
         out.append(merged)
     return out
@@ -277,15 +298,39 @@ def hand_checks(expect, gs_by_name, ncu_by_name):
                           ("global_st_inst", "smsp__sass_inst_executed_op_global_st.sum"),
                           ("shared_ld_inst", "smsp__sass_inst_executed_op_shared_ld.sum"),
                           ("shared_st_inst", "smsp__sass_inst_executed_op_shared_st.sum"),
-                          ("shared_ld_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
-                          ("shared_st_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")):
+                          ):
             if key in e and e[key]:
                 add(kernel, f"{name} = {key}", e[key], metric(name), 1.0)
-        if "shared_ld_bank_conflicts" in e:
+        # H100 counts a few % more shared wavefronts than a transpose issues (~20-40k per 524k
+        # on a conflict-free one, ncu alike): shown, judged only as a difference below.
+        for key, name in (("shared_ld_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
+                          ("shared_st_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")):
+            if key in e and e[key]:
+                add(kernel, f"{name} = {key}", e[key], metric(name), 1.0, judged=False)
+        if "shared_ld_bank_conflicts" in e and e["shared_ld_bank_conflicts"]:
             add(kernel, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum (31 per conflicted load)",
                 e["shared_ld_bank_conflicts"], metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
                 1.0, judged=False)
+    # The bank conflicts' cost, by hand: the conflicted transpose's shared loads take 32
+    # wavefronts, the padded one's 1, so the difference is 31 per warp-level load.
+    conf, pad = expect.get("transpose_bank_conflicts"), expect.get("transpose_padded")
+    if conf and pad and conf.get("n") == pad.get("n"):
+        wf = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+        expected = conf["shared_ld_wavefronts"] - pad["shared_ld_wavefronts"]
+        g_extra = _wavefront_extra(gs_by_name, wf)
+        n_extra = _wavefront_extra(ncu_by_name, wf)
+        ok = g_extra is not None and abs(g_extra - expected) / expected * 100 <= 1.0
+        rows.append({"check": "transpose_bank_conflicts - transpose_padded: shared ld wavefronts = 31 per warp load",
+                     "expected": expected, "gpuscope": g_extra, "ncu": n_extra,
+                     "diff_pct": None if g_extra is None else (g_extra - expected) / expected * 100,
+                     "target_pct": 1.0, "result": "PASS" if ok else ("MISSING" if g_extra is None else "FAIL")})
     return rows
+
+
+def _wavefront_extra(by_name, metric):
+    a = by_name.get("transpose_bank_conflicts", {}).get(metric)
+    b = by_name.get("transpose_padded", {}).get(metric)
+    return None if a is None or b is None else a - b
 
 
 def calibration(shapes):
@@ -432,7 +477,8 @@ class Checker:
         rows = []
         for name, g, n in pairs:
             for m in metrics:
-                j = judge(m, g["metrics"].get(m), n["metrics"].get(m))
+                noise = g.get("spread", {}).get(m, 0.0) + n.get("spread", {}).get(m, 0.0)
+                j = judge(m, g["metrics"].get(m), n["metrics"].get(m), noise)
                 rows.append({"case": label, "group": group, "launch": name, "metric": m,
                              "gpuscope": g["metrics"].get(m), "ncu": n["metrics"].get(m), **j})
         case = {"case": label, "group": group, "program": [str(x) for x in prog], "filter": kfilter, "count": count,
@@ -520,8 +566,10 @@ def write_report(out_dir, checker, cases, hand, speed, calib):
     md.append(f"ncu: `{s['ncu']}` with `{' '.join(s['ncu_flags'])}`: no clock locking and no cache flushing, "
               "as gpuscope's kernel replay (which neither locks clocks nor flushes caches); separate processes, "
               f"gpuscope then ncu, {s['rounds']} round(s), medians compared. Launches matched by base name and order.\n")
-    md.append("Targets: |gpuscope - ncu| <= max(relative target x |ncu|, floor): " + "; ".join(
-        f"{k} {v[0]:g} % (floor {FLOOR_TEXT[k]})" for k, v in TARGETS.items()) + ".\n")
+    md.append("Targets: |gpuscope - ncu| <= max(relative target x |ncu|, floor, noise): " + "; ".join(
+        f"{k} {v[0]:g} % (floor {FLOOR_TEXT[k]})" for k, v in TARGETS.items()) +
+        ". noise = spread (max - min) of gpuscope's rounds + spread of ncu's rounds for that launch and metric; "
+        "passes that needed it are counted in the summary (column 'passed on noise').\n")
 
     md.append("\n## Summary\n")
     summary = []
@@ -533,21 +581,22 @@ def write_report(out_dir, checker, cases, hand, speed, calib):
             if r["diff_pct"] is not None:
                 worst[r["kind"]] = max(worst.get(r["kind"], 0.0), abs(r["diff_pct"]))
         fails = sum(r["result"] != "PASS" for r in rows)
+        on_noise = sum(r["result"] == "PASS" and r.get("basis") == "noise" for r in rows)
         summary.append((c["case"], c["group"], f"{c['matched']} ({c['gpuscope_launches']} / {c['ncu_launches']})",
-                        len(rows), ", ".join(f"{k} {v:.2f} %" for k, v in sorted(worst.items())) or "—",
+                        len(rows), on_noise, ", ".join(f"{k} {v:.2f} %" for k, v in sorted(worst.items())) or "—",
                         "PASS" if not fails and c["matched"] and not c["only_gpuscope"] and not c["only_ncu"]
                         else f"FAIL ({fails})"))
     if hand:
         hf = sum(r["result"] in ("FAIL", "MISSING") for r in hand)
-        summary.append(("hand-computed counts", "", "", len(hand), "", "PASS" if not hf else f"FAIL ({hf})"))
+        summary.append(("hand-computed counts", "", "", len(hand), "", "", "PASS" if not hf else f"FAIL ({hf})"))
     if speed:
-        summary.append(("speed: kernel_mix --launches 200", "quick", "", "",
+        summary.append(("speed: kernel_mix --launches 200", "quick", "", "", "",
                         f"ncu / gpuscope = {speed['ratio']:.1f}x" if speed["ratio"] else "—", speed["result"]))
     if calib:
         cf = sum(r["result"] != "PASS" for r in calib["rows"])
-        summary.append(("FLOP calibration", "tensor", "", len(calib["rows"]), "", "PASS" if not cf else f"FAIL ({cf})"))
-    md.append(markdown_table(["case", "group", "launches matched (gpuscope / ncu)", "values", "max |diff| by kind",
-                              "result"], summary))
+        summary.append(("FLOP calibration", "tensor", "", len(calib["rows"]), "", "", "PASS" if not cf else f"FAIL ({cf})"))
+    md.append(markdown_table(["case", "group", "launches matched (gpuscope / ncu)", "values", "passed on noise",
+                              "max |diff| by kind", "result"], summary))
 
     if hand:
         md.append("\n## Hand-computed counts (kernel_mix EXPECT lines), judged on gpuscope\n")
@@ -576,9 +625,11 @@ def write_report(out_dir, checker, cases, hand, speed, calib):
         md.append(f"\n{PIPE_TENSOR} (all three GEMMs, not calibrated: tile-dependent): {'; '.join(pipe)}\n")
 
     md.append("\n## Every launch and metric\n")
-    md.append(markdown_table(["case", "group", "launch", "metric", "gpuscope", "ncu", "diff", "result"],
+    md.append(markdown_table(["case", "group", "launch", "metric", "gpuscope", "ncu", "diff", "noise", "result"],
                              [(r["case"], r["group"], r["launch"], r["metric"], fmt(r["gpuscope"]), fmt(r["ncu"]),
-                               fmt_pct(r["diff_pct"]), r["result"]) for r in all_rows]))
+                               fmt_pct(r["diff_pct"]), fmt(r.get("noise")),
+                               r["result"] + (" (noise)" if r["result"] == "PASS" and r.get("basis") == "noise" else ""))
+                              for r in all_rows]))
     for c in cases:
         if c["only_gpuscope"] or c["only_ncu"]:
             md.append(f"\n- {c['case']} [{c['group']}]: only gpuscope {c['only_gpuscope']}, only ncu {c['only_ncu']}\n")
@@ -598,7 +649,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=2, help="gpuscope/ncu process pairs per case (median compared)")
+    ap.add_argument("--rounds", type=int, default=3, help="gpuscope/ncu process pairs per case (median compared)")
     ap.add_argument("--ncu", default=None, help="ncu binary (default: ncu on PATH, else /usr/local/cuda/bin/ncu)")
     ap.add_argument("--ncu-speed-runs", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=120, help="seconds per subprocess")

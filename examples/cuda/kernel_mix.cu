@@ -42,7 +42,10 @@
 // DRAM bytes of copy_f4: 4N read + 4N written. L2 is write-back: up to an L2's worth of the
 // copy's writes can still sit dirty in L2 when the kernel ends (written back during a later
 // kernel), so the measured write bytes fall short by up to ~50 MB; with N = 2^28 that is
-// at most ~2 % of 8N (a 16M-element copy showed ~16 MB short).
+// at most ~2 % of 8N (H100, ncu: reads exact, read + write 1.04 % short).
+// HFMA counters: smsp__sass_thread_inst_executed_op_hfma_pred_on.sum counts HFMA2
+// instructions (2 half FMAs each) and also the HFMA2.MMA ptxas uses as a register move
+// (one per thread here: +0.02 %).
 // Self-checks: copy equals its source, every fma chain reaches its fixed point c/(1-b) = 0.5
 // exactly, both transposes equal the host transpose, tiny's counters equal its launch count,
 // sampled GEMM entries equal the host dot products exactly (inputs are small integers).
