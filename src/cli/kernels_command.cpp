@@ -6,6 +6,7 @@
 
 #include "cli/collect_run.hpp"
 #include "collect/metric_catalog.hpp"
+#include "core/kernel_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
@@ -115,6 +116,7 @@ int run_kernels(KernelsOptions o) {
   if (o.list_sets) return list_sets(o.out.format);
   if (o.list_metrics) return list_metrics(o);
   if (o.command.empty()) return fail("no command to profile", "put it after --: gpuscope kernels -- ./my_program");
+  o.out.calibration = kernels::default_tensor_calibration();
   for (const std::string& f : o.tensor_factors) {
     const auto eq = f.find('=');
     try {

@@ -6,6 +6,8 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <regex>
 
@@ -63,6 +65,17 @@ void set_dims(ProfiledLaunch& l, unsigned gx, unsigned gy, unsigned gz, unsigned
   l.dynamic_shared_memory = i32(smem);
 }
 
+// A runtime launch names its kernel by the host stub; the target's own CUDA runtime maps
+// it to the CUfunction (cudaGetFuncBySymbol). Found only when the runtime is a shared
+// library (PyTorch, CuPy); with a static cudart the facts come from nowhere (NULL).
+CUfunction runtime_function(const void* stub) {
+  using Fn = int (*)(CUfunction*, const void*);
+  static const Fn get = reinterpret_cast<Fn>(::dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  CUfunction f = nullptr;
+  if (get == nullptr || stub == nullptr || get(&f, stub) != 0) return nullptr;
+  return f;
+}
+
 // Grid, block, dynamic shared memory and the CUfunction from the launch call's parameters.
 CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ProfiledLaunch& l) {
   if (params == nullptr) return nullptr;
@@ -76,7 +89,7 @@ CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
         const auto* p = static_cast<const cudaLaunchKernel_v7000_params*>(params);
         set_dims(l, p->gridDim.x, p->gridDim.y, p->gridDim.z, p->blockDim.x, p->blockDim.y, p->blockDim.z,
                  p->sharedMem);
-        return nullptr;
+        return runtime_function(p->func);
       }
       case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
       case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
@@ -86,7 +99,7 @@ CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
           set_dims(l, c.gridDim.x, c.gridDim.y, c.gridDim.z, c.blockDim.x, c.blockDim.y, c.blockDim.z,
                    c.dynamicSmemBytes);
         }
-        return nullptr;
+        return runtime_function(p->func);
       }
       default:
         return nullptr;

@@ -374,6 +374,12 @@ std::string_view bound_name(Bound bound) {
   return "unknown";
 }
 
+TensorCalibration default_tensor_calibration() {
+  return {{std::string(metric::k_hgmma_fp16), 1.0},
+          {std::string(metric::k_hgmma_bf16), 1.0},
+          {std::string(metric::k_hgmma_tf32), 1.0}};
+}
+
 double cuda_core_flops(const MetricValues& values, std::string_view precision) {
   std::string_view fma, add, mul;
   if (precision == "fp32") {
@@ -388,7 +394,10 @@ double cuda_core_flops(const MetricValues& values, std::string_view precision) {
   const double f = get(values, fma), a = get(values, add), m = get(values, mul);
   if (!known(f) && !known(a) && !known(m)) return kNaN;
   auto z = [](double v) { return known(v) ? v : 0.0; };
-  return 2.0 * z(f) + z(a) + z(m);
+  // Half-precision thread instructions are packed (HFMA2/HADD2/HMUL2: two lanes each), as
+  // measured on H100 (examples/cuda/kernel_mix hfma2_loop: one count per HFMA2).
+  const double lanes = precision == "fp16" ? 2.0 : 1.0;
+  return lanes * (2.0 * z(f) + z(a) + z(m));
 }
 
 double tensor_flops(const MetricValues& values, std::string_view precision, const TensorCalibration& calibration) {

@@ -13,8 +13,11 @@
 //   L2 bytes     lts__t_bytes.sum;  L1 bytes  l1tex__t_bytes.sum
 //   bandwidth    bytes / t                                          B/s
 //   CUDA-core FLOP, the Nsight Compute roofline convention (an FMA is 2 FLOP):
-//     fp32 = 2·ffma + fadd + fmul, fp64 = 2·dfma + dadd + dmul, fp16 = 2·hfma + hadd + hmul
-//     (smsp__sass_thread_inst_executed_op_*_pred_on.sum); a missing counter counts 0 as long
+//     fp32 = 2·ffma + fadd + fmul, fp64 = 2·dfma + dadd + dmul, fp16 = 2·(2·hfma + hadd + hmul)
+//     (smsp__sass_thread_inst_executed_op_*_pred_on.sum; the half counters count packed
+//     HFMA2/HADD2/HMUL2 thread instructions, two lanes each: measured on H100 with
+//     examples/cuda/kernel_mix's hfma2_loop, where Nsight Compute's own 2·hfma convention
+//     counts half the FLOPs; a scalar __hfma counts as two lanes too); a missing counter counts 0 as long
 //     as one of the three is present; none present → NaN (not collected).
 //   tensor FLOP  Σ counter × factor over the tensor counters (hgmma per input type, and
 //     sm__inst_executed_pipe_tensor.sum); the counters count "math ops" or instructions,
@@ -101,6 +104,14 @@ using MetricValues = std::map<std::string, double, std::less<>>;
 /// Tensor counter name → FLOP per counted unit (e.g. a wgmma "op" or a tensor-pipe
 /// instruction), measured on a GEMM of known 2·M·N·K FLOP.
 using TensorCalibration = std::map<std::string, double, std::less<>>;
+
+/// The factors gpuscope kernels starts from: 1 FLOP per count for the Hopper wgmma
+/// counters sm__ops_path_tensor_op_hgmma_src_{fp16,bf16_dst_fp32,tf32_dst_fp32}.sum,
+/// calibrated on H100 against cuBLAS GEMMs of known 2·M·N·K (4096³ and 2048×6144×8192,
+/// factor 1.000 for each; bench/kernels_check.py measures it again on every GPU run).
+/// sm__inst_executed_pipe_tensor.sum and the fp8 counter have no factor (instruction
+/// shapes vary): their FLOPs stay unknown unless --tensor-factor gives one.
+[[nodiscard]] TensorCalibration default_tensor_calibration();
 
 /// One launch's facts (kernel_profiles row). 0 = unknown.
 struct LaunchFacts {

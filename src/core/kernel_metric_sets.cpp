@@ -56,15 +56,16 @@ constexpr MetricInfo k_dmul{metric::k_dmul, "thread instructions",
                             "FP64 multiplications executed by threads whose predicate was on (1 FLOP each).",
                             "SASS instruction counts (instrumented, sass) — Nsight Compute roofline chart"};
 constexpr MetricInfo k_hfma{metric::k_hfma, "thread instructions",
-                            "FP16 fused multiply-adds on CUDA cores executed by threads whose predicate was on "
-                            "(counted as 2 FLOP, the Nsight Compute convention).",
+                            "FP16 fused multiply-add instructions on CUDA cores executed by threads whose predicate "
+                            "was on; packed HFMA2 (two lanes), so 4 FLOP each (measured on H100).",
                             "SASS instruction counts (instrumented, sass) — Nsight Compute roofline chart"};
 constexpr MetricInfo k_hadd{metric::k_hadd, "thread instructions",
-                            "FP16 additions on CUDA cores executed by threads whose predicate was on (1 FLOP each).",
+                            "FP16 addition instructions on CUDA cores executed by threads whose predicate was on "
+                            "(packed HADD2: 2 FLOP each).",
                             "SASS instruction counts (instrumented, sass) — Nsight Compute roofline chart"};
 constexpr MetricInfo k_hmul{metric::k_hmul, "thread instructions",
-                            "FP16 multiplications on CUDA cores executed by threads whose predicate was on "
-                            "(1 FLOP each).",
+                            "FP16 multiplication instructions on CUDA cores executed by threads whose predicate was "
+                            "on (packed HMUL2: 2 FLOP each).",
                             "SASS instruction counts (instrumented, sass) — Nsight Compute roofline chart"};
 constexpr MetricInfo k_tensor_inst{
     metric::k_tensor_inst, "warp instructions",
