@@ -10,6 +10,7 @@
 #include "core/kernel_metric_sets.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
+#include "store/trace.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -84,6 +85,9 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
   sub->add_option("--launch-skip", o.launch_skip, "Skip this many matching launches first")->capture_default_str();
   sub->add_option("--launch-count", o.launch_count, "Profile at most this many matching launches (0 = all)")
       ->capture_default_str();
+  sub->add_option("--report", o.report,
+                  "Print the results of an earlier run's NAME.sqlite again (with other --format/--by/--profile); runs nothing")
+      ->check(CLI::ExistingFile);
   sub->add_flag("--list-sets", o.list_sets, "List the metric sets and what each metric means");
   sub->add_option_function<std::vector<std::string>>(
          "--list-metrics",
@@ -115,7 +119,8 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
 int run_kernels(KernelsOptions o) {
   if (o.list_sets) return list_sets(o.out.format);
   if (o.list_metrics) return list_metrics(o);
-  if (o.command.empty()) return fail("no command to profile", "put it after --: gpuscope kernels -- ./my_program");
+  if (o.command.empty() && o.report.empty())
+    return fail("no command to profile", "put it after --: gpuscope kernels -- ./my_program");
   o.out.calibration = kernels::default_tensor_calibration();
   for (const std::string& f : o.tensor_factors) {
     const auto eq = f.find('=');
@@ -125,6 +130,11 @@ int run_kernels(KernelsOptions o) {
     } catch (const std::exception&) {
       return fail("--tensor-factor '" + f + "' is not COUNTER=NUMBER", "e.g. --tensor-factor sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum=512");
     }
+  }
+
+  if (!o.report.empty()) {
+    store::Database db = store::open_trace(o.report);
+    return print_kernel_results(db, o.out, std::cout, std::cerr);
   }
 
   // The metric list: --metrics, else the set's.

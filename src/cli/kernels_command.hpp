@@ -23,6 +23,7 @@ struct KernelsOptions {
   std::string kernel_regex;       // -k
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 0;
+  std::string report;             // --report DB: print an earlier run's results, run nothing
   std::string chip;               // --chip: for --list-metrics and checks without a GPU
   bool list_metrics = false;
   std::string list_filter;

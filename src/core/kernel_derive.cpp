@@ -158,8 +158,11 @@ void add_compute(KernelDerived& d, const MetricValues& values, const MachineProf
   double share = 0;
   std::string ceiling_name;
   int used = 0;
+  // With the wgmma counters collected, the tensor-pipe instruction count is not used: it
+  // is non-zero even in kernels with no tensor work (e.g. 8,448 in kernel_mix's fma_loop
+  // on H100) and has no fixed FLOP per instruction.
   const bool any_hgmma = std::any_of(kTensorCounters.begin(), kTensorCounters.end() - 1,
-                                     [&](const TensorCounter& c) { return get(values, c.metric) > 0; });
+                                     [&](const TensorCounter& c) { return known(get(values, c.metric)); });
   for (const TensorCounter& c : kTensorCounters) {
     if (c.precision == "pipe" && any_hgmma) continue;
     const double f = tensor_flops(values, c.precision, calibration);
@@ -436,8 +439,11 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
   d.fp64_flops = cuda_core_flops(values, "fp64");
   d.fp16_flops = cuda_core_flops(values, "fp16");
   bool tensor_present = false;
+  // With the wgmma counters collected, the tensor-pipe instruction count is not used: it
+  // is non-zero even in kernels with no tensor work (e.g. 8,448 in kernel_mix's fma_loop
+  // on H100) and has no fixed FLOP per instruction.
   const bool any_hgmma = std::any_of(kTensorCounters.begin(), kTensorCounters.end() - 1,
-                                     [&](const TensorCounter& c) { return get(values, c.metric) > 0; });
+                                     [&](const TensorCounter& c) { return known(get(values, c.metric)); });
   double tensor = 0;
   std::string uncalibrated;
   for (const TensorCounter& c : kTensorCounters) {

@@ -23,8 +23,9 @@
 //     sm__inst_executed_pipe_tensor.sum); the counters count "math ops" or instructions,
 //     not FLOP, so each needs a factor measured on a GEMM of known 2·M·N·K
 //     (TensorCalibration). A counter > 0 without a factor → tensor FLOP unknown (NaN) and
-//     a note. sm__inst_executed_pipe_tensor.sum is used only when no hgmma counter is > 0
-//     (wgmma instructions issue on the tensor pipe too: counting both would count twice).
+//     a note. sm__inst_executed_pipe_tensor.sum is used only when no hgmma counter was collected
+//     (wgmma instructions issue on the tensor pipe too: counting both would count twice; and
+//     on H100 it is non-zero in kernels without tensor work).
 //   FLOP         fp32 + fp64 + fp16 + tensor (those known); FLOP/s = FLOP / t
 //   intensity    FLOP / DRAM bytes, FLOP / L2 bytes, FLOP / L1 bytes   FLOP/B (hierarchical
 //                roofline, as Nsight Compute draws it); NaN when FLOP or bytes unknown or 0
