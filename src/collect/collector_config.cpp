@@ -185,18 +185,6 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   if (const char* raw = getenv("GPUSCOPE_KERNEL_REGEX"); raw != nullptr) c.kernel_regex = raw;
   read_u64(getenv, "GPUSCOPE_LAUNCH_SKIP", 0, kMax, &c.launch_skip, warnings);
   read_u64(getenv, "GPUSCOPE_LAUNCH_COUNT", 0, kMax, &c.launch_count, warnings);
-  std::uint64_t ranges = c.kernel_ranges;
-  read_u64(getenv, "GPUSCOPE_KERNEL_RANGES", 1, 4096, &ranges, warnings);
-  c.kernel_ranges = static_cast<std::size_t>(ranges);
-  read_bool(getenv, "GPUSCOPE_KERNEL_SETCONFIG_EACH", &c.kernel_setconfig_each, warnings);
-  if (const char* raw = getenv("GPUSCOPE_KERNEL_REPLAY"); raw != nullptr && *raw != '\0') {
-    const std::string v = lower(trim(raw));
-    if (v == "auto" || v == "kernel") {
-      c.kernel_replay = v;
-    } else {
-      warnings->push_back(invalid("GPUSCOPE_KERNEL_REPLAY", raw, "auto or kernel"));
-    }
-  }
   return c;
 }
 

@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 20> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 17> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -59,15 +59,6 @@ inline constexpr std::array<ConfigOption, 20> kConfigOptions{{
    "regex (searched, as ncu's -k regex:)."},
   {"GPUSCOPE_LAUNCH_SKIP", "0", "Kernels mode: skip this many matching launches first (ncu --launch-skip)."},
   {"GPUSCOPE_LAUNCH_COUNT", "0", "Kernels mode: profile at most this many matching launches (0 = all)."},
-  {"GPUSCOPE_KERNEL_RANGES", "64",
-   "Kernels mode: launches whose counters are decoded together (the counter data image holds "
-   "this many ranges), 1..4096; decoded also when a context ends and at exit."},
-  {"GPUSCOPE_KERNEL_REPLAY", "auto",
-   "Kernels mode: auto (a 1-pass metric list runs each kernel once, CUPTI user replay; more "
-   "passes use kernel replay) | kernel (always kernel replay)."},
-  {"GPUSCOPE_KERNEL_SETCONFIG_EACH", "0",
-   "Kernels mode: 1 calls cuptiRangeProfilerSetConfig before every profiled launch (slower; "
-   "0 = once per decode)."},
 }};
 // clang-format on
 
@@ -95,9 +86,6 @@ struct CollectorConfig {
   std::string kernel_regex;
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 0;  // 0 = all
-  std::size_t kernel_ranges = 64;
-  bool kernel_setconfig_each = false;
-  std::string kernel_replay = "auto";
 
   [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
   [[nodiscard]] bool kernels_mode() const { return !kernel_metrics.empty(); }

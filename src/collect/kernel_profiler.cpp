@@ -8,7 +8,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <regex>
 
@@ -25,7 +24,6 @@ struct ThreadLaunch {
   bool active = false;    // this thread started a range at depth 1
   void* state = nullptr;  // KernelProfiler::ContextState*
   ProfiledLaunch launch;
-  std::uint64_t enter_ns = 0;
 };
 thread_local ThreadLaunch t_launch;
 
@@ -164,10 +162,6 @@ struct KernelProfiler::ContextState {
   CUpti_RangeProfiler_Object* profiler = nullptr;
   std::vector<std::uint8_t> availability, config, counter_data;
   std::size_t passes = 0;
-  bool configured = false;
-  bool started = false;  // cuptiRangeProfilerStart called, no Stop since
-  const char* replay = "kernel";
-  std::vector<ProfiledLaunch> pending;  // profiled, not yet decoded (range i = pending[i])
 
   ~ContextState() {
     if (profiler != nullptr) {
@@ -194,9 +188,6 @@ struct KernelProfiler::ContextState {
 KernelProfiler::KernelProfiler(Collector& sink, const collect::CollectorConfig& config)
     : m_sink(sink), m_config(config), m_metrics(config.kernel_metrics) {
   for (const std::string& m : m_metrics) m_metric_ptrs.push_back(m.c_str());
-  m_ranges = config.kernel_ranges;
-  m_setconfig_each = config.kernel_setconfig_each;
-  m_replay = config.kernel_replay;
   try {
     m_selector.emplace(config.kernel_regex, config.launch_skip, config.launch_count);
   } catch (const std::regex_error& e) {
@@ -299,8 +290,8 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   cds.pRangeProfilerObject = s->profiler;
   cds.pMetricNames = m_metric_ptrs.data();
   cds.numMetrics = m_metric_ptrs.size();
-  cds.maxNumOfRanges = m_ranges;
-  cds.maxNumRangeTreeNodes = static_cast<std::uint32_t>(m_ranges);
+  cds.maxNumOfRanges = 1;
+  cds.maxNumRangeTreeNodes = 1;
   must(cuptiRangeProfilerGetCounterDataSize(&cds), "cuptiRangeProfilerGetCounterDataSize");
   s->counter_data.resize(cds.counterDataSize);
   s->reset_counter_data();
@@ -314,41 +305,12 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   return raw;
 }
 
-void KernelProfiler::configure(ContextState* s) {
-  auto cfg = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
-  cfg.pRangeProfilerObject = s->profiler;
-  cfg.configSize = s->config.size();
-  cfg.pConfig = s->config.data();
-  cfg.counterDataImageSize = s->counter_data.size();
-  cfg.pCounterDataImage = s->counter_data.data();
-  cfg.range = CUPTI_AutoRange;
-  // One pass needs no replay: user replay then runs each kernel once, as the program does
-  // (kernel replay would still save and restore device memory around it).
-  cfg.replayMode = s->passes == 1 && m_replay != "kernel" ? CUPTI_UserReplay : CUPTI_KernelReplay;
-  s->replay = cfg.replayMode == CUPTI_UserReplay ? "none (1 pass)" : "kernel";
-  cfg.maxRangesPerPass = m_ranges;
-  cfg.numNestingLevels = 1;
-  cfg.minNestingLevel = 1;
-  cfg.passIndex = 0;
-  cfg.targetNestingLevel = 1;
-  const auto t0 = Collector::now_ns();
-  must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
-  m_time[kSetConfig] += Collector::now_ns() - t0;
-  s->configured = true;
-}
-
 void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   ThreadLaunch& t = t_launch;
   t.active = false;
   const char* name = data->symbolName != nullptr ? data->symbolName : "";
   const collect::LaunchSelector::Decision d = m_selector->next(name);
-  if (!d.profile) {
-    // A launch left out while the range profiler runs on its context: stop it first (auto
-    // range would profile this kernel too).
-    const auto it = m_contexts.find(data->context);
-    if (it != m_contexts.end() && it->second->started) stop(it->second.get());
-    return;
-  }
+  if (!d.profile) return;
   ContextState* s = state_for(data->context);
   ProfiledLaunch& l = t.launch;
   l = ProfiledLaunch{};
@@ -361,91 +323,68 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
   l.passes = static_cast<std::uint32_t>(s->passes);
   read_function(read_params(domain, cbid, data->functionParams, l), l);
 
-  if (!s->started) {
-    if (!s->configured || m_setconfig_each) configure(s);
-    auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
-    start.pRangeProfilerObject = s->profiler;
-    const auto t0 = Collector::now_ns();
-    must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
-    m_time[kStart] += Collector::now_ns() - t0;
-    s->started = true;
-  }
+  auto cfg = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  cfg.pRangeProfilerObject = s->profiler;
+  cfg.configSize = s->config.size();
+  cfg.pConfig = s->config.data();
+  cfg.counterDataImageSize = s->counter_data.size();
+  cfg.pCounterDataImage = s->counter_data.data();
+  cfg.range = CUPTI_AutoRange;
+  cfg.replayMode = CUPTI_KernelReplay;
+  cfg.maxRangesPerPass = 1;
+  cfg.numNestingLevels = 1;
+  cfg.minNestingLevel = 1;
+  cfg.passIndex = 0;
+  cfg.targetNestingLevel = 1;
+  must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
+  auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  start.pRangeProfilerObject = s->profiler;
+  must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
   t.state = s;
   t.active = true;
-  t.enter_ns = Collector::now_ns();
 }
 
 void KernelProfiler::end() {
   ThreadLaunch& t = t_launch;
   if (!t.active) return;
   t.active = false;
-  m_time[kLaunch] += Collector::now_ns() - t.enter_ns;
   auto* s = static_cast<ContextState*>(t.state);
-  s->pending.push_back(std::move(t.launch));
-  if (s->pending.size() >= m_ranges) decode(s);
-}
-
-// Ends the running range-profiler session of a context (its ranges stay in the counter
-// data image until decode()).
-void KernelProfiler::stop(ContextState* s) {
-  const auto t0 = Collector::now_ns();
-  auto st = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-  st.pRangeProfilerObject = s->profiler;
-  must(cuptiRangeProfilerStop(&st), "cuptiRangeProfilerStop");
-  m_time[kStop] += Collector::now_ns() - t0;
-  s->started = false;
-  if (st.isAllPassSubmitted == 0) {
-    m_sink.post_message(log::Severity::kWarning,
-                        "range profiler: not every pass was submitted for the last " +
-                            std::to_string(s->pending.size()) + " profiled launch(es)");
+  auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  stop.pRangeProfilerObject = s->profiler;
+  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  if (stop.isAllPassSubmitted == 0) {
+    m_sink.post_message(log::Severity::kWarning, "range profiler: not every pass was submitted for launch " +
+                                                     std::to_string(t.launch.launch_index) + " (" + t.launch.name + ")");
   }
-}
-
-// Decodes the ranges of the launches since the last decode (range i = pending launch i,
-// auto range keeps launch order) and re-initialises the counter data image.
-void KernelProfiler::decode(ContextState* s) {
-  if (s->started) stop(s);
-  if (s->pending.empty()) return;
-  const auto t0 = Collector::now_ns();
-  auto dec = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-  dec.pRangeProfilerObject = s->profiler;
-  must(cuptiRangeProfilerDecodeData(&dec), "cuptiRangeProfilerDecodeData");
+  auto decode = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = s->profiler;
+  must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
   auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = s->counter_data.data();
   info.counterDataImageSize = s->counter_data.size();
   must(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-  const auto t1 = Collector::now_ns();
-  m_time[kDecode] += t1 - t0;
-  const std::size_t n = std::min<std::size_t>(info.numTotalRanges, s->pending.size());
-  if (dec.numOfRangeDropped > 0 || n != s->pending.size()) {
-    m_sink.post_message(log::Severity::kWarning,
-                        "range profiler: " + std::to_string(s->pending.size()) + " launch(es) profiled but " +
-                            std::to_string(info.numTotalRanges) + " range(s) decoded, " +
-                            std::to_string(dec.numOfRangeDropped) + " dropped: the launches without counters are left out");
-  }
-  std::vector<ProfiledLaunch> done;
-  for (std::size_t i = 0; i < n; ++i) {
-    ProfiledLaunch& l = s->pending[i];
+  if (decode.numOfRangeDropped > 0 || info.numTotalRanges == 0) {
+    m_sink.post_message(log::Severity::kWarning, "range profiler: no counters for launch " +
+                                                     std::to_string(t.launch.launch_index) + " (" + t.launch.name +
+                                                     "): " + std::to_string(decode.numOfRangeDropped) +
+                                                     " range(s) dropped, " + std::to_string(info.numTotalRanges) +
+                                                     " decoded");
+  } else {
+    ProfiledLaunch& l = t.launch;
     l.values.assign(m_metric_ptrs.size(), 0.0);
     auto ev = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
     ev.pHostObject = s->host;
     ev.pCounterDataImage = s->counter_data.data();
     ev.counterDataImageSize = s->counter_data.size();
-    ev.rangeIndex = i;
+    ev.rangeIndex = 0;
     ev.ppMetricNames = m_metric_ptrs.data();
     ev.numMetrics = m_metric_ptrs.size();
     ev.pMetricValues = l.values.data();
     must(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
-    done.push_back(std::move(l));
+    std::lock_guard lock(m_done_mutex);
+    m_done.push_back(std::move(l));
   }
-  s->pending.clear();
-  const auto t2 = Collector::now_ns();
-  m_time[kEvaluate] += t2 - t1;
   s->reset_counter_data();
-  if (!m_setconfig_each) configure(s);
-  m_time[kReset] += Collector::now_ns() - t2;
-  std::lock_guard lock(m_done_mutex);
-  for (ProfiledLaunch& l : done) m_done.push_back(std::move(l));
 }
 
 void KernelProfiler::on_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -512,36 +451,13 @@ void KernelProfiler::on_graph_launch() noexcept {
 
 void KernelProfiler::on_context_destroy(CUcontext ctx) noexcept {
   std::lock_guard lock(m_mutex);
-  const auto it = m_contexts.find(ctx);
-  if (it == m_contexts.end()) return;
-  try {
-    if (!m_off) decode(it->second.get());
-  } catch (const ProfilerFailure& f) {
-    fail(f.call + " failed at context destruction: " + result_name(f.status), "");
-  } catch (...) {
-  }
-  m_contexts.erase(it);
+  m_contexts.erase(ctx);
 }
 
 void KernelProfiler::finish() noexcept {
   try {
     std::lock_guard lock(m_mutex);
-    for (auto& [ctx, state] : m_contexts) {
-      try {
-        if (!m_off) decode(state.get());
-      } catch (const ProfilerFailure& f) {
-        fail(f.call + " failed at exit: " + result_name(f.status), "");
-      }
-    }
     m_contexts.clear();
-    if (m_config.verbose) {
-      std::fprintf(stderr,
-                   "gpuscope: range profiler time (ms): setconfig %.1f start %.1f launch %.1f stop %.1f decode %.1f "
-                   "evaluate %.1f reset %.1f; %zu range(s) per decode, replay %s\n",
-                   m_time[kSetConfig] / 1e6, m_time[kStart] / 1e6, m_time[kLaunch] / 1e6, m_time[kStop] / 1e6,
-                   m_time[kDecode] / 1e6, m_time[kEvaluate] / 1e6, m_time[kReset] / 1e6, m_ranges,
-                   m_replay.c_str());
-    }
     if (m_selector && m_selector->profiled() == 0 && !m_off) {
       std::string seen;
       for (const std::string& n : m_selector->names_seen()) seen += (seen.empty() ? "" : ", ") + n;

@@ -8,15 +8,10 @@
 //   cuptiProfilerInitialize (once) -> cuptiDeviceGetChipName -> cuptiProfilerGetCounterAvailability
 //   -> cuptiProfilerHostInitialize + ConfigAddMetrics + GetConfigImage + GetNumOfPasses
 //   -> cuptiRangeProfilerEnable -> GetCounterDataSize + CounterDataImageInitialize.
-// Launches (driver/runtime launch callbacks, one launch at a time in the process):
-//   a profiled launch's API enter starts the session if it is not running (SetConfig: auto
-//   range, GPUSCOPE_KERNEL_RANGES ranges; user replay when the metrics fit one pass — the
-//   kernel runs once, as in the program — else kernel replay); the session then runs on
-//   across profiled launches, because Start/Stop cost about 20 ms each on H100;
-//   a launch left out by the filters stops the session first (auto range would profile it);
-//   after GPUSCOPE_KERNEL_RANGES profiled launches, at context destruction and at exit:
-//   Stop -> DecodeData -> GetCounterDataInfo -> cuptiProfilerHostEvaluateToGpuValues per
-//   range (range i = i-th profiled launch), then the counter data image is re-initialised.
+// Per profiled launch (driver/runtime launch callbacks of the launching thread):
+//   API enter: SetConfig(auto range, kernel replay, 1 range) + Start;
+//   API exit:  Stop -> DecodeData -> GetCounterDataInfo -> cuptiProfilerHostEvaluateToGpuValues,
+//              then the counter data image is re-initialised for the next launch.
 // Launch choice: collect/launch_selector.hpp (regex, skip, count, as ncu).
 //
 // Errors never reach the target: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,
@@ -81,9 +76,6 @@ class KernelProfiler {
   ContextState* state_for(CUcontext ctx);  // m_mutex held
   void begin(const CUpti_CallbackData* data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
   void end();
-  void configure(ContextState* s);  // cuptiRangeProfilerSetConfig
-  void decode(ContextState* s);     // stop, decode + evaluate the pending launches
-  void stop(ContextState* s);       // cuptiRangeProfilerStop
   void fail(const std::string& what, const std::string& todo);  // profiling off, tell the user
 
   Collector& m_sink;
@@ -95,11 +87,6 @@ class KernelProfiler {
   bool m_graph_warned = false;
   std::recursive_mutex m_mutex;  // one profiled launch at a time in the process
   std::unordered_map<CUcontext, std::unique_ptr<ContextState>> m_contexts;
-  std::size_t m_ranges = 1;         // launches per decode (counter data image size)
-  bool m_setconfig_each = false;     // SetConfig before every Start
-  std::string m_replay = "auto";     // auto (user replay when 1 pass) | kernel
-  enum Phase { kSetConfig, kStart, kLaunch, kStop, kDecode, kEvaluate, kReset, kPhases };
-  std::uint64_t m_time[kPhases] = {};  // ns per phase, for GPUSCOPE_VERBOSE
   std::mutex m_done_mutex;
   std::vector<ProfiledLaunch> m_done;
 };
