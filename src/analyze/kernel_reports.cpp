@@ -181,7 +181,7 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
       "COALESCE(n.value, ''), COALESCE(s.value, ''), COALESCE(p.metric_set, ''), "
       "COALESCE(p.grid_x, 0), COALESCE(p.grid_y, 0), COALESCE(p.grid_z, 0), "
       "COALESCE(p.block_x, 0), COALESCE(p.block_y, 0), COALESCE(p.block_z, 0), "
-      "COALESCE(p.registers_per_thread, 0), COALESCE(p.static_shared_memory, 0) + COALESCE(p.dynamic_shared_memory, 0) "
+      "COALESCE(p.registers_per_thread, -1), COALESCE(p.static_shared_memory + COALESCE(p.dynamic_shared_memory, 0), -1) "
       "FROM kernel_profiles p LEFT JOIN strings n ON n.id = p.name_id LEFT JOIN strings s ON s.id = p.short_name_id "
       "ORDER BY 4, p.pid, p.id");
   while (st.step()) {
@@ -328,7 +328,7 @@ Report kernel_launch_report(const KernelAnalysis& a) {
     b.cols[name].cells.push_back(l.display_name());
     b.cols[grid].cells.push_back(dims(l.grid));
     b.cols[block].cells.push_back(dims(l.block));
-    b.cols[regs].cells.push_back(l.launch.registers_per_thread);
+    b.cols[regs].cells.push_back(l.launch.registers_per_thread >= 0 ? Cell{l.launch.registers_per_thread} : Cell{});
     b.cols[dur].cells.push_back(scaled(d.duration_s, 1e6));
     for (std::size_t i = 0; i < a.metrics.size(); ++i) {
       const auto it = l.values.find(a.metrics[i]);

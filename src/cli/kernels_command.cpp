@@ -209,8 +209,15 @@ int run_kernels(KernelsOptions o) {
     store::Database db(res.db_path.string(), store::Database::Mode::kReadOnly);
     // The collector's own words (privileges, filters that matched nothing, graphs).
     store::Statement st = db.prepare("SELECT severity, text FROM messages WHERE severity <> 'info' ORDER BY ts_ns");
-    while (st.step()) std::cerr << "gpuscope kernels: " << st.column_text(0) << ": " << st.column_text(1) << "\n";
+    int errors = 0;
+    while (st.step()) {
+      errors += st.column_text(0) == "error";
+      std::cerr << "gpuscope kernels: " << st.column_text(0) << ": " << st.column_text(1) << "\n";
+    }
     const std::int64_t profiled = db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0);
+    // The profiler failed in the target (counters not permitted, held by another tool, a
+    // metric it refused): the target ran, but the job did not.
+    if (profiled == 0 && errors > 0 && code == 0) code = 1;
     if (profiled > 0) {
       const int out_code = print_kernel_results(db, o.out, std::cout, std::cerr);
       if (code == 0) code = out_code;

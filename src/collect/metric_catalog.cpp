@@ -7,6 +7,8 @@
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <set>
 
@@ -223,6 +225,19 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 namespace gpuscope::collect {
 
 std::optional<std::string> detect_chip(int device, std::string* why) {
+  // cuptiDeviceGetChipName needs an initialised driver; gpuscope itself does not link
+  // libcuda, so it is loaded here (a machine without a driver has none).
+  using CuInit = int (*)(unsigned);
+  void* libcuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  const auto cu_init = libcuda != nullptr ? reinterpret_cast<CuInit>(::dlsym(libcuda, "cuInit")) : nullptr;
+  if (cu_init == nullptr) {
+    if (why != nullptr) *why = "no NVIDIA driver (libcuda.so.1 not found)";
+    return std::nullopt;
+  }
+  if (const int r = cu_init(0); r != 0) {
+    if (why != nullptr) *why = "cuInit failed with CUresult " + std::to_string(r);
+    return std::nullopt;
+  }
   auto init = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
   if (const CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
     if (why != nullptr) *why = "cuptiProfilerInitialize: " + status_text(r);

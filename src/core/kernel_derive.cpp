@@ -483,7 +483,10 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
 
   // Occupancy.
   d.occupancy.achieved_pct = get(values, metric::k_achieved_occupancy);
-  if (launch.block_threads > 0) d.occupancy.computed = occupancy::compute(device.limits, {launch.block_threads,
+  if (launch.block_threads > 0 && (launch.registers_per_thread < 0 || launch.shared_memory_per_block < 0)) {
+    d.notes.push_back("registers or shared memory per block unknown (a runtime launch from a statically linked "
+                      "CUDA runtime names no CUfunction): theoretical occupancy not computed");
+  } else if (launch.block_threads > 0) d.occupancy.computed = occupancy::compute(device.limits, {launch.block_threads,
                                                                                           launch.registers_per_thread,
                                                                                           launch.shared_memory_per_block});
   const double theoretical = get(values, metric::k_theoretical_occupancy);

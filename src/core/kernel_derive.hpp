@@ -118,8 +118,8 @@ using TensorCalibration = std::map<std::string, double, std::less<>>;
 struct LaunchFacts {
   std::int64_t grid_blocks = 0;              // grid_x × grid_y × grid_z
   std::int64_t block_threads = 0;            // block_x × block_y × block_z
-  std::int64_t registers_per_thread = 0;
-  std::int64_t shared_memory_per_block = 0;  // static + dynamic, bytes
+  std::int64_t registers_per_thread = 0;     // < 0 = unknown: no theoretical occupancy
+  std::int64_t shared_memory_per_block = 0;  // static + dynamic, bytes; < 0 = unknown
 };
 
 /// The device the launch ran on (devices table). sm_count 0 = unknown.
