@@ -14,6 +14,7 @@
 #include "collect/collector.hpp"
 #include "collect/cupti_check.hpp"
 #include "collect/cupti_params.hpp"
+#include "collect/metric_catalog.hpp"
 
 namespace gpuscope::detail {
 namespace {
@@ -261,25 +262,9 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   must(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
   s->host = host.pHostObject;
 
-  auto add = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
-  add.pHostObject = s->host;
-  add.ppMetricNames = m_metric_ptrs.data();
-  add.numMetrics = m_metric_ptrs.size();
-  must(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-  auto size = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-  size.pHostObject = s->host;
-  must(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-  s->config.resize(size.configImageSize);
-  auto get = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-  get.pHostObject = s->host;
-  get.configImageSize = s->config.size();
-  get.pConfigImage = s->config.data();
-  must(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
-  auto passes = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
-  passes.configImageSize = s->config.size();
-  passes.pConfigImage = s->config.data();
-  must(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
-  s->passes = passes.numOfPasses;
+  collect::ConfigImage config = collect::build_config_image(s->host, m_metric_ptrs);
+  s->config = std::move(config.image);
+  s->passes = config.passes;
 
   auto en = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   en.ctx = ctx;
@@ -423,6 +408,9 @@ void KernelProfiler::on_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbi
       } else {
         fail(f.call + " failed: " + result_name(f.status), "");
       }
+    } catch (const collect::MetricCatalogError& e) {
+      t.active = false;
+      fail(e.what(), "check the names with gpuscope kernels --list-metrics FILTER");
     } catch (...) {
       t.active = false;
       fail("range profiler setup failed", "");

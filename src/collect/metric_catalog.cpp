@@ -179,30 +179,36 @@ std::vector<std::string> MetricCatalog::closest(const std::string& name, std::si
   return out;
 }
 
+ConfigImage build_config_image(CUpti_Profiler_Host_Object* host, const std::vector<const char*>& metrics) {
+  auto add = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  add.pHostObject = host;
+  add.ppMetricNames = const_cast<const char**>(metrics.data());
+  add.numMetrics = metrics.size();
+  check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+  auto size = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host;
+  check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  ConfigImage out;
+  out.image.resize(size.configImageSize);
+  auto get = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  get.pHostObject = host;
+  get.configImageSize = out.image.size();
+  get.pConfigImage = out.image.data();
+  check(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+  auto passes = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  passes.configImageSize = out.image.size();
+  passes.pConfigImage = out.image.data();
+  check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+  out.passes = passes.numOfPasses;
+  return out;
+}
+
 std::size_t MetricCatalog::passes(const std::vector<std::string>& metrics) const {
   HostObject h(m_chip);
   std::vector<const char*> names;
   names.reserve(metrics.size());
   for (const std::string& m : metrics) names.push_back(m.c_str());
-  auto add = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
-  add.pHostObject = h.get();
-  add.ppMetricNames = names.data();
-  add.numMetrics = names.size();
-  check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-  auto size = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-  size.pHostObject = h.get();
-  check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-  std::vector<std::uint8_t> image(size.configImageSize);
-  auto get = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-  get.pHostObject = h.get();
-  get.configImageSize = image.size();
-  get.pConfigImage = image.data();
-  check(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
-  auto passes = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
-  passes.configImageSize = image.size();
-  passes.pConfigImage = image.data();
-  check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
-  return passes.numOfPasses;
+  return build_config_image(h.get(), names).passes;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -12,12 +12,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+struct CUpti_Profiler_Host_Object;
 
 namespace gpuscope::collect {
 
@@ -85,4 +88,16 @@ namespace gpuscope::collect {
 /// cuptiDeviceGetChipName; nullopt when there is no GPU or driver (the CUPTI status is
 /// put in *why).
 [[nodiscard]] std::optional<std::string> detect_chip(int device, std::string* why);
+}  // namespace gpuscope::collect
+
+namespace gpuscope::collect {
+/// A Range Profiler configuration image for `metrics` and the replay passes it needs:
+/// cuptiProfilerHostConfigAddMetrics + GetConfigImageSize/GetConfigImage +
+/// cuptiProfilerHostGetNumOfPasses on `host` (which keeps the metrics added). Throws
+/// MetricCatalogError naming the failing call (an unknown metric fails in ConfigAddMetrics).
+struct ConfigImage {
+  std::vector<std::uint8_t> image;
+  std::size_t passes = 0;
+};
+[[nodiscard]] ConfigImage build_config_image(CUpti_Profiler_Host_Object* host, const std::vector<const char*>& metrics);
 }  // namespace gpuscope::collect
