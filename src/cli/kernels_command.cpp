@@ -82,6 +82,9 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
       ->delimiter(',');
   sub->add_option("-k,--kernel-name", o.kernel_regex,
                   "Profile only kernels whose demangled or base name matches this regex (as ncu's regex:)");
+  sub->add_option("--nvtx-include", o.nvtx_include,
+                  "Profile only launches made inside the NVTX range NAME (or NAME@DOMAIN): a push/pop range "
+                  "open on the launching thread or a start/end range open anywhere");
   sub->add_option("--launch-skip", o.launch_skip, "Skip this many matching launches first")->capture_default_str();
   sub->add_option("--launch-count", o.launch_count, "Profile at most this many matching launches (0 = all)")
       ->capture_default_str();
@@ -186,19 +189,22 @@ int run_kernels(KernelsOptions o) {
   spec.force_overwrite = o.force_overwrite;
   spec.keep_logs = o.keep_logs;
   spec.command = o.command;
+  spec.nvtx = !o.nvtx_include.empty();  // the NVTX injection tracks the open ranges
   spec.env = {
-      {"GPUSCOPE_TRACE", o.trace_kernels ? "cuda" : "nvtx"},
+      // cuda: kernel activity and the devices table; nvtx: needed by --nvtx-include only.
+      {"GPUSCOPE_TRACE", o.trace_kernels ? (o.nvtx_include.empty() ? "cuda" : "cuda,nvtx") : "nvtx"},
       {"GPUSCOPE_KERNEL_METRICS", joined(metrics)},
       {"GPUSCOPE_KERNEL_SET", set_name},
       {"GPUSCOPE_KERNEL_REGEX", o.kernel_regex},
       {"GPUSCOPE_LAUNCH_SKIP", std::to_string(o.launch_skip)},
       {"GPUSCOPE_LAUNCH_COUNT", std::to_string(o.launch_count)},
+      {"GPUSCOPE_NVTX_INCLUDE", o.nvtx_include},
       {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(realtime_ns())},
   };
   spec.import.trace_sources = "kernels:" + set_name;
   spec.import.capture_range = "none";
   spec.import.extra_meta = {{"kernel_metrics", joined(metrics)}, {"kernel_set", set_name},
-                            {"kernel_filter", o.kernel_regex}, {"launch_skip", std::to_string(o.launch_skip)},
+                            {"kernel_filter", o.kernel_regex}, {"nvtx_include", o.nvtx_include}, {"launch_skip", std::to_string(o.launch_skip)},
                             {"launch_count", std::to_string(o.launch_count)}};
 
   const CollectRunResult res = collect_run(spec);

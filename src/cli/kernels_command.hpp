@@ -21,6 +21,7 @@ struct KernelsOptions {
   std::string set = "quick";
   std::vector<std::string> metrics;  // --metrics: replaces the set's list
   std::string kernel_regex;       // -k
+  std::string nvtx_include;       // --nvtx-include NAME[@DOMAIN]
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 0;
   std::string report;             // --report DB: print an earlier run's results, run nothing

@@ -185,6 +185,9 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   if (const char* raw = getenv("GPUSCOPE_KERNEL_REGEX"); raw != nullptr) c.kernel_regex = raw;
   read_u64(getenv, "GPUSCOPE_LAUNCH_SKIP", 0, kMax, &c.launch_skip, warnings);
   read_u64(getenv, "GPUSCOPE_LAUNCH_COUNT", 0, kMax, &c.launch_count, warnings);
+  if (const char* raw = getenv("GPUSCOPE_NVTX_INCLUDE"); raw != nullptr && *raw != '\0') {
+    split_nvtx_capture(raw, &c.nvtx_include_message, &c.nvtx_include_domain);
+  }
   return c;
 }
 

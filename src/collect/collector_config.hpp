@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 17> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 18> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -59,6 +59,9 @@ inline constexpr std::array<ConfigOption, 17> kConfigOptions{{
    "regex (searched, as ncu's -k regex:)."},
   {"GPUSCOPE_LAUNCH_SKIP", "0", "Kernels mode: skip this many matching launches first (ncu --launch-skip)."},
   {"GPUSCOPE_LAUNCH_COUNT", "0", "Kernels mode: profile at most this many matching launches (0 = all)."},
+  {"GPUSCOPE_NVTX_INCLUDE", "",
+   "Kernels mode: NAME or NAME@DOMAIN; profile only launches made while an NVTX range with that "
+   "exact message is open (push/pop on the launching thread, or start/end on any thread)."},
 }};
 // clang-format on
 
@@ -86,6 +89,8 @@ struct CollectorConfig {
   std::string kernel_regex;
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 0;  // 0 = all
+  std::string nvtx_include_message;  // "" = no NVTX filter
+  std::string nvtx_include_domain;   // "" = default domain
 
   [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
   [[nodiscard]] bool kernels_mode() const { return !kernel_metrics.empty(); }

@@ -294,7 +294,8 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
   ThreadLaunch& t = t_launch;
   t.active = false;
   const char* name = data->symbolName != nullptr ? data->symbolName : "";
-  const collect::LaunchSelector::Decision d = m_selector->next(name);
+  const bool eligible = m_config.nvtx_include_message.empty() || inside_nvtx_include();
+  const collect::LaunchSelector::Decision d = m_selector->next(name, eligible);
   if (!d.profile) return;
   ContextState* s = state_for(data->context);
   ProfiledLaunch& l = t.launch;

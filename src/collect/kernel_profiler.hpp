@@ -51,6 +51,10 @@ struct ProfiledLaunch {
 
 class Collector;
 
+/// True while a range matching GPUSCOPE_NVTX_INCLUDE is open (push/pop on the calling
+/// thread, or start/end on any thread): nvtx_injection.cpp.
+[[nodiscard]] bool inside_nvtx_include() noexcept;
+
 class KernelProfiler {
  public:
   KernelProfiler(Collector& sink, const collect::CollectorConfig& config);

@@ -19,10 +19,12 @@ bool LaunchSelector::matches(std::string_view name) {
   return match;
 }
 
-LaunchSelector::Decision LaunchSelector::next(std::string_view name) {
+LaunchSelector::Decision LaunchSelector::next(std::string_view name, bool eligible) {
   Decision d;
   d.launch_index = m_launches++;
-  if (done() || !matches(name)) return d;
+  if (done()) return d;
+  const bool match = matches(name);  // first: the name is seen either way
+  if (!eligible || !match) return d;
   const std::uint64_t nth = m_matched++;
   if (nth < m_skip) return d;
   d.profile = true;

@@ -3,7 +3,7 @@
 // unit-tested in tests/unit/collect.
 //
 // Every launch gets a 0-based launch_index (all launches of the process). A launch
-// matches when the regex (ECMAScript, searched, not anchored) is found in its demangled
+// matches when it is eligible (inside the --nvtx-include range, decided by the caller) and the regex (ECMAScript, searched, not anchored) is found in its demangled
 // name or its base name (store/kernel_names.hpp); an empty regex matches every kernel.
 // Among matching launches, the first `skip` are skipped and the next `count` (0 = all)
 // are profiled. Not thread-safe: the caller serialises calls.
@@ -29,7 +29,8 @@ class LaunchSelector {
     bool profile = false;
   };
   /// Decides for the next launch of the kernel whose (mangled) name is `name`.
-  Decision next(std::string_view name);
+  /// `eligible` false (outside the --nvtx-include range) makes it a non-match.
+  Decision next(std::string_view name, bool eligible = true);
 
   /// True when `count` launches were profiled: nothing more will be.
   [[nodiscard]] bool done() const { return m_count != 0 && m_profiled >= m_count; }

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
@@ -30,6 +31,7 @@ namespace {
 using collect::CaptureRange;
 using collect::NvtxCaptureSpec;
 using collect::NvtxDepths;
+using collect::NvtxIncludeStack;
 
 // Our nvtxDomainHandle_t / nvtxStringHandle_t point at these; never freed
 // (handles may be used after nvtxDomainDestroy by other threads).
@@ -50,6 +52,11 @@ struct NvtxState {
   std::atomic<std::uint64_t> capture_range_id{0};  // start/end range that opened the window
   NvtxCaptureSpec capture;
   bool capture_enabled = false;
+  NvtxCaptureSpec include;  // gpuscope kernels --nvtx-include
+  bool include_enabled = false;
+  std::mutex include_mutex;
+  std::vector<nvtxRangeId_t> include_ranges;  // open start/end ranges that match
+  std::atomic<int> include_open{0};           // their number
 };
 NvtxState* g_nvtx = nullptr;  // leaked on purpose: used until the last NVTX call
 
@@ -57,6 +64,7 @@ thread_local NvtxDepths t_depths;
 thread_local std::uint32_t t_tid = 0;
 thread_local int t_capture_level = -1;  // push level that opened the window on this thread
 thread_local std::uint64_t t_capture_domain = 0;
+thread_local NvtxIncludeStack t_include;  // open push/pop ranges matching --nvtx-include
 
 std::uint32_t tid() noexcept {
   if (t_tid == 0) t_tid = static_cast<std::uint32_t>(::syscall(SYS_gettid));
@@ -133,6 +141,7 @@ int push(nvtxDomainHandle_t domain, Payload&& p) noexcept {
   const std::uint64_t dom = domain_id(domain);
   const int level = t_depths.push(dom);
   try {
+    if (g_nvtx->include_enabled) t_include.push(g_nvtx->include.matches(p.message, domain_name(domain)), dom, level);
     Collector* c = Collector::active();
     if (c == nullptr) return level;
     if (g_nvtx->capture_enabled && t_capture_level < 0 &&
@@ -151,6 +160,7 @@ int pop(nvtxDomainHandle_t domain) noexcept {
   const std::uint64_t dom = domain_id(domain);
   const int level = t_depths.pop(dom);
   if (level < 0) return level;  // unbalanced pop: nothing to close
+  if (g_nvtx->include_enabled) t_include.pop(dom, level);
   try {
     Collector* c = Collector::active();
     if (c == nullptr) return level;
@@ -170,6 +180,11 @@ nvtxRangeId_t start(nvtxDomainHandle_t domain, Payload&& p) noexcept {
   const std::uint64_t ts = Collector::now_ns();  // as in push()
   const nvtxRangeId_t id = g_nvtx->next_range.fetch_add(1, std::memory_order_relaxed);
   try {
+    if (g_nvtx->include_enabled && g_nvtx->include.matches(p.message, domain_name(domain))) {
+      std::lock_guard lock(g_nvtx->include_mutex);
+      g_nvtx->include_ranges.push_back(id);
+      g_nvtx->include_open.store(static_cast<int>(g_nvtx->include_ranges.size()));
+    }
     Collector* c = Collector::active();
     if (c == nullptr) return id;
     if (g_nvtx->capture_enabled && g_nvtx->capture_range_id.load() == 0 &&
@@ -185,6 +200,12 @@ nvtxRangeId_t start(nvtxDomainHandle_t domain, Payload&& p) noexcept {
 
 void end(nvtxDomainHandle_t domain, nvtxRangeId_t id) noexcept {
   try {
+    if (g_nvtx->include_enabled && g_nvtx->include_open.load() > 0) {
+      std::lock_guard lock(g_nvtx->include_mutex);
+      auto& open = g_nvtx->include_ranges;
+      open.erase(std::remove(open.begin(), open.end(), id), open.end());
+      g_nvtx->include_open.store(static_cast<int>(open.size()));
+    }
     Collector* c = Collector::active();
     if (c == nullptr) return;
     if (record_nvtx(c)) post_nvtx(c, log::NvtxEventType::kEnd, domain_id(domain), id, Payload{});
@@ -357,6 +378,12 @@ using namespace gpuscope::detail;  // NOLINT: entry point below only
 /// NVTX injection entry point (NVTX_INJECTION64_PATH). May be called once per
 /// NVTX instance, before or after InitializeInjection. Returns 1 even when the
 /// collector is off (the NVTX calls then stay no-ops).
+namespace gpuscope::detail {
+bool inside_nvtx_include() noexcept {
+  return g_nvtx != nullptr && g_nvtx->include_enabled && (t_include.inside() || g_nvtx->include_open.load() > 0);
+}
+}  // namespace gpuscope::detail
+
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     NvtxGetExportTableFunc_t get_export_table) {
   try {
@@ -364,12 +391,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     if (c == nullptr || get_export_table == nullptr) return 1;
     const auto& cfg = c->config();
     const bool capture = cfg.capture_range == gpuscope::collect::CaptureRange::kNvtx;
-    if (!cfg.trace_nvtx && !capture) return 1;
+    const bool include = !cfg.nvtx_include_message.empty();
+    if (!cfg.trace_nvtx && !capture && !include) return 1;
     std::call_once(g_nvtx_once, [&] {
       auto* s = new NvtxState();
       s->capture_enabled = capture;
       s->capture.message = cfg.nvtx_capture_message;
       s->capture.domain = cfg.nvtx_capture_domain;
+      s->include_enabled = include;
+      s->include.message = cfg.nvtx_include_message;
+      s->include.domain = cfg.nvtx_include_domain;
       g_nvtx = s;
     });
 

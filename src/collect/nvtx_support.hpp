@@ -41,4 +41,21 @@ class NvtxDepths {
   std::vector<std::pair<std::uint64_t, int>> m_depths;  // few domains: a flat vector
 };
 
+/// gpuscope kernels --nvtx-include: which NVTX ranges are open on one thread that match
+/// the spec. push/pop carry the level NvtxDepths returned, so an unbalanced or foreign
+/// pop cannot close a matching range it did not open.
+class NvtxIncludeStack {
+ public:
+  void push(bool matches, std::uint64_t domain_id, int level) {
+    if (matches) m_open.emplace_back(domain_id, level);
+  }
+  void pop(std::uint64_t domain_id, int level) {
+    if (!m_open.empty() && m_open.back() == std::pair<std::uint64_t, int>{domain_id, level}) m_open.pop_back();
+  }
+  [[nodiscard]] bool inside() const { return !m_open.empty(); }
+
+ private:
+  std::vector<std::pair<std::uint64_t, int>> m_open;
+};
+
 }  // namespace gpuscope::collect

@@ -60,3 +60,19 @@ TEST(LaunchSelector, InvalidRegexThrows) { EXPECT_THROW(LaunchSelector("(", 0, 0
 
 }  // namespace
 }  // namespace gpuscope::collect
+
+namespace gpuscope::collect {
+namespace {
+
+TEST(LaunchSelector, OutsideTheNvtxRangeIsNoMatchAndDoesNotCountForSkip) {
+  LaunchSelector s("", 1, 1);
+  EXPECT_FALSE(s.next(kCopy, false).profile);  // launch 0: outside the range
+  EXPECT_FALSE(s.next(kCopy, true).profile);   // launch 1: first inside, skipped
+  const auto d = s.next(kCopy, true);          // launch 2: profiled
+  EXPECT_TRUE(d.profile);
+  EXPECT_EQ(d.launch_index, 2u);
+  EXPECT_TRUE(s.done());
+}
+
+}  // namespace
+}  // namespace gpuscope::collect
