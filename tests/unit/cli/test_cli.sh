@@ -176,5 +176,23 @@ check "bench compare with a missing file exits 2 and names it" sh -c "test $rc -
 "$bin" bench --help >help.txt 2>&1
 check "bench --help teaches the modes with examples" sh -c 'grep -q "graph:" help.txt && grep -q "gpuscope bench compare" help.txt'
 
+# gpuscope kernels without a GPU: the host API knows the metrics; nothing runs by mistake.
+"$bin" kernels --list-sets --format csv >sets.csv 2>err.txt; rc=$?
+check "kernels --list-sets lists every set's metrics" sh -c "test $rc -eq 0 && grep -q '^dram__bytes_read.sum,bytes' sets.csv && grep -q smsp__sass_thread_inst_executed_op_ffma_pred_on.sum sets.csv"
+"$bin" kernels --list-metrics dram__bytes_read --chip GH100 >metrics.txt 2>err.txt; rc=$?
+check "kernels --list-metrics FILTER --chip GH100 needs no GPU" sh -c "test $rc -eq 0 && grep -q '^dram__bytes_read.sum' metrics.txt"
+"$bin" kernels --list-metrics dram__bytes_read >metrics.txt 2>err.txt; rc=$?
+check "kernels --list-metrics without a GPU or --chip says to name the chip" sh -c "test $rc -eq 1 && grep -q -- '--chip GH100' err.txt"
+"$bin" kernels --chip GH100 --metrics dram__byte_read.sum -o k1 -- true 2>err.txt; rc=$?
+check "kernels: an unknown metric exits 1 before running, naming the closest" sh -c "test $rc -eq 1 && grep -q 'dram__bytes_read.sum' err.txt && test ! -e k1.sqlite"
+"$bin" kernels --set nosuchset -o k2 -- true 2>err.txt; rc=$?
+check "kernels: an unknown --set lists the sets" sh -c "test $rc -eq 1 && grep -q 'roofline' err.txt"
+"$bin" kernels -k '(' -o k3 -- true 2>err.txt; rc=$?
+check "kernels: a bad -k regex is refused" sh -c "test $rc -eq 1 && grep -q 'not a valid regex' err.txt"
+"$bin" kernels --chip GH100 -o k4 -- sh -c 'exit 3' 2>err.txt; rc=$?
+check "kernels: the target's exit code passes through, with the pass count said" sh -c "test $rc -eq 3 && grep -q '1 replay pass' err.txt && test -f k4.sqlite"
+"$bin" kernels --help >help.txt 2>&1
+check "kernels --help teaches with examples" sh -c 'grep -q -- "--list-metrics" help.txt && grep -q "gpuscope kernels --set roofline" help.txt'
+
 echo "$fails failure(s)"
 exit $((fails > 0))
