@@ -1,5 +1,8 @@
 #include "cli/kernels_command.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <regex>
@@ -23,10 +26,37 @@ std::string joined(const std::vector<std::string>& v, const char* sep = ",") {
   return s;
 }
 
-// --chip, else the chip of GPU 0 (needs a driver), else an error naming the choices.
+// --chip, else the chip of GPU 0 (needs a driver), else nullopt with the reason. The
+// driver and CUPTI are initialised in a short-lived child process, so gpuscope itself holds
+// no CUDA or profiler state while the target runs.
 std::optional<std::string> resolve_chip(const std::string& chip, std::string* why) {
   if (!chip.empty()) return chip;
-  return collect::detect_chip(0, why);
+  int fds[2];
+  if (::pipe(fds) != 0) return collect::detect_chip(0, why);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return collect::detect_chip(0, why);
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string reason;
+    const auto found = collect::detect_chip(0, &reason);
+    const std::string msg = found ? "1" + *found : "0" + reason;
+    (void)!::write(fds[1], msg.data(), msg.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string msg;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!msg.empty() && msg[0] == '1') return msg.substr(1);
+  if (why != nullptr) *why = msg.empty() ? "the chip probe ended without an answer" : msg.substr(1);
+  return std::nullopt;
 }
 
 // In markdown, exactly the tables of docs/metrics.md (regenerate them with
