@@ -20,8 +20,6 @@ using store::Database;
 using store::Statement;
 using detail::real_or_null;
 
-bool positive(double v) { return std::isfinite(v) && v > 0.0; }
-
 struct DeviceCeilings {
   kernels::KernelDevice device;
   MachineProfile ceilings;
@@ -413,6 +411,22 @@ Report kernel_metrics(Database& db, const KernelReportOptions& options) {
 
 Report kernel_metrics_sum(Database& db, const KernelReportOptions& options) {
   return kernel_name_report(analyze_kernels(db, options));
+}
+
+std::string profiled_gpu_uuid(Database& db) {
+  if (!db.has_table("kernel_profiles") || !db.has_table("devices")) return {};
+  return db
+      .query_text("SELECT d.uuid FROM kernel_profiles p JOIN devices d ON d.pid = p.pid AND d.device_id = p.device_id "
+                  "WHERE d.uuid IS NOT NULL AND d.uuid != '' ORDER BY p.launch_index, p.id LIMIT 1")
+      .value_or("");
+}
+
+KernelRunOutcome kernel_run_outcome(Database& db) {
+  KernelRunOutcome out;
+  if (db.has_table("kernel_profiles")) out.profiled = db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0);
+  Statement st = db.prepare("SELECT severity, text FROM messages WHERE severity <> 'info' ORDER BY ts_ns");
+  while (st.step()) out.problems.emplace_back(st.column_text(0), st.column_text(1));
+  return out;
 }
 
 }  // namespace gpuscope::analyze

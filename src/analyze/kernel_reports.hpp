@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/kernel_derive.hpp"
@@ -117,6 +118,18 @@ struct KernelAnalysis {
 [[nodiscard]] Report kernel_metrics(store::Database& db, const KernelReportOptions& options = {});
 /// analyze_kernels() then kernel_name_report().
 [[nodiscard]] Report kernel_metrics_sum(store::Database& db, const KernelReportOptions& options = {});
+
+/// The GPU the profiled kernels ran on (the first launch's device, devices.uuid); "" when
+/// unknown (no kernel_profiles or devices rows).
+[[nodiscard]] std::string profiled_gpu_uuid(store::Database& db);
+
+/// What a `gpuscope kernels` run left: launches profiled, and the collector's warnings
+/// and errors (messages table, in time order: severity, text).
+struct KernelRunOutcome {
+  std::int64_t profiled = 0;
+  std::vector<std::pair<std::string, std::string>> problems;
+};
+[[nodiscard]] KernelRunOutcome kernel_run_outcome(store::Database& db);
 
 /// The empty-trace note above.
 inline constexpr std::string_view kNoKernelProfilesNote =

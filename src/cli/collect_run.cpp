@@ -50,13 +50,13 @@ std::string join_command(const std::vector<std::string>& argv) {
   return s;
 }
 
-}  // namespace
-
 std::int64_t realtime_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+
+}  // namespace
 
 int cli_fail(const std::string& tool, const std::string& what, const std::string& todo) {
   std::cerr << "gpuscope " << tool << ": error: " << what << "\n";
@@ -126,7 +126,10 @@ CollectRunResult collect_run(CollectRunSpec o) {
   const std::string start_time = now_stamp("%Y-%m-%dT%H:%M:%S%z");
   LaunchSpec spec;
   spec.argv = o.command;
-  spec.env = {{"CUDA_INJECTION64_PATH", inject->string()}, {"GPUSCOPE_LOG_DIR", log_dir.string()}};
+  // The launch instant is the origin of --delay/--duration: taken right before the fork.
+  spec.env = {{"CUDA_INJECTION64_PATH", inject->string()},
+              {"GPUSCOPE_LOG_DIR", log_dir.string()},
+              {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(realtime_ns())}};
   spec.env.insert(spec.env.end(), o.env.begin(), o.env.end());
   if (o.nvtx) spec.env.emplace_back("NVTX_INJECTION64_PATH", inject->string());
   spec.kill_after = o.kill_after;

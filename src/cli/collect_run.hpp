@@ -29,7 +29,8 @@ struct CollectRunSpec {
   bool keep_logs = false;
   bool nvtx = false;                // also set NVTX_INJECTION64_PATH
   std::vector<std::string> command;
-  std::vector<std::pair<std::string, std::string>> env;  // GPUSCOPE_* for the collector
+  std::vector<std::pair<std::string, std::string>> env;  // GPUSCOPE_* for the collector (the log
+                                                         // dir and launch time are added here)
   std::optional<std::chrono::nanoseconds> kill_after;    // nsys --duration/--kill
   int kill_signal = 15;
   store::ImportOptions import;      // command, launched pid, status, start time, version filled here
@@ -48,7 +49,5 @@ struct CollectRunResult {
 /// Prints "gpuscope TOOL: error: WHAT" and "  what to do: TODO" on stderr; returns 1.
 int cli_fail(const std::string& tool, const std::string& what, const std::string& todo);
 
-/// CLOCK_REALTIME now, ns (the collector's launch origin).
-[[nodiscard]] std::int64_t realtime_ns();
 
 }  // namespace gpuscope::cli

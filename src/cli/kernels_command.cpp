@@ -7,6 +7,7 @@
 #include <iostream>
 #include <regex>
 
+#include "analyze/kernel_reports.hpp"
 #include "cli/collect_run.hpp"
 #include "collect/metric_catalog.hpp"
 #include "core/kernel_derive.hpp"
@@ -229,7 +230,6 @@ int run_kernels(KernelsOptions o) {
       {"GPUSCOPE_LAUNCH_SKIP", std::to_string(o.launch_skip)},
       {"GPUSCOPE_LAUNCH_COUNT", std::to_string(o.launch_count)},
       {"GPUSCOPE_NVTX_INCLUDE", o.nvtx_include},
-      {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(realtime_ns())},
   };
   spec.import.trace_sources = "kernels:" + set_name;
   spec.import.capture_range = "none";
@@ -244,13 +244,13 @@ int run_kernels(KernelsOptions o) {
   try {
     store::Database db(res.db_path.string(), store::Database::Mode::kReadOnly);
     // The collector's own words (privileges, filters that matched nothing, graphs).
-    store::Statement st = db.prepare("SELECT severity, text FROM messages WHERE severity <> 'info' ORDER BY ts_ns");
+    const analyze::KernelRunOutcome outcome = analyze::kernel_run_outcome(db);
     int errors = 0;
-    while (st.step()) {
-      errors += st.column_text(0) == "error";
-      std::cerr << "gpuscope kernels: " << st.column_text(0) << ": " << st.column_text(1) << "\n";
+    for (const auto& [severity, text] : outcome.problems) {
+      errors += severity == "error";
+      std::cerr << "gpuscope kernels: " << severity << ": " << text << "\n";
     }
-    const std::int64_t profiled = db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0);
+    const std::int64_t profiled = outcome.profiled;
     // The profiler failed in the target (counters not permitted, held by another tool, a
     // metric it refused): the target ran, but the job did not.
     if (profiled == 0 && errors > 0 && code == 0) code = 1;

@@ -19,15 +19,6 @@ namespace {
 
 constexpr const char* kPrefix = "gpuscope kernels: ";
 
-// The GPU the profiled kernels ran on (the first launch's device), "" if unknown.
-std::string profiled_gpu_uuid(store::Database& db) {
-  if (!db.has_table("kernel_profiles") || !db.has_table("devices")) return {};
-  return db
-      .query_text("SELECT d.uuid FROM kernel_profiles p JOIN devices d ON d.pid = p.pid AND d.device_id = p.device_id "
-                  "WHERE d.uuid IS NOT NULL AND d.uuid != '' ORDER BY p.launch_index, p.id LIMIT 1")
-      .value_or("");
-}
-
 std::optional<MachineProfile> find_profile(store::Database& db, const KernelOutputOptions& o, std::ostream& err) {
   std::vector<std::string> warnings;
   std::optional<MachineProfile> profile;
@@ -35,7 +26,7 @@ std::optional<MachineProfile> find_profile(store::Database& db, const KernelOutp
     profile = store::read_profile(o.profile_path, &warnings);
     err << kPrefix << "ceilings from the machine profile " << o.profile_path << "\n";
   } else if (!o.no_profile) {
-    const std::string uuid = profiled_gpu_uuid(db);
+    const std::string uuid = analyze::profiled_gpu_uuid(db);
     if (!uuid.empty()) {
       try {
         profile = store::load_cached_profile(uuid, &warnings);

@@ -1,24 +1,14 @@
 #include "cli/trace_command.hpp"
 
-#include <limits.h>
 #include <signal.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <ctime>
-#include <filesystem>
 #include <iostream>
 
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
-#include "core/version.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
-#include "store/importer.hpp"
-
-namespace fs = std::filesystem;
 
 namespace gpuscope::cli {
 namespace {
@@ -107,7 +97,6 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_CAPTURE_RANGE", o.capture_range},
       {"GPUSCOPE_NVTX_CAPTURE", o.nvtx_capture},
       {"GPUSCOPE_CAPTURE_RANGE_END", o.capture_range_end},
-      {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(realtime_ns())},
       {"GPUSCOPE_DELAY_NS", std::to_string(static_cast<std::int64_t>(o.delay_s * 1e9))},
       {"GPUSCOPE_DURATION_NS", std::to_string(static_cast<std::int64_t>(o.duration_s * 1e9))},
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},

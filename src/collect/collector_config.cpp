@@ -19,6 +19,18 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// The non-empty, trimmed items of a comma list.
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> items;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    if (!item.empty()) items.emplace_back(item);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+  return items;
+}
+
 std::string invalid(std::string_view name, std::string_view value, std::string_view expected) {
   std::string msg;
   msg.append("invalid ").append(name).append("='").append(value).append("' (expected ");
@@ -97,12 +109,8 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
 
   if (const char* raw = getenv("GPUSCOPE_TRACE"); raw != nullptr && *raw != '\0') {
     bool cuda = false, nvtx = false, any = false;
-    std::string_view rest(raw);
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      const std::string token = lower(trim(rest.substr(0, comma)));
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      if (token.empty()) continue;
+    for (const std::string& item : split_list(raw)) {
+      const std::string token = lower(item);
       if (token == "cuda") {
         cuda = any = true;
       } else if (token == "nvtx") {
@@ -171,14 +179,9 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   read_bool(getenv, "GPUSCOPE_VERBOSE", &c.verbose, warnings);
 
   if (const char* raw = getenv("GPUSCOPE_KERNEL_METRICS"); raw != nullptr && *raw != '\0') {
-    std::string_view rest(raw);
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      const std::string token(trim(rest.substr(0, comma)));
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      if (!token.empty() && std::find(c.kernel_metrics.begin(), c.kernel_metrics.end(), token) == c.kernel_metrics.end()) {
-        c.kernel_metrics.push_back(token);
-      }
+    for (std::string& m : split_list(raw)) {
+      if (std::find(c.kernel_metrics.begin(), c.kernel_metrics.end(), m) == c.kernel_metrics.end())
+        c.kernel_metrics.push_back(std::move(m));
     }
   }
   if (const char* raw = getenv("GPUSCOPE_KERNEL_SET"); raw != nullptr && *raw != '\0') c.kernel_set = raw;

@@ -8,8 +8,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
+#include <span>
 
 #include "collect/collector.hpp"
 #include "collect/cupti_check.hpp"
@@ -28,33 +30,34 @@ struct ThreadLaunch {
 };
 thread_local ThreadLaunch t_launch;
 
-bool is_runtime_launch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
-      return true;
-    default:
-      return false;
-  }
-}
+// The launch calls profiled, and the graph launches reported as not profiled: the one list
+// for enable_callbacks() and for telling the callbacks apart.
+constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+};
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
+constexpr CUpti_CallbackId kRuntimeGraphLaunches[] = {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+                                                      CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
+constexpr CUpti_CallbackId kDriverGraphLaunches[] = {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                                     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
 
-bool is_driver_launch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      return true;
-    default:
-      return false;
-  }
+bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const auto& ids = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? std::span<const CUpti_CallbackId>(kRuntimeLaunches)
+                                                          : std::span<const CUpti_CallbackId>(kDriverLaunches);
+  return std::find(ids.begin(), ids.end(), cbid) != ids.end();
 }
 
 std::int32_t i32(unsigned long long v) { return static_cast<std::int32_t>(v > 0x7fffffffULL ? 0x7fffffff : v); }
@@ -200,23 +203,13 @@ KernelProfiler::KernelProfiler(Collector& sink, const collect::CollectorConfig& 
 KernelProfiler::~KernelProfiler() = default;
 
 void KernelProfiler::enable_callbacks(CUpti_SubscriberHandle subscriber) noexcept {
-  for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-                                CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000}) {
-    GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
-  }
-  for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                                CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                                CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-                                CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                                CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz}) {
-    GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-  }
+  auto enable = [&](CUpti_CallbackDomain domain, std::span<const CUpti_CallbackId> ids) {
+    for (CUpti_CallbackId cbid : ids) GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, domain, cbid));
+  };
+  enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeLaunches);
+  enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeGraphLaunches);
+  enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunches);
+  enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverGraphLaunches);
   GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                               CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
 }
@@ -232,11 +225,10 @@ void KernelProfiler::fail(const std::string& what, const std::string& todo) {
 KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   auto it = m_contexts.find(ctx);
   if (it != m_contexts.end()) return it->second.get();
-  static bool initialized = false;
-  if (!initialized) {
+  if (!m_profiler_initialized) {
     auto init = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
     must(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
-    initialized = true;
+    m_profiler_initialized = true;
   }
   auto s = std::make_unique<ContextState>();
   s->ctx = ctx;
@@ -375,8 +367,7 @@ void KernelProfiler::end() {
 
 void KernelProfiler::on_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                const CUpti_CallbackData* data) noexcept {
-  const bool launch = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? is_runtime_launch(cbid) : is_driver_launch(cbid);
-  if (!launch || data == nullptr) {
+  if (!is_kernel_launch(domain, cbid) || data == nullptr) {  // only graph launches remain
     if (data != nullptr && data->callbackSite == CUPTI_API_ENTER) on_graph_launch();
     return;
   }

@@ -88,6 +88,7 @@ class KernelProfiler {
   std::vector<const char*> m_metric_ptrs;
   std::optional<collect::LaunchSelector> m_selector;
   bool m_off = false;  // m_mutex
+  bool m_profiler_initialized = false;  // cuptiProfilerInitialize done (m_mutex)
   bool m_graph_warned = false;
   std::recursive_mutex m_mutex;  // one profiled launch at a time in the process
   std::unordered_map<CUcontext, std::unique_ptr<ContextState>> m_contexts;

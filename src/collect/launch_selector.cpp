@@ -9,7 +9,7 @@ LaunchSelector::LaunchSelector(const std::string& regex, std::uint64_t skip, std
       m_skip(skip), m_count(count) {}
 
 bool LaunchSelector::matches(std::string_view name) {
-  const auto it = m_cache.find(std::string(name));
+  const auto it = m_cache.find(name);
   if (it != m_cache.end()) return it->second;
   const std::string demangled = store::demangle(name);
   const std::string base = store::base_name(demangled);

@@ -11,7 +11,9 @@
 // Errors: the constructor throws std::regex_error for an invalid regex.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -47,7 +49,12 @@ class LaunchSelector {
   std::regex m_regex;
   std::uint64_t m_skip, m_count;
   std::uint64_t m_launches = 0, m_matched = 0, m_profiled = 0;
-  std::unordered_map<std::string, bool> m_cache;  // mangled name -> matches
+  // Runs on every launch of the traced program: looked up without building a string.
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, bool, Hash, std::equal_to<>> m_cache;  // mangled name -> matches
   std::vector<std::string> m_names_seen;
 };
 

@@ -1034,15 +1034,12 @@ void Importer::finish() {
   // CUfunction to ask for registers) takes them from its kernel activity record.
   if (m_result.rows.kernel_profiles > 0 && m_result.rows.kernels > 0) {
     m_db.exec(
-        "UPDATE kernel_profiles SET "
-        "registers_per_thread = COALESCE(registers_per_thread, (SELECT k.registers_per_thread FROM kernels k "
-        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1)), "
-        "static_shared_memory = COALESCE(static_shared_memory, (SELECT k.static_shared_memory FROM kernels k "
-        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1)), "
-        "local_memory_per_thread = COALESCE(local_memory_per_thread, (SELECT k.local_memory_per_thread FROM kernels k "
-        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1)), "
-        "stream_id = COALESCE(stream_id, (SELECT k.stream_id FROM kernels k "
-        "WHERE k.pid = kernel_profiles.pid AND k.correlation_id = kernel_profiles.correlation_id LIMIT 1))");
+        "UPDATE kernel_profiles AS p SET "
+        "registers_per_thread = COALESCE(p.registers_per_thread, k.registers_per_thread), "
+        "static_shared_memory = COALESCE(p.static_shared_memory, k.static_shared_memory), "
+        "local_memory_per_thread = COALESCE(p.local_memory_per_thread, k.local_memory_per_thread), "
+        "stream_id = COALESCE(p.stream_id, k.stream_id) "
+        "FROM kernels AS k WHERE k.pid = p.pid AND k.correlation_id = p.correlation_id");
   }
 }
 
