@@ -498,13 +498,24 @@ class Checker:
     def speed(self):
         prog = [self.km, "--launches", "200"]
         untraced = [run(prog, self.a.timeout) for _ in range(3)]
-        gs_runs, counts = [], []
+        gs_runs, counts, per_launch, counts1, fixed = [], [], [], [], []
         for r in range(3):
             stem = os.path.join(self.work, f"speed_r{r}")
             res = run(self.gs_cmd(None, stem, prog, metric_set="quick"), self.a.timeout, f"{stem}.gs.log")
             gs_runs.append(res)
             if res["rc"] == 0 and os.path.exists(f"{stem}.sqlite"):
                 counts.append(len(gs_launches(f"{stem}.sqlite")))
+            # The same without replay (one pass, sessions of many launches), and with a filter
+            # that matches nothing (gpuscope's fixed cost: start, chip probe, import).
+            stem1 = os.path.join(self.work, f"speed_r{r}_replay_none")
+            cmd = self.gs_cmd(None, stem1, prog, metric_set="quick")
+            per_launch.append(run(cmd[:2] + ["--replay-mode", "none"] + cmd[2:], self.a.timeout,
+                                  f"{stem1}.gs.log"))
+            if per_launch[-1]["rc"] == 0 and os.path.exists(f"{stem1}.sqlite"):
+                counts1.append(len(gs_launches(f"{stem1}.sqlite")))
+            stem0 = os.path.join(self.work, f"speed_r{r}_none")
+            fixed.append(run(self.gs_cmd(None, stem0, prog, kfilter="^no_such_kernel$", metric_set="quick"),
+                             self.a.timeout, f"{stem0}.gs.log"))
         ncu_runs = []
         for r in range(self.a.ncu_speed_runs):
             res = run(self.ncu_cmd(QUICK, prog), self.a.timeout, os.path.join(self.work, f"speed_r{r}.ncu.log"))
@@ -515,10 +526,15 @@ class Checker:
             walls = [x["wall_s"] for x in runs if x["rc"] == 0]
             return statistics.median(walls) if walls else None
         out = {"untraced_s": med(untraced), "gpuscope_s": med(gs_runs), "ncu_s": med(ncu_runs),
-               "gpuscope_profiles": counts, "ncu_results": [x["results"] for x in ncu_runs],
+               "gpuscope_replay_none_s": med(per_launch), "gpuscope_no_match_s": med(fixed),
+               "gpuscope_profiles": counts, "gpuscope_replay_none_profiles": counts1, "ncu_results": [x["results"] for x in ncu_runs],
                "untraced_walls": [x["wall_s"] for x in untraced], "gpuscope_walls": [x["wall_s"] for x in gs_runs],
+               "gpuscope_replay_none_walls": [x["wall_s"] for x in per_launch],
+               "gpuscope_no_match_walls": [x["wall_s"] for x in fixed],
                "ncu_walls": [x["wall_s"] for x in ncu_runs]}
         out["ratio"] = out["ncu_s"] / out["gpuscope_s"] if out["ncu_s"] and out["gpuscope_s"] else None
+        out["ratio_replay_none"] = (out["ncu_s"] / out["gpuscope_replay_none_s"]
+                                    if out["ncu_s"] and out["gpuscope_replay_none_s"] else None)
         complete = counts and all(c == 200 for c in counts) and all(x["results"] == 200 for x in ncu_runs)
         out["result"] = "PASS" if out["ratio"] is not None and out["ratio"] >= 10 and complete else "FAIL"
         if not complete:
@@ -606,13 +622,19 @@ def write_report(out_dir, checker, cases, hand, speed, calib):
                                   for r in hand]))
     if speed:
         md.append("\n## Speed: `kernel_mix --launches 200`, end to end\n")
+        def row(label, key, profiled):
+            walls = speed.get(key.replace("_s", "_walls"), [])
+            return (label, f"{speed[key]:.3f} s" if speed.get(key) else "—", ", ".join(f"{w:.3f}" for w in walls),
+                    profiled)
         md.append(markdown_table(["run", "wall (median)", "runs", "launches profiled"], [
-            ("untraced", f"{speed['untraced_s']:.3f} s" if speed["untraced_s"] else "—",
-             ", ".join(f"{w:.3f}" for w in speed["untraced_walls"]), "—"),
-            ("gpuscope kernels --set quick", f"{speed['gpuscope_s']:.3f} s" if speed["gpuscope_s"] else "—",
-             ", ".join(f"{w:.3f}" for w in speed["gpuscope_walls"]), str(speed["gpuscope_profiles"])),
-            ("ncu --metrics <quick>", f"{speed['ncu_s']:.3f} s" if speed["ncu_s"] else "—",
-             ", ".join(f"{w:.3f}" for w in speed["ncu_walls"]), str(speed["ncu_results"]))]))
+            row("untraced", "untraced_s", "—"),
+            row("gpuscope kernels --set quick", "gpuscope_s", str(speed["gpuscope_profiles"])),
+            row("gpuscope kernels --set quick --replay-mode none", "gpuscope_replay_none_s",
+                str(speed.get("gpuscope_replay_none_profiles"))),
+            row("gpuscope kernels --set quick -k '^no_such_kernel$' (fixed cost)", "gpuscope_no_match_s", "0"),
+            row("ncu --metrics <quick>", "ncu_s", str(speed["ncu_results"]))]))
+        if speed.get("ratio_replay_none"):
+            md.append(f"\nncu / gpuscope --replay-mode none = {speed['ratio_replay_none']:.1f}x\n")
         md.append(f"\nncu / gpuscope = {speed['ratio']:.1f}x (target >= 10x): {speed['result']}\n" if speed["ratio"]
                   else f"\nncu / gpuscope: not measured: {speed['result']}\n")
     if calib:

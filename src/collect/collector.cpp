@@ -456,7 +456,7 @@ void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain
       if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         c->m_kernels->on_context_destroy(static_cast<const CUpti_ResourceData*>(cbdata)->context);
       } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        c->m_kernels->on_launch(domain, cbid, static_cast<const CUpti_CallbackData*>(cbdata));
+        c->m_kernels->on_api(domain, cbid, static_cast<const CUpti_CallbackData*>(cbdata));
       }
       return;
     }

@@ -188,6 +188,15 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   if (const char* raw = getenv("GPUSCOPE_KERNEL_REGEX"); raw != nullptr) c.kernel_regex = raw;
   read_u64(getenv, "GPUSCOPE_LAUNCH_SKIP", 0, kMax, &c.launch_skip, warnings);
   read_u64(getenv, "GPUSCOPE_LAUNCH_COUNT", 0, kMax, &c.launch_count, warnings);
+  read_u64(getenv, "GPUSCOPE_KERNEL_BATCH", 1, 4096, &c.kernel_batch, warnings);
+  if (const char* raw = getenv("GPUSCOPE_KERNEL_REPLAY"); raw != nullptr && *raw != '\0') {
+    const std::string_view v = raw;
+    if (v == "none" || v == "kernel") {
+      c.kernel_replay = v == "kernel";
+    } else {
+      warnings->push_back("GPUSCOPE_KERNEL_REPLAY='" + std::string(v) + "' is not kernel or none; using the default (kernel)");
+    }
+  }
   if (const char* raw = getenv("GPUSCOPE_NVTX_INCLUDE"); raw != nullptr && *raw != '\0') {
     split_nvtx_capture(raw, &c.nvtx_include_message, &c.nvtx_include_domain);
   }

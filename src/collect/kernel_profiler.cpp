@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <regex>
 #include <span>
+#include <string_view>
+#include <utility>
 
 #include "collect/collector.hpp"
 #include "collect/cupti_check.hpp"
@@ -72,11 +74,22 @@ void set_dims(ProfiledLaunch& l, unsigned gx, unsigned gy, unsigned gz, unsigned
 // A runtime launch names its kernel by the host stub; the target's own CUDA runtime maps
 // it to the CUfunction (cudaGetFuncBySymbol). Found only when the runtime is a shared
 // library (PyTorch, CuPy); with a static cudart the facts come from nowhere (NULL).
+// The lookup must not change the program's view of errors: a failed cudaGetFuncBySymbol sets
+// the runtime's last error, which the program would read after its launch (PyTorch does, and
+// reports "invalid device function"). So it runs only when no error is pending
+// (cudaPeekAtLastError) and clears its own (cudaGetLastError).
 CUfunction runtime_function(const void* stub) {
-  using Fn = int (*)(CUfunction*, const void*);
-  static const Fn get = reinterpret_cast<Fn>(::dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  using Get = int (*)(CUfunction*, const void*);
+  using LastError = int (*)();
+  static const Get get = reinterpret_cast<Get>(::dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  static const LastError peek = reinterpret_cast<LastError>(::dlsym(RTLD_DEFAULT, "cudaPeekAtLastError"));
+  static const LastError clear = reinterpret_cast<LastError>(::dlsym(RTLD_DEFAULT, "cudaGetLastError"));
+  if (get == nullptr || peek == nullptr || clear == nullptr || stub == nullptr || peek() != 0) return nullptr;
   CUfunction f = nullptr;
-  if (get == nullptr || stub == nullptr || get(&f, stub) != 0) return nullptr;
+  if (get(&f, stub) != 0) {
+    clear();
+    return nullptr;
+  }
   return f;
 }
 
@@ -152,6 +165,11 @@ struct ProfilerFailure {
   std::string call;
 };
 
+// A configuration the collector cannot profile with (caught at the callback boundary).
+struct ConfigRefused {
+  std::string what, todo;
+};
+
 void must(CUptiResult r, const char* call) {
   if (r != CUPTI_SUCCESS) throw ProfilerFailure{r, call};
 }
@@ -166,6 +184,9 @@ struct KernelProfiler::ContextState {
   CUpti_RangeProfiler_Object* profiler = nullptr;
   std::vector<std::uint8_t> availability, config, counter_data;
   std::size_t passes = 0;
+  std::size_t capacity = 1;              // ranges the counter data image holds
+  bool session_open = false;             // SetConfig + Start done, Stop not yet
+  std::vector<ProfiledLaunch> session;   // launches of the open session, in range order
 
   ~ContextState() {
     if (profiler != nullptr) {
@@ -190,7 +211,8 @@ struct KernelProfiler::ContextState {
 };
 
 KernelProfiler::KernelProfiler(Collector& sink, const collect::CollectorConfig& config)
-    : m_sink(sink), m_config(config), m_metrics(config.kernel_metrics) {
+    : m_sink(sink), m_config(config), m_metrics(config.kernel_metrics),
+      m_batch(config.kernel_replay ? 1 : static_cast<std::size_t>(std::max<std::uint64_t>(1, config.kernel_batch))) {
   for (const std::string& m : m_metrics) m_metric_ptrs.push_back(m.c_str());
   try {
     m_selector.emplace(config.kernel_regex, config.launch_skip, config.launch_count);
@@ -207,9 +229,25 @@ void KernelProfiler::enable_callbacks(CUpti_SubscriberHandle subscriber) noexcep
     for (CUpti_CallbackId cbid : ids) GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, domain, cbid));
   };
   enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeLaunches);
-  enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeGraphLaunches);
   enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunches);
-  enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverGraphLaunches);
+  // The calls that end an open session: graph launches, and every memset and memcpy by
+  // name (cuptiGetCallbackName), so new variants (batch, 3D, peer, async) are included.
+  const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> domains[] = {
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+  for (const auto& [domain, size] : domains) {
+    std::vector<bool>& ends = m_ends_session[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
+    ends.assign(size, false);
+    for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+      const std::string_view n(name);
+      if (n.find("Memset") != n.npos || n.find("Memcpy") != n.npos || n.find("GraphLaunch") != n.npos) {
+        ends[cbid] = true;
+        GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, domain, cbid));
+      }
+    }
+  }
   GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                               CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
 }
@@ -225,6 +263,7 @@ void KernelProfiler::fail(const std::string& what, const std::string& todo) {
 KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   auto it = m_contexts.find(ctx);
   if (it != m_contexts.end()) return it->second.get();
+  const std::uint64_t t0 = Collector::now_ns();
   if (!m_profiler_initialized) {
     auto init = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
     must(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
@@ -257,6 +296,11 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   collect::ConfigImage config = collect::build_config_image(s->host, m_metric_ptrs);
   s->config = std::move(config.image);
   s->passes = config.passes;
+  if (!m_config.kernel_replay && s->passes > 1) {
+    throw ConfigRefused{"the " + std::to_string(m_metrics.size()) + " metrics need " + std::to_string(s->passes) +
+                            " passes and replay mode none collects one",
+                        "use --replay-mode kernel, or fewer metrics (gpuscope kernels prints the pass count)"};
+  }
 
   auto en = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   en.ctx = ctx;
@@ -267,18 +311,20 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   cds.pRangeProfilerObject = s->profiler;
   cds.pMetricNames = m_metric_ptrs.data();
   cds.numMetrics = m_metric_ptrs.size();
-  cds.maxNumOfRanges = 1;
-  cds.maxNumRangeTreeNodes = 1;
+  s->capacity = m_batch;
+  cds.maxNumOfRanges = s->capacity;
+  cds.maxNumRangeTreeNodes = s->capacity;
   must(cuptiRangeProfilerGetCounterDataSize(&cds), "cuptiRangeProfilerGetCounterDataSize");
   s->counter_data.resize(cds.counterDataSize);
   s->reset_counter_data();
 
   if (m_config.verbose) {
-    std::fprintf(stderr, "gpuscope: range profiler on context %u (%s): %zu metrics, %zu passes\n", s->context_id,
-                 chip.pChipName, m_metrics.size(), s->passes);
+    std::fprintf(stderr, "gpuscope: range profiler on context %u (%s): %zu metrics, %zu passes, up to %zu launches per session\n",
+                 s->context_id, chip.pChipName, m_metrics.size(), s->passes, s->capacity);
   }
   ContextState* raw = s.get();
   m_contexts.emplace(ctx, std::move(s));
+  m_timing.setup_ns += Collector::now_ns() - t0;
   return raw;
 }
 
@@ -288,8 +334,12 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
   const char* name = data->symbolName != nullptr ? data->symbolName : "";
   const bool eligible = m_config.nvtx_include_message.empty() || inside_nvtx_include();
   const collect::LaunchSelector::Decision d = m_selector->next(name, eligible);
-  if (!d.profile) return;
+  if (!d.profile) {
+    end_sessions();  // this kernel must not take a range
+    return;
+  }
   ContextState* s = state_for(data->context);
+  if (!s->session_open) end_sessions();  // another context's session
   ProfiledLaunch& l = t.launch;
   l = ProfiledLaunch{};
   l.launch_ns = Collector::now_ns();
@@ -301,74 +351,159 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
   l.passes = static_cast<std::uint32_t>(s->passes);
   read_function(read_params(domain, cbid, data->functionParams, l), l);
 
-  auto cfg = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
-  cfg.pRangeProfilerObject = s->profiler;
-  cfg.configSize = s->config.size();
-  cfg.pConfig = s->config.data();
-  cfg.counterDataImageSize = s->counter_data.size();
-  cfg.pCounterDataImage = s->counter_data.data();
-  cfg.range = CUPTI_AutoRange;
-  cfg.replayMode = CUPTI_KernelReplay;
-  cfg.maxRangesPerPass = 1;
-  cfg.numNestingLevels = 1;
-  cfg.minNestingLevel = 1;
-  cfg.passIndex = 0;
-  cfg.targetNestingLevel = 1;
-  must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
-  auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
-  start.pRangeProfilerObject = s->profiler;
-  must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+  if (!s->session_open) {
+    const std::uint64_t t0 = Collector::now_ns();
+    auto cfg = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+    cfg.pRangeProfilerObject = s->profiler;
+    cfg.configSize = s->config.size();
+    cfg.pConfig = s->config.data();
+    cfg.counterDataImageSize = s->counter_data.size();
+    cfg.pCounterDataImage = s->counter_data.data();
+    cfg.range = CUPTI_AutoRange;
+    // Replay none: the single pass of a user-replay session; each kernel runs once.
+    cfg.replayMode = m_config.kernel_replay ? CUPTI_KernelReplay : CUPTI_UserReplay;
+    cfg.maxRangesPerPass = s->capacity;
+    cfg.numNestingLevels = 1;
+    cfg.minNestingLevel = 1;
+    cfg.passIndex = 0;
+    cfg.targetNestingLevel = 1;
+    must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
+    auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    start.pRangeProfilerObject = s->profiler;
+    must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+    s->session_open = true;
+    s->session.clear();
+    m_open_sessions.fetch_add(1, std::memory_order_relaxed);
+    m_timing.start_ns += Collector::now_ns() - t0;
+    ++m_timing.sessions;
+  }
   t.state = s;
   t.active = true;
 }
 
-void KernelProfiler::end() {
+void KernelProfiler::end(const CUpti_CallbackData* data) {
   ThreadLaunch& t = t_launch;
   if (!t.active) return;
   t.active = false;
   auto* s = static_cast<ContextState*>(t.state);
-  auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-  stop.pRangeProfilerObject = s->profiler;
-  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
-  if (stop.isAllPassSubmitted == 0) {
-    m_sink.post_message(log::Severity::kWarning, "range profiler: not every pass was submitted for launch " +
-                                                     std::to_string(t.launch.launch_index) + " (" + t.launch.name + ")");
-  }
-  auto decode = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-  decode.pRangeProfilerObject = s->profiler;
-  must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
-  auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-  info.pCounterDataImage = s->counter_data.data();
-  info.counterDataImageSize = s->counter_data.size();
-  must(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-  if (decode.numOfRangeDropped > 0 || info.numTotalRanges == 0) {
-    m_sink.post_message(log::Severity::kWarning, "range profiler: no counters for launch " +
-                                                     std::to_string(t.launch.launch_index) + " (" + t.launch.name +
-                                                     "): " + std::to_string(decode.numOfRangeDropped) +
-                                                     " range(s) dropped, " + std::to_string(info.numTotalRanges) +
-                                                     " decoded");
-  } else {
-    ProfiledLaunch& l = t.launch;
-    l.values.assign(m_metric_ptrs.size(), 0.0);
-    auto ev = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-    ev.pHostObject = s->host;
-    ev.pCounterDataImage = s->counter_data.data();
-    ev.counterDataImageSize = s->counter_data.size();
-    ev.rangeIndex = 0;
-    ev.ppMetricNames = m_metric_ptrs.data();
-    ev.numMetrics = m_metric_ptrs.size();
-    ev.pMetricValues = l.values.data();
-    must(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
-    std::lock_guard lock(m_done_mutex);
-    m_done.push_back(std::move(l));
-  }
-  s->reset_counter_data();
+  // A launch that failed ran no kernel and took no range.
+  const bool launched = data->functionReturnValue == nullptr || *static_cast<const int*>(data->functionReturnValue) == 0;
+  if (launched) s->session.push_back(std::move(t.launch));
+  if (s->session.size() >= std::min(m_batch, s->capacity)) end_session(*s);
 }
 
-void KernelProfiler::on_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                               const CUpti_CallbackData* data) noexcept {
-  if (!is_kernel_launch(domain, cbid) || data == nullptr) {  // only graph launches remain
-    if (data != nullptr && data->callbackSite == CUPTI_API_ENTER) on_graph_launch();
+void KernelProfiler::end_session(ContextState& s) {
+  if (!s.session_open) return;
+  const std::uint64_t t0 = Collector::now_ns();
+  s.session_open = false;
+  m_open_sessions.fetch_sub(1, std::memory_order_relaxed);
+  std::vector<ProfiledLaunch> launches = std::move(s.session);
+  s.session.clear();
+  auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  stop.pRangeProfilerObject = s.profiler;
+  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  auto describe = [&] {
+    if (launches.empty()) return std::string("no launch");
+    return "launches " + std::to_string(launches.front().launch_index) + "-" +
+           std::to_string(launches.back().launch_index) + " (first: " + launches.front().name + ")";
+  };
+  if (stop.isAllPassSubmitted == 0) {
+    m_sink.post_message(log::Severity::kWarning, "range profiler: not every pass was submitted for " + describe());
+  }
+  auto decode = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = s.profiler;
+  must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = s.counter_data.data();
+  info.counterDataImageSize = s.counter_data.size();
+  must(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  if (decode.numOfRangeDropped > 0 || info.numTotalRanges != launches.size()) {
+    // Ranges that do not line up one to one with the launches cannot be attributed.
+    m_sink.post_message(log::Severity::kWarning,
+                        "range profiler: " + std::to_string(info.numTotalRanges) + " range(s) decoded and " +
+                            std::to_string(decode.numOfRangeDropped) + " dropped for " +
+                            std::to_string(launches.size()) + " launch(es), " + describe() +
+                            "; their counters are not recorded" +
+                            (m_batch > 1 ? " and the rest of the run uses one session per launch" : ""));
+    if (m_config.verbose) {
+      std::fprintf(stderr, "gpuscope: range profiler session misaligned: %zu ranges for %zu launches\n",
+                   static_cast<std::size_t>(info.numTotalRanges), launches.size());
+    }
+    m_batch = 1;
+  } else {
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      ProfiledLaunch& l = launches[i];
+      l.values.assign(m_metric_ptrs.size(), 0.0);
+      auto ev = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+      ev.pHostObject = s.host;
+      ev.pCounterDataImage = s.counter_data.data();
+      ev.counterDataImageSize = s.counter_data.size();
+      ev.rangeIndex = i;
+      ev.ppMetricNames = m_metric_ptrs.data();
+      ev.numMetrics = m_metric_ptrs.size();
+      ev.pMetricValues = l.values.data();
+      must(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+    }
+    m_timing.launches += launches.size();
+    std::lock_guard lock(m_done_mutex);
+    for (ProfiledLaunch& l : launches) m_done.push_back(std::move(l));
+  }
+  s.reset_counter_data();
+  m_timing.end_ns += Collector::now_ns() - t0;
+}
+
+void KernelProfiler::end_sessions() noexcept {
+  if (m_open_sessions.load(std::memory_order_relaxed) == 0) return;
+  for (auto& [ctx, s] : m_contexts) {
+    try {
+      end_session(*s);
+    } catch (...) {
+      on_failure("range profiler decode");
+    }
+  }
+}
+
+void KernelProfiler::on_failure(const char* during) noexcept {
+  try {
+    throw;
+  } catch (const ProfilerFailure& f) {
+    if (f.status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+      fail(f.call + ": " + result_name(f.status) + ": this user may not read GPU performance counters",
+           "allow them (as root: modprobe nvidia NVreg_RestrictProfilingToAdminUsers=0, or the "
+           "options file in /etc/modprobe.d, then reload the driver) or run as an administrator; see "
+           "https://developer.nvidia.com/ERR_NVGPUCTRPERM");
+    } else if (f.status == CUPTI_ERROR_HARDWARE_BUSY) {
+      fail(f.call + ": " + result_name(f.status) + ": another profiler (ncu, nsys, DCGM) holds the counters",
+           "stop the other profiler (for DCGM: dcgmi profile --pause) and run again");
+    } else if (f.status == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED) {
+      fail(f.call + ": " + result_name(f.status) + ": counters are not available on a MIG instance",
+           "run on a whole GPU");
+    } else {
+      fail(f.call + " failed: " + result_name(f.status), "");
+    }
+  } catch (const ConfigRefused& e) {
+    fail(e.what, e.todo);
+  } catch (const collect::MetricCatalogError& e) {
+    fail(e.what(), "check the names with gpuscope kernels --list-metrics FILTER");
+  } catch (...) {
+    fail(std::string(during) + " failed", "");
+  }
+}
+
+void KernelProfiler::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                            const CUpti_CallbackData* data) noexcept {
+  if (data == nullptr) return;
+  if (!is_kernel_launch(domain, cbid)) {  // memset, memcpy, graph launch: no range for them
+    if (data->callbackSite != CUPTI_API_ENTER) return;
+    const std::vector<bool>& ends = m_ends_session[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
+    if (cbid >= ends.size() || !ends[cbid]) return;
+    const bool graph = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                           ? std::ranges::find(kRuntimeGraphLaunches, cbid) != std::end(kRuntimeGraphLaunches)
+                           : std::ranges::find(kDriverGraphLaunches, cbid) != std::end(kDriverGraphLaunches);
+    if (graph) on_graph_launch();
+    if (m_open_sessions.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard lock(m_mutex);
+    end_sessions();
     return;
   }
   ThreadLaunch& t = t_launch;
@@ -384,38 +519,17 @@ void KernelProfiler::on_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     m_mutex.lock();  // released at this launch's exit: one profiled launch at a time
     try {
       if (!m_off) begin(data, domain, cbid);
-    } catch (const ProfilerFailure& f) {
-      t.active = false;
-      if (f.status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-        fail(f.call + ": " + result_name(f.status) + ": this user may not read GPU performance counters",
-             "allow them (as root: modprobe nvidia NVreg_RestrictProfilingToAdminUsers=0, or the "
-             "options file in /etc/modprobe.d, then reload the driver) or run as an administrator; see "
-             "https://developer.nvidia.com/ERR_NVGPUCTRPERM");
-      } else if (f.status == CUPTI_ERROR_HARDWARE_BUSY) {
-        fail(f.call + ": " + result_name(f.status) + ": another profiler (ncu, nsys, DCGM) holds the counters",
-             "stop the other profiler (for DCGM: dcgmi profile --pause) and run again");
-      } else if (f.status == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED) {
-        fail(f.call + ": " + result_name(f.status) + ": counters are not available on a MIG instance",
-             "run on a whole GPU");
-      } else {
-        fail(f.call + " failed: " + result_name(f.status), "");
-      }
-    } catch (const collect::MetricCatalogError& e) {
-      t.active = false;
-      fail(e.what(), "check the names with gpuscope kernels --list-metrics FILTER");
     } catch (...) {
       t.active = false;
-      fail("range profiler setup failed", "");
+      on_failure("range profiler setup");
     }
   } else {
     if (t.depth == 0) return;  // enter was seen before kernels mode began
     if (--t.depth > 0) return;
     try {
-      end();
-    } catch (const ProfilerFailure& f) {
-      fail(f.call + " failed: " + result_name(f.status), "");
+      end(data);
     } catch (...) {
-      fail("range profiler decode failed", "");
+      on_failure("range profiler decode");
     }
     m_mutex.unlock();
   }
@@ -431,13 +545,30 @@ void KernelProfiler::on_graph_launch() noexcept {
 
 void KernelProfiler::on_context_destroy(CUcontext ctx) noexcept {
   std::lock_guard lock(m_mutex);
-  m_contexts.erase(ctx);
+  auto it = m_contexts.find(ctx);
+  if (it == m_contexts.end()) return;
+  try {
+    end_session(*it->second);  // the context still exists while its destruction starts
+  } catch (...) {
+    on_failure("range profiler decode");
+  }
+  m_contexts.erase(it);
 }
 
 void KernelProfiler::finish() noexcept {
   try {
     std::lock_guard lock(m_mutex);
+    end_sessions();
     m_contexts.clear();
+    if (m_config.verbose) {
+      const auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+      std::fprintf(stderr,
+                   "gpuscope: range profiler: %llu launches recorded in %llu sessions (%s replay); setup %.1f ms, "
+                   "SetConfig+Start %.1f ms, Stop+decode+evaluate %.1f ms\n",
+                   static_cast<unsigned long long>(m_timing.launches), static_cast<unsigned long long>(m_timing.sessions),
+                   m_config.kernel_replay ? "kernel" : "no", ms(m_timing.setup_ns), ms(m_timing.start_ns),
+                   ms(m_timing.end_ns));
+    }
     if (m_selector && m_selector->profiled() == 0 && !m_off) {
       std::string seen;
       for (const std::string& n : m_selector->names_seen()) seen += (seen.empty() ? "" : ", ") + n;

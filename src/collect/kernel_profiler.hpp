@@ -7,11 +7,19 @@
 // Sequence per CUDA context, created at its first profiled launch:
 //   cuptiProfilerInitialize (once) -> cuptiDeviceGetChipName -> cuptiProfilerGetCounterAvailability
 //   -> cuptiProfilerHostInitialize + ConfigAddMetrics + GetConfigImage + GetNumOfPasses
-//   -> cuptiRangeProfilerEnable -> GetCounterDataSize + CounterDataImageInitialize.
-// Per profiled launch (driver/runtime launch callbacks of the launching thread):
-//   API enter: SetConfig(auto range, kernel replay, 1 range) + Start;
-//   API exit:  Stop -> DecodeData -> GetCounterDataInfo -> cuptiProfilerHostEvaluateToGpuValues,
-//              then the counter data image is re-initialised for the next launch.
+//   -> cuptiRangeProfilerEnable -> GetCounterDataSize + CounterDataImageInitialize
+//      (room for GPUSCOPE_KERNEL_BATCH ranges).
+// Sessions (SetConfig(auto range, kernel replay) + Start ... Stop): a session opens at the entry
+// of a profiled launch and stays open across the following profiled launches of the same
+// context, one range each (kernel replay finishes every pass inside the launch call). It ends
+// (Stop -> DecodeData -> GetCounterDataInfo -> cuptiProfilerHostEvaluateToGpuValues per range)
+// before anything else could take a range: the entry of a launch that is not profiled, of a
+// memset, memcpy or graph launch (runtime or driver API), a launch on another context, the
+// context's destruction, exit; and when it holds GPUSCOPE_KERNEL_BATCH launches. Range i is
+// launch i of the session, trusted only when the decoded range count equals the number of
+// launches that returned success; otherwise the session's values are dropped with a warning and
+// the rest of the run uses one session per launch. Per-launch Start/Stop costs about 24 ms per
+// launch on H100 (docs/performance.md); a held session avoids it.
 // Launch choice: collect/launch_selector.hpp (regex, skip, count, as ncu).
 //
 // Errors never reach the target: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,
@@ -21,6 +29,8 @@
 
 #include <cuda.h>
 #include <cupti.h>
+
+#include <atomic>
 
 #include <cstdint>
 #include <memory>
@@ -62,10 +72,9 @@ class KernelProfiler {
 
   /// Turns on the launch callbacks (runtime and driver) on `subscriber`.
   void enable_callbacks(CUpti_SubscriberHandle subscriber) noexcept;
-  /// Launch callback (any thread). Never throws.
-  void on_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
-  /// A graph launch: kernels inside graphs are not profiled (said once).
-  void on_graph_launch() noexcept;
+  /// Runtime/driver API callback (any thread): kernel launches, and the calls that end an
+  /// open session (memset, memcpy, graph launch). Never throws.
+  void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
   /// Context about to be destroyed: disable its range profiler.
   void on_context_destroy(CUcontext ctx) noexcept;
   /// At exit: disable every range profiler, report what matched.
@@ -79,7 +88,11 @@ class KernelProfiler {
   struct ContextState;
   ContextState* state_for(CUcontext ctx);  // m_mutex held
   void begin(const CUpti_CallbackData* data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
-  void end();
+  void end(const CUpti_CallbackData* data);
+  void end_session(ContextState& s);  // m_mutex held; no-op without an open session
+  void end_sessions() noexcept;       // m_mutex held: every open session
+  void on_graph_launch() noexcept;
+  void on_failure(const char* during) noexcept;  // in a catch block: profiling off, tell the user
   void fail(const std::string& what, const std::string& todo);  // profiling off, tell the user
 
   Collector& m_sink;
@@ -90,6 +103,12 @@ class KernelProfiler {
   bool m_off = false;  // m_mutex
   bool m_profiler_initialized = false;  // cuptiProfilerInitialize done (m_mutex)
   bool m_graph_warned = false;
+  std::size_t m_batch = 1;  // launches per session (m_mutex): 1 after a misaligned decode
+  std::atomic<int> m_open_sessions{0};
+  struct Timing {  // GPUSCOPE_VERBOSE: where the profiler's own time goes (m_mutex)
+    std::uint64_t setup_ns = 0, start_ns = 0, end_ns = 0, sessions = 0, launches = 0;
+  } m_timing;
+  std::vector<bool> m_ends_session[2];  // [runtime, driver] by callback id: memset, memcpy, graph launch
   std::recursive_mutex m_mutex;  // one profiled launch at a time in the process
   std::unordered_map<CUcontext, std::unique_ptr<ContextState>> m_contexts;
   std::mutex m_done_mutex;

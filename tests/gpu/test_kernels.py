@@ -20,6 +20,11 @@ the launch index of each of its own launches (LAUNCH lines). Pass when:
   7. --list-metrics dram__bytes (and with --chip GH100): lists dram__bytes_read.
   8. cuBLAS GEMMs (bf16, f16, tf32): the Hopper tensor-op counters of each dtype and
      sm__inst_executed_pipe_tensor.sum are non-zero (FLOP calibration: bench/kernels_check.py).
+  9. --replay-mode none on the whole mix (memsets, memcpys, cuBLAS between launches): the
+     same launches as kernel replay and, launch by launch, smsp__inst_executed.sum within
+     0..16 instructions per warp above kernel replay's (a range given to the wrong launch would
+     swap counts between kernels), and no dropped-session warning.
+PyTorch and --nvtx-include: test_kernels_torch.py.
 """
 import re
 
@@ -247,6 +252,37 @@ def main():
         c.check((sums.get(metric) or 0) > 0, f"gemm_{dtype}: {metric} > 0", f"sum {sums.get(metric)}")
     c.check((sums.get(PIPE_TENSOR) or 0) > 0, f"{PIPE_TENSOR} > 0", f"sum {sums.get(PIPE_TENSOR)}")
     con.close()
+
+    # ---- 9. --replay-mode none: sessions of many launches --------------------------------------
+    # Memsets, memcpys and cuBLAS calls sit between kernel_mix's launches; each ends a session.
+    # A range given to the wrong launch would swap counts between kernels (fma_loop's and
+    # dfma_loop's differ 2x). Replay none counts CUPTI's range triggers too: at most 16
+    # instructions per warp (about 8 measured) above kernel replay's exact count.
+    inst = "smsp__inst_executed.sum"
+    per_mode = {}
+    for mode in ("kernel", "none"):
+        run, db = kernels(args, f"replay_{mode}", ["--metrics", f"{inst},dram__bytes_read.sum", "--replay-mode", mode],
+                          [exe])
+        c.require(run.returncode == 0, f"gpuscope kernels --replay-mode {mode} exits 0",
+                  f"exit {run.returncode}\n{g.tail(run.stderr)}")
+        c.check("not recorded" not in run.stderr, f"replay {mode}: no session dropped (ranges line up with launches)",
+                g.tail(run.stderr, 5))
+        con = g.open_db(db)
+        values = metrics_by_profile(con)
+        per_mode[mode] = [(r["launch_index"], r["short_name"], values.get(r["id"], {}).get(inst),
+                           r["grid_x"] * r["grid_y"] * r["grid_z"] * -(-(r["block_x"] * r["block_y"] * r["block_z"]) // 32))
+                          for r in profiles(con)]
+        con.close()
+    a, b = per_mode["kernel"], per_mode["none"]
+    c.check([x[:2] for x in a] == [x[:2] for x in b] and len(a) > len(own),
+            "the same launches in both replay modes (kernel_mix's own and cuBLAS's)",
+            f"{len(a)} vs {len(b)} (kernel_mix's own: {len(own)})")
+    bad = [(k[:3], n[2], k[3]) for k, n in zip(a, b)
+           if k[2] is None or n[2] is None or not 0 <= n[2] - k[2] <= 16 * k[3] + 64]
+    c.check(not bad, f"{inst}: replay none = kernel replay + 0..16 per warp, launch by launch",
+            f"(launch, name, kernel replay), none, warps: {bad[:4]}")
+    extra = sorted({round((n[2] - k[2]) / k[3], 1) for k, n in zip(a, b) if k[2] and n[2] and k[3] > 1000})
+    print(f"  replay none adds per warp (grids over 1000 warps): {extra}")
     c.finish()
 
 

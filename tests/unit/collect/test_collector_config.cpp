@@ -38,6 +38,20 @@ TEST(CollectorConfig, DefaultsWhenOnlyLogDirIsSet) {
   EXPECT_FALSE(c.verbose);
 }
 
+TEST(CollectorConfig, KernelsModeSessionLength) {
+  std::vector<std::string> w;
+  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_KERNEL_METRICS", "gpu__time_duration.sum"}}, &w);
+  EXPECT_TRUE(c.kernels_mode());
+  EXPECT_EQ(c.kernel_batch, 64u);
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_KERNEL_BATCH", "1"}}, &w);
+  EXPECT_EQ(c.kernel_batch, 1u);
+  EXPECT_TRUE(w.empty());
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_KERNEL_BATCH", "0"}}, &w);
+  EXPECT_EQ(c.kernel_batch, 64u);  // out of 1..4096: warning, default
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUSCOPE_KERNEL_BATCH"), std::string::npos);
+}
+
 TEST(CollectorConfig, DisabledWithoutLogDirOrWithRelativeDir) {
   std::vector<std::string> w;
   EXPECT_FALSE(parse({}, &w).enabled());
