@@ -28,6 +28,7 @@ struct ThreadLaunch {
   int depth = 0;          // nested launch calls (a runtime launch may call the driver's)
   bool active = false;    // this thread started a range at depth 1
   void* state = nullptr;  // KernelProfiler::ContextState*
+  const void* stub = nullptr;  // host stub of a runtime launch
   ProfiledLaunch launch;
 };
 thread_local ThreadLaunch t_launch;
@@ -71,30 +72,38 @@ void set_dims(ProfiledLaunch& l, unsigned gx, unsigned gy, unsigned gz, unsigned
   l.dynamic_shared_memory = i32(smem);
 }
 
-// A runtime launch names its kernel by the host stub; the target's own CUDA runtime maps
-// it to the CUfunction (cudaGetFuncBySymbol). Found only when the runtime is a shared
-// library (PyTorch, CuPy); with a static cudart the facts come from nowhere (NULL).
-// The lookup must not change the program's view of errors: a failed cudaGetFuncBySymbol sets
-// the runtime's last error, which the program would read after its launch (PyTorch does, and
-// reports "invalid device function"). So it runs only when no error is pending
-// (cudaPeekAtLastError) and clears its own (cudaGetLastError).
-CUfunction runtime_function(const void* stub) {
-  using Get = int (*)(CUfunction*, const void*);
+// A runtime launch names its kernel by the host stub; the target's own CUDA runtime knows its
+// registers and shared memory (cudaFuncGetAttributes), asked at the launch's exit, once the
+// module is loaded. Found only when the runtime is a shared library (PyTorch, CuPy); with a
+// static cudart the facts stay unknown. The lookup must not change the program's view of
+// errors: a failed call sets the runtime's last error, which the program would read after its
+// launch (PyTorch does, and reports "invalid device function"). So it runs only when no error
+// is pending (cudaPeekAtLastError) and clears its own (cudaGetLastError).
+void read_runtime_attributes(const void* stub, ProfiledLaunch& l, bool verbose) {
+  using Get = int (*)(cudaFuncAttributes*, const void*);
   using LastError = int (*)();
-  static const Get get = reinterpret_cast<Get>(::dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  static const Get get = reinterpret_cast<Get>(::dlsym(RTLD_DEFAULT, "cudaFuncGetAttributes"));
   static const LastError peek = reinterpret_cast<LastError>(::dlsym(RTLD_DEFAULT, "cudaPeekAtLastError"));
   static const LastError clear = reinterpret_cast<LastError>(::dlsym(RTLD_DEFAULT, "cudaGetLastError"));
-  if (get == nullptr || peek == nullptr || clear == nullptr || stub == nullptr || peek() != 0) return nullptr;
-  CUfunction f = nullptr;
-  if (get(&f, stub) != 0) {
+  static std::atomic<bool> told{false};
+  if (get == nullptr || peek == nullptr || clear == nullptr || stub == nullptr || peek() != 0) return;
+  cudaFuncAttributes a{};
+  if (const int rc = get(&a, stub); rc != 0) {
     clear();
-    return nullptr;
+    if (verbose && !told.exchange(true)) {
+      std::fprintf(stderr, "gpuscope: cudaFuncGetAttributes of a launched kernel failed (error %d): registers unknown\n", rc);
+    }
+    return;
   }
-  return f;
+  l.registers_per_thread = a.numRegs;
+  l.static_shared_memory = static_cast<std::int32_t>(std::min<std::size_t>(a.sharedSizeBytes, 0x7fffffff));
+  l.local_memory_per_thread = static_cast<std::int32_t>(std::min<std::size_t>(a.localSizeBytes, 0x7fffffff));
 }
 
-// Grid, block, dynamic shared memory and the CUfunction from the launch call's parameters.
-CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ProfiledLaunch& l) {
+// Grid, block and dynamic shared memory from the launch call's parameters; returns the
+// CUfunction of a driver launch, and sets *stub to the host stub of a runtime launch.
+CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ProfiledLaunch& l,
+                       const void** stub) {
   if (params == nullptr) return nullptr;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     switch (cbid) {
@@ -106,7 +115,8 @@ CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
         const auto* p = static_cast<const cudaLaunchKernel_v7000_params*>(params);
         set_dims(l, p->gridDim.x, p->gridDim.y, p->gridDim.z, p->blockDim.x, p->blockDim.y, p->blockDim.z,
                  p->sharedMem);
-        return runtime_function(p->func);
+        *stub = p->func;
+        return nullptr;
       }
       case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
       case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
@@ -116,7 +126,8 @@ CUfunction read_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
           set_dims(l, c.gridDim.x, c.gridDim.y, c.gridDim.z, c.blockDim.x, c.blockDim.y, c.blockDim.z,
                    c.dynamicSmemBytes);
         }
-        return runtime_function(p->func);
+        *stub = p->func;
+        return nullptr;
       }
       default:
         return nullptr;
@@ -349,7 +360,8 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
   l.context_id = s->context_id;
   l.correlation_id = data->correlationId;
   l.passes = static_cast<std::uint32_t>(s->passes);
-  read_function(read_params(domain, cbid, data->functionParams, l), l);
+  t.stub = nullptr;
+  read_function(read_params(domain, cbid, data->functionParams, l, &t.stub), l);
 
   if (!s->session_open) {
     const std::uint64_t t0 = Collector::now_ns();
@@ -388,6 +400,9 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
   auto* s = static_cast<ContextState*>(t.state);
   // A launch that failed ran no kernel and took no range.
   const bool launched = data->functionReturnValue == nullptr || *static_cast<const int*>(data->functionReturnValue) == 0;
+  if (launched && t.stub != nullptr && t.launch.registers_per_thread < 0) {
+    read_runtime_attributes(t.stub, t.launch, m_config.verbose);
+  }
   if (launched) s->session.push_back(std::move(t.launch));
   if (s->session.size() >= std::min(m_batch, s->capacity)) end_session(*s);
 }
@@ -512,7 +527,8 @@ void KernelProfiler::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
       // A driver launch inside the runtime's: its CUfunction gives registers and shared memory.
       if (t.active && domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         ProfiledLaunch scratch;
-        read_function(read_params(domain, cbid, data->functionParams, scratch), t.launch);
+        const void* stub = nullptr;
+        read_function(read_params(domain, cbid, data->functionParams, scratch, &stub), t.launch);
       }
       return;
     }

@@ -9,17 +9,19 @@
 //   -> cuptiProfilerHostInitialize + ConfigAddMetrics + GetConfigImage + GetNumOfPasses
 //   -> cuptiRangeProfilerEnable -> GetCounterDataSize + CounterDataImageInitialize
 //      (room for GPUSCOPE_KERNEL_BATCH ranges).
-// Sessions (SetConfig(auto range, kernel replay) + Start ... Stop): a session opens at the entry
-// of a profiled launch and stays open across the following profiled launches of the same
-// context, one range each (kernel replay finishes every pass inside the launch call). It ends
-// (Stop -> DecodeData -> GetCounterDataInfo -> cuptiProfilerHostEvaluateToGpuValues per range)
-// before anything else could take a range: the entry of a launch that is not profiled, of a
-// memset, memcpy or graph launch (runtime or driver API), a launch on another context, the
-// context's destruction, exit; and when it holds GPUSCOPE_KERNEL_BATCH launches. Range i is
-// launch i of the session, trusted only when the decoded range count equals the number of
-// launches that returned success; otherwise the session's values are dropped with a warning and
-// the rest of the run uses one session per launch. Per-launch Start/Stop costs about 24 ms per
-// launch on H100 (docs/performance.md); a held session avoids it.
+// Sessions (SetConfig(auto range) + Start ... Stop -> DecodeData -> GetCounterDataInfo ->
+// cuptiProfilerHostEvaluateToGpuValues per range), by GPUSCOPE_KERNEL_REPLAY:
+//   kernel (default): kernel replay, one session per profiled launch, Start at the launch API's
+//     entry, Stop + decode at its exit (CUPTI finishes every pass inside the launch call,
+//     about 25 ms per launch on H100, docs/performance.md).
+//   none (one pass): user replay of a single pass; a session stays open across the following
+//     profiled launches of the same context, one range each. It ends before anything else could
+//     take a range: the entry of a launch that is not profiled, of a memset, memcpy or graph
+//     launch (runtime or driver API), a launch on another context, the context's destruction,
+//     exit; and when it holds GPUSCOPE_KERNEL_BATCH launches. Range i is launch i of the
+//     session, trusted only when the decoded range count equals the number of launches that
+//     returned success; otherwise the session's values are dropped with a warning and the rest
+//     of the run uses one session per launch.
 // Launch choice: collect/launch_selector.hpp (regex, skip, count, as ncu).
 //
 // Errors never reach the target: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """GPU test: `gpuscope kernels --nvtx-include` on a PyTorch program.
 
-PyTorch loads the CUDA runtime as a shared library, so gpuscope finds each runtime launch's
-CUfunction with the target's own cudaGetFuncBySymbol (registers per thread, static shared
-memory). The program launches torch.add 3 times, torch.mul 3 times inside the NVTX push/pop
+PyTorch loads the CUDA runtime as a shared library, so gpuscope asks the target's own
+runtime for each runtime launch's registers per thread and static shared memory
+(cudaFuncGetAttributes at the launch's exit, without leaving an error the program would read). The program launches torch.add 3 times, torch.mul 3 times inside the NVTX push/pop
 range "hot", then torch.add 3 times. Pass when: exit 0, the program's result is (1+3)*8+3 = 35,
 exactly the 3 torch.mul launches are profiled, each with registers per thread > 0, and the
 quick set's six metrics are there for each.
@@ -46,7 +46,7 @@ def main():
     c.check(len(rows) == 3 and all("Mul" in (r["name"] or "") for r in rows),
             "exactly the 3 torch.mul launches inside 'hot' are profiled", str([(r["name"] or "")[:80] for r in rows]))
     c.check(bool(rows) and all((r["registers_per_thread"] or 0) > 0 for r in rows),
-            "registers per thread known (cudaGetFuncBySymbol of the shared runtime)",
+            "registers per thread known (cudaFuncGetAttributes of the shared runtime)",
             str([r["registers_per_thread"] for r in rows]))
     have = {}
     for r in g.query(con, "SELECT profile_id, metric, value FROM v_kernel_metrics"):
