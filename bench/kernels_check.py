@@ -71,6 +71,17 @@ GROUPS = {
                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
                "smsp__inst_executed.sum", "gpu__time_duration.sum"],
     "tensor": list(TENSOR.values()) + [PIPE_TENSOR, "gpu__time_duration.sum"],
+    # The sol, memory and occupancy sets of `gpuscope kernels` (may take more than one pass:
+    # then both tools replay each kernel).
+    "sol": ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+            "l1tex__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "memory": ["l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
+               "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+               "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
+    "occupancy": ["sm__warps_active.avg.pct_of_peak_sustained_active", "sm__warps_active.avg.per_cycle_active",
+                  "smsp__warps_eligible.avg.per_cycle_active"],
 }
 # kind -> (relative target in %, absolute floor): a pair passes when |gpuscope - ncu| <=
 # max(relative * |ncu|, floor, noise), noise = the spread (max - min) of gpuscope's rounds plus
@@ -79,20 +90,24 @@ GROUPS = {
 # earlier kernels left (1 MiB); durations of 2-5 us kernels move by ~0.1 us run to run
 # (0.2 us); percentages of nearly idle GPUs (0.5 percentage points); shared-memory bank
 # conflicts, of which H100 counts ~20-40k even for a conflict-free transpose (±1k run to run,
-# ncu against itself). Instruction and other counts have no floor.
+# ncu against itself); per-cycle averages (warps per cycle) as percentages, floor 0.1 warp.
+# Instruction and other counts have no floor.
 TARGETS = {"bytes": (1.0, float(1 << 20)), "count": (1.0, 0.0), "duration": (3.0, 200.0), "percent": (3.0, 0.5),
-           "conflicts": (1.0, 5000.0)}
+           "conflicts": (1.0, 5000.0), "average": (3.0, 0.1)}
 FLOOR_TEXT = {"bytes": "1 MiB", "count": "none", "duration": "0.2 us", "percent": "0.5 points",
-              "conflicts": "5,000"}
+              "conflicts": "5,000", "average": "0.1"}
 GEMM_SHAPES = ["4096x4096x4096", "2048x6144x8192"]
 
 
 # ---- pure functions (unit-tested) -----------------------------------------------------------
 
 def metric_kind(metric):
-    """'duration', 'percent', 'bytes' or 'count' (instructions, wavefronts, ops, ...)."""
+    """'duration', 'percent', 'average' (per cycle), 'conflicts', 'bytes' or 'count'
+    (instructions, wavefronts, sectors, requests, ops, ...)."""
     if "time_duration" in metric:
         return "duration"
+    if "per_cycle" in metric:
+        return "average"
     if "bank_conflicts" in metric:
         return "conflicts"
     if "pct" in metric:
@@ -694,6 +709,9 @@ def main():
         bench_transpose = [ch.gs, "bench", "transpose", "--variant", "tiled", "--sizes", "2^12", "--budget", "0.2"]
         plan = [("kernel_mix own", "hw", own, None, None),
                 ("kernel_mix own", "sass", own, None, None),
+                ("kernel_mix own", "sol", own, None, None),
+                ("kernel_mix own", "memory", own, None, None),
+                ("kernel_mix own", "occupancy", own, None, None),
                 ("kernel_mix transposes", "shared", transposes, None, None),
                 ("kernel_mix gemm 4096^3", "tensor", [ch.km, "--only", "gemm"], None, None),
                 ("bench copy 2^24", "hw", bench_copy, "copy_vec", 5),

@@ -78,6 +78,8 @@ class PureFunctions(unittest.TestCase):
         self.assertEqual(kc.metric_kind("dram__bytes_read.sum"), "bytes")
         self.assertEqual(kc.metric_kind("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"), "conflicts")
         self.assertEqual(kc.metric_kind("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), "count")
+        self.assertEqual(kc.metric_kind("smsp__warps_eligible.avg.per_cycle_active"), "average")
+        self.assertEqual(kc.metric_kind("l1tex__t_sector_hit_rate.pct"), "percent")
 
     def test_match_launches(self):
         gs = [{"name": n, "metrics": {}} for n in ["a", "b", "a", "c"]]
