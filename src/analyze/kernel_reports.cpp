@@ -179,7 +179,8 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
       "COALESCE(n.value, ''), COALESCE(s.value, ''), COALESCE(p.metric_set, ''), "
       "COALESCE(p.grid_x, 0), COALESCE(p.grid_y, 0), COALESCE(p.grid_z, 0), "
       "COALESCE(p.block_x, 0), COALESCE(p.block_y, 0), COALESCE(p.block_z, 0), "
-      "COALESCE(p.registers_per_thread, -1), COALESCE(p.static_shared_memory + COALESCE(p.dynamic_shared_memory, 0), -1) "
+      "COALESCE(p.registers_per_thread, -1), COALESCE(p.static_shared_memory + COALESCE(p.dynamic_shared_memory, 0), -1), "
+      "COALESCE(p.passes, 0) "
       "FROM kernel_profiles p LEFT JOIN strings n ON n.id = p.name_id LEFT JOIN strings s ON s.id = p.short_name_id "
       "ORDER BY 4, p.pid, p.id");
   while (st.step()) {
@@ -201,6 +202,7 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
     l.launch.block_threads = l.block[0] * l.block[1] * l.block[2];
     l.launch.registers_per_thread = st.column_int(14);
     l.launch.shared_memory_per_block = st.column_int(15);
+    l.launch.passes = st.column_int(16);
     by_id[l.profile_id] = a.launches.size();
     a.launches.push_back(std::move(l));
   }

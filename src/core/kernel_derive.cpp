@@ -476,6 +476,22 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
         "FLOPs were not collected (this metric set has no FLOP counters): classified on bytes per second against the "
         "memory ceilings; run with --set roofline to place it on the roofline");
   }
+  // Several passes: every pass is its own run of the kernel after CUPTI restored device
+  // memory, so counters of different passes saw different cache states (measured against
+  // ncu on H100: docs/validation.md, "sets of several passes").
+  if (launch.passes > 1) {
+    d.notes.push_back("the metrics took " + std::to_string(launch.passes) +
+                      " replay passes: each pass reran the kernel after CUPTI restored device memory, so counters of "
+                      "different passes saw different cache states; for kernels that move little data, DRAM and L2 "
+                      "figures and hit rates can be off by more than 3 % (measured against ncu on H100); a "
+                      "one-pass metric list (--set quick, --set occupancy) does not have this");
+  }
+  for (const auto& [name, value] : values) {
+    if (name.find("hit_rate") != std::string::npos && known(value) && value > 100.0) {
+      d.notes.push_back(name + " above 100 % in a launch: impossible in one run; its counters came from different "
+                               "replay passes (collect it alone, or with --set memory's byte counts only)");
+    }
+  }
   auto ratio = [](double f, double b) { return known(f) && positive(b) ? f / b : kNaN; };
   d.intensity_dram = ratio(d.flops, d.dram_bytes);
   d.intensity_l2 = ratio(d.flops, d.l2_bytes);

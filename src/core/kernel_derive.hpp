@@ -120,6 +120,7 @@ struct LaunchFacts {
   std::int64_t block_threads = 0;            // block_x × block_y × block_z
   std::int64_t registers_per_thread = 0;     // < 0 = unknown: no theoretical occupancy
   std::int64_t shared_memory_per_block = 0;  // static + dynamic, bytes; < 0 = unknown
+  std::int64_t passes = 0;                   // replay passes the metrics took (kernel_profiles.passes)
 };
 
 /// The device the launch ran on (devices table). sm_count 0 = unknown.

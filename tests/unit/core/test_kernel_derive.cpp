@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/bench_derive.hpp"
@@ -317,6 +318,23 @@ TEST(KernelDerive, NoDurationIsUnknown) {
   EXPECT_EQ(d.bound, Bound::kUnknown);
   EXPECT_TRUE(d.utilizations.empty());
   EXPECT_TRUE(has(d.explanation, "gpu__time_duration.sum was not collected"));
+}
+
+TEST(KernelDerive, SeveralPassesAndImpossibleHitRatesAreNoted) {
+  auto noted = [](const KernelDerived& d, std::string_view part) {
+    return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return has(n, part); });
+  };
+  LaunchFacts launch = big_grid();
+  launch.passes = 1;
+  MetricValues v = copy_1gib();
+  v["lts__t_sector_hit_rate.pct"] = 99.5;
+  KernelDerived d = derive(v, launch, h100_device(), h100(), "measured");
+  EXPECT_FALSE(noted(d, "replay passes"));
+  launch.passes = 4;
+  v["lts__t_sector_hit_rate.pct"] = 100.6;  // measured on H100 with the 4-pass memory set
+  d = derive(v, launch, h100_device(), h100(), "measured");
+  EXPECT_TRUE(noted(d, "the metrics took 4 replay passes"));
+  EXPECT_TRUE(noted(d, "lts__t_sector_hit_rate.pct above 100 %"));
 }
 
 TEST(KernelDerive, MeanLaunchKeepsTotalRates) {
