@@ -191,6 +191,10 @@ check "kernels: an unknown --set lists the sets" sh -c "test $rc -eq 1 && grep -
 check "kernels: a bad -k regex is refused" sh -c "test $rc -eq 1 && grep -q 'not a valid regex' err.txt"
 "$bin" kernels --chip GH100 -o k4 -- sh -c 'exit 3' 2>err.txt; rc=$?
 check "kernels: the target's exit code passes through, with the pass count said" sh -c "test $rc -eq 3 && grep -q '1 replay pass' err.txt && test -f k4.sqlite"
+"$bin" kernels --chip GH100 --set roofline --replay-mode none -o k5 -- true 2>err.txt; rc=$?
+check "kernels: --replay-mode none refuses a several-pass set before running" sh -c "test $rc -eq 1 && grep -q 'need 3 passes' err.txt && grep -q -- '--replay-mode kernel' err.txt && test ! -e k5.sqlite"
+"$bin" kernels --chip GH100 --replay-mode none -o k6 -- sh -c 'exit 0' 2>err.txt; rc=$?
+check "kernels: --replay-mode none runs a one-pass set and says what it adds" sh -c "test $rc -eq 0 && grep -q '1 pass, no replay' err.txt && grep -q '8 instructions per warp' err.txt"
 "$bin" kernels --help >help.txt 2>&1
 check "kernels --help teaches with examples" sh -c 'grep -q -- "--list-metrics" help.txt && grep -q "gpuscope kernels --set roofline" help.txt'
 
