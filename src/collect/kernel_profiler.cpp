@@ -33,8 +33,9 @@ struct ThreadLaunch {
 };
 thread_local ThreadLaunch t_launch;
 
-// The launch calls profiled, and the graph launches reported as not profiled: the one list
-// for enable_callbacks() and for telling the callbacks apart.
+// The launch calls profiled: the one list for enable_callbacks() and for telling the callbacks
+// apart. Graph launches (reported as not profiled) are enabled with the memsets and memcpys by
+// name; these lists tell them apart.
 constexpr CUpti_CallbackId kRuntimeLaunches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
