@@ -34,8 +34,7 @@ struct ThreadLaunch {
 thread_local ThreadLaunch t_launch;
 
 // The launch calls profiled: the one list for enable_callbacks() and for telling the callbacks
-// apart. Graph launches (reported as not profiled) are enabled with the memsets and memcpys by
-// name; these lists tell them apart.
+// apart. Graph launches, memsets and memcpys are found by name (enable_callbacks).
 constexpr CUpti_CallbackId kRuntimeLaunches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
@@ -53,11 +52,6 @@ constexpr CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
-constexpr CUpti_CallbackId kRuntimeGraphLaunches[] = {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-                                                      CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
-constexpr CUpti_CallbackId kDriverGraphLaunches[] = {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-                                                     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
-
 bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   const auto& ids = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? std::span<const CUpti_CallbackId>(kRuntimeLaunches)
                                                           : std::span<const CUpti_CallbackId>(kDriverLaunches);
@@ -242,22 +236,28 @@ void KernelProfiler::enable_callbacks(CUpti_SubscriberHandle subscriber) noexcep
   };
   enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeLaunches);
   enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunches);
-  // The calls that end an open session: graph launches, and every memset and memcpy by
-  // name (cuptiGetCallbackName), so new variants (batch, 3D, peer, async) are included.
+  // Graph launches (said once: their kernels are not profiled) and, with replay none, the
+  // calls that end an open session: every memset and memcpy, by name (cuptiGetCallbackName),
+  // so new variants (batch, 3D, peer, async) are included. Kernel replay closes its session
+  // inside each launch call, so it needs no callback on the program's copies.
   const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> domains[] = {
       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
       {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
   for (const auto& [domain, size] : domains) {
-    std::vector<bool>& ends = m_ends_session[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
-    ends.assign(size, false);
+    std::vector<CallKind>& kinds = m_call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
+    kinds.assign(size, CallKind::kOther);
     for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
       const char* name = nullptr;
       if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
       const std::string_view n(name);
-      if (n.find("Memset") != n.npos || n.find("Memcpy") != n.npos || n.find("GraphLaunch") != n.npos) {
-        ends[cbid] = true;
-        GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, domain, cbid));
+      if (n.find("GraphLaunch") != n.npos) {
+        kinds[cbid] = CallKind::kGraphLaunch;
+      } else if (!m_config.kernel_replay && (n.find("Memset") != n.npos || n.find("Memcpy") != n.npos)) {
+        kinds[cbid] = CallKind::kEndsSession;
+      } else {
+        continue;
       }
+      GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, domain, cbid));
     }
   }
   GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
@@ -405,7 +405,8 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
     read_runtime_attributes(t.stub, t.launch, m_config.verbose);
   }
   if (launched) s->session.push_back(std::move(t.launch));
-  if (s->session.size() >= std::min(m_batch, s->capacity)) end_session(*s);
+  // Kernel replay: every session is one launch call (a failed launch leaves it empty).
+  if (m_config.kernel_replay || s->session.size() >= m_batch) end_session(*s);
 }
 
 void KernelProfiler::end_session(ContextState& s) {
@@ -511,12 +512,10 @@ void KernelProfiler::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   if (data == nullptr) return;
   if (!is_kernel_launch(domain, cbid)) {  // memset, memcpy, graph launch: no range for them
     if (data->callbackSite != CUPTI_API_ENTER) return;
-    const std::vector<bool>& ends = m_ends_session[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
-    if (cbid >= ends.size() || !ends[cbid]) return;
-    const bool graph = domain == CUPTI_CB_DOMAIN_RUNTIME_API
-                           ? std::ranges::find(kRuntimeGraphLaunches, cbid) != std::end(kRuntimeGraphLaunches)
-                           : std::ranges::find(kDriverGraphLaunches, cbid) != std::end(kDriverGraphLaunches);
-    if (graph) on_graph_launch();
+    const std::vector<CallKind>& kinds = m_call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
+    const CallKind kind = cbid < kinds.size() ? kinds[cbid] : CallKind::kOther;
+    if (kind == CallKind::kOther) return;
+    if (kind == CallKind::kGraphLaunch) on_graph_launch();
     if (m_open_sessions.load(std::memory_order_relaxed) == 0) return;
     std::lock_guard lock(m_mutex);
     end_sessions();

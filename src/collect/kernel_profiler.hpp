@@ -110,7 +110,9 @@ class KernelProfiler {
   struct Timing {  // GPUSCOPE_VERBOSE: where the profiler's own time goes (m_mutex)
     std::uint64_t setup_ns = 0, start_ns = 0, end_ns = 0, sessions = 0, launches = 0;
   } m_timing;
-  std::vector<bool> m_ends_session[2];  // [runtime, driver] by callback id: memset, memcpy, graph launch
+  // What a runtime [0] or driver [1] API call that is not a kernel launch means, by callback id.
+  enum class CallKind : std::uint8_t { kOther, kEndsSession, kGraphLaunch };
+  std::vector<CallKind> m_call_kinds[2];
   std::recursive_mutex m_mutex;  // one profiled launch at a time in the process
   std::unordered_map<CUcontext, std::unique_ptr<ContextState>> m_contexts;
   std::mutex m_done_mutex;
