@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
-"""Overhead benchmark: how much slower programs run under gpuscope trace (and torch.profiler).
+"""Overhead benchmark: how much slower programs run under gpuscope trace, torch.profiler and nsys.
 
-Benchmarks (each program times itself and prints a RESULT line, so tool start-up, Python
+Workloads (each program times itself and prints a RESULT line, so tool start-up, Python
 import and trace import/writing are excluded from the per-op numbers):
-  launch_loop  build/bin/launch_loop 20000              us_per_launch  untraced | gpuscope
-  add_loop     examples/pytorch/add_loop.py 20000       us_per_op      untraced | gpuscope | torch.profiler
-  cnn_train    examples/pytorch/cnn_train.py --steps 50 ms_per_step    untraced | gpuscope | torch.profiler
-               (--no-profiler-range in every variant, so all time the same steps)
+  launch_loop  build/bin/launch_loop 20000                        us_per_launch
+  add_loop     examples/pytorch/add_loop.py 20000                 us_per_op
+  resnet18     examples/pytorch/resnet_train.py (torchvision resnet18, batch 32, 3x112x112,
+               SGD, 40 steps, median of steps 5..39)                 ms_per_step
+  cnn_train    examples/pytorch/cnn_train.py --steps 50           ms_per_step (--only cnn_train)
+Variants: untraced | gpuscope (the default trace) | torch.profiler (CPU+CUDA; Python
+workloads) | nsys (`nsys profile -t cuda`, when --nsys names an nsys binary that exists) |
+and with --ablation, gpuscope with one part of the collector switched off or changed at a
+time (GPUSCOPE_CUDA_RECORDS, GPUSCOPE_API_CALLS, ... in the environment; collector_config.hpp):
+the difference between two variants is what that part costs.
 Variants alternate within each round (A B C A B C ...), --rounds rounds (default 3), so
-drift (clocks, other load) spreads over all variants. Reports the median per variant and
-its overhead vs the untraced median, as OUT.md and OUT.json. Exit status 1 if any run
-failed (the others are still reported).
+drift (clocks, other load) spreads over all variants. Reports the median per variant, its
+spread (min..max) and its overhead vs the untraced median, as OUT.md and OUT.json. Each
+gpuscope trace of the last round is checked: kernels in the trace vs the program's
+launches (launch_loop: exactly N + 0 lost), and records CUPTI dropped.
+Exit status 1 if any run failed (the others are still reported).
 """
 import argparse
 import json
 import os
 import re
 import shlex
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -26,51 +35,99 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PY = [sys.executable]
+DEFAULT_NSYS = "/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys"
+
+# --ablation: gpuscope variants, each the default trace with one thing changed (environment
+# of the traced program, read by the collector; collector_config.hpp documents each).
+ABLATION = {
+    "gs --cuda-api all": ({}, ["--cuda-api", "all"]),
+    "gs -t nvtx (CUPTI off)": ({}, ["-t", "nvtx"]),
+    "gs --cuda-sync-records": ({}, ["--cuda-sync-records"]),
+    "gs records=kernel": ({"GPUSCOPE_CUDA_RECORDS": "kernel"}, []),
+    "gs records=kernel,runtime,driver": ({"GPUSCOPE_CUDA_RECORDS": "kernel,runtime,driver"}, []),
+    "gs records=k,r,d,overhead": ({"GPUSCOPE_CUDA_RECORDS": "kernel,runtime,driver,overhead"}, []),
+    "gs records=default-memcpy_peer": ({"GPUSCOPE_CUDA_RECORDS": "kernel,memcpy,memset,runtime,driver,overhead"}, []),
+    "gs records=default-memset": ({"GPUSCOPE_CUDA_RECORDS": "kernel,memcpy,memcpy_peer,runtime,driver,overhead"}, []),
+    "gs records=default-memcpy": ({"GPUSCOPE_CUDA_RECORDS": "kernel,memcpy_peer,memset,runtime,driver,overhead"}, []),
+    "gs zero_buffers=0": ({"GPUSCOPE_ZERO_BUFFERS": "0"}, []),
+}
 
 
 def benchmarks(build, tmp, args):
-    """[(name, unit, RESULT key, {variant: argv})] in run order."""
+    """[(name, unit, RESULT key, {variant: (argv, env or None, trace path or None)})] in run order."""
     gs = str(build / "bin" / "gpuscope")
-    launch = [str(build / "bin" / "launch_loop"), str(args.launches)]
-    add = PY + [str(REPO / "examples/pytorch/add_loop.py"), str(args.adds)]
-    cnn = PY + [str(REPO / "examples/pytorch/cnn_train.py"), "--steps", str(args.cnn_steps),
-                "--warmup", "5", "--no-profiler-range"]
+    workloads = {
+        "launch_loop": ("us/launch", "us_per_launch", [str(build / "bin" / "launch_loop"), str(args.launches),
+                                                       "--warmup-ms", str(int(args.warmup_s * 1000))], False),
+        "add_loop": ("us/op", "us_per_op", PY + [str(REPO / "examples/pytorch/add_loop.py"), str(args.adds),
+                                                 "--warmup-s", str(args.warmup_s)], True),
+        "resnet18": ("ms/step", "ms_per_step", PY + [str(REPO / "examples/pytorch/resnet_train.py"),
+                                                    "--steps", str(args.resnet_steps)], True),
+        "cnn_train": ("ms/step", "ms_per_step", PY + [str(REPO / "examples/pytorch/cnn_train.py"), "--steps",
+                                                     str(args.cnn_steps), "--warmup", "5", "--no-profiler-range"],
+                      True),
+    }
+    nsys = args.nsys if args.nsys and Path(args.nsys).is_file() else None
+    plan = []
+    for name, (unit, key, cmd, python) in workloads.items():
+        if args.only and name not in args.only:
+            continue
+        if not args.only and name == "cnn_train":
+            continue  # the small CNN only on request: resnet18 is the real training workload
 
-    def traced(name, cmd, *opts):
-        return [gs, "trace", "-o", str(tmp / name), "--force-overwrite", *opts, "--", *cmd]
+        def traced(tag, *opts):
+            path = tmp / f"{name}-{tag}"
+            return [gs, "trace", "-o", str(path), "--force-overwrite", *opts, "--", *cmd], path
 
-    # "gpuscope -t nvtx": the collector injected and running, CUPTI activity off: the
-    # difference to "gpuscope" is what CUPTI's kernel and API records cost.
+        variants = {"untraced": (cmd, None, None)}
+        argv, path = traced("gs")
+        variants["gpuscope"] = (argv, None, path)
+        if python:
+            variants["torch.profiler"] = (cmd + ["--torch-profiler"], None, None)
+        if nsys:
+            variants["nsys"] = ([nsys, "profile", "-t", "cuda", "-o", str(tmp / f"{name}-nsys"),
+                                 "--force-overwrite", "true", *cmd], None, None)
+        if args.ablation:
+            for i, (variant, (env, opts)) in enumerate(ABLATION.items()):
+                argv, path = traced(f"ab{i}", *opts)
+                variants[variant] = (argv, env, path)
+        plan.append((name, unit, key, variants))
+    return plan
 
-    return [
-        ("launch_loop", "us/launch", "us_per_launch",
-         {"untraced": launch, "gpuscope": traced("launch_loop", launch),
-          "gpuscope -t nvtx": traced("launch_loop_nvtx", launch, "-t", "nvtx")}),
-        ("add_loop", "us/op", "us_per_op",
-         {"untraced": add, "gpuscope": traced("add_loop", add),
-          "gpuscope -t nvtx": traced("add_loop_nvtx", add, "-t", "nvtx"),
-          "torch.profiler": add + ["--torch-profiler"]}),
-        ("cnn_train", "ms/step", "ms_per_step",
-         {"untraced": cnn, "gpuscope": traced("cnn_train", cnn), "torch.profiler": cnn + ["--torch-profiler"]}),
-    ]
 
-
-def run_once(cmd, key, timeout):
-    """Runs cmd; returns (value of RESULT key, wall seconds, error text or None)."""
+def run_once(cmd, key, timeout, extra_env=None):
+    """Runs cmd in a process group of its own; returns (value of RESULT key, wall seconds,
+    error text or None). A run that printed its RESULT line but did not exit in time (nsys
+    turning its capture into a report after the program ended) keeps its value."""
     t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {})))
+    timed_out = False
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return None, time.perf_counter() - t0, f"timed out after {timeout} s"
+        timed_out = True
+        try:
+            os.killpg(proc.pid, 9)
+        except ProcessLookupError:
+            pass
+        stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t0
-    if r.returncode != 0:
-        return None, wall, f"exit {r.returncode}: {(r.stderr or r.stdout).strip()[-400:]}"
-    for line in reversed(r.stdout.splitlines()):
+    value = None
+    for line in reversed((stdout or "").splitlines()):
         m = re.search(rf"^RESULT .*\b{key}=([0-9.eE+-]+)", line)
         if m:
-            return float(m.group(1)), wall, None
-    return None, wall, f"no RESULT {key}= line in output: {r.stdout.strip()[-400:]}"
+            value = float(m.group(1))
+            warm = re.search(r"\bwarmup_launches=([0-9]+)", line)
+            run_once.last_warmup = int(warm.group(1)) if warm else 0
+            break
+    if value is not None and (timed_out or proc.returncode == 0):
+        return value, wall, None
+    if timed_out:
+        return None, wall, f"timed out after {timeout} s"
+    if proc.returncode != 0:
+        return None, wall, f"exit {proc.returncode}: {(stderr or stdout).strip()[-400:]}"
+    return None, wall, f"no RESULT {key}= line in output: {stdout.strip()[-400:]}"
 
 
 def gpu_name():
@@ -91,23 +148,66 @@ def one_line(text):
     return " / ".join(line.strip() for line in text.strip().splitlines()[-3:]).replace("`", "'")
 
 
+def trace_check(path, launches=None):
+    """Facts of a gpuscope trace (path without .sqlite): kernels, API calls, kernels with
+    their launch call, records lost. None when the trace is missing."""
+    db = Path(str(path) + ".sqlite")
+    if not db.is_file():
+        return None
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+        facts = {
+            "kernels": q("SELECT COUNT(*) FROM kernels"),
+            "api_calls": q("SELECT COUNT(*) FROM api_calls"),
+            "kernels_with_launch_call": q(
+                "SELECT COUNT(*) FROM kernels k WHERE EXISTS (SELECT 1 FROM api_calls a "
+                "WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)"),
+            "data_loss": q("SELECT COALESCE(SUM(count), 0) FROM data_loss WHERE severity = 'data_loss'"),
+        }
+        top = con.execute("SELECT s.value, COUNT(*) FROM api_calls a JOIN strings s ON s.id = a.name_id "
+                          "GROUP BY s.value ORDER BY COUNT(*) DESC LIMIT 12").fetchall()
+        facts["top_api_calls"] = [f"{n} {c}" for n, c in top]
+    except sqlite3.Error as e:
+        facts = {"error": str(e)}
+    finally:
+        con.close()
+    if launches is not None:
+        facts["expected_kernels"] = launches
+    return facts
+
+
 def to_markdown(report):
     lines = [f"# gpuscope overhead ({report['gpu']})", "",
-             f"{report['rounds']} rounds, variants alternating; median of the per-op times each "
+             f"{report['rounds']} rounds, variants alternating; median (and min..max) of the per-op times each "
              "program measured itself. Wall s = whole command, including start-up and trace writing.", "",
-             "| benchmark | variant | median | unit | vs untraced | runs | median wall s |",
-             "|---|---|---:|---|---:|---|---:|"]
+             "| benchmark | variant | median | unit | vs untraced | min..max | runs | median wall s |",
+             "|---|---|---:|---|---:|---|---|---:|"]
     for bench in report["benchmarks"]:
         for variant, v in bench["variants"].items():
             med = "failed" if v["median"] is None else f"{v['median']:.3f}"
             over = "" if v["overhead_pct"] is None else f"{v['overhead_pct']:+.1f} %"
+            spread = f"{min(v['values']):.3f}..{max(v['values']):.3f}" if v["values"] else ""
             runs = ", ".join(f"{x:.3f}" for x in v["values"])
             if v["errors"]:
                 runs += f" ({len(v['errors'])} failed)"
             if v["skipped"]:
                 runs += f" ({v['skipped']} skipped: time budget)"
             wall = "" if v["wall_s_median"] is None else f"{v['wall_s_median']:.1f}"
-            lines.append(f"| {bench['name']} | {variant} | {med} | {bench['unit']} | {over} | {runs} | {wall} |")
+            lines.append(f"| {bench['name']} | {variant} | {med} | {bench['unit']} | {over} | {spread} | {runs} | {wall} |")
+    checks = [(b["name"], var, v["trace"]) for b in report["benchmarks"] for var, v in b["variants"].items()
+              if v.get("trace")]
+    if checks:
+        lines += ["", "## What the traces hold (last round)", "",
+                  "| benchmark | variant | kernels | API calls | kernels with launch call | lost | top API calls |",
+                  "|---|---|---:|---:|---:|---:|---|"]
+        for b, var, t in checks:
+            if "error" in t:
+                lines.append(f"| {b} | {var} | {t['error']} | | | | |")
+                continue
+            kern = f"{t['kernels']}" + (f" (launched {t['expected_kernels']})" if "expected_kernels" in t else "")
+            lines.append(f"| {b} | {var} | {kern} | {t['api_calls']} | {t['kernels_with_launch_call']} | "
+                         f"{t['data_loss']} | {'; '.join(t['top_api_calls'][:6])} |")
     errors = [(b["name"], var, e) for b in report["benchmarks"] for var, v in b["variants"].items() for e in v["errors"]]
     if errors:
         seen = {}
@@ -124,49 +224,68 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--launches", type=int, default=20000)
     parser.add_argument("--adds", type=int, default=20000)
+    parser.add_argument("--resnet-steps", type=int, default=40)
+    parser.add_argument("--warmup-s", type=float, default=0.5,
+                        help="untimed work before the timed loop of launch_loop and add_loop, so clocks settle")
     parser.add_argument("--cnn-steps", type=int, default=50)
-    parser.add_argument("--only", nargs="*", help="benchmark names to run (default all)")
+    parser.add_argument("--only", nargs="*", help="workloads to run: launch_loop add_loop resnet18 cnn_train "
+                        "(default: all but cnn_train)")
+    parser.add_argument("--variants", nargs="*", help="variants to run (default all); untraced always runs")
+    parser.add_argument("--ablation", action="store_true", help="also run gpuscope with one part switched off at a time")
+    parser.add_argument("--nsys", default=DEFAULT_NSYS, help=f"nsys binary (default {DEFAULT_NSYS}); '' = none")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per run")
+    parser.add_argument("--nsys-timeout", type=int, default=45,
+                        help="seconds per nsys run; nsys may go on turning its capture into a report after "
+                        "the program printed its result, which is kept (default 45)")
     parser.add_argument("--budget-s", type=float, default=None,
                         help="start no run after this many seconds; the rest are reported as skipped")
     args = parser.parse_args()
     build = Path(args.build).resolve()
 
     with tempfile.TemporaryDirectory(prefix="gpuscope-overhead-") as tmp:
-        plan = [b for b in benchmarks(build, Path(tmp), args) if not args.only or b[0] in args.only]
-        results = {name: {var: {"values": [], "walls": [], "errors": [], "skipped": 0} for var in variants}
-                   for name, _, _, variants in plan}
+        plan = benchmarks(build, Path(tmp), args)
+        if args.variants:
+            plan = [(n, u, k, {v: c for v, c in variants.items() if v == "untraced" or v in args.variants})
+                    for n, u, k, variants in plan]
+        results = {name: {var: {"values": [], "walls": [], "errors": [], "skipped": 0, "trace": None}
+                          for var in variants} for name, _, _, variants in plan}
         started = time.perf_counter()
         for rnd in range(1, args.rounds + 1):
             for name, unit, key, variants in plan:
-                for variant, cmd in variants.items():
+                for variant, (cmd, env, trace) in variants.items():
                     slot = results[name][variant]
                     if args.budget_s is not None and time.perf_counter() - started > args.budget_s:
                         slot["skipped"] += 1
-                        print(f"round {rnd} {name:12s} {variant:15s} skipped (time budget {args.budget_s:.0f} s)")
+                        print(f"round {rnd} {name:12s} {variant:34s} skipped (time budget {args.budget_s:.0f} s)")
                         continue
-                    value, wall, error = run_once(cmd, key, args.timeout)
+                    limit = min(args.timeout, args.nsys_timeout) if variant == "nsys" else args.timeout
+                    value, wall, error = run_once(cmd, key, limit, env)
                     slot["walls"].append(wall)
                     if error:
                         slot["errors"].append(error)
-                        print(f"round {rnd} {name:12s} {variant:15s} FAILED ({error[:200]})", flush=True)
+                        print(f"round {rnd} {name:12s} {variant:34s} FAILED ({error[:200]})", flush=True)
                         print(f"    $ {shlex.join(cmd)}", flush=True)
                     else:
                         slot["values"].append(value)
-                        print(f"round {rnd} {name:12s} {variant:15s} {value:10.3f} {unit:10s} wall {wall:6.1f} s",
+                        print(f"round {rnd} {name:12s} {variant:34s} {value:10.3f} {unit:10s} wall {wall:6.1f} s",
                               flush=True)
+                    if trace is not None:
+                        launched = args.launches + getattr(run_once, "last_warmup", 0) if name == "launch_loop" else None
+                        slot["trace"] = trace_check(trace, launched)
 
     report = {"gpu": gpu_name(), "rounds": args.rounds, "benchmarks": []}
     for name, unit, key, variants in plan:
         base = median_or_none(results[name]["untraced"]["values"])
-        entry = {"name": name, "unit": unit, "key": key, "commands": variants, "variants": {}}
+        entry = {"name": name, "unit": unit, "key": key,
+                 "commands": {v: {"argv": c, "env": e} for v, (c, e, _) in variants.items()}, "variants": {}}
         for variant in variants:
             slot = results[name][variant]
             med = median_or_none(slot["values"])
             over = None if med is None or not base else (med / base - 1.0) * 100.0
             entry["variants"][variant] = {"values": slot["values"], "median": med, "overhead_pct": over,
                                           "wall_s": slot["walls"], "wall_s_median": median_or_none(slot["walls"]),
-                                          "errors": slot["errors"], "skipped": slot["skipped"]}
+                                          "errors": slot["errors"], "skipped": slot["skipped"],
+                                          "trace": slot["trace"]}
         report["benchmarks"].append(entry)
 
     out = Path(args.out)

@@ -1,6 +1,6 @@
 // launch_loop: a launch-bound loop for overhead measurements and capture-range tests.
 //
-//   launch_loop [N] [--profiler-range A B]
+//   launch_loop [N] [--profiler-range A B] [--warmup-ms M]
 //
 // Launches a tiny <<<1,32>>> kernel N times (default 20000); each launch adds 1 to a
 // device counter, and the final counter must equal N. The loop plus a final
@@ -9,6 +9,8 @@
 // With --profiler-range A B, cudaProfilerStart() is called just before launch A and
 // cudaProfilerStop() just after launch B (0-based, inclusive: B - A + 1 launches inside),
 // each preceded by a cudaDeviceSynchronize so no other launch is in flight at the edges.
+// With --warmup-ms M, untimed launches run for M milliseconds first (so CPU and GPU clocks
+// settle; they count towards the counter and are reported as warmup_launches).
 // Last line: RESULT launches=N us_per_launch=X counter=N [profiled_launches=B-A+1]
 // Exit status: 0 if the counter is right, 1 if not, 2 on a usage or CUDA error.
 #include <cuda_profiler_api.h>
@@ -26,7 +28,7 @@ __global__ void tick(unsigned long long* counter) {
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: launch_loop [N] [--profiler-range A B]\n");
+  std::fprintf(stderr, "usage: launch_loop [N] [--profiler-range A B] [--warmup-ms M]\n");
   return 2;
 }
 
@@ -36,12 +38,16 @@ int main(int argc, char** argv) {
   using gpuscope::examples::parse_count;
   long long n = 20000;
   long long range_a = -1, range_b = -1;
+  long long warmup_ms = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--profiler-range") == 0) {
       if (i + 2 >= argc) return usage();
       range_a = parse_count(argv[i + 1], "A");
       range_b = parse_count(argv[i + 2], "B");
       i += 2;
+    } else if (std::strcmp(argv[i], "--warmup-ms") == 0) {
+      if (i + 1 >= argc) return usage();
+      warmup_ms = parse_count(argv[++i], "M");
     } else if (argv[i][0] == '-') {
       return usage();
     } else {
@@ -60,6 +66,15 @@ int main(int argc, char** argv) {
   GPUSCOPE_EXAMPLE_CHECK(cudaMemset(counter, 0, sizeof(*counter)));
   cudaFuncAttributes attributes{};
   GPUSCOPE_EXAMPLE_CHECK(cudaFuncGetAttributes(&attributes, tick));  // loads the kernel
+  GPUSCOPE_EXAMPLE_CHECK(cudaDeviceSynchronize());
+
+  long long warmup = 0;
+  const auto warm_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(warmup_ms);
+  while (warmup_ms > 0 && std::chrono::steady_clock::now() < warm_end) {
+    for (int j = 0; j < 100; ++j) tick<<<1, 32>>>(counter);
+    GPUSCOPE_EXAMPLE_CHECK_LAUNCH();
+    warmup += 100;
+  }
   GPUSCOPE_EXAMPLE_CHECK(cudaDeviceSynchronize());
 
   const auto start = std::chrono::steady_clock::now();
@@ -88,9 +103,10 @@ int main(int argc, char** argv) {
   std::printf("RESULT launches=%lld us_per_launch=%.3f counter=%llu", n, us_per_launch,
               host_counter);
   if (profiler_range) std::printf(" profiled_launches=%lld", range_b - range_a + 1);
+  if (warmup > 0) std::printf(" warmup_launches=%lld", warmup);
   std::printf("\n");
-  if (host_counter != static_cast<unsigned long long>(n)) {
-    std::fprintf(stderr, "launch_loop: counter is %llu, expected %lld\n", host_counter, n);
+  if (host_counter != static_cast<unsigned long long>(n + warmup)) {
+    std::fprintf(stderr, "launch_loop: counter is %llu, expected %lld\n", host_counter, n + warmup);
     return 1;
   }
   return 0;

@@ -21,14 +21,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("n", nargs="?", type=int, default=20000, help="timed ops (default 20000)")
     parser.add_argument("--torch-profiler", action="store_true", help="run the loop under torch.profiler")
+    parser.add_argument("--warmup-s", type=float, default=0.0,
+                        help="run untimed adds for this many seconds first, so CPU and GPU clocks settle (default 0)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("add_loop: no CUDA device", file=sys.stderr)
         return 2
 
     x = torch.zeros(32, device="cuda")
+    warm = WARMUP
     for _ in range(WARMUP):
         x.add_(1)
+    t_end = time.perf_counter() + args.warmup_s
+    while time.perf_counter() < t_end:
+        for _ in range(100):
+            x.add_(1)
+        warm += 100
     torch.cuda.synchronize()
 
     if args.torch_profiler:
@@ -43,7 +51,7 @@ def main():
         torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
 
-    expected = float(WARMUP + args.n)
+    expected = float(warm + args.n)
     ok = bool(torch.all(x == expected).item())
     us_per_op = elapsed * 1e6 / max(args.n, 1)
     mode = "torch.profiler" if args.torch_profiler else "plain"

@@ -26,6 +26,8 @@ std::string now_stamp(const char* fmt) {
 }
 
 // The collector library sits in ../lib next to bin/gpuscope (build tree and install).
+}  // namespace
+
 std::optional<fs::path> find_inject_library() {
   if (const char* env = std::getenv("GPUSCOPE_INJECT_LIBRARY")) {
     if (fs::exists(env)) return fs::absolute(env);
@@ -39,6 +41,8 @@ std::optional<fs::path> find_inject_library() {
   }
   return std::nullopt;
 }
+
+namespace {
 
 std::string join_command(const std::vector<std::string>& argv) {
   std::string s;

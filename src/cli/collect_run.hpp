@@ -46,6 +46,9 @@ struct CollectRunResult {
 /// Runs it (see the file comment). Prints progress and errors on stderr.
 [[nodiscard]] CollectRunResult collect_run(CollectRunSpec spec);
 
+/// libgpuscope_inject.so: $GPUSCOPE_INJECT_LIBRARY, else ../lib next to the executable.
+[[nodiscard]] std::optional<std::filesystem::path> find_inject_library();
+
 /// Prints "gpuscope TOOL: error: WHAT" and "  what to do: TODO" on stderr; returns 1.
 int cli_fail(const std::string& tool, const std::string& what, const std::string& todo);
 

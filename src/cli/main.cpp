@@ -13,6 +13,7 @@
 #include "cli/roofline_command.hpp"
 #include "cli/stats_command.hpp"
 #include "cli/trace_command.hpp"
+#include "cli/tracer_calibration.hpp"
 #include "core/version.hpp"
 #include "render/perfetto_json.hpp"
 #include "render/report_render.hpp"
@@ -134,6 +135,13 @@ int main(int argc, char** argv) {
   imp->add_option("-o,--output", imp_out, "Trace name (writes NAME.sqlite)")->required();
   imp->add_flag("-f,--force-overwrite", imp_force, "Replace NAME.sqlite if it exists");
 
+  // Internal: the loop `gpuscope trace` times with and without the collector
+  // (cli/tracer_calibration.hpp). Hidden from --help.
+  std::string calib_out;
+  CLI::App* calib = app.add_subcommand("__calibrate-child", "");
+  calib->group("");
+  calib->add_option("out", calib_out)->required();
+
   bool schema_sql = false;
   CLI::App* schema = app.add_subcommand("schema", "Print the trace database schema (markdown; --sql for DDL).");
   schema->add_flag("--sql", schema_sql, "Print CREATE statements instead of the documentation");
@@ -150,6 +158,7 @@ int main(int argc, char** argv) {
     if (peak->parsed()) return cli::run_peak(peak_opts);
     if (kernels->parsed()) return cli::run_kernels(kernels_opts);
     if (imp->parsed()) return run_import(imp_dir, imp_out, imp_force);
+    if (calib->parsed()) return cli::run_calibrate_child(calib_out);
     if (schema->parsed()) {
       std::cout << (schema_sql ? store::create_schema_sql() : store::schema_markdown());
       return 0;

@@ -3,10 +3,13 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
+#include "cli/driver_check.hpp"
+#include "cli/tracer_calibration.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
 
@@ -14,6 +17,34 @@ namespace gpuscope::cli {
 namespace {
 
 int fail(const std::string& what, const std::string& todo) { return cli_fail("trace", what, todo); }
+
+// The tracer's cost per call on this machine (tracer_calibration.hpp) into the trace's
+// meta table, or why it is unknown. The calibration traces from the start (no capture
+// range, delay or duration): only the settings that change the per-call cost go along.
+void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
+  auto& meta = spec.import.extra_meta;
+  const auto unknown = [&](const std::string& why) { meta.emplace_back("tracer_cost_method", "not calibrated: " + why); };
+  if (o.calibrate == "never") return unknown("--calibrate=never");
+  if (o.trace.find("cuda") == std::string::npos) return unknown("CUDA tracing off (--trace)");
+  if (std::getenv("GPUSCOPE_SKIP_DRIVER_CHECK") != nullptr) return unknown("GPUSCOPE_SKIP_DRIVER_CHECK is set");
+  const auto inject = find_inject_library();
+  if (!inject || !check_cuda_driver().ok) return unknown("no collector library or no NVIDIA driver");
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& kv : spec.env)
+    if (kv.first == "GPUSCOPE_TRACE" || kv.first == "GPUSCOPE_API_CALLS" || kv.first == "GPUSCOPE_POLLING_CALLS" ||
+        kv.first == "GPUSCOPE_FLUSH_PERIOD_MS" || kv.first == "GPUSCOPE_CUDA_RECORDS")
+      env.push_back(kv);
+  for (const char* name : {"GPUSCOPE_CUDA_RECORDS", "GPUSCOPE_ZERO_BUFFERS", "GPUSCOPE_BUFFER_BYTES"})
+    if (const char* v = std::getenv(name)) env.emplace_back(name, v);  // set by the user: part of the key
+  std::cerr << "gpuscope trace: measuring gpuscope's own cost per CUDA call on this machine (about 3 s, "
+               "cached for a week; --calibrate=never skips it)\n";
+  std::string why;
+  const auto cost = calibrate_tracer(env, *inject, o.calibrate == "auto", &why);
+  if (!cost) return unknown(why);
+  meta.emplace_back("tracer_launch_cost_ns", std::to_string(cost->launch_ns));
+  meta.emplace_back("tracer_api_cost_ns", std::to_string(cost->api_ns));
+  meta.emplace_back("tracer_cost_method", cost->method);
+}
 
 }  // namespace
 
@@ -52,6 +83,26 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--kill", o.kill, "Signal sent to the target when --duration ends: sigterm, sigkill, none")
       ->check(CLI::IsMember({"sigterm", "sigkill", "none"}))
+      ->capture_default_str();
+  sub->add_option("--cuda-api", o.cuda_api,
+                  "Which CUDA API calls get a record. gpu: the calls that put work on the GPU, move\n"
+                  "or allocate memory, or wait (launches, memcpy, memset, synchronize, event record,\n"
+                  "stream wait, malloc/free, graph launch), timed by gpuscope's own callbacks: every\n"
+                  "kernel keeps its launch call. all: every runtime and driver call but the polling\n"
+                  "ones, as nsys -t cuda, through CUPTI's API activity records; costs about 1-5 us\n"
+                  "more per launch on H100 (CUPTI then also intercepts the driver calls each runtime\n"
+                  "call makes; docs/performance.md)")
+      ->check(CLI::IsMember({"gpu", "all"}))
+      ->capture_default_str();
+  sub->add_flag("--cuda-sync-records", o.sync_records,
+                "Also record CUPTI synchronization records (the syncs table: event and stream waits as\n"
+                "the driver saw them). Off by default: on H100 they cost about 5 us per PyTorch op\n"
+                "(docs/performance.md); the synchronizing API calls are recorded either way");
+  sub->add_option("--calibrate", o.calibrate,
+                  "Measure what tracing costs per CUDA call on this machine, so launch_overhead, gpu_util\n"
+                  "and top can tell the program's launch time from gpuscope's: auto (once a week, cached,\n"
+                  "about 3 s), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   sub->add_flag("--cuda-polling-calls", o.polling_calls,
                 "Also record the polling calls muted by default (cudaGetDevice, cudaEventQuery,\n"
@@ -100,14 +151,18 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_DELAY_NS", std::to_string(static_cast<std::int64_t>(o.delay_s * 1e9))},
       {"GPUSCOPE_DURATION_NS", std::to_string(static_cast<std::int64_t>(o.duration_s * 1e9))},
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},
+      {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
+  if (o.sync_records) spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS", "kernel,memcpy,memcpy_peer,memset,runtime,driver,sync,overhead");
+  add_tracer_cost(o, spec);
   if (o.duration_s > 0 && o.kill != "none") {
     spec.kill_after = std::chrono::nanoseconds(static_cast<std::int64_t>((o.delay_s + o.duration_s) * 1e9));
     spec.kill_signal = o.kill == "sigkill" ? SIGKILL : SIGTERM;
   }
   spec.import.trace_sources = o.trace;
   spec.import.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
+  spec.import.extra_meta.emplace_back("cuda_api_calls", o.cuda_api);
 
   const CollectRunResult res = collect_run(spec);
   if (!res.have_db) return res.exit_code;

@@ -20,6 +20,9 @@ struct TraceOptions {
   double duration_s = 0;
   std::string kill = "sigterm";        // sigterm | sigkill | none (after --duration)
   bool polling_calls = false;
+  std::string cuda_api = "gpu";        // gpu | all (GPUSCOPE_API_CALLS)
+  std::string calibrate = "auto";      // auto (cached a week) | always | never
+  bool sync_records = false;           // also CUPTI SYNCHRONIZATION records
   int flush_period_ms = 200;
   bool keep_logs = false;
   bool quiet = false;

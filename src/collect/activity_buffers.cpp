@@ -1,11 +1,12 @@
 #include "collect/activity_buffers.hpp"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace gpuscope::collect {
 
-ActivityBufferPool::ActivityBufferPool(std::size_t buffer_bytes, std::size_t max_free)
-    : m_buffer_bytes((buffer_bytes + 7) & ~std::size_t{7}), m_max_free(max_free) {
+ActivityBufferPool::ActivityBufferPool(std::size_t buffer_bytes, std::size_t max_free, bool zeroed)
+    : m_buffer_bytes((buffer_bytes + 7) & ~std::size_t{7}), m_max_free(max_free), m_zeroed(zeroed) {
   m_free.reserve(max_free);
 }
 
@@ -22,8 +23,10 @@ std::uint8_t* ActivityBufferPool::acquire() noexcept {
       return b;
     }
   }
-  // Allocate outside the lock; aligned_alloc needs size % alignment == 0 (ensured).
-  auto* b = static_cast<std::uint8_t*>(std::aligned_alloc(8, m_buffer_bytes));
+  // Allocate outside the lock; aligned_alloc needs size % alignment == 0 (ensured);
+  // calloc's memory is aligned for any fundamental type (>= 8).
+  auto* b = static_cast<std::uint8_t*>(m_zeroed ? std::calloc(1, m_buffer_bytes)
+                                                : std::aligned_alloc(8, m_buffer_bytes));
   if (b != nullptr) {
     std::lock_guard lock(m_mutex);
     ++m_allocated;
@@ -33,6 +36,7 @@ std::uint8_t* ActivityBufferPool::acquire() noexcept {
 
 void ActivityBufferPool::release(std::uint8_t* buffer) noexcept {
   if (buffer == nullptr) return;
+  if (m_zeroed) std::memset(buffer, 0, m_buffer_bytes);
   {
     std::lock_guard lock(m_mutex);
     if (m_free.size() < m_max_free) {  // capacity reserved: push_back cannot throw
@@ -42,6 +46,31 @@ void ActivityBufferPool::release(std::uint8_t* buffer) noexcept {
     --m_allocated;
   }
   std::free(buffer);
+}
+
+std::size_t ActivityBufferPool::prefill(std::size_t count) noexcept {
+  std::vector<std::uint8_t*> fresh;
+  for (std::size_t i = 0; i < count && i < m_max_free; ++i) {
+    auto* b = static_cast<std::uint8_t*>(std::aligned_alloc(8, m_buffer_bytes));
+    if (b == nullptr) break;
+    std::memset(b, 0, m_buffer_bytes);  // touch every page now, not on the launching thread
+    try {
+      fresh.push_back(b);
+    } catch (...) {
+      std::free(b);
+      break;
+    }
+  }
+  std::lock_guard lock(m_mutex);
+  for (std::uint8_t* b : fresh) {
+    if (m_free.size() < m_max_free) {
+      m_free.push_back(b);
+      ++m_allocated;
+    } else {
+      std::free(b);
+    }
+  }
+  return m_free.size();
 }
 
 std::size_t ActivityBufferPool::allocated() const {

@@ -24,7 +24,10 @@ class ActivityBufferPool {
  public:
   /// Buffers are `buffer_bytes` long, 8-byte aligned (CUPTI's requirement);
   /// at most `max_free` released buffers are kept for reuse, the rest freed.
-  ActivityBufferPool(std::size_t buffer_bytes, std::size_t max_free);
+  /// With `zeroed`, every buffer handed out is all zero bytes (fresh ones from
+  /// calloc, reused ones cleared by release() on the releasing thread), so CUPTI
+  /// can skip clearing it on the application thread (ZEROED_OUT_ACTIVITY_BUFFER).
+  ActivityBufferPool(std::size_t buffer_bytes, std::size_t max_free, bool zeroed = false);
   ~ActivityBufferPool();
   ActivityBufferPool(const ActivityBufferPool&) = delete;
   ActivityBufferPool& operator=(const ActivityBufferPool&) = delete;
@@ -33,6 +36,10 @@ class ActivityBufferPool {
   /// drops records and counts them).
   [[nodiscard]] std::uint8_t* acquire() noexcept;
   void release(std::uint8_t* buffer) noexcept;
+  /// Allocates and touches up to `count` free buffers now (at most max_free), so the
+  /// first requests during the run neither allocate nor page-fault. Returns how many
+  /// buffers are free afterwards.
+  std::size_t prefill(std::size_t count) noexcept;
 
   [[nodiscard]] std::size_t buffer_bytes() const { return m_buffer_bytes; }
   /// Buffers currently allocated (in CUPTI's hands, queued, or free).
@@ -41,6 +48,7 @@ class ActivityBufferPool {
  private:
   const std::size_t m_buffer_bytes;
   const std::size_t m_max_free;
+  const bool m_zeroed;
   mutable std::mutex m_mutex;
   std::vector<std::uint8_t*> m_free;
   std::size_t m_allocated = 0;

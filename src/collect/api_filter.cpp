@@ -38,6 +38,32 @@ constexpr std::array<CUpti_CallbackId, 14> kDriver{
 
 }  // namespace
 
+bool is_gpu_work_api(std::string_view name) {
+  // Substrings of the call names after the "cuda"/"cu" prefix.
+  static constexpr std::string_view kWork[] = {
+      "Launch",      // cudaLaunchKernel*, cuLaunchKernel*, cudaGraphLaunch, cuLaunchHostFunc
+      "Memcpy",      "Memset",         "Synchronize",  // cudaDeviceSynchronize, cuStreamSynchronize, ...
+      "EventRecord", "StreamWaitEvent", "StreamWaitValue", "StreamWriteValue",
+      "Malloc",      "MemAlloc",       "Free",         // cudaMalloc*, cuMemAlloc*, cudaFree*, cuMemFree*
+      "MemPrefetch", "HostAlloc",      "MemHostAlloc", "HostRegister", "MemHostRegister",
+      "StreamBeginCapture", "StreamEndCapture", "GraphInstantiate", "GraphUpload",
+      "ProfilerStart", "ProfilerStop",
+  };
+  while (name.starts_with("_")) name.remove_prefix(1);  // __cudaLaunchKernel (CUDA 13 <<<>>>)
+  if (name.starts_with("cuda")) {
+    name.remove_prefix(4);
+  } else if (name.starts_with("cu")) {
+    name.remove_prefix(2);
+  } else {
+    return false;
+  }
+  if (name.starts_with("Get") || name.starts_with("Func") || name.starts_with("Occupancy")) return false;
+  for (std::string_view w : kWork) {
+    if (name.find(w) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 std::span<const CUpti_CallbackId> noisy_runtime_cbids() { return kRuntime; }
 std::span<const CUpti_CallbackId> noisy_driver_cbids() { return kDriver; }
 

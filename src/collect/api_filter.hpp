@@ -9,11 +9,20 @@
 #include <cupti.h>
 
 #include <span>
+#include <string_view>
 
 namespace gpuscope::collect {
 
 [[nodiscard]] std::span<const CUpti_CallbackId> noisy_runtime_cbids();
 [[nodiscard]] std::span<const CUpti_CallbackId> noisy_driver_cbids();
+
+/// True when the API call named `name` (cuptiGetCallbackName: "cudaLaunchKernel_v7000",
+/// "cuMemcpyHtoDAsync_v2", ...) puts work on the GPU, moves or allocates memory, or waits
+/// for the GPU: kernel and graph launches, memcpy, memset, synchronize calls, event record
+/// and stream waits, malloc/free (plain, async, managed, host), cooperative launches.
+/// These are the calls GPUSCOPE_API_CALLS=gpu keeps; by name so that new variants
+/// (_ptsz, _v2, Ex) are included.
+[[nodiscard]] bool is_gpu_work_api(std::string_view name);
 
 /// True when `cbid` of `domain` (RUNTIME_API or DRIVER_API) is a muted polling call.
 [[nodiscard]] bool is_noisy_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);

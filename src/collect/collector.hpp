@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "collect/activity_buffers.hpp"
+#include "collect/api_ring.hpp"
 #include "collect/capture_controller.hpp"
 #include "collect/collector_config.hpp"
 #include "collect/kernel_profiler.hpp"
@@ -106,6 +107,12 @@ class Collector {
   static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain,
                                    CUpti_CallbackId cbid, const void* cbdata);
 
+  // GPUSCOPE_API_CALLS=gpu: times one enabled API call (app thread).
+  void on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData& data) noexcept;
+  void drain_api_rings();  // writer thread
+  static bool clock_matches_cupti() noexcept;
+
   void handle_edge_locked(const collect::CaptureEdge& edge, std::uint64_t ts);
   void apply_recording() noexcept;
   void set_gated_kinds(bool on) noexcept;
@@ -154,6 +161,12 @@ class Collector {
   std::atomic<bool> m_cupti_ready{false};
   std::uint64_t m_finished_seen_ns = 0;  // writer thread: when finished() was first seen
   CUpti_SubscriberHandle m_subscriber = nullptr;
+  // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.
+  std::vector<CUpti_CallbackId> m_api_cbids[2];  // [0] runtime, [1] driver
+  std::atomic<bool> m_api_callbacks{false};     // --cuda-api=gpu is on
+  bool m_fast_clock = false;                    // CLOCK_REALTIME is CUPTI's clock
+  collect::ApiRingRegistry m_api_rings{kApiRingCapacity};
+  static constexpr std::size_t kApiRingCapacity = std::size_t{1} << 16;  // 2.5 MiB per thread
   std::unique_ptr<KernelProfiler> m_kernels;  // kernels mode only (gpuscope kernels)
   std::uint64_t m_next_profile_id = 1;        // writer thread
   std::vector<std::uint64_t> m_metric_strings;  // writer thread: interned metric names

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <iterator>
+#include <utility>
 
 namespace gpuscope::collect {
 namespace {
@@ -129,6 +131,48 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   }
 
   read_bool(getenv, "GPUSCOPE_POLLING_CALLS", &c.polling_calls, warnings);
+
+  if (const char* raw = getenv("GPUSCOPE_CUDA_RECORDS"); raw != nullptr && *raw != '\0') {
+    static constexpr std::pair<std::string_view, CudaRecord> kNames[] = {
+        {"kernel", kRecordKernel}, {"memcpy", kRecordMemcpy},   {"memcpy_peer", kRecordMemcpyPeer},
+        {"memset", kRecordMemset},
+        {"runtime", kRecordRuntime}, {"driver", kRecordDriver}, {"sync", kRecordSync},
+        {"overhead", kRecordOverhead}};
+    std::uint32_t bits = 0;
+    bool bad = false;
+    for (const std::string& item : split_list(raw)) {
+      const std::string token = lower(item);
+      const auto it = std::find_if(std::begin(kNames), std::end(kNames),
+                                   [&](const auto& n) { return n.first == token; });
+      if (it == std::end(kNames) && token != "none") {
+        warnings->push_back("unknown GPUSCOPE_CUDA_RECORDS kind '" + token +
+                            "' ignored (known: kernel, memcpy, memcpy_peer, memset, runtime, driver, sync, overhead, none)");
+        bad = true;
+      } else if (it != std::end(kNames)) {
+        bits |= it->second;
+      }
+    }
+    if (!bad || bits != 0) c.cuda_records = bits;
+  }
+  if (const char* raw = getenv("GPUSCOPE_API_CALLS"); raw != nullptr && *raw != '\0') {
+    const std::string v = lower(trim(raw));
+    if (v == "all") {
+      c.api_calls = ApiCalls::kAll;
+    } else if (v == "gpu") {
+      c.api_calls = ApiCalls::kGpu;
+    } else {
+      warnings->push_back(invalid("GPUSCOPE_API_CALLS", raw, "gpu or all"));
+    }
+  }
+  read_bool(getenv, "GPUSCOPE_ZERO_BUFFERS", &c.zero_buffers, warnings);
+  if (const char* raw = getenv("GPUSCOPE_THREAD_ID_TYPE"); raw != nullptr && *raw != '\0') {
+    const std::string v = lower(trim(raw));
+    if (v == "system" || v == "default") {
+      c.system_thread_ids = v == "system";
+    } else {
+      warnings->push_back(invalid("GPUSCOPE_THREAD_ID_TYPE", raw, "system or default"));
+    }
+  }
 
   if (const char* raw = getenv("GPUSCOPE_CAPTURE_RANGE"); raw != nullptr && *raw != '\0') {
     const std::string v = lower(trim(raw));

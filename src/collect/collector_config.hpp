@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 20> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 24> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -32,6 +32,24 @@ inline constexpr std::array<ConfigOption, 20> kConfigOptions{{
    "1 keeps polling API calls (cudaGetDevice, cudaEventQuery, cudaStreamQuery, "
    "cudaGetLastError, cuCtxGetCurrent, ..., and the per-launch cuKernelGetName CUPTI "
    "issues itself); 0 mutes them (list: api_filter.cpp)."},
+  {"GPUSCOPE_CUDA_RECORDS", "kernel,memcpy,memcpy_peer,memset,runtime,driver,overhead",
+   "With cuda tracing: what is recorded (comma list of kernel, memcpy, memcpy_peer, memset, "
+   "runtime, driver, sync, overhead; runtime/driver = the API calls, see GPUSCOPE_API_CALLS). sync (CUPTI "
+   "SYNCHRONIZATION records) is off by default: on H100 it cost about 5 us per PyTorch op. "
+   "Devices and contexts are always recorded."},
+  {"GPUSCOPE_API_CALLS", "gpu",
+   "Which CUDA API calls get a record. gpu: only calls that put work on the GPU, move or "
+   "allocate memory, or wait (launches, memcpy, memset, synchronize, event record, stream "
+   "wait, malloc/free, graph launch; api_filter.cpp), timed by gpuscope's own CUPTI callbacks "
+   "into a ring per thread (no CUPTI activity record per call). all: every call but the muted "
+   "polling calls, as CUPTI RUNTIME and DRIVER activity records (H100: +1-5 us per PyTorch op "
+   "against gpu; docs/performance.md)."},
+  {"GPUSCOPE_ZERO_BUFFERS", "1",
+   "1: gpuscope hands CUPTI activity buffers it zeroed itself on its writer thread "
+   "(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER); 0: CUPTI zeroes each new buffer on the "
+   "thread that fills it."},
+  {"GPUSCOPE_THREAD_ID_TYPE", "system",
+   "Thread id in API records: system (gettid, as NVTX records) | default (CUPTI's)."},
   {"GPUSCOPE_CAPTURE_RANGE", "none",
    "none (record from start) | cudaProfilerApi (cudaProfilerStart/Stop, cuProfilerStart/Stop) | "
    "nvtx (the range named by GPUSCOPE_NVTX_CAPTURE)."},
@@ -76,6 +94,24 @@ inline constexpr std::array<ConfigOption, 20> kConfigOptions{{
 // clang-format on
 
 enum class CaptureRange : std::uint8_t { kNone, kCudaProfilerApi, kNvtx };
+
+/// GPUSCOPE_CUDA_RECORDS bits: which CUPTI activity kinds `--trace=cuda` records.
+enum CudaRecord : std::uint32_t {
+  kRecordKernel = 1u << 0,    // CONCURRENT_KERNEL
+  kRecordMemcpy = 1u << 1,    // MEMCPY
+  kRecordMemset = 1u << 2,    // MEMSET
+  kRecordRuntime = 1u << 3,   // RUNTIME
+  kRecordDriver = 1u << 4,    // DRIVER
+  kRecordSync = 1u << 5,      // SYNCHRONIZATION
+  kRecordOverhead = 1u << 6,  // OVERHEAD
+  kRecordMemcpyPeer = 1u << 7,  // MEMCPY2 (peer-to-peer copies)
+};
+inline constexpr std::uint32_t kAllCudaRecords = 0xff;
+/// The default: everything but kRecordSync (measured: docs/performance.md).
+inline constexpr std::uint32_t kDefaultCudaRecords = kAllCudaRecords & ~kRecordSync;
+
+/// GPUSCOPE_API_CALLS.
+enum class ApiCalls : std::uint8_t { kAll, kGpu };
 enum class CaptureEnd : std::uint8_t { kStop, kRepeat };
 
 struct CollectorConfig {
@@ -83,6 +119,10 @@ struct CollectorConfig {
   bool trace_cuda = true;
   bool trace_nvtx = true;
   bool polling_calls = false;
+  std::uint32_t cuda_records = kDefaultCudaRecords;  // CudaRecord bits
+  ApiCalls api_calls = ApiCalls::kGpu;
+  bool zero_buffers = true;
+  bool system_thread_ids = true;
   CaptureRange capture_range = CaptureRange::kNone;
   std::string nvtx_capture_message;  // with kNvtx: exact message
   std::string nvtx_capture_domain;   // "" = default domain

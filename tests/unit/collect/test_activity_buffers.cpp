@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <thread>
 
 namespace gpuscope::collect {
@@ -56,6 +57,21 @@ TEST(CompletedQueue, ConcurrentProducersLoseNothing) {
   t1.join();
   t2.join();
   EXPECT_EQ(out.size(), 2u * kPerThread);
+}
+
+TEST(ActivityBufferPool, ZeroedBuffersStayZeroAndPrefillIsBounded) {
+  ActivityBufferPool pool(4096, 3, /*zeroed=*/true);
+  EXPECT_EQ(pool.prefill(5), 3u);  // at most max_free
+  EXPECT_EQ(pool.allocated(), 3u);
+  std::uint8_t* b = pool.acquire();
+  ASSERT_NE(b, nullptr);
+  for (std::size_t i = 0; i < 4096; ++i) ASSERT_EQ(b[i], 0) << i;
+  std::memset(b, 0xab, 4096);  // CUPTI filled it
+  pool.release(b);             // cleared here, on the releasing (writer) thread
+  std::uint8_t* again = pool.acquire();
+  ASSERT_EQ(again, b);  // reused: last released first
+  for (std::size_t i = 0; i < 4096; ++i) ASSERT_EQ(again[i], 0) << i;
+  pool.release(again);
 }
 
 }  // namespace

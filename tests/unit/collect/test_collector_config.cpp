@@ -38,6 +38,49 @@ TEST(CollectorConfig, DefaultsWhenOnlyLogDirIsSet) {
   EXPECT_FALSE(c.verbose);
 }
 
+TEST(CollectorConfig, CostlySourcesAreOffByDefault) {
+  std::vector<std::string> w;
+  const auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w);
+  EXPECT_EQ(c.api_calls, ApiCalls::kGpu);
+  EXPECT_EQ(c.cuda_records & kRecordSync, 0u);  // SYNCHRONIZATION records: opt-in
+  EXPECT_EQ(c.cuda_records, kAllCudaRecords & ~kRecordSync);
+  EXPECT_TRUE(c.zero_buffers);
+  EXPECT_TRUE(c.system_thread_ids);
+  EXPECT_TRUE(w.empty());
+}
+
+TEST(CollectorConfig, CudaRecordsList) {
+  std::vector<std::string> w;
+  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CUDA_RECORDS", "kernel, Runtime,sync"}}, &w);
+  EXPECT_EQ(c.cuda_records, kRecordKernel | kRecordRuntime | kRecordSync);
+  EXPECT_TRUE(w.empty());
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CUDA_RECORDS", "none"}}, &w);
+  EXPECT_EQ(c.cuda_records, 0u);
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CUDA_RECORDS", "kernel,bogus"}}, &w);
+  EXPECT_EQ(c.cuda_records, kRecordKernel);  // the known kinds are kept, the unknown one named
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("bogus"), std::string::npos);
+  w.clear();
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CUDA_RECORDS", "bogus"}}, &w);
+  EXPECT_EQ(c.cuda_records, kDefaultCudaRecords);  // nothing valid: the default stays
+  EXPECT_EQ(w.size(), 1u);
+}
+
+TEST(CollectorConfig, ApiCallsAndSwitches) {
+  std::vector<std::string> w;
+  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_API_CALLS", "all"}, {"GPUSCOPE_ZERO_BUFFERS", "0"},
+                  {"GPUSCOPE_THREAD_ID_TYPE", "default"}},
+                 &w);
+  EXPECT_EQ(c.api_calls, ApiCalls::kAll);
+  EXPECT_FALSE(c.zero_buffers);
+  EXPECT_FALSE(c.system_thread_ids);
+  EXPECT_TRUE(w.empty());
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_API_CALLS", "some"}, {"GPUSCOPE_THREAD_ID_TYPE", "x"}}, &w);
+  EXPECT_EQ(c.api_calls, ApiCalls::kGpu);
+  EXPECT_TRUE(c.system_thread_ids);
+  EXPECT_EQ(w.size(), 2u);
+}
+
 TEST(CollectorConfig, KernelsModeSessionLength) {
   std::vector<std::string> w;
   auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_KERNEL_METRICS", "gpu__time_duration.sum"}}, &w);

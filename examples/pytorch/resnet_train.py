@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""resnet_train: torchvision resnet18 trained for a few steps, the overhead benchmark's real workload.
+
+Model: torchvision.models.resnet18 (random weights, 1000 classes); SGD (lr 0.01, momentum
+0.9); CrossEntropyLoss. Data: ONE batch of --batch random 3x--size x--size images and
+labels generated on the GPU once (seed 0) and reused every step.
+
+Each step (zero_grad, forward, loss, backward, optimizer step) ends with loss.item(), so
+its GPU work finishes inside the timed step; each is in an NVTX range "step N".
+--torch-profiler runs the steps under torch.profiler (CPU + CUDA activities).
+
+Prints ``RESULT steps=S ms_per_step=M final_loss=L`` where M is the median over the steps
+after --warmup (default: steps 5..S-1). Exit status 1 if the loss is not finite, 2 if
+there is no GPU or torchvision is missing.
+"""
+import argparse
+import contextlib
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40, help="training steps (default 40)")
+    parser.add_argument("--warmup", type=int, default=5, help="steps left out of ms/step (default 5)")
+    parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
+    parser.add_argument("--size", type=int, default=112, help="image height and width (default 112)")
+    parser.add_argument("--torch-profiler", action="store_true", help="run under torch.profiler (CPU+CUDA)")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("resnet_train: no CUDA device", file=sys.stderr)
+        return 2
+    if args.steps <= args.warmup:
+        print("resnet_train: --steps must exceed --warmup", file=sys.stderr)
+        return 2
+    try:
+        import torchvision
+    except ImportError:
+        print("resnet_train: torchvision is not installed", file=sys.stderr)
+        return 2
+
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    images = torch.randn(args.batch, 3, args.size, args.size, device="cuda", generator=gen)
+    labels = torch.randint(0, 1000, (args.batch,), device="cuda", generator=gen)
+
+    if args.torch_profiler:
+        from torch.profiler import ProfilerActivity, profile
+        context = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+    else:
+        context = contextlib.nullcontext()
+    losses, seconds = [], []
+    with context:
+        for i in range(args.steps):
+            t0 = time.perf_counter()
+            torch.cuda.nvtx.range_push(f"step {i}")
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())  # synchronizes: the step's GPU work ends here
+            torch.cuda.nvtx.range_pop()
+            seconds.append(time.perf_counter() - t0)
+
+    ms_per_step = statistics.median(seconds[args.warmup:]) * 1e3
+    mode = "torch.profiler" if args.torch_profiler else "plain"
+    print(f"resnet_train ({mode}): {args.steps} steps, batch {args.batch}, {args.size}x{args.size}, "
+          f"first step {seconds[0] * 1e3:.1f} ms, median of steps {args.warmup}..{args.steps - 1} "
+          f"{ms_per_step:.3f} ms")
+    print(f"RESULT steps={args.steps} ms_per_step={ms_per_step:.4f} final_loss={losses[-1]:.6f}")
+    if not all(v == v and abs(v) != float("inf") for v in losses):
+        print("resnet_train: loss is not finite", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+#include "cli/tracer_calibration.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/launcher.hpp"
+#include "core/tracer_cost.hpp"
+#include "core/version.hpp"
+#include "peak/kernels.hpp"
+
+namespace gpuscope::cli {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kBlocks = 30;
+constexpr int kCallsPerBlock = 200;
+constexpr int kRunsPerVariant = 2;
+constexpr std::int64_t kCacheSeconds = 7 * 24 * 3600;
+
+using Clock = std::chrono::steady_clock;
+
+double ns_per_call(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::nano>(b - a).count() / kCallsPerBlock;
+}
+
+bool cuda_ok(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return true;
+  std::cerr << "gpuscope __calibrate-child: " << what << ": " << cudaGetErrorString(e) << "\n";
+  return false;
+}
+
+struct Samples {
+  std::vector<double> launch, api;
+};
+
+bool read_samples(const fs::path& file, Samples* s) {
+  std::ifstream in(file);
+  std::string kind;
+  double v = 0;
+  while (in >> kind >> v) (kind == "launch" ? s->launch : s->api).push_back(v);
+  return !s->launch.empty() && !s->api.empty();
+}
+
+// FNV-1a: a cache file name that is the same from run to run.
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+fs::path cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') return fs::path(x) / "gpuscope";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/') return fs::path(h) / ".cache" / "gpuscope";
+  return {};
+}
+
+std::optional<TracerCost> read_cache(const fs::path& file) {
+  std::ifstream in(file);
+  std::int64_t when = 0;
+  TracerCost c;
+  if (!(in >> when >> c.launch_ns >> c.api_ns) || std::time(nullptr) - when > kCacheSeconds) return std::nullopt;
+  std::getline(in >> std::ws, c.method);
+  return c;
+}
+
+void write_cache(const fs::path& file, const TracerCost& c) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  const fs::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    out << std::time(nullptr) << " " << c.launch_ns << " " << c.api_ns << "\n" << c.method << "\n";
+    if (!out) return;
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+std::string host_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "unknown";
+  return host;
+}
+
+// One child run; false (with *why) when it did not produce samples.
+bool run_child(const std::vector<std::pair<std::string, std::string>>& env, const fs::path& out, Samples* s,
+               std::string* why) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    *why = "cannot find the gpuscope executable (/proc/self/exe)";
+    return false;
+  }
+  LaunchSpec spec;
+  spec.argv = {self.string(), "__calibrate-child", out.string()};
+  spec.env = env;
+  spec.kill_after = std::chrono::seconds(60);
+  const LaunchResult r = launch_and_wait(spec);
+  if (r.shell_exit_code() != 0 || !read_samples(out, s)) {
+    *why = "the calibration program " + (r.started ? r.describe() : std::string("did not start"));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_calibrate_child(const std::string& out_path) {
+  std::uint32_t* counter = nullptr;
+  cudaEvent_t event = nullptr;
+  if (!cuda_ok(cudaMalloc(reinterpret_cast<void**>(&counter), sizeof *counter), "cudaMalloc") ||
+      !cuda_ok(cudaMemset(counter, 0, sizeof *counter), "cudaMemset") ||
+      !cuda_ok(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate"))
+    return 2;
+  std::ostringstream out;
+  try {
+    const auto warm_end = Clock::now() + std::chrono::milliseconds(200);
+    while (Clock::now() < warm_end)
+      for (int i = 0; i < 100; ++i) peak::detail::launch_count(counter, nullptr);
+    if (!cuda_ok(cudaDeviceSynchronize(), "warm-up")) return 2;
+    for (int b = 0; b < kBlocks; ++b) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < kCallsPerBlock; ++i) peak::detail::launch_count(counter, nullptr);
+      out << "launch " << ns_per_call(t0, Clock::now()) << "\n";
+      if (!cuda_ok(cudaDeviceSynchronize(), "launch block")) return 2;
+    }
+    for (int b = 0; b < kBlocks; ++b) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < kCallsPerBlock; ++i) (void)cudaEventRecord(event, nullptr);
+      out << "api " << ns_per_call(t0, Clock::now()) << "\n";
+      if (!cuda_ok(cudaDeviceSynchronize(), "event block")) return 2;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "gpuscope __calibrate-child: " << e.what() << "\n";
+    return 2;
+  }
+  (void)cudaEventDestroy(event);
+  (void)cudaFree(counter);
+  std::ofstream file(out_path);
+  file << out.str();
+  return file ? 0 : 2;
+}
+
+std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::string, std::string>>& collector_env,
+                                           const fs::path& inject, bool use_cache, std::string* why) {
+  std::string key = std::string(kVersion) + "|" + host_name();
+  for (const auto& [k, v] : collector_env) key += "|" + k + "=" + v;
+  const fs::path dir = cache_dir();
+  const fs::path cache = dir.empty() ? fs::path() : dir / ("tracer-cost-" + std::to_string(fnv1a(key)) + ".txt");
+  if (use_cache && !cache.empty())
+    if (auto c = read_cache(cache)) return c;
+
+  std::error_code ec;
+  char tmpl[] = "/tmp/gpuscope-calibrate-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) {
+    *why = "cannot create a temporary directory";
+    return std::nullopt;
+  }
+  const fs::path tmp(tmpl);
+  // Untraced: no collector even if the user's environment names one.
+  const std::vector<std::pair<std::string, std::string>> plain{{"CUDA_INJECTION64_PATH", ""},
+                                                                {"GPUSCOPE_LOG_DIR", ""}};
+  std::vector<std::pair<std::string, std::string>> traced{{"CUDA_INJECTION64_PATH", inject.string()},
+                                                          {"GPUSCOPE_LOG_DIR", (tmp / "logs").string()}};
+  for (const auto& kv : collector_env) traced.push_back(kv);
+  fs::create_directories(tmp / "logs", ec);
+
+  Samples untraced, with;
+  bool ok = true;
+  for (int i = 0; i < kRunsPerVariant && ok; ++i) {
+    ok = run_child(plain, tmp / ("plain" + std::to_string(i)), &untraced, why) &&
+         run_child(traced, tmp / ("traced" + std::to_string(i)), &with, why);
+  }
+  fs::remove_all(tmp, ec);
+  if (!ok) return std::nullopt;
+  const auto launch = core::tracer_cost_per_call(untraced.launch, with.launch);
+  const auto api = core::tracer_cost_per_call(untraced.api, with.api);
+  if (!launch || !api) {
+    *why = "the calibration program wrote unusable timings";
+    return std::nullopt;
+  }
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", std::localtime(&now));
+  TracerCost c;
+  c.launch_ns = *launch;
+  c.api_ns = *api;
+  std::ostringstream m;
+  m.precision(0);
+  m << std::fixed << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant * kBlocks
+    << " blocks of " << kCallsPerBlock << " <<<1,1>>> launches (and cudaEventRecord calls) with and without the "
+    << "collector, difference of the fastest blocks (" << *std::min_element(with.launch.begin(), with.launch.end())
+    << " - " << *std::min_element(untraced.launch.begin(), untraced.launch.end()) << " ns per launch)";
+  c.method = m.str();
+  if (!cache.empty()) write_cache(cache, c);
+  return c;
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,54 @@
+#include "collect/api_ring.hpp"
+
+#include <algorithm>
+#include <new>
+
+namespace gpuscope::collect {
+
+ApiRing::ApiRing(std::size_t capacity) {
+  std::size_t n = 2;
+  while (n < capacity) n <<= 1;
+  m_slots = std::make_unique<ApiCallRecord[]>(n);
+  m_mask = n - 1;
+}
+
+bool ApiRing::push(const ApiCallRecord& r, bool* half_full) noexcept {
+  const std::uint64_t head = m_head.load(std::memory_order_relaxed);
+  const std::uint64_t used = head - m_tail.load(std::memory_order_acquire);
+  if (used > m_mask) {
+    m_dropped.fetch_add(1, std::memory_order_relaxed);
+    *half_full = true;  // wake the consumer: it is behind
+    return false;
+  }
+  m_slots[head & m_mask] = r;
+  m_head.store(head + 1, std::memory_order_release);
+  *half_full = used + 1 == (m_mask + 1) / 2;
+  return true;
+}
+
+ApiRing* ApiRingRegistry::add_ring() noexcept {
+  try {
+    auto ring = std::make_unique<ApiRing>(m_capacity);
+    ApiRing* raw = ring.get();
+    std::lock_guard lock(m_mutex);
+    m_rings.push_back(std::move(ring));
+    return raw;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void ApiRingRegistry::free_done() {
+  std::lock_guard lock(m_mutex);
+  std::erase_if(m_rings, [&](const std::unique_ptr<ApiRing>& r) {
+    return std::find(m_done.begin(), m_done.end(), r.get()) != m_done.end();
+  });
+  m_done.clear();
+}
+
+std::size_t ApiRingRegistry::size() const {
+  std::lock_guard lock(m_mutex);
+  return m_rings.size();
+}
+
+}  // namespace gpuscope::collect
