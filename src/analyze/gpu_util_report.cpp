@@ -3,13 +3,17 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
+#include "analyze/launch_reports.hpp"
 #include "analyze/report_text.hpp"
+#include "analyze/tracer_share.hpp"
 #include "core/occupancy.hpp"
 #include "store/database.hpp"
 
@@ -148,6 +152,23 @@ Note verdict(std::int64_t gpu, double busy_pct, double coverage_pct) {
   return {NoteLevel::kInfo, who + ", " + cov + ": while busy, kernels fill most SMs"};
 }
 
+// gpuscope's own share of the wall time (see the header); nullopt when its launch cost is
+// unknown.
+std::optional<Note> tracer_note(Database& db, std::int64_t wall_ns) {
+  const detail::TracerCost cost = detail::tracer_cost(db);
+  if (!cost.launch_ns) return std::nullopt;
+  const std::int64_t launches = detail::launch_bound(db).launch_calls;
+  const std::int64_t others = db.query_int("SELECT COUNT(*) FROM api_calls").value_or(0) - launches;
+  const double total = detail::tracer_time_ns(cost, launches, others).value_or(0.0);
+  const std::string share = wall_ns > 0 ? detail::percent_text(total / static_cast<double>(wall_ns)) : "n/a";
+  const std::string api_cost = cost.api_ns ? "x " + detail::cost_ns_text(*cost.api_ns) : "at an unknown cost (as 0)";
+  const std::string method = cost.method.empty() ? "" : " (" + cost.method + ")";
+  return Note{NoteLevel::kInfo, "gpuscope's own tracing cost: about " + std::to_string(std::llround(total)) + " ns (" +
+                                    share + " of the wall time) = " + std::to_string(launches) + " launch calls x " +
+                                    detail::cost_ns_text(*cost.launch_ns) + " + " + std::to_string(others) +
+                                    " other API calls " + api_cost + method + "; the times above include it"};
+}
+
 }  // namespace
 
 IdleGapHistogram idle_gaps(std::span<const stats::Interval> busy_union) {
@@ -201,6 +222,8 @@ Report gpu_util(Database& db) {
   if (util.empty()) r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
   for (auto* group : {&verdicts, &warnings, &gaps})
     for (Note& n : *group) r.notes.push_back(std::move(n));
+  if (!util.empty())
+    if (std::optional<Note> n = tracer_note(db, util.front().wall_ns)) r.notes.push_back(std::move(*n));
   return r;
 }
 

@@ -25,6 +25,13 @@
 //   Verdict (one note per GPU): busy ≥ 50 % and coverage < half of busy → warning
 //     "busy 95 % but SM coverage 12 %: ... busy time is not utilization"; busy < 50 % →
 //     the GPU idles most of the time; else kernels fill most SMs while it is busy.
+//   gpuscope's own cost (one info note for the run, after the others, only when the trace
+//     records meta tracer_launch_cost_ns; analyze/tracer_share.hpp): total tracer time =
+//     launch calls × tracer_launch_cost_ns + other API calls × tracer_api_cost_ns (0 when
+//     that key is missing), in ns and as % of the wall time, with tracer_cost_method.
+//     Launch calls: distinct API calls with a kernel of the same pid and correlation_id
+//     (LaunchBound::launch_calls); other API calls: every other row of api_calls.
+//     Informational: no number of the table changes.
 //
 // No GPU activity → no rows and one note "no GPU activity in the capture range".
 // Errors: store::DatabaseError if the database lacks the schema's tables.

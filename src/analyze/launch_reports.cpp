@@ -9,10 +9,12 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "analyze/nsys_reports.hpp"
 #include "analyze/report_text.hpp"
+#include "analyze/tracer_share.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
 
@@ -24,6 +26,7 @@ using store::Statement;
 using stats::Interval;
 using detail::percent_text;
 using detail::real_or_null;
+using detail::TracerCost;
 
 // Verdict thresholds (see the header).
 constexpr double kIdleShareForLaunchBound = 0.10;
@@ -55,7 +58,7 @@ std::int64_t overlap_ns(const std::vector<Interval>& a, const std::vector<Interv
 // and launch_bound need, read once per report (the join is most of their cost on a large
 // trace, so each reads it in one pass and groups in memory by integer key, not by text).
 struct LaunchedKernel {
-  std::int64_t pid, device_id, stream_id;
+  std::int64_t pid, device_id, stream_id, correlation_id;
   std::int64_t name_id;  // short name if known, else full name; -1 when neither
   std::int64_t start_ns, end_ns;
   std::int64_t launch_start_ns, launch_end_ns;
@@ -63,12 +66,13 @@ struct LaunchedKernel {
 
 std::vector<LaunchedKernel> read_launched_kernels(Database& db) {
   Statement st = db.prepare(
-      "SELECT k.pid, k.device_id, k.stream_id, COALESCE(k.short_name_id, k.name_id, -1), k.start_ns, k.end_ns, "
-      "a.start_ns, a.end_ns FROM kernels k JOIN api_calls a ON a.pid = k.pid AND a.correlation_id = k.correlation_id");
+      "SELECT k.pid, k.device_id, k.stream_id, k.correlation_id, COALESCE(k.short_name_id, k.name_id, -1), "
+      "k.start_ns, k.end_ns, a.start_ns, a.end_ns "
+      "FROM kernels k JOIN api_calls a ON a.pid = k.pid AND a.correlation_id = k.correlation_id");
   std::vector<LaunchedKernel> out;
   while (st.step())
     out.push_back({st.column_int(0), st.column_int(1), st.column_int(2), st.column_int(3), st.column_int(4),
-                   st.column_int(5), st.column_int(6), st.column_int(7)});
+                   st.column_int(5), st.column_int(6), st.column_int(7), st.column_int(8)});
   return out;
 }
 
@@ -82,6 +86,62 @@ std::string string_or(Database& db, std::int64_t id, std::string fallback) {
 
 detail::LaunchBound compute_launch_bound(Database& db, std::vector<LaunchedKernel> launched);
 
+// "C ns per launch, <method>" for the notes; the method only when the trace names one.
+std::string cost_text(const detail::LaunchBound& lb, const TracerCost& cost) {
+  std::string text = detail::cost_ns_text(lb.tracer_launch_cost_ns) + " per launch";
+  if (!cost.method.empty()) text += ", " + cost.method;
+  return text;
+}
+
+// How much of the launching-while-idle time is gpuscope's own, or that nobody knows.
+void add_tracer_cost_note(Report& r, const detail::LaunchBound& lb, const TracerCost& cost) {
+  if (!lb.tracer_cost_known) {
+    // The launcher says why when it did not calibrate ("not calibrated: --calibrate=never").
+    const std::string why = cost.method.empty() ? "recorded before calibration" : cost.method;
+    r.add_note(NoteLevel::kInfo, "gpuscope's own cost per launch is unknown for this trace (" + why +
+                                     "); launch times include it");
+    return;
+  }
+  const double part = lb.launching_idle_ns > 0 ? static_cast<double>(lb.tracer_idle_ns) /
+                                                     static_cast<double>(lb.launching_idle_ns)
+                                               : 0.0;
+  r.add_note(NoteLevel::kInfo, "of the " + std::to_string(lb.launching_idle_ns) +
+                                   " ns the CPU spent in launch calls while the GPU was idle, about " +
+                                   std::to_string(lb.tracer_idle_ns) + " ns (" + percent_text(part) +
+                                   ") is gpuscope's own tracing cost: " + cost_text(lb, cost));
+}
+
+void add_graph_saving_note(Report& r, const detail::LaunchBound& lb) {
+  const std::string gaps = std::to_string(lb.graph_gaps) +
+                           " gaps where a kernel's launch call returned after the previous kernel on its stream "
+                           "had finished";
+  if (!lb.tracer_cost_known) {
+    r.add_note(NoteLevel::kInfo,
+               "time a CUDA graph could save: about " + std::to_string(lb.graph_saving_ns) + " ns (" + gaps + ")");
+    return;
+  }
+  r.add_note(NoteLevel::kInfo, "time a CUDA graph could save: about " + std::to_string(lb.graph_saving_ns_untraced) +
+                                   " ns without gpuscope's own cost (" + std::to_string(lb.graph_saving_ns) +
+                                   " ns as traced; " + gaps + ")");
+}
+
+// The verdict, from the untraced numbers (equal to the traced ones when the cost is unknown).
+void add_verdict_note(Report& r, const detail::LaunchBound& lb) {
+  const std::string evidence = detail::untraced_lead(lb) + "the GPU was idle " +
+                               percent_text(lb.idle_share_untraced) + " of the time and the CPU was launching during " +
+                               percent_text(lb.launching_share_untraced) + " of that idle time";
+  if (lb.launch_bound) {
+    r.add_note(NoteLevel::kWarning, "launch-bound: " + evidence +
+                                        " — batch work, use CUDA graphs (torch.compile mode='reduce-overhead')");
+  } else if (lb.launch_bound_only_with_tracer) {
+    r.add_note(NoteLevel::kInfo, "would look launch-bound (share " + percent_text(lb.launching_share) +
+                                     ") but only because of gpuscope's own cost; without it the share is " +
+                                     percent_text(lb.launching_share_untraced) + ": not launch-bound");
+  } else {
+    r.add_note(NoteLevel::kInfo, "not launch-bound: " + evidence);
+  }
+}
+
 }  // namespace
 
 Report launch_overhead(Database& db) {
@@ -90,6 +150,7 @@ Report launch_overhead(Database& db) {
   r.title = "Kernel Launch Overhead";
   r.add_column("Launches", "", ColumnType::kInteger)
       .add_column("CPU Launch Time avg", "ns", ColumnType::kReal)
+      .add_column("Tracer Cost avg", "ns", ColumnType::kReal)
       .add_column("GPU Time avg", "ns", ColumnType::kReal)
       .add_column("Queue Delay avg", "ns", ColumnType::kReal)
       .add_column("Queue Delay median", "ns", ColumnType::kReal)
@@ -120,11 +181,14 @@ Report launch_overhead(Database& db) {
   std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
     return a->gpu_total != b->gpu_total ? a->gpu_total > b->gpu_total : a->name < b->name;
   });
+  const TracerCost cost = detail::tracer_cost(db);
   for (Group* g : order) {
     const double n = static_cast<double>(g->queue.size());
     const double gpu_avg = static_cast<double>(g->gpu_total) / n;
     const double launch_avg = static_cast<double>(g->launch_total) / n;
-    r.rows.push_back(Row{static_cast<std::int64_t>(g->queue.size()), real_or_null(launch_avg), real_or_null(gpu_avg),
+    r.rows.push_back(Row{static_cast<std::int64_t>(g->queue.size()), real_or_null(launch_avg),
+                         cost.launch_ns ? real_or_null(*cost.launch_ns) : Cell{std::monostate{}},
+                         real_or_null(gpu_avg),
                          real_or_null(static_cast<double>(g->queue_total) / n),
                          real_or_null(stats::median(std::move(g->queue))),
                          gpu_avg > 0 ? real_or_null(launch_avg / gpu_avg) : Cell{std::monostate{}}, g->name});
@@ -145,75 +209,123 @@ Report launch_overhead(Database& db) {
                                    " ns, CPU launching while the GPU was idle " +
                                    std::to_string(lb.launching_idle_ns) + " ns (launch-bound share " +
                                    percent_text(lb.launching_share) + ")");
-  r.add_note(NoteLevel::kInfo, "time a CUDA graph could save: about " + std::to_string(lb.graph_saving_ns) + " ns (" +
-                                   std::to_string(lb.graph_gaps) +
-                                   " gaps where a kernel's launch call returned after the previous kernel on "
-                                   "its stream had finished)");
+  add_tracer_cost_note(r, lb, cost);
+  add_graph_saving_note(r, lb);
   r.add_note(NoteLevel::kInfo,
              "Queue Delay = kernel start - launch call end, not clamped: negative means the kernel started "
              "before its launch call returned");
-  if (lb.launch_bound) {
-    r.add_note(NoteLevel::kWarning, "launch-bound: the GPU was idle " + percent_text(lb.idle_share) +
-                                        " of the time and the CPU was launching during " +
-                                        percent_text(lb.launching_share) +
-                                        " of that idle time — batch work, use CUDA graphs "
-                                        "(torch.compile mode='reduce-overhead')");
-  } else {
-    r.add_note(NoteLevel::kInfo, "not launch-bound: the GPU was idle " + percent_text(lb.idle_share) +
-                                     " of the time and the CPU was launching during " +
-                                     percent_text(lb.launching_share) + " of that idle time");
-  }
+  add_verdict_note(r, lb);
   return r;
 }
 
 namespace {
 
-// detail::launch_bound on kernels already read (see the header for the arithmetic).
-detail::LaunchBound compute_launch_bound(Database& db, std::vector<LaunchedKernel> launched) {
-  using detail::LaunchBound;
-  const Interval wall = detail::wall_span(db);
-  const std::vector<Interval> w = stats::interval_union({wall});
-  const std::vector<Interval> busy = stats::interval_union(read_intervals(
-      db, "SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns FROM memcpys "
-          "UNION ALL SELECT start_ns, end_ns FROM memsets"));
-  std::vector<Interval> launch_calls;
-  launch_calls.reserve(launched.size());
-  for (const LaunchedKernel& k : launched) launch_calls.push_back({k.launch_start_ns, k.launch_end_ns});
-  const std::vector<Interval> launching = stats::interval_union(std::move(launch_calls));
-  LaunchBound out;
-  out.wall_ns = stats::union_length(w);
-  std::vector<Interval> busy_in_wall;  // B ∩ W, still disjoint and sorted
-  for (const Interval& b : busy)
-    busy_in_wall.push_back({std::max(b.start_ns, wall.start_ns), std::min(b.end_ns, wall.end_ns)});
-  busy_in_wall = stats::interval_union(std::move(busy_in_wall));
-  out.idle_ns = out.wall_ns - stats::union_length(busy_in_wall);
-  out.launching_idle_ns = overlap_ns(launching, w) - overlap_ns(launching, busy_in_wall);
+double share(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
-  // Graph saving: consecutive kernels on one stream where the GPU waited for the next launch.
+bool is_launch_bound(double idle_share, double launching_share) {
+  return idle_share >= kIdleShareForLaunchBound && launching_share >= kLaunchingShareOfIdle;
+}
+
+// |X ∩ W \ B| for a disjoint sorted union X: the time X covers while the GPU is idle
+// (busy_in_wall = B ∩ W, w = W as a one-interval union).
+std::int64_t idle_overlap_ns(const std::vector<Interval>& x, const std::vector<Interval>& w,
+                             const std::vector<Interval>& busy_in_wall) {
+  return overlap_ns(x, w) - overlap_ns(x, busy_in_wall);
+}
+
+std::int64_t distinct_launch_calls(const std::vector<LaunchedKernel>& launched) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> ids;
+  ids.reserve(launched.size());
+  for (const LaunchedKernel& k : launched) ids.emplace_back(k.pid, k.correlation_id);
+  std::sort(ids.begin(), ids.end());
+  return std::unique(ids.begin(), ids.end()) - ids.begin();
+}
+
+// Consecutive kernels on one stream where the GPU waited for the next launch, as traced
+// and without cost_ns per gap (see the header).
+struct GraphSaving {
+  std::int64_t ns = 0, ns_untraced = 0, gaps = 0;
+};
+
+GraphSaving graph_saving(std::vector<LaunchedKernel> launched, std::int64_t cost_ns) {
   std::sort(launched.begin(), launched.end(), [](const LaunchedKernel& x, const LaunchedKernel& y) {
     return std::tie(x.pid, x.device_id, x.stream_id, x.start_ns, x.end_ns) <
            std::tie(y.pid, y.device_id, y.stream_id, y.start_ns, y.end_ns);
   });
+  GraphSaving out;
   const LaunchedKernel* prev = nullptr;
   std::int64_t prev_end = 0;
   for (const LaunchedKernel& k : launched) {
     const bool same = prev && prev->pid == k.pid && prev->device_id == k.device_id && prev->stream_id == k.stream_id;
     if (same && k.launch_end_ns > prev_end && k.start_ns > prev_end) {
-      out.graph_saving_ns += k.start_ns - prev_end;
-      ++out.graph_gaps;
+      out.ns += k.start_ns - prev_end;
+      out.ns_untraced += detail::gap_without_tracer_cost(k.start_ns - prev_end, cost_ns);
+      ++out.gaps;
     }
     prev_end = same ? std::max(prev_end, k.end_ns) : k.end_ns;
     prev = &k;
   }
+  return out;
+}
 
-  out.idle_share = out.wall_ns > 0 ? static_cast<double>(out.idle_ns) / static_cast<double>(out.wall_ns) : 0.0;
-  out.launching_share =
-      out.idle_ns > 0 ? static_cast<double>(out.launching_idle_ns) / static_cast<double>(out.idle_ns) : 0.0;
-  out.launch_bound = out.idle_share >= kIdleShareForLaunchBound && out.launching_share >= kLaunchingShareOfIdle;
+// The shares and verdicts from the counts already filled in (see the header).
+void derive_shares(detail::LaunchBound& lb) {
+  lb.wall_ns_untraced = lb.wall_ns - lb.tracer_idle_ns;
+  lb.idle_ns_untraced = lb.idle_ns - lb.tracer_idle_ns;
+  lb.idle_share = share(lb.idle_ns, lb.wall_ns);
+  lb.launching_share = share(lb.launching_idle_ns, lb.idle_ns);
+  lb.idle_share_untraced = share(lb.idle_ns_untraced, lb.wall_ns_untraced);
+  lb.launching_share_untraced = share(lb.launching_idle_ns_untraced, lb.idle_ns_untraced);
+  lb.launch_bound = is_launch_bound(lb.idle_share_untraced, lb.launching_share_untraced);
+  lb.launch_bound_only_with_tracer = !lb.launch_bound && is_launch_bound(lb.idle_share, lb.launching_share);
+}
+
+// B ∩ W: all GPUs' kernels, copies and memsets inside the wall span, disjoint and sorted.
+std::vector<Interval> busy_in_wall(Database& db, const Interval& wall) {
+  std::vector<Interval> out = read_intervals(
+      db, "SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns FROM memcpys "
+          "UNION ALL SELECT start_ns, end_ns FROM memsets");
+  for (Interval& b : out) b = {std::max(b.start_ns, wall.start_ns), std::min(b.end_ns, wall.end_ns)};
+  return stats::interval_union(std::move(out));
+}
+
+// detail::launch_bound on kernels already read (see the header for the arithmetic).
+detail::LaunchBound compute_launch_bound(Database& db, std::vector<LaunchedKernel> launched) {
+  const TracerCost cost = detail::tracer_cost(db);
+  const std::int64_t cost_ns = detail::whole_cost_ns(cost.launch_ns);
+  const Interval wall = detail::wall_span(db);
+  const std::vector<Interval> w = stats::interval_union({wall});
+  const std::vector<Interval> busy = busy_in_wall(db, wall);
+  std::vector<Interval> launch_calls;
+  launch_calls.reserve(launched.size());
+  for (const LaunchedKernel& k : launched) launch_calls.push_back({k.launch_start_ns, k.launch_end_ns});
+
+  detail::LaunchBound out;
+  out.tracer_cost_known = cost.launch_ns.has_value();
+  out.tracer_launch_cost_ns = cost.launch_ns.value_or(0.0);
+  out.wall_ns = stats::union_length(w);
+  out.idle_ns = out.wall_ns - stats::union_length(busy);
+  out.launching_idle_ns_untraced = idle_overlap_ns(
+      stats::interval_union(detail::without_tracer_cost(launch_calls, cost_ns)), w, busy);
+  out.launching_idle_ns = idle_overlap_ns(stats::interval_union(std::move(launch_calls)), w, busy);
+  out.tracer_idle_ns = out.launching_idle_ns - out.launching_idle_ns_untraced;
+  out.launch_calls = distinct_launch_calls(launched);
+  const GraphSaving saving = graph_saving(std::move(launched), cost_ns);
+  out.graph_saving_ns = saving.ns;
+  out.graph_saving_ns_untraced = saving.ns_untraced;
+  out.graph_gaps = saving.gaps;
+  derive_shares(out);
   return out;
 }
 
 }  // namespace
+
+std::string detail::untraced_lead(const LaunchBound& lb) {
+  if (!lb.tracer_cost_known) return "";
+  return "without gpuscope's own cost of " + cost_ns_text(lb.tracer_launch_cost_ns) + " per launch, ";
+}
 
 detail::LaunchBound detail::launch_bound(Database& db) {
   return cached<LaunchBound>(db, "launch_bound", [&] {

@@ -48,4 +48,10 @@ namespace gpuscope::analyze::detail {
   return buf;
 }
 
+/// A per-call cost in ns for a note: whole ns when whole ("4000 ns"), else one decimal
+/// ("812.5 ns").
+[[nodiscard]] inline std::string cost_ns_text(double ns) {
+  return real_text(ns, ns == std::floor(ns) ? 0 : 1) + " ns";
+}
+
 }  // namespace gpuscope::analyze::detail

@@ -54,6 +54,45 @@ Cell percent(const std::optional<double>& fraction) {
   return fraction ? Cell{*fraction * 100.0} : Cell{std::monostate{}};
 }
 
+// The CPU-starved test (thresholds in the header) on one set of numbers.
+bool starved(const std::optional<double>& busy, bool launch_bound, bool sync_bound) {
+  return busy && *busy * 100.0 < kStarvedBusyPercent && !launch_bound && !sync_bound;
+}
+
+std::string launch_bound_text(const detail::LaunchBound& lb) {
+  return "launch-bound: " + detail::untraced_lead(lb) + "the GPU was idle " + percent_text(lb.idle_share_untraced) +
+         " of the wall time and the CPU was inside launch calls during " +
+         percent_text(lb.launching_share_untraced) + " of that idle time (" +
+         duration_text(lb.launching_idle_ns_untraced) + "); a CUDA graph could save about " + duration_text(lb.graph_saving_ns_untraced) +
+         " — try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels "
+         "(see launch_overhead)";
+}
+
+std::string cpu_starved_text(const detail::LaunchBound& lb, const detail::SyncBlocked& sb) {
+  return "CPU-starved: " + detail::untraced_lead(lb) + "the GPU was idle " + percent_text(lb.idle_share_untraced) +
+         " of the wall time, yet the CPU was inside launch calls during only " +
+         percent_text(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " + percent_text(sb.share) +
+         " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data "
+         "loading); " + std::to_string(lb.graph_gaps) +
+         " times a kernel was enqueued after the GPU had finished the previous one on its stream "
+         "(a CUDA graph could save about " + duration_text(lb.graph_saving_ns_untraced) +
+         ") — try CUDA graphs or torch.compile(mode=\"reduce-overhead\") to drop the per-operation "
+         "CPU cost, a larger batch, and faster data loading (DataLoader num_workers, pin_memory)";
+}
+
+std::string launch_bound_only_with_tracer_text(const detail::LaunchBound& lb) {
+  return "not launch-bound once gpuscope's own cost (" + detail::cost_ns_text(lb.tracer_launch_cost_ns) +
+         " per launch) is taken out: as traced the CPU was inside launch calls during " +
+         percent_text(lb.launching_share) + " of the GPU's idle time, without it " +
+         percent_text(lb.launching_share_untraced) + " (see launch_overhead)";
+}
+
+std::string starved_only_with_tracer_text(const detail::LaunchBound& lb, double busy, double busy_untraced) {
+  return "not CPU-starved once gpuscope's own cost (" + detail::cost_ns_text(lb.tracer_launch_cost_ns) +
+         " per launch) is taken out: GPU busy " + percent_text(busy) + " of the wall time as traced, " +
+         percent_text(busy_untraced) + " without it";
+}
+
 }  // namespace
 
 std::vector<Report> top(Database& db, const ReportOptions& options) {
@@ -86,7 +125,12 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   const std::optional<double> busy = ratio(static_cast<double>(n.busy_ns), wall * static_cast<double>(n.gpus));
   const std::optional<double> coverage =
       n.wall_ns > 0 ? ratio(static_cast<double>(n.sm_ns), static_cast<double>(n.sm_capacity_ns)) : std::nullopt;
-  const std::optional<double> launching = n.wall_ns > 0 ? std::optional(lb.launching_share) : std::nullopt;
+  // Busy share of the wall time without gpuscope's own cost (the wall shrinks by it).
+  const std::optional<double> busy_untraced =
+      ratio(static_cast<double>(n.busy_ns), static_cast<double>(n.wall_ns - lb.tracer_idle_ns) *
+                                                static_cast<double>(n.gpus));
+  const std::optional<double> launching =
+      n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
   const std::optional<double> blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
   r.rows.push_back(Row{wall / kNsPerMs, percent(busy), percent(coverage), percent(launching), percent(blocked)});
   if (n.gpus > 1) {
@@ -95,28 +139,15 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   }
 
   // The diagnoses (thresholds in the header).
-  std::vector<std::string> fired;
-  if (lb.launch_bound) {
-    fired.push_back("launch-bound: the GPU was idle " + percent_text(lb.idle_share) +
-                    " of the wall time and the CPU was inside launch calls during " +
-                    percent_text(lb.launching_share) + " of that idle time (" +
-                    duration_text(lb.launching_idle_ns) + "); a CUDA graph could save about " +
-                    duration_text(lb.graph_saving_ns) +
-                    " — try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels "
-                    "(see launch_overhead)");
-  }
-  if (busy && *busy * 100.0 < kStarvedBusyPercent && !lb.launch_bound && !sb.sync_bound) {
-    fired.push_back("CPU-starved: the GPU was idle " + percent_text(lb.idle_share) +
-                    " of the wall time, yet the CPU was inside launch calls during only " +
-                    percent_text(lb.launching_share) + " of that idle time and blocked on the GPU " +
-                    percent_text(sb.share) +
-                    " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data "
-                    "loading); " + std::to_string(lb.graph_gaps) +
-                    " times a kernel was enqueued after the GPU had finished the previous one on its stream "
-                    "(a CUDA graph could save about " + duration_text(lb.graph_saving_ns) +
-                    ") — try CUDA graphs or torch.compile(mode=\"reduce-overhead\") to drop the per-operation "
-                    "CPU cost, a larger batch, and faster data loading (DataLoader num_workers, pin_memory)");
-  }
+  // The launch numbers are the untraced ones; a diagnosis that holds only on the traced
+  // numbers does not fire and gets an info note instead.
+  std::vector<std::string> fired, only_with_tracer;
+  if (lb.launch_bound) fired.push_back(launch_bound_text(lb));
+  if (lb.launch_bound_only_with_tracer) only_with_tracer.push_back(launch_bound_only_with_tracer_text(lb));
+  const bool starved_untraced = starved(busy_untraced, lb.launch_bound, sb.sync_bound);
+  if (starved_untraced) fired.push_back(cpu_starved_text(lb, sb));
+  if (!starved_untraced && starved(busy, lb.launch_bound || lb.launch_bound_only_with_tracer, sb.sync_bound))
+    only_with_tracer.push_back(starved_only_with_tracer_text(lb, *busy, busy_untraced.value_or(0.0)));
   if (sb.sync_bound) {
     fired.push_back("sync-blocked: the CPU was blocked on the GPU " + percent_text(sb.share) +
                     " of the wall time, mostly in " + sb.calls.front().key[0] +
@@ -147,9 +178,10 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   for (std::string& text : fired) r.add_note(NoteLevel::kWarning, std::move(text));
   if (fired.empty()) {
     r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (busy ? percent_text(*busy) : "n/a") +
-                                     ", launch-bound share " + percent_text(lb.launching_share) +
+                                     ", launch-bound share " + percent_text(lb.launching_share_untraced) +
                                      ", sync-blocked " + percent_text(sb.share) + " of the wall time");
   }
+  for (std::string& text : only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
 
   std::vector<Report> out;
   out.push_back(std::move(r));

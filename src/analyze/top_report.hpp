@@ -10,24 +10,41 @@
 //   SM Coverage (%)    Σ per-GPU ∫ occupied SMs dt / Σ (SM count × wall) × 100 over the GPUs
 //                      whose kernels have launch facts — on one GPU gpu_util's SM Coverage
 //                      (%); NULL when no kernel has launch facts
-//   Launch-Bound (%)   launch_overhead's launch-bound share × 100: of the time the GPU was
-//                      idle, the share during which the CPU was inside launch calls (0 when
+//   Launch-Bound (%)   launch_overhead's launch-bound share without gpuscope's own cost
+//                      (LaunchBound::launching_share_untraced) × 100: of the time the GPU was
+//                      idle, the share during which the CPU was inside launch calls, with the
+//                      tracer's cost per launch (meta tracer_launch_cost_ns) taken out of each
+//                      call; the traced share when the trace does not record the cost (0 when
 //                      the GPU was never idle)
 //   Sync-Blocked (%)   sync_wait's blocked time (union of synchronizing calls and sync
 //                      records) / wall × 100
 //   Percentages are NULL when the wall time is 0.
 // Its notes: first the trace's data loss and collector messages (as trace_overview), then
 // one warning per diagnosis that fired, in the order below, or one info note
-// "no diagnosis fired: ..." with the numbers.
+// "no diagnosis fired: ..." with the numbers; then one info note per diagnosis that holds
+// only because of gpuscope's own cost ("not launch-bound once gpuscope's own cost (C ns per
+// launch) is taken out: ..." / "not CPU-starved once ...") — those do not fire.
+//
+// gpuscope's own cost: the launch numbers of the diagnoses (idle share, launch-bound share,
+// launching-while-idle time, graph saving) are launch_overhead's untraced ones
+// (analyze/launch_reports.hpp): equal to the traced ones when the trace does not record the
+// cost; when it is known their evidence starts "without gpuscope's own cost of C ns per
+// launch, " (detail::untraced_lead). GPU Busy (%) in the row stays as traced.
 //
 // Diagnoses and their thresholds
-//   launch-bound      launch_overhead's verdict: GPU idle ≥ 10 % of the wall and the CPU in
-//                     launch calls during ≥ 50 % of that idle time. Try: CUDA graphs,
-//                     torch.compile(mode="reduce-overhead"), fewer and larger kernels.
-//   CPU-starved       GPU Busy < kStarvedBusyPercent (50 %) and neither launch-bound nor
-//                     sync-blocked: the CPU spends the gaps elsewhere (Python, framework
-//                     dispatch, data loading). Evidence: idle share, launch-bound share,
-//                     launch_overhead's CUDA-graph saving estimate. Try: CUDA graphs /
+//   launch-bound      launch_overhead's verdict, on the untraced numbers: GPU idle' ≥ 10 %
+//                     of wall' and the CPU in launch calls during ≥ 50 % of idle'. Evidence:
+//                     those shares, launching while idle', graph saving'.
+//                     Try: CUDA graphs, torch.compile(mode="reduce-overhead"), fewer and
+//                     larger kernels.
+//   CPU-starved       busy' < kStarvedBusyPercent (50 %) and neither launch-bound nor
+//                     sync-blocked, where busy' = Σ busy / (wall' × GPUs) and wall' = wall −
+//                     LaunchBound::tracer_idle_ns (= GPU Busy when the cost is unknown). When
+//                     it holds on the traced numbers (GPU Busy, the traced launch-bound test)
+//                     but not on these, it does not fire. The CPU spends the gaps elsewhere
+//                     (Python, framework dispatch, data loading). Evidence: idle share',
+//                     launch-bound share', sync-blocked share (of the traced wall), graph
+//                     saving'. Try: CUDA graphs /
 //                     torch.compile(mode="reduce-overhead") to drop the per-operation CPU
 //                     cost, a larger batch, faster data loading.
 //   sync-blocked      sync_wait's verdict: blocked ≥ 20 % of the wall. Evidence: the call

@@ -236,7 +236,7 @@ constexpr ColumnDef kMessages[] = {
 };
 
 constexpr TableDef kTables[] = {
-    {"meta", "Facts about the trace: schema_version, gpuscope_version, command, start_time (ISO 8601), host, capture_range, trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), process_count, launched_pid, and any extra keys the launcher adds.", "META_DATA_CAPTURE", kMeta},
+    {"meta", "Facts about the trace: schema_version, gpuscope_version, command, start_time (ISO 8601), host, capture_range, trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' or 'all', its --cuda-api), tracer_launch_cost_ns and tracer_api_cost_ns (CPU ns tracing adds to one kernel launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and tracer_cost_method (how they were measured, or 'not calibrated: WHY').", "META_DATA_CAPTURE", kMeta},
     {"strings", "String table: every name and message once.", "StringIds", kStrings},
     {"processes", "One row per traced process (the command and its CUDA-using children).", "PROCESSES", kProcesses},
     {"threads", "Threads seen in API calls and NVTX events.", "ThreadNames", kThreads},
@@ -246,8 +246,8 @@ constexpr TableDef kTables[] = {
     {"kernel_metrics", "Hardware-counter values per profiled launch (one row per launch and metric), joined to kernel_profiles by profile_id.", "", kKernelMetrics},
     {"memcpys", "One row per memory copy (CUPTI_ACTIVITY_KIND_MEMCPY, MEMCPY2).", "CUPTI_ACTIVITY_KIND_MEMCPY", kMemcpys},
     {"memsets", "One row per memset (CUPTI_ACTIVITY_KIND_MEMSET).", "CUPTI_ACTIVITY_KIND_MEMSET", kMemsets},
-    {"api_calls", "CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME, DRIVER).", "CUPTI_ACTIVITY_KIND_RUNTIME", kApiCalls},
-    {"syncs", "CPU waits on the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION).", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", kSyncs},
+    {"api_calls", "CUDA runtime and driver API calls. With `gpuscope trace --cuda-api=gpu` (the default) only the calls that put work on the GPU, move or allocate memory, or wait (launches, memcpy, memset, synchronize, event record, stream wait, malloc/free, graph launch), timed by gpuscope's own CUPTI callbacks (the outermost call only: a runtime call's nested driver calls are part of it); with --cuda-api=all every call but the polling ones, from CUPTI_ACTIVITY_KIND_RUNTIME and DRIVER records.", "CUPTI_ACTIVITY_KIND_RUNTIME", kApiCalls},
+    {"syncs", "CPU waits on the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); recorded only with `gpuscope trace --cuda-sync-records` (they cost about 5 us per PyTorch op on H100). The synchronizing API calls are in api_calls either way.", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", kSyncs},
     {"nvtx_events", "NVTX ranges and marks, from C/C++ nvtx3 and torch.cuda.nvtx.", "NVTX_EVENTS", kNvtxEvents},
     {"overheads", "CUPTI's own overhead (CUPTI_ACTIVITY_KIND_OVERHEAD).", "", kOverheads},
     {"capture_windows", "Time windows recorded (--capture-range, --delay, --duration).", "", kCaptureWindows},

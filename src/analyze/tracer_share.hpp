@@ -1,0 +1,64 @@
+// tracer_share: gpuscope's own tracing cost, as the launcher recorded it in the trace's
+// `meta` table, and the arithmetic that takes it out of the launch analyses
+// (launch_overhead, top, gpu_util). A CUPTI tracer makes every recorded API call slower,
+// so part of the CPU time those reports attribute to kernel launches is gpuscope's.
+//
+// meta keys (text values; calibrated per machine by the launcher, core/tracer_cost.hpp):
+//   tracer_launch_cost_ns  CPU ns that tracing added to each kernel-launch API call
+//   tracer_api_cost_ns     CPU ns that tracing added to every other recorded API call
+//   tracer_cost_method     one line saying how the cost was measured (shown as is)
+// A cost is known when its value is a finite decimal number ≥ 0 (surrounding blanks
+// allowed, nothing else); absent, empty, negative, NaN or garbage → unknown. Traces
+// recorded before calibration have none of these keys.
+//
+// Taking the cost out of a launch call: [s, e] → [s, max(s, e − c)] (a call never gets
+// shorter than empty); a gap the GPU waited for a launch shrinks to max(0, gap − c).
+// c is rounded to whole ns for this interval arithmetic.
+// Errors: store::DatabaseError if the database lacks the meta table.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/stats.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze::detail {
+
+/// The tracer's cost per call as recorded in meta; nullopt = unknown (see above).
+struct TracerCost {
+  std::optional<double> launch_ns;  // tracer_launch_cost_ns
+  std::optional<double> api_ns;     // tracer_api_cost_ns
+  std::string method;               // tracer_cost_method, "" when absent
+};
+
+/// The three meta keys of `db` (see above).
+[[nodiscard]] TracerCost tracer_cost(store::Database& db);
+
+/// A meta value as a cost in ns: a finite decimal number ≥ 0, else nullopt.
+[[nodiscard]] std::optional<double> parse_cost_ns(std::string_view text);
+
+/// A cost in whole ns for interval arithmetic: rounded to nearest; unknown → 0.
+[[nodiscard]] std::int64_t whole_cost_ns(std::optional<double> cost_ns);
+
+/// Each call [s, e] shortened to [s, max(s, e − cost_ns)], in the input's order
+/// (not a union: pass the result to stats::interval_union). cost_ns ≥ 0.
+[[nodiscard]] std::vector<stats::Interval> without_tracer_cost(std::span<const stats::Interval> calls,
+                                                               std::int64_t cost_ns);
+
+/// A gap the GPU waited for a launch, without the tracer's cost: max(0, gap_ns − cost_ns).
+[[nodiscard]] std::int64_t gap_without_tracer_cost(std::int64_t gap_ns, std::int64_t cost_ns);
+
+/// Total CPU time tracing added to a run (ns): launch_calls × launch cost + other_calls
+/// × API cost, an unknown cost counting as 0. nullopt when the launch cost is unknown.
+[[nodiscard]] std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch_calls,
+                                                   std::int64_t other_calls);
+
+}  // namespace gpuscope::analyze::detail
