@@ -179,7 +179,9 @@ def trace_check(path, launches=None):
 
 def to_markdown(report):
     lines = [f"# gpuscope overhead ({report['gpu']})", "",
-             f"{report['rounds']} rounds, variants alternating; median (and min..max) of the per-op times each "
+             f"{report['rounds']} rounds, variants alternating"
+             + (f", every run pinned to CPUs {report['taskset']}" if report.get("taskset") else "")
+             + "; median (and min..max) of the per-op times each "
              "program measured itself. Wall s = whole command, including start-up and trace writing.", "",
              "| benchmark | variant | median | unit | vs untraced | min..max | runs | median wall s |",
              "|---|---|---:|---|---:|---|---|---:|"]
@@ -233,6 +235,10 @@ def main():
     parser.add_argument("--variants", nargs="*", help="variants to run (default all); untraced always runs")
     parser.add_argument("--ablation", action="store_true", help="also run gpuscope with one part switched off at a time")
     parser.add_argument("--nsys", default=DEFAULT_NSYS, help=f"nsys binary (default {DEFAULT_NSYS}); '' = none")
+    parser.add_argument("--taskset", default="",
+                        help="run every variant pinned to these CPUs (taskset -c LIST), so all land on the same "
+                        "cores: on the GPU machine (a VM) the same untraced program ran up to 2x slower from one "
+                        "process to the next, which pinning is meant to remove")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per run")
     parser.add_argument("--nsys-timeout", type=int, default=45,
                         help="seconds per nsys run; nsys may go on turning its capture into a report after "
@@ -259,7 +265,8 @@ def main():
                         print(f"round {rnd} {name:12s} {variant:34s} skipped (time budget {args.budget_s:.0f} s)")
                         continue
                     limit = min(args.timeout, args.nsys_timeout) if variant == "nsys" else args.timeout
-                    value, wall, error = run_once(cmd, key, limit, env)
+                    pinned = ["taskset", "-c", args.taskset, *cmd] if args.taskset else cmd
+                    value, wall, error = run_once(pinned, key, limit, env)
                     slot["walls"].append(wall)
                     if error:
                         slot["errors"].append(error)
@@ -273,7 +280,7 @@ def main():
                         launched = args.launches + getattr(run_once, "last_warmup", 0) if name == "launch_loop" else None
                         slot["trace"] = trace_check(trace, launched)
 
-    report = {"gpu": gpu_name(), "rounds": args.rounds, "benchmarks": []}
+    report = {"gpu": gpu_name(), "rounds": args.rounds, "taskset": args.taskset, "benchmarks": []}
     for name, unit, key, variants in plan:
         base = median_or_none(results[name]["untraced"]["values"])
         entry = {"name": name, "unit": unit, "key": key,
