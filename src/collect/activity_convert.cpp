@@ -124,6 +124,17 @@ log::ApiRecord to_api_record(const CUpti_ActivityAPI& a, log::ApiDomain domain,
   return r;
 }
 
+log::ApiRecord to_api_record(const ApiCallRecord& a, std::uint64_t name_string) {
+  CUpti_ActivityAPI api{};
+  api.start = a.start_ns;
+  api.end = a.end_ns;
+  api.threadId = a.thread_id;
+  api.correlationId = a.correlation_id;
+  api.cbid = a.cbid;
+  api.returnValue = static_cast<std::uint32_t>(a.return_value);
+  return to_api_record(api, a.driver ? log::ApiDomain::kDriver : log::ApiDomain::kRuntime, name_string);
+}
+
 log::SyncRecord to_sync_record(const CUpti_ActivitySynchronization2& s) {
   log::SyncRecord r{};
   r.start_ns = s.start;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "collect/api_ring.hpp"
 #include "core/event_log_format.hpp"
 
 namespace gpuscope::collect {
@@ -28,6 +29,9 @@ namespace gpuscope::collect {
 /// cuptiGetCallbackName(domain, cbid).
 [[nodiscard]] log::ApiRecord to_api_record(const CUpti_ActivityAPI& a, log::ApiDomain domain,
                                            std::uint64_t name_string);
+
+/// An API call timed by gpuscope's own callbacks (api_ring.hpp); the same record.
+[[nodiscard]] log::ApiRecord to_api_record(const ApiCallRecord& a, std::uint64_t name_string);
 
 [[nodiscard]] log::SyncRecord to_sync_record(const CUpti_ActivitySynchronization2& s);
 

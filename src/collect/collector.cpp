@@ -627,17 +627,8 @@ void Collector::drain_api_rings() {
   std::uint64_t dropped = 0;
   m_api_rings.drain_all(
       [&](const collect::ApiCallRecord& a) {
-        log::ApiRecord r{};
-        r.start_ns = a.start_ns;
-        r.end_ns = a.end_ns;
-        r.thread_id = a.thread_id;
-        r.correlation_id = a.correlation_id;
-        r.cbid = a.cbid;
-        r.return_value = a.return_value;
         const auto domain = a.driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-        r.name_string = api_name_id(domain, a.cbid);
-        r.domain = static_cast<std::uint8_t>(a.driver ? log::ApiDomain::kDriver : log::ApiDomain::kRuntime);
-        m_writer.add(log::RecordKind::kApi, r);
+        m_writer.add(log::RecordKind::kApi, collect::to_api_record(a, api_name_id(domain, a.cbid)));
       },
       &dropped);
   if (dropped > 0) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <initializer_list>
 #include <iterator>
 #include <utility>
 
@@ -52,6 +53,29 @@ void read_u64(getenv_fn getenv, const char* name, std::uint64_t lo, std::uint64_
     return;
   }
   *out = v;
+}
+
+// Reads an option that is one of `choices` (case-insensitive); keeps *out on a bad value.
+template <class T>
+void read_choice(getenv_fn getenv, const char* name, std::initializer_list<std::pair<std::string_view, T>> choices,
+                 T* out, std::vector<std::string>* warnings) {
+  const char* raw = getenv(name);
+  if (raw == nullptr || *raw == '\0') return;
+  const std::string v = lower(trim(raw));
+  for (const auto& [text, value] : choices) {
+    if (lower(text) == v) {
+      *out = value;
+      return;
+    }
+  }
+  std::string expected;  // "a, b or c"
+  std::size_t i = 0;
+  for (const auto& choice : choices) {
+    if (i > 0) expected += i + 1 == choices.size() ? " or " : ", ";
+    expected += choice.first;
+    ++i;
+  }
+  warnings->push_back(invalid(name, raw, expected));
 }
 
 void read_bool(getenv_fn getenv, const char* name, bool* out,
@@ -154,38 +178,16 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
     }
     if (!bad || bits != 0) c.cuda_records = bits;
   }
-  if (const char* raw = getenv("GPUSCOPE_API_CALLS"); raw != nullptr && *raw != '\0') {
-    const std::string v = lower(trim(raw));
-    if (v == "all") {
-      c.api_calls = ApiCalls::kAll;
-    } else if (v == "gpu") {
-      c.api_calls = ApiCalls::kGpu;
-    } else {
-      warnings->push_back(invalid("GPUSCOPE_API_CALLS", raw, "gpu or all"));
-    }
-  }
+  read_choice<ApiCalls>(getenv, "GPUSCOPE_API_CALLS", {{"gpu", ApiCalls::kGpu}, {"all", ApiCalls::kAll}},
+                        &c.api_calls, warnings);
   read_bool(getenv, "GPUSCOPE_ZERO_BUFFERS", &c.zero_buffers, warnings);
-  if (const char* raw = getenv("GPUSCOPE_THREAD_ID_TYPE"); raw != nullptr && *raw != '\0') {
-    const std::string v = lower(trim(raw));
-    if (v == "system" || v == "default") {
-      c.system_thread_ids = v == "system";
-    } else {
-      warnings->push_back(invalid("GPUSCOPE_THREAD_ID_TYPE", raw, "system or default"));
-    }
-  }
-
-  if (const char* raw = getenv("GPUSCOPE_CAPTURE_RANGE"); raw != nullptr && *raw != '\0') {
-    const std::string v = lower(trim(raw));
-    if (v == "none") {
-      c.capture_range = CaptureRange::kNone;
-    } else if (v == "cudaprofilerapi") {
-      c.capture_range = CaptureRange::kCudaProfilerApi;
-    } else if (v == "nvtx") {
-      c.capture_range = CaptureRange::kNvtx;
-    } else {
-      warnings->push_back(invalid("GPUSCOPE_CAPTURE_RANGE", raw, "none, cudaProfilerApi or nvtx"));
-    }
-  }
+  read_choice<bool>(getenv, "GPUSCOPE_THREAD_ID_TYPE", {{"system", true}, {"default", false}},
+                    &c.system_thread_ids, warnings);
+  read_choice<CaptureRange>(getenv, "GPUSCOPE_CAPTURE_RANGE",
+                            {{"none", CaptureRange::kNone},
+                             {"cudaProfilerApi", CaptureRange::kCudaProfilerApi},
+                             {"nvtx", CaptureRange::kNvtx}},
+                            &c.capture_range, warnings);
 
   if (const char* raw = getenv("GPUSCOPE_NVTX_CAPTURE"); raw != nullptr && *raw != '\0') {
     split_nvtx_capture(raw, &c.nvtx_capture_message, &c.nvtx_capture_domain);
@@ -197,16 +199,8 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
     c.capture_range = CaptureRange::kNone;
   }
 
-  if (const char* raw = getenv("GPUSCOPE_CAPTURE_RANGE_END"); raw != nullptr && *raw != '\0') {
-    const std::string v = lower(trim(raw));
-    if (v == "stop") {
-      c.capture_end = CaptureEnd::kStop;
-    } else if (v == "repeat") {
-      c.capture_end = CaptureEnd::kRepeat;
-    } else {
-      warnings->push_back(invalid("GPUSCOPE_CAPTURE_RANGE_END", raw, "stop or repeat"));
-    }
-  }
+  read_choice<CaptureEnd>(getenv, "GPUSCOPE_CAPTURE_RANGE_END",
+                          {{"stop", CaptureEnd::kStop}, {"repeat", CaptureEnd::kRepeat}}, &c.capture_end, warnings);
 
   constexpr std::uint64_t kMax = ~std::uint64_t{0} / 4;  // leaves room for launch + delay + duration
   read_u64(getenv, "GPUSCOPE_LAUNCH_REALTIME_NS", 0, kMax, &c.launch_realtime_ns, warnings);

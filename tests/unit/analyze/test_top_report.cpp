@@ -12,6 +12,7 @@ namespace gpuscope::analyze {
 namespace {
 
 using test::TraceDb;
+using test::warnings;
 using test::cell;
 using test::col;
 using test::has_note;
@@ -33,13 +34,6 @@ TraceDb base_trace() {
   t.exec("INSERT INTO strings VALUES (1, 'small_grid'), (2, 'other'), (10, 'cudaLaunchKernel'), "
          "(11, 'cudaDeviceSynchronize'), (12, 'cudaMemcpy')");
   return t;
-}
-
-std::vector<std::string> warnings(const Report& r) {
-  std::vector<std::string> out;
-  for (const Note& n : r.notes)
-    if (n.level == NoteLevel::kWarning) out.push_back(n.text.substr(0, n.text.find(':')));
-  return out;
 }
 
 // Wall [0,100000) (the process). Two 66-block kernels (33 SMs each): K1 [10000,20000)

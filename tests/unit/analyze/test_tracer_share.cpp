@@ -19,6 +19,7 @@ namespace {
 
 using stats::Interval;
 using test::TraceDb;
+using test::warnings;
 using test::cell;
 using test::col;
 using test::has_note;
@@ -73,27 +74,28 @@ void set_tracer_cost(TraceDb& t, std::optional<std::string> launch_cost_ns) {
 //   → share 55.6 %: launch-bound. Graph saving: 9 gaps of 15000 + 10000 i − 6000 − 10000 i
 //   = 9000 → 81000.
 //   Without c ns per launch: L' = 10 × [10000 i, 10000 i + 5000 − c).
-TraceDb launch_loop(std::optional<std::string> launch_cost_ns) {
+// n launch calls [period i, period i + call_ns), each launching a full-GPU kernel of kernel_ns
+// right when the call returns, on stream 7 of an H100 (1056 blocks of 256 threads → 132 SMs);
+// wall [0, 100000) from the capture window.
+TraceDb launch_trace(int n, std::int64_t period, std::int64_t call_ns, std::int64_t kernel_ns) {
   TraceDb t;
   t.h100(1);
   t.exec("INSERT INTO strings VALUES (1, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc'), (12, 'cudaFree')");
   t.exec("INSERT INTO capture_windows VALUES (1, 0, 100000, 'all')");
-  for (int i = 0; i < 10; ++i) {
-    t.api(1, 1, 10, 10000LL * i, 10000LL * i + 5000, i + 1);
-    t.kernel(1, 0, 7, i + 1, 10000LL * i + 5000, 10000LL * i + 6000, 1);
+  for (int i = 0; i < n; ++i) {
+    t.api(1, 1, 10, period * i, period * i + call_ns, i + 1);
+    t.kernel(1, 0, 7, i + 1, period * i + call_ns, period * i + call_ns + kernel_ns, 1);
   }
   t.exec("UPDATE kernels SET grid_x = 1056, static_shared_memory = 0, dynamic_shared_memory = 0");
+  return t;
+}
+
+TraceDb launch_loop(std::optional<std::string> launch_cost_ns) {
+  TraceDb t = launch_trace(10, 10000, 5000, 1000);
   t.api(1, 1, 11, 99000, 99500, 100);
   t.api(1, 1, 12, 99500, 99800, 101);
   set_tracer_cost(t, std::move(launch_cost_ns));
   return t;
-}
-
-std::vector<std::string> warnings(const Report& r) {
-  std::vector<std::string> out;
-  for (const Note& n : r.notes)
-    if (n.level == NoteLevel::kWarning) out.push_back(n.text.substr(0, n.text.find(':')));
-  return out;
 }
 
 // (a) c = 4000: L' = 10 × 1000 = 10000 → T = 50000 − 10000 = 40000 (80 % of launching while idle).
@@ -239,15 +241,7 @@ TEST(TracerShare, GpuUtilNotesTheTracerShareOfTheWallTime) {
 // launching while idle 27000 (49 %: not launch-bound). c = 4000 → T = 12000, wall' = 88000,
 // busy' = 45000 / 88000 = 51 %: not CPU-starved, so nothing fires.
 TEST(TracerShare, CpuStarvedOnlyBecauseOfTheTracerDoesNotFire) {
-  TraceDb t;
-  t.h100(1);
-  t.exec("INSERT INTO strings VALUES (1, 'k'), (10, 'cudaLaunchKernel')");
-  t.exec("INSERT INTO capture_windows VALUES (1, 0, 100000, 'all')");
-  for (int i = 0; i < 3; ++i) {
-    t.api(1, 1, 10, 33000LL * i, 33000LL * i + 9000, i + 1);
-    t.kernel(1, 0, 7, i + 1, 33000LL * i + 9000, 33000LL * i + 24000, 1);
-  }
-  t.exec("UPDATE kernels SET grid_x = 1056, static_shared_memory = 0, dynamic_shared_memory = 0");
+  TraceDb t = launch_trace(3, 33000, 9000, 15000);
   set_tracer_cost(t, "4000");
 
   const Report r = top(t.db()).at(0);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "store/database.hpp"
 #include "core/report.hpp"
@@ -84,6 +85,14 @@ T cell(const Report& r, std::size_t row, const std::string& column) {
   const Cell& c = r.rows.at(row).at(col(r, column));
   EXPECT_TRUE(std::holds_alternative<T>(c)) << r.name << "." << column << " row " << row;
   return std::holds_alternative<T>(c) ? std::get<T>(c) : T{};
+}
+
+/// The warning notes of a report, each cut at its first ':' (the verdict's name).
+inline std::vector<std::string> warnings(const Report& r) {
+  std::vector<std::string> out;
+  for (const Note& n : r.notes)
+    if (n.level == NoteLevel::kWarning) out.push_back(n.text.substr(0, n.text.find(':')));
+  return out;
 }
 
 inline bool has_note(const Report& r, NoteLevel level, const std::string& fragment) {

@@ -136,6 +136,25 @@ TEST(ActivityConvert, MemsetApiSync) {
   EXPECT_EQ(api.name_string, 5u);
   EXPECT_EQ(api.domain, static_cast<std::uint8_t>(log::ApiDomain::kRuntime));
 
+  // The same call timed by gpuscope's own callbacks (--cuda-api=gpu): the same record.
+  ApiCallRecord c;
+  c.start_ns = 1;
+  c.end_ns = 2;
+  c.thread_id = 12345;
+  c.correlation_id = 77;
+  c.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  c.return_value = 700;  // CUDA_ERROR_ILLEGAL_ADDRESS
+  c.driver = 1;
+  const auto cb = to_api_record(c, 6);
+  EXPECT_EQ(cb.start_ns, 1u);
+  EXPECT_EQ(cb.end_ns, 2u);
+  EXPECT_EQ(cb.thread_id, 12345u);
+  EXPECT_EQ(cb.correlation_id, 77u);
+  EXPECT_EQ(cb.cbid, static_cast<std::uint32_t>(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  EXPECT_EQ(cb.return_value, 700);
+  EXPECT_EQ(cb.name_string, 6u);
+  EXPECT_EQ(cb.domain, static_cast<std::uint8_t>(log::ApiDomain::kDriver));
+
   CUpti_ActivitySynchronization2 y{};
   y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
   y.streamId = 3;
