@@ -25,6 +25,8 @@ CONFIGS = {
     "kernel records only": {"GPUSCOPE_CUDA_RECORDS": "kernel"},
     "API callbacks only (--cuda-api gpu)": {"GPUSCOPE_CUDA_RECORDS": "runtime,driver"},
     "kernel + API callbacks": {"GPUSCOPE_CUDA_RECORDS": "kernel,runtime,driver"},
+    "kernel + runtime-API callbacks only": {"GPUSCOPE_CUDA_RECORDS": "kernel,runtime"},
+    "kernel + driver-API callbacks only": {"GPUSCOPE_CUDA_RECORDS": "kernel,driver"},
     "+ memcpy, memset": {"GPUSCOPE_CUDA_RECORDS": "kernel,runtime,driver,memcpy,memcpy_peer,memset"},
     "default (+ overhead)": {},
     "default + sync records": {"GPUSCOPE_CUDA_RECORDS": "kernel,memcpy,memcpy_peer,memset,runtime,driver,sync,overhead"},
@@ -54,14 +56,16 @@ def main():
     p.add_argument("--build", default=str(REPO / "build"))
     p.add_argument("--out", default="tracer_cost_ablation")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--only", nargs="*", help="configurations to run (untraced always runs)")
     args = p.parse_args()
     build = Path(args.build).resolve()
     gs, inject = build / "bin" / "gpuscope", build / "lib" / "libgpuscope_inject.so"
-    best = {name: {"launch": [], "api": []} for name in CONFIGS}
+    configs = {k: v for k, v in CONFIGS.items() if not args.only or k == "untraced" or k in args.only}
+    best = {name: {"launch": [], "api": []} for name in configs}
     errors = {}
     with tempfile.TemporaryDirectory(prefix="gpuscope-ablation-") as tmp:
         for rnd in range(args.rounds):
-            for i, (name, extra) in enumerate(CONFIGS.items()):
+            for i, (name, extra) in enumerate(configs.items()):
                 logs = Path(tmp) / f"logs{rnd}_{i}"
                 logs.mkdir()
                 samples, err = run(gs, inject, extra, Path(tmp) / "out", logs)
@@ -74,7 +78,7 @@ def main():
                       f"event record {min(samples['api']):7.0f} ns", flush=True)
     base = {k: min(best["untraced"][k]) for k in ("launch", "api")} if best["untraced"]["launch"] else None
     rows = []
-    for name in CONFIGS:
+    for name in configs:
         if not best[name]["launch"] or base is None:
             rows.append((name, None, None, None, None))
             continue
