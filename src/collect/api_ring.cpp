@@ -16,8 +16,8 @@ bool ApiRing::push(const ApiCallRecord& r, bool* half_full) noexcept {
   const std::uint64_t head = m_head.load(std::memory_order_relaxed);
   const std::uint64_t used = head - m_tail.load(std::memory_order_acquire);
   if (used > m_mask) {
-    m_dropped.fetch_add(1, std::memory_order_relaxed);
-    *half_full = true;  // wake the consumer: it is behind
+    // Wake the consumer (it is behind) on the first drop only, not on every call while full.
+    *half_full = m_dropped.fetch_add(1, std::memory_order_relaxed) == 0;
     return false;
   }
   m_slots[head & m_mask] = r;
