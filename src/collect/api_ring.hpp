@@ -38,8 +38,9 @@ class ApiRing {
   ApiRing& operator=(const ApiRing&) = delete;
 
   /// Producer: appends; false (and the record counted as dropped) when full.
-  /// *half_full is set when this push made the ring exactly half full, the moment
-  /// to wake the consumer (once per filling, not per push).
+  /// *half_full is set when this push made the ring exactly half full, or was the first
+  /// to be dropped since the consumer last took the drop count: the moments to wake the
+  /// consumer (once per filling, not per push).
   bool push(const ApiCallRecord& r, bool* half_full) noexcept;
 
   /// Consumer: calls f(const ApiCallRecord&) for every record in order; returns the count.
