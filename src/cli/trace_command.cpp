@@ -36,11 +36,16 @@ void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
       env.push_back(kv);
   for (const char* name : {"GPUSCOPE_CUDA_RECORDS", "GPUSCOPE_ZERO_BUFFERS", "GPUSCOPE_BUFFER_BYTES"})
     if (const char* v = std::getenv(name)) env.emplace_back(name, v);  // set by the user: part of the key
-  std::cerr << "gpuscope trace: measuring gpuscope's own cost per CUDA call on this machine (about 3 s, "
-               "cached for a week; --calibrate=never skips it)\n";
   std::string why;
   const auto cost = calibrate_tracer(env, *inject, o.calibrate == "auto", &why);
-  if (!cost) return unknown(why);
+  if (!cost) {
+    std::cerr << "gpuscope trace: warning: gpuscope's own cost per CUDA call is unknown (" << why
+              << "); launch analyses will include it\n";
+    return unknown(why);
+  }
+  std::cerr << "gpuscope trace: tracing adds about " << static_cast<long long>(cost->launch_ns + 0.5)
+            << " ns per kernel launch and " << static_cast<long long>(cost->api_ns + 0.5)
+            << " ns per other recorded CUDA call on this machine (" << cost->method << ")\n";
   meta.emplace_back("tracer_launch_cost_ns", std::to_string(cost->launch_ns));
   meta.emplace_back("tracer_api_cost_ns", std::to_string(cost->api_ns));
   meta.emplace_back("tracer_cost_method", cost->method);

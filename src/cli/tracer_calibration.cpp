@@ -157,6 +157,8 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   const fs::path cache = dir.empty() ? fs::path() : dir / ("tracer-cost-" + std::to_string(fnv1a(key)) + ".txt");
   if (use_cache && !cache.empty())
     if (auto c = read_cache(cache)) return c;
+  std::cerr << "gpuscope: measuring gpuscope's own cost per CUDA call on this machine (about 3 s, once a week; "
+               "gpuscope trace --calibrate=never skips it)\n";
 
   std::error_code ec;
   char tmpl[] = "/tmp/gpuscope-calibrate-XXXXXX";
