@@ -108,6 +108,7 @@ CollectRunResult collect_run(CollectRunSpec o) {
       return res;
     }
   }
+  if (o.after_checks) o.after_checks(o);
   if (const char* other = std::getenv("CUDA_INJECTION64_PATH"))
     std::cerr << "gpuscope " << tool << ": warning: CUDA_INJECTION64_PATH was already set (" << other
               << "); another tool's injection is replaced for the target\n";

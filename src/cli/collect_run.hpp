@@ -12,6 +12,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,10 @@ struct CollectRunSpec {
   std::optional<std::chrono::nanoseconds> kill_after;    // nsys --duration/--kill
   int kill_signal = 15;
   store::ImportOptions import;      // command, launched pid, status, start time, version filled here
+  /// Called once the command, the collector library and the driver have been checked,
+  /// right before the logs directory is made and the command runs (trace: the tracer-cost
+  /// calibration, which adds meta rows).
+  std::function<void(CollectRunSpec&)> after_checks;
 };
 
 struct CollectRunResult {

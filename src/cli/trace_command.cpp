@@ -8,7 +8,6 @@
 
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
-#include "cli/driver_check.hpp"
 #include "cli/tracer_calibration.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
@@ -19,7 +18,7 @@ namespace {
 int fail(const std::string& what, const std::string& todo) { return cli_fail("trace", what, todo); }
 
 // The tracer's cost per call on this machine (tracer_calibration.hpp) into the trace's
-// meta table, or why it is unknown. The calibration traces from the start (no capture
+// meta table, or why it is unknown; run by collect_run after its checks. The calibration traces from the start (no capture
 // range, delay or duration): only the settings that change the per-call cost go along.
 void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
   auto& meta = spec.import.extra_meta;
@@ -27,8 +26,8 @@ void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
   if (o.calibrate == "never") return unknown("--calibrate=never");
   if (o.trace.find("cuda") == std::string::npos) return unknown("CUDA tracing off (--trace)");
   if (std::getenv("GPUSCOPE_SKIP_DRIVER_CHECK") != nullptr) return unknown("GPUSCOPE_SKIP_DRIVER_CHECK is set");
-  const auto inject = find_inject_library();
-  if (!inject || !check_cuda_driver().ok) return unknown("no collector library or no NVIDIA driver");
+  const auto inject = find_inject_library();  // collect_run checked it and the driver before calling this
+  if (!inject) return unknown("no collector library");
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& kv : spec.env)
     if (kv.first == "GPUSCOPE_TRACE" || kv.first == "GPUSCOPE_API_CALLS" || kv.first == "GPUSCOPE_POLLING_CALLS" ||
@@ -160,7 +159,7 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
   if (o.sync_records) spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS", "kernel,memcpy,memcpy_peer,memset,runtime,driver,sync,overhead");
-  add_tracer_cost(o, spec);
+  spec.after_checks = [&o](CollectRunSpec& s) { add_tracer_cost(o, s); };
   if (o.duration_s > 0 && o.kill != "none") {
     spec.kill_after = std::chrono::nanoseconds(static_cast<std::int64_t>((o.delay_s + o.duration_s) * 1e9));
     spec.kill_signal = o.kill == "sigkill" ? SIGKILL : SIGTERM;
