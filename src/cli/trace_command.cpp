@@ -3,8 +3,10 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
 
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
@@ -20,6 +22,26 @@ int fail(const std::string& what, const std::string& todo) { return cli_fail("tr
 // The tracer's cost per call on this machine (tracer_calibration.hpp) into the trace's
 // meta table, or why it is unknown; run by collect_run after its checks. The calibration traces from the start (no capture
 // range, delay or duration): only the settings that change the per-call cost go along.
+// Seconds that fit the collector's nanosecond counters: finite, >= 0, at most 10^6 s
+// (11.6 days) so delay + duration in ns stays far inside 64 bits. CLI11's
+// NonNegativeNumber lets "nan" and "inf" through, and casting those to an integer is
+// undefined behaviour.
+const CLI::Validator kSeconds(
+    [](std::string& text) -> std::string {
+      double v = 0;
+      try {
+        std::size_t used = 0;
+        v = std::stod(text, &used);
+        if (used != text.size()) throw std::invalid_argument(text);
+      } catch (const std::exception&) {
+        return "'" + text + "' is not a number of seconds; give e.g. 30 or 2.5";
+      }
+      if (!std::isfinite(v) || v < 0 || v > 1e6)
+        return "'" + text + "' is not a duration gpuscope can time; give 0 to 1000000 seconds, e.g. 30 or 2.5";
+      return {};
+    },
+    "SECONDS");
+
 void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
   auto& meta = spec.import.extra_meta;
   const auto unknown = [&](const std::string& why) { meta.emplace_back("tracer_cost_method", "not calibrated: " + why); };
@@ -80,11 +102,12 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                   "(every range opens a new window)")
       ->check(CLI::IsMember({"stop", "repeat"}))
       ->capture_default_str();
-  sub->add_option("-y,--delay", o.delay_s, "Start recording SECONDS after launch")
-      ->check(CLI::NonNegativeNumber);
+  sub->add_option("-y,--delay", o.delay_s, "Start recording SECONDS after launch (0 to 1000000)")
+      ->check(kSeconds);
   sub->add_option("-d,--duration", o.duration_s,
-                  "Record for SECONDS (after --delay), then end the target with --kill")
-      ->check(CLI::NonNegativeNumber);
+                  "Record for SECONDS (after --delay; 0 to 1000000, 0 = to the end), then end the target\n"
+                  "with --kill")
+      ->check(kSeconds);
   sub->add_option("--kill", o.kill, "Signal sent to the target when --duration ends: sigterm, sigkill, none")
       ->check(CLI::IsMember({"sigterm", "sigkill", "none"}))
       ->capture_default_str();

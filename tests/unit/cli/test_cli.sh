@@ -47,6 +47,15 @@ check "empty trace says no GPU activity" grep -qi "no GPU activity" sum.txt
 "$bin" trace -o t4 --capture-range=nvtx -- true 2>err.txt; rc=$?
 check "nvtx capture without a range is refused" test $rc -ne 0
 
+# Durations that do not fit the collector's ns counters are refused before anything runs.
+for bad in nan inf -1 1e308 30x; do
+  "$bin" trace -o t5 --duration "$bad" -- true 2>err.txt; rc=$?
+  check "--duration $bad is refused" test $rc -ne 0 -a ! -e t5.sqlite
+  check "--duration $bad error names the option" grep -q -- "--duration" err.txt
+done
+"$bin" trace -o t5 --delay nan -- true 2>err.txt; rc=$?
+check "--delay nan is refused" test $rc -ne 0
+
 echo "not a database" > bad.sqlite
 "$bin" summary bad.sqlite 2>err.txt; rc=$?
 check "non-trace file refused" test $rc -ne 0
