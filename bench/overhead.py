@@ -97,7 +97,7 @@ def benchmarks(build, tmp, args):
 
 def run_once(cmd, key, timeout, extra_env=None):
     """Runs cmd in a process group of its own; returns (value of RESULT key, wall seconds,
-    error text or None). A run that printed its RESULT line but did not exit in time (nsys
+    error text or None, the RESULT line or ""). A run that printed its RESULT line but did not exit in time (nsys
     turning its capture into a report after the program ended) keeps its value."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -113,21 +113,19 @@ def run_once(cmd, key, timeout, extra_env=None):
             pass
         stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t0
-    value = None
+    value, result = None, ""
     for line in reversed((stdout or "").splitlines()):
         m = re.search(rf"^RESULT .*\b{key}=([0-9.eE+-]+)", line)
         if m:
-            value = float(m.group(1))
-            warm = re.search(r"\bwarmup_launches=([0-9]+)", line)
-            run_once.last_warmup = int(warm.group(1)) if warm else 0
+            value, result = float(m.group(1)), line
             break
     if value is not None and (timed_out or proc.returncode == 0):
-        return value, wall, None
+        return value, wall, None, result
     if timed_out:
-        return None, wall, f"timed out after {timeout} s"
+        return None, wall, f"timed out after {timeout} s", result
     if proc.returncode != 0:
-        return None, wall, f"exit {proc.returncode}: {(stderr or stdout).strip()[-400:]}"
-    return None, wall, f"no RESULT {key}= line in output: {stdout.strip()[-400:]}"
+        return None, wall, f"exit {proc.returncode}: {(stderr or stdout).strip()[-400:]}", result
+    return None, wall, f"no RESULT {key}= line in output: {stdout.strip()[-400:]}", result
 
 
 def gpu_name():
@@ -266,7 +264,7 @@ def main():
                         continue
                     limit = min(args.timeout, args.nsys_timeout) if variant == "nsys" else args.timeout
                     pinned = ["taskset", "-c", args.taskset, *cmd] if args.taskset else cmd
-                    value, wall, error = run_once(pinned, key, limit, env)
+                    value, wall, error, result = run_once(pinned, key, limit, env)
                     slot["walls"].append(wall)
                     if error:
                         slot["errors"].append(error)
@@ -277,7 +275,8 @@ def main():
                         print(f"round {rnd} {name:12s} {variant:34s} {value:10.3f} {unit:10s} wall {wall:6.1f} s",
                               flush=True)
                     if trace is not None:
-                        launched = args.launches + getattr(run_once, "last_warmup", 0) if name == "launch_loop" else None
+                        warm = re.search(r"\bwarmup_launches=([0-9]+)", result)
+                        launched = args.launches + (int(warm.group(1)) if warm else 0) if name == "launch_loop" else None
                         slot["trace"] = trace_check(trace, launched)
 
     report = {"gpu": gpu_name(), "rounds": args.rounds, "taskset": args.taskset, "benchmarks": []}

@@ -11,6 +11,7 @@
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
 #include "cli/tracer_calibration.hpp"
+#include "collect/collector_config.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
 
@@ -19,9 +20,13 @@ namespace {
 
 int fail(const std::string& what, const std::string& todo) { return cli_fail("trace", what, todo); }
 
-// The tracer's cost per call on this machine (tracer_calibration.hpp) into the trace's
-// meta table, or why it is unknown; run by collect_run after its checks. The calibration traces from the start (no capture
-// range, delay or duration): only the settings that change the per-call cost go along.
+// The collector's default GPUSCOPE_CUDA_RECORDS, from its one option table.
+std::string default_cuda_records() {
+  for (const collect::ConfigOption& opt : collect::kConfigOptions)
+    if (opt.name == "GPUSCOPE_CUDA_RECORDS") return std::string(opt.default_value);
+  return {};
+}
+
 // Seconds that fit the collector's nanosecond counters: finite, >= 0, at most 10^6 s
 // (11.6 days) so delay + duration in ns stays far inside 64 bits. CLI11's
 // NonNegativeNumber lets "nan" and "inf" through, and casting those to an integer is
@@ -42,6 +47,10 @@ const CLI::Validator kSeconds(
     },
     "SECONDS");
 
+// The tracer's cost per call on this machine (tracer_calibration.hpp) into the trace's
+// meta table, or why it is unknown; run by collect_run after its checks. The calibration
+// traces from the start (no capture range, delay or duration): only the settings that
+// change the per-call cost go along.
 void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
   auto& meta = spec.import.extra_meta;
   const auto unknown = [&](const std::string& why) { meta.emplace_back("tracer_cost_method", "not calibrated: " + why); };
@@ -181,7 +190,7 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
-  if (o.sync_records) spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS", "kernel,memcpy,memcpy_peer,memset,runtime,driver,sync,overhead");
+  if (o.sync_records) spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS", default_cuda_records() + ",sync");
   spec.after_checks = [&o](CollectRunSpec& s) { add_tracer_cost(o, s); };
   if (o.duration_s > 0 && o.kill != "none") {
     spec.kill_after = std::chrono::nanoseconds(static_cast<std::int64_t>((o.delay_s + o.duration_s) * 1e9));

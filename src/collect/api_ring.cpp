@@ -38,12 +38,11 @@ ApiRing* ApiRingRegistry::add_ring() noexcept {
   }
 }
 
-void ApiRingRegistry::free_done() {
+void ApiRingRegistry::free(const std::vector<ApiRing*>& done) {
   std::lock_guard lock(m_mutex);
   std::erase_if(m_rings, [&](const std::unique_ptr<ApiRing>& r) {
-    return std::find(m_done.begin(), m_done.end(), r.get()) != m_done.end();
+    return std::find(done.begin(), done.end(), r.get()) != done.end();
   });
-  m_done.clear();
 }
 
 std::size_t ApiRingRegistry::size() const {

@@ -88,15 +88,14 @@ class ApiRingRegistry {
       for (const auto& r : m_rings) rings.push_back(r.get());
     }
     std::size_t n = 0;
-    bool any_orphan = false;
+    std::vector<ApiRing*> done;  // orphaned and drained: freed below
     for (ApiRing* r : rings) {
       const bool orphaned = r->orphaned();  // before draining: nothing follows it
       n += r->drain(f);
       *dropped += r->take_dropped();
-      any_orphan |= orphaned;
-      if (orphaned) m_done.push_back(r);
+      if (orphaned) done.push_back(r);
     }
-    if (any_orphan) free_done();
+    if (!done.empty()) free(done);
     return n;
   }
 
@@ -104,12 +103,11 @@ class ApiRingRegistry {
   [[nodiscard]] std::size_t size() const;
 
  private:
-  void free_done();
+  void free(const std::vector<ApiRing*>& done);
 
   const std::size_t m_capacity;
   mutable std::mutex m_mutex;
   std::vector<std::unique_ptr<ApiRing>> m_rings;
-  std::vector<ApiRing*> m_done;  // consumer only: orphaned and drained
 };
 
 }  // namespace gpuscope::collect

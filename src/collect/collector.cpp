@@ -565,12 +565,6 @@ struct ApiThreadState {
 };
 thread_local ApiThreadState t_api;
 
-std::uint64_t realtime_now() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 }  // namespace
 
 // CUPTI's default clock on Linux is CLOCK_REALTIME (cupti_activity.h,
@@ -578,9 +572,9 @@ std::uint64_t realtime_now() noexcept {
 // when a side-by-side reading agrees within 50 us, else use cuptiGetTimestamp.
 bool Collector::clock_matches_cupti() noexcept {
   for (int i = 0; i < 3; ++i) {
-    const std::uint64_t a = realtime_now();
+    const std::uint64_t a = realtime_ns();
     const std::uint64_t c = now_ns();
-    const std::uint64_t b = realtime_now();
+    const std::uint64_t b = realtime_ns();
     const std::uint64_t mid = a / 2 + b / 2;
     const std::uint64_t diff = c > mid ? c - mid : mid - c;
     if (b - a < 50'000 && diff < 50'000) return true;
@@ -592,11 +586,11 @@ void Collector::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
                                 const CUpti_CallbackData& data) noexcept {
   ApiThreadState& t = t_api;
   if (data.callbackSite == CUPTI_API_ENTER) {
-    if (t.depth++ == 0) t.start_ns = m_fast_clock ? realtime_now() : now_ns();
+    if (t.depth++ == 0) t.start_ns = m_fast_clock ? realtime_ns() : now_ns();
     return;
   }
   if (t.depth == 0 || --t.depth != 0) return;  // exit without entry (enabled mid-call), or nested
-  const std::uint64_t end = m_fast_clock ? realtime_now() : now_ns();
+  const std::uint64_t end = m_fast_clock ? realtime_ns() : now_ns();
   if (!recording()) return;
   if (t.ring == nullptr) {
     t.tid = current_tid();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -46,6 +47,17 @@ TEST(CollectorConfig, CostlySourcesAreOffByDefault) {
   EXPECT_EQ(c.cuda_records, kAllCudaRecords & ~kRecordSync);
   EXPECT_TRUE(c.zero_buffers);
   EXPECT_TRUE(c.system_thread_ids);
+  EXPECT_TRUE(w.empty());
+}
+
+TEST(CollectorConfig, CudaRecordsTableDefaultIsTheParsedDefault) {
+  // gpuscope trace --cuda-sync-records appends ",sync" to the table's default text.
+  const auto it = std::find_if(kConfigOptions.begin(), kConfigOptions.end(),
+                               [](const ConfigOption& o) { return o.name == "GPUSCOPE_CUDA_RECORDS"; });
+  ASSERT_NE(it, kConfigOptions.end());
+  std::vector<std::string> w;
+  const auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CUDA_RECORDS", std::string(it->default_value)}}, &w);
+  EXPECT_EQ(c.cuda_records, kDefaultCudaRecords);
   EXPECT_TRUE(w.empty());
 }
 
