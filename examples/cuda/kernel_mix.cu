@@ -1,6 +1,6 @@
 // kernel_mix: kernels whose hardware counters can be computed by hand, for validating
 // `gpuscope kernels` (tests/gpu/test_kernels.py) and comparing it with ncu
-// (bench/kernels_check.py).
+// (validation/kernels_check.py).
 //
 //   kernel_mix [--repeat R] [--only NAME[,NAME...]] [--copy-n N] [--transpose-n N]
 //              [--gemm MxNxK]

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "core/units.hpp"
+
 namespace gpuscope::analyze {
 namespace {
 
@@ -102,10 +104,10 @@ Report bench_sweep_report(std::span<const SweepAnalysis> sweeps) {
       r.add_note(NoteLevel::kWarning, series_name(s) + ": no size has a known throughput");
       continue;
     }
-    std::string sentence = series_name(s) + " reaches 90 % of its final " + num(s.final_throughput * 1e-9) + " " +
-                           unit + " at " + s.params_at_90;
+    std::string sentence = series_name(s) + " reaches 90 % of its final " + units::si(s.final_throughput, s.unit) + " at " +
+                           s.params_at_90;
     if (std::isfinite(s.final_pct_of_ceiling))
-      sentence += "; the final is " + num(s.final_pct_of_ceiling) + " % of the " + s.ceiling_source + " " + s.ceiling +
+      sentence += "; the final is " + units::percent(s.final_pct_of_ceiling) + " of the " + s.ceiling_source + " " + s.ceiling +
                   " ceiling";
     r.add_note(NoteLevel::kInfo, sentence + ".");
     if (s.still_rising)
@@ -149,7 +151,7 @@ Report bench_compare_report(const CompareResult& result) {
   for (const char* v : {"faster", "slower", "same", "unknown"})
     summary += std::string(" ") + std::to_string(counts[v]) + " " + v + ",";
   summary.back() = '.';
-  summary += " A case is faster or slower when |diff| > max(" + num(result.options.floor * 100) + " %, " +
+  summary += " A case is faster or slower when |diff| > max(" + units::percent(result.options.floor * 100) + ", " +
              num(result.options.k) + " × the standard error of the difference).";
   r.add_note(NoteLevel::kInfo, summary);
   auto list = [](const std::vector<CaseKey>& keys) {

@@ -2,7 +2,6 @@
 #include "analyze/analysis_cache.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "analyze/report_text.hpp"
 #include "analyze/tracer_share.hpp"
 #include "core/occupancy.hpp"
+#include "core/units.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -122,25 +122,19 @@ Sweep sweep(const GpuKernels& g) {
   return out;
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string gaps_note(std::int64_t gpu, const IdleGapHistogram& h) {
-  static constexpr const char* kLabels[] = {"< 10 us", "10-100 us", "0.1-1 ms", ">= 1 ms"};
+  static constexpr const char* kLabels[] = {"< 10 µs", "10-100 µs", "0.1-1 ms", ">= 1 ms"};
   std::string text = "GPU " + std::to_string(gpu) + " idle gaps between busy intervals:";
   for (std::size_t i = 0; i < h.size(); ++i) {
     text += std::string(i == 0 ? " " : "; ") + kLabels[i] + ": " + std::to_string(h[i].count) + " (" +
-            detail::duration_text(h[i].total_ns) + ")";
+            units::duration_ns(h[i].total_ns) + ")";
   }
   return text;
 }
 
 Note verdict(std::int64_t gpu, double busy_pct, double coverage_pct) {
-  const std::string who = "GPU " + std::to_string(gpu) + ": busy " + fmt("%.0f", busy_pct) + " %";
-  const std::string cov = "SM coverage " + fmt("%.0f", coverage_pct) + " %";
+  const std::string who = "GPU " + std::to_string(gpu) + ": busy " + units::percent(busy_pct);
+  const std::string cov = "SM coverage " + units::percent(coverage_pct);
   if (busy_pct >= kVerdictBusyPercent && coverage_pct < busy_pct / 2.0) {
     return {NoteLevel::kWarning, who + " but " + cov +
                                      ": the GPU is rarely idle, yet most kernels use few SMs; "
@@ -160,12 +154,12 @@ std::optional<Note> tracer_note(Database& db, std::int64_t wall_ns) {
   const std::int64_t launches = detail::launch_bound(db).launch_calls;
   const std::int64_t others = db.query_int("SELECT COUNT(*) FROM api_calls").value_or(0) - launches;
   const double total = detail::tracer_time_ns(cost, launches, others).value_or(0.0);
-  const std::string share = wall_ns > 0 ? detail::percent_text(total / static_cast<double>(wall_ns)) : "n/a";
-  const std::string api_cost = cost.api_ns ? "x " + detail::cost_ns_text(*cost.api_ns) : "at an unknown cost (as 0)";
+  const std::string share = wall_ns > 0 ? units::percent_of(total / static_cast<double>(wall_ns)) : "n/a";
+  const std::string api_cost = cost.api_ns ? "x " + units::ns_count(*cost.api_ns) : "at an unknown cost (as 0)";
   const std::string method = cost.method.empty() ? "" : " (" + cost.method + ")";
   return Note{NoteLevel::kInfo, "gpuscope's own tracing cost: about " + std::to_string(std::llround(total)) + " ns (" +
                                     share + " of the wall time) = " + std::to_string(launches) + " launch calls x " +
-                                    detail::cost_ns_text(*cost.launch_ns) + " + " + std::to_string(others) +
+                                    units::ns_count(*cost.launch_ns) + " + " + std::to_string(others) +
                                     " other API calls " + api_cost + method + "; the times above include it"};
 }
 

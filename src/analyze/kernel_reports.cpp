@@ -72,7 +72,7 @@ std::map<DeviceKey, DeviceCeilings> read_devices(Database& db, const KernelRepor
       f.max_sm_clock_mhz = static_cast<double>(st.column_int(8)) / 1000.0;
       f.max_mem_clock_mhz = static_cast<double>(st.column_int(9)) / 1000.0;
       f.memory_bus_width_bits = static_cast<int>(st.column_int(10));
-      d.ceilings = bench::theoretical_profile(f, f.max_sm_clock_mhz);
+      d.ceilings = core::theoretical_profile(f, f.max_sm_clock_mhz);
       const double bw = static_cast<double>(st.column_int(11));
       if (!d.ceilings.find("dram_copy") && bw > 0) {
         for (const char* name : {"dram_read", "dram_write", "dram_copy"}) {

@@ -9,7 +9,7 @@
 //
 // Ceilings: the machine profile given (its measured ceilings, source "measured"); a
 // profile whose device.uuid differs from a device of the trace adds a warning. Without
-// one: per device, bench::theoretical_profile() of the devices row (SM clock
+// one: per device, core::theoretical_profile() of the devices row (SM clock
 // core_clock_khz, memory clock memory_clock_khz × bus width; when those are 0, DRAM
 // ceilings from memory_bandwidth_bytes_per_s), source "theoretical", and a warning.
 //

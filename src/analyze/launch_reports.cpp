@@ -16,6 +16,7 @@
 #include "analyze/report_text.hpp"
 #include "analyze/tracer_share.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -24,7 +25,6 @@ namespace {
 using store::Database;
 using store::Statement;
 using stats::Interval;
-using detail::percent_text;
 using detail::real_or_null;
 using detail::TracerCost;
 
@@ -88,7 +88,7 @@ detail::LaunchBound compute_launch_bound(Database& db, std::vector<LaunchedKerne
 
 // "C ns per launch, <method>" for the notes; the method only when the trace names one.
 std::string cost_text(const detail::LaunchBound& lb, const TracerCost& cost) {
-  std::string text = detail::cost_ns_text(lb.tracer_launch_cost_ns) + " per launch";
+  std::string text = units::ns_count(lb.tracer_launch_cost_ns) + " per launch";
   if (!cost.method.empty()) text += ", " + cost.method;
   return text;
 }
@@ -107,7 +107,7 @@ void add_tracer_cost_note(Report& r, const detail::LaunchBound& lb, const Tracer
                                                : 0.0;
   r.add_note(NoteLevel::kInfo, "of the " + std::to_string(lb.launching_idle_ns) +
                                    " ns the CPU spent in launch calls while the GPU was idle, about " +
-                                   std::to_string(lb.tracer_idle_ns) + " ns (" + percent_text(part) +
+                                   std::to_string(lb.tracer_idle_ns) + " ns (" + units::percent_of(part) +
                                    ") is gpuscope's own tracing cost: " + cost_text(lb, cost));
 }
 
@@ -128,15 +128,15 @@ void add_graph_saving_note(Report& r, const detail::LaunchBound& lb) {
 // The verdict, from the untraced numbers (equal to the traced ones when the cost is unknown).
 void add_verdict_note(Report& r, const detail::LaunchBound& lb) {
   const std::string evidence = detail::untraced_lead(lb) + "the GPU was idle " +
-                               percent_text(lb.idle_share_untraced) + " of the time and the CPU was launching during " +
-                               percent_text(lb.launching_share_untraced) + " of that idle time";
+                               units::percent_of(lb.idle_share_untraced) + " of the time and the CPU was launching during " +
+                               units::percent_of(lb.launching_share_untraced) + " of that idle time";
   if (lb.launch_bound) {
     r.add_note(NoteLevel::kWarning, "launch-bound: " + evidence +
                                         " — batch work, use CUDA graphs (torch.compile mode='reduce-overhead')");
   } else if (lb.launch_bound_only_with_tracer) {
-    r.add_note(NoteLevel::kInfo, "would look launch-bound (share " + percent_text(lb.launching_share) +
+    r.add_note(NoteLevel::kInfo, "would look launch-bound (share " + units::percent_of(lb.launching_share) +
                                      ") but only because of gpuscope's own cost; without it the share is " +
-                                     percent_text(lb.launching_share_untraced) + ": not launch-bound");
+                                     units::percent_of(lb.launching_share_untraced) + ": not launch-bound");
   } else {
     r.add_note(NoteLevel::kInfo, "not launch-bound: " + evidence);
   }
@@ -208,7 +208,7 @@ Report launch_overhead(Database& db) {
   r.add_note(NoteLevel::kInfo, "wall " + std::to_string(lb.wall_ns) + " ns, GPU idle " + std::to_string(lb.idle_ns) +
                                    " ns, CPU launching while the GPU was idle " +
                                    std::to_string(lb.launching_idle_ns) + " ns (launch-bound share " +
-                                   percent_text(lb.launching_share) + ")");
+                                   units::percent_of(lb.launching_share) + ")");
   add_tracer_cost_note(r, lb, cost);
   add_graph_saving_note(r, lb);
   r.add_note(NoteLevel::kInfo,
@@ -324,7 +324,7 @@ detail::LaunchBound compute_launch_bound(Database& db, std::vector<LaunchedKerne
 
 std::string detail::untraced_lead(const LaunchBound& lb) {
   if (!lb.tracer_cost_known) return "";
-  return "without gpuscope's own cost of " + cost_ns_text(lb.tracer_launch_cost_ns) + " per launch, ";
+  return "without gpuscope's own cost of " + units::ns_count(lb.tracer_launch_cost_ns) + " per launch, ";
 }
 
 detail::LaunchBound detail::launch_bound(Database& db) {
@@ -373,14 +373,14 @@ Report sync_wait(Database& db) {
 
   r.add_note(NoteLevel::kInfo, "total blocked: " + std::to_string(sb.blocked_ns) +
                                    " ns (union over threads and rows; an API call and its sync record count "
-                                   "once), " + percent_text(sb.share) + " of the wall time");
+                                   "once), " + units::percent_of(sb.share) + " of the wall time");
   if (sb.sync_bound) {
-    r.add_note(NoteLevel::kWarning, "sync-bound: the CPU was blocked on the GPU " + percent_text(sb.share) +
+    r.add_note(NoteLevel::kWarning, "sync-bound: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
                                         " of the time, mostly in " + sb.calls.front().key[0] +
                                         " — remove needless synchronizations (.item(), .cpu(), printing "
                                         "tensors) and use async copies from pinned memory");
   } else {
-    r.add_note(NoteLevel::kInfo, "not sync-bound: the CPU was blocked on the GPU " + percent_text(sb.share) +
+    r.add_note(NoteLevel::kInfo, "not sync-bound: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
                                      " of the time");
   }
   return r;

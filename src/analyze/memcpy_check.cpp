@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <string>
 #include <tuple>
@@ -14,6 +13,7 @@
 #include "analyze/report_text.hpp"
 #include "analyze/trace_summary.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -50,12 +50,8 @@ bool is_host_device(const std::string& kind) {
   return kind == "HtoD" || kind == "DtoH" || kind == "HtoA" || kind == "AtoH";
 }
 
-std::string gbps_text(double v) {
-  if (v >= 1.0) return detail::real_text(v, 1) + " GB/s";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g GB/s", v);  // 3 significant digits: 0.0025 GB/s, not 0.0
-  return buf;
-}
+// A copy rate held in GB/s (the Median/Best columns' unit), for a note.
+std::string gbps_text(double v) { return units::byte_rate(v * 1e9); }
 
 std::string median_gbps_text(std::vector<double> v) {
   const double m = stats::median(v);
@@ -164,7 +160,7 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
 
   if (f.pageable > 0) {
     std::string text = std::to_string(f.pageable) + " host-device copies (" + std::to_string(f.pageable_bytes) +
-                       " bytes, " + detail::duration_text(f.pageable_ns) +
+                       " bytes, " + units::duration_ns(f.pageable_ns) +
                        ") use pageable host memory: the driver stages them through a pinned buffer, so they "
                        "are slower and cannot overlap kernels (median " + median_gbps_text(pageable_gbps);
     if (!pinned_gbps.empty()) text += " against " + median_gbps_text(pinned_gbps) + " for pinned copies";
@@ -177,8 +173,8 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
     std::string text = std::to_string(f.serialized) + " of " + std::to_string(f.copies) +
                        " copies serialize with compute (" + std::to_string(f.serialized_sync) +
                        " synchronous, " + std::to_string(f.serialized - f.serialized_sync) +
-                       " with no kernel running on their GPU): " + detail::duration_text(f.serialized_ns) +
-                       ", " + percent_text(f.serialized_share) + " of the wall time";
+                       " with no kernel running on their GPU): " + units::duration_ns(f.serialized_ns) +
+                       ", " + units::percent_of(f.serialized_share) + " of the wall time";
     if (warn) {
       text += " — issue them with cudaMemcpyAsync from pinned memory on their own stream so they overlap "
               "kernels, and keep .item() / .cpu() out of the loop";
@@ -197,8 +193,8 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
   }
 
   std::string verdict = "verdict: " + std::to_string(f.copies) + " copies took " +
-                        detail::duration_text(f.copy_ns) + " of GPU time (" +
-                        percent_text(f.wall_ns > 0 ? static_cast<double>(f.copy_ns) / static_cast<double>(f.wall_ns)
+                        units::duration_ns(f.copy_ns) + " of GPU time (" +
+                        units::percent_of(f.wall_ns > 0 ? static_cast<double>(f.copy_ns) / static_cast<double>(f.wall_ns)
                                                    : 0.0) +
                         " of the wall time); ";
   if (f.pageable > 0) {

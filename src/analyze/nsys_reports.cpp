@@ -7,11 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "analyze/gpu_util_report.hpp"
-#include "analyze/launch_reports.hpp"
-#include "analyze/memcpy_check.hpp"
-#include "analyze/nvtx_gpu_proj.hpp"
-#include "analyze/top_report.hpp"
 #include "analyze/trace_summary.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
@@ -314,64 +309,8 @@ Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
   return r;
 }
 
-namespace {
-
-using Reports = std::vector<Report>;
-
-Reports one(Report r) {
-  Reports out;
-  out.push_back(std::move(r));
-  return out;
-}
-
-struct Entry {
-  std::string_view name;
-  Reports (*run)(Database&, const ReportOptions&);
-  bool in_default = false;  // run by `gpuscope stats` without --report
-};
-
-constexpr Entry kReports[] = {
-    {"top", [](Database& db, const ReportOptions& o) { return top(db, o); }, true},
-    {"cuda_api_sum", [](Database& db, const ReportOptions&) { return one(cuda_api_sum(db)); }},
-    {"cuda_gpu_kern_sum", [](Database& db, const ReportOptions& o) { return one(cuda_gpu_kern_sum(db, o)); }},
-    {"cuda_gpu_mem_time_sum", [](Database& db, const ReportOptions&) { return one(cuda_gpu_mem_time_sum(db)); }},
-    {"cuda_gpu_mem_size_sum", [](Database& db, const ReportOptions&) { return one(cuda_gpu_mem_size_sum(db)); }},
-    {"nvtx_sum", [](Database& db, const ReportOptions&) { return one(nvtx_sum(db)); }},
-    {"nvtx_gpu_proj_sum", [](Database& db, const ReportOptions&) { return one(nvtx_gpu_proj_sum(db)); }},
-    {"gpu_util", [](Database& db, const ReportOptions&) { return one(gpu_util(db)); }},
-    {"launch_overhead", [](Database& db, const ReportOptions&) { return one(launch_overhead(db)); }},
-    {"sync_wait", [](Database& db, const ReportOptions&) { return one(sync_wait(db)); }},
-    {"memcpy_check", [](Database& db, const ReportOptions&) { return one(memcpy_check(db)); }},
-    {"cuda_gpu_sum", [](Database& db, const ReportOptions& o) { return one(cuda_gpu_sum(db, o)); }},
-    {"cuda_gpu_trace", [](Database& db, const ReportOptions& o) { return one(cuda_gpu_trace(db, o)); }},
-    {"cuda_api_trace", [](Database& db, const ReportOptions&) { return one(cuda_api_trace(db)); }},
-};
-
-}  // namespace
-
-std::vector<std::string_view> report_names() {
-  std::vector<std::string_view> names;
-  for (const Entry& e : kReports)
-    if (e.in_default) names.push_back(e.name);
-  return names;
-}
-
-std::vector<std::string_view> all_report_names() {
-  std::vector<std::string_view> names;
-  for (const Entry& e : kReports) names.push_back(e.name);
-  return names;
-}
-
 std::vector<detail::ValueGroup> detail::group_values_by_key(Database& db, std::string_view sql) {
   return group_values(db, sql);
-}
-
-std::vector<Report> run_report(Database& db, std::string_view name, const ReportOptions& options) {
-  for (const Entry& e : kReports)
-    if (e.name == name) return e.run(db, options);
-  std::string valid;
-  for (const Entry& e : kReports) valid += (valid.empty() ? "" : ", ") + std::string(e.name);
-  throw std::invalid_argument("unknown report '" + std::string(name) + "' (valid: " + valid + ")");
 }
 
 }  // namespace gpuscope::analyze

@@ -50,8 +50,10 @@
 //
 // No events → a Report with the columns, no rows and a note "no ... in the capture range".
 //
-// Errors: run_report throws std::invalid_argument for an unknown name (the message lists
-// the valid ones); store::DatabaseError if the database lacks the schema's tables/views.
+// Every report `gpuscope stats` can run, with its description, is listed once in
+// analyze/report_registry.cpp (run_report(), report_names(), all_report_names()).
+//
+// Errors: store::DatabaseError if the database lacks the schema's tables/views.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/report_registry.hpp"  // ReportOptions; the list of reports and run_report()
 #include "core/report.hpp"
 
 namespace gpuscope::store {
@@ -66,11 +69,6 @@ class Database;
 }
 
 namespace gpuscope::analyze {
-
-struct ReportOptions {
-  bool base = false;     // kernel short names (nsys --base)
-  bool mangled = false;  // kernel mangled names (nsys --mangled)
-};
 
 [[nodiscard]] Report cuda_api_sum(store::Database& db);
 [[nodiscard]] Report cuda_gpu_kern_sum(store::Database& db, const ReportOptions& options = {});
@@ -88,20 +86,6 @@ struct ReportOptions {
 /// cut, "showing the top N of M kernel names; the other K take T ns of kernel time".
 /// Used by `top` and by trace_summary.
 [[nodiscard]] Report top_kernels(store::Database& db, int top_n, const ReportOptions& options = {});
-
-/// The reports `gpuscope stats` runs without --report: {"top"}.
-[[nodiscard]] std::vector<std::string_view> report_names();
-
-/// Every name run_report() accepts: "top", the five nsys summaries above, nvtx_gpu_proj_sum,
-/// gpu_util, launch_overhead, sync_wait, memcpy_check, cuda_gpu_sum, cuda_gpu_trace,
-/// cuda_api_trace.
-[[nodiscard]] std::vector<std::string_view> all_report_names();
-
-/// Runs the report called `name`: one Report for every name but "top", which gives two
-/// ("top" and "top_kernels", analyze/top_report.hpp). Unknown name → std::invalid_argument:
-/// "unknown report 'x' (valid: top, cuda_api_sum, ...)".
-[[nodiscard]] std::vector<Report> run_report(store::Database& db, std::string_view name,
-                                             const ReportOptions& options = {});
 
 namespace detail {
 

@@ -10,14 +10,13 @@
 #include "analyze/memcpy_check.hpp"
 #include "analyze/report_text.hpp"
 #include "analyze/trace_summary.hpp"
+#include "core/units.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
 namespace {
 
 using store::Database;
-using detail::duration_text;
-using detail::percent_text;
 
 constexpr double kNsPerMs = 1e6;
 constexpr const char* kNoActivity = "no GPU activity in the capture range";
@@ -60,37 +59,37 @@ bool starved(const std::optional<double>& busy, bool launch_bound, bool sync_bou
 }
 
 std::string launch_bound_text(const detail::LaunchBound& lb) {
-  return "launch-bound: " + detail::untraced_lead(lb) + "the GPU was idle " + percent_text(lb.idle_share_untraced) +
+  return "launch-bound: " + detail::untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
          " of the wall time and the CPU was inside launch calls during " +
-         percent_text(lb.launching_share_untraced) + " of that idle time (" +
-         duration_text(lb.launching_idle_ns_untraced) + "); a CUDA graph could save about " + duration_text(lb.graph_saving_ns_untraced) +
+         units::percent_of(lb.launching_share_untraced) + " of that idle time (" +
+         units::duration_ns(lb.launching_idle_ns_untraced) + "); a CUDA graph could save about " + units::duration_ns(lb.graph_saving_ns_untraced) +
          " — try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels "
          "(see launch_overhead)";
 }
 
 std::string cpu_starved_text(const detail::LaunchBound& lb, const detail::SyncBlocked& sb) {
-  return "CPU-starved: " + detail::untraced_lead(lb) + "the GPU was idle " + percent_text(lb.idle_share_untraced) +
+  return "CPU-starved: " + detail::untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
          " of the wall time, yet the CPU was inside launch calls during only " +
-         percent_text(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " + percent_text(sb.share) +
+         units::percent_of(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " + units::percent_of(sb.share) +
          " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data "
          "loading); " + std::to_string(lb.graph_gaps) +
          " times a kernel was enqueued after the GPU had finished the previous one on its stream "
-         "(a CUDA graph could save about " + duration_text(lb.graph_saving_ns_untraced) +
+         "(a CUDA graph could save about " + units::duration_ns(lb.graph_saving_ns_untraced) +
          ") — try CUDA graphs or torch.compile(mode=\"reduce-overhead\") to drop the per-operation "
          "CPU cost, a larger batch, and faster data loading (DataLoader num_workers, pin_memory)";
 }
 
 std::string launch_bound_only_with_tracer_text(const detail::LaunchBound& lb) {
-  return "not launch-bound once gpuscope's own cost (" + detail::cost_ns_text(lb.tracer_launch_cost_ns) +
+  return "not launch-bound once gpuscope's own cost (" + units::ns_count(lb.tracer_launch_cost_ns) +
          " per launch) is taken out: as traced the CPU was inside launch calls during " +
-         percent_text(lb.launching_share) + " of the GPU's idle time, without it " +
-         percent_text(lb.launching_share_untraced) + " (see launch_overhead)";
+         units::percent_of(lb.launching_share) + " of the GPU's idle time, without it " +
+         units::percent_of(lb.launching_share_untraced) + " (see launch_overhead)";
 }
 
 std::string starved_only_with_tracer_text(const detail::LaunchBound& lb, double busy, double busy_untraced) {
-  return "not CPU-starved once gpuscope's own cost (" + detail::cost_ns_text(lb.tracer_launch_cost_ns) +
-         " per launch) is taken out: GPU busy " + percent_text(busy) + " of the wall time as traced, " +
-         percent_text(busy_untraced) + " without it";
+  return "not CPU-starved once gpuscope's own cost (" + units::ns_count(lb.tracer_launch_cost_ns) +
+         " per launch) is taken out: GPU busy " + units::percent_of(busy) + " of the wall time as traced, " +
+         units::percent_of(busy_untraced) + " without it";
 }
 
 }  // namespace
@@ -149,21 +148,21 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   if (!starved_untraced && starved(busy, lb.launch_bound || lb.launch_bound_only_with_tracer, sb.sync_bound))
     only_with_tracer.push_back(starved_only_with_tracer_text(lb, *busy, busy_untraced.value_or(0.0)));
   if (sb.sync_bound) {
-    fired.push_back("sync-blocked: the CPU was blocked on the GPU " + percent_text(sb.share) +
+    fired.push_back("sync-blocked: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
                     " of the wall time, mostly in " + sb.calls.front().key[0] +
                     " — remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the loop "
                     "(see sync_wait)");
   }
   if (busy && coverage && *coverage < kLowCoverageShareOfBusy * *busy) {
-    fired.push_back("low SM coverage: SM coverage " + percent_text(*coverage) + " against GPU busy " +
-                    percent_text(*busy) + ": while the GPU was busy its kernels could occupy only " +
-                    percent_text(*coverage / *busy) +
+    fired.push_back("low SM coverage: SM coverage " + units::percent_of(*coverage) + " against GPU busy " +
+                    units::percent_of(*busy) + ": while the GPU was busy its kernels could occupy only " +
+                    units::percent_of(*coverage / *busy) +
                     " of its SMs on average — the grids are smaller than the GPU: try larger batches, fused "
                     "kernels (torch.compile), or independent work on concurrent streams (see gpu_util)");
   }
   if (copies.pageable > 0) {
     fired.push_back("pageable copies: " + std::to_string(copies.pageable) + " host-device copies (" +
-                    std::to_string(copies.pageable_bytes) + " bytes, " + duration_text(copies.pageable_ns) +
+                    std::to_string(copies.pageable_bytes) + " bytes, " + units::duration_ns(copies.pageable_ns) +
                     ") use pageable host memory, which is staged and cannot overlap kernels — pin it: "
                     "DataLoader(pin_memory=True) or tensor.pin_memory() with .to('cuda', non_blocking=True), "
                     "cudaMallocHost in C++ (see memcpy_check)");
@@ -171,15 +170,15 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   if (copies.serialized_share >= kSerializedShareForWarning) {
     fired.push_back("serialized copies: " + std::to_string(copies.serialized) +
                     " copies ran synchronously or with no kernel alongside for " +
-                    duration_text(copies.serialized_ns) + ", " + percent_text(copies.serialized_share) +
+                    units::duration_ns(copies.serialized_ns) + ", " + units::percent_of(copies.serialized_share) +
                     " of the wall time — use cudaMemcpyAsync from pinned memory on their own stream so "
                     "they overlap compute (see memcpy_check)");
   }
   for (std::string& text : fired) r.add_note(NoteLevel::kWarning, std::move(text));
   if (fired.empty()) {
-    r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (busy ? percent_text(*busy) : "n/a") +
-                                     ", launch-bound share " + percent_text(lb.launching_share_untraced) +
-                                     ", sync-blocked " + percent_text(sb.share) + " of the wall time");
+    r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (busy ? units::percent_of(*busy) : "n/a") +
+                                     ", launch-bound share " + units::percent_of(lb.launching_share_untraced) +
+                                     ", sync-blocked " + units::percent_of(sb.share) + " of the wall time");
   }
   for (std::string& text : only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
 

@@ -1,10 +1,9 @@
 #include "analyze/trace_filter.hpp"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -324,22 +323,6 @@ std::string gpus_seen(Database& db) {
   return s.empty() ? "the trace has no GPU activity" : "GPUs: " + s;
 }
 
-// Makes `source` readable as schema "src" of `db`: a file is attached (read only by
-// what follows), an in-memory trace (tests) is copied with SQLite's backup API.
-void attach_source(Database& db, Database& source) {
-  const std::string& path = source.path();
-  if (!path.empty() && path != ":memory:") {
-    db.prepare("ATTACH DATABASE ? AS src").bind(1, std::string_view(path)).step();
-    return;
-  }
-  db.exec("ATTACH DATABASE ':memory:' AS src");
-  sqlite3_backup* backup = sqlite3_backup_init(db.handle(), "src", source.handle(), "main");
-  if (!backup) throw store::DatabaseError(std::string("reading the trace: ") + sqlite3_errmsg(db.handle()));
-  const int rc = sqlite3_backup_step(backup, -1);
-  sqlite3_backup_finish(backup);
-  if (rc != SQLITE_DONE) throw store::DatabaseError(std::string("reading the trace: ") + sqlite3_errstr(rc));
-}
-
 }  // namespace
 
 NvtxRangeFilter parse_nvtx_filter(std::string_view text) {
@@ -410,7 +393,7 @@ FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
   // attached as "src"; the helper tables of the filters in its temp schema.
   Database db(":memory:", Database::Mode::kReadWriteCreate);
   db.exec(store::create_tables_sql());
-  attach_source(db, source);
+  db.attach(source, "src");  // a file is attached; an in-memory trace (tests) is copied
 
   std::vector<std::string> warnings;
   std::vector<Instance> instances;

@@ -7,6 +7,7 @@
 #include "analyze/gpu_index.hpp"
 #include "analyze/nsys_reports.hpp"
 #include "core/stats.hpp"
+#include "store/data_loss_kinds.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -41,13 +42,17 @@ void detail::add_trace_notes(Database& db, Report& overview) {
       std::string text = pid_prefix(st, 0) + st.column_text(1);
       if (!st.is_null(2)) text += " (count " + std::to_string(st.column_int(2)) + ")";
       if (!st.column_text(4).empty()) text += ": " + st.column_text(4);
-      const std::string severity = st.column_text(3);
-      if (severity == "data_loss") {
-        loss.push_back({NoteLevel::kDataLoss, std::move(text)});
-      } else if (severity == "info") {
-        infos.push_back({NoteLevel::kInfo, std::move(text)});
-      } else {
-        warnings.push_back({NoteLevel::kWarning, std::move(text)});
+      // Severity as declared in store/data_loss_kinds.hpp; unknown text reads as a warning.
+      switch (store::parse_loss_severity(st.column_text(3))) {
+        case store::LossSeverity::kDataLoss:
+          loss.push_back({NoteLevel::kDataLoss, std::move(text)});
+          break;
+        case store::LossSeverity::kInfo:
+          infos.push_back({NoteLevel::kInfo, std::move(text)});
+          break;
+        case store::LossSeverity::kWarning:
+          warnings.push_back({NoteLevel::kWarning, std::move(text)});
+          break;
       }
     }
   }

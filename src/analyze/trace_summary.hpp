@@ -5,7 +5,8 @@
 //      GPU Busy (%), Kernels, Memcpys, Memsets, Processes, GPUs. Its notes carry
 //      everything known lost or doubtful, loudest first:
 //        - data_loss rows: severity 'data_loss' → NoteLevel::kDataLoss,
-//          'warning' → kWarning, 'info' → kInfo;
+//          'warning' → kWarning, 'info' → kInfo (store::parse_loss_severity,
+//          store/data_loss_kinds.hpp; any other text → kWarning);
 //        - processes with ended_cleanly = 0 → kDataLoss;
 //        - collector messages: 'error'/'warning' → kWarning, 'info' → kInfo;
 //        - no kernel/memcpy/memset at all → kWarning "no GPU activity in the capture range".

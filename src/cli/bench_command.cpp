@@ -12,6 +12,7 @@
 #include "cli/bench_chart.hpp"
 #include "core/bench_derive.hpp"
 #include "core/bench_sizes.hpp"
+#include "core/units.hpp"
 #include "render/report_render.hpp"
 #include "store/bench_result_json.hpp"
 #include "store/machine_profile_json.hpp"
@@ -148,7 +149,7 @@ int run_report(const BenchOptions& o, render::Format format) {
     const MachineProfile profile = store::read_profile(o.profile, &warnings);
     for (const std::string& w : warnings) warn(w);
     run.profile_path = o.profile;
-    bench::derive_run(run, &profile);  // its warnings go to the cases report's notes
+    core::derive_run(run, &profile);  // its warnings go to the cases report's notes
   }
   const std::vector<analyze::SweepAnalysis> sweeps = analyze::analyze_sweeps(run);
   print({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps)}, format);
@@ -206,7 +207,7 @@ int run_operator(const BenchOptions& o, render::Format format) {
   try {
     ro.dtype = o.dtype.empty() ? op.dtypes.front() : bench::ops::parse_dtype(o.dtype);
     ro.timing.mode = o.mode.empty() ? op.default_mode : bench::parse_mode(o.mode);
-    ro.sizes = bench::parse_sizes(o.sizes.empty() ? op.default_sizes : o.sizes);
+    ro.sizes = core::parse_sizes(o.sizes.empty() ? op.default_sizes : o.sizes);
     (void)bench::plan_cases(op, ro);
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
@@ -233,7 +234,7 @@ int run_operator(const BenchOptions& o, render::Format format) {
     if (!skipped.empty())
       std::cerr << "skipped (" << skipped << ")\n";
     else
-      std::cerr << c.timing.median_s * 1e6 << " us median, " << c.timing.samples << " samples ("
+      std::cerr << units::duration(c.timing.median_s) << " median, " << c.timing.samples << " samples ("
                 << c.timing.stop << ")"
                 << (c.verified ? ", output checked" : ro.verify ? ", REFERENCE CHECK FAILED" : "") << "\n";
   });
@@ -243,7 +244,7 @@ int run_operator(const BenchOptions& o, render::Format format) {
     run.profile_path = profile->path.string();
     info("ceilings from the machine profile " + run.profile_path);
   }
-  bench::derive_run(run, profile ? &profile->profile : nullptr);
+  core::derive_run(run, profile ? &profile->profile : nullptr);
 
   const std::vector<analyze::SweepAnalysis> sweeps = analyze::analyze_sweeps(run);
   print({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps)}, format);

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "analyze/kernel_reports.hpp"
+#include "core/units.hpp"
 #include "render/kernel_roofline_svg.hpp"
 #include "render/report_render.hpp"
-#include "render/svg_chart.hpp"
 #include "store/database.hpp"
 #include "store/machine_profile_json.hpp"
 
@@ -49,16 +49,14 @@ void drop_column(Report& r, std::string_view name) {
   }
 }
 
-std::string seconds_text(double s) { return render::format_si(s, "s"); }
-
 // One paragraph per kernel name, most time first.
 void write_explanations(const analyze::KernelAnalysis& a, render::Format format, std::ostream& out) {
   const bool md = format == render::Format::kMarkdown;
   out << "\n" << (md ? "### What bounds each kernel\n\n" : "What bounds each kernel:\n\n");
   for (const analyze::KernelName& k : a.names) {
     const std::string head = k.name + " (" + std::to_string(k.launches) + (k.launches == 1 ? " launch" : " launches") +
-                             ", " + seconds_text(k.total_duration_s) + " in all, " +
-                             seconds_text(k.launches > 0 ? k.total_duration_s / static_cast<double>(k.launches) : NAN) +
+                             ", " + units::duration(k.total_duration_s) + " in all, " +
+                             units::duration(k.launches > 0 ? k.total_duration_s / static_cast<double>(k.launches) : NAN) +
                              " each)";
     if (md) {
       out << "- **" << head << "**: " << k.derived.explanation << "\n";
@@ -67,7 +65,7 @@ void write_explanations(const analyze::KernelAnalysis& a, render::Format format,
     }
     if (k.launches > 1 && std::isfinite(k.dominant_share_pct) && k.dominant_share_pct < 99.95) {
       out << (md ? "  " : "    ") << "(" << k.dominant_label << " in launches holding "
-          << static_cast<int>(std::lround(k.dominant_share_pct)) << " % of its time; the text describes the mean launch.)\n";
+          << units::percent(k.dominant_share_pct) << " of its time; the text describes the mean launch.)\n";
     }
   }
 }

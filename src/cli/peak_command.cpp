@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/profile_report.hpp"
+#include "core/units.hpp"
 #include "gpuscope/bench.hpp"
 #include "peak/peak.hpp"
 #include "render/report_render.hpp"
@@ -91,9 +92,7 @@ int run(const PeakOptions& o) {
   }
   std::size_t failed = 0;
   for (const Ceiling& c : profile.ceilings) failed += c.verified ? 0 : 1;
-  char done[128];
-  std::snprintf(done, sizeof done, "%zu ceilings in %.1f s", profile.ceilings.size(), profile.duration_s);
-  std::cerr << kPrefix << done << "\n";
+  std::cerr << kPrefix << profile.ceilings.size() << " ceilings in " << units::duration(profile.duration_s) << "\n";
   if (failed > 0) {
     std::cerr << kPrefix << "error: " << failed << " ceiling(s) failed their result check (see Verified)\n";
     return 4;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "analyze/nsys_reports.hpp"
+#include "analyze/report_registry.hpp"
 #include "analyze/trace_filter.hpp"
 #include "core/report_transform.hpp"
 #include "render/report_render.hpp"
@@ -15,38 +15,12 @@
 namespace gpuscope::cli {
 namespace {
 
-struct Description {
-  std::string_view report;
-  std::string_view text;
-};
-
-// The question each report answers, for --help (docs/stats.md has the columns).
-constexpr Description kDescriptions[] = {
-    {"top", "the five numbers that matter, the top kernels and the diagnoses that fired"},
-    {"cuda_api_sum", "which CUDA API calls take the CPU's time (per function: total, count, avg..stddev)"},
-    {"cuda_gpu_kern_sum", "which kernels take the GPU's time (per kernel name; --base / --mangled names)"},
-    {"cuda_gpu_mem_time_sum", "how long memcpy/memset take, per kind (Host-to-Device, ..., memset)"},
-    {"cuda_gpu_mem_size_sum", "how many MB each memcpy/memset kind moves"},
-    {"nvtx_sum", "how long your NVTX ranges (steps, layers) take on the CPU"},
-    {"nvtx_gpu_proj_sum", "the GPU time of the kernels launched inside each NVTX range"},
-    {"gpu_util", "is the GPU busy, and do its kernels fill the SMs? (busy % vs SM coverage, idle gaps)"},
-    {"launch_overhead", "is the run launch-bound? (CPU launch time vs GPU time, queue delay, graph saving)"},
-    {"sync_wait", "where does the CPU block on the GPU? (synchronize calls, blocking copies)"},
-    {"memcpy_check", "are copies slow? (pageable vs pinned, GB/s per kind, small transfers)"},
-    {"cuda_gpu_sum", "kernels and memory operations in one table"},
-    {"cuda_gpu_trace", "one row per kernel/memcpy/memset, for scripts"},
-    {"cuda_api_trace", "one row per CUDA API call, for scripts"},
-};
-
 std::string help_footer() {
-  const auto defaults = analyze::report_names();
   std::string s = "Reports (-r NAME,NAME; * = run when no -r is given):\n";
-  for (std::string_view n : analyze::all_report_names()) {
-    const bool is_default = std::find(defaults.begin(), defaults.end(), n) != defaults.end();
-    std::string name = "  " + std::string(n) + (is_default ? " *" : "");
+  for (const analyze::ReportEntry& e : analyze::report_registry()) {
+    std::string name = "  " + std::string(e.name) + (e.in_default ? " *" : "");
     name.resize(std::max<std::size_t>(name.size() + 1, 26), ' ');
-    const std::string_view d = report_description(n);
-    s += name + std::string(d.empty() ? std::string_view("(no description)") : d) + "\n";
+    s += name + std::string(e.description.empty() ? std::string_view("(no description)") : e.description) + "\n";
   }
   s +=
       "\n"
@@ -93,12 +67,6 @@ std::string filter_text(const StatsOptions& o) {
 }
 
 }  // namespace
-
-std::string_view report_description(std::string_view report) {
-  for (const Description& d : kDescriptions)
-    if (d.report == report) return d.text;
-  return {};
-}
 
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   CLI::App* sub = app.add_subcommand(

@@ -1,7 +1,7 @@
 // `gpuscope stats TRACE [-r R1,R2] [--format F] [-o FILE] [--base] [--mangled]
 //                 [--filter-nvtx RANGE[@DOMAIN][/N]] [--from T] [--to T] [--process PID]
 //                 [--device N] [--top N] [--sort COLUMN] [--timeunit ns|us|ms|s]`:
-// print summary reports (analyze/nsys_reports.hpp and the diagnosis reports) of a trace.
+// print summary reports (analyze/report_registry.hpp lists them all) of a trace.
 //
 // Order of work: every option is checked before the trace is opened (a typo costs
 // nothing); the filters build one filtered copy of the trace (analyze/trace_filter.hpp)
@@ -23,7 +23,7 @@ namespace gpuscope::cli {
 
 struct StatsOptions {
   std::string trace;                 // NAME.sqlite
-  std::vector<std::string> reports;  // empty → analyze::report_names()
+  std::vector<std::string> reports;  // empty → analyze::report_names() (report_registry.hpp)
   std::string format = "table";      // table | csv | json | markdown
   std::string output;                // file; empty → stdout
   bool base = false;                 // kernel short names
@@ -42,10 +42,6 @@ struct StatsOptions {
 
 /// Declares the subcommand and its options (one place: also the --help text).
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& options);
-
-/// One line per report run_report() accepts: what question it answers (for --help and
-/// docs/stats.md). Empty for a report without one.
-[[nodiscard]] std::string_view report_description(std::string_view report);
 
 /// Runs it; returns the exit code. Throws (store::DatabaseError, std::invalid_argument,
 /// std::runtime_error) with a user-facing message on a bad trace, report name, format,

@@ -22,6 +22,7 @@
 #include "collect/cupti_check.hpp"
 #include "collect/log_path.hpp"
 #include "core/version.hpp"
+#include "store/data_loss_kinds.hpp"
 
 namespace gpuscope::detail {
 namespace {
@@ -629,7 +630,7 @@ void Collector::drain_api_rings() {
     log::DataLossRecord d{};
     d.ts_ns = now_ns();
     d.count = dropped;
-    d.what_string = m_writer.intern("api_records_dropped");
+    d.what_string = m_writer.intern(store::data_loss_name(store::DataLossKind::kApiRecordsDropped));
     m_writer.add(log::RecordKind::kDataLoss, d);
   }
 }
@@ -815,7 +816,7 @@ void Collector::drain() {
     log::DataLossRecord d{};
     d.ts_ns = now_ns();
     d.count = dropped - m_events_dropped_written;
-    d.what_string = m_writer.intern("host_events_dropped");
+    d.what_string = m_writer.intern(store::data_loss_name(store::DataLossKind::kHostEventsDropped));
     m_writer.add(log::RecordKind::kDataLoss, d);
     m_events_dropped_written = dropped;
   }
@@ -835,7 +836,7 @@ void Collector::process_buffer(const collect::CompletedBuffer& b) {
     log::DataLossRecord d{};
     d.ts_ns = now_ns();
     d.count = b.dropped;
-    d.what_string = m_writer.intern("cupti_dropped_records");
+    d.what_string = m_writer.intern(store::data_loss_name(store::DataLossKind::kCuptiDroppedRecords));
     d.context_id = b.context_id;
     d.stream_id = b.stream_id;
     m_writer.add(log::RecordKind::kDataLoss, d);

@@ -5,7 +5,7 @@
 
 #include "core/roofline.hpp"
 
-namespace gpuscope::bench {
+namespace gpuscope::core {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -146,4 +146,4 @@ void derive_run(BenchRun& run, const MachineProfile* profile) {
   }
 }
 
-}  // namespace gpuscope::bench
+}  // namespace gpuscope::core

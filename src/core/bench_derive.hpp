@@ -34,7 +34,7 @@
 #include "core/bench_result.hpp"
 #include "core/machine_profile.hpp"
 
-namespace gpuscope::bench {
+namespace gpuscope::core {
 
 /// Fractions of the thresholds above (documented in docs/bench.md).
 inline constexpr double kLatencyLaunchFactor = 2.0;    // median <= 2 × launch cost
@@ -91,4 +91,4 @@ inline constexpr double kWriteShareForReadCeiling = 0.05;  // see memory_ceiling
 /// run, else max_sm_clock_mhz) and one warning that says so and what to do.
 void derive_run(BenchRun& run, const MachineProfile* profile);
 
-}  // namespace gpuscope::bench
+}  // namespace gpuscope::core

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace gpuscope::bench {
+namespace gpuscope::core {
 namespace {
 
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 62;
@@ -95,4 +95,4 @@ std::vector<std::vector<std::int64_t>> parse_sizes(std::string_view text) {
   return out;
 }
 
-}  // namespace gpuscope::bench
+}  // namespace gpuscope::core

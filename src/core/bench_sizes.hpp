@@ -20,11 +20,11 @@
 #include <string_view>
 #include <vector>
 
-namespace gpuscope::bench {
+namespace gpuscope::core {
 
 inline constexpr std::size_t kMaxSizes = 4096;
 
 /// One shape per size, in the order written; each shape is 1 or more positive numbers.
 [[nodiscard]] std::vector<std::vector<std::int64_t>> parse_sizes(std::string_view text);
 
-}  // namespace gpuscope::bench
+}  // namespace gpuscope::core

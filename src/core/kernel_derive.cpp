@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 
 #include "core/bench_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
+#include "core/units.hpp"
 
 namespace gpuscope::kernels {
 namespace {
@@ -19,56 +19,6 @@ bool known(double v) { return std::isfinite(v); }
 double get(const MetricValues& values, std::string_view name) {
   const auto it = values.find(name);
   return it == values.end() ? kNaN : it->second;
-}
-
-// 3 significant digits with an SI prefix: (2.98e12, "B/s") → "2.98 TB/s".
-std::string si(double v, std::string_view unit) {
-  if (!std::isfinite(v)) return "-";
-  static constexpr std::array<std::pair<double, const char*>, 9> kPrefixes{{{1e15, "P"},
-                                                                           {1e12, "T"},
-                                                                           {1e9, "G"},
-                                                                           {1e6, "M"},
-                                                                           {1e3, "k"},
-                                                                           {1, ""},
-                                                                           {1e-3, "m"},
-                                                                           {1e-6, "µ"},
-                                                                           {1e-9, "n"}}};
-  double scale = 1;
-  const char* prefix = "";
-  if (v != 0) {
-    for (const auto& [s, p] : kPrefixes) {
-      if (std::fabs(v) >= s * 0.9995) {
-        scale = s;
-        prefix = p;
-        break;
-      }
-      scale = s;
-      prefix = p;
-    }
-  }
-  const double x = v / scale;
-  const int decimals = std::fabs(x) >= 99.95 ? 0 : std::fabs(x) >= 9.995 ? 1 : 2;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-  std::string s = buf;
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s + " " + prefix + std::string(unit);
-}
-
-std::string pct_text(double pct) {
-  if (!std::isfinite(pct)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, pct < 9.95 ? "%.1f %%" : "%.0f %%", pct);
-  return buf;
-}
-
-std::string plain(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : std::fabs(v) >= 10 ? "%.1f" : "%.2f", v);
-  return buf;
 }
 
 std::string ceiling_label(std::string_view name) {
@@ -114,7 +64,7 @@ void add_memory(KernelDerived& d, const MetricValues& values, const MachineProfi
     BenchWork w;
     w.bytes_read = get(values, metric::k_dram_read);
     w.bytes_written = get(values, metric::k_dram_write);
-    std::string c = bench::memory_ceiling_for(w, "cold", 0);
+    std::string c = core::memory_ceiling_for(w, "cold", 0);
     if (!positive(measured(ceilings, c))) c = "dram_copy";
     add("dram", "DRAM", d.dram_bandwidth, c);
   }
@@ -220,26 +170,26 @@ bool is_sol(const Utilization& u) { return u.ceiling.empty(); }
 
 // "DRAM at 99 % of the measured DRAM copy ceiling (2.98 TB/s of 3 TB/s)".
 std::string at_ceiling(const Utilization& u, std::string_view source) {
-  if (is_sol(u)) return u.label + " at " + pct_text(u.pct) + " of its theoretical peak (Nsight Compute Speed of Light)";
+  if (is_sol(u)) return u.label + " at " + units::percent(u.pct) + " of its theoretical peak (Nsight Compute Speed of Light)";
   const std::string unit = u.memory ? "B/s" : "FLOP/s";
   const std::string label = u.ceiling == "tensor (mixed)" ? "tensor (mixed precisions)" : ceiling_label(u.ceiling);
-  return u.label + " at " + pct_text(u.pct) + " of the " + std::string(source) + " " + label + " ceiling (" +
-         si(u.achieved, unit) + " of " + si(u.ceiling_value, unit) + ")";
+  return u.label + " at " + units::percent(u.pct) + " of the " + std::string(source) + " " + label + " ceiling (" +
+         units::si(u.achieved, unit) + " of " + units::si(u.ceiling_value, unit) + ")";
 }
 
 std::string occupancy_sentence(const KernelDerived& d, const LaunchFacts& launch) {
   const OccupancyFacts& o = d.occupancy;
   std::string s;
-  if (known(o.achieved_pct)) s = "achieved occupancy " + pct_text(o.achieved_pct) + " of the SM's warp slots";
+  if (known(o.achieved_pct)) s = "achieved occupancy " + units::percent(o.achieved_pct) + " of the SM's warp slots";
   if (known(o.theoretical_pct)) {
     s += s.empty() ? "theoretical occupancy " : ", theoretical ";
-    s += pct_text(o.theoretical_pct);
+    s += units::percent(o.theoretical_pct);
     if (o.computed) {
       s += " (limited by " + std::string(occupancy::limiter_name(o.computed->limiter));
       if (o.computed->limiter == occupancy::Limiter::kRegisters)
         s += ": " + std::to_string(launch.registers_per_thread) + " registers per thread";
       if (o.computed->limiter == occupancy::Limiter::kSharedMemory)
-        s += ": " + si(static_cast<double>(launch.shared_memory_per_block), "B") + " per block";
+        s += ": " + units::bytes(static_cast<double>(launch.shared_memory_per_block)) + " per block";
       if (o.computed->limiter == occupancy::Limiter::kWarps || o.computed->limiter == occupancy::Limiter::kBlocks)
         s += ": " + std::to_string(launch.block_threads) + " threads per block";
       s += ")";
@@ -266,17 +216,17 @@ void explain(KernelDerived& d, const LaunchFacts& launch, const KernelDevice& de
 
   std::string cmp;
   if (mem && d.tensor_uncalibrated) {
-    cmp = "memory " + pct_text(mem->pct) + (sol ? " of peak" : " of its ceiling") +
+    cmp = "memory " + units::percent(mem->pct) + (sol ? " of peak" : " of its ceiling") +
           ", compute unknown (the tensor cores ran, their FLOPs are uncalibrated)";
   } else if (mem && comp) {
-    cmp = mem->pct >= comp->pct ? "memory " + pct_text(mem->pct) + " > compute " + pct_text(comp->pct)
-                                : "compute " + pct_text(comp->pct) + " > memory " + pct_text(mem->pct);
+    cmp = mem->pct >= comp->pct ? "memory " + units::percent(mem->pct) + " > compute " + units::percent(comp->pct)
+                                : "compute " + units::percent(comp->pct) + " > memory " + units::percent(mem->pct);
     cmp += sol ? " of peak" : " of their ceilings";
   } else if (mem) {
-    cmp = "memory " + pct_text(mem->pct) + " of its ceiling, compute " +
+    cmp = "memory " + units::percent(mem->pct) + " of its ceiling, compute " +
           std::string(d.tensor_uncalibrated ? "unknown (tensor FLOPs uncalibrated)" : "not collected");
   } else if (comp) {
-    cmp = "compute " + pct_text(comp->pct) + " of its ceiling, memory not collected";
+    cmp = "compute " + units::percent(comp->pct) + " of its ceiling, memory not collected";
   }
 
   std::string e;
@@ -286,10 +236,10 @@ void explain(KernelDerived& d, const LaunchFacts& launch, const KernelDevice& de
                               : "unknown: gpu__time_duration.sum was not collected, so no rate can be computed.";
       break;
     case Bound::kLaunch:
-      e = "launch-bound: it ran " + si(d.duration_s, "s") + ", about what launching a kernel costs (threshold " +
-          si(launch_threshold, "s") + ")";
+      e = "launch-bound: it ran " + units::duration(d.duration_s) + ", about what launching a kernel costs (threshold " +
+          units::duration(launch_threshold) + ")";
       if (tiny_grid) e += ", on a " + grid_text(launch, device);
-      if (top) e += "; the busiest unit, " + top->label + ", is at " + pct_text(top->pct) + " of its ceiling";
+      if (top) e += "; the busiest unit, " + top->label + ", is at " + units::percent(top->pct) + " of its ceiling";
       e += ". Fuse it with its neighbours, give it more work per launch, or capture the launches in a CUDA graph.";
       break;
     case Bound::kDram:
@@ -308,14 +258,14 @@ void explain(KernelDerived& d, const LaunchFacts& launch, const KernelDevice& de
       }
       if (d.utilizations.size() > 1) {
         const Utilization& next = d.utilizations[1];
-        e += " Next busiest: " + next.label + " " + pct_text(next.pct) + ".";
+        e += " Next busiest: " + next.label + " " + units::percent(next.pct) + ".";
       }
       if (d.bound == Bound::kCompute && known(d.intensity_dram) && !sol) {
         const Utilization* dram = nullptr;
         for (const Utilization& u : d.utilizations)
           if (u.unit == "dram") dram = &u;
-        e += " Arithmetic intensity " + plain(d.intensity_dram) + " FLOP/B at DRAM";
-        if (dram) e += ", ridge point " + plain(top->ceiling_value / dram->ceiling_value) + " FLOP/B";
+        e += " Arithmetic intensity " + units::real3(d.intensity_dram) + " FLOP/B at DRAM";
+        if (dram) e += ", ridge point " + units::real3(top->ceiling_value / dram->ceiling_value) + " FLOP/B";
         e += ".";
       }
       break;
@@ -324,9 +274,9 @@ void explain(KernelDerived& d, const LaunchFacts& launch, const KernelDevice& de
       e = "not memory-bound: ";
       std::string levels;
       for (const Utilization& u : d.utilizations)
-        if (u.memory) levels += (levels.empty() ? "" : ", ") + u.label + " " + pct_text(u.pct);
+        if (u.memory) levels += (levels.empty() ? "" : ", ") + u.label + " " + units::percent(u.pct);
       e += levels + " of " + (sol ? "peak" : "the " + src + " ceilings") + ", all below " +
-           pct_text(kLatencyBelowPct) + "; ";
+           units::percent(kLatencyBelowPct) + "; ";
       e += d.tensor_uncalibrated ? "the tensor cores ran but their FLOPs are unknown (no calibration factor)"
                                  : "FLOPs were not collected";
       e += ", so compute-bound and latency-bound cannot be told apart (run `gpuscope kernels --set roofline`).";
@@ -334,14 +284,14 @@ void explain(KernelDerived& d, const LaunchFacts& launch, const KernelDevice& de
     }
     case Bound::kOccupancy:
     case Bound::kLatency: {
-      e = d.bound_label + ": every unit is below " + pct_text(kLatencyBelowPct) + " of its ceiling";
-      if (top) e += " (busiest: " + top->label + " " + pct_text(top->pct) + ")";
+      e = d.bound_label + ": every unit is below " + units::percent(kLatencyBelowPct) + " of its ceiling";
+      if (top) e += " (busiest: " + top->label + " " + units::percent(top->pct) + ")";
       if (d.bound == Bound::kOccupancy) {
         if (tiny_grid)
           e += "; a " + grid_text(launch, device) + " leaves " + std::to_string(device.sm_count - launch.grid_blocks) +
                " SMs idle: launch more blocks";
         if (known(d.occupancy.achieved_pct) && d.occupancy.achieved_pct < kLowOccupancyPct)
-          e += std::string(tiny_grid ? "; and" : ";") + " achieved occupancy " + pct_text(d.occupancy.achieved_pct) +
+          e += std::string(tiny_grid ? "; and" : ";") + " achieved occupancy " + units::percent(d.occupancy.achieved_pct) +
                " is too few warps to hide memory and instruction latency";
         e += ".";
       } else {
@@ -417,7 +367,7 @@ double tensor_flops(const MetricValues& values, std::string_view precision, cons
 }
 
 double launch_threshold_s(const MachineProfile& ceilings) {
-  const double cost = bench::launch_cost_s(ceilings, "hot");
+  const double cost = core::launch_cost_s(ceilings, "hot");
   return positive(cost) ? kLaunchCostFactor * cost : kLaunchBoundDefaultS;
 }
 
@@ -455,7 +405,7 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
     if (known(f)) {
       tensor += f;
     } else {
-      uncalibrated += (uncalibrated.empty() ? "" : ", ") + std::string(c.metric) + " = " + plain(count);
+      uncalibrated += (uncalibrated.empty() ? "" : ", ") + std::string(c.metric) + " = " + units::real3(count);
     }
   }
   if (tensor_present) d.tensor_flops = uncalibrated.empty() ? tensor : kNaN;

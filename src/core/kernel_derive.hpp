@@ -109,7 +109,7 @@ using TensorCalibration = std::map<std::string, double, std::less<>>;
 /// The factors gpuscope kernels starts from: 1 FLOP per count for the Hopper wgmma
 /// counters sm__ops_path_tensor_op_hgmma_src_{fp16,bf16_dst_fp32,tf32_dst_fp32}.sum,
 /// calibrated on H100 against cuBLAS GEMMs of known 2·M·N·K (4096³ and 2048×6144×8192,
-/// factor 1.000 for each; bench/kernels_check.py measures it again on every GPU run).
+/// factor 1.000 for each; validation/kernels_check.py measures it again on every GPU run).
 /// sm__inst_executed_pipe_tensor.sum and the fp8 counter have no factor (instruction
 /// shapes vary): their FLOPs stay unknown unless --tensor-factor gives one.
 [[nodiscard]] TensorCalibration default_tensor_calibration();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/units.hpp"
+
 namespace gpuscope::render {
 namespace {
 
@@ -52,7 +54,7 @@ Chart bench_sweep_chart(const SweepChartInput& in) {
     l.dashed = true;
     l.id = "ceiling-" + (s.ceiling.empty() ? std::string("unknown") : s.ceiling);
     l.css_class = "ceiling";
-    l.label = (s.ceiling_label.empty() ? s.ceiling : s.ceiling_label) + " " + format_si(s.ceiling_value, in.y_unit) +
+    l.label = (s.ceiling_label.empty() ? s.ceiling : s.ceiling_label) + " " + units::si(s.ceiling_value, in.y_unit) +
               " (" + (s.ceiling_source.empty() ? std::string("unknown source") : s.ceiling_source) + ")";
     l.label_at = LabelAt::kEnd;
     chart.lines.push_back(std::move(l));

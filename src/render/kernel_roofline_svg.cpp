@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/roofline.hpp"
+#include "core/units.hpp"
 #include "render/roofline_svg.hpp"
 
 namespace gpuscope::render {
@@ -135,7 +136,7 @@ Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarke
     l.color = ce->name == "dram_copy" ? "#1f77b4" : "#17a2b8";
     l.id = "ceiling-" + ce->name;
     l.css_class = "ceiling memory";
-    l.label = (info ? std::string(info->label) : ce->name) + " " + format_si(ce->measured, "B/s");
+    l.label = (info ? std::string(info->label) : ce->name) + " " + units::byte_rate(ce->measured);
     l.label_at = LabelAt::kEnd;
     c.lines.push_back(std::move(l));
   }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/roofline.hpp"
+#include "core/units.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -80,7 +81,7 @@ Chart roofline_chart(const MachineProfile& profile, std::span<const RooflinePoin
     l.color = color_of(m.ceiling);
     l.id = "ceiling-" + m.ceiling;
     l.css_class = "ceiling memory";
-    l.label = m.label + " " + format_si(m.value, unit_of(m));
+    l.label = m.label + " " + units::si(m.value, unit_of(m));
     l.label_at = LabelAt::kStart;
     c.lines.push_back(std::move(l));
   }
@@ -90,7 +91,7 @@ Chart roofline_chart(const MachineProfile& profile, std::span<const RooflinePoin
     l.color = color_of(k.ceiling);
     l.id = "ceiling-" + k.ceiling;
     l.css_class = "ceiling compute";
-    l.label = k.label + " " + format_si(k.value, unit_of(k));
+    l.label = k.label + " " + units::si(k.value, unit_of(k));
     l.label_at = LabelAt::kEnd;
     c.lines.push_back(std::move(l));
   }

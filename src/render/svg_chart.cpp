@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
 #include "render/report_render.hpp"
 
 namespace gpuscope::render {
@@ -92,7 +93,7 @@ std::optional<Segment> clip(Segment s, const Box& b) {
 }
 
 std::string tick_text(const ChartAxis& axis, double value) {
-  return axis.si_prefix ? format_si(value, axis.unit, 3) : format_plain(value, 3);
+  return axis.si_prefix ? units::si(value, axis.unit, 3) : format_plain(value, 3);
 }
 
 std::string axis_title(const ChartAxis& axis) {
@@ -406,41 +407,9 @@ class Writer {
   std::vector<Segment> m_segments;  // visible line segments
 };
 
-// Rounds to `significant` digits and drops trailing zeros ("3.35", "1", "295").
-std::string trimmed(double mantissa, int significant) {
-  const int int_digits = mantissa >= 1 ? static_cast<int>(std::floor(std::log10(mantissa))) + 1 : 1;
-  std::string s = fmt::format("{:.{}f}", mantissa, std::max(0, significant - int_digits));
-  if (s.find('.') != std::string::npos) {
-    s.erase(s.find_last_not_of('0') + 1);
-    if (s.back() == '.') s.pop_back();
-  }
-  return s;
-}
-
 }  // namespace
 
 void write_svg(const Chart& chart, std::ostream& out) { Writer(chart, out).write(); }
-
-std::string format_si(double value, std::string_view unit, int significant) {
-  if (std::isnan(value)) return "-";
-  const std::string sep = unit.empty() ? "" : " ";
-  if (value == 0) return "0" + sep + std::string(unit);
-  if (std::isinf(value)) return (value > 0 ? "inf" : "-inf") + sep + std::string(unit);
-  static constexpr std::array<std::string_view, 11> kPrefix{"p", "n", "µ", "m", "", "k", "M", "G", "T", "P", "E"};
-  const double a = std::fabs(value);
-  int group = static_cast<int>(std::floor(std::log10(a) / 3));
-  group = std::clamp(group, -4, 6);
-  double m = a / std::pow(10.0, 3 * group);
-  // Rounding may carry into the next prefix (999.6 → "1000"): move up one group then.
-  const int int_digits = m >= 1 ? static_cast<int>(std::floor(std::log10(m))) + 1 : 1;
-  const double scale = std::pow(10.0, std::max(0, significant - int_digits));
-  if (std::round(m * scale) / scale >= 1000 && group < 6) {
-    ++group;
-    m /= 1000;
-  }
-  return (value < 0 ? "-" : "") + trimmed(m, significant) + " " + std::string(kPrefix[group + 4]) +
-         std::string(unit);
-}
 
 std::string format_plain(double value, int significant) {
   if (std::isnan(value)) return "-";

@@ -35,7 +35,7 @@ namespace gpuscope::render {
 struct ChartAxis {
   std::string title;       // "Arithmetic intensity"
   std::string unit;        // "FLOP/B"; shown as "title (unit)"
-  bool si_prefix = false;  // tick labels "10 GFLOP/s" (true) or plain "0.01", "1,000" (false)
+  bool si_prefix = false;  // tick labels "10 GFLOP/s" (true, core/units.hpp's units::si) or plain "0.01", "1,000" (false)
   double min = std::numeric_limits<double>::quiet_NaN();  // NaN: from the data
   double max = std::numeric_limits<double>::quiet_NaN();  // both are widened to whole decades
 };
@@ -88,11 +88,8 @@ struct Chart {
 /// Writes the chart as a standalone SVG document.
 void write_svg(const Chart& chart, std::ostream& out);
 
-/// `value` with an SI prefix (p n µ m k M G T P E) and `significant` digits, trailing
-/// zeros dropped: (3.352e12, "B/s") → "3.35 TB/s", (1e12, "FLOP/s") → "1 TFLOP/s",
-/// (2.5e-6, "s") → "2.5 µs". 0 → "0 unit"; NaN → "-".
-[[nodiscard]] std::string format_si(double value, std::string_view unit, int significant = 3);
-
+/// Numbers with units (labels of lines and ticks) are formatted by core/units.hpp (units::si).
+///
 /// `value` with `significant` digits, plain (no prefix, no exponent for 1e-4..1e15),
 /// thousands grouped, trailing zeros dropped: 0.01 → "0.01", 1000 → "1,000", 295.4 → "295".
 [[nodiscard]] std::string format_plain(double value, int significant = 3);

@@ -60,6 +60,22 @@ void Database::exec(std::string_view sql) {
   }
 }
 
+void Database::attach(Database& source, std::string_view schema) {
+  const std::string& path = source.path();
+  if (!path.empty() && path != ":memory:") {
+    prepare("ATTACH DATABASE ? AS \"" + std::string(schema) + "\"").bind(1, std::string_view(path)).step();
+    return;
+  }
+  exec("ATTACH DATABASE ':memory:' AS \"" + std::string(schema) + "\"");
+  const std::string name(schema);
+  sqlite3_backup* backup = sqlite3_backup_init(m_db, name.c_str(), source.m_db, "main");
+  if (!backup) throw DatabaseError("copying an in-memory database into schema " + name + ": " + sqlite3_errmsg(m_db));
+  const int rc = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE)
+    throw DatabaseError("copying an in-memory database into schema " + name + ": " + sqlite3_errstr(rc));
+}
+
 Statement Database::prepare(std::string_view sql) { return Statement(m_db, sql); }
 
 std::optional<std::int64_t> Database::query_int(std::string_view sql) {

@@ -39,7 +39,6 @@ class Database {
   [[nodiscard]] std::optional<std::int64_t> query_int(std::string_view sql);
   [[nodiscard]] std::optional<std::string> query_text(std::string_view sql);
   [[nodiscard]] bool has_table(std::string_view name);
-  [[nodiscard]] sqlite3* handle() const { return m_db; }
   [[nodiscard]] const std::string& path() const { return m_path; }
   /// A number unique to this connection among those opened by this process (kept by a
   /// move): lets caches tell connections apart (analyze/analysis_cache.hpp).
@@ -49,6 +48,17 @@ class Database {
   [[nodiscard]] std::int64_t total_changes() const;
   /// Rowid of the last row this connection inserted (sqlite3_last_insert_rowid).
   [[nodiscard]] std::int64_t last_insert_rowid() const;
+
+  /// Makes `source`'s main database readable from this connection as schema `schema`
+  /// (`SELECT ... FROM schema.table`), until `DETACH DATABASE schema`.
+  /// - A file database (path() neither empty nor ":memory:") is attached by its path:
+  ///   nothing is copied, and what is read is what is committed in the file.
+  /// - An in-memory database (tests) cannot be attached by name, so `schema` becomes a
+  ///   fresh in-memory database holding a complete copy of it, made with SQLite's online
+  ///   backup API (sqlite3_backup_init/step/finish); later changes to `source` are not seen.
+  /// `source` is only read. Throws DatabaseError with SQLite's message if the attach
+  /// or the copy fails (a file that is not a database, `schema` already in use).
+  void attach(Database& source, std::string_view schema);
 
  private:
   sqlite3* m_db = nullptr;

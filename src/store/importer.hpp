@@ -11,7 +11,8 @@
 //    start inside a window; GPU work (kernels, memcpys, memsets) is kept when
 //    it starts inside a window or was launched by a kept API call;
 //  - everything lost or doubtful goes to data_loss (truncated or unreadable
-//    logs, collector-reported drops, unmatched NVTX, missing kernel records).
+//    logs, collector-reported drops, unmatched NVTX, missing kernel records),
+//    each a kind declared in store/data_loss_kinds.hpp.
 //
 // Errors: a bad log (missing, not a log, other format version) never stops the
 // import: it is skipped with an 'unreadable_log' data_loss row and a warning.
@@ -67,7 +68,7 @@ struct DataLossEntry {
   std::optional<std::uint32_t> pid;  // nullopt: not tied to a process
   std::string what;
   std::uint64_t count = 0;
-  std::string severity;  // "info", "warning", "data_loss"
+  std::string severity;  // "info", "warning", "data_loss" (parse_loss_severity)
   std::string detail;
 };
 

@@ -1,7 +1,8 @@
 // The trace database schema, defined once: every table and column with its SQL
-// type, unit and meaning. The importer creates tables from it, docs/trace-schema.md
-// is generated from it (`gpuscope schema`, checked by a unit test),
-// and analyze/ queries the names defined here.
+// type, unit and meaning (the columns are declared in store/schema_columns.hpp, which
+// also gives the row structs of store/rows.hpp that store/row_writer.hpp inserts).
+// The importer creates tables from it, docs/trace-schema.md is generated from it
+// (`gpuscope schema`, checked by a unit test), and analyze/ queries the names defined here.
 //
 // Schema version: bump kSchemaVersion on any change that breaks readers; the
 // database records it in meta('schema_version') and open_trace() refuses other

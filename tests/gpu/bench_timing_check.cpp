@@ -1,5 +1,5 @@
 // bench_timing_check: the kernels of the timing-agreement check of `scripts/gpu-run bench`
-// (bench/bench_check.py), so the same kernel can be timed by gpuscope's engine and, in a
+// (validation/bench_check.py), so the same kernel can be timed by gpuscope's engine and, in a
 // separate process, by ncu (gpu__time_duration.sum).
 //
 //   bench_timing_check time small|large   time with the engine; prints one JSON line

@@ -18,7 +18,7 @@
 #include "gpuscope/bench.hpp"
 
 namespace ops = gpuscope::bench::ops;
-using gpuscope::bench::parse_sizes;
+using gpuscope::core::parse_sizes;
 
 namespace {
 

@@ -19,7 +19,7 @@ the launch index of each of its own launches (LAUNCH lines). Pass when:
   6. -k matching nothing: exit 0, a warning that lists the kernel names it saw.
   7. --list-metrics dram__bytes (and with --chip GH100): lists dram__bytes_read.
   8. cuBLAS GEMMs (bf16, f16, tf32): the Hopper tensor-op counters of each dtype and
-     sm__inst_executed_pipe_tensor.sum are non-zero (FLOP calibration: bench/kernels_check.py).
+     sm__inst_executed_pipe_tensor.sum are non-zero (FLOP calibration: validation/kernels_check.py).
   9. --replay-mode none on the whole mix (memsets, memcpys, cuBLAS between launches): the
      same launches as kernel replay and, launch by launch, smsp__inst_executed.sum within
      0..16 instructions per warp above kernel replay's (a range given to the wrong launch would

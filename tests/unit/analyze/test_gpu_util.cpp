@@ -58,7 +58,7 @@ TEST(GpuUtil, BusyAndSmCoverageOfTwoKernels) {
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "GPU 0: busy 50 % but SM coverage 20 %")) << r.notes[0].text;
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "busy time is not utilization"));
   // One gap of 10000 ns: the 10-100 us bucket.
-  EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "< 10 us: 0 (0.0 us); 10-100 us: 1 (10.0 us); 0.1-1 ms: 0"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "< 10 µs: 0 (0 s); 10-100 µs: 1 (10 µs); 0.1-1 ms: 0"));
 }
 
 // Concurrent kernels share the SMs: two 100-SM kernels overlapping on two streams fill

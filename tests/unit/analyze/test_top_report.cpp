@@ -76,11 +76,11 @@ TEST(Top, FiveNumbersAndDiagnosesByHand) {
 
   EXPECT_EQ(warnings(r), (std::vector<std::string>{"launch-bound", "sync-blocked", "low SM coverage",
                                                    "pageable copies"}));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "a CUDA graph could save about 40.0 us"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "a CUDA graph could save about 40 µs"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "torch.compile(mode=\"reduce-overhead\")"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "27 % of the wall time, mostly in cudaDeviceSynchronize"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "could occupy only 24 % of its SMs"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 host-device copies (1000000 bytes, 1.0 us)"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 host-device copies (1000000 bytes, 1 µs)"));
 
   const Report& k = reports[1];
   EXPECT_EQ(k.name, "top_kernels");
@@ -107,7 +107,7 @@ TEST(Top, CpuStarvedAndSerializedCopies) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Sync-Blocked"), 0.0);
   EXPECT_EQ(warnings(r), (std::vector<std::string>{"CPU-starved", "serialized copies"}));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "the GPU was idle 78 % of the wall time"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 copies ran synchronously or with no kernel alongside for 10.0 us"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 copies ran synchronously or with no kernel alongside for 10 µs"));
 }
 
 // A busy, full GPU (idle 10 %, launching during 10 % of it): nothing fires; data loss first.

@@ -150,7 +150,7 @@ TEST(TracerShare, TopDoesNotCallTheLoopLaunchBoundBecauseOfTheTracer) {
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
                        "CPU-starved: without gpuscope's own cost of 4000 ns per launch, the GPU was idle 83 % of "
                        "the wall time, yet the CPU was inside launch calls during only 20 % of that idle time"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "a CUDA graph could save about 45.0 us"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "a CUDA graph could save about 45 µs"));
   EXPECT_TRUE(has_note(r, NoteLevel::kInfo,
                        "not launch-bound once gpuscope's own cost (4000 ns per launch) is taken out: as traced the "
                        "CPU was inside launch calls during 56 % of the GPU's idle time, without it 20 %"));
@@ -184,8 +184,8 @@ TEST(TracerShare, SmallTracerCostKeepsTheVerdict) {
   EXPECT_EQ(warnings(r), std::vector<std::string>{"launch-bound"});
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
                        "launch-bound: without gpuscope's own cost of 500 ns per launch, the GPU was idle 89 % of "
-                       "the wall time and the CPU was inside launch calls during 53 % of that idle time (45.0 us); a "
-                       "CUDA graph could save about 76.5 us"));
+                       "the wall time and the CPU was inside launch calls during 53 % of that idle time (45 µs); a "
+                       "CUDA graph could save about 76.5 µs"));
 }
 
 // (c) No meta keys: the traced numbers throughout, the verdict as before, one more note.
@@ -220,7 +220,7 @@ TEST(TracerShare, UnknownCostChangesNothingButANote) {
   EXPECT_EQ(warnings(r), std::vector<std::string>{"launch-bound"});
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
                        "launch-bound: the GPU was idle 90 % of the wall time and the CPU was inside launch calls "
-                       "during 56 % of that idle time (50.0 us); a CUDA graph could save about 81.0 us"));
+                       "during 56 % of that idle time (50 µs); a CUDA graph could save about 81 µs"));
   EXPECT_FALSE(has_note(r, "gpuscope's own"));
   EXPECT_FALSE(has_note(gpu_util(t.db()), "gpuscope's own"));
 }

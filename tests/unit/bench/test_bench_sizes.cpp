@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpuscope::bench {
+namespace gpuscope::core {
 namespace {
 
 using Shapes = std::vector<std::vector<std::int64_t>>;
@@ -45,4 +45,4 @@ TEST(BenchSizes, TooManySizes) {
 }
 
 }  // namespace
-}  // namespace gpuscope::bench
+}  // namespace gpuscope::core

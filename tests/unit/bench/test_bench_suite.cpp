@@ -31,7 +31,7 @@ TEST(BenchSuite, EveryOperatorIsWellFormed) {
     EXPECT_EQ(ops::find_operator(op.name), &op);
     RunOptions o;
     o.dtype = op.dtypes.front();
-    o.sizes = parse_sizes(op.default_sizes);
+    o.sizes = core::parse_sizes(op.default_sizes);
     const std::vector<ops::CaseSpec> specs = plan_cases(op, o);
     EXPECT_EQ(specs.size(), op.variants.size() * o.sizes.size());
     std::set<std::string> params;
@@ -54,7 +54,7 @@ TEST(BenchSuite, EveryOperatorIsWellFormed) {
 TEST(BenchSuite, PlanRefusesBadInput) {
   const ops::Operator& copy = *ops::find_operator("copy");
   RunOptions o;
-  o.sizes = parse_sizes("1024");
+  o.sizes = core::parse_sizes("1024");
   o.variant = "warp_speed";
   try {
     (void)plan_cases(copy, o);
@@ -72,7 +72,7 @@ TEST(BenchSuite, PlanRefusesBadInput) {
     EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
   }
   o.dtype = ops::DType::kF32;
-  o.sizes = parse_sizes("4x4");  // copy takes one number
+  o.sizes = core::parse_sizes("4x4");  // copy takes one number
   EXPECT_THROW((void)plan_cases(copy, o), std::invalid_argument);
   o.sizes.clear();
   EXPECT_THROW((void)plan_cases(copy, o), std::invalid_argument);
@@ -82,7 +82,7 @@ TEST(BenchSuite, GemmWorkAndShapes) {
   const ops::Operator& gemm = *ops::find_operator("gemm");
   RunOptions o;
   o.dtype = ops::DType::kBF16;
-  o.sizes = parse_sizes("8192,128x256x512");
+  o.sizes = core::parse_sizes("8192,128x256x512");
   const auto specs = plan_cases(gemm, o);
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(gemm.params(specs[0]), "m=8192,n=8192,k=8192");

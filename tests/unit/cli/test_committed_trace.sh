@@ -19,7 +19,7 @@ reports=cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_gpu_mem_size_s
 diff -u "$src/tests/data/cnn.stats.csv" "$work/stats.csv"
 echo "ok   stats (nsys reports and diagnoses) match tests/data/cnn.stats.csv"
 
-python3 "$src/bench/compare_kernels.py" --torch "$src/tests/data/cnn.torch_kernels.json" \
+python3 "$src/validation/compare_kernels.py" --torch "$src/tests/data/cnn.torch_kernels.json" \
   --trace "$src/tests/data/cnn.sqlite" --out "$work/compare.md" >/dev/null
 grep "names matching" "$work/compare.md"
 echo "ok   kernel names and counts equal torch.profiler's"

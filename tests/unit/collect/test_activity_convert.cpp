@@ -7,6 +7,13 @@
 namespace gpuscope::collect {
 namespace {
 
+// Log records are packed (core/event_log_format.hpp): EXPECT_EQ takes its arguments by
+// reference, and a reference to a misaligned field is undefined behaviour; compare a copy.
+template <typename T>
+T v(T field) {
+  return field;
+}
+
 TEST(ActivityConvert, Kernel) {
   CUpti_ActivityKernel10 k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -38,29 +45,29 @@ TEST(ActivityConvert, Kernel) {
   k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_CBL_COMMANDLIST;
   k.isDeviceLaunched = 1;
   const auto r = to_kernel_record(k, 17);
-  EXPECT_EQ(r.start_ns, 1000u);
-  EXPECT_EQ(r.end_ns, 2500u);
-  EXPECT_EQ(r.queued_ns, 0u);
-  EXPECT_EQ(r.submitted_ns, 900u);
-  EXPECT_EQ(r.device_id, 1u);
-  EXPECT_EQ(r.context_id, 2u);
-  EXPECT_EQ(r.stream_id, 7u);
-  EXPECT_EQ(r.correlation_id, 42u);
-  EXPECT_EQ(r.grid[0], 128);
-  EXPECT_EQ(r.grid[1], 2);
-  EXPECT_EQ(r.block[0], 256);
-  EXPECT_EQ(r.cluster[0], 2u);
-  EXPECT_EQ(r.registers_per_thread, 32u);
-  EXPECT_EQ(r.static_shared_memory, 1024);
-  EXPECT_EQ(r.dynamic_shared_memory, 4096);
-  EXPECT_EQ(r.local_memory_per_thread, 16u);
-  EXPECT_EQ(r.shared_memory_executed, 65536u);
-  EXPECT_EQ(r.graph_id, 3u);
-  EXPECT_EQ(r.graph_node_id, 99u);
-  EXPECT_EQ(r.grid_id, -5);
-  EXPECT_EQ(r.name_string, 17u);
-  EXPECT_EQ(r.launch_type, CUPTI_ACTIVITY_LAUNCH_TYPE_CBL_COMMANDLIST);
-  EXPECT_EQ(r.is_device_launched, 1);
+  EXPECT_EQ(v(r.start_ns), 1000u);
+  EXPECT_EQ(v(r.end_ns), 2500u);
+  EXPECT_EQ(v(r.queued_ns), 0u);
+  EXPECT_EQ(v(r.submitted_ns), 900u);
+  EXPECT_EQ(v(r.device_id), 1u);
+  EXPECT_EQ(v(r.context_id), 2u);
+  EXPECT_EQ(v(r.stream_id), 7u);
+  EXPECT_EQ(v(r.correlation_id), 42u);
+  EXPECT_EQ(v(r.grid[0]), 128);
+  EXPECT_EQ(v(r.grid[1]), 2);
+  EXPECT_EQ(v(r.block[0]), 256);
+  EXPECT_EQ(v(r.cluster[0]), 2u);
+  EXPECT_EQ(v(r.registers_per_thread), 32u);
+  EXPECT_EQ(v(r.static_shared_memory), 1024);
+  EXPECT_EQ(v(r.dynamic_shared_memory), 4096);
+  EXPECT_EQ(v(r.local_memory_per_thread), 16u);
+  EXPECT_EQ(v(r.shared_memory_executed), 65536u);
+  EXPECT_EQ(v(r.graph_id), 3u);
+  EXPECT_EQ(v(r.graph_node_id), 99u);
+  EXPECT_EQ(v(r.grid_id), -5);
+  EXPECT_EQ(v(r.name_string), 17u);
+  EXPECT_EQ(v(r.launch_type), CUPTI_ACTIVITY_LAUNCH_TYPE_CBL_COMMANDLIST);
+  EXPECT_EQ(v(r.is_device_launched), 1);
 }
 
 TEST(ActivityConvert, MemcpyAndPeer) {
@@ -79,20 +86,20 @@ TEST(ActivityConvert, MemcpyAndPeer) {
   m.correlationId = 6;
   m.graphId = 0;
   auto r = to_memcpy_record(m);
-  EXPECT_EQ(r.copy_kind, static_cast<std::uint8_t>(log::MemcpyKind::kHtoD));
-  EXPECT_EQ(r.src_kind, static_cast<std::uint8_t>(log::MemoryKind::kPinned));
-  EXPECT_EQ(r.dst_kind, static_cast<std::uint8_t>(log::MemoryKind::kDevice));
-  EXPECT_EQ(r.is_async, 1);
-  EXPECT_EQ(r.bytes, 1u << 20);
-  EXPECT_EQ(r.src_device_id, 3u);
-  EXPECT_EQ(r.dst_device_id, 3u);
-  EXPECT_EQ(r.correlation_id, 6u);
+  EXPECT_EQ(v(r.copy_kind), static_cast<std::uint8_t>(log::MemcpyKind::kHtoD));
+  EXPECT_EQ(v(r.src_kind), static_cast<std::uint8_t>(log::MemoryKind::kPinned));
+  EXPECT_EQ(v(r.dst_kind), static_cast<std::uint8_t>(log::MemoryKind::kDevice));
+  EXPECT_EQ(v(r.is_async), 1);
+  EXPECT_EQ(v(r.bytes), 1u << 20);
+  EXPECT_EQ(v(r.src_device_id), 3u);
+  EXPECT_EQ(v(r.dst_device_id), 3u);
+  EXPECT_EQ(v(r.correlation_id), 6u);
 
   m.flags = 0;
   m.copyKind = 200;  // unknown future value
   r = to_memcpy_record(m);
-  EXPECT_EQ(r.is_async, 0);
-  EXPECT_EQ(r.copy_kind, 0);
+  EXPECT_EQ(v(r.is_async), 0);
+  EXPECT_EQ(v(r.copy_kind), 0);
 
   CUpti_ActivityMemcpyPtoP4 p{};
   p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
@@ -182,16 +189,16 @@ TEST(ActivityConvert, DeviceContextOverhead) {
   d.eccEnabled = 1;
   for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(i + 1);
   const auto r = to_device_record(d, 3, 2'619'000, 5120);
-  EXPECT_EQ(r.cc_major, 9u);
-  EXPECT_EQ(r.sm_count, 132u);
-  EXPECT_EQ(r.global_memory_bytes, 80ull << 30);
-  EXPECT_EQ(r.global_memory_bandwidth_kbps, 3'350'000'000ull);
-  EXPECT_EQ(r.memory_clock_khz, 2'619'000u);
-  EXPECT_EQ(r.memory_bus_width_bits, 5120u);
-  EXPECT_EQ(r.name_string, 3u);
-  EXPECT_EQ(r.uuid[0], 1);
-  EXPECT_EQ(r.uuid[15], 16);
-  EXPECT_EQ(r.ecc_enabled, 1u);
+  EXPECT_EQ(v(r.cc_major), 9u);
+  EXPECT_EQ(v(r.sm_count), 132u);
+  EXPECT_EQ(v(r.global_memory_bytes), 80ull << 30);
+  EXPECT_EQ(v(r.global_memory_bandwidth_kbps), 3'350'000'000ull);
+  EXPECT_EQ(v(r.memory_clock_khz), 2'619'000u);
+  EXPECT_EQ(v(r.memory_bus_width_bits), 5120u);
+  EXPECT_EQ(v(r.name_string), 3u);
+  EXPECT_EQ(v(r.uuid[0]), 1);
+  EXPECT_EQ(v(r.uuid[15]), 16);
+  EXPECT_EQ(v(r.ecc_enabled), 1u);
 
   CUpti_ActivityContext3 c{};
   c.contextId = 1;

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpuscope::bench {
+namespace gpuscope::core {
 namespace {
 
 DeviceFacts h100() {
@@ -201,4 +201,4 @@ TEST(BenchDerive, DeriveRunWithAProfileOfAnotherGpuWarns) {
 }
 
 }  // namespace
-}  // namespace gpuscope::bench
+}  // namespace gpuscope::core

@@ -300,7 +300,7 @@ TEST(KernelDerive, TheoreticalCeilingsAreSaidAndMissingOnesNoted) {
   dev.sm_count = 132;
   dev.max_mem_clock_mhz = 2619;
   dev.memory_bus_width_bits = 5120;
-  const MachineProfile theo = bench::theoretical_profile(dev, 1980);
+  const MachineProfile theo = core::theoretical_profile(dev, 1980);
   const KernelDerived d = derive(copy_1gib(), big_grid(), h100_device(), theo, "theoretical");
   EXPECT_EQ(d.bound, Bound::kDram);
   EXPECT_NEAR(d.pct_of_ceiling, 2 * kGiB / 0.72e-3 / 3.352e12 * 100, 0.1);

@@ -50,7 +50,7 @@ def build_trace(path, gpuscope, launches, seed=1):
     db.executescript(schema)
     rng = random.Random(seed)
     pid, tid, t0 = 4242, 4242, 1_800_000_000_000_000_000
-    meta = {"schema_version": "1", "gpuscope_version": "0.1.0", "command": "synthetic (bench/stats_speed.py)",
+    meta = {"schema_version": "1", "gpuscope_version": "0.1.0", "command": "synthetic (validation/stats_speed.py)",
             "host": "synthetic", "capture_range": "none", "trace_sources": "cuda,nvtx",
             "clock": "CLOCK_REALTIME ns, CUPTI", "process_count": "1", "launched_pid": str(pid)}
     strings = {}
@@ -184,7 +184,7 @@ def main():
     Path(args.out + ".json").write_text(json.dumps(result, indent=1))
     total_events = counts["kernels"] + counts["api_calls"]
     lines = [f"# gpuscope stats on {total_events:,} kernel + API events", "",
-             f"Synthetic trace (bench/stats_speed.py): {counts['kernels']:,} kernels, {counts['api_calls']:,} API "
+             f"Synthetic trace (validation/stats_speed.py): {counts['kernels']:,} kernels, {counts['api_calls']:,} API "
              f"calls, {counts['nvtx_ranges']:,} NVTX ranges, {counts['memcpys']:,} memcpys; {size_mb:.0f} MB. "
              f"{os.cpu_count()} CPUs; median of {args.rounds} alternating rounds.", "",
              "| what | median (s) |", "|---|---:|",

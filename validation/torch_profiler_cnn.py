@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs examples/pytorch/cnn_train.py's training under torch.profiler for steps 5-10 and
-writes the GPU kernels it saw, per name, as JSON (for bench/compare_kernels.py).
+writes the GPU kernels it saw, per name, as JSON (for validation/compare_kernels.py).
 
 The profiler (CPU + CUDA activities) is started before step 5 and stopped after step 10,
 each after torch.cuda.synchronize() -- the same window cnn_train.py opens with

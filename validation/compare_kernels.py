@@ -42,7 +42,7 @@ def short(name, width=110):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--torch", required=True, help="JSON from bench/torch_profiler_cnn.py")
+    parser.add_argument("--torch", required=True, help="JSON from validation/torch_profiler_cnn.py")
     parser.add_argument("--trace", required=True, help="gpuscope trace (.sqlite)")
     parser.add_argument("--out", required=True, help="markdown file to write")
     args = parser.parse_args()

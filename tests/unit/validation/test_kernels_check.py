@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU tests of bench/kernels_check.py (no GPU): ncu CSV parsing on output recorded on the
+"""CPU tests of validation/kernels_check.py (no GPU): ncu CSV parsing on output recorded on the
 GPU machine (H100, ncu 2025.3.1), kernel-name normalisation, launch matching, judging with
 the floors, medians over rounds, hand-computed checks, FLOP calibration, and one end-to-end
 run of the script against fake gpuscope / ncu / kernel_mix programs (pass and fail cases).
@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "validation"))
 import kernels_check as kc  # noqa: E402
 
 # Recorded: ncu --metrics <hw group> --csv --print-units base --clock-control none
@@ -324,7 +324,7 @@ class EndToEnd(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def run_check(self, out, env=None):
-        cmd = [sys.executable, str(REPO / "bench" / "kernels_check.py"), "--build", str(self.tmp / "build"),
+        cmd = [sys.executable, str(REPO / "validation" / "kernels_check.py"), "--build", str(self.tmp / "build"),
                "--out", str(out), "--rounds", "1", "--ncu", str(self.bin / "ncu"), "--timeout", "60"]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
 

@@ -33,7 +33,7 @@ Exit status: 0 when every command ran and every target was met, 1 otherwise (eve
 still written). Usage:
   kernels_check.py --build BUILD --out OUT [--rounds N] [--ncu PATH] [--timeout S]
 The pure functions (ncu CSV parsing, name normalisation, matching, judging, tables) are
-unit-tested without a GPU by tests/unit/bench/test_kernels_check.py.
+unit-tested without a GPU by tests/unit/validation/test_kernels_check.py.
 """
 import argparse
 import csv

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two `gpuscope peak` profiles of one GPU with each other and with PyTorch.
 
-    python3 bench/peak_compare.py --profiles RUN1.json RUN2.json --out peak_compare.md
+    python3 validation/peak_compare.py --profiles RUN1.json RUN2.json --out peak_compare.md
 
 Measures, in this process and right after the gpuscope runs: torch device-to-device copy
 bandwidth (dst.copy_(src), the size of gpuscope's dram_copy buffer, read + write bytes

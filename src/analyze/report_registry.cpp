@@ -1,0 +1,90 @@
+#include "analyze/report_registry.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "analyze/gpu_util_report.hpp"
+#include "analyze/launch_reports.hpp"
+#include "analyze/memcpy_check.hpp"
+#include "analyze/nsys_reports.hpp"
+#include "analyze/nvtx_gpu_proj.hpp"
+#include "analyze/top_report.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+using Reports = std::vector<Report>;
+
+Reports one(Report r) {
+  Reports out;
+  out.push_back(std::move(r));
+  return out;
+}
+
+// docs/stats.md has the columns of each.
+constexpr ReportEntry kReports[] = {
+    {"top", "the five numbers that matter, the top kernels and the diagnoses that fired", true,
+     [](Database& db, const ReportOptions& o) { return top(db, o); }},
+    {"cuda_api_sum", "which CUDA API calls take the CPU's time (per function: total, count, avg..stddev)", false,
+     [](Database& db, const ReportOptions&) { return one(cuda_api_sum(db)); }},
+    {"cuda_gpu_kern_sum", "which kernels take the GPU's time (per kernel name; --base / --mangled names)", false,
+     [](Database& db, const ReportOptions& o) { return one(cuda_gpu_kern_sum(db, o)); }},
+    {"cuda_gpu_mem_time_sum", "how long memcpy/memset take, per kind (Host-to-Device, ..., memset)", false,
+     [](Database& db, const ReportOptions&) { return one(cuda_gpu_mem_time_sum(db)); }},
+    {"cuda_gpu_mem_size_sum", "how many MB each memcpy/memset kind moves", false,
+     [](Database& db, const ReportOptions&) { return one(cuda_gpu_mem_size_sum(db)); }},
+    {"nvtx_sum", "how long your NVTX ranges (steps, layers) take on the CPU", false,
+     [](Database& db, const ReportOptions&) { return one(nvtx_sum(db)); }},
+    {"nvtx_gpu_proj_sum", "the GPU time of the kernels launched inside each NVTX range", false,
+     [](Database& db, const ReportOptions&) { return one(nvtx_gpu_proj_sum(db)); }},
+    {"gpu_util", "is the GPU busy, and do its kernels fill the SMs? (busy % vs SM coverage, idle gaps)", false,
+     [](Database& db, const ReportOptions&) { return one(gpu_util(db)); }},
+    {"launch_overhead", "is the run launch-bound? (CPU launch time vs GPU time, queue delay, graph saving)", false,
+     [](Database& db, const ReportOptions&) { return one(launch_overhead(db)); }},
+    {"sync_wait", "where does the CPU block on the GPU? (synchronize calls, blocking copies)", false,
+     [](Database& db, const ReportOptions&) { return one(sync_wait(db)); }},
+    {"memcpy_check", "are copies slow? (pageable vs pinned, GB/s per kind, small transfers)", false,
+     [](Database& db, const ReportOptions&) { return one(memcpy_check(db)); }},
+    {"cuda_gpu_sum", "kernels and memory operations in one table", false,
+     [](Database& db, const ReportOptions& o) { return one(cuda_gpu_sum(db, o)); }},
+    {"cuda_gpu_trace", "one row per kernel/memcpy/memset, for scripts", false,
+     [](Database& db, const ReportOptions& o) { return one(cuda_gpu_trace(db, o)); }},
+    {"cuda_api_trace", "one row per CUDA API call, for scripts", false,
+     [](Database& db, const ReportOptions&) { return one(cuda_api_trace(db)); }},
+};
+
+}  // namespace
+
+std::span<const ReportEntry> report_registry() { return kReports; }
+
+std::vector<std::string_view> report_names() {
+  std::vector<std::string_view> names;
+  for (const ReportEntry& e : kReports)
+    if (e.in_default) names.push_back(e.name);
+  return names;
+}
+
+std::vector<std::string_view> all_report_names() {
+  std::vector<std::string_view> names;
+  for (const ReportEntry& e : kReports) names.push_back(e.name);
+  return names;
+}
+
+std::string_view report_description(std::string_view report) {
+  for (const ReportEntry& e : kReports)
+    if (e.name == report) return e.description;
+  return {};
+}
+
+std::vector<Report> run_report(Database& db, std::string_view name, const ReportOptions& options) {
+  for (const ReportEntry& e : kReports)
+    if (e.name == name) return e.run(db, options);
+  std::string valid;
+  for (const ReportEntry& e : kReports) valid += (valid.empty() ? "" : ", ") + std::string(e.name);
+  throw std::invalid_argument("unknown report '" + std::string(name) + "' (valid: " + valid + ")");
+}
+
+}  // namespace gpuscope::analyze

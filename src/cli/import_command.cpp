@@ -1,0 +1,48 @@
+#include "cli/import_command.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+#include "core/version.hpp"
+#include "store/importer.hpp"
+
+namespace gpuscope::cli {
+
+CLI::App* add_import_command(CLI::App& app, ImportOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "import", "Build a trace from event logs left by an interrupted `gpuscope trace` (NAME.logs/).");
+  sub->add_option("logs", o.logs, "Folder of .gslog files")->required()->check(CLI::ExistingDirectory);
+  sub->add_option("-o,--output", o.output, "Trace name (writes NAME.sqlite)")->required();
+  sub->add_flag("-f,--force-overwrite", o.force_overwrite, "Replace NAME.sqlite if it exists");
+  return sub;
+}
+
+int run_import(const ImportOptions& o) {
+  namespace fs = std::filesystem;
+  std::string output = o.output;
+  if (output.size() > 7 && output.ends_with(".sqlite")) output.resize(output.size() - 7);
+  const std::string db_path = output + ".sqlite";
+  if (fs::exists(db_path) && !o.force_overwrite) {
+    std::cerr << "gpuscope import: error: " << db_path << " exists; use --force-overwrite\n";
+    return 1;
+  }
+  std::vector<std::string> logs;
+  for (const auto& e : fs::directory_iterator(o.logs))
+    if (e.path().extension() == ".gslog") logs.push_back(e.path().string());
+  if (logs.empty()) {
+    std::cerr << "gpuscope import: error: no .gslog event logs in " << o.logs << "\n";
+    return 1;
+  }
+  std::sort(logs.begin(), logs.end());
+  fs::remove(db_path);
+  store::ImportOptions io;
+  io.gpuscope_version = kVersion;
+  const store::ImportResult r = store::import_logs(logs, db_path, io);
+  for (const auto& w : r.warnings) std::cerr << "gpuscope import: warning: " << w << "\n";
+  std::cerr << "gpuscope import: wrote " << db_path << " from " << logs.size() << " log(s)\n";
+  return 0;
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,79 @@
+// What the importer's passes share while one trace is written: the database and its
+// row writers, the global string table, the ImportResult being built, the per-process
+// tables (store/process_tables.hpp) and the data_loss rows. One per import_logs() call.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "store/data_loss_kinds.hpp"
+#include "store/importer.hpp"
+#include "store/log_scan.hpp"
+#include "store/process_tables.hpp"
+#include "store/row_writer.hpp"
+
+namespace gpuscope::store::detail {
+
+class ImportState {
+ public:
+  explicit ImportState(Database& db);
+
+  /// strings.id of `s`, written on first use; 0 for "" (stored as NULL by *_id columns).
+  [[nodiscard]] std::int64_t intern(std::string_view s);
+  /// (demangled, base name) strings.id of a kernel's mangled name, demangled once per trace.
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::string_view mangled,
+                                                                  std::int64_t mangled_id);
+  /// Widens the trace's time span (meta.duration_ns) to cover [start, end].
+  void seen(std::uint64_t start, std::uint64_t end);
+  [[nodiscard]] std::uint64_t duration_ns() const {
+    return m_last_ns >= m_first_ns ? m_last_ns - m_first_ns : 0;
+  }
+  /// nvtx_events.id for the next range: ids are trace-wide, in opening order.
+  [[nodiscard]] std::int64_t next_nvtx_id() { return m_next_nvtx_id++; }
+
+  /// Records a data_loss row of a declared kind (store/data_loss_kinds.hpp); `detail` fills
+  /// the wording's {detail}. Anything but info also becomes a warning line.
+  void add_data_loss(std::optional<std::uint32_t> pid, DataLossKind kind, std::uint64_t count,
+                     std::string_view detail = {});
+  /// A loss the collector reported as `what` (DataLossRecord.what_string): stored under that
+  /// name, with its declaration, or kCollectorDataLoss's severity and wording if undeclared.
+  void add_collector_loss(std::uint32_t pid, std::string_view what, std::uint64_t count);
+  /// Writes every data_loss row recorded so far.
+  void write_data_loss();
+
+  Database& db;
+  ImportResult result;
+  ProcessTables processes;
+  RowWriter<rows::Kernel> kernels;
+  RowWriter<rows::KernelProfile> kernel_profiles;
+  RowWriter<rows::KernelMetric> kernel_metrics;
+  RowWriter<rows::Memcpy> memcpys;
+  RowWriter<rows::Memset> memsets;
+  RowWriter<rows::ApiCall> api_calls;
+  RowWriter<rows::Sync> syncs;
+  RowWriter<rows::NvtxEvent> nvtx_events;
+  RowWriter<rows::Overhead> overheads;
+  RowWriter<rows::Message> messages;
+
+ private:
+  void add_loss_row(std::optional<std::uint32_t> pid, std::string what, std::uint64_t count,
+                    LossSeverity severity, std::string detail);
+
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  RowWriter<rows::String> m_strings_writer;
+  std::unordered_map<std::string, std::int64_t, Hash, std::equal_to<>> m_strings;
+  // strings.id of a mangled name -> (demangled id, base name id).
+  std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> m_kernel_names;
+  std::uint64_t m_first_ns = kOpenEnd;
+  std::uint64_t m_last_ns = 0;
+  std::int64_t m_next_nvtx_id = 1;
+};
+
+}  // namespace gpuscope::store::detail

@@ -1,0 +1,411 @@
+// Every trace table's columns, declared once as X-macros: for each column its name
+// (also the C++ member of the table's row struct), the row member's type, its SQL type,
+// its unit and its doc. From these come
+//   - the ColumnDef arrays of schema.cpp (CREATE TABLE, docs/trace-schema.md),
+//   - the row structs of store/rows.hpp (store::rows::Kernel, ...) that
+//     store/row_writer.hpp binds by member.
+// Adding a column here changes the DDL, the docs and the writer together; the
+// importer then fails to compile until it sets the member (if it must) — nothing else.
+//
+// X(name, Type, "SQL type", "unit", "doc"). Type is one of store/rows.hpp's aliases:
+//   Int     std::int64_t                 always bound
+//   OptInt  std::optional<std::int64_t>  nullopt binds NULL (INTEGER PRIMARY KEY: a new rowid)
+//   Text    std::string_view             always bound ("" stays "")
+//   OptText std::optional<std::string_view>  nullopt binds NULL
+//   Real    double
+// Table order, table docs, views and indexes stay in schema.cpp.
+#pragma once
+
+// clang-format off
+#define GPUSCOPE_COLUMNS_META(X) \
+  X(key, Text, "TEXT PRIMARY KEY", "", \
+    "Name of the fact (see the list below).") \
+  X(value, Text, "TEXT", "", \
+    "Its value, as text.")
+
+#define GPUSCOPE_COLUMNS_STRINGS(X) \
+  X(id, Int, "INTEGER PRIMARY KEY", "", \
+    "String id referenced by *_id columns.") \
+  X(value, Text, "TEXT NOT NULL", "", \
+    "The string (kernel name, API name, NVTX message, ...).")
+
+#define GPUSCOPE_COLUMNS_PROCESSES(X) \
+  X(pid, Int, "INTEGER PRIMARY KEY", "", \
+    "OS process id of the traced process.") \
+  X(ppid, OptInt, "INTEGER", "", \
+    "Parent process id.") \
+  X(host, OptText, "TEXT", "", \
+    "Host name.") \
+  X(cmdline, OptText, "TEXT", "", \
+    "Command line, arguments separated by spaces.") \
+  X(exe, OptText, "TEXT", "", \
+    "Executable path (/proc/PID/exe).") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "When the collector started in this process.") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "Last timestamp seen from this process.") \
+  X(ended_cleanly, Int, "INTEGER", "", \
+    "1 if the collector finished its log at exit; 0 if the process crashed or was killed (the log was cut short).") \
+  X(exit_status, OptInt, "INTEGER", "", \
+    "Exit code of the process (the launched command only; NULL for others or when killed by a signal).") \
+  X(term_signal, OptInt, "INTEGER", "", \
+    "Signal that killed the process (launched command only), else NULL.") \
+  X(rank, OptInt, "INTEGER", "", \
+    "$RANK of a torchrun/MPI worker, NULL if unset.") \
+  X(local_rank, OptInt, "INTEGER", "", \
+    "$LOCAL_RANK, NULL if unset.") \
+  X(cupti_api_version, OptInt, "INTEGER", "", \
+    "cuptiGetVersion() in the process.") \
+  X(cuda_driver_version, OptInt, "INTEGER", "", \
+    "cuDriverGetVersion() (e.g. 13000).") \
+  X(collector_version, OptText, "TEXT", "", \
+    "gpuscope version of the injected collector.") \
+  X(log_bytes, Int, "INTEGER", "bytes", \
+    "Size of the process's event log.")
+
+#define GPUSCOPE_COLUMNS_THREADS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(tid, Int, "INTEGER", "", \
+    "OS thread id (gettid).") \
+  X(name, OptText, "TEXT", "", \
+    "Thread name from nvtxNameOsThread, else NULL.")
+
+#define GPUSCOPE_COLUMNS_DEVICES(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process that saw the device (device ids are per process).") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal inside that process.") \
+  X(name, OptText, "TEXT", "", \
+    "Device name, e.g. 'NVIDIA H100 80GB HBM3'.") \
+  X(uuid, OptText, "TEXT", "", \
+    "GPU UUID, 'GPU-xxxxxxxx-xxxx-...'.") \
+  X(cc_major, Int, "INTEGER", "", \
+    "Compute capability, major.") \
+  X(cc_minor, Int, "INTEGER", "", \
+    "Compute capability, minor.") \
+  X(sm_count, Int, "INTEGER", "", \
+    "Number of streaming multiprocessors (SMs).") \
+  X(global_memory_bytes, Int, "INTEGER", "bytes", \
+    "Device memory size.") \
+  X(memory_bandwidth_bytes_per_s, Int, "INTEGER", "bytes/s", \
+    "Theoretical DRAM bandwidth reported by CUPTI.") \
+  X(l2_cache_bytes, Int, "INTEGER", "bytes", \
+    "L2 cache size.") \
+  X(core_clock_khz, Int, "INTEGER", "kHz", \
+    "SM clock rate reported by CUPTI.") \
+  X(memory_clock_khz, Int, "INTEGER", "kHz", \
+    "Memory clock rate (cuDeviceGetAttribute), 0 if unknown.") \
+  X(memory_bus_width_bits, Int, "INTEGER", "bits", \
+    "Memory bus width, 0 if unknown.") \
+  X(max_threads_per_block, Int, "INTEGER", "", \
+    "Limit on threads per block.") \
+  X(max_warps_per_sm, Int, "INTEGER", "", \
+    "Resident warps per SM (occupancy limit).") \
+  X(max_blocks_per_sm, Int, "INTEGER", "", \
+    "Resident blocks per SM (occupancy limit).") \
+  X(max_registers_per_sm, Int, "INTEGER", "", \
+    "32-bit registers per SM.") \
+  X(max_registers_per_block, Int, "INTEGER", "", \
+    "32-bit registers per block.") \
+  X(max_shared_memory_per_sm, Int, "INTEGER", "bytes", \
+    "Shared memory per SM.") \
+  X(max_shared_memory_per_block, Int, "INTEGER", "bytes", \
+    "Shared memory per block (opt-in maximum).") \
+  X(num_memcpy_engines, Int, "INTEGER", "", \
+    "Copy engines.") \
+  X(ecc_enabled, Int, "INTEGER", "", \
+    "1 if ECC is on.")
+
+#define GPUSCOPE_COLUMNS_KERNELS(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal.") \
+  X(context_id, Int, "INTEGER", "", \
+    "CUDA context id.") \
+  X(stream_id, Int, "INTEGER", "", \
+    "CUDA stream id (CUPTI's).") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "Matches api_calls.correlation_id of the launch (per process).") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Kernel start on the GPU.") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "Kernel end on the GPU.") \
+  X(name_id, OptInt, "INTEGER", "", \
+    "strings.id of the demangled name.") \
+  X(short_name_id, OptInt, "INTEGER", "", \
+    "strings.id of the base name (no namespace, template or parameters), as nsys --base.") \
+  X(mangled_name_id, OptInt, "INTEGER", "", \
+    "strings.id of the mangled name as CUPTI reports it.") \
+  X(grid_x, Int, "INTEGER", "", \
+    "Grid size in blocks, x.") \
+  X(grid_y, Int, "INTEGER", "", \
+    "Grid size in blocks, y.") \
+  X(grid_z, Int, "INTEGER", "", \
+    "Grid size in blocks, z.") \
+  X(block_x, Int, "INTEGER", "", \
+    "Block size in threads, x.") \
+  X(block_y, Int, "INTEGER", "", \
+    "Block size in threads, y.") \
+  X(block_z, Int, "INTEGER", "", \
+    "Block size in threads, z.") \
+  X(cluster_x, Int, "INTEGER", "", \
+    "Thread-block cluster size, x (0 = no cluster).") \
+  X(cluster_y, Int, "INTEGER", "", \
+    "Cluster size, y.") \
+  X(cluster_z, Int, "INTEGER", "", \
+    "Cluster size, z.") \
+  X(registers_per_thread, Int, "INTEGER", "", \
+    "Registers per thread.") \
+  X(static_shared_memory, Int, "INTEGER", "bytes", \
+    "Static shared memory per block.") \
+  X(dynamic_shared_memory, Int, "INTEGER", "bytes", \
+    "Dynamic shared memory per block.") \
+  X(local_memory_per_thread, Int, "INTEGER", "bytes", \
+    "Local memory (spills, stack) per thread.") \
+  X(graph_id, OptInt, "INTEGER", "", \
+    "CUDA graph id when launched from a graph, else NULL.") \
+  X(graph_node_id, OptInt, "INTEGER", "", \
+    "CUDA graph node id when launched from a graph, else NULL.") \
+  X(launch_type, Int, "INTEGER", "", \
+    "CUpti_ActivityLaunchType (0 regular, 1 cooperative single-device, 2 multi-device).")
+
+#define GPUSCOPE_COLUMNS_KERNEL_PROFILES(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id; kernel_metrics.profile_id refers to it.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal.") \
+  X(context_id, Int, "INTEGER", "", \
+    "CUDA context id (CUPTI's).") \
+  X(stream_id, OptInt, "INTEGER", "", \
+    "CUDA stream id (CUPTI's), NULL if unknown.") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "Correlation id of the launch API call: the same key as kernels.(pid, correlation_id) and api_calls.(pid, correlation_id).") \
+  X(launch_index, Int, "INTEGER", "", \
+    "0-based index of this launch among all kernel launches of the process (profiled or not), as ncu's --launch-skip counts.") \
+  X(launch_ns, Int, "INTEGER", "ns", \
+    "CPU time of the launch call's entry (CLOCK_REALTIME, the trace clock).") \
+  X(name_id, OptInt, "INTEGER", "", \
+    "strings.id of the demangled name.") \
+  X(short_name_id, OptInt, "INTEGER", "", \
+    "strings.id of the base name (no namespace, template or parameters).") \
+  X(mangled_name_id, OptInt, "INTEGER", "", \
+    "strings.id of the mangled (symbol) name.") \
+  X(grid_x, OptInt, "INTEGER", "", \
+    "Grid size in blocks, x.") \
+  X(grid_y, OptInt, "INTEGER", "", \
+    "Grid size in blocks, y.") \
+  X(grid_z, OptInt, "INTEGER", "", \
+    "Grid size in blocks, z.") \
+  X(block_x, OptInt, "INTEGER", "", \
+    "Block size in threads, x.") \
+  X(block_y, OptInt, "INTEGER", "", \
+    "Block size in threads, y.") \
+  X(block_z, OptInt, "INTEGER", "", \
+    "Block size in threads, z.") \
+  X(registers_per_thread, OptInt, "INTEGER", "", \
+    "Registers per thread (cuFuncGetAttribute CU_FUNC_ATTRIBUTE_NUM_REGS).") \
+  X(static_shared_memory, OptInt, "INTEGER", "bytes", \
+    "Static shared memory per block (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).") \
+  X(dynamic_shared_memory, OptInt, "INTEGER", "bytes", \
+    "Dynamic shared memory per block (the launch's sharedMemBytes).") \
+  X(local_memory_per_thread, OptInt, "INTEGER", "bytes", \
+    "Local memory per thread (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES).") \
+  X(metric_set, OptText, "TEXT", "", \
+    "--set the metrics came from ('quick', 'roofline', 'sol', 'memory', 'occupancy', 'custom').") \
+  X(passes, Int, "INTEGER", "", \
+    "Replay passes the Range Profiler needed for this launch's metrics (kernel replay).")
+
+#define GPUSCOPE_COLUMNS_KERNEL_METRICS(X) \
+  X(profile_id, Int, "INTEGER", "", \
+    "kernel_profiles.id of the launch.") \
+  X(metric_id, Int, "INTEGER", "", \
+    "strings.id of the metric's Nsight Compute name, e.g. dram__bytes_read.sum.") \
+  X(value, Real, "REAL", "", \
+    "The metric's value for that launch as cuptiProfilerHostEvaluateToGpuValues returns it, in the metric's own unit (bytes, ns, %, instructions, ...: docs/metrics.md).")
+
+#define GPUSCOPE_COLUMNS_MEMCPYS(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal.") \
+  X(context_id, Int, "INTEGER", "", \
+    "CUDA context id.") \
+  X(stream_id, Int, "INTEGER", "", \
+    "CUDA stream id.") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "Matches api_calls.correlation_id.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Copy start on the GPU.") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "Copy end on the GPU.") \
+  X(bytes, Int, "INTEGER", "bytes", \
+    "Bytes copied.") \
+  X(copy_kind, Text, "TEXT", "", \
+    "'HtoD', 'DtoH', 'DtoD', 'HtoH', 'PtoP', 'HtoA', 'AtoH', 'AtoA', 'AtoD', 'DtoA' or 'unknown'.") \
+  X(src_kind, Text, "TEXT", "", \
+    "Source memory: 'pageable', 'pinned', 'device', 'array', 'managed', 'device_static', 'managed_static', 'unknown'.") \
+  X(dst_kind, Text, "TEXT", "", \
+    "Destination memory kind (same values).") \
+  X(src_device_id, Int, "INTEGER", "", \
+    "Source device (peer copies), else = device_id.") \
+  X(dst_device_id, Int, "INTEGER", "", \
+    "Destination device (peer copies), else = device_id.") \
+  X(is_async, Int, "INTEGER", "", \
+    "1 for an asynchronous copy.") \
+  X(graph_id, OptInt, "INTEGER", "", \
+    "CUDA graph id, else NULL.") \
+  X(graph_node_id, OptInt, "INTEGER", "", \
+    "CUDA graph node id, else NULL.")
+
+#define GPUSCOPE_COLUMNS_MEMSETS(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal.") \
+  X(context_id, Int, "INTEGER", "", \
+    "CUDA context id.") \
+  X(stream_id, Int, "INTEGER", "", \
+    "CUDA stream id.") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "Matches api_calls.correlation_id.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Start on the GPU.") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "End on the GPU.") \
+  X(bytes, Int, "INTEGER", "bytes", \
+    "Bytes set.") \
+  X(value, Int, "INTEGER", "", \
+    "Value written.") \
+  X(memory_kind, Text, "TEXT", "", \
+    "Memory kind (as memcpys.src_kind).") \
+  X(graph_id, OptInt, "INTEGER", "", \
+    "CUDA graph id, else NULL.") \
+  X(graph_node_id, OptInt, "INTEGER", "", \
+    "CUDA graph node id, else NULL.")
+
+#define GPUSCOPE_COLUMNS_API_CALLS(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(tid, Int, "INTEGER", "", \
+    "OS thread id of the caller.") \
+  X(domain, Text, "TEXT", "", \
+    "'runtime' (cuda*) or 'driver' (cu*).") \
+  X(cbid, Int, "INTEGER", "", \
+    "CUPTI callback id (cupti_runtime_cbid.h / cupti_driver_cbid.h).") \
+  X(name_id, OptInt, "INTEGER", "", \
+    "strings.id of the function name, e.g. cudaLaunchKernel.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Call entry on the CPU.") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "Call return.") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "Links the call to the GPU work it launched (per process).") \
+  X(return_value, Int, "INTEGER", "", \
+    "cudaError_t or CUresult returned (0 = success).")
+
+#define GPUSCOPE_COLUMNS_SYNCS(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(tid, OptInt, "INTEGER", "", \
+    "Thread of the API call that waited (from correlation_id), NULL if unknown.") \
+  X(context_id, Int, "INTEGER", "", \
+    "CUDA context id.") \
+  X(stream_id, OptInt, "INTEGER", "", \
+    "Stream waited on, NULL if n/a.") \
+  X(event_id, OptInt, "INTEGER", "", \
+    "Event waited on, NULL if n/a.") \
+  X(sync_type, Text, "TEXT", "", \
+    "'event_synchronize', 'stream_wait_event', 'stream_synchronize', 'context_synchronize' or 'unknown'.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Wait start (CPU).") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "Wait end.") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "api_calls.correlation_id of the synchronizing call.")
+
+#define GPUSCOPE_COLUMNS_NVTX_EVENTS(X) \
+  X(id, Int, "INTEGER PRIMARY KEY", "", \
+    "Row id.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(tid, Int, "INTEGER", "", \
+    "Thread that opened the range or put the mark.") \
+  X(end_tid, Int, "INTEGER", "", \
+    "Thread that closed a start/end range (may differ), else = tid.") \
+  X(domain_id, OptInt, "INTEGER", "", \
+    "strings.id of the NVTX domain name; NULL = default domain.") \
+  X(style, Text, "TEXT", "", \
+    "'PushPop', 'StartEnd' or 'Mark' (nsys's names).") \
+  X(text_id, OptInt, "INTEGER", "", \
+    "strings.id of the message.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Range start or mark time.") \
+  X(end_ns, OptInt, "INTEGER", "ns", \
+    "Range end; NULL for marks and ranges never closed.") \
+  X(depth, OptInt, "INTEGER", "", \
+    "Push/pop nesting depth on its thread (0 = outermost); NULL for StartEnd and marks.") \
+  X(parent_id, OptInt, "INTEGER", "", \
+    "nvtx_events.id of the enclosing push/pop range, NULL at top level.") \
+  X(color, OptInt, "INTEGER", "", \
+    "ARGB color, NULL if none.") \
+  X(category, Int, "INTEGER", "", \
+    "NVTX category, 0 if none.")
+
+#define GPUSCOPE_COLUMNS_OVERHEADS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(overhead_kind, Text, "TEXT", "", \
+    "CUPTI overhead kind: 'driver_compiler', 'cupti_buffer_flush', 'cupti_instrumentation', 'cupti_resource', 'runtime_triggered_module_loading', 'lazy_function_loading', 'command_buffer_full', 'activity_buffer_request', 'unknown'.") \
+  X(object_id, Int, "INTEGER", "", \
+    "Thread or device the overhead applies to.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Start.") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "End.")
+
+#define GPUSCOPE_COLUMNS_CAPTURE_WINDOWS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Window start.") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "Window end (the process end if never stopped).") \
+  X(reason, Text, "TEXT", "", \
+    "What opened it: 'all' (no capture range: the whole process), 'cudaProfilerStart', 'nvtx:RANGE', 'delay', or 'process_start' (a stop with no start before it: capturing from the start).")
+
+#define GPUSCOPE_COLUMNS_DATA_LOSS(X) \
+  X(pid, OptInt, "INTEGER", "", \
+    "Process id (NULL for the whole trace).") \
+  X(what, Text, "TEXT", "", \
+    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records'.") \
+  X(count, Int, "INTEGER", "", \
+    "How many records or bytes (see detail).") \
+  X(severity, Text, "TEXT", "", \
+    "'info', 'warning' or 'data_loss'.") \
+  X(detail, Text, "TEXT", "", \
+    "Plain-language explanation and what to do.")
+
+#define GPUSCOPE_COLUMNS_MESSAGES(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(ts_ns, Int, "INTEGER", "ns", \
+    "When.") \
+  X(severity, Text, "TEXT", "", \
+    "'info', 'warning' or 'error'.") \
+  X(text, Text, "TEXT", "", \
+    "Message from the collector (e.g. another CUPTI client holds the subscription).")
+// clang-format on

@@ -1,0 +1,132 @@
+// core/units: one spelling and one rounding rule per unit; every case computable by hand.
+#include "core/units.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace gpuscope::units {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+TEST(Units, ZeroHasNoPrefix) {
+  EXPECT_EQ(duration(0), "0 s");
+  EXPECT_EQ(duration_ns(0), "0 s");
+  EXPECT_EQ(bytes(0), "0 B");
+  EXPECT_EQ(byte_rate(0), "0 B/s");
+  EXPECT_EQ(si(0, ""), "0");
+  EXPECT_EQ(percent(0), "0.0 %");
+  EXPECT_EQ(real3(0), "0.00");
+  EXPECT_EQ(ns_count(0), "0 ns");
+}
+
+TEST(Units, DurationsUseSiPrefixesAndMicroSign) {
+  EXPECT_EQ(duration_ns(1), "1 ns");
+  EXPECT_EQ(duration_ns(999), "999 ns");
+  EXPECT_EQ(duration_ns(1000), "1 µs");            // never "us"
+  EXPECT_EQ(duration_ns(1500), "1.5 µs");
+  EXPECT_EQ(duration_ns(45'000), "45 µs");
+  EXPECT_EQ(duration_ns(76'500), "76.5 µs");
+  EXPECT_EQ(duration_ns(1'500'000), "1.5 ms");
+  EXPECT_EQ(duration_ns(4'567'000), "4.57 ms");    // 3 significant digits
+  EXPECT_EQ(duration(1.5e-3), "1.5 ms");
+  EXPECT_EQ(duration(2.46e-6), "2.46 µs");
+  EXPECT_EQ(duration(13.483605), "13.5 s");
+  EXPECT_EQ(duration(120), "120 s");               // no "k s": the prefix stays SI
+  EXPECT_EQ(duration(1e-12), "1 ps");
+}
+
+TEST(Units, RoundingCarriesIntoTheNextPrefix) {
+  EXPECT_EQ(duration_ns(999'600), "1 ms");         // not "1000 µs"
+  EXPECT_EQ(duration_ns(999'400), "999 µs");
+  EXPECT_EQ(si(999.6, "B"), "1 kB");
+  EXPECT_EQ(si(9.996, "s"), "10 s");
+  EXPECT_EQ(si(99.96, "s"), "100 s");
+}
+
+TEST(Units, SignificantDigits) {
+  EXPECT_EQ(duration_ns(1'234'567'890, 6), "1.23457 s");
+  EXPECT_EQ(duration_ns(250'000'000, 6), "250 ms");
+  EXPECT_EQ(si(3.352e12, "B/s", 2), "3.4 TB/s");
+  EXPECT_EQ(si(3.352e12, "B/s", 0), "3 TB/s");   // fewer than 1 digit: 1
+}
+
+TEST(Units, BytesAreDecimal) {
+  EXPECT_EQ(bytes(512), "512 B");
+  EXPECT_EQ(bytes(1000), "1 kB");
+  EXPECT_EQ(bytes(1024), "1.02 kB");
+  EXPECT_EQ(bytes(1073741824.0), "1.07 GB");      // 2^30
+  EXPECT_EQ(bytes(48 * 1024), "49.2 kB");
+}
+
+TEST(Units, Rates) {
+  EXPECT_EQ(byte_rate(2.98e12), "2.98 TB/s");
+  EXPECT_EQ(byte_rate(3e12), "3 TB/s");
+  EXPECT_EQ(byte_rate(2006e9), "2.01 TB/s");
+  EXPECT_EQ(byte_rate(25e6), "25 MB/s");
+  EXPECT_EQ(byte_rate(2.5e6), "2.5 MB/s");
+  EXPECT_EQ(flop_rate(1e12), "1 TFLOP/s");
+  EXPECT_EQ(flop_rate(6.7e13), "67 TFLOP/s");
+  EXPECT_EQ(si(0.5e6, "FLOP/s"), "500 kFLOP/s");
+}
+
+TEST(Units, Percentages) {
+  EXPECT_EQ(percent(0.5), "0.5 %");
+  EXPECT_EQ(percent(5), "5.0 %");
+  EXPECT_EQ(percent(9.94), "9.9 %");
+  EXPECT_EQ(percent(9.95), "10 %");
+  EXPECT_EQ(percent(25), "25 %");
+  EXPECT_EQ(percent(99.4), "99 %");
+  EXPECT_EQ(percent(100.6), "101 %");
+  EXPECT_EQ(percent_of(0.153), "15 %");
+  EXPECT_EQ(percent_of(0.005), "0.5 %");
+  EXPECT_EQ(percent_of(1.0), "100 %");
+}
+
+TEST(Units, PlainNumbers) {
+  EXPECT_EQ(real3(916.2), "916");
+  EXPECT_EQ(real3(12.46), "12.5");
+  EXPECT_EQ(real3(0.2357), "0.24");
+  EXPECT_EQ(real3(5), "5.00");
+  EXPECT_EQ(real3(8448), "8448");
+  EXPECT_EQ(ns_count(4000), "4000 ns");
+  EXPECT_EQ(ns_count(812.5), "812.5 ns");
+  EXPECT_EQ(ns_count(812.25), "812.2 ns");  // one decimal, printf rounding of the binary value
+}
+
+TEST(Units, NegativeValuesKeepTheirSign) {
+  EXPECT_EQ(duration(-1.5e-3), "-1.5 ms");
+  EXPECT_EQ(duration_ns(-999), "-999 ns");
+  EXPECT_EQ(byte_rate(-2.98e12), "-2.98 TB/s");
+  EXPECT_EQ(percent(-50), "-50 %");           // the magnitude picks the decimals
+  EXPECT_EQ(percent(-0.5), "-0.5 %");
+  EXPECT_EQ(real3(-916.2), "-916");
+  EXPECT_EQ(real3(-0.25), "-0.25");
+}
+
+TEST(Units, NotANumberIsADash) {
+  EXPECT_EQ(si(kNaN, "s"), "-");
+  EXPECT_EQ(duration(kNaN), "-");
+  EXPECT_EQ(bytes(kNaN), "-");
+  EXPECT_EQ(byte_rate(kNaN), "-");
+  EXPECT_EQ(flop_rate(kNaN), "-");
+  EXPECT_EQ(percent(kNaN), "-");
+  EXPECT_EQ(percent_of(kNaN), "-");
+  EXPECT_EQ(real3(kNaN), "-");
+  EXPECT_EQ(ns_count(kNaN), "-");
+}
+
+TEST(Units, Infinities) {
+  EXPECT_EQ(duration(kInf), "inf s");
+  EXPECT_EQ(byte_rate(-kInf), "-inf B/s");
+  EXPECT_EQ(si(kInf, ""), "inf");
+  EXPECT_EQ(percent(kInf), "-");
+  EXPECT_EQ(real3(-kInf), "-");
+}
+
+}  // namespace
+}  // namespace gpuscope::units
