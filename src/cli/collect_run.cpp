@@ -10,6 +10,7 @@
 #include "cli/driver_check.hpp"
 #include "core/version.hpp"
 #include "store/database.hpp"
+#include "store/run_description.hpp"
 
 namespace fs = std::filesystem;
 
@@ -116,8 +117,10 @@ CollectRunResult collect_run(CollectRunSpec o) {
   std::error_code ec;
   if (fs::exists(log_dir)) {
     if (!o.force_overwrite) {
-      res.exit_code = cli_fail(tool, log_dir.string() + " exists (logs of an earlier, unfinished run?)",
-                               "import or remove it, or use --force-overwrite");
+      res.exit_code = cli_fail(tool, log_dir.string() + " exists: the event logs of an earlier run that did not finish "
+                                     "(gpuscope was killed?); nothing was run",
+                               "turn them into a trace with `gpuscope import " + log_dir.string() + " -o " +
+                                   o.output + "`, or remove the folder, or use --force-overwrite to discard them");
       return res;
     }
     fs::remove_all(log_dir, ec);
@@ -139,6 +142,26 @@ CollectRunResult collect_run(CollectRunSpec o) {
   if (o.nvtx) spec.env.emplace_back("NVTX_INJECTION64_PATH", inject->string());
   spec.kill_after = o.kill_after;
   spec.kill_signal = o.kill_signal;
+
+  // What the logs alone do not hold goes beside them (run.json) before the command starts,
+  // with its pid once it runs and its exit status at the end: if gpuscope itself is killed,
+  // `gpuscope import NAME.logs` still builds the whole trace.
+  store::ImportOptions& io = o.import;
+  io.command = join_command(o.command);
+  io.start_time = start_time;
+  io.gpuscope_version = kVersion;
+  const auto describe_run = [&](const char* when) {
+    try {
+      store::write_run_description(log_dir, io);
+    } catch (const std::exception& e) {
+      std::cerr << "gpuscope " << tool << ": warning: " << when << ": " << e.what() << "\n";
+    }
+  };
+  describe_run("before the run");
+  spec.on_started = [&](int pid) {
+    io.launched_pid = static_cast<std::uint32_t>(pid);
+    describe_run("at the start");
+  };
 
   res.run = launch_and_wait(spec);
   const LaunchResult& run = res.run;
@@ -162,13 +185,10 @@ CollectRunResult collect_run(CollectRunSpec o) {
     std::cerr << "gpuscope " << tool << ": warning: no process initialised CUDA, so nothing was recorded "
                  "(the command ran without using the GPU, or CUDA failed to start)\n";
 
-  store::ImportOptions& io = o.import;
-  io.command = join_command(o.command);
-  io.launched_pid = run.pid;
+  io.launched_pid = static_cast<std::uint32_t>(run.pid);
   io.exit_status = run.exit_status;
   io.term_signal = run.term_signal;
-  io.start_time = start_time;
-  io.gpuscope_version = kVersion;
+  describe_run("at the end");
   const fs::path tmp_db = db_path.string() + ".tmp";
   fs::remove(tmp_db, ec);
   try {

@@ -7,6 +7,7 @@
 
 #include "core/version.hpp"
 #include "store/importer.hpp"
+#include "store/run_description.hpp"
 
 namespace gpuscope::cli {
 
@@ -37,8 +38,23 @@ int run_import(const ImportOptions& o) {
   }
   std::sort(logs.begin(), logs.end());
   fs::remove(db_path);
+  // run.json (written by the launcher beside the logs) holds the command line, options and
+  // exit status; logs without one (an older gpuscope) import with those unknown.
   store::ImportOptions io;
-  io.gpuscope_version = kVersion;
+  try {
+    if (auto run = store::read_run_description(o.logs)) {
+      io = std::move(*run);
+      std::cerr << "gpuscope import: the run: " << (io.command.empty() ? "(command unknown)" : io.command)
+                << (io.exit_status || io.term_signal ? "" : " (its end was not recorded: gpuscope was stopped?)")
+                << "\n";
+    } else {
+      std::cerr << "gpuscope import: warning: no " << store::kRunDescriptionFile << " in " << o.logs
+                << ": the command line, options and exit status are unknown\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "gpuscope import: warning: " << e.what() << "; importing without it\n";
+  }
+  if (io.gpuscope_version.empty()) io.gpuscope_version = kVersion;
   const store::ImportResult r = store::import_logs(logs, db_path, io);
   for (const auto& w : r.warnings) std::cerr << "gpuscope import: warning: " << w << "\n";
   std::cerr << "gpuscope import: wrote " << db_path << " from " << logs.size() << " log(s)\n";

@@ -137,6 +137,7 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
     return result;
   }
   result.started = true;
+  if (spec.on_started) spec.on_started(pid);
 
   // The target stays in gpuscope's process group, so a terminal's Ctrl-C (SIGINT,
   // SIGQUIT) reaches it directly: gpuscope ignores those and stays alive to build the

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct LaunchSpec {
   /// If set: after this long, send `kill_signal` to the target (nsys --duration/--kill).
   std::optional<std::chrono::nanoseconds> kill_after;
   int kill_signal = 15;  // SIGTERM
+  /// If set: called with the target's pid once exec has succeeded, before the wait (the
+  /// launcher records it on disk there, so logs outlive a killed gpuscope). Must not throw.
+  std::function<void(int pid)> on_started;
 };
 
 struct LaunchResult {
