@@ -1,5 +1,5 @@
-// Every report of `gpuscope stats` on the committed real trace (tests/data/cnn.sqlite: the
-// examples' CNN, steps 5-10 on an H200; 306 kernels of 36 names, 6 memcpys, 12 memsets).
+// Every report of `gpuscope stats` on the committed real trace (tests/data/cnn.logs, imported: the
+// examples' CNN, steps 5-10 on an H100; 306 kernels of 36 names, 6 memcpys, 12 memsets).
 #include <cmath>
 #include <string>
 
@@ -13,6 +13,7 @@
 #include "analyze/top_report.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
+#include "../committed_traces.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -23,7 +24,7 @@ using test::has_note;
 
 class CommittedReportsTest : public ::testing::Test {
  protected:
-  store::Database db = store::open_trace(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/cnn.sqlite");
+  store::Database db = store::open_trace(gpuscope::test::committed_trace("cnn"));
 };
 
 std::int64_t column_sum(const Report& r, const std::string& column) {
@@ -87,14 +88,14 @@ TEST_F(CommittedReportsTest, TopNumbersMatchTheDetailedReports) {
   const Report r = top(db).at(0);
   ASSERT_EQ(r.rows.size(), 1u);
   const Report util = gpu_util(db);
-  ASSERT_EQ(util.rows.size(), 1u);  // one H200
+  ASSERT_EQ(util.rows.size(), 1u);  // one H100
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Wall Time"), cell<double>(util, 0, "Wall Time"));
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "GPU Busy"), cell<double>(util, 0, "Busy"));
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "SM Coverage"), cell<double>(util, 0, "SM Coverage"));
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Launch-Bound"), detail::launch_bound(db).launching_share_untraced * 100.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Sync-Blocked"), detail::sync_blocked(db).share * 100.0);
-  EXPECT_NEAR(cell<double>(r, 0, "Wall Time"), 13.483605, 1e-9);  // trace_overview's, cnn.summary.csv
-  EXPECT_NEAR(cell<double>(r, 0, "GPU Busy"), 15.251010393733724, 1e-9);
+  EXPECT_NEAR(cell<double>(r, 0, "Wall Time"), 24.303609, 1e-9);  // trace_overview's, cnn.summary.csv
+  EXPECT_NEAR(cell<double>(r, 0, "GPU Busy"), 8.7203509569298934, 1e-9);
   // An eager-mode PyTorch step on a small CNN: idle GPU, CPU outside launch calls.
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "CPU-starved"));
   EXPECT_FALSE(has_note(r, "launch-bound:"));

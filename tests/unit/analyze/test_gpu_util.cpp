@@ -9,6 +9,7 @@
 #include "analyze/trace_summary.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
+#include "../committed_traces.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -127,7 +128,7 @@ TEST(GpuUtil, RunByNameButNotByDefault) {
 
 // The committed real trace: one GPU; Busy (%) is trace_summary's GPU Busy (%).
 TEST(GpuUtil, CommittedTraceAgreesWithTraceSummary) {
-  store::Database db = store::open_trace(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/cnn.sqlite");
+  store::Database db = store::open_trace(gpuscope::test::committed_trace("cnn"));
   const Report r = gpu_util(db);
   ASSERT_EQ(r.rows.size(), 1u);
   const std::vector<Report> summary = trace_summary(db);

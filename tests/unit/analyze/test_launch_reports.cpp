@@ -8,6 +8,7 @@
 #include "analyze/nsys_reports.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
+#include "../committed_traces.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -129,7 +130,7 @@ TEST(LaunchReports, RegisteredButNotDefault) {
 
 // tests/data/cnn.sqlite: 306 kernels; those with a launch call are counted by SQL.
 TEST(LaunchReports, CommittedTrace) {
-  store::Database db = store::open_trace(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/cnn.sqlite");
+  store::Database db = store::open_trace(gpuscope::test::committed_trace("cnn"));
   store::Statement st = db.prepare(
       "SELECT COUNT(*) FROM kernels k WHERE EXISTS (SELECT 1 FROM api_calls a "
       "WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)");

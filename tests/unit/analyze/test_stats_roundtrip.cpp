@@ -13,6 +13,7 @@
 #include "core/report_transform.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"
+#include "../committed_traces.hpp"
 
 namespace gpuscope {
 namespace {
@@ -119,7 +120,7 @@ void expect_json_round_trip(const Report& r, const nlohmann::json& j) {
 }
 
 std::vector<Report> all_reports(bool transformed) {
-  store::Database db = store::open_trace(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/cnn.sqlite");
+  store::Database db = store::open_trace(gpuscope::test::committed_trace("cnn"));
   std::vector<Report> out;
   for (std::string_view n : analyze::all_report_names()) {
     for (Report& r : analyze::run_report(db, n)) {
@@ -148,7 +149,7 @@ TEST(StatsRoundTrip, JsonParsesBackToTheSameCells) {
 }
 
 TEST(StatsRoundTrip, TimeSharesParsedFromCsvSumTo100) {
-  store::Database db = store::open_trace(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/cnn.sqlite");
+  store::Database db = store::open_trace(gpuscope::test::committed_trace("cnn"));
   for (const char* name : {"cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "nvtx_sum", "cuda_gpu_sum"}) {
     const Report r = analyze::run_report(db, name).at(0);
     const auto time = find_column(r, "Time (%)");

@@ -66,7 +66,7 @@ check "--help works" test $rc -eq 0
 check "--help teaches capture ranges" grep -q "cudaProfilerApi" help.txt
 
 # gpuscope stats: options, filters and their errors, on the committed trace.
-cnn="$here/../../data/cnn.sqlite"
+cnn="$(cd "$1" && pwd)/test-data/cnn.sqlite"  # imported from tests/data/cnn.logs at build time
 check "committed trace found" test -s "$cnn"
 st() { "$bin" stats "$cnn" "$@"; }
 sum_col() {  # sum_col FILE HEADER: sum of that csv column (no quoted commas in numbers)
@@ -98,10 +98,11 @@ st -r cuda_gpu_kern_sum --filter-nvtx step 2>err.txt >out.txt; rc=$?
 check "NVTX filter matching nothing is not an error" test $rc -eq 0
 check "...but warns with the ranges seen" grep -q "no NVTX range 'step' in the trace; ranges seen: 'step 10' (1)" err.txt
 check "...and the report is empty" grep -q "no CUDA kernels in the capture range" out.txt
+pid=$(sqlite3 "$cnn" "SELECT pid FROM processes")
 st -r cuda_api_sum --process 4242 2>err.txt >/dev/null
-check "unknown --process warns with the pids" grep -q "no process 4242 in the trace; processes: 3000" err.txt
+check "unknown --process warns with the pids" grep -q "no process 4242 in the trace; processes: $pid (python3 " err.txt
 st -r cuda_api_sum --device 7 2>err.txt >/dev/null
-check "unknown --device warns with the GPUs" grep -q "no GPU 7 in the trace; GPUs: 0 (NVIDIA H200)" err.txt
+check "unknown --device warns with the GPUs" grep -q "no GPU 7 in the trace; GPUs: 0 (NVIDIA H100 80GB HBM3)" err.txt
 
 st -r cuda_gpu_kern_sum --filter-nvtx 'step 7' --format csv >nvtx.csv 2>err.txt; rc=$?
 want=$(sqlite3 "$cnn" "SELECT COUNT(*) FROM kernels k JOIN api_calls a ON a.pid = k.pid AND
@@ -120,7 +121,7 @@ want=$(sqlite3 "$cnn" "SELECT COUNT(*) FROM api_calls WHERE start_ns <= $t0 + 60
 check "--from/--to keep the API calls overlapping the window" test "$(sum_col win.csv 'Num Calls')" = "$want.0"
 
 st -r cuda_api_sum,cuda_gpu_kern_sum --format csv >plain.csv
-st -r cuda_api_sum,cuda_gpu_kern_sum --format csv --process 3000 --device 0 --from 0 >same.csv
+st -r cuda_api_sum,cuda_gpu_kern_sum --format csv --process "$pid" --device 0 --from 0 >same.csv
 check "filters that keep everything change nothing" sh -c 'test -s plain.csv && cmp -s plain.csv same.csv'
 
 st -r cuda_api_sum --top 2 --format csv >top.csv
@@ -134,8 +135,11 @@ st -r cuda_gpu_kern_sum --format csv >ns.csv
 check "--timeunit us divides by 1000" python3 -c '
 import csv,sys; n=list(csv.DictReader(open("ns.csv"))); u=list(csv.DictReader(open("us.csv")))
 sys.exit(len(n) != len(u) or any(abs(float(b["Avg (us)"]) * 1000 - float(a["Avg (ns)"])) > 1e-6 for a, b in zip(n, u)))'
-st -r cuda_api_trace --top 3 >ids.txt
-check "identifier columns have no thousands separators" sh -c 'grep -q "  3000  3000$" ids.txt && ! grep -q "3,000" ids.txt'
+# Identifiers of 7 digits (the recording's are below 1,000): a copy with correlation ids moved up.
+cp "$cnn" big_ids.sqlite && sqlite3 big_ids.sqlite "UPDATE api_calls SET correlation_id = correlation_id + 1000000"
+"$bin" stats big_ids.sqlite -r cuda_api_trace --top 3 >ids.txt
+first=$(sqlite3 "$cnn" "SELECT correlation_id + 1000000 FROM api_calls ORDER BY start_ns LIMIT 1")
+check "identifier columns have no thousands separators" sh -c "grep -qE '  $first  $pid  $pid\$' ids.txt && ! grep -q '1,000,' ids.txt"
 
 # gpuscope peak: no GPU (hidden with CUDA_VISIBLE_DEVICES, so this holds on the GPU machine
 # too) is a clear error with exit code 3; --methods and --help need no GPU; docs/metrics.md

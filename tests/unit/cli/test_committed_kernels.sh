@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI checks on hardware counters recorded on the GPU machine (tests/data/kernels-h100.sqlite:
+# CI checks on hardware counters recorded on the GPU machine (tests/data/kernels-h100.logs,
+# imported at build time into BUILD_DIR/test-data/kernels-h100.sqlite:
 # `gpuscope kernels --set roofline -- kernel_mix`, H100) read against the committed H100
 # machine profile (tests/data/profile-h100.json): the per-launch report matches its golden
 # CSV, the verdicts are the ones the hand-computable kernels call for, and the roofline SVG
@@ -9,10 +10,13 @@ bin="$(cd "$1" && pwd)/bin/gpuscope"
 src="$(cd "$2" && pwd)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-db="$src/tests/data/kernels-h100.sqlite"
+db="$(cd "$1" && pwd)/test-data/kernels-h100.sqlite"
 profile="$src/tests/data/profile-h100.json"
 
 "$bin" kernels --report "$db" --profile "$profile" --by launch --format csv --no-explain > "$work/launch.csv" 2>/dev/null
+if [[ ${GPUSCOPE_REWRITE_EXPECTED:-0} == 1 ]]; then  # after a deliberate change; review the diff
+  cp "$work/launch.csv" "$src/tests/data/kernels-h100.csv"
+fi
 diff -u "$src/tests/data/kernels-h100.csv" "$work/launch.csv"
 echo "ok   per-launch report matches tests/data/kernels-h100.csv"
 
@@ -51,7 +55,7 @@ print("ok   verdicts: copies DRAM-bound, FMA loops compute-bound per precision, 
 PY
 
 # Bad input: a trace without kernel profiles says what to run.
-if "$bin" kernels --report "$src/tests/data/cnn.sqlite" > "$work/none.txt" 2>&1; then
+if "$bin" kernels --report "$(cd "$1" && pwd)/test-data/cnn.sqlite" > "$work/none.txt" 2>&1; then
   echo "FAIL a trace without kernel profiles should exit non-zero"; exit 1
 fi
 grep -q "gpuscope kernels" "$work/none.txt"

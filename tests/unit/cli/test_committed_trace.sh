@@ -1,31 +1,38 @@
 #!/usr/bin/env bash
-# CI checks on a real trace recorded on the GPU machine (tests/data/cnn.sqlite:
-# examples/pytorch/cnn_train.py, steps 5-10 via --capture-range=cudaProfilerApi, H200):
+# CI checks on a real trace recorded on the GPU machine (tests/data/cnn.logs, imported at
+# build time into BUILD_DIR/test-data/cnn.sqlite: examples/pytorch/cnn_train.py, steps 5-10
+# via --capture-range=cudaProfilerApi, H100):
 # the summary and the nsys-style stats match their golden CSVs, the kernels match what torch.profiler recorded
 # for the same steps (tests/data/cnn.torch_kernels.json), and the Perfetto export is a
 # well-formed timeline. Usage: test_committed_trace.sh BUILD_DIR SOURCE_DIR
+# GPUSCOPE_REWRITE_EXPECTED=1 rewrites the expected CSVs from this build's output (after a
+# deliberate change of a report or a new recording; review the diff before committing).
 set -euo pipefail
 bin="$(cd "$1" && pwd)/bin/gpuscope"
 src="$(cd "$2" && pwd)"
+cnn="$(cd "$1" && pwd)/test-data/cnn.sqlite"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+expect() {  # expect EXPECTED ACTUAL: diff, or rewrite EXPECTED under GPUSCOPE_REWRITE_EXPECTED=1
+  if [[ ${GPUSCOPE_REWRITE_EXPECTED:-0} == 1 ]]; then cp "$2" "$1"; echo "rewrote $1"; else diff -u "$1" "$2"; fi
+}
 
-"$bin" summary "$src/tests/data/cnn.sqlite" --format csv > "$work/summary.csv"
-diff -u "$src/tests/data/cnn.summary.csv" "$work/summary.csv"
+"$bin" summary "$cnn" --format csv > "$work/summary.csv"
+expect "$src/tests/data/cnn.summary.csv" "$work/summary.csv"
 echo "ok   summary matches tests/data/cnn.summary.csv"
 
 reports=cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum,nvtx_sum,nvtx_gpu_proj_sum,gpu_util,launch_overhead,sync_wait,memcpy_check,top
-"$bin" stats "$src/tests/data/cnn.sqlite" -r "$reports" --format csv > "$work/stats.csv"
-diff -u "$src/tests/data/cnn.stats.csv" "$work/stats.csv"
+"$bin" stats "$cnn" -r "$reports" --format csv > "$work/stats.csv"
+expect "$src/tests/data/cnn.stats.csv" "$work/stats.csv"
 echo "ok   stats (nsys reports and diagnoses) match tests/data/cnn.stats.csv"
 
 python3 "$src/validation/compare_kernels.py" --torch "$src/tests/data/cnn.torch_kernels.json" \
-  --trace "$src/tests/data/cnn.sqlite" --out "$work/compare.md" >/dev/null
+  --trace "$cnn" --out "$work/compare.md" >/dev/null
 grep "names matching" "$work/compare.md"
 echo "ok   kernel names and counts equal torch.profiler's"
 
-"$bin" export "$src/tests/data/cnn.sqlite" --format perfetto -o "$work/cnn.json" 2>/dev/null
-python3 - "$work/cnn.json" "$src/tests/data/cnn.sqlite" <<'PY'
+"$bin" export "$cnn" --format perfetto -o "$work/cnn.json" 2>/dev/null
+python3 - "$work/cnn.json" "$cnn" <<'PY'
 import json, sqlite3, sys
 doc = json.load(open(sys.argv[1]))
 db = sqlite3.connect(sys.argv[2])
