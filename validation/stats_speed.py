@@ -108,7 +108,7 @@ def build_trace(path, gpuscope, launches, seed=1):
                "(?, 0, 'NVIDIA H200 (synthetic)', 'GPU-synthetic', 9, 0, 132, 150000000000, 52428800, 1024, 64, "
                "32, 65536, 65536, 233472, 232448)", (pid,))
     db.execute("INSERT INTO capture_windows VALUES (?, ?, ?, 'whole run')", (pid, t0, cpu))
-    db.executemany("INSERT INTO strings VALUES (?, ?)", [(v, k) for k, v in strings.items()])
+    db.executemany("INSERT INTO strings (id, value) VALUES (?, ?)", [(v, k) for k, v in strings.items()])
     db.executemany("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, "
                    "return_value) VALUES (?,?,?,?,?,?,?,?,?)", api)
     db.executemany("INSERT INTO kernels (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, "

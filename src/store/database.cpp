@@ -123,6 +123,11 @@ Statement& Statement::bind(int index, std::string_view value) {
   sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   return *this;
 }
+Statement& Statement::bind_blob(int index, std::string_view bytes) {
+  sqlite3_bind_blob64(m_stmt, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 Statement& Statement::bind_null(int index) {
   sqlite3_bind_null(m_stmt, index);
   return *this;

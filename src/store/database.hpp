@@ -79,6 +79,8 @@ class Statement {
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);
   Statement& bind_null(int index);
+  /// Binds `bytes` as a BLOB (copied; need not be text).
+  Statement& bind_blob(int index, std::string_view bytes);
   /// Advances; true while a row is available.
   bool step();
   /// Resets for re-use with new bindings (clears the old ones to NULL).

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/utf8.hpp"
+
 namespace gpuscope::store {
 namespace {
 
@@ -87,12 +89,22 @@ LogStatus EventLogReader::open(const std::string& path) {
 }
 
 void EventLogReader::add_string(std::uint64_t id, std::string_view value) {
+  if (!core::valid_utf8(value)) {
+    m_raw_strings[id] = value;
+    value = m_repaired.emplace_back(core::repair_utf8(value));
+  }
   if (id < kMaxDenseStringId) {
     if (id >= m_dense_strings.size()) m_dense_strings.resize(id + 1);
     m_dense_strings[id] = value;
   } else {
     m_sparse_strings[id] = value;
   }
+}
+
+std::optional<std::string_view> EventLogReader::raw_string(std::uint64_t id) const {
+  if (m_raw_strings.empty()) return std::nullopt;
+  const auto it = m_raw_strings.find(id);
+  return it == m_raw_strings.end() ? std::nullopt : std::optional<std::string_view>(it->second);
 }
 
 std::string_view EventLogReader::string(std::uint64_t id) const {
@@ -108,6 +120,8 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
   if (!m_data) return stats;
   m_dense_strings.clear();
   m_sparse_strings.clear();
+  m_repaired.clear();
+  m_raw_strings.clear();
 
   std::size_t off = m_body;
   while (off < m_size) {
@@ -139,7 +153,7 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
         const std::string_view s(payload + sizeof(log::StringRecord),
                                  rh.size - sizeof(log::StringRecord));
         add_string(sr.id, s);
-        v.on_string(sr.id, s);
+        v.on_string(sr.id, string(sr.id));  // repaired, like every string(id)
         break;
       }
       case K::kProcess: visit(log::ProcessRecord{}, [&](const auto& r) { v.on_process(r); }); break;

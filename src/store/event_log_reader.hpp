@@ -16,6 +16,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -88,9 +90,14 @@ class EventLogReader {
   /// string table is rebuilt on each pass). Requires a successful open().
   [[nodiscard]] LogReadStats read(EventLogVisitor& visitor);
 
-  /// The string with log-local `id`, "" for 0 or an id not (yet) seen.
-  /// The view stays valid while the reader is alive.
+  /// The string with log-local `id`, "" for 0 or an id not (yet) seen. Always valid
+  /// UTF-8: text the program wrote that is not is repaired here, once (core/utf8.hpp:
+  /// each ill-formed subpart becomes U+FFFD). The view stays valid while the reader is alive.
   [[nodiscard]] std::string_view string(std::uint64_t id) const;
+
+  /// The bytes the log holds for `id` when string(id) had to be repaired; nullopt when
+  /// they were valid UTF-8 (or the id is unknown). For the strings table's `raw` column.
+  [[nodiscard]] std::optional<std::string_view> raw_string(std::uint64_t id) const;
 
   [[nodiscard]] std::uint32_t pid() const { return m_pid; }
   [[nodiscard]] std::uint64_t file_bytes() const { return m_size; }
@@ -108,6 +115,10 @@ class EventLogReader {
   // Writers number strings 1, 2, 3...: a vector serves them, a map the rest.
   std::vector<std::string_view> m_dense_strings;
   std::unordered_map<std::uint64_t, std::string_view> m_sparse_strings;
+  // Repaired copies of strings that were not valid UTF-8 (deque: stable addresses), and
+  // the original bytes of each, by id.
+  std::deque<std::string> m_repaired;
+  std::unordered_map<std::uint64_t, std::string_view> m_raw_strings;
 };
 
 /// Text for a version mismatch, e.g. "log format version 2, this gpuscope reads

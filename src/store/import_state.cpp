@@ -20,13 +20,13 @@ ImportState::ImportState(Database& database)
       messages(database),
       m_strings_writer(database) {}
 
-std::int64_t ImportState::intern(std::string_view s) {
+std::int64_t ImportState::intern(std::string_view s, std::optional<std::string_view> raw) {
   if (s.empty()) return 0;
   const auto it = m_strings.find(s);
   if (it != m_strings.end()) return it->second;
   const std::int64_t id = static_cast<std::int64_t>(m_strings.size()) + 1;
   m_strings.emplace(std::string(s), id);
-  m_strings_writer.insert({.id = id, .value = s});
+  m_strings_writer.insert({.id = id, .value = s, .raw = raw ? rows::OptBlob(rows::Blob{*raw}) : std::nullopt});
   ++result.rows.strings;
   return id;
 }

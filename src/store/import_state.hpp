@@ -23,7 +23,8 @@ class ImportState {
   explicit ImportState(Database& db);
 
   /// strings.id of `s`, written on first use; 0 for "" (stored as NULL by *_id columns).
-  [[nodiscard]] std::int64_t intern(std::string_view s);
+  /// `raw`: the program's original bytes when `s` is their UTF-8 repair (strings.raw).
+  [[nodiscard]] std::int64_t intern(std::string_view s, std::optional<std::string_view> raw = std::nullopt);
   /// (demangled, base name) strings.id of a kernel's mangled name, demangled once per trace.
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::string_view mangled,
                                                                   std::int64_t mangled_id);

@@ -21,6 +21,11 @@ using OptInt = std::optional<std::int64_t>;
 using Text = std::string_view;
 using OptText = std::optional<std::string_view>;
 using Real = double;
+/// Bytes bound as a BLOB (not text): for data that need not be UTF-8.
+struct Blob {
+  std::string_view bytes;
+};
+using OptBlob = std::optional<Blob>;
 
 /// nullopt for 0: for *_id columns where 0 means "none" (strings ids, graph ids).
 [[nodiscard]] inline OptInt id_or_null(std::int64_t id) {

@@ -13,6 +13,7 @@
 //   Text    std::string_view             always bound ("" stays "")
 //   OptText std::optional<std::string_view>  nullopt binds NULL
 //   Real    double
+//   OptBlob std::optional<rows::Blob>    bytes as a BLOB; nullopt binds NULL
 // Table order, table docs, views and indexes stay in schema.cpp.
 #pragma once
 
@@ -27,7 +28,9 @@
   X(id, Int, "INTEGER PRIMARY KEY", "", \
     "String id referenced by *_id columns.") \
   X(value, Text, "TEXT NOT NULL", "", \
-    "The string (kernel name, API name, NVTX message, ...).")
+    "The string (kernel name, API name, NVTX message, ...), always valid UTF-8: text the program wrote that was not is repaired at import, each ill-formed byte sequence as U+FFFD.") \
+  X(raw, OptBlob, "BLOB", "", \
+    "The bytes the program wrote, when they were not valid UTF-8 (value holds them repaired); NULL otherwise.")
 
 #define GPUSCOPE_COLUMNS_PROCESSES(X) \
   X(pid, Int, "INTEGER PRIMARY KEY", "", \

@@ -28,7 +28,7 @@ void api(TraceDb& t, int name_id, long long start, long long end, int corr) { t.
 //   Graph saving: K1→K2: launch end 190 < K1 end 200 → no; K2→K3: 365 > 350 → 360-350 = 10.
 TEST(LaunchOverhead, HandComputedStream) {
   TraceDb t;
-  t.exec("INSERT INTO strings VALUES (1, 'k(float*)'), (2, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k(float*)'), (2, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc')");
   t.exec("INSERT INTO capture_windows VALUES (1, 0, 1000, 'all')");
   t.kernel(1, 0, 7, 1, 100, 200, 1);
   t.kernel(1, 0, 7, 2, 300, 350, 1);
@@ -58,7 +58,7 @@ TEST(LaunchOverhead, HandComputedStream) {
 // launch call. Busy 20 → idle 80; launching while idle = 85 - 10 = 75 → 93.75 %.
 TEST(LaunchOverhead, LaunchBoundVerdictAndUnmatchedKernel) {
   TraceDb t;
-  t.exec("INSERT INTO strings VALUES (1, 'k'), (10, 'cudaLaunchKernel')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (10, 'cudaLaunchKernel')");
   t.exec("INSERT INTO capture_windows VALUES (1, 0, 100, 'all')");
   t.kernel(1, 0, 7, 1, 90, 100, 1);
   t.kernel(1, 0, 8, 99, 20, 30, 1);
@@ -78,7 +78,7 @@ TEST(LaunchOverhead, LaunchBoundVerdictAndUnmatchedKernel) {
 // stream_synchronize record [110,200) inside the first call. Union 100+100+50+200 = 450.
 TEST(SyncWait, HandComputed) {
   TraceDb t;
-  t.exec("INSERT INTO strings VALUES (10, 'cudaStreamSynchronize'), (11, 'cudaMemcpy'), "
+  t.exec("INSERT INTO strings (id, value) VALUES (10, 'cudaStreamSynchronize'), (11, 'cudaMemcpy'), "
          "(12, 'cudaMemcpyAsync'), (13, 'cudaDeviceSynchronize')");
   t.exec("INSERT INTO capture_windows VALUES (1, 0, 1000, 'all')");
   api(t, 10, 100, 200, 5);

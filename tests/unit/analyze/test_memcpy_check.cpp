@@ -33,7 +33,7 @@ class MemcpyCheckTest : public ::testing::Test {
   void SetUp() override {
     t.exec("INSERT INTO capture_windows VALUES (100, 0, 10000, 'all')");
     t.exec("INSERT INTO devices (pid, device_id, uuid) VALUES (100, 0, 'GPU-a'), (200, 0, 'GPU-b')");
-    t.exec("INSERT INTO strings VALUES (1, 'k')");
+    t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
     t.kernel(100, 0, 7, 1, 1000, 2000, 1);
     t.kernel(100, 0, 8, 2, 5000, 6000, 1);
     t.kernel(200, 0, 7, 1, 8000, 9000, 1);
@@ -115,7 +115,7 @@ TEST_F(MemcpyCheckTest, FlagsPageableAndSerializedCopiesWithEvidence) {
 TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
   TraceDb t;
   t.exec("INSERT INTO capture_windows VALUES (100, 0, 100000, 'all')");
-  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
   t.kernel(100, 0, 7, 1, 0, 90000, 1);
   t.copy({.stream = 8, .start = 1000, .end = 2000, .bytes = 10000000});
   t.copy({.stream = 8, .start = 95000, .end = 96000, .bytes = 10000000, .kind = "DtoH", .src = "device",
@@ -130,7 +130,7 @@ TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
 
 TEST(MemcpyCheck, KernelsButNoCopies) {
   TraceDb t;
-  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
   t.kernel(100, 0, 7, 1, 0, 10, 1);
   const Report r = memcpy_check(t.db());
   EXPECT_TRUE(r.rows.empty());

@@ -33,7 +33,7 @@ std::vector<std::string> headers(const Report& r) {
 class NsysReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO strings VALUES (1, 'a(float*)'), (2, 'b(int)'), (3, 'a_s'), (4, '_Z1a'), "
+    t.exec("INSERT INTO strings (id, value) VALUES (1, 'a(float*)'), (2, 'b(int)'), (3, 'a_s'), (4, '_Z1a'), "
            "(10, 'cudaLaunchKernel'), (11, 'cudaMalloc'), (20, 'step'), (21, 'load'), (22, 'io'), "
            "(23, 'mark'), (24, 'open')");
     t.kernel(1, 0, 7, 1, 0, 10, 1);

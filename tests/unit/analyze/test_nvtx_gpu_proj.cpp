@@ -31,7 +31,7 @@ using test::has_note;
 class NvtxGpuProjTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO strings VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (3, 'cudaGraphLaunch'), "
+    t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (3, 'cudaGraphLaunch'), "
            "(4, 'cudaMemcpyAsync'), (5, 'cudaMemsetAsync'), (20, 'step'), (21, 'fwd'), (22, 'load'), "
            "(23, 'io'), (24, 'zero'), (25, 'xthread'), (26, 'worker')");
     t.api(1, 10, 2, 100, 150, 1);
@@ -119,7 +119,7 @@ TEST_F(NvtxGpuProjTest, NestedRangesGraphLaunchAndOverlappingStreams) {
 // inside it), the op belongs to the ranges around the first one.
 TEST(NvtxGpuProj, OpsFromThreadsWithoutRangesAreCounted) {
   TraceDb t;
-  t.exec("INSERT INTO strings VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (20, 'step')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (20, 'step')");
   t.api(1, 10, 2, 100, 150, 1);
   t.api(1, 10, 2, 120, 140, 1);
   t.api(1, 12, 2, 300, 350, 2);
@@ -136,7 +136,7 @@ TEST(NvtxGpuProj, OpsFromThreadsWithoutRangesAreCounted) {
 
 TEST(NvtxGpuProj, GpuWorkButNoRanges) {
   TraceDb t;
-  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
   t.kernel(1, 0, 7, 1, 0, 10, 1);
   const Report r = nvtx_gpu_proj_sum(t.db());
   EXPECT_TRUE(r.rows.empty());

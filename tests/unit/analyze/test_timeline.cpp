@@ -16,7 +16,7 @@ TEST(Timeline, LoadsEveryKindWithNamesResolved) {
   t.exec("INSERT INTO threads VALUES (1234, 1234, NULL), (1234, 1240, 'loader')");
   t.exec("INSERT INTO devices (pid, device_id, name, uuid, cc_major, cc_minor, sm_count) "
          "VALUES (1234, 1, 'NVIDIA H100 80GB HBM3', 'GPU-1', 9, 0, 132)");
-  t.exec("INSERT INTO strings VALUES (1, 'cudaLaunchKernel'), (2, 'vec_add(float*)'), (3, 'step'), (4, 'mydomain')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'cudaLaunchKernel'), (2, 'vec_add(float*)'), (3, 'step'), (4, 'mydomain')");
   t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
          "VALUES (1234, 1234, 'runtime', 211, 1, 2000000, 2000500, 77, 0)");
   t.exec("INSERT INTO nvtx_events (pid, tid, domain_id, style, text_id, start_ns, end_ns) VALUES "
@@ -80,7 +80,7 @@ TEST(Timeline, EmptyTraceHasZeroBase) {
 TEST(Timeline, SameOrdinalOnDifferentGpusGetsDistinctIndices) {
   TraceDb t;
   t.exec("INSERT INTO devices (pid, device_id, name, uuid) VALUES (1, 0, 'G', 'GPU-a'), (2, 0, 'G', 'GPU-b')");
-  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
   t.kernel(1, 0, 7, 1, 0, 10, 1);
   t.kernel(2, 0, 7, 1, 0, 10, 1);
   const Timeline tl = load_timeline(t.db());

@@ -31,7 +31,7 @@ TraceDb base_trace() {
   TraceDb t;
   t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (100, 0, 100000, 1)");
   t.h100(100);
-  t.exec("INSERT INTO strings VALUES (1, 'small_grid'), (2, 'other'), (10, 'cudaLaunchKernel'), "
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'small_grid'), (2, 'other'), (10, 'cudaLaunchKernel'), "
          "(11, 'cudaDeviceSynchronize'), (12, 'cudaMemcpy')");
   return t;
 }

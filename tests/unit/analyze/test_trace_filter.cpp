@@ -35,7 +35,7 @@ using Ids = std::vector<std::int64_t>;
 class TraceFilterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO strings VALUES (1,'kA'),(2,'kB'),(3,'cudaLaunchKernel'),(4,'step'),(5,'other'),"
+    t.exec("INSERT INTO strings (id, value) VALUES (1,'kA'),(2,'kB'),(3,'cudaLaunchKernel'),(4,'step'),(5,'other'),"
            "(6,'dom'),(7,'cudaDeviceSynchronize')");
     t.exec("INSERT INTO meta VALUES ('schema_version','1')");
     t.exec("INSERT INTO processes (pid, start_ns, end_ns, cmdline) VALUES (100,0,10000,'python3 train.py'),"

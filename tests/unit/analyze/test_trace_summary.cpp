@@ -31,7 +31,7 @@ class SummaryTest : public ::testing::Test {
   void SetUp() override {
     t.exec("INSERT INTO processes (pid, exe, cmdline, start_ns, end_ns, ended_cleanly) "
            "VALUES (100, '/usr/bin/python3', 'python3 train.py', 0, 100000, 1)");
-    t.exec("INSERT INTO strings VALUES (1, 'kernel_a(float*)'), (2, 'kernel_b(int)')");
+    t.exec("INSERT INTO strings (id, value) VALUES (1, 'kernel_a(float*)'), (2, 'kernel_b(int)')");
     t.kernel(100, 0, 7, 11, 1000, 5000, 1);
     t.kernel(100, 0, 8, 12, 3000, 9000, 2);
     t.kernel(100, 0, 7, 13, 20000, 21000, 1);
@@ -172,7 +172,7 @@ TEST(Summary, WallTimeFromCaptureWindows) {
   TraceDb t;
   t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (1, 0, 10000000, 1)");
   t.exec("INSERT INTO capture_windows VALUES (1, 2000000, 4000000, 'cudaProfilerStart')");
-  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
   t.kernel(1, 0, 7, 1, 2000000, 3000000, 1);
   const auto reports = trace_summary(t.db());
   const Report& ov = reports.front();
@@ -186,7 +186,7 @@ TEST(Summary, TwoProcessesOnDifferentGpusWithTheSameOrdinal) {
   t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (1, 0, 10000, 1), (2, 0, 10000, 1)");
   t.exec("INSERT INTO devices (pid, device_id, name, uuid) VALUES "
          "(1, 0, 'NVIDIA H100', 'GPU-aaaa'), (2, 0, 'NVIDIA H100', 'GPU-bbbb')");
-  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
   t.kernel(1, 0, 7, 1, 0, 1000, 1);
   t.kernel(2, 0, 7, 1, 0, 3000, 1);  // same times: would overlap if wrongly merged
   const auto reports = trace_summary(t.db());
@@ -208,7 +208,7 @@ TEST(Summary, TwoProcessesSharingOneGpu) {
   TraceDb t;
   t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (1, 0, 10000, 1), (2, 0, 10000, 1)");
   t.exec("INSERT INTO devices (pid, device_id, name, uuid) VALUES (1, 0, 'G', 'GPU-aaaa'), (2, 1, 'G', 'GPU-aaaa')");
-  t.exec("INSERT INTO strings VALUES (1, 'k')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
   t.kernel(1, 0, 7, 1, 0, 2000, 1);
   t.kernel(2, 1, 7, 1, 1000, 3000, 1);
   const auto reports = trace_summary(t.db());

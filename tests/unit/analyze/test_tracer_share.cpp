@@ -80,7 +80,7 @@ void set_tracer_cost(TraceDb& t, std::optional<std::string> launch_cost_ns) {
 TraceDb launch_trace(int n, std::int64_t period, std::int64_t call_ns, std::int64_t kernel_ns) {
   TraceDb t;
   t.h100(1);
-  t.exec("INSERT INTO strings VALUES (1, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc'), (12, 'cudaFree')");
+  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc'), (12, 'cudaFree')");
   t.exec("INSERT INTO capture_windows VALUES (1, 0, 100000, 'all')");
   for (int i = 0; i < n; ++i) {
     t.api(1, 1, 10, period * i, period * i + call_ns, i + 1);

@@ -53,6 +53,32 @@ class ImporterTest : public ::testing::Test {
   std::string m_db_path = m_dir.file("trace.sqlite");
 };
 
+// Text the program wrote that is not UTF-8 is repaired once, at import (U+FFFD), and its
+// bytes are kept in strings.raw for SQL users; valid names have no raw copy.
+TEST_F(ImporterTest, NamesThatAreNotUtf8AreRepairedAndKeptRaw) {
+  {
+    LogBuilder b(log("a.gslog"), 100);
+    b.process(1000);
+    b.device(0, "GPU \xff");
+    b.thread_name(7, "worker\xC3");
+    b.api(1100, 1150, 7, 1, "cudaLaunchKernel");
+    b.kernel(1160, 1500, 1, "bad\xE2\x82name");
+    b.push(1050, 7, "step \x80\x80");
+    b.pop(1600, 7);
+    b.end(2000);
+    b.close();
+  }
+  (void)import({log("a.gslog")});
+  Database d = db();
+  EXPECT_EQ(q_text(d, "SELECT name FROM v_kernels"), "bad\xEF\xBF\xBDname");
+  EXPECT_EQ(q_text(d, "SELECT hex(raw) FROM strings WHERE value = 'bad' || char(65533) || 'name'"), "626164E2826E616D65");
+  EXPECT_EQ(q_text(d, "SELECT text FROM v_nvtx"), "step \xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(q_text(d, "SELECT name FROM devices"), "GPU \xEF\xBF\xBD");
+  EXPECT_EQ(q_text(d, "SELECT name FROM threads WHERE tid = 7"), "worker\xEF\xBF\xBD");
+  EXPECT_TRUE(q_null(d, "SELECT raw FROM strings WHERE value = 'cudaLaunchKernel'"));
+  EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM strings WHERE raw IS NOT NULL"), 2);  // kernel name, NVTX text
+}
+
 TEST_F(ImporterTest, KernelsApiCallsAndNames) {
   {
     LogBuilder b(log("a.gslog"), 100);

@@ -39,15 +39,17 @@ TEST(Schema, MarkdownHasCrashSection) {
 }
 
 // docs/trace-schema.md is generated from schema.cpp. To regenerate after a
-// schema change: GPUSCOPE_UPDATE_SCHEMA_DOC=1 test_store --gtest_filter='Schema.*'
-// (or `gpuscope schema > docs/trace-schema.md`).
+// schema change: GPUSCOPE_REWRITE_EXPECTED=1 test_store --gtest_filter='Schema.*' (the
+// switch of every expected-file test; GPUSCOPE_UPDATE_SCHEMA_DOC=1 works too), or
+// `gpuscope schema > docs/trace-schema.md`.
 TEST(Schema, DocsMatchDefinitions) {
   const std::string md = schema_markdown();
-  if (const char* update = std::getenv("GPUSCOPE_UPDATE_SCHEMA_DOC"); update && *update == '1') {
+  const auto set = [](const char* name) { const char* v = std::getenv(name); return v != nullptr && *v == '1'; };
+  if (set("GPUSCOPE_REWRITE_EXPECTED") || set("GPUSCOPE_UPDATE_SCHEMA_DOC")) {
     std::ofstream(kDocPath, std::ios::binary) << md;
   }
   std::ifstream in(kDocPath, std::ios::binary);
-  ASSERT_TRUE(in) << kDocPath << " is missing; regenerate it with GPUSCOPE_UPDATE_SCHEMA_DOC=1";
+  ASSERT_TRUE(in) << kDocPath << " is missing; regenerate it with GPUSCOPE_REWRITE_EXPECTED=1";
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string file = ss.str();
@@ -65,7 +67,7 @@ TEST(Schema, DocsMatchDefinitions) {
   }
   FAIL() << kDocPath << " differs from schema_markdown() at line " << line << ":\n  file:      "
          << (a ? la : "<end>") << "\n  generated: " << (b ? lb : "<end>")
-         << "\nRegenerate: GPUSCOPE_UPDATE_SCHEMA_DOC=1 test_store --gtest_filter=Schema.*";
+         << "\nRegenerate: GPUSCOPE_REWRITE_EXPECTED=1 test_store --gtest_filter=Schema.*";
 }
 
 }  // namespace
