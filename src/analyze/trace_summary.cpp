@@ -162,12 +162,25 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
       .add_column("Memsets", "", ColumnType::kInteger)
       .add_column("Processes", "", ColumnType::kInteger)
       .add_column("GPUs", "", ColumnType::kInteger);
+  // A trace whose logs hold no event with a time (a program killed before the collector's
+  // first flush leaves a header-only log) has no wall time: say so instead of "0.000 ms".
+  const bool recorded_nothing =
+      wall_ns == 0 && kernels + memcpys + memsets == 0 &&
+      db.query_int("SELECT (SELECT COUNT(*) FROM api_calls) + (SELECT COUNT(*) FROM nvtx_events) + "
+                   "(SELECT COUNT(*) FROM syncs)")
+              .value_or(0) == 0;
   overview.rows.push_back(Row{
-      static_cast<double>(wall_ns) / kNsPerMs, static_cast<double>(busy_ns) / kNsPerMs,
+      recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(wall_ns) / kNsPerMs},
+      recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(busy_ns) / kNsPerMs},
       percent_or_null(static_cast<double>(busy_ns), static_cast<double>(wall_ns * active_gpus)),
       kernels, memcpys, memsets, processes, active_gpus});
   detail::add_trace_notes(db, overview);
-  if (kernels + memcpys + memsets == 0) {
+  if (recorded_nothing) {
+    overview.add_note(NoteLevel::kWarning,
+                      "no events were recorded before the program stopped (its event logs end before the "
+                      "first flush: killed early, or it never used CUDA), so there is no wall time or GPU time "
+                      "to report");
+  } else if (kernels + memcpys + memsets == 0) {
     overview.add_note(NoteLevel::kWarning, "no GPU activity in the capture range");
   } else if (active_gpus > 1) {
     overview.add_note(NoteLevel::kInfo,

@@ -44,7 +44,8 @@ void EventLogReader::close() {
 LogStatus EventLogReader::open(const std::string& path) {
   close();
   m_path = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return {LogErrorKind::kCannotOpen, "cannot open event log " + path + ": " + std::strerror(errno)};
   }
@@ -53,6 +54,13 @@ LogStatus EventLogReader::open(const std::string& path) {
     const std::string err = std::strerror(errno);
     ::close(fd);
     return {LogErrorKind::kCannotOpen, "cannot stat event log " + path + ": " + err};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISDIR(st.st_mode)  ? "a folder"
+                                              : "a device or other special file";
+    return {LogErrorKind::kNotALog, path + " is not a gpuscope event log (" + what + ", not a regular file)"};
   }
   m_size = static_cast<std::size_t>(st.st_size);
   if (m_size < sizeof(log::FileHeader)) {

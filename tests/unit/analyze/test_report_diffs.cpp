@@ -13,6 +13,7 @@
 #include "../expect_file.hpp"
 #include "../store/log_builder.hpp"
 #include "analyze/report_registry.hpp"
+#include "analyze/trace_summary.hpp"
 #include "render/report_render.hpp"
 #include "store/importer.hpp"
 #include "store/trace.hpp"
@@ -115,6 +116,28 @@ TEST_F(ReportDiffs, MemSizeSumIsTheHandComputedOne) {
   // 1 MiB HtoD = 1.048576 MB; 4 KiB memset = 0.004096 MB.
   EXPECT_NE(csv.find("1.048576"), std::string::npos) << csv;
   EXPECT_NE(csv.find("0.004096"), std::string::npos) << csv;
+}
+
+// A log cut before its first flush (header only): the summary reports no wall time and
+// says why, instead of a 0.000 ms nobody measured.
+TEST(NoInventedNumbers, HeaderOnlyLogHasNoWallTime) {
+  TempDir dir;
+  const std::string log = dir.file("h.gslog");
+  {
+    LogBuilder b(log, kPid);
+    b.close();
+  }
+  const std::string path = dir.file("h.sqlite");
+  (void)store::import_logs({log}, path, store::ImportOptions{});
+  store::Database db = store::open_trace(path);
+  const std::vector<Report> r = trace_summary(db, 10);
+  ASSERT_FALSE(r.empty());
+  ASSERT_EQ(r[0].rows.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r[0].rows[0][0]));  // Wall Time
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r[0].rows[0][1]));  // GPU Busy Time
+  bool said = false;
+  for (const Note& n : r[0].notes) said = said || n.text.find("no events were recorded") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 }  // namespace
