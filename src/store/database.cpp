@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <string>
 #include <utility>
 
 namespace gpuscope::store {
@@ -18,6 +19,27 @@ void configure_sqlite_once() {
     return true;
   }();
   (void)done;
+}
+
+}  // namespace
+
+std::string trace_damaged_message(const std::string& path, const std::string& sqlite_message) {
+  return path + ": the trace is corrupt or truncated (SQLite: " + sqlite_message +
+         "); was it copied while being written, or its disk filled? If its event logs were kept "
+         "(NAME.logs/), rebuild it with `gpuscope import NAME.logs -o NAME`; otherwise record it again";
+}
+
+namespace {
+
+// The one place a failed SQLite call becomes an exception: damage to the file gets its own
+// type and wording (TraceDamagedError); anything else names the statement.
+[[noreturn]] void throw_sql_error(sqlite3* db, int rc, const std::string& sql) {
+  const int primary = rc & 0xff;
+  const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+  const std::string msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+    throw TraceDamagedError(trace_damaged_message(file != nullptr && *file ? file : "the trace", msg));
+  throw DatabaseError(std::string("SQL error: ") + msg + " (in: " + sql.substr(0, 200) + ")");
 }
 
 }  // namespace
@@ -53,9 +75,11 @@ std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_ro
 void Database::exec(std::string_view sql) {
   char* err = nullptr;
   const std::string s(sql);
-  if (sqlite3_exec(m_db, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+  if (const int rc = sqlite3_exec(m_db, s.c_str(), nullptr, nullptr, &err); rc != SQLITE_OK) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
+    const int primary = rc & 0xff;
+    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw TraceDamagedError(trace_damaged_message(m_path, msg));
     throw DatabaseError(m_path + ": " + msg + " (in: " + s.substr(0, 200) + ")");
   }
 }
@@ -97,10 +121,9 @@ bool Database::has_table(std::string_view name) {
 }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : m_db(db), m_sql(sql) {
-  if (sqlite3_prepare_v2(db, m_sql.c_str(), static_cast<int>(m_sql.size()), &m_stmt, nullptr) !=
-      SQLITE_OK) {
-    throw DatabaseError(std::string("SQL error: ") + sqlite3_errmsg(db) + " (in: " +
-                        m_sql.substr(0, 200) + ")");
+  if (const int rc = sqlite3_prepare_v2(db, m_sql.c_str(), static_cast<int>(m_sql.size()), &m_stmt, nullptr);
+      rc != SQLITE_OK) {
+    throw_sql_error(db, rc, m_sql);
   }
 }
 
@@ -137,8 +160,7 @@ bool Statement::step() {
   const int rc = sqlite3_step(m_stmt);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  throw DatabaseError(std::string("SQL error: ") + sqlite3_errmsg(m_db) + " (in: " +
-                      m_sql.substr(0, 200) + ")");
+  throw_sql_error(m_db, rc, m_sql);
 }
 
 void Statement::reset() {

@@ -18,6 +18,19 @@ class DatabaseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The trace file itself is damaged (SQLite reports SQLITE_CORRUPT or SQLITE_NOTADB on a file
+/// that starts as a SQLite database): the message names the file, the damage, the likely
+/// cause and what to do, never the SQL statement. Other reports may still run on the
+/// tables that are intact.
+class TraceDamagedError : public DatabaseError {
+ public:
+  using DatabaseError::DatabaseError;
+};
+
+/// "PATH: the trace is corrupt or truncated (SQLite: WHAT); was it copied while being
+/// written? ..." — the one wording of TraceDamagedError.
+[[nodiscard]] std::string trace_damaged_message(const std::string& path, const std::string& sqlite_message);
+
 class Statement;
 
 /// One connection; use it from one thread at a time (it is opened without

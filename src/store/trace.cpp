@@ -1,6 +1,8 @@
 #include "store/trace.hpp"
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "store/schema.hpp"
@@ -21,13 +23,23 @@ Database open_trace(const std::string& path) {
   bool has_meta = false;
   try {
     has_meta = db.has_table("meta");
-  } catch (const DatabaseError&) {
+  } catch (const DatabaseError& e) {
+    // A file that starts as a SQLite database but cannot be read is a damaged trace
+    // (truncated by a copy, a full disk), not some other kind of file.
+    char magic[16] = {};
+    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+    if (std::memcmp(magic, "SQLite format 3", sizeof magic) == 0) {
+      if (dynamic_cast<const TraceDamagedError*>(&e) != nullptr) throw;
+      throw TraceDamagedError(trace_damaged_message(path, e.what()));
+    }
     throw DatabaseError("trace " + path + " is not a SQLite database (not a gpuscope trace)");
   }
   std::optional<std::string> version;
   if (has_meta) {
     try {
       version = db.query_text("SELECT value FROM meta WHERE key = 'schema_version'");
+    } catch (const TraceDamagedError&) {
+      throw;
     } catch (const DatabaseError&) {
       version.reset();  // a 'meta' table of some other program
     }

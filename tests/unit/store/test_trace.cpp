@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "log_builder.hpp"
 #include "store/importer.hpp"
@@ -32,6 +34,58 @@ std::string make_trace(const TempDir& dir) {
   const std::string path = dir.file("t.sqlite");
   (void)import_logs({log}, path, {});
   return path;
+}
+
+// A trace with many rows, so that damage can land in table pages after the schema's.
+std::string make_big_trace(const TempDir& dir) {
+  const std::string log = dir.file("big.gslog");
+  {
+    test::LogBuilder b(log, 100);
+    b.process(1000);
+    b.device(0, "GPU");
+    for (std::uint32_t i = 1; i <= 3000; ++i) {
+      b.api(1000 + 100 * i, 1050 + 100 * i, 100, i, "cudaLaunchKernel");
+      b.kernel(1060 + 100 * i, 1090 + 100 * i, i, "kernel_with_a_rather_long_name_" + std::to_string(i % 7));
+    }
+    b.end(400'000);
+    b.close();
+  }
+  const std::string path = dir.file("big.sqlite");
+  (void)import_logs({log}, path, {});
+  return path;
+}
+
+// What a user sees on a damaged trace: its name, the damage, a cause and what to do —
+// never the SQL statement. Truncation (a copy cut short) and overwritten pages both.
+TEST(OpenTrace, DamagedTraceNamesTheDamageNotTheSql) {
+  TempDir dir;
+  const std::string path = make_big_trace(dir);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 64'000u);
+  const auto expect_damage_named = [&](const std::string& damaged, const char* what) {
+    const std::string p = dir.file(std::string(what) + ".sqlite");
+    std::ofstream(p, std::ios::binary) << damaged;
+    std::string message = "<no error>";
+    try {
+      Database db = open_trace(p);
+      (void)db.query_int("SELECT SUM(end_ns - start_ns) FROM kernels");
+      (void)db.query_int("SELECT SUM(end_ns - start_ns) FROM api_calls");
+    } catch (const TraceDamagedError& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find("the trace is corrupt or truncated (SQLite: "), std::string::npos) << what << ": " << message;
+    EXPECT_NE(message.find(p), std::string::npos) << message;
+    EXPECT_NE(message.find("gpuscope import"), std::string::npos) << message;
+    EXPECT_EQ(message.find("(in: "), std::string::npos) << message;
+  };
+  expect_damage_named(bytes.substr(0, bytes.size() / 2), "truncated");
+  std::string scribbled = bytes;
+  for (std::size_t i = 8192; i < bytes.size(); i += 4096) scribbled.replace(i, 64, 64, '\xA5');
+  expect_damage_named(scribbled, "scribbled");
 }
 
 TEST(OpenTrace, OpensAnImportedTrace) {
