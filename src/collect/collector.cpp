@@ -733,6 +733,7 @@ void Collector::writer_main() noexcept {
   pthread_setname_np(pthread_self(), "gpuscope-writer");
   const auto period = std::chrono::milliseconds(m_config.flush_period_ms);
   auto last_flush = std::chrono::steady_clock::now();
+  bool reported_write_error = false;
   for (;;) {
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(period);
     {
@@ -766,8 +767,12 @@ void Collector::writer_main() noexcept {
       drain();
     } catch (...) {
     }
-    if (!m_writer.flush() && m_config.verbose) {
-      std::fprintf(stderr, "gpuscope: %s\n", m_writer.last_error().c_str());
+    if (!m_writer.flush() && !reported_write_error) {
+      // Once, whatever the verbosity: a full disk or a file size limit stopped the log;
+      // the program itself goes on.
+      reported_write_error = true;
+      std::fprintf(stderr, "gpuscope: pid %u: %s: %s; the program continues untraced\n", m_pid,
+                   m_log_path.c_str(), m_writer.last_error().c_str());
     }
     if (stop) break;
   }
