@@ -10,6 +10,7 @@
 #include "bench/device_facts.hpp"
 #include "bench/ops/operator.hpp"
 #include "cli/bench_chart.hpp"
+#include "cli/option_checks.hpp"
 #include "core/bench_derive.hpp"
 #include "core/bench_sizes.hpp"
 #include "core/units.hpp"
@@ -85,7 +86,7 @@ const bench::ops::Operator& find_op(const std::string& name) {
 }
 
 void print(const std::vector<Report>& reports, render::Format format) {
-  render::render(reports, format, std::cout);
+  render::render(reports, format, std::cout, render::DocumentOptions{"bench", false});
   std::cout.flush();
 }
 
@@ -214,7 +215,7 @@ int run_operator(const BenchOptions& o, render::Format format) {
   }
   ro.timing.batch = o.batch;
   ro.timing.back_to_back = true;  // steady state: no launch-latency gap inside a hot/graph sample
-  ro.timing.budget_s = o.budget_s;
+  ro.timing.budget_s = static_cast<double>(o.budget_ns) * 1e-9;
   ro.timing.max_rel_stderr = o.max_noise;
   ro.timing.min_samples = o.min_samples;
   ro.verify = !o.no_verify;
@@ -290,14 +291,21 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
                   "hot: BATCH back-to-back calls per sample (data may stay in L2; launch overhead included);\n"
                   "graph: BATCH calls captured in a CUDA graph and replayed (launch overhead gone: for\n"
                   "kernels of a few microseconds). Default: the operator's");
-  sub->add_option("--batch", o.batch, "Calls per sample in hot/graph mode; 0 = enough for >= 100 us")
-      ->capture_default_str();
-  sub->add_option("--budget", o.budget_s, "Seconds of sampling per case at most")->capture_default_str();
-  sub->add_option("--max-noise", o.max_noise,
-                  "Stop sampling when the relative standard error of the median is below this")
-      ->capture_default_str();
-  sub->add_option("--min-samples", o.min_samples, "Never stop before this many samples")->capture_default_str();
-  sub->add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
+  count_option(sub->add_option("--batch", o.batch, "Calls per sample in hot/graph mode; 0 = enough for >= 100 us")
+                   ->capture_default_str(),
+               core::CountLimits{0, 1'000'000, "100"});
+  duration_ns_option(sub->add_option("--budget", o.budget_ns, "Sampling time per case at most (default 1s)"),
+                     core::DurationLimits{1'000'000, 3'600'000'000'000, 1'000'000'000, "1s or 250ms"});
+  real_option(sub->add_option("--max-noise", o.max_noise,
+                              "Stop sampling when the relative standard error of the median is below this; 0 = never "
+                              "(the budget stops it)")
+                  ->capture_default_str(),
+              core::RealLimits{0.0, 1.0, true, true, "0.005"});
+  count_option(sub->add_option("--min-samples", o.min_samples, "Never stop before this many samples")
+                   ->capture_default_str(),
+               core::CountLimits{1, 100'000, "10"});
+  count_option(sub->add_option("--device", o.device, "CUDA device ordinal")->capture_default_str(),
+               core::CountLimits{0, 65535, "0"});
   sub->add_flag("--no-verify", o.no_verify, "Skip the reference check of the outputs");
   sub->add_option("--profile", o.profile,
                   "Machine profile JSON of `gpuscope peak` (default: the cached one of this GPU; none: theoretical);\n"
@@ -305,11 +313,14 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   sub->add_option("--json", o.json, "Write the results as JSON (the format `bench compare` and `bench report` read)");
   sub->add_option("--csv", o.csv, "Write the cases as CSV");
   sub->add_option("--svg", o.svg, "Draw the size sweep (throughput against size, ceiling as a line) as SVG");
-  sub->add_option("--format", o.format, "Printed reports: table, csv, json or markdown")->capture_default_str();
-  sub->add_option("--floor", o.floor, "compare: smallest relative difference ever called faster/slower")
+  sub->add_option("--format", o.format, "Printed reports: table, csv, json or markdown (one document: docs/output-formats.md)")
       ->capture_default_str();
-  sub->add_option("--k", o.k, "compare: standard errors of the difference needed for faster/slower")
-      ->capture_default_str();
+  real_option(sub->add_option("--floor", o.floor, "compare: smallest relative difference ever called faster/slower")
+                  ->capture_default_str(),
+              core::RealLimits{0.0, 100.0, true, true, "0.01"});
+  real_option(sub->add_option("--k", o.k, "compare: standard errors of the difference needed for faster/slower")
+                  ->capture_default_str(),
+              core::RealLimits{0.0, 1000.0, true, true, "3"});
   sub->footer(
       "Examples:\n"
       "  gpuscope bench list                       the operators, their variants and default sizes\n"

@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct BenchOptions {
   std::string dtype;              // "" = the operator's first dtype
   std::string mode;               // "" = the operator's default mode
   int batch = 0;                  // calls per sample in hot/graph; 0 = auto
-  double budget_s = 1.0;          // sampling budget per case
+  std::int64_t budget_ns = 1'000'000'000;  // sampling budget per case
   double max_noise = 0.005;       // stop when rel. std. error of the median <= this
   int min_samples = 10;
   int device = 0;

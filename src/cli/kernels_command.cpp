@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <iostream>
 #include <regex>
+#include <span>
 
 #include "analyze/kernel_reports.hpp"
 #include "cli/collect_run.hpp"
+#include "cli/option_checks.hpp"
 #include "collect/metric_catalog.hpp"
 #include "core/kernel_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
@@ -20,6 +22,10 @@ namespace gpuscope::cli {
 namespace {
 
 int fail(const std::string& what, const std::string& todo) { return cli_fail("kernels", what, todo); }
+
+// --tensor-factor COUNTER=FLOP: FLOPs per count of a tensor counter (512 for an H100 bf16
+// HGMMA op), positive, at most 10^6.
+const core::RealLimits kTensorFactor{0.0, 1e6, false, true, "512"};
 
 std::string joined(const std::vector<std::string>& v, const char* sep = ",") {
   std::string s;
@@ -62,13 +68,28 @@ std::optional<std::string> resolve_chip(const std::string& chip, std::string* wh
 
 // In markdown, exactly the tables of docs/metrics.md (regenerate them with
 // `gpuscope kernels --list-sets --format markdown`).
+// One document in every format (render/report_render.hpp).
 int list_sets(const std::string& format) {
   const render::Format f = render::parse_format(format);
-  for (const kernels::MetricSet& s : kernels::metric_sets()) {
-    render::render(kernels::metric_set_report(s), f, std::cout);
-    std::cout << "\n";
-  }
+  std::vector<Report> reports;
+  for (const kernels::MetricSet& s : kernels::metric_sets()) reports.push_back(kernels::metric_set_report(s));
+  render::render(reports, f, std::cout, render::DocumentOptions{"kernels", false});
+  if (f == render::Format::kTable || f == render::Format::kMarkdown) std::cout << "\n";
   return 0;
+}
+
+// --list-metrics as a report, for the csv, json and markdown formats.
+Report metric_list_report(const std::string& chip, const std::string& filter,
+                          const std::vector<collect::MetricDescription>& list) {
+  Report r;
+  r.name = "metric_list";
+  r.title = "Metrics of " + chip + (filter.empty() ? "" : " matching '" + filter + "'");
+  r.add_column("Name", "", ColumnType::kText)
+      .add_column("Type", "", ColumnType::kText)
+      .add_column("Unit", "", ColumnType::kText)
+      .add_column("Description", "", ColumnType::kText);
+  for (const auto& d : list) r.rows.push_back(Row{d.name, d.type, d.dim_unit, d.description});
+  return r;
 }
 
 int list_metrics(const KernelsOptions& o) {
@@ -81,6 +102,13 @@ int list_metrics(const KernelsOptions& o) {
   }
   const collect::MetricCatalog catalog(*chip);
   const auto list = catalog.describe(o.list_filter);
+  if (const render::Format f = render::parse_format(o.out.format); f != render::Format::kTable) {
+    const Report r = metric_list_report(*chip, o.list_filter, list);
+    render::render(std::span<const Report>(&r, 1), f, std::cout, render::DocumentOptions{"kernels", false});
+    if (list.empty()) std::cerr << "gpuscope kernels: no metric name contains '" << o.list_filter << "'\n";
+    return 0;
+  }
+  // table: one tab-separated line per metric, for grep and cut.
   std::cout << "# metrics of " << *chip << (o.list_filter.empty() ? "" : " matching '" + o.list_filter + "'") << ": "
             << list.size() << "\n";
   for (const auto& d : list) {
@@ -116,9 +144,12 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
   sub->add_option("--nvtx-include", o.nvtx_include,
                   "Profile only launches made inside the NVTX range NAME (or NAME@DOMAIN): a push/pop range "
                   "open on the launching thread or a start/end range open anywhere");
-  sub->add_option("--launch-skip", o.launch_skip, "Skip this many matching launches first")->capture_default_str();
-  sub->add_option("--launch-count", o.launch_count, "Profile at most this many matching launches (0 = all)")
-      ->capture_default_str();
+  count_option(sub->add_option("--launch-skip", o.launch_skip, "Skip this many matching launches first")
+                   ->capture_default_str(),
+               core::CountLimits{0, core::kMaxInt64, "10"});
+  count_option(sub->add_option("--launch-count", o.launch_count, "Profile at most this many matching launches; 0 = all")
+                   ->capture_default_str(),
+               core::CountLimits{0, core::kMaxInt64, "5"});
   sub->add_option("--replay-mode", o.replay_mode,
                   "kernel: as ncu, CUPTI saves device memory, runs each profiled kernel once per counter pass "
                   "and restores memory between passes (exact counts; about 25 ms per launch on H100). "
@@ -131,8 +162,8 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
                   "With --replay-mode none: profiled launches per range-profiler session before it is decoded "
                   "(1-4096; an unprofiled launch, a memset, memcpy or graph launch ends a session early; a "
                   "killed program loses the open session's launches)")
-      ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  count_option(sub->get_option("--launches-per-session"), core::CountLimits{1, 4096, "64"});
   sub->add_option("--report", o.report,
                   "Print the results of an earlier run's NAME.sqlite again (with other --format/--by/--profile); runs nothing")
       ->check(CLI::ExistingFile);
@@ -147,7 +178,11 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
       ->expected(0, 1)
       ->type_name("[FILTER]");
   sub->add_option("--chip", o.chip, "Chip for --list-metrics and name checks without a GPU (e.g. GH100)");
-  sub->add_option("--format", o.out.format, "table, csv, json or markdown")->capture_default_str();
+  sub->add_option("--format", o.out.format,
+                  "table, csv, json or markdown (one document: docs/output-formats.md; with --list-metrics, table is "
+                  "one tab-separated line per metric)")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
+      ->capture_default_str();
   sub->add_option("--by", o.out.by, "Rows per 'launch' or per kernel 'name' (default: per launch up to 50)");
   sub->add_option("--svg", o.out.svg_path, "Draw the kernels on the measured roofline into this SVG file");
   sub->add_option("--profile", o.out.profile_path,
@@ -165,6 +200,8 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
 }
 
 int run_kernels(KernelsOptions o) {
+  if (!o.out.by.empty() && o.out.by != "launch" && o.out.by != "name")  // checked before anything runs
+    return fail("--by '" + o.out.by + "' is not a row kind", "use --by launch or --by name");
   if (o.list_sets) return list_sets(o.out.format);
   if (o.list_metrics) return list_metrics(o);
   if (o.command.empty() && o.report.empty())
@@ -174,9 +211,12 @@ int run_kernels(KernelsOptions o) {
     const auto eq = f.find('=');
     try {
       if (eq == std::string::npos) throw std::invalid_argument("no '='");
-      o.out.calibration[f.substr(0, eq)] = std::stod(f.substr(eq + 1));
-    } catch (const std::exception&) {
-      return fail("--tensor-factor '" + f + "' is not COUNTER=NUMBER", "e.g. --tensor-factor sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum=512");
+      const auto flop = core::parse_real(f.substr(eq + 1), kTensorFactor);
+      if (!flop.ok()) throw std::invalid_argument(flop.error);
+      o.out.calibration[f.substr(0, eq)] = *flop.value;
+    } catch (const std::exception& e) {
+      return fail("--tensor-factor '" + f + "' is not COUNTER=NUMBER (" + e.what() + ")",
+                  "e.g. --tensor-factor sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum=512");
     }
   }
 

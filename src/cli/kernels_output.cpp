@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -95,7 +96,7 @@ int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std:
   Report report = per_launch ? analyze::kernel_launch_report(a) : analyze::kernel_name_report(a);
   const bool paragraphs = o.explain && (format == render::Format::kTable || format == render::Format::kMarkdown);
   if (paragraphs) drop_column(report, "Explanation");  // the paragraphs below say it in full
-  render::render(report, format, out);
+  render::render(std::span<const Report>(&report, 1), format, out, render::DocumentOptions{"kernels", false});
   if (paragraphs) write_explanations(a, format, out);
 
   if (!o.svg_path.empty()) {

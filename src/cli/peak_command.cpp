@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/option_checks.hpp"
 #include "core/profile_report.hpp"
 #include "core/units.hpp"
 #include "gpuscope/bench.hpp"
@@ -70,7 +71,7 @@ int run(const PeakOptions& o) {
   for (const std::string& w : profile.warnings) std::cerr << kPrefix << "warning: " << w << "\n";
 
   const std::vector<Report> reports{profile_report(profile), roofline_report(profile)};
-  render::render(reports, format, std::cout);
+  render::render(reports, format, std::cout, render::DocumentOptions{"peak", false});
   std::cout.flush();
 
   if (!o.no_save) {
@@ -126,7 +127,9 @@ CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
   sub->add_flag("--quick", o.quick, "Only the quick ceilings (DRAM, L2, FP32, BF16 tensor, H2D/D2H, launch)");
   sub->add_option("--json", o.json, "Also write the machine profile (JSON) to this file");
   sub->add_option("--svg", o.svg, "Draw the roofline chart (SVG) into this file");
-  sub->add_option("--device", o.device, "CUDA device ordinal (CUDA_VISIBLE_DEVICES applies)")->capture_default_str();
+  count_option(sub->add_option("--device", o.device, "CUDA device ordinal (CUDA_VISIBLE_DEVICES applies)")
+                   ->capture_default_str(),
+               core::CountLimits{0, 65535, "0"});
   sub->add_option("--format", o.format, "table, csv, json or markdown (the printed reports)")->capture_default_str();
   sub->add_flag("--no-save", o.no_save, "Do not save the profile to the per-user cache");
   sub->add_flag("--methods", o.methods, "Print every ceiling, its unit and how it is measured (markdown); no GPU needed");

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "core/option_values.hpp"
 #include "core/profile_report.hpp"
 #include "render/report_render.hpp"
 #include "render/roofline_svg.hpp"
@@ -19,12 +20,14 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-double parse_positive(const std::string& text, const std::string& point, const char* what) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
-    throw InputError("--point '" + point + "': " + what + " '" + text + "' is not a positive number");
-  return v;
+// A point's INTENSITY (FLOP/B, at most 10^9) or FLOPS (FLOP/s, at most 10^18: a thousand
+// times an H100), positive: beyond those no GPU plots.
+double parse_positive(const std::string& text, const std::string& point, const char* what, double max,
+                      const char* example) {
+  const core::RealLimits positive{0.0, max, false, true, example};
+  const auto v = core::parse_real(text, positive);
+  if (!v.ok()) throw InputError("--point '" + point + "': " + what + " " + v.error);
+  return *v.value;
 }
 
 // "NAME:INTENSITY:FLOPS"; NAME may itself hold ':' (C++ names do), so split at the last two.
@@ -35,8 +38,8 @@ render::RooflinePoint parse_point(const std::string& text) {
     throw InputError("--point '" + text + "' must be NAME:INTENSITY:FLOPS (FLOP/B and FLOP/s, e.g. gemm:512:6.1e14)");
   render::RooflinePoint p;
   p.name = text.substr(0, a);
-  p.intensity = parse_positive(text.substr(a + 1, b - a - 1), text, "INTENSITY (FLOP/B)");
-  p.flops = parse_positive(text.substr(b + 1), text, "FLOPS (FLOP/s)");
+  p.intensity = parse_positive(text.substr(a + 1, b - a - 1), text, "INTENSITY (FLOP/B)", 1e9, "512");
+  p.flops = parse_positive(text.substr(b + 1), text, "FLOPS (FLOP/s)", 1e18, "6.1e14");
   return p;
 }
 
@@ -76,7 +79,7 @@ int run(const RooflineOptions& o) {
 
   const Loaded l = load(o);
   const std::vector<Report> reports{profile_report(l.profile), roofline_report(l.profile)};
-  render::render(reports, format, std::cout);
+  render::render(reports, format, std::cout, render::DocumentOptions{"roofline", false});
   std::cout.flush();
 
   render::Chart chart;

@@ -8,12 +8,19 @@
 
 #include "analyze/report_registry.hpp"
 #include "analyze/trace_filter.hpp"
+#include "cli/option_checks.hpp"
 #include "core/report_transform.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::cli {
 namespace {
+
+// One document per run, whatever -r asks for (render/report_render.hpp, docs/output-formats.md).
+const render::DocumentOptions kDocument{"stats", false};
+
+// --from/--to: times since the start of the trace; a bare number is seconds.
+const core::DurationLimits kTraceTime{0, core::kMaxInt64, 1'000'000'000, "1.5, 2s or 250ms"};
 
 std::string help_footer() {
   std::string s = "Reports (-r NAME,NAME; * = run when no -r is given):\n";
@@ -45,8 +52,8 @@ std::string help_footer() {
 analyze::TraceFilter make_filter(const StatsOptions& o) {
   analyze::TraceFilter f;
   if (!o.filter_nvtx.empty()) f.nvtx = analyze::parse_nvtx_filter(o.filter_nvtx);
-  if (!o.from.empty()) f.from_ns = analyze::parse_trace_time(o.from);
-  if (!o.to.empty()) f.to_ns = analyze::parse_trace_time(o.to);
+  if (!o.from.empty()) f.from_ns = core::parse_duration_ns(o.from, kTraceTime).value;  // checked by CLI11
+  if (!o.to.empty()) f.to_ns = core::parse_duration_ns(o.to, kTraceTime).value;
   if (f.from_ns && f.to_ns && *f.from_ns > *f.to_ns)
     throw std::invalid_argument("--from " + o.from + " is after --to " + o.to);
   f.pid = o.process;
@@ -76,18 +83,24 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
       "busy, is the run launch-bound, where does the CPU wait).");
   sub->add_option("trace", o.trace, "NAME.sqlite")->required()->check(CLI::ExistingFile);
   sub->add_option("-r,--report", o.reports, "Reports, comma-separated (list below)")->delimiter(',');
-  sub->add_option("--format", o.format, "table, csv, json or markdown")->capture_default_str();
+  sub->add_option("--format", o.format, "table, csv, json or markdown (one document: docs/output-formats.md)")
+      ->capture_default_str();
   sub->add_option("-o,--output", o.output, "Write to FILE instead of stdout");
   sub->add_flag("--base", o.base, "Kernel base names (no namespace, templates or parameters)");
   sub->add_flag("--mangled", o.mangled, "Kernel mangled names");
   sub->add_option("--filter-nvtx", o.filter_nvtx,
                   "Only events inside NVTX range RANGE[@DOMAIN][/N] (nsys's syntax: N-th instance, from 1)");
-  sub->add_option("--from", o.from, "Only events that end at or after T: seconds since the trace start, or 250ms, 10us, 42ns");
-  sub->add_option("--to", o.to, "Only events that start at or before T (same form as --from)");
-  sub->add_option("--process", o.process, "Only process PID");
-  sub->add_option("--device", o.device, "Only GPU N (the index gpuscope summary and gpu_util print)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--top", o.top, "Only the first N rows of each report")->check(CLI::PositiveNumber);
+  duration_text_option(
+      sub->add_option("--from", o.from, "Only events that end at or after T: seconds since the trace start, or 250ms, 10us, 42ns"),
+      kTraceTime);
+  duration_text_option(sub->add_option("--to", o.to, "Only events that start at or before T (same form as --from)"),
+                       kTraceTime);
+  count_option(sub->add_option("--process", o.process, "Only process PID"), core::CountLimits{1, kMaxInt, "4012"},
+               "PID");
+  count_option(sub->add_option("--device", o.device, "Only GPU N (the index gpuscope summary and gpu_util print)"),
+               core::CountLimits{0, 65535, "0"});
+  count_option(sub->add_option("--top", o.top, "Only the first N rows of each report; 0 = all rows (the default)"),
+               core::CountLimits{0, core::kMaxInt64, "10"});
   sub->add_option("--sort", o.sort,
                   "Order rows by COLUMN (its name, e.g. 'Total Time'): numbers descending, names ascending");
   sub->add_option("--timeunit", o.timeunit, "Time columns in ns, us, ms or s (default: as each report gives them)");
@@ -98,7 +111,9 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
 int run_stats(const StatsOptions& o) {
   // Validate everything before opening files, so a typo costs nothing.
   const render::Format format = render::parse_format(o.format);
-  std::vector<std::string> names = o.reports;
+  std::vector<std::string> names;
+  for (const std::string& n : o.reports)  // a report named twice prints once
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   if (names.empty())
     for (std::string_view n : analyze::report_names()) names.emplace_back(n);
   const auto valid = analyze::all_report_names();
@@ -138,7 +153,7 @@ int run_stats(const StatsOptions& o) {
         unsorted.push_back(r.name);
       }
     }
-    if (o.top) keep_top_rows(r, *o.top);
+    if (o.top && *o.top > 0) keep_top_rows(r, *o.top);
     if (filtered) r.add_note(NoteLevel::kInfo, "events filtered by " + filter_text(o));
   }
   if (!unsorted.empty() && unsorted.size() == reports.size()) {
@@ -160,7 +175,7 @@ int run_stats(const StatsOptions& o) {
     if (!file) throw std::runtime_error("cannot write " + o.output);
   }
   std::ostream& out = o.output.empty() ? std::cout : file;
-  render::render(reports, format, out);
+  render::render(reports, format, out, kDocument);
   out.flush();
   if (!out) throw std::runtime_error("writing " + (o.output.empty() ? std::string("stdout") : o.output) + " failed");
   return 0;

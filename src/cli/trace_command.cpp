@@ -10,6 +10,7 @@
 
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/tracer_calibration.hpp"
 #include "collect/collector_config.hpp"
 #include "render/report_render.hpp"
@@ -27,25 +28,9 @@ std::string default_cuda_records() {
   return {};
 }
 
-// Seconds that fit the collector's nanosecond counters: finite, >= 0, at most 10^6 s
-// (11.6 days) so delay + duration in ns stays far inside 64 bits. CLI11's
-// NonNegativeNumber lets "nan" and "inf" through, and casting those to an integer is
-// undefined behaviour.
-const CLI::Validator kSeconds(
-    [](std::string& text) -> std::string {
-      double v = 0;
-      try {
-        std::size_t used = 0;
-        v = std::stod(text, &used);
-        if (used != text.size()) throw std::invalid_argument(text);
-      } catch (const std::exception&) {
-        return "'" + text + "' is not a number of seconds; give e.g. 30 or 2.5";
-      }
-      if (!std::isfinite(v) || v < 0 || v > 1e6)
-        return "'" + text + "' is not a duration gpuscope can time; give 0 to 1000000 seconds, e.g. 30 or 2.5";
-      return {};
-    },
-    "SECONDS");
+// --delay and --duration: at most 10^6 s (11.6 days), so delay + duration in ns stays far
+// inside 64 bits; a bare number is seconds (core/option_values.hpp refuses nan, inf, < 0).
+const core::DurationLimits kSeconds{0, 1'000'000'000'000'000, 1'000'000'000, "30s or 250ms"};
 
 // The tracer's cost per call on this machine (tracer_calibration.hpp) into the trace's
 // meta table, or why it is unknown; run by collect_run after its checks. The calibration
@@ -111,12 +96,11 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                   "(every range opens a new window)")
       ->check(CLI::IsMember({"stop", "repeat"}))
       ->capture_default_str();
-  sub->add_option("-y,--delay", o.delay_s, "Start recording SECONDS after launch (0 to 1000000)")
-      ->check(kSeconds);
-  sub->add_option("-d,--duration", o.duration_s,
-                  "Record for SECONDS (after --delay; 0 to 1000000, 0 = to the end), then end the target\n"
-                  "with --kill")
-      ->check(kSeconds);
+  duration_ns_option(sub->add_option("-y,--delay", o.delay_ns, "Start recording this long after launch (30 = 30s)"),
+                     kSeconds);
+  duration_ns_option(sub->add_option("-d,--duration", o.duration_ns,
+                                     "Record this long (after --delay; 0 = to the end), then end the target with --kill"),
+                     kSeconds);
   sub->add_option("--kill", o.kill, "Signal sent to the target when --duration ends: sigterm, sigkill, none")
       ->check(CLI::IsMember({"sigterm", "sigkill", "none"}))
       ->capture_default_str();
@@ -143,13 +127,14 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
   sub->add_flag("--cuda-polling-calls", o.polling_calls,
                 "Also record the polling calls muted by default (cudaGetDevice, cudaEventQuery,\n"
                 "cudaStreamQuery, cuCtxGetCurrent, ...)");
-  sub->add_option("--flush-period", o.flush_period_ms,
-                  "Milliseconds between flushes of the event log; a crash loses at most about this much")
-      ->check(CLI::Range(10, 60000))
-      ->capture_default_str();
+  count_option(sub->add_option("--flush-period", o.flush_period_ms,
+                               "Milliseconds between flushes of the event log; a crash loses at most about this much")
+                   ->capture_default_str(),
+               core::CountLimits{10, 60000, "200"}, "MS");
   sub->add_flag("--keep-logs", o.keep_logs, "Keep the per-process event logs (NAME.logs/) after import");
   sub->add_flag("-q,--quiet", o.quiet, "Do not print the summary at the end");
-  sub->add_option("--top", o.top, "Kernels in the summary")->capture_default_str();
+  count_option(sub->add_option("--top", o.top, "Kernels in the summary; 0 = all")->capture_default_str(),
+               core::CountLimits{0, kMaxInt, "10"});
   sub->add_option("command", o.command, "The command to run, after --")->required();
   sub->positionals_at_end();
   return sub;
@@ -184,16 +169,16 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_CAPTURE_RANGE", o.capture_range},
       {"GPUSCOPE_NVTX_CAPTURE", o.nvtx_capture},
       {"GPUSCOPE_CAPTURE_RANGE_END", o.capture_range_end},
-      {"GPUSCOPE_DELAY_NS", std::to_string(static_cast<std::int64_t>(o.delay_s * 1e9))},
-      {"GPUSCOPE_DURATION_NS", std::to_string(static_cast<std::int64_t>(o.duration_s * 1e9))},
+      {"GPUSCOPE_DELAY_NS", std::to_string(o.delay_ns)},
+      {"GPUSCOPE_DURATION_NS", std::to_string(o.duration_ns)},
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},
       {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
   if (o.sync_records) spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS", default_cuda_records() + ",sync");
   spec.after_checks = [&o](CollectRunSpec& s) { add_tracer_cost(o, s); };
-  if (o.duration_s > 0 && o.kill != "none") {
-    spec.kill_after = std::chrono::nanoseconds(static_cast<std::int64_t>((o.delay_s + o.duration_s) * 1e9));
+  if (o.duration_ns > 0 && o.kill != "none") {
+    spec.kill_after = std::chrono::nanoseconds(o.delay_ns + o.duration_ns);  // <= 2 x 10^15 ns
     spec.kill_signal = o.kill == "sigkill" ? SIGKILL : SIGTERM;
   }
   spec.import.trace_sources = o.trace;
@@ -206,7 +191,7 @@ int run_trace(TraceOptions o) {
   if (!o.quiet) {
     try {
       store::Database db(res.db_path.string(), store::Database::Mode::kReadOnly);
-      for (const Report& rep : analyze::trace_summary(db, o.top)) {
+      for (const Report& rep : analyze::trace_summary(db, o.top == 0 ? static_cast<int>(kMaxInt) : o.top)) {
         render::render(rep, render::Format::kTable, std::cerr);
         std::cerr << "\n";
       }

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,8 @@ struct TraceOptions {
   std::string capture_range = "none";  // none | cudaProfilerApi | nvtx
   std::string nvtx_capture;            // RANGE[@DOMAIN]
   std::string capture_range_end = "stop";  // stop | repeat
-  double delay_s = 0;
-  double duration_s = 0;
+  std::int64_t delay_ns = 0;           // --delay, checked: 0 to 10^6 s
+  std::int64_t duration_ns = 0;        // --duration, checked: 0 to 10^6 s; 0 = to the end
   std::string kill = "sigterm";        // sigterm | sigkill | none (after --duration)
   bool polling_calls = false;
   std::string cuda_api = "gpu";        // gpu | all (GPUSCOPE_API_CALLS)
@@ -26,7 +27,7 @@ struct TraceOptions {
   int flush_period_ms = 200;
   bool keep_logs = false;
   bool quiet = false;
-  int top = 10;
+  int top = 10;                        // kernels in the summary; 0 = all
   std::vector<std::string> command;
 };
 

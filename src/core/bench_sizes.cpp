@@ -1,5 +1,7 @@
 #include "core/bench_sizes.hpp"
 
+#include "core/option_values.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -27,38 +29,12 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   }
 }
 
-std::int64_t parse_digits(std::string_view digits, std::string_view item) {
-  if (digits.empty()) fail(item, "a number is missing");
-  std::int64_t v = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') fail(item, "'" + std::string(digits) + "' is not a number");
-    if (v > kMaxValue / 10) fail(item, "a number is too large");
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
+// One number of a size list: core/option_values' size grammar (digits, 2^K, k/M/G/T
+// suffixes = 2^10/2^20/2^30/2^40), 1 to 2^62.
 std::int64_t parse_num(std::string_view text, std::string_view item) {
-  std::int64_t value = 0;
-  if (const std::size_t caret = text.find('^'); caret != std::string_view::npos) {
-    const std::int64_t base = parse_digits(text.substr(0, caret), item);
-    const std::int64_t exp = parse_digits(text.substr(caret + 1), item);
-    value = 1;
-    for (std::int64_t i = 0; i < exp; ++i) {
-      if (base != 0 && value > kMaxValue / base) fail(item, "a number is too large (> 2^62)");
-      value *= base;
-    }
-  } else if (!text.empty() && (text.back() == 'k' || text.back() == 'M' || text.back() == 'G')) {
-    const int shift = text.back() == 'k' ? 10 : text.back() == 'M' ? 20 : 30;
-    value = parse_digits(text.substr(0, text.size() - 1), item);
-    if (value > (kMaxValue >> shift)) fail(item, "a number is too large (> 2^62)");
-    value <<= shift;
-  } else {
-    value = parse_digits(text, item);
-  }
-  if (value < 1) fail(item, "sizes must be >= 1");
-  if (value > kMaxValue) fail(item, "a number is too large (> 2^62)");
-  return value;
+  const OptionValue<std::int64_t> v = parse_size(text, SizeLimits{1, kMaxValue, "4096, 2^20 or 64k"});
+  if (!v.ok()) fail(item, v.error);
+  return *v.value;
 }
 
 }  // namespace

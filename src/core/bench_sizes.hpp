@@ -6,7 +6,8 @@
 //                                        always included when a <= b); FACTOR an integer
 //                                        >= 2, default 2
 //   TOKEN  := NUM ("x" NUM)*             one shape: "4096", "64x4096x4096"
-//   NUM    := digits | digits "^" digits | digits "k" | "M" | "G" (×2^10, 2^20, 2^30)
+//   NUM    := a size of core/option_values.hpp: digits | digits "^" digits | digits
+//             k|M|G|T (×2^10, 2^20, 2^30, 2^40; also KiB, MiB, GiB, TiB)
 // e.g. "2^10:2^30" → 2^10, 2^11, ..., 2^30; "2^12:2^28:4" → 2^12, 2^14, ...; "1000,3000";
 // "8192x8192x8192". What the numbers of a token mean is the operator's business
 // (bench/ops/operator.hpp, Operator::shape).

@@ -321,6 +321,58 @@ std::string_view format_name(Format format) {
 }
 
 std::string group_thousands(std::int64_t value) { return group_digits(std::to_string(value)); }
+// {"schema_version", "command", "reports": {name: report}} (header: "Documents").
+Json json_document(std::span<const Report> reports, const DocumentOptions& document) {
+  Json doc;
+  doc["schema_version"] = kDocumentSchemaVersion;
+  doc["command"] = document.command;
+  doc["reports"] = Json::object();
+  for (const Report& r : reports) {
+    std::string key = r.name;
+    for (int n = 2; doc["reports"].contains(key); ++n) key = r.name + "#" + std::to_string(n);
+    doc["reports"][key] = to_json(r);
+  }
+  return doc;
+}
+
+// Several reports as one csv table: "section", then the union of the headers.
+void render_csv_sections(std::span<const Report> reports, std::ostream& out) {
+  std::vector<std::string> headers;          // the union, in order of first appearance
+  std::vector<std::vector<std::size_t>> at;  // at[report][column] → index in headers
+  for (const Report& r : reports) {
+    std::vector<std::size_t> index;
+    for (const Column& c : r.columns) {
+      const std::string h = header_text(c);
+      // The k-th use of a header in this report takes the k-th column of that header.
+      const auto uses = static_cast<std::size_t>(std::count_if(
+          index.begin(), index.end(), [&](std::size_t i) { return headers[i] == h; }));
+      std::size_t seen = 0, found = headers.size();
+      for (std::size_t i = 0; i < headers.size(); ++i) {
+        if (headers[i] == h && seen++ == uses) {
+          found = i;
+          break;
+        }
+      }
+      if (found == headers.size()) headers.push_back(h);
+      index.push_back(found);
+    }
+    at.push_back(std::move(index));
+  }
+  out << "section";
+  for (const std::string& h : headers) out << ',' << csv_field(h);
+  out << '\n';
+  for (std::size_t ri = 0; ri < reports.size(); ++ri) {
+    const Report& r = reports[ri];
+    for (const Row& row : r.rows) {
+      std::vector<std::string> cells(headers.size());
+      for (std::size_t c = 0; c < r.columns.size() && c < row.size(); ++c) cells[at[ri][c]] = csv_cell(row[c]);
+      out << csv_field(r.name);
+      for (const std::string& cell : cells) out << ',' << cell;
+      out << '\n';
+    }
+  }
+}
+
 
 void render(const Report& report, Format format, std::ostream& out) {
   switch (format) {
@@ -331,12 +383,18 @@ void render(const Report& report, Format format, std::ostream& out) {
   }
 }
 
-void render(std::span<const Report> reports, Format format, std::ostream& out) {
-  if (format == Format::kJson) {
-    Json all{{"reports", Json::array()}};
-    for (const Report& r : reports) all["reports"].push_back(to_json(r));
-    write_json(all, out);
-    return;
+void render(std::span<const Report> reports, Format format, std::ostream& out, const DocumentOptions& document) {
+  switch (format) {
+    case Format::kJson: write_json(json_document(reports, document), out); return;
+    case Format::kCsv:
+      if (reports.size() == 1 && !document.csv_section) {
+        render_csv(reports.front(), out);
+      } else {
+        render_csv_sections(reports, out);
+      }
+      return;
+    case Format::kTable:
+    case Format::kMarkdown: break;
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (i > 0) out << '\n';

@@ -33,9 +33,18 @@
 //             without thousands separators and without truncation; notes follow as
 //             list items "- note: ...", "- **WARNING:** ...", "- **DATA LOSS:** ...".
 //
-// Several reports: table and markdown separate them with a blank line; csv writes
-// one header+rows block per report separated by a blank line; json writes
-// {"reports":[...]}.
+// Documents: a command prints ONE document in the format asked for, however many reports it
+// holds (render(span, ...)), so a script reads it with one parser call:
+//   table, markdown  the reports one after another, a blank line between them (as above).
+//   json      {"schema_version": 1, "command": "summary", "reports": {"NAME": REPORT, ...}}:
+//             one key per report, in print order, REPORT the per-report object above. A
+//             name printed twice gets "NAME#2", "NAME#3", ... Pretty-printed, newline at the end.
+//   csv       ONE table. One report (and DocumentOptions::csv_section false): exactly the
+//             report's csv above. Otherwise a leading "section" column holding the report's
+//             name, then the union of the reports' headers in order of first appearance (a
+//             header twice in one report gets two columns); a row leaves the columns of other
+//             reports empty. One header row; no blank lines.
+// docs/output-formats.md gives the reports of each command.
 #pragma once
 
 #include <cstddef>
@@ -60,8 +69,20 @@ inline constexpr std::size_t kMaxTableTextWidth = 80;
 /// The name parse_format() accepts for `format`.
 [[nodiscard]] std::string_view format_name(Format format);
 
+/// The shape of the json document below; raised when a key changes meaning or goes away
+/// (a new key does not raise it).
+inline constexpr int kDocumentSchemaVersion = 1;
+
+struct DocumentOptions {
+  std::string_view command;   // the gpuscope command printing it, e.g. "summary"; json "command"
+  bool csv_section = false;   // csv: the "section" column even for a single report (for a
+                              // command whose number of reports depends on the data)
+};
+
+/// One report in `format`; in json the bare per-report object (no document around it).
 void render(const Report& report, Format format, std::ostream& out);
-void render(std::span<const Report> reports, Format format, std::ostream& out);
+/// Several reports as ONE document of `format` (see "Documents" above).
+void render(std::span<const Report> reports, Format format, std::ostream& out, const DocumentOptions& document = {});
 
 /// 1234567 → "1,234,567"; -1000 → "-1,000".
 [[nodiscard]] std::string group_thousands(std::int64_t value);

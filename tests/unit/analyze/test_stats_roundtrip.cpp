@@ -142,9 +142,13 @@ TEST(StatsRoundTrip, JsonParsesBackToTheSameCells) {
     const std::vector<Report> reports = all_reports(transformed);
     std::ostringstream out;
     render::render(reports, render::Format::kJson, out);
-    const nlohmann::json doc = nlohmann::json::parse(out.str());
+    // One document: {"schema_version", "command", "reports": {name: report}}, reports in order.
+    const auto doc = nlohmann::ordered_json::parse(out.str());
+    EXPECT_EQ(doc.at("schema_version"), render::kDocumentSchemaVersion);
     ASSERT_EQ(doc.at("reports").size(), reports.size());
-    for (std::size_t i = 0; i < reports.size(); ++i) expect_json_round_trip(reports[i], doc["reports"][i]);
+    std::size_t i = 0;
+    for (const auto& item : doc.at("reports").items())
+      expect_json_round_trip(reports[i++], nlohmann::json::parse(item.value().dump()));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -147,18 +148,64 @@ TEST(ReportRender, MarkdownEscapesKernelNamePunctuation) {
       << rendered(r, Format::kMarkdown);
 }
 
-TEST(ReportRender, SeveralReports) {
+// Several reports are ONE document in every format (header: "Documents").
+TEST(ReportRender, SeveralReportsAreOneJsonDocument) {
   const std::vector<Report> two{sample(), sample()};
   std::ostringstream json;
-  render(two, Format::kJson, json);
-  const auto j = nlohmann::json::parse(json.str());
+  render(two, Format::kJson, json, DocumentOptions{"summary", false});
+  const auto j = nlohmann::json::parse(json.str());  // throws on a second document ("Extra data")
+  EXPECT_EQ(j["schema_version"], kDocumentSchemaVersion);
+  EXPECT_EQ(j["command"], "summary");
   ASSERT_EQ(j["reports"].size(), 2u);
-  EXPECT_EQ(j["reports"][1]["name"], "kern");
+  EXPECT_EQ(j["reports"]["kern"]["name"], "kern");
+  EXPECT_EQ(j["reports"]["kern#2"]["rows"][1][2].get<std::int64_t>(), 1234567890);  // a name twice: #2
+  // Print order is key order.
+  EXPECT_EQ(j["reports"].begin().key(), "kern");
+}
 
+TEST(ReportRender, SeveralReportsAreOneCsvTableWithASectionColumn) {
+  Report other;
+  other.name = "copies";
+  other.add_column("Operation", "", ColumnType::kText).add_column("Total Time", "ns", ColumnType::kInteger);
+  other.rows.push_back(Row{std::string("[CUDA memcpy Host-to-Device]"), std::int64_t{30000}});
+  Report empty;  // no rows: its columns, no line
+  empty.name = "none";
+  empty.add_column("Z", "", ColumnType::kInteger);
+  const std::vector<Report> three{sample(), other, empty};
   std::ostringstream csv;
-  render(two, Format::kCsv, csv);
-  const std::string one = rendered(sample(), Format::kCsv);
-  EXPECT_EQ(csv.str(), one + "\n" + one);
+  render(three, Format::kCsv, csv);
+  // The union of the headers in order of first appearance; "Total Time (ns)" is shared.
+  EXPECT_EQ(csv.str(),
+            "section,Name,Calls,Total Time (ns),Avg (ns),Time (%),Operation,Z\n"
+            "kern,kernel_b,1,6000,6000,54.5,,\n"
+            "kern,\"a, \"\"b\"\"\",1234567,1234567890,1000.3,,,\n"
+            "copies,,,30000,,,[CUDA memcpy Host-to-Device],\n");
+
+  // One report: the plain table, unless the command asks for the section column.
+  std::ostringstream one, sectioned;
+  render(std::span<const Report>(three.data(), 1), Format::kCsv, one);
+  EXPECT_EQ(one.str(), rendered(sample(), Format::kCsv));
+  render(std::span<const Report>(three.data(), 1), Format::kCsv, sectioned, DocumentOptions{"summary", true});
+  EXPECT_EQ(sectioned.str().substr(0, sectioned.str().find('\n')), "section,Name,Calls,Total Time (ns),Avg (ns),Time (%)");
+
+  // A header twice in one report keeps two columns.
+  Report twice;
+  twice.name = "t";
+  twice.add_column("A", "", ColumnType::kInteger).add_column("A", "", ColumnType::kInteger);
+  twice.rows.push_back(Row{std::int64_t{1}, std::int64_t{2}});
+  std::ostringstream dup;
+  render(std::vector<Report>{twice, twice}, Format::kCsv, dup);
+  EXPECT_EQ(dup.str(), "section,A,A\nt,1,2\nt,1,2\n");
+}
+
+TEST(ReportRender, SeveralReportsInTableAndMarkdownAreSeparatedByABlankLine) {
+  const std::vector<Report> two{sample(), sample()};
+  for (Format f : {Format::kTable, Format::kMarkdown}) {
+    std::ostringstream out;
+    render(two, f, out, DocumentOptions{"stats", true});
+    const std::string one = rendered(sample(), f);
+    EXPECT_EQ(out.str(), one + "\n" + one);
+  }
 }
 
 TEST(ReportRender, TableTruncatesLongTextWithEllipsis) {
