@@ -12,6 +12,7 @@
 
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
+#include "core/option_values.hpp"
 #include "store/schema.hpp"
 
 namespace gpuscope::analyze {
@@ -349,36 +350,11 @@ NvtxRangeFilter parse_nvtx_filter(std::string_view text) {
 }
 
 std::int64_t parse_trace_time(std::string_view text) {
-  const std::string original(text);
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  auto bad = [&](const std::string& why) {
-    return std::invalid_argument("bad time '" + original + "'" + why +
-                                 ": give seconds since the start of the trace, or a number with a unit ns, us, "
-                                 "ms or s (e.g. 1.5, 1.5s, 250ms, 10us)");
-  };
-  double value = 0.0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr == text.data()) throw bad("");
-  std::string_view unit(ptr, static_cast<std::size_t>(text.data() + text.size() - ptr));
-  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
-  double scale = 1e9;
-  if (unit == "ns") {
-    scale = 1.0;
-  } else if (unit == "us") {
-    scale = 1e3;
-  } else if (unit == "ms") {
-    scale = 1e6;
-  } else if (unit == "s" || unit.empty()) {
-    scale = 1e9;
-  } else {
-    throw bad(" (unknown unit '" + std::string(unit) + "')");
-  }
-  if (!std::isfinite(value)) throw bad("");
-  if (value < 0) throw bad(" (negative)");
-  const double ns = std::round(value * scale);
-  if (ns > 9.2e18) throw bad(" (too large)");
-  return static_cast<std::int64_t>(ns);
+  // The one duration grammar of the command line (core/option_values.hpp); a bare number is s.
+  const core::OptionValue<std::int64_t> v =
+      core::parse_duration_ns(text, core::DurationLimits{0, core::kMaxInt64, 1'000'000'000, "1.5, 2s or 250ms"});
+  if (!v.ok()) throw std::invalid_argument(v.error);
+  return *v.value;
 }
 
 FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
