@@ -37,10 +37,32 @@ std::size_t prefix_bytes(std::string_view s, std::size_t n) {
   return s.size();
 }
 
+// Text from the traced program on one line, control characters shown escaped (\n, \r,
+// \t, \xNN for the other C0 characters and DEL), so a name can neither break the table's
+// layout nor send terminal escape sequences.
 std::string one_line(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  return s;
+  if (std::none_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+    return s;
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\r') {
+      out += "\\r";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 // Decimals for a real column, from its largest finite magnitude (see header).
