@@ -85,7 +85,7 @@ check "unknown report refused" test $rc -ne 0
 check "unknown report lists the valid ones" grep -q "unknown report 'nope' (valid: .*cuda_gpu_kern_sum" err.txt
 st --from 2x 2>err.txt; rc=$?
 check "bad time refused" test $rc -ne 0
-check "bad time error says what works" grep -q "bad time '2x' (unknown unit 'x').*250ms" err.txt
+check "bad time error says what works" grep -q "\-\-from: '2x' is not a duration (unknown unit 'x'.*250ms" err.txt
 st --from 2s --to 1s 2>err.txt; rc=$?
 check "--from after --to refused" grep -q -- "--from 2s is after --to 1s" err.txt
 st --timeunit min 2>err.txt; rc=$?
@@ -191,7 +191,7 @@ check "bench --help teaches the modes with examples" sh -c 'grep -q "graph:" hel
 
 # gpuscope kernels without a GPU: the host API knows the metrics; nothing runs by mistake.
 "$bin" kernels --list-sets --format csv >sets.csv 2>err.txt; rc=$?
-check "kernels --list-sets lists every set's metrics" sh -c "test $rc -eq 0 && grep -q '^dram__bytes_read.sum,bytes' sets.csv && grep -q smsp__sass_thread_inst_executed_op_ffma_pred_on.sum sets.csv"
+check "kernels --list-sets lists every set's metrics" sh -c "test $rc -eq 0 && grep -q '^metric_set_quick,dram__bytes_read.sum,bytes' sets.csv && grep -q smsp__sass_thread_inst_executed_op_ffma_pred_on.sum sets.csv"
 "$bin" kernels --list-metrics dram__bytes_read --chip GH100 >metrics.txt 2>err.txt; rc=$?
 check "kernels --list-metrics FILTER --chip GH100 needs no GPU" sh -c "test $rc -eq 0 && grep -q '^dram__bytes_read.sum' metrics.txt"
 "$bin" kernels --list-metrics dram__bytes_read >metrics.txt 2>err.txt; rc=$?
