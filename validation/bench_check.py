@@ -106,12 +106,12 @@ def main():
     # 1-3: gpuscope bench runs.
     runs = {
         "copy": [gs, "bench", "copy", "--sizes", "2^24:2^30:4", "--budget", "0.5", "--format", "markdown",
-                 "--json", f"{out}/bench_copy.json", "--svg", f"{out}/bench_copy.svg"],
+                 "--json", f"{out}/bench_copy.json", "--svg", f"{out}/bench_copy.svg", "-f"],
         "gemm": [gs, "bench", "gemm", "--dtype", "bf16", "--sizes", "8192", "--format", "markdown",
-                 "--json", f"{out}/bench_gemm.json"],
+                 "--json", f"{out}/bench_gemm.json", "-f"],
         "small_graph": [gs, "bench", "vector_add", "--variant", "grid_stride_vec4", "--mode", "graph",
                         "--sizes", "2^10:2^20:4", "--budget", "0.3", "--format", "markdown",
-                        "--json", f"{out}/bench_small_graph.json", "--svg", f"{out}/bench_small_graph.svg"],
+                        "--json", f"{out}/bench_small_graph.json", "--svg", f"{out}/bench_small_graph.svg", "-f"],
     }
     results = {}
     for name, cmd in runs.items():

@@ -1,6 +1,5 @@
 #include "cli/bench_command.hpp"
 
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -11,10 +10,12 @@
 #include "bench/ops/operator.hpp"
 #include "cli/bench_chart.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/output_files.hpp"
 #include "core/bench_derive.hpp"
 #include "core/bench_sizes.hpp"
 #include "core/units.hpp"
 #include "render/report_render.hpp"
+#include "store/atomic_file.hpp"
 #include "store/bench_result_json.hpp"
 #include "store/machine_profile_json.hpp"
 
@@ -91,37 +92,34 @@ void print(const std::vector<Report>& reports, render::Format format) {
 }
 
 // The sweep chart of `run` to `path`; a note on stderr for what it could not draw.
-void write_svg(const BenchRun& run, const std::vector<analyze::SweepAnalysis>& sweeps, const std::string& path) {
+void write_svg(const BenchRun& run, const std::vector<analyze::SweepAnalysis>& sweeps, const std::string& path,
+               store::Overwrite overwrite) {
   const SweepChartBuild b = sweep_chart_input(run, sweeps);
   if (b.left_out > 0)
     warn(std::to_string(b.left_out) + " series measured in another unit than the first are not in " + path +
          " (one chart per unit: run them separately)");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + path);
   try {
-    render::write_bench_sweep_svg(b.input, out);
-  } catch (const std::invalid_argument& e) {
+    store::write_file_atomically(path, overwrite,
+                                 [&b](std::ostream& out) { render::write_bench_sweep_svg(b.input, out); });
+  } catch (const std::invalid_argument& e) {  // nothing to draw: the file that was there is kept
     throw std::runtime_error("cannot draw " + path + ": " + e.what());
   }
-  out.close();
-  if (!out) throw std::runtime_error("writing " + path + " failed (disk full?)");
   info("wrote " + path + " (open it in a web browser)");
 }
 
+// Each file is written atomically (cli/output_files.hpp); the overwrite rule was checked
+// before the run, and is enforced again at the rename.
 void write_outputs(const BenchRun& run, const std::vector<analyze::SweepAnalysis>& sweeps, const BenchOptions& o) {
+  const store::Overwrite overwrite = store::overwrite_if(o.force_overwrite);
   if (!o.json.empty()) {
-    store::write_bench_run(run, o.json);
+    store::write_bench_run(run, o.json, overwrite);
     info("wrote " + o.json);
   }
   if (!o.csv.empty()) {
-    std::ofstream out(o.csv, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + o.csv);
-    store::write_bench_csv(run, out);
-    out.close();
-    if (!out) throw std::runtime_error("writing " + o.csv + " failed (disk full?)");
+    store::write_file_atomically(o.csv, overwrite, [&run](std::ostream& out) { store::write_bench_csv(run, out); });
     info("wrote " + o.csv);
   }
-  if (!o.svg.empty()) write_svg(run, sweeps, o.svg);
+  if (!o.svg.empty()) write_svg(run, sweeps, o.svg, overwrite);
 }
 
 BenchRun read_run(const std::string& path) {
@@ -144,6 +142,7 @@ int run_list(const BenchOptions& o, render::Format format) {
 int run_report(const BenchOptions& o, render::Format format) {
   if (o.what.size() != 2)
     throw InputError("usage: gpuscope bench report RESULTS.json [--profile P.json] [--svg FILE] [--csv FILE] [--format F]");
+  check_outputs({o.csv, o.svg}, o.force_overwrite);
   BenchRun run = read_run(o.what[1]);
   if (!o.profile.empty()) {  // re-derive the rates against another (e.g. newer) profile
     std::vector<std::string> warnings;
@@ -157,6 +156,7 @@ int run_report(const BenchOptions& o, render::Format format) {
   BenchOptions outputs;
   outputs.csv = o.csv;
   outputs.svg = o.svg;
+  outputs.force_overwrite = o.force_overwrite;
   write_outputs(run, sweeps, outputs);
   return 0;
 }
@@ -221,6 +221,7 @@ int run_operator(const BenchOptions& o, render::Format format) {
   ro.verify = !o.no_verify;
   ro.device = o.device;
   if (!o.profile.empty()) (void)store::read_profile(o.profile);  // a bad file fails now, not after the run
+  check_outputs({o.json, o.csv, o.svg}, o.force_overwrite);       // so does an output that exists
 
   if (const std::string problem = bench::cuda_device_problem(o.device); !problem.empty()) {
     std::cerr << "gpuscope bench: error: " << problem
@@ -313,6 +314,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   sub->add_option("--json", o.json, "Write the results as JSON (the format `bench compare` and `bench report` read)");
   sub->add_option("--csv", o.csv, "Write the cases as CSV");
   sub->add_option("--svg", o.svg, "Draw the size sweep (throughput against size, ceiling as a line) as SVG");
+  add_force_overwrite_flag(*sub, o.force_overwrite);
   sub->add_option("--format", o.format, "Printed reports: table, csv, json or markdown (one document: docs/output-formats.md)")
       ->capture_default_str();
   real_option(sub->add_option("--floor", o.floor, "compare: smallest relative difference ever called faster/slower")
@@ -342,7 +344,8 @@ int run_bench(const BenchOptions& o) {
     std::cerr << "gpuscope bench: error: " << e.what() << "\n";
     // Bad input: our own checks, a bad profile file, CLI-level values (--format).
     const bool input = dynamic_cast<const InputError*>(&e) || dynamic_cast<const store::ProfileError*>(&e) ||
-                       dynamic_cast<const std::invalid_argument*>(&e);
+                       dynamic_cast<const std::invalid_argument*>(&e) ||
+                       dynamic_cast<const store::OutputExistsError*>(&e);
     return input ? kExitInput : kExitFailure;
   }
 }

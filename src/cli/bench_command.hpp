@@ -8,7 +8,7 @@
 //
 // Exit codes: 0 done; 1 a CUDA or I/O failure, or no usable GPU for `bench OP`; 2 bad
 // input (unknown operator, variant, dtype, mode, sizes, format; a missing or malformed
-// file), with a message saying what is valid; 3 `bench OP` ran but a reference check
+// file; an output file that exists, without -f), with a message saying what is valid; 3 `bench OP` ran but a reference check
 // failed (the results are still written).
 #pragma once
 
@@ -33,7 +33,8 @@ struct BenchOptions {
   int device = 0;
   bool no_verify = false;
   std::string profile;            // machine profile JSON; "" = the cached one for this GPU
-  std::string json, csv, svg;     // output files
+  std::string json, csv, svg;     // output files, each written atomically (cli/output_files.hpp)
+  bool force_overwrite = false;   // -f: replace existing output files (else refused before any work)
   std::string format = "table";   // printed reports
   double floor = 0.01;            // compare: smallest difference called faster/slower
   double k = 3.0;                 // compare: standard errors of the difference

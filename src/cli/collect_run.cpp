@@ -9,7 +9,9 @@
 
 #include "cli/driver_check.hpp"
 #include "core/version.hpp"
+#include "store/atomic_file.hpp"
 #include "store/database.hpp"
+#include "store/output_lock.hpp"
 #include "store/run_description.hpp"
 
 namespace fs = std::filesystem;
@@ -78,9 +80,29 @@ CollectRunResult collect_run(CollectRunSpec o) {
   const fs::path db_path = fs::absolute(o.output + ".sqlite");
   const fs::path log_dir = fs::absolute(o.output + ".logs");
   res.db_path = db_path;
-  if (fs::exists(db_path) && !o.force_overwrite) {
-    res.exit_code = cli_fail(tool, db_path.string() + " already exists; nothing was run",
-                             "use --force-overwrite to replace it, or -o another name");
+  // One gpuscope at a time per trace name, held to the end (store/output_lock.hpp); taken
+  // first, or, when the output folder does not exist yet, once it is made after the checks.
+  std::optional<store::OutputLock> lock;
+  const auto take_lock = [&]() {
+    try {
+      lock.emplace(db_path);
+    } catch (const store::OutputBusyError& e) {
+      res.exit_code = cli_fail(tool, std::string(e.what()) + "; nothing was run", kBusyTodo);
+      return false;
+    } catch (const store::FileWriteError& e) {
+      res.exit_code = cli_fail(tool, std::string(e.what()) + "; nothing was run", "");
+      return false;
+    }
+    if (const int stale = lock->remove_stale_temporaries(); stale > 0)
+      std::cerr << "gpuscope " << tool << ": removed " << stale << " unfinished temporary file(s) of "
+                << db_path.string() << " left by a gpuscope that was killed\n";
+    return true;
+  };
+  if (fs::is_directory(db_path.parent_path()) && !take_lock()) return res;
+  try {
+    store::check_output(db_path, store::overwrite_if(o.force_overwrite));
+  } catch (const store::FileWriteError& e) {
+    res.exit_code = cli_fail(tool, std::string(e.what()) + "; nothing was run", "give another -o name, or add -f to replace it");
     return res;
   }
 
@@ -115,6 +137,10 @@ CollectRunResult collect_run(CollectRunSpec o) {
               << "); another tool's injection is replaced for the target\n";
 
   std::error_code ec;
+  if (!lock) {
+    fs::create_directories(db_path.parent_path(), ec);
+    if (!take_lock()) return res;
+  }
   if (fs::exists(log_dir)) {
     if (!o.force_overwrite) {
       res.exit_code = cli_fail(tool, log_dir.string() + " exists: the event logs of an earlier run that did not finish "
@@ -189,13 +215,10 @@ CollectRunResult collect_run(CollectRunSpec o) {
   io.exit_status = run.exit_status;
   io.term_signal = run.term_signal;
   describe_run("at the end");
-  const fs::path tmp_db = db_path.string() + ".tmp";
-  fs::remove(tmp_db, ec);
+  io.overwrite = o.force_overwrite;  // import_logs writes atomically: the old trace stays until the new one is whole
   try {
-    const store::ImportResult r = store::import_logs(logs, tmp_db.string(), io);
+    const store::ImportResult r = store::import_logs(logs, db_path.string(), io);
     for (const auto& w : r.warnings) std::cerr << "gpuscope " << tool << ": warning: " << w << "\n";
-    fs::rename(tmp_db, db_path, ec);
-    if (ec) throw store::DatabaseError("cannot move the database to " + db_path.string() + ": " + ec.message());
   } catch (const std::exception& e) {
     std::cerr << "gpuscope " << tool << ": error: building the database failed: " << e.what() << "\n"
               << "  the event logs are kept in " << log_dir.string() << "; run `gpuscope import "

@@ -1,9 +1,13 @@
 // collect_run: what `gpuscope trace` and `gpuscope kernels` share: run a command with
 // the collector injected (CUDA_INJECTION64_PATH, optionally NVTX_INJECTION64_PATH),
 // collect every CUDA-using process's event log in NAME.logs/, import them into
-// NAME.sqlite (written as NAME.sqlite.tmp, then renamed) and remove the logs.
+// NAME.sqlite (atomically: store/importer.hpp, store/atomic_file.hpp) and remove the logs.
+// The whole run holds NAME.sqlite.lock (store/output_lock.hpp), so a second gpuscope
+// with the same name refuses at start; unfinished temporary files of NAME.sqlite left by a
+// killed gpuscope are removed under the lock.
 //
-// Errors (before anything runs): NAME.sqlite exists without --force-overwrite, command
+// Errors (before anything runs): another gpuscope writes NAME.sqlite (its pid is named),
+// NAME.sqlite exists without --force-overwrite, command
 // not found (127) or not executable (126), collector library missing, no NVIDIA driver
 // (skipped when GPUSCOPE_SKIP_DRIVER_CHECK is set). Each prints "gpuscope TOOL: error:
 // ..." and a "what to do" line on stderr. A crashed or killed target still gets its
@@ -53,6 +57,11 @@ struct CollectRunResult {
 
 /// libgpuscope_inject.so: $GPUSCOPE_INJECT_LIBRARY, else ../lib next to the executable.
 [[nodiscard]] std::optional<std::filesystem::path> find_inject_library();
+
+/// The "what to do" when another gpuscope holds NAME.sqlite.lock.
+inline constexpr const char* kBusyTodo =
+    "wait for it to end, or give another -o name (the lock of a gpuscope that was killed needs no "
+    "cleaning: the next run takes it over)";
 
 /// Prints "gpuscope TOOL: error: WHAT" and "  what to do: TODO" on stderr; returns 1.
 int cli_fail(const std::string& tool, const std::string& what, const std::string& todo);

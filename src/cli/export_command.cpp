@@ -1,12 +1,12 @@
 #include "cli/export_command.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <stdexcept>
 
 #include "analyze/timeline.hpp"
+#include "cli/output_files.hpp"
 #include "render/perfetto_json.hpp"
+#include "store/atomic_file.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::cli {
@@ -20,23 +20,23 @@ CLI::App* add_export_command(CLI::App& app, ExportOptions& o) {
       ->check(CLI::IsMember({"perfetto"}))
       ->capture_default_str();
   sub->add_option("-o,--output", o.output, "Output file (default NAME.perfetto.json)");
+  add_force_overwrite_flag(*sub, o.force_overwrite);
   return sub;
 }
 
 int run_export(const ExportOptions& o) {
-  store::Database db = store::open_trace(o.trace);
   std::string output = o.output;
   if (output.empty()) {
     const std::filesystem::path p(o.trace);
     output = (p.parent_path() / p.stem()).string() + ".perfetto.json";
   }
-  std::ofstream out(output, std::ios::binary);
-  if (!out) throw std::runtime_error("cannot write " + output);
+  check_outputs({output}, o.force_overwrite);  // before the trace is read
+  store::Database db = store::open_trace(o.trace);
   // o.format: only perfetto today; CLI11 validated it.
   const analyze::Timeline tl = analyze::load_timeline(db);
-  render::write_perfetto_json(tl, out);
-  out.close();
-  if (!out) throw std::runtime_error("writing " + output + " failed (disk full?)");
+  // A trace found damaged half-way leaves the file that was there as it was.
+  store::write_file_atomically(output, store::overwrite_if(o.force_overwrite),
+                               [&tl](std::ostream& out) { render::write_perfetto_json(tl, out); });
   std::cerr << "gpuscope export: wrote " << output << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   return 0;
 }

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <vector>
 
+#include "cli/collect_run.hpp"
+#include "cli/output_files.hpp"
 #include "core/version.hpp"
 #include "store/importer.hpp"
+#include "store/output_lock.hpp"
 #include "store/run_description.hpp"
 
 namespace gpuscope::cli {
@@ -16,7 +20,10 @@ CLI::App* add_import_command(CLI::App& app, ImportOptions& o) {
       "import", "Build a trace from event logs left by an interrupted `gpuscope trace` (NAME.logs/).");
   sub->add_option("logs", o.logs, "Folder of .gslog files")->required()->check(CLI::ExistingDirectory);
   sub->add_option("-o,--output", o.output, "Trace name (writes NAME.sqlite)")->required();
-  sub->add_flag("-f,--force-overwrite", o.force_overwrite, "Replace NAME.sqlite if it exists");
+  add_force_overwrite_flag(*sub, o.force_overwrite)->description(
+      "Replace NAME.sqlite if it exists. Without it an existing trace is kept and nothing is\n"
+      "imported; with it the old trace is replaced only once the import has succeeded. Two\n"
+      "gpuscope runs writing the same NAME at once: the second refuses (NAME.sqlite.lock)");
   return sub;
 }
 
@@ -25,10 +32,19 @@ int run_import(const ImportOptions& o) {
   std::string output = o.output;
   if (output.size() > 7 && output.ends_with(".sqlite")) output.resize(output.size() - 7);
   const std::string db_path = output + ".sqlite";
-  if (fs::exists(db_path) && !o.force_overwrite) {
-    std::cerr << "gpuscope import: error: " << db_path << " exists; use --force-overwrite\n";
-    return 1;
+  // Held to the end: a `gpuscope trace -o NAME` or a second import cannot write NAME meanwhile.
+  std::optional<store::OutputLock> lock;
+  try {
+    lock.emplace(db_path);
+    check_outputs({db_path}, o.force_overwrite);
+  } catch (const store::OutputBusyError& e) {
+    return cli_fail("import", std::string(e.what()) + "; nothing was imported", kBusyTodo);
+  } catch (const store::FileWriteError& e) {
+    return cli_fail("import", std::string(e.what()) + "; nothing was imported", "");
   }
+  if (const int stale = lock->remove_stale_temporaries(); stale > 0)
+    std::cerr << "gpuscope import: removed " << stale << " unfinished temporary file(s) of " << db_path
+              << " left by a gpuscope that was killed\n";
   std::vector<std::string> logs;
   for (const auto& e : fs::directory_iterator(o.logs))
     if (e.path().extension() == ".gslog") logs.push_back(e.path().string());
@@ -37,7 +53,6 @@ int run_import(const ImportOptions& o) {
     return 1;
   }
   std::sort(logs.begin(), logs.end());
-  fs::remove(db_path);
   // run.json (written by the launcher beside the logs) holds the command line, options and
   // exit status; logs without one (an older gpuscope) import with those unknown.
   store::ImportOptions io;
@@ -55,6 +70,7 @@ int run_import(const ImportOptions& o) {
     std::cerr << "gpuscope import: warning: " << e.what() << "; importing without it\n";
   }
   if (io.gpuscope_version.empty()) io.gpuscope_version = kVersion;
+  io.overwrite = o.force_overwrite;  // the old trace stays until the new one is complete
   const store::ImportResult r = store::import_logs(logs, db_path, io);
   for (const auto& w : r.warnings) std::cerr << "gpuscope import: warning: " << w << "\n";
   std::cerr << "gpuscope import: wrote " << db_path << " from " << logs.size() << " log(s)\n";

@@ -1,7 +1,11 @@
 // `gpuscope import LOGS -o NAME [-f]`: builds NAME.sqlite from the event logs (*.gslog)
 // that an interrupted `gpuscope trace` left in NAME.logs/ (store/importer.hpp).
+// NAME.sqlite is written atomically (store/importer.hpp): with --force-overwrite the old
+// trace is replaced only once the import has succeeded. The import holds NAME.sqlite.lock
+// (store/output_lock.hpp) against a `gpuscope trace` or import writing the same name.
 // Exit codes: 0 written (import warnings on stderr); 1 NAME.sqlite exists without
-// --force-overwrite, or LOGS holds no .gslog file (the message says which).
+// --force-overwrite, another gpuscope writes it, or LOGS holds no .gslog file (the
+// message says which).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -11,10 +11,12 @@
 #include "analyze/kernel_reports.hpp"
 #include "cli/collect_run.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/output_files.hpp"
 #include "collect/metric_catalog.hpp"
 #include "core/kernel_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
 #include "render/report_render.hpp"
+#include "store/atomic_file.hpp"
 #include "store/database.hpp"
 #include "store/trace.hpp"
 
@@ -134,7 +136,11 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
       "  gpuscope kernels --metrics dram__bytes_read.sum,gpu__time_duration.sum -- ./app\n"
       "  gpuscope kernels --list-sets ;  gpuscope kernels --list-metrics dram__ --chip GH100");
   sub->add_option("-o,--output", o.output, "Writes NAME.sqlite (default gpuscope-<date>-<time>)");
-  sub->add_flag("-f,--force-overwrite", o.force_overwrite, "Replace NAME.sqlite if it exists");
+  add_force_overwrite_flag(*sub, o.force_overwrite)->description(
+      "Replace NAME.sqlite and the --svg file if they exist. Without it gpuscope keeps an existing\n"
+      "file and stops before running anything; with it the old file is replaced only once the new\n"
+      "one is complete. Two runs with the same -o at once: the second refuses (NAME.sqlite.lock;\n"
+      "a lock left by a killed gpuscope is taken over)");
   sub->add_option("--set", o.set, "Metric set: quick, roofline, sol, memory, occupancy (see --list-sets)")
       ->capture_default_str();
   sub->add_option("--metrics", o.metrics, "Nsight Compute metric names instead of a set (comma separated)")
@@ -220,6 +226,12 @@ int run_kernels(KernelsOptions o) {
     }
   }
 
+  o.out.force_overwrite = o.force_overwrite;
+  try {
+    check_outputs({o.out.svg_path}, o.force_overwrite);  // before anything runs or is read
+  } catch (const store::FileWriteError& e) {
+    return fail(std::string(e.what()) + "; nothing was run", "");
+  }
   if (!o.report.empty()) {
     store::Database db = store::open_trace(o.report);
     return print_kernel_results(db, o.out, std::cout, std::cerr);

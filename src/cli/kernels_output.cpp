@@ -1,8 +1,6 @@
 #include "cli/kernels_output.hpp"
 
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -12,6 +10,7 @@
 #include "core/units.hpp"
 #include "render/kernel_roofline_svg.hpp"
 #include "render/report_render.hpp"
+#include "store/atomic_file.hpp"
 #include "store/database.hpp"
 #include "store/machine_profile_json.hpp"
 
@@ -107,18 +106,16 @@ int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std:
     } else {
       for (const analyze::KernelName& k : a.names) markers.push_back({k.name, k.derived});
     }
-    std::ofstream file(o.svg_path, std::ios::binary);
-    if (!file) throw std::runtime_error("cannot write " + o.svg_path);
+    // Atomic: no chart to draw, or a failed write, keeps the file that was there.
     try {
-      render::write_kernel_roofline_svg(a.ceilings, markers, a.ceiling_source, file);
+      store::write_file_atomically(o.svg_path, store::overwrite_if(o.force_overwrite), [&](std::ostream& file) {
+        render::write_kernel_roofline_svg(a.ceilings, markers, a.ceiling_source, file);
+      });
     } catch (const std::invalid_argument& e) {
-      err << kPrefix << "warning: no roofline chart: " << e.what() << "\n";
-      file.close();
-      std::remove(o.svg_path.c_str());
+      err << kPrefix << "warning: no roofline chart: " << e.what() << "; " << o.svg_path << " not written\n";
+      out.flush();
       return 0;
     }
-    file.flush();
-    if (!file) throw std::runtime_error("writing " + o.svg_path + " failed");
     err << kPrefix << "roofline chart written to " << o.svg_path << "\n";
   }
   out.flush();

@@ -18,8 +18,10 @@
 // Returns 0; 1 when the trace has no kernel profiles (the message, which says to run
 // `gpuscope kernels`, goes to `err`) or no launch matches the name filter. Errors:
 // std::invalid_argument for an unknown format or --by value or a bad name regex;
-// store::ProfileError for an unreadable --profile; std::runtime_error when the SVG file
-// cannot be written. Progress and warnings go to `err` prefixed "gpuscope kernels: ".
+// store::ProfileError for an unreadable --profile; store::OutputExistsError when the SVG
+// file exists and force_overwrite is false; store::FileWriteError when it cannot be written.
+// The SVG is written atomically (store/atomic_file.hpp): when no chart can be drawn (a
+// warning) or the write fails, the file that was there is kept as it was. Progress and warnings go to `err` prefixed "gpuscope kernels: ".
 #pragma once
 
 #include <cstddef>
@@ -40,6 +42,7 @@ struct KernelOutputOptions {
   std::string format = "table";   // table | csv | json | markdown
   std::string by;                 // "launch" | "name" | "" (auto, see above)
   std::string svg_path;           // write the roofline SVG here; empty: none
+  bool force_overwrite = false;   // replace an existing svg_path (else store::OutputExistsError)
   std::string profile_path;       // machine profile JSON; empty: the cached one of the GPU
   bool no_profile = false;        // theoretical ceilings even when a profile is cached
   std::string name_regex;         // only kernels whose name matches (ECMAScript, search)

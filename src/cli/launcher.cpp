@@ -19,6 +19,10 @@ namespace {
 
 std::atomic<pid_t> g_child_pid{0};
 
+// SIGXFSZ as gpuscope inherited it, restored in the target (ignore_file_size_signal).
+struct sigaction g_inherited_xfsz{};
+bool g_xfsz_changed = false;
+
 void forward_signal(int sig) {
   const pid_t pid = g_child_pid.load();
   if (pid > 0) ::kill(pid, sig);
@@ -30,6 +34,13 @@ bool is_executable_file(const std::string& path) {
 }
 
 }  // namespace
+
+void ignore_file_size_signal() {
+  struct sigaction ign{};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  g_xfsz_changed = ::sigaction(SIGXFSZ, &ign, &g_inherited_xfsz) == 0;
+}
 
 std::optional<std::string> find_executable(const std::string& name, bool* not_executable) {
   if (not_executable) *not_executable = false;
@@ -117,6 +128,7 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
   }
   if (pid == 0) {
     ::close(fds[0]);
+    if (g_xfsz_changed) ::sigaction(SIGXFSZ, &g_inherited_xfsz, nullptr);  // the target as it would run alone
     ::execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     (void)!::write(fds[1], &err, sizeof err);

@@ -39,6 +39,11 @@ struct LaunchResult {
   [[nodiscard]] std::string describe() const;
 };
 
+/// Makes gpuscope ignore SIGXFSZ, so that writing past `ulimit -f` fails with EFBIG (a
+/// clear error, the old file kept: store/atomic_file.hpp) instead of killing it. The
+/// targets of launch_and_wait get the disposition gpuscope inherited. For main().
+void ignore_file_size_signal();
+
 /// Forks, execs spec.argv with the extra environment, forwards SIGTERM/SIGHUP sent to
 /// gpuscope to the target while it runs (SIGINT/SIGQUIT from a terminal reach it
 /// directly and are ignored by gpuscope), and waits. Never throws for a failing target.

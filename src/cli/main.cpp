@@ -10,6 +10,7 @@
 #include "cli/export_command.hpp"
 #include "cli/import_command.hpp"
 #include "cli/kernels_command.hpp"
+#include "cli/launcher.hpp"
 #include "cli/peak_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/schema_command.hpp"
@@ -18,10 +19,15 @@
 #include "cli/trace_command.hpp"
 #include "cli/tracer_calibration.hpp"
 #include "core/version.hpp"
+#include "store/atomic_file.hpp"
 
 using namespace gpuscope;
 
 int main(int argc, char** argv) {
+  // Output files: an unfinished temporary file goes with a Ctrl-C (store/atomic_file.hpp),
+  // and a full `ulimit -f` is an error that keeps the old file, not a silent death.
+  store::remove_temporary_files_on_signals();
+  cli::ignore_file_size_signal();
   CLI::App app{
       "gpuscope " + std::string(kVersion) +
       ": where does the GPU time go, and how far is each part from what this GPU can do.\n"};

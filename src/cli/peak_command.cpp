@@ -2,17 +2,18 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli/option_checks.hpp"
+#include "cli/output_files.hpp"
 #include "core/profile_report.hpp"
 #include "core/units.hpp"
 #include "gpuscope/bench.hpp"
 #include "peak/peak.hpp"
 #include "render/report_render.hpp"
 #include "render/roofline_svg.hpp"
+#include "store/atomic_file.hpp"
 #include "store/machine_profile_json.hpp"
 
 namespace gpuscope::cli {
@@ -48,20 +49,14 @@ void print_progress(const Ceiling& c, std::size_t index, std::size_t total) {
   std::cerr << (c.verified ? "  verified" : "  CHECK FAILED") << (c.throttled ? "  throttled" : "") << "\n";
 }
 
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  write(out);
-  out.close();
-  if (!out) throw std::runtime_error("writing " + path + " failed (disk full?)");
-}
-
 int run(const PeakOptions& o) {
   if (o.methods) {
     std::cout << peak_methods_markdown();
     return 0;
   }
   const render::Format format = render::parse_format(o.format);  // checked before the GPU work
+  check_outputs({o.json, o.svg}, o.force_overwrite);               // so are the output files
+  const store::Overwrite overwrite = store::overwrite_if(o.force_overwrite);
 
   peak::PeakOptions po;
   po.device = o.device;
@@ -84,11 +79,11 @@ int run(const PeakOptions& o) {
     }
   }
   if (!o.json.empty()) {
-    store::write_profile(profile, o.json);
+    store::write_profile(profile, o.json, overwrite);
     std::cerr << kPrefix << "wrote " << o.json << "\n";
   }
   if (!o.svg.empty()) {
-    write_file(o.svg, [&](std::ostream& out) { render::write_roofline_svg(profile, out); });
+    store::write_file_atomically(o.svg, overwrite, [&](std::ostream& out) { render::write_roofline_svg(profile, out); });
     std::cerr << kPrefix << "wrote " << o.svg << " (open it in a web browser)\n";
   }
   std::size_t failed = 0;
@@ -127,6 +122,7 @@ CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
   sub->add_flag("--quick", o.quick, "Only the quick ceilings (DRAM, L2, FP32, BF16 tensor, H2D/D2H, launch)");
   sub->add_option("--json", o.json, "Also write the machine profile (JSON) to this file");
   sub->add_option("--svg", o.svg, "Draw the roofline chart (SVG) into this file");
+  add_force_overwrite_flag(*sub, o.force_overwrite);
   count_option(sub->add_option("--device", o.device, "CUDA device ordinal (CUDA_VISIBLE_DEVICES applies)")
                    ->capture_default_str(),
                core::CountLimits{0, 65535, "0"});
@@ -155,6 +151,9 @@ int run_peak(const PeakOptions& o) {
     std::cerr << kPrefix << "error: " << e.what() << "\n";
     return 2;
   } catch (const store::ProfileError& e) {  // --json not writable
+    std::cerr << kPrefix << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const store::FileWriteError& e) {  // an output that exists (without -f) or cannot be written
     std::cerr << kPrefix << "error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

@@ -11,7 +11,9 @@
 //
 // Exit codes: 0 done; 3 no usable GPU (the message says what to check); 4 measured, but a
 // ceiling failed its result check (outputs are still written, the ceiling says
-// "CHECKSUM MISMATCH"); 2 bad option or output path; 1 anything else (a CUDA failure).
+// "CHECKSUM MISMATCH"); 2 bad option or output path (an existing --json/--svg file
+// without -f is refused before the GPU is touched; files are written atomically,
+// cli/output_files.hpp); 1 anything else (a CUDA failure).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -24,6 +26,7 @@ struct PeakOptions {
   bool quick = false;
   std::string json;               // also write the profile here
   std::string svg;                // roofline chart
+  bool force_overwrite = false;   // -f: replace existing --json/--svg files (else refused before measuring)
   int device = 0;                 // CUDA ordinal
   std::string format = "table";   // table | csv | json | markdown (the printed reports)
   bool no_save = false;           // do not write the per-user cache

@@ -2,14 +2,15 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
+#include "cli/output_files.hpp"
 #include "core/option_values.hpp"
 #include "core/profile_report.hpp"
 #include "render/report_render.hpp"
 #include "render/roofline_svg.hpp"
+#include "store/atomic_file.hpp"
 #include "store/machine_profile_json.hpp"
 
 namespace gpuscope::cli {
@@ -76,6 +77,7 @@ int run(const RooflineOptions& o) {
   const render::Format format = render::parse_format(o.format);
   std::vector<render::RooflinePoint> points;
   for (const std::string& p : o.points) points.push_back(parse_point(p));
+  check_outputs({o.output}, o.force_overwrite);
 
   const Loaded l = load(o);
   const std::vector<Report> reports{profile_report(l.profile), roofline_report(l.profile)};
@@ -88,11 +90,8 @@ int run(const RooflineOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(l.path + ": " + e.what());
   }
-  std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + o.output);
-  render::write_svg(chart, out);
-  out.close();
-  if (!out) throw std::runtime_error("writing " + o.output + " failed (disk full?)");
+  store::write_file_atomically(o.output, store::overwrite_if(o.force_overwrite),
+                               [&chart](std::ostream& out) { render::write_svg(chart, out); });
   std::cerr << "gpuscope roofline: wrote " << o.output << " (open it in a web browser)\n";
   return 0;
 }
@@ -106,6 +105,7 @@ CLI::App* add_roofline_command(CLI::App& app, RooflineOptions& o) {
       "and draw its roofline as SVG. Needs no GPU. Without PROFILE, uses the cached profile.");
   sub->add_option("profile", o.profile, "Machine profile JSON (default: the cached one, see --device)");
   sub->add_option("-o,--output", o.output, "SVG file to write")->capture_default_str();
+  add_force_overwrite_flag(*sub, o.force_overwrite);
   sub->add_option("--format", o.format, "table, csv, json or markdown (the printed reports)")->capture_default_str();
   sub->add_option("--device", o.device, "Without PROFILE: the cached profile of this GPU (name or UUID)");
   sub->add_option("--point", o.points,
@@ -123,6 +123,11 @@ int run_roofline(const RooflineOptions& o) {
     std::cerr << "gpuscope roofline: error: " << e.what() << "\n";
   } catch (const std::invalid_argument& e) {  // --format
     std::cerr << "gpuscope roofline: error: " << e.what() << "\n";
+  } catch (const store::OutputExistsError& e) {  // -o exists without -f
+    std::cerr << "gpuscope roofline: error: " << e.what() << "\n";
+  } catch (const store::FileWriteError& e) {  // the SVG cannot be written
+    std::cerr << "gpuscope roofline: error: " << e.what() << "\n";
+    return 1;
   }
   return 2;
 }

@@ -5,8 +5,9 @@
 // Without PROFILE.json it uses the cached profile (store/machine_profile_json.hpp) of the
 // GPU named by --device (name or UUID), or the first cached one, and says which.
 // Exit codes: 0 done; 2 bad input — a missing, malformed or unusable profile, no cached
-// profile, a bad --point or --format (the message says what to do); 1 anything else
-// (e.g. the SVG cannot be written).
+// profile, a bad --point or --format, an existing -o file without -f (refused before the
+// profile is read; the message says what to do); 1 anything else (e.g. the SVG cannot be
+// written: the file that was there is kept, cli/output_files.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@ namespace gpuscope::cli {
 struct RooflineOptions {
   std::string profile;              // PROFILE.json; empty → the cache
   std::string output = "roofline.svg";
+  bool force_overwrite = false;     // -f: replace an existing output
   std::string format = "table";     // table | csv | json | markdown (the printed reports)
   std::string device;               // with no PROFILE: the cached profile of this GPU (name or UUID)
   std::vector<std::string> points;  // "NAME:INTENSITY:FLOPS" (FLOP/B, FLOP/s), drawn on the chart

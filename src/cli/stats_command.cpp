@@ -1,7 +1,6 @@
 #include "cli/stats_command.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <utility>
@@ -9,8 +8,10 @@
 #include "analyze/report_registry.hpp"
 #include "analyze/trace_filter.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/output_files.hpp"
 #include "core/report_transform.hpp"
 #include "render/report_render.hpp"
+#include "store/atomic_file.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::cli {
@@ -86,6 +87,7 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   sub->add_option("--format", o.format, "table, csv, json or markdown (one document: docs/output-formats.md)")
       ->capture_default_str();
   sub->add_option("-o,--output", o.output, "Write to FILE instead of stdout");
+  add_force_overwrite_flag(*sub, o.force_overwrite);
   sub->add_flag("--base", o.base, "Kernel base names (no namespace, templates or parameters)");
   sub->add_flag("--mangled", o.mangled, "Kernel mangled names");
   sub->add_option("--filter-nvtx", o.filter_nvtx,
@@ -126,6 +128,7 @@ int run_stats(const StatsOptions& o) {
   const bool convert = !o.timeunit.empty();
   const TimeUnit unit = convert ? parse_time_unit(o.timeunit) : TimeUnit::kNs;
   const analyze::TraceFilter filter = make_filter(o);
+  check_outputs({o.output}, o.force_overwrite);
 
   store::Database trace = store::open_trace(o.trace);
   std::optional<analyze::FilteredTrace> filtered;
@@ -169,15 +172,14 @@ int run_stats(const StatsOptions& o) {
     std::cerr << "gpuscope stats: warning: --sort '" << o.sort << "': report " << n
               << " has no such column; its rows keep their order\n";
 
-  std::ofstream file;
   if (!o.output.empty()) {
-    file.open(o.output, std::ios::binary);
-    if (!file) throw std::runtime_error("cannot write " + o.output);
+    store::write_file_atomically(o.output, store::overwrite_if(o.force_overwrite),
+                                 [&](std::ostream& out) { render::render(reports, format, out, kDocument); });
+    return 0;
   }
-  std::ostream& out = o.output.empty() ? std::cout : file;
-  render::render(reports, format, out, kDocument);
-  out.flush();
-  if (!out) throw std::runtime_error("writing " + (o.output.empty() ? std::string("stdout") : o.output) + " failed");
+  render::render(reports, format, std::cout, kDocument);
+  std::cout.flush();
+  if (!std::cout) throw std::runtime_error("writing stdout failed");
   return 0;
 }
 

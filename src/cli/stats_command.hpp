@@ -7,7 +7,8 @@
 // nothing); the filters build one filtered copy of the trace (analyze/trace_filter.hpp)
 // that every report runs on; then each report gets --timeunit, --sort and --top
 // (core/report_transform.hpp), in that order, and is rendered. Warnings (a filter that
-// matched nothing, a report without the --sort column) go to stderr. docs/stats.md
+// matched nothing, a report without the --sort column) go to stderr. -o FILE is written
+// atomically and an existing FILE is kept unless -f (cli/output_files.hpp). docs/stats.md
 // documents the reports and options for users.
 #pragma once
 
@@ -26,6 +27,7 @@ struct StatsOptions {
   std::vector<std::string> reports;  // empty → analyze::report_names() (report_registry.hpp)
   std::string format = "table";      // table | csv | json | markdown
   std::string output;                // file; empty → stdout
+  bool force_overwrite = false;      // -f: replace an existing output (else refused before any work)
   bool base = false;                 // kernel short names
   bool mangled = false;              // kernel mangled names
   // Filters (analyze/trace_filter.hpp); empty/unset = no filter.

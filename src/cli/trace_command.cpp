@@ -11,6 +11,7 @@
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/output_files.hpp"
 #include "cli/tracer_calibration.hpp"
 #include "collect/collector_config.hpp"
 #include "render/report_render.hpp"
@@ -78,7 +79,11 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
       "Example: gpuscope trace -o cnn --capture-range=cudaProfilerApi -- python3 train.py");
   sub->add_option("-o,--output", o.output,
                   "Trace name: writes NAME.sqlite (default gpuscope-<date>-<time>)");
-  sub->add_flag("-f,--force-overwrite", o.force_overwrite, "Replace NAME.sqlite if it exists");
+  add_force_overwrite_flag(*sub, o.force_overwrite)->description(
+      "Replace NAME.sqlite if it exists (and discard NAME.logs/ left by an interrupted run).\n"
+      "Without it gpuscope keeps an existing trace and runs nothing; with it the old trace is\n"
+      "replaced only once the new one is complete. Two runs with the same -o at once: the second\n"
+      "refuses at start (NAME.sqlite.lock; a lock left by a killed gpuscope is taken over)");
   sub->add_option("-t,--trace", o.trace,
                   "Sources to record, comma-separated: cuda (kernels, memcpy, memset, runtime and\n"
                   "driver API, synchronization), nvtx (NVTX ranges and marks)")

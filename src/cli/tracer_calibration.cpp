@@ -15,6 +15,7 @@
 #include "core/tracer_cost.hpp"
 #include "core/version.hpp"
 #include "peak/kernels.hpp"
+#include "store/atomic_file.hpp"
 
 namespace gpuscope::cli {
 namespace fs = std::filesystem;
@@ -71,17 +72,16 @@ std::optional<TracerCost> read_cache(const fs::path& file) {
   return c;
 }
 
+// A cache: the newest measurement replaces the old one; failing to save it costs a rerun.
 void write_cache(const fs::path& file, const TracerCost& c) {
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  const fs::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    out << std::time(nullptr) << " " << c.launch_ns << " " << c.api_ns << "\n" << c.method << "\n";
-    if (!out) return;
+  std::ostringstream text;
+  text << std::time(nullptr) << " " << c.launch_ns << " " << c.api_ns << "\n" << c.method << "\n";
+  try {
+    store::write_file_atomically(file, store::Overwrite::kReplace, text.str());
+  } catch (const store::FileWriteError&) {
   }
-  fs::rename(tmp, file, ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 std::string host_name() {
@@ -144,9 +144,13 @@ int run_calibrate_child(const std::string& out_path) {
   }
   (void)cudaEventDestroy(event);
   (void)cudaFree(counter);
-  std::ofstream file(out_path);
-  file << out.str();
-  return file ? 0 : 2;
+  try {
+    store::write_file_atomically(out_path, store::Overwrite::kReplace, out.str());  // in the parent's private folder
+  } catch (const store::FileWriteError& e) {
+    std::cerr << "gpuscope __calibrate-child: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
 }
 
 std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::string, std::string>>& collector_env,

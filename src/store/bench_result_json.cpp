@@ -398,8 +398,8 @@ BenchRun read_bench_run(const fs::path& path) {
   return bench_run_from_json(j, source);
 }
 
-void write_bench_run(const BenchRun& run, const fs::path& path) {
-  detail::write_json_file<BenchResultError>(bench_run_to_json(run), path, "the bench result");
+void write_bench_run(const BenchRun& run, const fs::path& path, Overwrite overwrite) {
+  detail::write_json_file<BenchResultError>(bench_run_to_json(run), path, "the bench result", overwrite);
 }
 
 void write_bench_csv(const BenchRun& run, std::ostream& out) {

@@ -46,6 +46,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/bench_result.hpp"
+#include "store/atomic_file.hpp"
 
 namespace gpuscope::store {
 
@@ -96,9 +97,11 @@ struct BenchCaseField {
 /// Reads and validates the bench result file at `path`.
 [[nodiscard]] BenchRun read_bench_run(const std::filesystem::path& path);
 
-/// Writes `run` to `path` (pretty-printed, newline at the end) through a temporary file
-/// renamed into place. Throws BenchResultError when the file cannot be written.
-void write_bench_run(const BenchRun& run, const std::filesystem::path& path);
+/// Writes `run` to `path` (pretty-printed, newline at the end) atomically
+/// (store/atomic_file.hpp). An existing file is replaced only with Overwrite::kReplace, else
+/// OutputExistsError. Throws BenchResultError when the file cannot be written.
+void write_bench_run(const BenchRun& run, const std::filesystem::path& path,
+                     Overwrite overwrite = Overwrite::kRefuse);
 
 /// Writes the cases as CSV (header + one row per case) to `out`.
 void write_bench_csv(const BenchRun& run, std::ostream& out);

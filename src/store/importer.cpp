@@ -1,8 +1,9 @@
 #include "store/importer.hpp"
 
-#include <filesystem>
+#include <optional>
 #include <string>
 
+#include "store/atomic_file.hpp"
 #include "store/data_loss_kinds.hpp"
 #include "store/database.hpp"
 #include "store/event_log_reader.hpp"
@@ -88,19 +89,21 @@ void finish(ImportState& state, Database& db, const ImportOptions& opts) {
 
 ImportResult import_logs(const std::vector<std::string>& log_paths, const std::string& db_path,
                          const ImportOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(db_path, ec) && !options.overwrite) {
-    throw DatabaseError("cannot write trace " + db_path + ": the file already exists");
-  }
-  const std::string partial = db_path + ".partial";
-  fs::remove(partial, ec);
-  ImportResult result;
+  // Built in a hidden temporary file beside db_path (store/atomic_file.hpp), renamed over it
+  // only when complete: a failed or interrupted import leaves the old trace as it was.
+  std::optional<AtomicFile> file;
   try {
-    Database db(partial, Database::Mode::kReadWriteCreate);
-    // Written once, start to finish: no journal, no fsync until the end. Indexes
-    // are built after the bulk insert (create_indexes_sql in finish()); measured
-    // slower both with indexes kept up to date and with sorter worker threads.
+    file.emplace(db_path, overwrite_if(options.overwrite));
+  } catch (const FileWriteError& e) {
+    throw DatabaseError(std::string("cannot write trace: ") + e.what());
+  }
+  ImportResult result;
+  {
+    Database db(file->temp_path().string(), Database::Mode::kReadWriteCreate);
+    // Written once, start to finish: no journal, no fsync until the end (AtomicFile::commit
+    // syncs once). Indexes are built after the bulk insert (create_indexes_sql in
+    // finish()); measured slower both with indexes kept up to date and with sorter worker
+    // threads.
     db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
             "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY");
     db.exec("BEGIN");
@@ -112,14 +115,11 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
       result = std::move(state.result);
     }
     db.exec("COMMIT");
-  } catch (...) {
-    fs::remove(partial, ec);
-    throw;
-  }
-  fs::rename(partial, db_path, ec);
-  if (ec) {
-    fs::remove(partial, ec);
-    throw DatabaseError("cannot write trace " + db_path + ": " + ec.message());
+  }  // closed before the rename
+  try {
+    file->commit();
+  } catch (const FileWriteError& e) {
+    throw DatabaseError(std::string("cannot write trace: ") + e.what());
   }
   return result;
 }

@@ -17,8 +17,10 @@
 // Errors: a bad log (missing, not a log, other format version) never stops the
 // import: it is skipped with an 'unreadable_log' data_loss row and a warning.
 // DatabaseError is thrown only when the database cannot be written (or exists
-// and overwrite is false). The database is built in `db_path + ".partial"` and
-// renamed over `db_path` at the end, so a failed import leaves no half trace.
+// and overwrite is false). The database is built in a hidden
+// temporary file beside `db_path` (".NAME.tmp.XXXXXX", store/atomic_file.hpp), fsync'd and
+// renamed over `db_path` only when complete: a failed import leaves no half trace, and the
+// old trace untouched even with overwrite.
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/atomic_file.hpp"
+
 namespace gpuscope::store::detail {
 
 using Json = nlohmann::ordered_json;
@@ -44,29 +46,21 @@ template <class Error>
   }
 }
 
-/// Writes `doc` (2-space indented) to `path` through `path`.tmp and a rename, so a reader
-/// never sees half a file; throws Error naming `what` ("the machine profile") and the path
-/// when the file cannot be written, the disk fills, or the rename fails (the .tmp removed).
+/// Writes `doc` (2-space indented, newline at the end) to `path` atomically
+/// (store/atomic_file.hpp: a reader never sees half a file; on failure the old file is
+/// kept). An existing file is replaced only under Overwrite::kReplace, else
+/// OutputExistsError is thrown (unchanged, so every command reports it alike); any other
+/// failure throws Error with the message of FileWriteError, which names the file, the reason
+/// and what was kept. `what` ("the machine profile") is not used in messages any more.
 template <class Error>
-void write_json_file(const Json& doc, const std::filesystem::path& path, const std::string& what) {
-  namespace fs = std::filesystem;
-  const fs::path tmp = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + what + " " + tmp.string());
-    out << doc.dump(2) << '\n';
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      throw Error("writing " + what + " " + tmp.string() + " failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error("cannot move " + what + " into place at " + path.string());
+void write_json_file(const Json& doc, const std::filesystem::path& path, const std::string& /*what*/,
+                     Overwrite overwrite) {
+  try {
+    write_file_atomically(path, overwrite, [&doc](std::ostream& out) { out << doc.dump(2) << '\n'; });
+  } catch (const OutputExistsError&) {
+    throw;
+  } catch (const FileWriteError& e) {
+    throw Error(e.what());
   }
 }
 

@@ -187,8 +187,8 @@ MachineProfile read_profile(const fs::path& path, std::vector<std::string>* warn
   return profile_from_json(j, source, warnings);
 }
 
-void write_profile(const MachineProfile& profile, const fs::path& path) {
-  detail::write_json_file<ProfileError>(profile_to_json(profile), path, "the machine profile");
+void write_profile(const MachineProfile& profile, const fs::path& path, Overwrite overwrite) {
+  detail::write_json_file<ProfileError>(profile_to_json(profile), path, "the machine profile", overwrite);
 }
 
 fs::path profile_cache_dir() {
@@ -214,7 +214,7 @@ fs::path save_to_cache(const MachineProfile& profile) {
   if (ec)
     throw ProfileError("cannot create the profile cache folder " + path.parent_path().string() + ": " + ec.message() +
                        " (set GPUSCOPE_CACHE_DIR to a writable folder)");
-  write_profile(profile, path);
+  write_profile(profile, path, Overwrite::kReplace);  // the cache keeps the latest measurement
   return path;
 }
 

@@ -38,6 +38,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/machine_profile.hpp"
+#include "store/atomic_file.hpp"
 
 namespace gpuscope::store {
 
@@ -71,10 +72,12 @@ class ProfileVersionError : public ProfileError {
 [[nodiscard]] MachineProfile read_profile(const std::filesystem::path& path,
                                           std::vector<std::string>* warnings = nullptr);
 
-/// Writes `profile` to `path` (pretty-printed, newline at the end) through a temporary
-/// file renamed into place, so a reader never sees half a profile. Throws ProfileError
-/// when the file cannot be written.
-void write_profile(const MachineProfile& profile, const std::filesystem::path& path);
+/// Writes `profile` to `path` (pretty-printed, newline at the end) atomically
+/// (store/atomic_file.hpp): a reader never sees half a profile, a failed write keeps the old
+/// file. An existing file is replaced only with Overwrite::kReplace, else OutputExistsError.
+/// Throws ProfileError when the file cannot be written.
+void write_profile(const MachineProfile& profile, const std::filesystem::path& path,
+                   Overwrite overwrite = Overwrite::kRefuse);
 
 /// The profile cache folder, first that applies:
 ///   $GPUSCOPE_CACHE_DIR (the folder itself), $XDG_CACHE_HOME/gpuscope/profiles,

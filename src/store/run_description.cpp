@@ -34,7 +34,9 @@ void write_run_description(const std::filesystem::path& log_dir, const ImportOpt
   detail::Json meta = detail::Json::object();
   for (const auto& [key, value] : run.extra_meta) meta[key] = value;
   doc["meta"] = std::move(meta);
-  detail::write_json_file<DatabaseError>(doc, log_dir / kRunDescriptionFile, "the run description");
+  // Rewritten at each stage of the run: replacing it is the point.
+  detail::write_json_file<DatabaseError>(doc, log_dir / kRunDescriptionFile, "the run description",
+                                         Overwrite::kReplace);
 }
 
 std::optional<ImportOptions> read_run_description(const std::filesystem::path& log_dir) {

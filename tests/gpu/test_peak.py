@@ -63,7 +63,7 @@ def main():
     cache = args.scratch / "cache"
     env = {"GPUSCOPE_CACHE_DIR": str(cache)}
     out_json, out_svg = args.scratch / "profile.json", args.scratch / "roofline.svg"
-    r, wall = timed_peak(gs, ["--device", "0", "--json", out_json, "--svg", out_svg], env)
+    r, wall = timed_peak(gs, ["--device", "0", "--json", out_json, "--svg", out_svg, "-f"], env)
     c.require(r.returncode == 0, "full run exits 0", f"exit {r.returncode}")
     c.check(wall < 60, "full run under 60 s", f"{wall:.1f} s")
     profile = json.loads(out_json.read_text())
@@ -76,7 +76,7 @@ def main():
     c.check(r.stderr.count("gpuscope peak: [") == len(names), "one progress line per ceiling on stderr")
 
     quick_json = args.scratch / "quick.json"
-    r, wall = timed_peak(gs, ["--quick", "--no-save", "--json", quick_json], env)
+    r, wall = timed_peak(gs, ["--quick", "--no-save", "--json", quick_json, "-f"], env)
     c.require(r.returncode == 0, "--quick exits 0", f"exit {r.returncode}")
     c.check(wall < 15, "--quick under 15 s", f"{wall:.1f} s")
     qp = json.loads(quick_json.read_text())
