@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Speed of `gpuscope stats` on a large synthetic trace, side by side with the sqlite3 shell.
 
-Builds a trace database with the schema `gpuscope schema --sql` prints (the importer's
-own) holding --launches kernel launches: one cudaLaunchKernel API record and one kernel
-record per launch (so 2 x --launches kernel + API events; default 500,000 -> 1,000,000),
-joined by correlation id, on 4 streams of one GPU, 40 kernel names, an NVTX 'step' range
-every 100 launches on the launching thread, a cudaStreamSynchronize + sync record after
-every range and a memcpy every 1,000 launches. Times are made up but consistent (each
-launch call lasts 3-8 us, each kernel starts after its launch call and after the previous
-kernel on its stream).
+The trace is written by gpuscope_make_trace (validation/make_synthetic_trace.cpp, built
+beside gpuscope; through the importer's own row writer) with --launches kernel launches:
+one cudaLaunchKernel API record and one kernel record per launch (so 2 x --launches kernel +
+API events; default 500,000 -> 1,000,000), joined by correlation id, on 4 streams of one
+GPU, 40 kernel names, an NVTX 'step' range every 100 launches with a nested 'forward'
+range, a cudaStreamSynchronize + sync record ending every step and a memcpy every 1,000
+launches. Times are made up but consistent (each launch call lasts 3-8 us, each kernel
+starts after its launch call and after the previous kernel on its stream); the same
+--launches and --seed give the same trace.
 
 Then times, --rounds times each, alternating (median reported):
   all      gpuscope stats -r <every report> --format csv   (the whole stats job)
@@ -24,8 +25,6 @@ import csv
 import io
 import json
 import os
-import random
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -44,86 +43,26 @@ SQL_API = ("SELECT s.value, COUNT(*), SUM(a.end_ns - a.start_ns), AVG(a.end_ns -
            "JOIN strings s ON s.id = a.name_id GROUP BY a.name_id ORDER BY 3 DESC;")
 
 
-def build_trace(path, gpuscope, launches, seed=1):
-    schema = subprocess.run([gpuscope, "schema", "--sql"], check=True, capture_output=True, text=True).stdout
-    db = sqlite3.connect(path)
-    db.executescript(schema)
-    rng = random.Random(seed)
-    pid, tid, t0 = 4242, 4242, 1_800_000_000_000_000_000
-    meta = {"schema_version": "1", "gpuscope_version": "0.1.0", "command": "synthetic (validation/stats_speed.py)",
-            "host": "synthetic", "capture_range": "none", "trace_sources": "cuda,nvtx",
-            "clock": "CLOCK_REALTIME ns, CUPTI", "process_count": "1", "launched_pid": str(pid)}
-    strings = {}
+def build_trace(path, make_trace, launches, seed=1):
+    """Writes the synthetic trace with gpuscope_make_trace; returns its row counts."""
+    out = subprocess.run([make_trace, path, "--launches", str(launches), "--seed", str(seed)], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
 
-    def sid(text):
-        if text not in strings:
-            strings[text] = len(strings) + 1
-        return strings[text]
 
-    names = [f"void synthetic_kernel_{i}<float, {32 * (i % 8 + 1)}>(float const*, float*, int)" for i in range(40)]
-    durations = [rng.uniform(2_000, 60_000) for _ in names]
-    api, kern, nvtx, syncs, memcpys = [], [], [], [], []
-    cpu = t0
-    stream_free = [t0] * 4
-    range_start = cpu
-    corr = 0
-    for i in range(launches):
-        corr += 1
-        a_start = cpu
-        a_end = a_start + rng.randint(3_000, 8_000)
-        api.append((pid, tid, "runtime", 211, sid("cudaLaunchKernel"), a_start, a_end, corr, 0))
-        s = i % 4
-        k = rng.randrange(len(names))
-        k_start = max(a_end + rng.randint(500, 3_000), stream_free[s])
-        k_end = k_start + int(durations[k] * rng.uniform(0.9, 1.1))
-        stream_free[s] = k_end
-        grid = 1 + (k * 37) % 2000
-        kern.append((pid, 0, 1, 7 + s, corr, k_start, k_end, sid(names[k]), grid, 1, 1, 128 + 32 * (k % 8), 1, 1,
-                     32 + k % 64, 0, 1024 * (k % 4), 0))
-        cpu = a_end + rng.randint(200, 2_000)
-        if i % 1000 == 999:
-            corr += 1
-            m_api_end = cpu + 20_000
-            api.append((pid, tid, "runtime", 51, sid("cudaMemcpyAsync"), cpu, m_api_end, corr, 0))
-            m_start = max(m_api_end, stream_free[0])
-            memcpys.append((pid, 0, 1, 7, corr, m_start, m_start + 10_000, 1 << 20, "HtoD", "pageable", "device", 1))
-            stream_free[0] = m_start + 10_000
-            cpu = m_api_end + 1_000
-        if i % 100 == 99:
-            corr += 1
-            sync_end = max(cpu + 2_000, max(stream_free))
-            api.append((pid, tid, "runtime", 131, sid("cudaStreamSynchronize"), cpu, sync_end, corr, 0))
-            syncs.append((pid, tid, 1, 7, None, "stream_synchronize", cpu + 500, sync_end - 500, corr))
-            cpu = sync_end + 1_000
-            nvtx.append((pid, tid, tid, None, "PushPop", sid(f"step {i // 100}"), range_start, cpu, 1, None))
-            range_start = cpu
-    db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-    db.execute("INSERT INTO meta VALUES ('duration_ns', ?)", (str(cpu - t0),))
-    db.execute("INSERT INTO processes (pid, ppid, host, cmdline, exe, start_ns, end_ns, ended_cleanly, exit_status) "
-               "VALUES (?, 1, 'synthetic', 'synthetic', 'synthetic', ?, ?, 1, 0)", (pid, t0, cpu))
-    db.execute("INSERT INTO threads VALUES (?, ?, 'main')", (pid, tid))
-    db.execute("INSERT INTO devices (pid, device_id, name, uuid, cc_major, cc_minor, sm_count, global_memory_bytes, "
-               "l2_cache_bytes, max_threads_per_block, max_warps_per_sm, max_blocks_per_sm, max_registers_per_sm, "
-               "max_registers_per_block, max_shared_memory_per_sm, max_shared_memory_per_block) VALUES "
-               "(?, 0, 'NVIDIA H200 (synthetic)', 'GPU-synthetic', 9, 0, 132, 150000000000, 52428800, 1024, 64, "
-               "32, 65536, 65536, 233472, 232448)", (pid,))
-    db.execute("INSERT INTO capture_windows VALUES (?, ?, ?, 'whole run')", (pid, t0, cpu))
-    db.executemany("INSERT INTO strings (id, value) VALUES (?, ?)", [(v, k) for k, v in strings.items()])
-    db.executemany("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, "
-                   "return_value) VALUES (?,?,?,?,?,?,?,?,?)", api)
-    db.executemany("INSERT INTO kernels (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, "
-                   "name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
-                   "static_shared_memory, dynamic_shared_memory, launch_type) VALUES "
-                   "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kern)
-    db.executemany("INSERT INTO nvtx_events (pid, tid, end_tid, domain_id, style, text_id, start_ns, end_ns, depth, "
-                   "parent_id) VALUES (?,?,?,?,?,?,?,?,?,?)", nvtx)
-    db.executemany("INSERT INTO syncs (pid, tid, context_id, stream_id, event_id, sync_type, start_ns, end_ns, "
-                   "correlation_id) VALUES (?,?,?,?,?,?,?,?,?)", syncs)
-    db.executemany("INSERT INTO memcpys (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, "
-                   "bytes, copy_kind, src_kind, dst_kind, is_async) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", memcpys)
-    db.commit()
-    db.close()
-    return {"kernels": len(kern), "api_calls": len(api), "nvtx_ranges": len(nvtx), "memcpys": len(memcpys)}
+def kern_sum_from_csv(text):
+    """cuda_gpu_kern_sum's {name: (instances, total ns)} from `gpuscope stats --format csv`: one
+    table with a 'section' column (docs/output-formats.md), or one block per report."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if rows and rows[0] and rows[0][0] == "section":
+        head = rows[0]
+        i, n, t = head.index("Instances"), head.index("Name"), head.index("Total Time (ns)")
+        return {r[n]: (int(r[i]), int(r[t])) for r in rows[1:] if r and r[0] == "cuda_gpu_kern_sum"}
+    for block in text.strip().split("\n\n"):
+        rows = list(csv.reader(io.StringIO(block)))
+        if rows and rows[0][:5] == ["Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)"]:
+            return {r[-1]: (int(r[2]), int(r[1])) for r in rows[1:]}
+    return {}
 
 
 def timed(cmd, stdin=None):
@@ -138,6 +77,7 @@ def timed(cmd, stdin=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpuscope", default=str(Path(__file__).resolve().parents[1] / "build/bin/gpuscope"))
+    ap.add_argument("--make-trace", help="gpuscope_make_trace (default: beside --gpuscope)")
     ap.add_argument("--sqlite3", default="sqlite3")
     ap.add_argument("--launches", type=int, default=500_000)
     ap.add_argument("--rounds", type=int, default=3)
@@ -147,7 +87,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "synthetic.sqlite")
         t = time.perf_counter()
-        counts = build_trace(db, args.gpuscope, args.launches)
+        make_trace = args.make_trace or str(Path(args.gpuscope).parent / "gpuscope_make_trace")
+        counts = build_trace(db, make_trace, args.launches)
         build_s = time.perf_counter() - t
         size_mb = os.path.getsize(db) / 1e6
         print(f"stats_speed: synthetic trace: {counts} ({size_mb:.0f} MB, built in {build_s:.1f} s)", flush=True)
@@ -170,12 +111,7 @@ def main():
 
     # The same numbers: kernel totals per name from gpuscope's cuda_gpu_kern_sum vs the shell.
     shell = {row[0]: (int(row[1]), int(row[2])) for row in csv.reader(io.StringIO(out_sql)) if len(row) == 6}
-    gs_k = {}
-    for block in out_all.strip().split("\n\n"):
-        rows = list(csv.reader(io.StringIO(block)))
-        if rows and rows[0][:5] == ["Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)"]:
-            gs_k = {r[-1]: (int(r[2]), int(r[1])) for r in rows[1:]}
-            break
+    gs_k = kern_sum_from_csv(out_all)
     kern_names = {k: v for k, v in shell.items() if k.startswith("void synthetic_kernel")}
     agree = gs_k == kern_names
     med = {k: statistics.median(v) for k, v in samples.items()}
@@ -184,7 +120,7 @@ def main():
     Path(args.out + ".json").write_text(json.dumps(result, indent=1))
     total_events = counts["kernels"] + counts["api_calls"]
     lines = [f"# gpuscope stats on {total_events:,} kernel + API events", "",
-             f"Synthetic trace (validation/stats_speed.py): {counts['kernels']:,} kernels, {counts['api_calls']:,} API "
+             f"Synthetic trace (gpuscope_make_trace): {counts['kernels']:,} kernels, {counts['api_calls']:,} API "
              f"calls, {counts['nvtx_ranges']:,} NVTX ranges, {counts['memcpys']:,} memcpys; {size_mb:.0f} MB. "
              f"{os.cpu_count()} CPUs; median of {args.rounds} alternating rounds.", "",
              "| what | median (s) |", "|---|---:|",

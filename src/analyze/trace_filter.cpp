@@ -3,17 +3,16 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
 #include "core/option_values.hpp"
-#include "store/schema.hpp"
+#include "core/units.hpp"
+#include "store/trace_copy.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -32,135 +31,6 @@ std::string quoted(std::string_view s) {
     q += c;
   }
   return q + "'";
-}
-
-bool has_column(const store::TableDef& t, std::string_view column) {
-  return std::any_of(t.columns.begin(), t.columns.end(),
-                     [&](const store::ColumnDef& c) { return c.name == column; });
-}
-
-std::string column_list(const store::TableDef& t, std::string_view prefix = "") {
-  std::string s;
-  for (const store::ColumnDef& c : t.columns) s += (s.empty() ? "" : ", ") + std::string(prefix) + std::string(c.name);
-  return s;
-}
-
-// The filter with absolute times, ready for SQL.
-struct Plan {
-  const TraceFilter& f;
-  std::optional<std::int64_t> from_abs, to_abs;  // ns on the trace clock
-  bool time() const { return from_abs || to_abs; }
-  std::int64_t a() const { return from_abs.value_or(std::numeric_limits<std::int64_t>::min()); }
-  std::int64_t b() const { return to_abs.value_or(kForever); }
-};
-
-// Containment of event e in the merged NVTX instances of its process. The merged
-// intervals of one process are disjoint, so only the last one starting at or before
-// the event can hold it: one index lookup per event.
-std::string inside_ranges(std::string_view end_expr) {
-  return "((SELECT r.end_ns FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND r.start_ns <= e.start_ns "
-         "ORDER BY r.start_ns DESC LIMIT 1) >= " + std::string(end_expr) + ")";
-}
-
-constexpr std::string_view kLaunchKept =
-    "EXISTS (SELECT 1 FROM temp.gs_filter_launch l WHERE l.pid = e.pid AND l.corr = e.correlation_id)";
-constexpr std::string_view kOnGpu =
-    "EXISTS (SELECT 1 FROM temp.gs_filter_gpus g WHERE g.pid = e.pid AND g.device_id = e.device_id)";
-constexpr std::string_view kGpuPid = "e.pid IN (SELECT pid FROM temp.gs_filter_gpus)";
-constexpr std::string_view kNotForeign =
-    "NOT EXISTS (SELECT 1 FROM temp.gs_filter_foreign x WHERE x.pid = e.pid AND x.corr = e.correlation_id)";
-
-bool is_gpu_op(std::string_view table) {
-  return table == "kernels" || table == "memcpys" || table == "memsets" || table == "kernel_profiles";
-}
-
-// The WHERE clause that keeps a row of `t` (alias e); capture_windows and processes
-// are clipped separately for a time window.
-std::string keep_condition(const store::TableDef& t, const Plan& p) {
-  std::vector<std::string> all;
-  const std::string_view name = t.name;
-  const bool pid = has_column(t, "pid");
-
-  if (p.f.pid && pid) all.push_back("(e.pid IS NULL OR e.pid = " + num(*p.f.pid) + ")");
-
-  if (p.f.gpu && pid) {
-    if (is_gpu_op(name) || name == "devices") {
-      all.emplace_back(kOnGpu);
-    } else if (name == "api_calls" || name == "syncs") {
-      all.push_back(std::string(kGpuPid) + " AND " + std::string(kNotForeign));
-    } else {
-      all.push_back("(e.pid IS NULL OR " + std::string(kGpuPid) + ")");
-    }
-  }
-
-  if (p.time() && name != "capture_windows" && name != "processes") {
-    const std::string a = num(p.a()), b = num(p.b());
-    if (name == "nvtx_events") {
-      all.push_back("(e.start_ns <= " + b + " AND COALESCE(e.end_ns, CASE WHEN e.style = 'Mark' THEN e.start_ns ELSE " +
-                    num(kForever) + " END) >= " + a + ")");
-    } else if (has_column(t, "start_ns") && has_column(t, "end_ns")) {
-      all.push_back("(e.start_ns <= " + b + " AND e.end_ns >= " + a + ")");
-    } else if (has_column(t, "ts_ns")) {
-      all.push_back("(e.ts_ns BETWEEN " + a + " AND " + b + ")");
-    } else if (has_column(t, "launch_ns")) {
-      all.push_back("(e.launch_ns BETWEEN " + a + " AND " + b + ")");
-    }
-  }
-
-  if (p.f.nvtx) {
-    if (name == "api_calls") {
-      all.push_back(inside_ranges("e.end_ns"));
-    } else if (name == "nvtx_events") {
-      all.push_back(inside_ranges("COALESCE(e.end_ns, e.start_ns)"));
-    } else if (name == "syncs") {
-      all.push_back("(" + std::string(kLaunchKept) + " OR " + inside_ranges("e.end_ns") + ")");
-    } else if (is_gpu_op(name)) {
-      all.emplace_back(kLaunchKept);
-    } else if (name == "overheads") {
-      all.emplace_back("EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
-                       "r.start_ns <= e.end_ns AND r.end_ns >= e.start_ns)");
-    } else if (name == "messages") {
-      all.emplace_back("EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
-                       "e.ts_ns BETWEEN r.start_ns AND r.end_ns)");
-    } else if (name == "capture_windows") {
-      all.emplace_back("0");  // replaced by the instances
-    }
-  }
-
-  std::string where;
-  for (const std::string& c : all) where += (where.empty() ? "" : " AND ") + c;
-  return where.empty() ? "1" : where;
-}
-
-// Copies one table into the staging database, keeping the rows `keep_condition` keeps
-// (time-clipping capture_windows and processes).
-void copy_table(Database& db, const store::TableDef& t, const Plan& p) {
-  // A trace written before a table existed (kernel_profiles, kernel_metrics) lacks it.
-  if (db.query_int("SELECT COUNT(*) FROM src.sqlite_master WHERE type = 'table' AND name = '" + std::string(t.name) +
-                   "'").value_or(0) == 0) {
-    return;
-  }
-  std::string where = keep_condition(t, p);
-  // Counter values follow their launch.
-  if (t.name == "kernel_metrics") where += " AND e.profile_id IN (SELECT id FROM main.kernel_profiles)";
-  std::string select = column_list(t, "e.");
-  if (p.time() && (t.name == "capture_windows" || t.name == "processes")) {
-    const std::string a = num(p.a()), b = num(p.b());
-    const std::string clip_start = "MAX(e.start_ns, " + a + ")";
-    const std::string clip_end = "MIN(COALESCE(e.end_ns, " + num(kForever) + "), " + b + ")";
-    std::string cols;
-    for (const store::ColumnDef& c : t.columns) {
-      std::string expr = c.name == "start_ns" ? clip_start : c.name == "end_ns" ? clip_end : "e." + std::string(c.name);
-      cols += (cols.empty() ? "" : ", ") + expr;
-    }
-    select = cols;
-    db.exec("INSERT INTO main." + std::string(t.name) + " (" + column_list(t) + ") SELECT " + select + " FROM src." +
-            std::string(t.name) + " e WHERE " + where + " AND COALESCE(e.start_ns, 0) <= " +
-            b + " AND COALESCE(e.end_ns, " + num(kForever) + ") >= " + a);
-    return;
-  }
-  db.exec("INSERT INTO main." + std::string(t.name) + " (" + column_list(t) + ") SELECT " + select + " FROM src." +
-          std::string(t.name) + " e WHERE " + where);
 }
 
 struct Instance {
@@ -196,84 +66,24 @@ std::vector<Instance> find_instances(Database& db, const TraceFilter& f, std::in
   return out;
 }
 
-// Temp tables the keep conditions read: the instances merged per process into
-// disjoint closed intervals, and the (pid, correlation_id) of the API calls inside.
-void build_nvtx_tables(Database& db, const std::vector<Instance>& instances) {
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_pid;
-  for (const Instance& i : instances) by_pid[i.pid].push_back({i.start, i.end});
-  db.exec("CREATE TEMP TABLE gs_filter_ranges (pid INTEGER, start_ns INTEGER, end_ns INTEGER, "
-          "PRIMARY KEY (pid, start_ns)) WITHOUT ROWID");
-  Statement ins = db.prepare("INSERT INTO temp.gs_filter_ranges VALUES (?, ?, ?)");
-  for (auto& [pid, iv] : by_pid) {
-    std::sort(iv.begin(), iv.end());
-    std::vector<std::pair<std::int64_t, std::int64_t>> merged;
-    for (const auto& x : iv) {
-      if (!merged.empty() && x.first <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, x.second);
-      } else {
-        merged.push_back(x);
-      }
-    }
-    for (const auto& [s, e] : merged) {
-      ins.bind(1, pid).bind(2, s).bind(3, e);
-      ins.step();
-      ins.rewind();
-    }
-  }
-  db.exec("CREATE TEMP TABLE gs_filter_launch (pid INTEGER, corr INTEGER, PRIMARY KEY (pid, corr)) WITHOUT ROWID");
-  db.exec("INSERT OR IGNORE INTO temp.gs_filter_launch SELECT e.pid, e.correlation_id FROM src.api_calls e "
-          "WHERE e.correlation_id IS NOT NULL AND " + inside_ranges("e.end_ns"));
-}
+std::int64_t count(Database& db, const std::string& sql) { return db.query_int(sql).value_or(0); }
 
-// The (pid, device_id) pairs of physical GPU `gpu`, and the correlations of GPU work
-// on the other GPUs.
-void build_gpu_tables(Database& db, Database& source, std::int64_t gpu) {
+// A time for a message, as the user may have typed it: 6 significant digits.
+std::string seconds(std::int64_t ns) { return units::duration_ns(ns, 6); }
+
+// The (pid, device_id) pairs that are physical GPU `gpu` (analyze/gpu_index.hpp).
+std::vector<store::PidDevice> devices_of_gpu(Database& source, std::int64_t gpu) {
   const detail::GpuIndexMap map = detail::GpuIndexMap::load(source);
-  db.exec("CREATE TEMP TABLE gs_filter_gpus (pid INTEGER, device_id INTEGER, PRIMARY KEY (pid, device_id)) "
-          "WITHOUT ROWID");
   Statement pairs = source.prepare(
       "SELECT pid, device_id FROM devices UNION SELECT pid, device_id FROM kernels "
       "UNION SELECT pid, device_id FROM memcpys UNION SELECT pid, device_id FROM memsets");
-  Statement ins = db.prepare("INSERT OR IGNORE INTO temp.gs_filter_gpus VALUES (?, ?)");
+  std::vector<store::PidDevice> out;
   while (pairs.step()) {
     if (pairs.is_null(0) || pairs.is_null(1)) continue;
     const std::int64_t pid = pairs.column_int(0), dev = pairs.column_int(1);
-    if (map.index(pid, dev) != gpu) continue;
-    ins.bind(1, pid).bind(2, dev);
-    ins.step();
-    ins.rewind();
+    if (map.index(pid, dev) == gpu) out.push_back({pid, dev});
   }
-  db.exec("CREATE TEMP TABLE gs_filter_foreign (pid INTEGER, corr INTEGER, PRIMARY KEY (pid, corr)) WITHOUT ROWID");
-  for (std::string_view t : {"kernels", "memcpys", "memsets"}) {
-    db.exec("INSERT OR IGNORE INTO temp.gs_filter_foreign SELECT e.pid, e.correlation_id FROM src." +
-            std::string(t) + " e WHERE e.correlation_id IS NOT NULL AND NOT " + std::string(kOnGpu));
-  }
-}
-
-// Widens the earliest start and the latest end of `table` (capture_windows or
-// processes in the staging database) to cover the kept events.
-void widen_to_events(Database& db, std::string_view table) {
-  const std::string s = "main";
-  Statement span = db.prepare(
-      "SELECT MIN(x), MAX(y) FROM (SELECT start_ns AS x, end_ns AS y FROM " + s + ".kernels UNION ALL "
-      "SELECT start_ns, end_ns FROM " + s + ".memcpys UNION ALL SELECT start_ns, end_ns FROM " + s + ".memsets "
-      "UNION ALL SELECT start_ns, end_ns FROM " + s + ".api_calls UNION ALL SELECT start_ns, end_ns FROM " + s +
-      ".syncs)");
-  if (!span.step() || span.is_null(0)) return;
-  const std::string first = num(span.column_int(0)), last = num(span.column_int(1));
-  const std::string t = s + "." + std::string(table);
-  db.exec("UPDATE " + t + " SET start_ns = " + first + " WHERE start_ns > " + first +
-          " AND rowid = (SELECT rowid FROM " + t + " ORDER BY start_ns LIMIT 1)");
-  db.exec("UPDATE " + t + " SET end_ns = " + last + " WHERE end_ns < " + last + " AND rowid = (SELECT rowid FROM " +
-          t + " ORDER BY end_ns DESC LIMIT 1)");
-}
-
-std::int64_t count(Database& db, const std::string& sql) { return db.query_int(sql).value_or(0); }
-
-std::string seconds(std::int64_t ns) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g s", static_cast<double>(ns) / 1e9);
-  return buf;
+  return out;
 }
 
 // What the trace does contain, for a filter that matched nothing.
@@ -358,23 +168,19 @@ std::int64_t parse_trace_time(std::string_view text) {
 }
 
 FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
-  Plan plan{filter, std::nullopt, std::nullopt};
   const stats::Interval wall = detail::wall_span(source);
   if (filter.from_ns && filter.to_ns && *filter.from_ns > *filter.to_ns)
     throw std::invalid_argument("--from " + seconds(*filter.from_ns) + " is after --to " + seconds(*filter.to_ns));
-  if (filter.from_ns) plan.from_abs = wall.start_ns + *filter.from_ns;
-  if (filter.to_ns) plan.to_abs = wall.start_ns + *filter.to_ns;
-
-  // The copy: a fresh in-memory database with the schema's tables; the source
-  // attached as "src"; the helper tables of the filters in its temp schema.
-  Database db(":memory:", Database::Mode::kReadWriteCreate);
-  db.exec(store::create_tables_sql());
-  db.attach(source, "src");  // a file is attached; an in-memory trace (tests) is copied
+  store::TraceCopyFilter keep;
+  if (filter.from_ns) keep.from_ns = wall.start_ns + *filter.from_ns;
+  if (filter.to_ns) keep.to_ns = wall.start_ns + *filter.to_ns;
+  const bool time = keep.from_ns || keep.to_ns;
+  keep.pid = filter.pid;
 
   std::vector<std::string> warnings;
-  std::vector<Instance> instances;
+  const std::string reason = filter.nvtx ? "nvtx:" + filter.nvtx->name : std::string();
   if (filter.nvtx) {
-    instances = find_instances(source, filter, wall.end_ns);
+    const std::vector<Instance> instances = find_instances(source, filter, wall.end_ns);
     if (instances.empty()) {
       const NvtxRangeFilter& n = *filter.nvtx;
       std::string what = quoted(n.name);
@@ -383,28 +189,21 @@ FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
       what = (n.instance ? "instance " + num(*n.instance) + " of NVTX range " : "NVTX range ") + what;
       warnings.push_back("--filter-nvtx: no " + what + " in the trace; " + nvtx_names_seen(source));
     }
-    build_nvtx_tables(db, instances);
-  }
-  if (filter.gpu) build_gpu_tables(db, source, *filter.gpu);
-
-  db.exec("BEGIN");
-  for (const store::TableDef& t : store::tables()) copy_table(db, t, plan);
-  if (filter.nvtx) {
-    Statement ins = db.prepare("INSERT INTO main.capture_windows (pid, start_ns, end_ns, reason) VALUES (?, ?, ?, ?)");
-    const std::string reason = "nvtx:" + filter.nvtx->name;
+    // CPU events inside the instances, GPU work they launched; one capture window per
+    // instance, clipped to the time window.
+    keep.ranges.emplace();
+    const std::int64_t a = keep.from_ns.value_or(std::numeric_limits<std::int64_t>::min());
+    const std::int64_t b = keep.to_ns.value_or(kForever);
     for (const Instance& i : instances) {
-      const std::int64_t s = std::max(i.start, plan.a()), e = std::min(i.end, plan.b());
-      if (s > e) continue;
-      ins.bind(1, i.pid).bind(2, s).bind(3, e).bind(4, std::string_view(reason));
-      ins.step();
-      ins.rewind();
+      keep.ranges->push_back({i.pid, i.start, i.end});
+      const std::int64_t s = std::max(i.start, a), e = std::min(i.end, b);
+      if (s <= e) keep.capture_windows.push_back({.pid = i.pid, .start_ns = s, .end_ns = e, .reason = reason});
     }
   }
-  if (filter.nvtx || plan.time()) {
-    widen_to_events(db, "capture_windows");
-    widen_to_events(db, "processes");
-  }
-  db.exec("COMMIT");
+  if (filter.gpu) keep.devices = devices_of_gpu(source, *filter.gpu);
+  keep.widen_spans = filter.nvtx || time;
+
+  Database db = store::copy_trace(source, keep);
 
   // Warnings: each filter that alone matches nothing, then the combination.
   if (filter.pid) {
@@ -413,13 +212,13 @@ FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
                       "api_calls WHERE pid = " + p + ") + (SELECT COUNT(*) FROM kernels WHERE pid = " + p + ")") == 0)
       warnings.push_back("--process: no process " + p + " in the trace; " + pids_seen(source));
   }
-  if (filter.gpu && count(db, "SELECT COUNT(*) FROM temp.gs_filter_gpus") == 0)
+  if (filter.gpu && keep.devices->empty())
     warnings.push_back("--device: no GPU " + num(*filter.gpu) + " in the trace; " + gpus_seen(source));
   const std::int64_t kept = count(db, "SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
                                       "(SELECT COUNT(*) FROM memsets) + (SELECT COUNT(*) FROM api_calls) + "
                                       "(SELECT COUNT(*) FROM nvtx_events)");
   if (kept == 0 && warnings.empty()) {
-    if (plan.time()) {
+    if (time) {
       warnings.push_back("--from/--to: no events in [" + seconds(filter.from_ns.value_or(0)) + ", " +
                          (filter.to_ns ? seconds(*filter.to_ns) : std::string("end")) +
                          "] since the start of the trace, which lasts " + seconds(wall.end_ns - wall.start_ns));
@@ -428,10 +227,6 @@ FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
     }
   }
 
-  for (const char* t : {"gs_filter_ranges", "gs_filter_launch", "gs_filter_gpus", "gs_filter_foreign"})
-    db.exec("DROP TABLE IF EXISTS temp." + std::string(t));
-  db.exec("DETACH DATABASE src");
-  db.exec(store::create_indexes_sql());
   return FilteredTrace{std::move(db), std::move(warnings)};
 }
 

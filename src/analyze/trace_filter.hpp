@@ -51,9 +51,11 @@
 // reports say "no ... in the capture range") and FilteredTrace::warnings names what
 // the trace does contain (the NVTX range names seen, the pids, the GPUs, the time span).
 //
-// Cost: one pass over each table (INSERT ... SELECT ... WHERE in SQLite, with the
-// NVTX containment test an indexed lookup per event), the kept rows held in memory
-// once, plus the schema's indexes rebuilt on them.
+// This file decides what to keep (the NVTX instances, the (pid, device) pairs of a GPU,
+// the absolute time window, the capture windows); store/trace_copy.hpp copies the rows.
+// Cost: one pass over each table (in SQLite, with the NVTX containment test an indexed
+// lookup per event), the kept rows held in memory once, plus the schema's indexes
+// rebuilt on them.
 //
 // Errors: std::invalid_argument for a bad filter value (from > to, a negative time,
 // /0); store::DatabaseError if the source lacks the schema's tables.

@@ -23,15 +23,14 @@ void add_h100(TraceDb& t) { t.h100(100); }
 
 // One kernel: 1-D grid of `grid` blocks of `block` threads, 32 registers, no shared memory.
 void kernel(TraceDb& t, int stream, long long start, long long end, int grid, int block) {
-  t.exec("INSERT INTO kernels (pid, device_id, context_id, stream_id, start_ns, end_ns, grid_x, grid_y, grid_z, "
-         "block_x, block_y, block_z, registers_per_thread, static_shared_memory, dynamic_shared_memory) VALUES "
-         "(100, 0, 1, " + std::to_string(stream) + ", " + std::to_string(start) + ", " + std::to_string(end) +
-         ", " + std::to_string(grid) + ", 1, 1, " + std::to_string(block) + ", 1, 1, 32, 0, 0)");
+  t.add(store::rows::Kernel{.pid = 100, .device_id = 0, .context_id = 1, .stream_id = stream, .start_ns = start,
+                            .end_ns = end, .grid_x = grid, .grid_y = 1, .grid_z = 1, .block_x = block,
+                            .block_y = 1, .block_z = 1, .registers_per_thread = 32, .static_shared_memory = 0,
+                            .dynamic_shared_memory = 0});
 }
 
 void process(TraceDb& t, long long end) {
-  t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (100, 0, " + std::to_string(end) +
-         ", 1)");
+  t.add(store::rows::Process{.pid = 100, .start_ns = 0, .end_ns = end, .ended_cleanly = 1});
 }
 
 // 1024-thread blocks at 32 registers: 2 blocks per SM (64 warps / 32).

@@ -37,12 +37,11 @@ MachineProfile h100_profile() {
 class KernelReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.h100();
-    t.exec("INSERT INTO strings (id, value) VALUES (1, 'void copy_kernel<float>(float*, const float*, int)'), "
-           "(2, 'copy_kernel'), (3, 'tiny(int*)'), (4, 'tiny'), "
-           "(10, 'gpu__time_duration.sum'), (11, 'dram__bytes_read.sum'), (12, 'dram__bytes_write.sum'), "
-           "(13, 'lts__t_bytes.sum'), (14, 'l1tex__t_bytes.sum'), "
-           "(15, 'sm__warps_active.avg.pct_of_peak_sustained_active')");
+    t.add(device);
+    t.strings({{1, "void copy_kernel<float>(float*, const float*, int)"}, {2, "copy_kernel"}, {3, "tiny(int*)"},
+               {4, "tiny"}, {10, "gpu__time_duration.sum"}, {11, "dram__bytes_read.sum"},
+               {12, "dram__bytes_write.sum"}, {13, "lts__t_bytes.sum"}, {14, "l1tex__t_bytes.sum"},
+               {15, "sm__warps_active.avg.pct_of_peak_sustained_active"}});
     launch(1, 0, 1, 2, 2112, 256, 16);
     launch(2, 1, 3, 4, 1, 32, 8);
     launch(3, 2, 1, 2, 2112, 256, 16);
@@ -51,20 +50,30 @@ class KernelReportsTest : public ::testing::Test {
     metrics(3, 0.72e6, kGiB, kGiB, 2 * kGiB, kGiB, 85);
   }
   void launch(int id, int index, int name, int short_name, int grid, int block, int regs) {
-    t.exec("INSERT INTO kernel_profiles (id, pid, device_id, context_id, correlation_id, launch_index, name_id, "
-           "short_name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
-           "static_shared_memory, dynamic_shared_memory, metric_set, passes) VALUES (" +
-           std::to_string(id) + ", 100, 0, 1, " + std::to_string(100 + id) + ", " + std::to_string(index) + ", " +
-           std::to_string(name) + ", " + std::to_string(short_name) + ", " + std::to_string(grid) + ", 1, 1, " +
-           std::to_string(block) + ", 1, 1, " + std::to_string(regs) + ", 0, 0, 'quick', 1)");
+    t.add(store::rows::KernelProfile{
+        .id = id, .pid = 100, .device_id = 0, .context_id = 1, .correlation_id = 100 + id, .launch_index = index,
+        .name_id = name, .short_name_id = short_name, .grid_x = grid, .grid_y = 1, .grid_z = 1, .block_x = block,
+        .block_y = 1, .block_z = 1, .registers_per_thread = regs, .static_shared_memory = 0,
+        .dynamic_shared_memory = 0, .metric_set = "quick", .passes = 1});
   }
   void metrics(int id, double ns, double rd, double wr, double l2, double l1, double occ) {
     const double v[] = {ns, rd, wr, l2, l1, occ};
-    for (int m = 0; m < 6; ++m)
-      t.exec("INSERT INTO kernel_metrics (profile_id, metric_id, value) VALUES (" + std::to_string(id) + ", " +
-             std::to_string(10 + m) + ", " + std::to_string(v[m]) + ")");
+    for (int m = 0; m < 6; ++m) t.add(store::rows::KernelMetric{.profile_id = id, .metric_id = 10 + m, .value = v[m]});
   }
+  // The GPU (TraceDb::h100()'s); a derived fixture may change it before SetUp inserts it.
+  store::rows::Device device = TraceDb::h100_row(100, "GPU-100");
   TraceDb t;
+};
+
+// The devices row also gives the clocks and the bus width: theoretical ceilings.
+class KernelReportsClocksTest : public KernelReportsTest {
+ protected:
+  void SetUp() override {
+    device.core_clock_khz = 1980000;
+    device.memory_clock_khz = 2619000;
+    device.memory_bus_width_bits = 5120;
+    KernelReportsTest::SetUp();
+  }
 };
 
 TEST_F(KernelReportsTest, PerLaunchColumnsAndBounds) {
@@ -135,8 +144,7 @@ TEST_F(KernelReportsTest, NameFilterAndBadRegex) {
   EXPECT_THROW((void)analyze_kernels(t.db(), o), std::invalid_argument);
 }
 
-TEST_F(KernelReportsTest, WithoutAProfileTheCeilingsAreTheoreticalFromTheDevicesTable) {
-  t.exec("UPDATE devices SET memory_clock_khz = 2619000, memory_bus_width_bits = 5120, core_clock_khz = 1980000");
+TEST_F(KernelReportsClocksTest, WithoutAProfileTheCeilingsAreTheoreticalFromTheDevicesTable) {
   const KernelAnalysis a = analyze_kernels(t.db());
   EXPECT_EQ(a.ceiling_source, "theoretical");
   ASSERT_FALSE(a.warnings.empty());

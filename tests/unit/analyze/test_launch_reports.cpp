@@ -17,6 +17,7 @@ using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+namespace rows = store::rows;
 
 void api(TraceDb& t, int name_id, long long start, long long end, int corr) { t.api(1, 1, name_id, start, end, corr); }
 
@@ -28,12 +29,16 @@ void api(TraceDb& t, int name_id, long long start, long long end, int corr) { t.
 //   Graph saving: K1→K2: launch end 190 < K1 end 200 → no; K2→K3: 365 > 350 → 360-350 = 10.
 TEST(LaunchOverhead, HandComputedStream) {
   TraceDb t;
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k(float*)'), (2, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc')");
-  t.exec("INSERT INTO capture_windows VALUES (1, 0, 1000, 'all')");
-  t.kernel(1, 0, 7, 1, 100, 200, 1);
-  t.kernel(1, 0, 7, 2, 300, 350, 1);
-  t.kernel(1, 0, 7, 3, 360, 400, 1);
-  t.exec("UPDATE kernels SET short_name_id = 2");
+  t.strings({{1, "k(float*)"}, {2, "k"}, {10, "cudaLaunchKernel"}, {11, "cudaMalloc"}});
+  t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 1000, .reason = "all"});
+  auto kernel = [&](int corr, long long start, long long end) {  // short name "k"
+    rows::Kernel k = TraceDb::kernel_row(1, 0, 7, corr, start, end, 1);
+    k.short_name_id = 2;
+    t.add(k);
+  };
+  kernel(1, 100, 200);
+  kernel(2, 300, 350);
+  kernel(3, 360, 400);
   api(t, 10, 50, 90, 1);
   api(t, 10, 150, 190, 2);
   api(t, 10, 300, 365, 3);
@@ -58,8 +63,8 @@ TEST(LaunchOverhead, HandComputedStream) {
 // launch call. Busy 20 → idle 80; launching while idle = 85 - 10 = 75 → 93.75 %.
 TEST(LaunchOverhead, LaunchBoundVerdictAndUnmatchedKernel) {
   TraceDb t;
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (10, 'cudaLaunchKernel')");
-  t.exec("INSERT INTO capture_windows VALUES (1, 0, 100, 'all')");
+  t.strings({{1, "k"}, {10, "cudaLaunchKernel"}});
+  t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 100, .reason = "all"});
   t.kernel(1, 0, 7, 1, 90, 100, 1);
   t.kernel(1, 0, 8, 99, 20, 30, 1);
   api(t, 10, 0, 85, 1);
@@ -78,16 +83,16 @@ TEST(LaunchOverhead, LaunchBoundVerdictAndUnmatchedKernel) {
 // stream_synchronize record [110,200) inside the first call. Union 100+100+50+200 = 450.
 TEST(SyncWait, HandComputed) {
   TraceDb t;
-  t.exec("INSERT INTO strings (id, value) VALUES (10, 'cudaStreamSynchronize'), (11, 'cudaMemcpy'), "
-         "(12, 'cudaMemcpyAsync'), (13, 'cudaDeviceSynchronize')");
-  t.exec("INSERT INTO capture_windows VALUES (1, 0, 1000, 'all')");
+  t.strings({{10, "cudaStreamSynchronize"}, {11, "cudaMemcpy"}, {12, "cudaMemcpyAsync"},
+             {13, "cudaDeviceSynchronize"}});
+  t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 1000, .reason = "all"});
   api(t, 10, 100, 200, 5);
   api(t, 10, 300, 400, 6);
   api(t, 11, 500, 550, 7);
   api(t, 12, 600, 700, 8);
   api(t, 13, 800, 1000, 9);
-  t.exec("INSERT INTO syncs (pid, tid, context_id, stream_id, sync_type, start_ns, end_ns, correlation_id) "
-         "VALUES (1, 1, 1, 7, 'stream_synchronize', 110, 200, 5)");
+  t.add(rows::Sync{.pid = 1, .tid = 1, .context_id = 1, .stream_id = 7, .sync_type = "stream_synchronize",
+                   .start_ns = 110, .end_ns = 200, .correlation_id = 5});
   const Report r = sync_wait(t.db());
   EXPECT_EQ(r.name, "sync_wait");
   ASSERT_EQ(r.rows.size(), 4u);

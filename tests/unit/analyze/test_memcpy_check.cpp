@@ -10,6 +10,7 @@ namespace gpuscope::analyze {
 namespace {
 
 using test::TraceDb;
+namespace rows = store::rows;
 using test::cell;
 using test::col;
 using test::has_note;
@@ -31,9 +32,9 @@ bool is_null(const Report& r, std::size_t row, const std::string& column) {
 class MemcpyCheckTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO capture_windows VALUES (100, 0, 10000, 'all')");
-    t.exec("INSERT INTO devices (pid, device_id, uuid) VALUES (100, 0, 'GPU-a'), (200, 0, 'GPU-b')");
-    t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+    t.add(rows::CaptureWindow{.pid = 100, .start_ns = 0, .end_ns = 10000, .reason = "all"});
+    t.add<rows::Device>({{.pid = 100, .device_id = 0, .uuid = "GPU-a"}, {.pid = 200, .device_id = 0, .uuid = "GPU-b"}});
+    t.strings({{1, "k"}});
     t.kernel(100, 0, 7, 1, 1000, 2000, 1);
     t.kernel(100, 0, 8, 2, 5000, 6000, 1);
     t.kernel(200, 0, 7, 1, 8000, 9000, 1);
@@ -114,8 +115,8 @@ TEST_F(MemcpyCheckTest, FlagsPageableAndSerializedCopiesWithEvidence) {
 // Pinned, overlapped copies: no warning, a calm verdict.
 TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
   TraceDb t;
-  t.exec("INSERT INTO capture_windows VALUES (100, 0, 100000, 'all')");
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+  t.add(rows::CaptureWindow{.pid = 100, .start_ns = 0, .end_ns = 100000, .reason = "all"});
+  t.strings({{1, "k"}});
   t.kernel(100, 0, 7, 1, 0, 90000, 1);
   t.copy({.stream = 8, .start = 1000, .end = 2000, .bytes = 10000000});
   t.copy({.stream = 8, .start = 95000, .end = 96000, .bytes = 10000000, .kind = "DtoH", .src = "device",
@@ -130,7 +131,7 @@ TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
 
 TEST(MemcpyCheck, KernelsButNoCopies) {
   TraceDb t;
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+  t.strings({{1, "k"}});
   t.kernel(100, 0, 7, 1, 0, 10, 1);
   const Report r = memcpy_check(t.db());
   EXPECT_TRUE(r.rows.empty());

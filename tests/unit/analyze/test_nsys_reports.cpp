@@ -18,6 +18,7 @@ using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+namespace rows = store::rows;
 
 std::vector<std::string> headers(const Report& r) {
   std::vector<std::string> out;
@@ -33,26 +34,37 @@ std::vector<std::string> headers(const Report& r) {
 class NsysReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO strings (id, value) VALUES (1, 'a(float*)'), (2, 'b(int)'), (3, 'a_s'), (4, '_Z1a'), "
-           "(10, 'cudaLaunchKernel'), (11, 'cudaMalloc'), (20, 'step'), (21, 'load'), (22, 'io'), "
-           "(23, 'mark'), (24, 'open')");
-    t.kernel(1, 0, 7, 1, 0, 10, 1);
-    t.kernel(1, 0, 7, 2, 100, 120, 1);
-    t.kernel(1, 0, 7, 3, 200, 260, 1);
+    t.strings({{1, "a(float*)"}, {2, "b(int)"}, {3, "a_s"}, {4, "_Z1a"}, {10, "cudaLaunchKernel"},
+               {11, "cudaMalloc"}, {20, "step"}, {21, "load"}, {22, "io"}, {23, "mark"}, {24, "open"}});
+    auto a = [&](int corr, long long start, long long end) {  // short name a_s, mangled _Z1a
+      rows::Kernel k = TraceDb::kernel_row(1, 0, 7, corr, start, end, 1);
+      k.short_name_id = 3;
+      k.mangled_name_id = 4;
+      t.add(k);
+    };
+    a(1, 0, 10);
+    a(2, 100, 120);
+    a(3, 200, 260);
     t.kernel(1, 0, 7, 4, 300, 330, 2);
-    t.exec("UPDATE kernels SET short_name_id = 3, mangled_name_id = 4 WHERE name_id = 1");
     t.memcpy(1, "HtoD", 1000, 1100, 2000000);
     t.memcpy(1, "HtoD", 2000, 2300, 1000000);
     t.memcpy(1, "DtoH", 3000, 3050, 500000);
-    t.exec("INSERT INTO memsets (pid, device_id, context_id, stream_id, start_ns, end_ns, bytes, value, "
-           "memory_kind) VALUES (1, 0, 1, 7, 4000, 4040, 4096, 0, 'device')");
-    t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, "
-           "return_value) VALUES (1, 1, 'runtime', 211, 10, 0, 5, 1, 0), "
-           "(1, 1, 'runtime', 211, 10, 10, 17, 2, 0), (1, 1, 'runtime', 20, 11, 20, 120, 3, 0)");
-    t.exec("INSERT INTO nvtx_events (pid, tid, domain_id, style, text_id, start_ns, end_ns) VALUES "
-           "(1, 1, NULL, 'PushPop', 20, 0, 100), (1, 1, NULL, 'PushPop', 20, 200, 500), "
-           "(1, 1, 22, 'StartEnd', 21, 0, 50), (1, 1, NULL, 'Mark', 23, 10, NULL), "
-           "(1, 1, NULL, 'PushPop', 24, 600, NULL)");
+    t.add(rows::Memset{.pid = 1, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 5,
+                       .start_ns = 4000, .end_ns = 4040, .bytes = 4096, .value = 0, .memory_kind = "device"});
+    t.add<rows::ApiCall>({{.pid = 1, .tid = 1, .domain = "runtime", .cbid = 211, .name_id = 10, .start_ns = 0,
+                           .end_ns = 5, .correlation_id = 1, .return_value = 0},
+                          {.pid = 1, .tid = 1, .domain = "runtime", .cbid = 211, .name_id = 10, .start_ns = 10,
+                           .end_ns = 17, .correlation_id = 2, .return_value = 0},
+                          {.pid = 1, .tid = 1, .domain = "runtime", .cbid = 20, .name_id = 11, .start_ns = 20,
+                           .end_ns = 120, .correlation_id = 3, .return_value = 0}});
+    t.add<rows::NvtxEvent>(
+        {{.id = 1, .pid = 1, .tid = 1, .end_tid = 1, .style = "PushPop", .text_id = 20, .start_ns = 0, .end_ns = 100},
+         {.id = 2, .pid = 1, .tid = 1, .end_tid = 1, .style = "PushPop", .text_id = 20, .start_ns = 200,
+          .end_ns = 500},
+         {.id = 3, .pid = 1, .tid = 1, .end_tid = 1, .domain_id = 22, .style = "StartEnd", .text_id = 21,
+          .start_ns = 0, .end_ns = 50},
+         {.id = 4, .pid = 1, .tid = 1, .end_tid = 1, .style = "Mark", .text_id = 23, .start_ns = 10},
+         {.id = 5, .pid = 1, .tid = 1, .end_tid = 1, .style = "PushPop", .text_id = 24, .start_ns = 600}});
   }
   TraceDb t;
 };
@@ -253,13 +265,13 @@ TEST_F(NsysReportsTest, GpuTraceOneRowPerEventSortedByStart) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 7, "Throughput"), 4096.0 / 40.0);
   EXPECT_EQ(cell<std::string>(r, 7, "SrcMemKd"), "device");
   EXPECT_TRUE(is_null(r, 7, "DstMemKd"));
-  EXPECT_TRUE(is_null(r, 7, "CorrId"));
+  EXPECT_EQ(cell<std::int64_t>(r, 7, "CorrId"), 5);
   EXPECT_TRUE(r.notes.empty());
 }
 
 TEST_F(NsysReportsTest, ApiTraceOneRowPerCallSortedByStart) {
-  t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
-         "VALUES (2, 9, 'runtime', 20, 11, 15, 16, 8, 2)");
+  t.add(rows::ApiCall{.pid = 2, .tid = 9, .domain = "runtime", .cbid = 20, .name_id = 11, .start_ns = 15,
+                      .end_ns = 16, .correlation_id = 8, .return_value = 2});
   const Report r = cuda_api_trace(t.db());
   EXPECT_EQ(r.name, "cuda_api_trace");
   EXPECT_EQ(headers(r), (std::vector<std::string>{"Start (ns)", "Duration (ns)", "Name", "Result", "CorrID", "Pid",

@@ -1,6 +1,7 @@
 #include "analyze/nvtx_gpu_proj.hpp"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@ using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+namespace rows = store::rows;
 
 // pid 1, main thread 10, worker thread 11. Launch calls (thread, start → op):
 //   c1 (10, 100) → kernel [1000,1400) stream 7     c2 (10, 200) → kernel [1200,1600) stream 8
@@ -31,9 +33,9 @@ using test::has_note;
 class NvtxGpuProjTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (3, 'cudaGraphLaunch'), "
-           "(4, 'cudaMemcpyAsync'), (5, 'cudaMemsetAsync'), (20, 'step'), (21, 'fwd'), (22, 'load'), "
-           "(23, 'io'), (24, 'zero'), (25, 'xthread'), (26, 'worker')");
+    t.strings({{1, "k"}, {2, "cudaLaunchKernel"}, {3, "cudaGraphLaunch"}, {4, "cudaMemcpyAsync"},
+               {5, "cudaMemsetAsync"}, {20, "step"}, {21, "fwd"}, {22, "load"}, {23, "io"}, {24, "zero"},
+               {25, "xthread"}, {26, "worker"}});
     t.api(1, 10, 2, 100, 150, 1);
     t.api(1, 10, 2, 200, 250, 2);
     t.api(1, 10, 4, 500, 550, 3);
@@ -45,20 +47,32 @@ class NvtxGpuProjTest : public ::testing::Test {
     t.kernel(1, 0, 8, 2, 1200, 1600, 1);
     t.copy({.pid = 1, .corr = 3, .start = 1700, .end = 1800, .bytes = 64});
     t.kernel(1, 0, 7, 4, 1900, 1900, 1);
-    t.kernel(1, 0, 7, 5, 2200, 2300, 1);
-    t.kernel(1, 0, 7, 5, 2300, 2450, 1);
-    t.kernel(1, 0, 7, 5, 2500, 2600, 1);
-    t.exec("UPDATE kernels SET graph_id = 9, graph_node_id = id WHERE correlation_id = 5");
-    t.exec("INSERT INTO memsets (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, bytes) "
-           "VALUES (1, 0, 1, 7, 7, 2450, 2500, 16)");
+    auto graph_kernel = [&](std::int64_t node, long long start, long long end) {  // kernels rows 4, 5, 6
+      rows::Kernel k = TraceDb::kernel_row(1, 0, 7, 5, start, end, 1);
+      k.graph_id = 9;
+      k.graph_node_id = node;
+      t.add(k);
+    };
+    graph_kernel(4, 2200, 2300);
+    graph_kernel(5, 2300, 2450);
+    graph_kernel(6, 2500, 2600);
+    t.add(rows::Memset{.pid = 1, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 7,
+                       .start_ns = 2450, .end_ns = 2500, .bytes = 16});
     t.kernel(1, 0, 7, 6, 2700, 2800, 1);
     t.kernel(1, 0, 7, 99, 2900, 2950, 1);
-    t.exec("INSERT INTO nvtx_events (pid, tid, end_tid, domain_id, style, text_id, start_ns, end_ns) VALUES "
-           "(1, 10, 10, NULL, 'PushPop', 20, 0, 1000), (1, 10, 10, NULL, 'PushPop', 21, 100, 500), "
-           "(1, 10, 10, NULL, 'PushPop', 20, 2000, 3000), (1, 10, 10, NULL, 'PushPop', 20, 4000, 4100), "
-           "(1, 10, 10, 23, 'StartEnd', 22, 600, 900), (1, 10, NULL, NULL, 'PushPop', 24, 700, 700), "
-           "(1, 10, 11, NULL, 'StartEnd', 25, 0, 3000), (1, 11, 11, NULL, 'PushPop', 26, 0, 3000), "
-           "(1, 10, 10, NULL, 'Mark', 20, 150, NULL)");
+    // The importer numbers nvtx_events rows from 1 and closes a push/pop range on its own thread.
+    auto range = [](std::int64_t id, std::int64_t tid, std::int64_t end_tid, std::string_view style,
+                    std::int64_t text, long long start, std::optional<std::int64_t> end) {
+      return rows::NvtxEvent{.id = id, .pid = 1, .tid = tid, .end_tid = end_tid, .style = style, .text_id = text,
+                             .start_ns = start, .end_ns = end};
+    };
+    rows::NvtxEvent load = range(5, 10, 10, "StartEnd", 22, 600, 900);
+    load.domain_id = 23;
+    t.add<rows::NvtxEvent>({range(1, 10, 10, "PushPop", 20, 0, 1000), range(2, 10, 10, "PushPop", 21, 100, 500),
+                            range(3, 10, 10, "PushPop", 20, 2000, 3000), range(4, 10, 10, "PushPop", 20, 4000, 4100),
+                            load, range(6, 10, 10, "PushPop", 24, 700, 700),
+                            range(7, 10, 11, "StartEnd", 25, 0, 3000), range(8, 11, 11, "PushPop", 26, 0, 3000),
+                            range(9, 10, 10, "Mark", 20, 150, std::nullopt)});
   }
   TraceDb t;
 };
@@ -119,14 +133,14 @@ TEST_F(NvtxGpuProjTest, NestedRangesGraphLaunchAndOverlappingStreams) {
 // inside it), the op belongs to the ranges around the first one.
 TEST(NvtxGpuProj, OpsFromThreadsWithoutRangesAreCounted) {
   TraceDb t;
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (2, 'cudaLaunchKernel'), (20, 'step')");
+  t.strings({{1, "k"}, {2, "cudaLaunchKernel"}, {20, "step"}});
   t.api(1, 10, 2, 100, 150, 1);
   t.api(1, 10, 2, 120, 140, 1);
   t.api(1, 12, 2, 300, 350, 2);
   t.kernel(1, 0, 7, 1, 1000, 1100, 1);
   t.kernel(1, 0, 7, 2, 1200, 1300, 1);
-  t.exec("INSERT INTO nvtx_events (pid, tid, end_tid, style, text_id, start_ns, end_ns) VALUES "
-         "(1, 10, 10, 'PushPop', 20, 90, 110)");
+  t.add(rows::NvtxEvent{.id = 1, .pid = 1, .tid = 10, .end_tid = 10, .style = "PushPop", .text_id = 20,
+                        .start_ns = 90, .end_ns = 110});
   const Report r = nvtx_gpu_proj_sum(t.db());
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Total GPU Ops"), 1);  // its first call (100) is inside, the second not
@@ -136,7 +150,7 @@ TEST(NvtxGpuProj, OpsFromThreadsWithoutRangesAreCounted) {
 
 TEST(NvtxGpuProj, GpuWorkButNoRanges) {
   TraceDb t;
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+  t.strings({{1, "k"}});
   t.kernel(1, 0, 7, 1, 0, 10, 1);
   const Report r = nvtx_gpu_proj_sum(t.db());
   EXPECT_TRUE(r.rows.empty());

@@ -8,21 +8,25 @@ namespace gpuscope::analyze {
 namespace {
 
 using test::TraceDb;
+namespace rows = store::rows;
 
 TEST(Timeline, LoadsEveryKindWithNamesResolved) {
   TraceDb t;
-  t.exec("INSERT INTO processes (pid, exe, cmdline, start_ns, end_ns, ended_cleanly, rank) "
-         "VALUES (1234, '/usr/bin/python3', 'python3 x.py', 1000000, 9000000, 0, 3)");
-  t.exec("INSERT INTO threads VALUES (1234, 1234, NULL), (1234, 1240, 'loader')");
-  t.exec("INSERT INTO devices (pid, device_id, name, uuid, cc_major, cc_minor, sm_count) "
-         "VALUES (1234, 1, 'NVIDIA H100 80GB HBM3', 'GPU-1', 9, 0, 132)");
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'cudaLaunchKernel'), (2, 'vec_add(float*)'), (3, 'step'), (4, 'mydomain')");
-  t.exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
-         "VALUES (1234, 1234, 'runtime', 211, 1, 2000000, 2000500, 77, 0)");
-  t.exec("INSERT INTO nvtx_events (pid, tid, domain_id, style, text_id, start_ns, end_ns) VALUES "
-         "(1234, 1234, 4, 'PushPop', 3, 1500000, 3000000), (1234, 1234, NULL, 'Mark', 3, 1600000, NULL)");
-  t.exec("INSERT INTO syncs (pid, tid, context_id, stream_id, sync_type, start_ns, end_ns, correlation_id) "
-         "VALUES (1234, NULL, 1, 7, 'stream_synchronize', 2600000, 2700000, 78)");
+  t.add(rows::Process{.pid = 1234, .cmdline = "python3 x.py", .exe = "/usr/bin/python3", .start_ns = 1000000,
+                      .end_ns = 9000000, .ended_cleanly = 0, .rank = 3});
+  t.add<rows::Thread>({{.pid = 1234, .tid = 1234}, {.pid = 1234, .tid = 1240, .name = "loader"}});
+  t.add(rows::Device{.pid = 1234, .device_id = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-1", .cc_major = 9,
+                     .cc_minor = 0, .sm_count = 132});
+  t.strings({{1, "cudaLaunchKernel"}, {2, "vec_add(float*)"}, {3, "step"}, {4, "mydomain"}});
+  t.add(rows::ApiCall{.pid = 1234, .tid = 1234, .domain = "runtime", .cbid = 211, .name_id = 1,
+                      .start_ns = 2000000, .end_ns = 2000500, .correlation_id = 77, .return_value = 0});
+  t.add<rows::NvtxEvent>({{.id = 1, .pid = 1234, .tid = 1234, .end_tid = 1234, .domain_id = 4, .style = "PushPop",
+                           .text_id = 3, .start_ns = 1500000, .end_ns = 3000000},
+                          {.id = 2, .pid = 1234, .tid = 1234, .end_tid = 1234, .style = "Mark", .text_id = 3,
+                           .start_ns = 1600000}});
+  t.add(rows::Sync{.pid = 1234, .tid = std::nullopt, .context_id = 1, .stream_id = 7,
+                   .sync_type = "stream_synchronize", .start_ns = 2600000, .end_ns = 2700000,
+                   .correlation_id = 78});
   t.kernel(1234, 1, 7, 77, 2100000, 2200000, 2);
   t.memcpy(1234, "HtoD", 1200000, 1300000, 4096);
 
@@ -79,8 +83,9 @@ TEST(Timeline, EmptyTraceHasZeroBase) {
 
 TEST(Timeline, SameOrdinalOnDifferentGpusGetsDistinctIndices) {
   TraceDb t;
-  t.exec("INSERT INTO devices (pid, device_id, name, uuid) VALUES (1, 0, 'G', 'GPU-a'), (2, 0, 'G', 'GPU-b')");
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+  t.add<rows::Device>({{.pid = 1, .device_id = 0, .name = "G", .uuid = "GPU-a"},
+                       {.pid = 2, .device_id = 0, .name = "G", .uuid = "GPU-b"}});
+  t.strings({{1, "k"}});
   t.kernel(1, 0, 7, 1, 0, 10, 1);
   t.kernel(2, 0, 7, 1, 0, 10, 1);
   const Timeline tl = load_timeline(t.db());

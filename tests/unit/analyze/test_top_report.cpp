@@ -20,19 +20,20 @@ using test::has_note;
 // One kernel of pid 100 on the H100: 1-D grid of `grid` blocks of 1024 threads, 32 registers,
 // no shared memory → 2 blocks per SM, so it occupies min(132, ceil(grid / 2)) SMs.
 void kernel(TraceDb& t, int stream, int corr, long long start, long long end, int grid, int name_id) {
-  t.exec("INSERT INTO kernels (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, name_id, "
-         "grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_shared_memory, "
-         "dynamic_shared_memory) VALUES (100, 0, 1, " + std::to_string(stream) + ", " + std::to_string(corr) + ", " +
-         std::to_string(start) + ", " + std::to_string(end) + ", " + std::to_string(name_id) + ", " +
-         std::to_string(grid) + ", 1, 1, 1024, 1, 1, 32, 0, 0)");
+  store::rows::Kernel k = TraceDb::kernel_row(100, 0, stream, corr, start, end, name_id);
+  k.grid_x = grid;
+  k.block_x = 1024;
+  k.static_shared_memory = 0;
+  k.dynamic_shared_memory = 0;
+  t.add(k);
 }
 
 TraceDb base_trace() {
   TraceDb t;
-  t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (100, 0, 100000, 1)");
+  t.add(store::rows::Process{.pid = 100, .start_ns = 0, .end_ns = 100000, .ended_cleanly = 1});
   t.h100(100);
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'small_grid'), (2, 'other'), (10, 'cudaLaunchKernel'), "
-         "(11, 'cudaDeviceSynchronize'), (12, 'cudaMemcpy')");
+  t.strings({{1, "small_grid"}, {2, "other"}, {10, "cudaLaunchKernel"}, {11, "cudaDeviceSynchronize"},
+             {12, "cudaMemcpy"}});
   return t;
 }
 
@@ -115,8 +116,8 @@ TEST(Top, HealthyRunSaysNoDiagnosisFiredAfterDataLoss) {
   TraceDb t = base_trace();
   kernel(t, 7, 1, 5000, 95000, 264, 1);
   t.api(100, 1, 10, 0, 1000, 1);
-  t.exec("INSERT INTO data_loss (pid, what, count, severity, detail) VALUES "
-         "(100, 'cupti_dropped_records', 3, 'data_loss', 'raise the buffer size')");
+  t.add(store::rows::DataLoss{.pid = 100, .what = "cupti_dropped_records", .count = 3, .severity = "data_loss",
+                              .detail = "raise the buffer size"});
   const Report r = top(t.db()).at(0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "GPU Busy"), 90.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "SM Coverage"), 90.0);

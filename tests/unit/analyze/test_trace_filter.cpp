@@ -2,6 +2,7 @@
 // every test names exactly which rows survive.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ namespace gpuscope::analyze {
 namespace {
 
 using Ids = std::vector<std::int64_t>;
+namespace rows = store::rows;
 
 // Two processes. pid 100: threads 1 (main) and 2 (a second launching thread, like
 // PyTorch's autograd thread), GPU-A as device 0 and GPU-B as device 1. pid 200 sees
@@ -35,31 +37,43 @@ using Ids = std::vector<std::int64_t>;
 class TraceFilterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO strings (id, value) VALUES (1,'kA'),(2,'kB'),(3,'cudaLaunchKernel'),(4,'step'),(5,'other'),"
-           "(6,'dom'),(7,'cudaDeviceSynchronize')");
-    t.exec("INSERT INTO meta VALUES ('schema_version','1')");
-    t.exec("INSERT INTO processes (pid, start_ns, end_ns, cmdline) VALUES (100,0,10000,'python3 train.py'),"
-           "(200,0,10000,'worker')");
-    t.exec("INSERT INTO capture_windows VALUES (100,0,10000,'all'),(200,0,10000,'all')");
-    t.exec("INSERT INTO threads VALUES (100,1,NULL),(100,2,NULL),(200,7,NULL)");
-    t.exec("INSERT INTO devices (pid, device_id, name, uuid) VALUES (100,0,'A','GPU-A'),(100,1,'B','GPU-B'),"
-           "(200,0,'B','GPU-B')");
-    t.exec("INSERT INTO api_calls (id, pid, tid, domain, name_id, start_ns, end_ns, correlation_id) VALUES "
-           "(1,100,1,'runtime',3,1100,1150,1),(2,100,2,'runtime',3,1300,1400,2),(3,100,1,'runtime',3,2500,2600,3),"
-           "(4,100,1,'runtime',3,3900,4100,4),(5,100,1,'runtime',3,3100,3200,5),(6,100,1,'runtime',7,3500,3600,6),"
-           "(7,100,1,'runtime',3,5100,5200,7),(8,200,7,'runtime',3,1100,1200,1)");
+    t.strings({{1, "kA"}, {2, "kB"}, {3, "cudaLaunchKernel"}, {4, "step"}, {5, "other"}, {6, "dom"},
+               {7, "cudaDeviceSynchronize"}});
+    t.add(rows::Meta{.key = "schema_version", .value = "1"});
+    t.add<rows::Process>({{.pid = 100, .cmdline = "python3 train.py", .start_ns = 0, .end_ns = 10000},
+                          {.pid = 200, .cmdline = "worker", .start_ns = 0, .end_ns = 10000}});
+    t.add<rows::CaptureWindow>({{.pid = 100, .start_ns = 0, .end_ns = 10000, .reason = "all"},
+                                {.pid = 200, .start_ns = 0, .end_ns = 10000, .reason = "all"}});
+    t.add<rows::Thread>({{.pid = 100, .tid = 1}, {.pid = 100, .tid = 2}, {.pid = 200, .tid = 7}});
+    t.add<rows::Device>({{.pid = 100, .device_id = 0, .name = "A", .uuid = "GPU-A"},
+                         {.pid = 100, .device_id = 1, .name = "B", .uuid = "GPU-B"},
+                         {.pid = 200, .device_id = 0, .name = "B", .uuid = "GPU-B"}});
+    auto api = [](std::int64_t id, std::int64_t pid, std::int64_t tid, std::int64_t name, std::int64_t start,
+                  std::int64_t end, std::int64_t corr) {
+      return rows::ApiCall{.id = id, .pid = pid, .tid = tid, .domain = "runtime", .name_id = name,
+                           .start_ns = start, .end_ns = end, .correlation_id = corr};
+    };
+    t.add<rows::ApiCall>({api(1, 100, 1, 3, 1100, 1150, 1), api(2, 100, 2, 3, 1300, 1400, 2),
+                          api(3, 100, 1, 3, 2500, 2600, 3), api(4, 100, 1, 3, 3900, 4100, 4),
+                          api(5, 100, 1, 3, 3100, 3200, 5), api(6, 100, 1, 7, 3500, 3600, 6),
+                          api(7, 100, 1, 3, 5100, 5200, 7), api(8, 200, 7, 3, 1100, 1200, 1)});
     t.kernel(100, 0, 7, 1, 1200, 5000, 1);
     t.kernel(100, 0, 7, 2, 1500, 1700, 2);
     t.kernel(100, 0, 7, 3, 2700, 2800, 1);
     t.kernel(100, 0, 7, 4, 4200, 4300, 1);
     t.kernel(100, 1, 9, 7, 5300, 5400, 2);
     t.kernel(200, 0, 7, 1, 1300, 1400, 1);
-    t.exec("INSERT INTO memcpys (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, bytes, "
-           "copy_kind) VALUES (100,0,1,7,5,3300,3400,4096,'HtoD')");
-    t.exec("INSERT INTO nvtx_events (id, pid, tid, end_tid, domain_id, style, text_id, start_ns, end_ns) VALUES "
-           "(1,100,1,1,NULL,'PushPop',4,1000,2000),(2,100,1,1,NULL,'PushPop',4,3000,4000),"
-           "(3,100,1,1,NULL,'PushPop',5,1500,1600),(4,100,1,1,6,'StartEnd',4,5000,6000),"
-           "(5,100,1,1,NULL,'Mark',5,1200,NULL)");
+    t.add(rows::Memcpy{.pid = 100, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 5,
+                       .start_ns = 3300, .end_ns = 3400, .bytes = 4096, .copy_kind = "HtoD"});
+    auto nvtx = [](std::int64_t id, std::string_view style, std::int64_t text, std::int64_t start,
+                   std::optional<std::int64_t> end) {
+      return rows::NvtxEvent{.id = id, .pid = 100, .tid = 1, .end_tid = 1, .style = style, .text_id = text,
+                             .start_ns = start, .end_ns = end};
+    };
+    rows::NvtxEvent in_dom = nvtx(4, "StartEnd", 4, 5000, 6000);
+    in_dom.domain_id = 6;
+    t.add<rows::NvtxEvent>({nvtx(1, "PushPop", 4, 1000, 2000), nvtx(2, "PushPop", 4, 3000, 4000),
+                            nvtx(3, "PushPop", 5, 1500, 1600), in_dom, nvtx(5, "Mark", 5, 1200, std::nullopt)});
   }
 
   FilteredTrace run(const TraceFilter& f) { return filter_trace(t.db(), f); }
@@ -213,7 +227,7 @@ TEST_F(TraceFilterTest, TimeWindowOutsideTheTraceWarns) {
   EXPECT_EQ(ids(r.db, "kernels"), Ids{});
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("no events in [1 s, end]"), std::string::npos) << r.warnings[0];
-  EXPECT_NE(r.warnings[0].find("lasts 1e-05 s"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("lasts 10 µs"), std::string::npos) << r.warnings[0];
 
   f.to_ns = 0;
   EXPECT_THROW((void)run(f), std::invalid_argument);  // from after to

@@ -14,6 +14,7 @@ using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+namespace rows = store::rows;
 
 const Report* find(const std::vector<Report>& reports, const std::string& name) {
   const auto it = std::find_if(reports.begin(), reports.end(), [&](const Report& r) { return r.name == name; });
@@ -29,17 +30,17 @@ const Report* find(const std::vector<Report>& reports, const std::string& name) 
 class SummaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.exec("INSERT INTO processes (pid, exe, cmdline, start_ns, end_ns, ended_cleanly) "
-           "VALUES (100, '/usr/bin/python3', 'python3 train.py', 0, 100000, 1)");
-    t.exec("INSERT INTO strings (id, value) VALUES (1, 'kernel_a(float*)'), (2, 'kernel_b(int)')");
+    t.add(rows::Process{.pid = 100, .cmdline = "python3 train.py", .exe = "/usr/bin/python3", .start_ns = 0,
+                        .end_ns = 100000, .ended_cleanly = 1});
+    t.strings({{1, "kernel_a(float*)"}, {2, "kernel_b(int)"}});
     t.kernel(100, 0, 7, 11, 1000, 5000, 1);
     t.kernel(100, 0, 8, 12, 3000, 9000, 2);
     t.kernel(100, 0, 7, 13, 20000, 21000, 1);
     t.memcpy(100, "HtoD", 10000, 12000, 2000000);
     t.memcpy(100, "HtoD", 8000, 8500, 1000000);
     t.memcpy(100, "DtoH", 30000, 31000, 500000);
-    t.exec("INSERT INTO memsets (pid, device_id, context_id, stream_id, start_ns, end_ns, bytes, value, "
-           "memory_kind) VALUES (100, 0, 1, 7, 40000, 40500, 4096, 0, 'device')");
+    t.add(rows::Memset{.pid = 100, .device_id = 0, .context_id = 1, .stream_id = 7, .start_ns = 40000,
+                       .end_ns = 40500, .bytes = 4096, .value = 0, .memory_kind = "device"});
   }
   TraceDb t;
 };
@@ -119,13 +120,15 @@ TEST(MemcpyNames, NsysNaming) {
 }
 
 TEST_F(SummaryTest, DataLossAbnormalEndAndMessagesBecomeNotesLoudestFirst) {
-  t.exec("INSERT INTO data_loss (pid, what, count, severity, detail) VALUES "
-         "(100, 'cupti_dropped_records', 42, 'data_loss', 'CUPTI dropped records; raise the buffer size'), "
-         "(100, 'unmatched_nvtx_pop', 1, 'warning', 'a pop without a push'), "
-         "(NULL, 'unclosed_nvtx_range', 2, 'info', 'ranges left open')");
-  t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly, term_signal) VALUES (200, 0, 50000, 0, 9)");
-  t.exec("INSERT INTO messages (pid, ts_ns, severity, text) VALUES "
-         "(100, 5, 'warning', 'another CUPTI client holds the subscription')");
+  t.add<rows::DataLoss>({{.pid = 100, .what = "cupti_dropped_records", .count = 42, .severity = "data_loss",
+                          .detail = "CUPTI dropped records; raise the buffer size"},
+                         {.pid = 100, .what = "unmatched_nvtx_pop", .count = 1, .severity = "warning",
+                          .detail = "a pop without a push"},
+                         {.pid = std::nullopt, .what = "unclosed_nvtx_range", .count = 2, .severity = "info",
+                          .detail = "ranges left open"}});
+  t.add(rows::Process{.pid = 200, .start_ns = 0, .end_ns = 50000, .ended_cleanly = 0, .term_signal = 9});
+  t.add(rows::Message{.pid = 100, .ts_ns = 5, .severity = "warning",
+                      .text = "another CUPTI client holds the subscription"});
   const auto reports = trace_summary(t.db());
   const Report& ov = reports.front();
   EXPECT_TRUE(has_note(ov, NoteLevel::kDataLoss, "pid 100: cupti_dropped_records (count 42): CUPTI dropped"));
@@ -159,7 +162,7 @@ TEST(Summary, EmptyCaptureSaysSoWithoutNaN) {
 
 TEST(Summary, ProcessWithoutGpuWorkStillReportsNoActivity) {
   TraceDb t;
-  t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (1, 1000, 2000, 1)");
+  t.add(rows::Process{.pid = 1, .start_ns = 1000, .end_ns = 2000, .ended_cleanly = 1});
   const auto reports = trace_summary(t.db());
   const Report& ov = reports.front();
   EXPECT_DOUBLE_EQ(cell<double>(ov, 0, "Wall Time"), 0.001);
@@ -170,9 +173,9 @@ TEST(Summary, ProcessWithoutGpuWorkStillReportsNoActivity) {
 
 TEST(Summary, WallTimeFromCaptureWindows) {
   TraceDb t;
-  t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (1, 0, 10000000, 1)");
-  t.exec("INSERT INTO capture_windows VALUES (1, 2000000, 4000000, 'cudaProfilerStart')");
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+  t.add(rows::Process{.pid = 1, .start_ns = 0, .end_ns = 10000000, .ended_cleanly = 1});
+  t.add(rows::CaptureWindow{.pid = 1, .start_ns = 2000000, .end_ns = 4000000, .reason = "cudaProfilerStart"});
+  t.strings({{1, "k"}});
   t.kernel(1, 0, 7, 1, 2000000, 3000000, 1);
   const auto reports = trace_summary(t.db());
   const Report& ov = reports.front();
@@ -183,10 +186,11 @@ TEST(Summary, WallTimeFromCaptureWindows) {
 // Two ranks, each calling its GPU "device 0" (CUDA_VISIBLE_DEVICES): two physical GPUs.
 TEST(Summary, TwoProcessesOnDifferentGpusWithTheSameOrdinal) {
   TraceDb t;
-  t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (1, 0, 10000, 1), (2, 0, 10000, 1)");
-  t.exec("INSERT INTO devices (pid, device_id, name, uuid) VALUES "
-         "(1, 0, 'NVIDIA H100', 'GPU-aaaa'), (2, 0, 'NVIDIA H100', 'GPU-bbbb')");
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+  t.add<rows::Process>({{.pid = 1, .start_ns = 0, .end_ns = 10000, .ended_cleanly = 1},
+                        {.pid = 2, .start_ns = 0, .end_ns = 10000, .ended_cleanly = 1}});
+  t.add<rows::Device>({{.pid = 1, .device_id = 0, .name = "NVIDIA H100", .uuid = "GPU-aaaa"},
+                       {.pid = 2, .device_id = 0, .name = "NVIDIA H100", .uuid = "GPU-bbbb"}});
+  t.strings({{1, "k"}});
   t.kernel(1, 0, 7, 1, 0, 1000, 1);
   t.kernel(2, 0, 7, 1, 0, 3000, 1);  // same times: would overlap if wrongly merged
   const auto reports = trace_summary(t.db());
@@ -206,9 +210,11 @@ TEST(Summary, TwoProcessesOnDifferentGpusWithTheSameOrdinal) {
 // Two processes sharing one GPU (same UUID): one GPU, union across processes.
 TEST(Summary, TwoProcessesSharingOneGpu) {
   TraceDb t;
-  t.exec("INSERT INTO processes (pid, start_ns, end_ns, ended_cleanly) VALUES (1, 0, 10000, 1), (2, 0, 10000, 1)");
-  t.exec("INSERT INTO devices (pid, device_id, name, uuid) VALUES (1, 0, 'G', 'GPU-aaaa'), (2, 1, 'G', 'GPU-aaaa')");
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k')");
+  t.add<rows::Process>({{.pid = 1, .start_ns = 0, .end_ns = 10000, .ended_cleanly = 1},
+                        {.pid = 2, .start_ns = 0, .end_ns = 10000, .ended_cleanly = 1}});
+  t.add<rows::Device>({{.pid = 1, .device_id = 0, .name = "G", .uuid = "GPU-aaaa"},
+                       {.pid = 2, .device_id = 1, .name = "G", .uuid = "GPU-aaaa"}});
+  t.strings({{1, "k"}});
   t.kernel(1, 0, 7, 1, 0, 2000, 1);
   t.kernel(2, 1, 7, 1, 1000, 3000, 1);
   const auto reports = trace_summary(t.db());

@@ -62,8 +62,9 @@ TEST(TracerShare, TotalTracerTime) {
 // Meta rows the launcher writes; nullopt leaves the trace as recorded before calibration.
 void set_tracer_cost(TraceDb& t, std::optional<std::string> launch_cost_ns) {
   if (!launch_cost_ns) return;
-  t.exec("INSERT INTO meta (key, value) VALUES ('tracer_launch_cost_ns', '" + *launch_cost_ns +
-         "'), ('tracer_api_cost_ns', '300'), ('tracer_cost_method', 'calibrate-tracer: min of 20 blocks')");
+  t.add<store::rows::Meta>({{.key = "tracer_launch_cost_ns", .value = *launch_cost_ns},
+                            {.key = "tracer_api_cost_ns", .value = "300"},
+                            {.key = "tracer_cost_method", .value = "calibrate-tracer: min of 20 blocks"}});
 }
 
 // A launch loop, wall [0,100000) (capture window): 10 launch calls of 5 µs, call i
@@ -80,13 +81,17 @@ void set_tracer_cost(TraceDb& t, std::optional<std::string> launch_cost_ns) {
 TraceDb launch_trace(int n, std::int64_t period, std::int64_t call_ns, std::int64_t kernel_ns) {
   TraceDb t;
   t.h100(1);
-  t.exec("INSERT INTO strings (id, value) VALUES (1, 'k'), (10, 'cudaLaunchKernel'), (11, 'cudaMalloc'), (12, 'cudaFree')");
-  t.exec("INSERT INTO capture_windows VALUES (1, 0, 100000, 'all')");
+  t.strings({{1, "k"}, {10, "cudaLaunchKernel"}, {11, "cudaMalloc"}, {12, "cudaFree"}});
+  t.add(store::rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 100000, .reason = "all"});
   for (int i = 0; i < n; ++i) {
     t.api(1, 1, 10, period * i, period * i + call_ns, i + 1);
-    t.kernel(1, 0, 7, i + 1, period * i + call_ns, period * i + call_ns + kernel_ns, 1);
+    store::rows::Kernel k = TraceDb::kernel_row(1, 0, 7, i + 1, period * i + call_ns,
+                                                period * i + call_ns + kernel_ns, 1);
+    k.grid_x = 1056;
+    k.static_shared_memory = 0;
+    k.dynamic_shared_memory = 0;
+    t.add(k);
   }
-  t.exec("UPDATE kernels SET grid_x = 1056, static_shared_memory = 0, dynamic_shared_memory = 0");
   return t;
 }
 

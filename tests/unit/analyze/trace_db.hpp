@@ -1,18 +1,35 @@
-// Test helper: an in-memory trace database with the real schema, filled by SQL.
+// Test helper: an in-memory trace database with the real schema, filled through the typed
+// row writer (store/row_writer.hpp), so a new column changes store/schema_columns.hpp only.
+//
+//   TraceDb t;
+//   t.strings({{1, "k"}, {10, "cudaLaunchKernel"}});
+//   t.kernel(100, 0, 7, 1, 1000, 2000, 1);                       // the common kernel row
+//   t.add(rows::CaptureWindow{.pid = 100, .end_ns = 1000, .reason = "all"});
+//   t.add<rows::Device>({{.pid = 1, .uuid = "GPU-a"}, {.pid = 2, .uuid = "GPU-b"}});
+//
+// Members a row leaves out are 0, "" or NULL (store/rows.hpp), as the importer would write
+// them for a record that does not carry them.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
-#include "store/database.hpp"
 #include "core/report.hpp"
+#include "store/database.hpp"
+#include "store/row_writer.hpp"
+#include "store/rows.hpp"
 #include "store/schema.hpp"
 
 namespace gpuscope::test {
+
+namespace rows = store::rows;
 
 class TraceDb {
  public:
@@ -20,22 +37,42 @@ class TraceDb {
     m_db.exec(store::create_schema_sql());
   }
   store::Database& db() { return m_db; }
-  void exec(const std::string& sql) { m_db.exec(sql); }
 
-  // One kernel row; name_id refers to strings.
-  void kernel(int pid, int device, int stream, int corr, long long start, long long end, int name_id) {
-    exec("INSERT INTO kernels (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, "
-         "name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
-         "static_shared_memory, dynamic_shared_memory) VALUES (" +
-         std::to_string(pid) + "," + std::to_string(device) + ",1," + std::to_string(stream) + "," +
-         std::to_string(corr) + "," + std::to_string(start) + "," + std::to_string(end) + "," +
-         std::to_string(name_id) + ",264,1,1,256,1,1,32,1024,2048)");
+  /// Inserts one row of any trace table.
+  template <class Row>
+  void add(const Row& row) {
+    store::insert(m_db, row);
   }
-  void memcpy(int pid, const std::string& kind, long long start, long long end, long long bytes) {
-    exec("INSERT INTO memcpys (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, "
-         "bytes, copy_kind, src_kind, dst_kind) VALUES (" +
-         std::to_string(pid) + ",0,1,7,0," + std::to_string(start) + "," + std::to_string(end) + "," +
-         std::to_string(bytes) + ",'" + kind + "','pageable','device')");
+  /// Inserts rows of one table, in order.
+  template <class Row>
+  void add(std::initializer_list<Row> rows) {
+    store::RowWriter<Row> w(m_db);
+    for (const Row& r : rows) w.insert(r);
+  }
+
+  /// strings rows: (id, value).
+  void strings(std::initializer_list<std::pair<std::int64_t, std::string_view>> values) {
+    store::RowWriter<rows::String> w(m_db);
+    for (const auto& [id, value] : values) w.insert({.id = id, .value = value});
+  }
+
+  /// A kernel row of context 1: 264×1×1 blocks of 256×1×1 threads, 32 registers, 1024 B
+  /// static and 2048 B dynamic shared memory; name_id refers to strings.
+  static rows::Kernel kernel_row(int pid, int device, int stream, int corr, long long start, long long end,
+                                 int name_id) {
+    return {.pid = pid, .device_id = device, .context_id = 1, .stream_id = stream, .correlation_id = corr,
+            .start_ns = start, .end_ns = end, .name_id = name_id, .grid_x = 264, .grid_y = 1, .grid_z = 1,
+            .block_x = 256, .block_y = 1, .block_z = 1, .registers_per_thread = 32,
+            .static_shared_memory = 1024, .dynamic_shared_memory = 2048};
+  }
+  void kernel(int pid, int device, int stream, int corr, long long start, long long end, int name_id) {
+    add(kernel_row(pid, device, stream, corr, start, end, name_id));
+  }
+  /// A synchronous pageable → device copy on device 0, stream 7, correlation id 0.
+  void memcpy(int pid, std::string_view kind, long long start, long long end, long long bytes) {
+    add(rows::Memcpy{.pid = pid, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 0,
+                     .start_ns = start, .end_ns = end, .bytes = bytes, .copy_kind = kind,
+                     .src_kind = "pageable", .dst_kind = "device"});
   }
   // One memcpy on device 0 with every field the copy reports read.
   struct Copy {
@@ -47,25 +84,25 @@ class TraceDb {
     int is_async = 1;
   };
   void copy(const Copy& c) {
-    exec("INSERT INTO memcpys (pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns, bytes, "
-         "copy_kind, src_kind, dst_kind, is_async) VALUES (" +
-         std::to_string(c.pid) + ",0,1," + std::to_string(c.stream) + "," + std::to_string(c.corr) + "," +
-         std::to_string(c.start) + "," + std::to_string(c.end) + "," + std::to_string(c.bytes) + ",'" + c.kind +
-         "','" + c.src + "','" + c.dst + "'," + std::to_string(c.is_async) + ")");
+    add(rows::Memcpy{.pid = c.pid, .device_id = 0, .context_id = 1, .stream_id = c.stream, .correlation_id = c.corr,
+                     .start_ns = c.start, .end_ns = c.end, .bytes = c.bytes, .copy_kind = c.kind,
+                     .src_kind = c.src, .dst_kind = c.dst, .is_async = c.is_async});
   }
-  // One CUDA API call; name_id refers to strings.
+  /// A CUDA runtime API call that returned 0; name_id refers to strings.
   void api(int pid, int tid, int name_id, long long start, long long end, int corr) {
-    exec("INSERT INTO api_calls (pid, tid, domain, cbid, name_id, start_ns, end_ns, correlation_id, return_value) "
-         "VALUES (" + std::to_string(pid) + "," + std::to_string(tid) + ",'runtime',0," + std::to_string(name_id) +
-         "," + std::to_string(start) + "," + std::to_string(end) + "," + std::to_string(corr) + ",0)");
+    add(rows::ApiCall{.pid = pid, .tid = tid, .domain = "runtime", .cbid = 0, .name_id = name_id,
+                      .start_ns = start, .end_ns = end, .correlation_id = corr, .return_value = 0});
   }
-  // A cc 9.0 GPU with 132 SMs (H100 SXM) seen by `pid` as device 0, uuid GPU-<pid>.
+  /// A cc 9.0 GPU with 132 SMs (H100 SXM) seen by `pid` as device 0 (h100(): uuid GPU-<pid>).
+  static rows::Device h100_row(int pid, std::string_view uuid) {
+    return {.pid = pid, .device_id = 0, .name = "NVIDIA H100", .uuid = uuid, .cc_major = 9, .cc_minor = 0,
+            .sm_count = 132, .max_threads_per_block = 1024, .max_warps_per_sm = 64, .max_blocks_per_sm = 32,
+            .max_registers_per_sm = 65536, .max_registers_per_block = 65536, .max_shared_memory_per_sm = 233472,
+            .max_shared_memory_per_block = 49152};
+  }
   void h100(int pid = 100) {
-    exec("INSERT INTO devices (pid, device_id, name, uuid, cc_major, cc_minor, sm_count, max_threads_per_block, "
-         "max_warps_per_sm, max_blocks_per_sm, max_registers_per_sm, max_registers_per_block, "
-         "max_shared_memory_per_sm, max_shared_memory_per_block) VALUES (" +
-         std::to_string(pid) + ", 0, 'NVIDIA H100', 'GPU-" + std::to_string(pid) +
-         "', 9, 0, 132, 1024, 64, 32, 65536, 65536, 233472, 49152)");
+    const std::string uuid = "GPU-" + std::to_string(pid);
+    add(h100_row(pid, uuid));
   }
 
  private:

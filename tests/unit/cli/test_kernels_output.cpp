@@ -24,8 +24,8 @@ class KernelsOutputTest : public ::testing::Test {
     fs::create_directories(m_dir / "cache");
     ::setenv("GPUSCOPE_CACHE_DIR", (m_dir / "cache").c_str(), 1);  // never the user's cache
     t.h100();
-    t.exec("INSERT INTO strings (id, value) VALUES (1, 'copy_kernel'), (2, 'tiny'), (10, 'gpu__time_duration.sum'), "
-           "(11, 'dram__bytes_read.sum'), (12, 'dram__bytes_write.sum'), (13, 'lts__t_bytes.sum')");
+    t.strings({{1, "copy_kernel"}, {2, "tiny"}, {10, "gpu__time_duration.sum"}, {11, "dram__bytes_read.sum"},
+               {12, "dram__bytes_write.sum"}, {13, "lts__t_bytes.sum"}});
     add(1, 0, 1, 2112, 256, {0.72e6, kGiB, kGiB, 2 * kGiB});
     add(2, 1, 2, 1, 32, {2000, 128, 128, 256});
   }
@@ -34,14 +34,13 @@ class KernelsOutputTest : public ::testing::Test {
     fs::remove_all(m_dir);
   }
   void add(int id, int index, int name, int grid, int block, std::vector<double> v) {
-    t.exec("INSERT INTO kernel_profiles (id, pid, device_id, context_id, correlation_id, launch_index, name_id, "
-           "short_name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, metric_set) "
-           "VALUES (" + std::to_string(id) + ", 100, 0, 1, " + std::to_string(id) + ", " + std::to_string(index) +
-           ", " + std::to_string(name) + ", " + std::to_string(name) + ", " + std::to_string(grid) + ", 1, 1, " +
-           std::to_string(block) + ", 1, 1, 32, 'quick')");
+    t.add(store::rows::KernelProfile{.id = id, .pid = 100, .device_id = 0, .context_id = 1, .correlation_id = id,
+                                     .launch_index = index, .name_id = name, .short_name_id = name, .grid_x = grid,
+                                     .grid_y = 1, .grid_z = 1, .block_x = block, .block_y = 1, .block_z = 1,
+                                     .registers_per_thread = 32, .metric_set = "quick"});
     for (std::size_t m = 0; m < v.size(); ++m)
-      t.exec("INSERT INTO kernel_metrics (profile_id, metric_id, value) VALUES (" + std::to_string(id) + ", " +
-             std::to_string(10 + m) + ", " + std::to_string(v[m]) + ")");
+      t.add(store::rows::KernelMetric{.profile_id = id, .metric_id = 10 + static_cast<std::int64_t>(m),
+                                      .value = v[m]});
   }
   MachineProfile profile() const {
     MachineProfile p;
@@ -116,7 +115,7 @@ TEST_F(KernelsOutputTest, BadOptionsAndEmptyTraces) {
   o.name_regex = "nothing";
   EXPECT_EQ(run(o), 1);
   EXPECT_NE(err.str().find("no profiled kernel matches 'nothing'"), std::string::npos);
-  t.exec("DELETE FROM kernel_metrics; DELETE FROM kernel_profiles");
+  t.db().exec("DELETE FROM kernel_metrics; DELETE FROM kernel_profiles");
   EXPECT_EQ(run({}), 1);
   EXPECT_NE(err.str().find("run `gpuscope kernels"), std::string::npos) << err.str();
 }

@@ -1,0 +1,102 @@
+// store/trace_copy.hpp: the filtered copy of a trace, on a small trace built with the row
+// writer. The user-level filters built on it are tested in tests/unit/analyze/test_trace_filter.cpp.
+#include "store/trace_copy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "store/row_writer.hpp"
+#include "store/schema.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+// pid 1: device 0, window [0,1000], API calls [100,110] (corr 1) and [500,510] (corr 2),
+// their kernels [200,300] and [600,700]; process [0,1000]. pid 2: device 0, one call
+// [100,110] (corr 1) and its kernel [150,160]. A whole-trace data_loss row (pid NULL).
+class TraceCopyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src.exec(create_schema_sql());
+    insert(src, rows::Meta{.key = "schema_version", .value = "1"});
+    for (std::int64_t pid : {1, 2}) {
+      insert(src, rows::Process{.pid = pid, .start_ns = 0, .end_ns = 1000, .ended_cleanly = 1});
+      insert(src, rows::Device{.pid = pid, .device_id = 0, .uuid = "GPU-x"});
+      insert(src, rows::CaptureWindow{.pid = pid, .start_ns = 0, .end_ns = 1000, .reason = "all"});
+    }
+    RowWriter<rows::ApiCall> api(src);
+    RowWriter<rows::Kernel> kernels(src);
+    auto launch = [&](std::int64_t pid, std::int64_t corr, std::int64_t call, std::int64_t start, std::int64_t end) {
+      api.insert({.pid = pid, .tid = pid, .domain = "runtime", .start_ns = call, .end_ns = call + 10,
+                  .correlation_id = corr});
+      kernels.insert({.pid = pid, .correlation_id = corr, .start_ns = start, .end_ns = end});
+    };
+    launch(1, 1, 100, 200, 300);
+    launch(1, 2, 500, 600, 700);
+    launch(2, 1, 100, 150, 160);
+    insert(src, rows::DataLoss{.what = "truncated_log", .count = 1, .severity = "data_loss", .detail = "cut"});
+  }
+  std::int64_t count(Database& db, const std::string& sql) { return db.query_int(sql).value_or(-1); }
+
+  Database src{":memory:", Database::Mode::kReadWriteCreate};
+};
+
+TEST_F(TraceCopyTest, NoFilterCopiesEveryRowWithTheSchemaAndNoHelperTables) {
+  Database db = copy_trace(src, {});
+  for (const TableDef& t : tables()) {
+    const std::string n = "SELECT COUNT(*) FROM " + std::string(t.name);
+    EXPECT_EQ(count(db, n), count(src, n)) << t.name;
+  }
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"),
+            static_cast<std::int64_t>(indexes().size()));
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM v_kernels"), 3);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM sqlite_temp_master"), 0);
+  EXPECT_EQ(count(src, "SELECT COUNT(*) FROM sqlite_temp_master"), 0);
+}
+
+TEST_F(TraceCopyTest, AnEmptyDeviceSetKeepsOnlyRowsWithoutAProcess) {
+  TraceCopyFilter f;
+  f.devices.emplace();
+  Database db = copy_trace(src, f);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM kernels"), 0);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM api_calls"), 0);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM processes"), 0);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM data_loss"), 1);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM meta"), 1);
+}
+
+TEST_F(TraceCopyTest, RangesKeepTheCallsInsideAndTheirGpuWorkWithTheGivenWindows) {
+  TraceCopyFilter f;
+  // Two overlapping intervals of pid 1 merge into [90,120]: only the first call is inside.
+  f.ranges = std::vector<PidInterval>{{1, 90, 105}, {1, 100, 120}};
+  f.capture_windows = {{.pid = 1, .start_ns = 90, .end_ns = 120, .reason = "nvtx:x"}};
+  Database db = copy_trace(src, f);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM api_calls"), 1);
+  EXPECT_EQ(count(db, "SELECT correlation_id FROM kernels"), 1);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM kernels"), 1);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM capture_windows"), 1);
+  EXPECT_EQ(count(db, "SELECT end_ns FROM capture_windows WHERE reason = 'nvtx:x'"), 120);
+
+  f.widen_spans = true;  // the kernel [200,300] runs past the window
+  Database wide = copy_trace(src, f);
+  EXPECT_EQ(count(wide, "SELECT start_ns FROM capture_windows"), 90);
+  EXPECT_EQ(count(wide, "SELECT end_ns FROM capture_windows"), 300);
+}
+
+TEST_F(TraceCopyTest, TimeWindowKeepsOverlapsWholeAndClipsProcessesAndWindows) {
+  TraceCopyFilter f;
+  f.from_ns = 250;
+  f.to_ns = 550;
+  f.pid = 1;
+  Database db = copy_trace(src, f);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM kernels"), 1);
+  EXPECT_EQ(count(db, "SELECT end_ns - start_ns FROM kernels"), 100);  // [200,300] whole
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM api_calls"), 1);           // [500,510]
+  EXPECT_EQ(count(db, "SELECT start_ns FROM processes"), 250);
+  EXPECT_EQ(count(db, "SELECT end_ns FROM capture_windows"), 550);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM data_loss"), 1);  // no pid: kept
+}
+
+}  // namespace
+}  // namespace gpuscope::store
