@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "analyze/kernel_explain.hpp"
 #include "analyze/report_text.hpp"
 #include "core/bench_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
@@ -152,8 +153,8 @@ void add_common_notes(const KernelAnalysis& a, Report& r) {
   for (const std::string& w : a.warnings) r.add_note(NoteLevel::kWarning, w);
   std::set<std::string> seen;
   for (const KernelLaunch& l : a.launches)
-    for (const std::string& n : l.derived.notes)
-      if (seen.insert(n).second) r.add_note(NoteLevel::kInfo, n);
+    for (std::string& n : derivation_notes(l.derived))
+      if (seen.insert(n).second) r.add_note(NoteLevel::kInfo, std::move(n));
 }
 
 }  // namespace
@@ -279,7 +280,9 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
     const KernelLaunch& first = a.launches[idx.front()];
     const auto dev = devices.find({first.pid, first.device_id});
     const MachineProfile& ceilings = o.profile ? *o.profile : dev != devices.end() ? dev->second.ceilings : empty;
-    k.derived = kernels::derive(k.mean, first.launch, first.device, ceilings, a.ceiling_source, o.calibration);
+    k.launch = first.launch;
+    k.device = first.device;
+    k.derived = kernels::derive(k.mean, k.launch, k.device, ceilings, a.ceiling_source, o.calibration);
     a.names.push_back(std::move(k));
   }
   std::stable_sort(a.names.begin(), a.names.end(), [](const KernelName& x, const KernelName& y) {
@@ -352,7 +355,7 @@ Report kernel_launch_report(const KernelAnalysis& a) {
     b.cols[ceiling].cells.push_back(text_or_null(d.ceiling));
     b.cols[pct].cells.push_back(real_or_null(d.pct_of_ceiling));
     b.cols[bound].cells.push_back(d.bound_label);
-    b.cols[expl].cells.push_back(d.explanation);
+    b.cols[expl].cells.push_back(kernel_explanation(d, l.launch, l.device));
   }
   b.finish(r);
   add_common_notes(a, r);
@@ -400,7 +403,7 @@ Report kernel_name_report(const KernelAnalysis& a) {
     b.cols[pct].cells.push_back(real_or_null(d.pct_of_ceiling));
     b.cols[bound].cells.push_back(k.dominant_label);
     b.cols[share].cells.push_back(real_or_null(k.dominant_share_pct));
-    b.cols[expl].cells.push_back(d.explanation);
+    b.cols[expl].cells.push_back(kernel_explanation(d, k.launch, k.device));
   }
   b.finish(r);
   add_common_notes(a, r);

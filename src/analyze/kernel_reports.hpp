@@ -30,6 +30,7 @@
 //     % of Ceiling (%), Bound (the dominant bound: the one of most launch time),
 //     Bound Share (% of the name's time in launches with that bound), Explanation (of
 //     the mean launch, kernels::mean_launch).
+//   The Explanation column and the derivation notes are analyze/kernel_explain's sentences.
 // Notes: where the ceilings come from, the warnings, the derivation notes of the launches
 // (each distinct text once). A trace without kernel_profiles or with no rows: no rows and
 // the note "no kernel profiles in the trace: run `gpuscope kernels [--set NAME] -- CMD`
@@ -87,6 +88,8 @@ struct KernelName {
   std::int64_t launches = 0;
   double total_duration_s = 0;
   kernels::MetricValues mean;        // kernels::mean_launch of its launches
+  kernels::LaunchFacts launch;       // its first launch's facts and device: what derive()
+  kernels::KernelDevice device;      //   of the mean launch was given
   kernels::KernelDerived derived;    // derive() of the mean launch
   kernels::Bound dominant_bound = kernels::Bound::kUnknown;
   std::string dominant_label;        // its bound_label

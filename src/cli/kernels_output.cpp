@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "analyze/kernel_explain.hpp"
 #include "analyze/kernel_reports.hpp"
 #include "core/units.hpp"
 #include "render/kernel_roofline_svg.hpp"
@@ -58,10 +59,11 @@ void write_explanations(const analyze::KernelAnalysis& a, render::Format format,
                              ", " + units::duration(k.total_duration_s) + " in all, " +
                              units::duration(k.launches > 0 ? k.total_duration_s / static_cast<double>(k.launches) : NAN) +
                              " each)";
+    const std::string explanation = analyze::kernel_explanation(k.derived, k.launch, k.device);
     if (md) {
-      out << "- **" << head << "**: " << k.derived.explanation << "\n";
+      out << "- **" << head << "**: " << explanation << "\n";
     } else {
-      out << "  " << head << "\n    " << k.derived.explanation << "\n";
+      out << "  " << head << "\n    " << explanation << "\n";
     }
     if (k.launches > 1 && std::isfinite(k.dominant_share_pct) && k.dominant_share_pct < 99.95) {
       out << (md ? "  " : "    ") << "(" << k.dominant_label << " in launches holding "

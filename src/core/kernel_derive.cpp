@@ -6,7 +6,6 @@
 
 #include "core/bench_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
-#include "core/units.hpp"
 
 namespace gpuscope::kernels {
 namespace {
@@ -19,11 +18,6 @@ bool known(double v) { return std::isfinite(v); }
 double get(const MetricValues& values, std::string_view name) {
   const auto it = values.find(name);
   return it == values.end() ? kNaN : it->second;
-}
-
-std::string ceiling_label(std::string_view name) {
-  const CeilingInfo* info = find_ceiling_info(name);
-  return info ? std::string(info->label) : std::string(name);
 }
 
 double measured(const MachineProfile& p, std::string_view name) {
@@ -44,6 +38,28 @@ constexpr std::array<TensorCounter, 5> kTensorCounters{{
     {"pipe", metric::k_tensor_inst, ""},
 }};
 
+// With the wgmma counters collected, the tensor-pipe instruction count is not used: it is
+// non-zero even in kernels with no tensor work (e.g. 8,448 in kernel_mix's fma_loop on
+// H100) and has no fixed FLOP per instruction.
+bool any_hgmma_collected(const MetricValues& values) {
+  return std::any_of(kTensorCounters.begin(), kTensorCounters.end() - 1,
+                     [&](const TensorCounter& c) { return known(get(values, c.metric)); });
+}
+
+DerivationNote note(NoteKind kind) {
+  DerivationNote n;
+  n.kind = kind;
+  return n;
+}
+
+DerivationNote missing_ceiling(std::string ceiling, std::string unit_label, bool memory) {
+  DerivationNote n = note(NoteKind::kMissingCeiling);
+  n.subject = std::move(ceiling);
+  n.unit_label = std::move(unit_label);
+  n.memory = memory;
+  return n;
+}
+
 // The memory-level utilizations from bytes and time.
 void add_memory(KernelDerived& d, const MetricValues& values, const MachineProfile& ceilings) {
   const double t = d.duration_s;
@@ -51,9 +67,7 @@ void add_memory(KernelDerived& d, const MetricValues& values, const MachineProfi
     if (!known(bandwidth)) return;
     const double c = measured(ceilings, ceiling);
     if (!positive(c)) {
-      d.notes.push_back("no " + ceiling + " ceiling in the " + d.ceiling_source + " ceilings: " + label +
-                        " utilization unknown" +
-                        (d.ceiling_source == "measured" ? "" : " (run `gpuscope peak` to measure it)"));
+      d.notes.push_back(missing_ceiling(std::move(ceiling), std::move(label), true));
       return;
     }
     d.utilizations.push_back({std::move(unit), std::move(label), true, std::move(ceiling), bandwidth, c,
@@ -94,9 +108,7 @@ void add_compute(KernelDerived& d, const MetricValues& values, const MachineProf
     if (!known(c.flops)) continue;
     const double ceiling = measured(ceilings, c.ceiling);
     if (!positive(ceiling)) {
-      if (c.flops > 0)
-        d.notes.push_back(std::string("no ") + c.ceiling + " ceiling in the " + d.ceiling_source + " ceilings: " +
-                          c.label + " utilization unknown");
+      if (c.flops > 0) d.notes.push_back(missing_ceiling(c.ceiling, c.label, false));
       continue;
     }
     const double rate = c.flops / t;
@@ -108,11 +120,7 @@ void add_compute(KernelDerived& d, const MetricValues& values, const MachineProf
   double share = 0;
   std::string ceiling_name;
   int used = 0;
-  // With the wgmma counters collected, the tensor-pipe instruction count is not used: it
-  // is non-zero even in kernels with no tensor work (e.g. 8,448 in kernel_mix's fma_loop
-  // on H100) and has no fixed FLOP per instruction.
-  const bool any_hgmma = std::any_of(kTensorCounters.begin(), kTensorCounters.end() - 1,
-                                     [&](const TensorCounter& c) { return known(get(values, c.metric)); });
+  const bool any_hgmma = any_hgmma_collected(values);
   for (const TensorCounter& c : kTensorCounters) {
     if (c.precision == "pipe" && any_hgmma) continue;
     const double f = tensor_flops(values, c.precision, calibration);
@@ -124,7 +132,7 @@ void add_compute(KernelDerived& d, const MetricValues& values, const MachineProf
                  : "tensor_fp16";
     const double ceiling = measured(ceilings, name);
     if (!positive(ceiling)) {
-      d.notes.push_back("no " + name + " ceiling in the " + d.ceiling_source + " ceilings: tensor utilization unknown");
+      d.notes.push_back(missing_ceiling(name, "tensor", false));
       return;
     }
     share += f / t / ceiling;
@@ -164,150 +172,6 @@ const Utilization* first(const KernelDerived& d, bool memory) {
   for (const Utilization& u : d.utilizations)
     if (u.memory == memory) return &u;
   return nullptr;
-}
-
-bool is_sol(const Utilization& u) { return u.ceiling.empty(); }
-
-// "DRAM at 99 % of the measured DRAM copy ceiling (2.98 TB/s of 3 TB/s)".
-std::string at_ceiling(const Utilization& u, std::string_view source) {
-  if (is_sol(u)) return u.label + " at " + units::percent(u.pct) + " of its theoretical peak (Nsight Compute Speed of Light)";
-  const std::string unit = u.memory ? "B/s" : "FLOP/s";
-  const std::string label = u.ceiling == "tensor (mixed)" ? "tensor (mixed precisions)" : ceiling_label(u.ceiling);
-  return u.label + " at " + units::percent(u.pct) + " of the " + std::string(source) + " " + label + " ceiling (" +
-         units::si(u.achieved, unit) + " of " + units::si(u.ceiling_value, unit) + ")";
-}
-
-std::string occupancy_sentence(const KernelDerived& d, const LaunchFacts& launch) {
-  const OccupancyFacts& o = d.occupancy;
-  std::string s;
-  if (known(o.achieved_pct)) s = "achieved occupancy " + units::percent(o.achieved_pct) + " of the SM's warp slots";
-  if (known(o.theoretical_pct)) {
-    s += s.empty() ? "theoretical occupancy " : ", theoretical ";
-    s += units::percent(o.theoretical_pct);
-    if (o.computed) {
-      s += " (limited by " + std::string(occupancy::limiter_name(o.computed->limiter));
-      if (o.computed->limiter == occupancy::Limiter::kRegisters)
-        s += ": " + std::to_string(launch.registers_per_thread) + " registers per thread";
-      if (o.computed->limiter == occupancy::Limiter::kSharedMemory)
-        s += ": " + units::bytes(static_cast<double>(launch.shared_memory_per_block)) + " per block";
-      if (o.computed->limiter == occupancy::Limiter::kWarps || o.computed->limiter == occupancy::Limiter::kBlocks)
-        s += ": " + std::to_string(launch.block_threads) + " threads per block";
-      s += ")";
-    }
-  }
-  if (s.empty()) return s;
-  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
-  return s + ".";
-}
-
-std::string grid_text(const LaunchFacts& launch, const KernelDevice& device) {
-  return "grid of " + std::to_string(launch.grid_blocks) + (launch.grid_blocks == 1 ? " block" : " blocks") +
-         " for " + std::to_string(device.sm_count) + " SMs";
-}
-
-void explain(KernelDerived& d, const LaunchFacts& launch, const KernelDevice& device, const MachineProfile& ceilings,
-             double launch_threshold) {
-  const Utilization* mem = first(d, true);
-  const Utilization* comp = first(d, false);
-  const Utilization* top = d.utilizations.empty() ? nullptr : &d.utilizations.front();
-  const bool sol = top && is_sol(*top);
-  const std::string src = sol ? "theoretical peak" : d.ceiling_source;
-  const bool tiny_grid = launch.grid_blocks > 0 && device.sm_count > 0 && launch.grid_blocks < device.sm_count;
-
-  std::string cmp;
-  if (mem && d.tensor_uncalibrated) {
-    cmp = "memory " + units::percent(mem->pct) + (sol ? " of peak" : " of its ceiling") +
-          ", compute unknown (the tensor cores ran, their FLOPs are uncalibrated)";
-  } else if (mem && comp) {
-    cmp = mem->pct >= comp->pct ? "memory " + units::percent(mem->pct) + " > compute " + units::percent(comp->pct)
-                                : "compute " + units::percent(comp->pct) + " > memory " + units::percent(mem->pct);
-    cmp += sol ? " of peak" : " of their ceilings";
-  } else if (mem) {
-    cmp = "memory " + units::percent(mem->pct) + " of its ceiling, compute " +
-          std::string(d.tensor_uncalibrated ? "unknown (tensor FLOPs uncalibrated)" : "not collected");
-  } else if (comp) {
-    cmp = "compute " + units::percent(comp->pct) + " of its ceiling, memory not collected";
-  }
-
-  std::string e;
-  switch (d.bound) {
-    case Bound::kUnknown:
-      e = known(d.duration_s) ? "unknown: no unit has both a counter and a ceiling to compare it with."
-                              : "unknown: gpu__time_duration.sum was not collected, so no rate can be computed.";
-      break;
-    case Bound::kLaunch:
-      e = "launch-bound: it ran " + units::duration(d.duration_s) + ", about what launching a kernel costs (threshold " +
-          units::duration(launch_threshold) + ")";
-      if (tiny_grid) e += ", on a " + grid_text(launch, device);
-      if (top) e += "; the busiest unit, " + top->label + ", is at " + units::percent(top->pct) + " of its ceiling";
-      e += ". Fuse it with its neighbours, give it more work per launch, or capture the launches in a CUDA graph.";
-      break;
-    case Bound::kDram:
-    case Bound::kL2:
-    case Bound::kL1:
-    case Bound::kCompute: {
-      e = (cmp.empty() ? std::string() : cmp + ": ") + d.bound_label + "; " + at_ceiling(*top, src);
-      if (top->pct >= kCloseToLimitPct) {
-        e += " — close to the limit";
-        e += top->memory ? ": only moving fewer bytes (fusion, reuse in cache, smaller types) makes it faster."
-                         : ": only less arithmetic or a faster unit (tensor cores, lower precision) makes it faster.";
-      } else {
-        e += " — below the limit";
-        e += top->memory ? ": more bytes in flight (more warps, wider or vectorized accesses, coalescing) could raise it."
-                         : ": instruction dependencies or too few warps keep the unit from its peak.";
-      }
-      if (d.utilizations.size() > 1) {
-        const Utilization& next = d.utilizations[1];
-        e += " Next busiest: " + next.label + " " + units::percent(next.pct) + ".";
-      }
-      if (d.bound == Bound::kCompute && known(d.intensity_dram) && !sol) {
-        const Utilization* dram = nullptr;
-        for (const Utilization& u : d.utilizations)
-          if (u.unit == "dram") dram = &u;
-        e += " Arithmetic intensity " + units::real3(d.intensity_dram) + " FLOP/B at DRAM";
-        if (dram) e += ", ridge point " + units::real3(top->ceiling_value / dram->ceiling_value) + " FLOP/B";
-        e += ".";
-      }
-      break;
-    }
-    case Bound::kComputeOrLatency: {
-      e = "not memory-bound: ";
-      std::string levels;
-      for (const Utilization& u : d.utilizations)
-        if (u.memory) levels += (levels.empty() ? "" : ", ") + u.label + " " + units::percent(u.pct);
-      e += levels + " of " + (sol ? "peak" : "the " + src + " ceilings") + ", all below " +
-           units::percent(kLatencyBelowPct) + "; ";
-      e += d.tensor_uncalibrated ? "the tensor cores ran but their FLOPs are unknown (no calibration factor)"
-                                 : "FLOPs were not collected";
-      e += ", so compute-bound and latency-bound cannot be told apart (run `gpuscope kernels --set roofline`).";
-      break;
-    }
-    case Bound::kOccupancy:
-    case Bound::kLatency: {
-      e = d.bound_label + ": every unit is below " + units::percent(kLatencyBelowPct) + " of its ceiling";
-      if (top) e += " (busiest: " + top->label + " " + units::percent(top->pct) + ")";
-      if (d.bound == Bound::kOccupancy) {
-        if (tiny_grid)
-          e += "; a " + grid_text(launch, device) + " leaves " + std::to_string(device.sm_count - launch.grid_blocks) +
-               " SMs idle: launch more blocks";
-        if (known(d.occupancy.achieved_pct) && d.occupancy.achieved_pct < kLowOccupancyPct)
-          e += std::string(tiny_grid ? "; and" : ";") + " achieved occupancy " + units::percent(d.occupancy.achieved_pct) +
-               " is too few warps to hide memory and instruction latency";
-        e += ".";
-      } else {
-        e += ", with enough warps resident: the warps wait on dependent instructions, memory latency or "
-             "synchronization.";
-      }
-      break;
-    }
-  }
-  const std::string occ = occupancy_sentence(d, launch);
-  if (!occ.empty()) e += " " + occ;
-  if (sol) e += " (Speed-of-Light percentages are of the theoretical peak, not of the measured ceilings.)";
-  else if (d.ceiling_source == "theoretical" && top)
-    e += " (Ceilings are theoretical: no machine profile; run `gpuscope peak` for measured ones.)";
-  (void)ceilings;
-  d.explanation = std::move(e);
 }
 
 }  // namespace
@@ -389,13 +253,9 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
   d.fp64_flops = cuda_core_flops(values, "fp64");
   d.fp16_flops = cuda_core_flops(values, "fp16");
   bool tensor_present = false;
-  // With the wgmma counters collected, the tensor-pipe instruction count is not used: it
-  // is non-zero even in kernels with no tensor work (e.g. 8,448 in kernel_mix's fma_loop
-  // on H100) and has no fixed FLOP per instruction.
-  const bool any_hgmma = std::any_of(kTensorCounters.begin(), kTensorCounters.end() - 1,
-                                     [&](const TensorCounter& c) { return known(get(values, c.metric)); });
+  const bool any_hgmma = any_hgmma_collected(values);
   double tensor = 0;
-  std::string uncalibrated;
+  DerivationNote uncalibrated = note(NoteKind::kTensorUncalibrated);
   for (const TensorCounter& c : kTensorCounters) {
     const double count = get(values, c.metric);
     if (!known(count)) continue;
@@ -405,15 +265,13 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
     if (known(f)) {
       tensor += f;
     } else {
-      uncalibrated += (uncalibrated.empty() ? "" : ", ") + std::string(c.metric) + " = " + units::real3(count);
+      uncalibrated.counters.emplace_back(c.metric, count);
     }
   }
-  if (tensor_present) d.tensor_flops = uncalibrated.empty() ? tensor : kNaN;
-  if (!uncalibrated.empty()) {
+  if (tensor_present) d.tensor_flops = uncalibrated.counters.empty() ? tensor : kNaN;
+  if (!uncalibrated.counters.empty()) {
     d.tensor_uncalibrated = true;
-    d.notes.push_back("tensor-core counters ran (" + uncalibrated +
-                      ") but no calibration factor was given: tensor FLOPs unknown; calibrate each counter "
-                      "against a GEMM of known 2·M·N·K FLOP");
+    d.notes.push_back(std::move(uncalibrated));
   }
   d.flops_collected = known(d.fp32_flops) || known(d.fp64_flops) || known(d.fp16_flops) || tensor_present;
   if (d.flops_collected) {
@@ -422,24 +280,21 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
       if (known(f)) sum += f;
     d.flops = sum;
   } else if (known(d.dram_bytes) || known(d.l2_bytes) || known(d.l1_bytes)) {
-    d.notes.push_back(
-        "FLOPs were not collected (this metric set has no FLOP counters): classified on bytes per second against the "
-        "memory ceilings; run with --set roofline to place it on the roofline");
+    d.notes.push_back(note(NoteKind::kFlopsNotCollected));
   }
   // Several passes: every pass is its own run of the kernel after CUPTI restored device
   // memory, so counters of different passes saw different cache states (measured against
   // ncu on H100: docs/validation.md, "sets of several passes").
   if (launch.passes > 1) {
-    d.notes.push_back("the metrics took " + std::to_string(launch.passes) +
-                      " replay passes: each pass reran the kernel after CUPTI restored device memory, so counters of "
-                      "different passes saw different cache states; for kernels that move little data, DRAM and L2 "
-                      "figures and hit rates can be off by more than 3 % (measured against ncu on H100); a "
-                      "one-pass metric list (--set quick, --set occupancy) does not have this");
+    DerivationNote n = note(NoteKind::kReplayPasses);
+    n.count = launch.passes;
+    d.notes.push_back(std::move(n));
   }
   for (const auto& [name, value] : values) {
     if (name.find("hit_rate") != std::string::npos && known(value) && value > 100.0) {
-      d.notes.push_back(name + " above 100 % in a launch: impossible in one run; its counters came from different "
-                               "replay passes (collect it alone, or with --set memory's byte counts only)");
+      DerivationNote n = note(NoteKind::kImpossibleHitRate);
+      n.subject = name;
+      d.notes.push_back(std::move(n));
     }
   }
   auto ratio = [](double f, double b) { return known(f) && positive(b) ? f / b : kNaN; };
@@ -450,8 +305,7 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
   // Occupancy.
   d.occupancy.achieved_pct = get(values, metric::k_achieved_occupancy);
   if (launch.block_threads > 0 && (launch.registers_per_thread < 0 || launch.shared_memory_per_block < 0)) {
-    d.notes.push_back("registers or shared memory per block unknown (a runtime launch from a statically linked "
-                      "CUDA runtime names no CUfunction): theoretical occupancy not computed");
+    d.notes.push_back(note(NoteKind::kLaunchFactsUnknown));
   } else if (launch.block_threads > 0) d.occupancy.computed = occupancy::compute(device.limits, {launch.block_threads,
                                                                                           launch.registers_per_thread,
                                                                                           launch.shared_memory_per_block});
@@ -467,11 +321,10 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
     d.occupancy.waves = static_cast<double>(launch.grid_blocks) /
                         static_cast<double>(d.occupancy.computed->active_blocks_per_sm * device.sm_count);
 
-  const double threshold = launch_threshold_s(ceilings);
+  d.launch_threshold_s = launch_threshold_s(ceilings);
   if (!known(d.duration_s)) {
-    d.notes.push_back("gpu__time_duration.sum was not collected: no rates");
+    d.notes.push_back(note(NoteKind::kNoDuration));
     d.bound_label = std::string(bound_name(d.bound));
-    explain(d, launch, device, ceilings, threshold);
     return d;
   }
   if (known(d.flops)) d.flop_rate = d.flops / d.duration_s;
@@ -491,7 +344,7 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
     d.ceiling = top->ceiling;
     d.pct_of_ceiling = top->pct;
   }
-  if (d.duration_s <= threshold && !busy) {
+  if (d.duration_s <= d.launch_threshold_s && !busy) {
     d.bound = Bound::kLaunch;
   } else if (busy) {
     if (top->memory) {
@@ -511,7 +364,6 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
   }
   d.bound_label = std::string(bound_name(d.bound));
   if (d.bound == Bound::kCompute) d.bound_label += " (" + d.bound_unit + ")";
-  explain(d, launch, device, ceilings, threshold);
   return d;
 }
 

@@ -1,6 +1,8 @@
 // kernel_derive: from the hardware counters of one kernel launch (`gpuscope kernels`) to
-// rates, arithmetic intensity, % of the measured ceilings, what bounds the kernel and a
-// plain-language explanation with the evidence. Pure functions (core/: no I/O).
+// rates, arithmetic intensity, % of the measured ceilings and what bounds the kernel, as
+// numbers and enums; what could not be derived is a DerivationNote (a kind and its
+// subject). The sentences said about them live beside the reports that print them
+// (analyze/kernel_explain.hpp). Pure functions (core/: no I/O, no text for people).
 //
 // Inputs: metric name → value (the Nsight Compute names of core/kernel_metric_sets.hpp,
 // in their own units: ns, bytes, thread instructions, %), the launch facts (grid, block,
@@ -41,9 +43,9 @@
 //   With the sol set (no bytes or FLOP counters): the Speed-of-Light percentages as they
 //   are — sm__throughput (compute), dram__/lts__/l1tex__throughput (memory levels),
 //   gpu__compute_memory_throughput (memory, used when no level is given) — which are % of
-//   the theoretical peak, not of the measured ceiling (said in the explanation).
+//   the theoretical peak, not of the measured ceiling (Utilization::ceiling is empty).
 //   A unit whose ceiling is unknown (e.g. l2_read without a profile) is left out and named
-//   in a note.
+//   in a note (NoteKind::kMissingCeiling).
 //
 // Bound classification, first rule that applies (thresholds below; U = the highest
 // utilization, its unit the "busiest unit"):
@@ -68,8 +70,8 @@
 // Nsight Compute Kernel Profiling Guide, GPU Speed Of Light and its SOLBottleneck rule
 // (throughput below 60 % of peak "typically indicates latency issues", 80 % is high);
 // gpuscope lowers the latency threshold to 30 % because it compares with *measured*
-// ceilings, so a kernel at 40 % is still named after its busiest unit, with "far from the
-// limit" in the text; the 25 % occupancy threshold is gpuscope's (docs/metrics.md).
+// ceilings, so a kernel at 40 % is still named after its busiest unit (the explanation
+// says "below the limit"); the 25 % occupancy threshold is gpuscope's (docs/metrics.md).
 //
 // Occupancy: achieved = sm__warps_active.avg.pct_of_peak_sustained_active; theoretical =
 // sm__maximum_warps_per_active_cycle_pct when collected, else core/occupancy's
@@ -85,6 +87,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/machine_profile.hpp"
@@ -154,6 +157,26 @@ struct OccupancyFacts {
   double waves = kUnknown;            // grid blocks / (active blocks per SM × SMs)
 };
 
+/// What derive() could not compute, or computed with a caveat; analyze::note_text() says it.
+enum class NoteKind {
+  kMissingCeiling,      // a unit's ceiling is not in the ceilings: its utilization is unknown
+  kTensorUncalibrated,  // tensor counters > 0 without a calibration factor: tensor FLOPs unknown
+  kFlopsNotCollected,   // bytes but no FLOP counters: classified on the memory ceilings only
+  kReplayPasses,        // the metrics took several replay passes (cache states differ)
+  kImpossibleHitRate,   // a hit rate above 100 % (counters of different passes)
+  kLaunchFactsUnknown,  // registers or shared memory unknown: no theoretical occupancy
+  kNoDuration,          // gpu__time_duration.sum missing: no rates
+};
+
+struct DerivationNote {
+  NoteKind kind = NoteKind::kNoDuration;
+  std::string subject;     // kMissingCeiling: the ceiling's catalog name; kImpossibleHitRate: the metric
+  std::string unit_label;  // kMissingCeiling: the unit's Utilization::label ("DRAM", "FP32", "tensor")
+  bool memory = false;     // kMissingCeiling: a memory level (a measured profile would have it)
+  std::int64_t count = 0;  // kReplayPasses: the number of passes
+  std::vector<std::pair<std::string, double>> counters;  // kTensorUncalibrated: counter → count
+};
+
 struct KernelDerived {
   double duration_s = kUnknown;
   double dram_bytes = kUnknown, l2_bytes = kUnknown, l1_bytes = kUnknown;
@@ -174,8 +197,8 @@ struct KernelDerived {
   // The busiest unit's utilization (the bounding one for memory/compute bounds).
   std::string ceiling;              // its catalog ceiling ("dram_copy"), empty for sol
   double pct_of_ceiling = kUnknown;
-  std::string explanation;          // plain language, every number with its unit
-  std::vector<std::string> notes;   // what was missing and what to do about it
+  double launch_threshold_s = kUnknown;  // launch_threshold_s(ceilings): the launch-bound rule's, s
+  std::vector<DerivationNote> notes;     // what was missing, in the order derive() met it
 };
 
 /// fp32/fp64/fp16 CUDA-core FLOP per the formulas above; `precision` is "fp32", "fp64" or
@@ -193,7 +216,7 @@ struct KernelDerived {
 
 /// Derives everything above for one launch. `ceilings`: a measured profile or
 /// bench::theoretical_profile(); `ceiling_source` is "measured" or "theoretical" and is
-/// said in the explanation. Never throws; missing inputs give NaN and notes.
+/// copied into the result. Never throws; missing inputs give NaN and notes.
 [[nodiscard]] KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, const KernelDevice& device,
                                    const MachineProfile& ceilings, std::string_view ceiling_source,
                                    const TensorCalibration& calibration = {});

@@ -1,0 +1,230 @@
+#include "analyze/kernel_explain.hpp"
+
+#include <cctype>
+#include <cmath>
+
+#include "core/machine_profile.hpp"
+#include "core/units.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using kernels::Bound;
+using kernels::KernelDerived;
+using kernels::KernelDevice;
+using kernels::LaunchFacts;
+using kernels::Utilization;
+
+bool known(double v) { return std::isfinite(v); }
+
+std::string ceiling_label(std::string_view name) {
+  const CeilingInfo* info = find_ceiling_info(name);
+  return info ? std::string(info->label) : std::string(name);
+}
+
+const Utilization* first(const KernelDerived& d, bool memory) {
+  for (const Utilization& u : d.utilizations)
+    if (u.memory == memory) return &u;
+  return nullptr;
+}
+
+bool is_sol(const Utilization& u) { return u.ceiling.empty(); }
+
+// "DRAM at 99 % of the measured DRAM copy ceiling (2.98 TB/s of 3 TB/s)".
+std::string at_ceiling(const Utilization& u, std::string_view source) {
+  if (is_sol(u)) return u.label + " at " + units::percent(u.pct) + " of its theoretical peak (Nsight Compute Speed of Light)";
+  const std::string unit = u.memory ? "B/s" : "FLOP/s";
+  const std::string label = u.ceiling == "tensor (mixed)" ? "tensor (mixed precisions)" : ceiling_label(u.ceiling);
+  return u.label + " at " + units::percent(u.pct) + " of the " + std::string(source) + " " + label + " ceiling (" +
+         units::si(u.achieved, unit) + " of " + units::si(u.ceiling_value, unit) + ")";
+}
+
+std::string occupancy_sentence(const KernelDerived& d, const LaunchFacts& launch) {
+  const kernels::OccupancyFacts& o = d.occupancy;
+  std::string s;
+  if (known(o.achieved_pct)) s = "achieved occupancy " + units::percent(o.achieved_pct) + " of the SM's warp slots";
+  if (known(o.theoretical_pct)) {
+    s += s.empty() ? "theoretical occupancy " : ", theoretical ";
+    s += units::percent(o.theoretical_pct);
+    if (o.computed) {
+      s += " (limited by " + std::string(occupancy::limiter_name(o.computed->limiter));
+      if (o.computed->limiter == occupancy::Limiter::kRegisters)
+        s += ": " + std::to_string(launch.registers_per_thread) + " registers per thread";
+      if (o.computed->limiter == occupancy::Limiter::kSharedMemory)
+        s += ": " + units::bytes(static_cast<double>(launch.shared_memory_per_block)) + " per block";
+      if (o.computed->limiter == occupancy::Limiter::kWarps || o.computed->limiter == occupancy::Limiter::kBlocks)
+        s += ": " + std::to_string(launch.block_threads) + " threads per block";
+      s += ")";
+    }
+  }
+  if (s.empty()) return s;
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s + ".";
+}
+
+std::string grid_text(const LaunchFacts& launch, const KernelDevice& device) {
+  return "grid of " + std::to_string(launch.grid_blocks) + (launch.grid_blocks == 1 ? " block" : " blocks") +
+         " for " + std::to_string(device.sm_count) + " SMs";
+}
+
+// "memory 99 % > compute 5.0 % of their ceilings": the busiest memory level against the
+// busiest compute unit; empty when neither was measured.
+std::string comparison(const KernelDerived& d, const Utilization* mem, const Utilization* comp, bool sol) {
+  std::string cmp;
+  if (mem && d.tensor_uncalibrated) {
+    cmp = "memory " + units::percent(mem->pct) + (sol ? " of peak" : " of its ceiling") +
+          ", compute unknown (the tensor cores ran, their FLOPs are uncalibrated)";
+  } else if (mem && comp) {
+    cmp = mem->pct >= comp->pct ? "memory " + units::percent(mem->pct) + " > compute " + units::percent(comp->pct)
+                                : "compute " + units::percent(comp->pct) + " > memory " + units::percent(mem->pct);
+    cmp += sol ? " of peak" : " of their ceilings";
+  } else if (mem) {
+    cmp = "memory " + units::percent(mem->pct) + " of its ceiling, compute " +
+          std::string(d.tensor_uncalibrated ? "unknown (tensor FLOPs uncalibrated)" : "not collected");
+  } else if (comp) {
+    cmp = "compute " + units::percent(comp->pct) + " of its ceiling, memory not collected";
+  }
+  return cmp;
+}
+
+// A memory level or compute unit at or above kLatencyBelowPct bounds the kernel.
+std::string busy_unit_text(const KernelDerived& d, const Utilization& top, const std::string& cmp,
+                           const std::string& src, bool sol) {
+  std::string e = (cmp.empty() ? std::string() : cmp + ": ") + d.bound_label + "; " + at_ceiling(top, src);
+  if (top.pct >= kernels::kCloseToLimitPct) {
+    e += " — close to the limit";
+    e += top.memory ? ": only moving fewer bytes (fusion, reuse in cache, smaller types) makes it faster."
+                    : ": only less arithmetic or a faster unit (tensor cores, lower precision) makes it faster.";
+  } else {
+    e += " — below the limit";
+    e += top.memory ? ": more bytes in flight (more warps, wider or vectorized accesses, coalescing) could raise it."
+                    : ": instruction dependencies or too few warps keep the unit from its peak.";
+  }
+  if (d.utilizations.size() > 1) {
+    const Utilization& next = d.utilizations[1];
+    e += " Next busiest: " + next.label + " " + units::percent(next.pct) + ".";
+  }
+  if (d.bound == Bound::kCompute && known(d.intensity_dram) && !sol) {
+    const Utilization* dram = nullptr;
+    for (const Utilization& u : d.utilizations)
+      if (u.unit == "dram") dram = &u;
+    e += " Arithmetic intensity " + units::real3(d.intensity_dram) + " FLOP/B at DRAM";
+    if (dram) e += ", ridge point " + units::real3(top.ceiling_value / dram->ceiling_value) + " FLOP/B";
+    e += ".";
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string kernel_explanation(const KernelDerived& d, const LaunchFacts& launch, const KernelDevice& device) {
+  const Utilization* mem = first(d, true);
+  const Utilization* comp = first(d, false);
+  const Utilization* top = d.utilizations.empty() ? nullptr : &d.utilizations.front();
+  const bool sol = top && is_sol(*top);
+  const std::string src = sol ? "theoretical peak" : d.ceiling_source;
+  const bool tiny_grid = launch.grid_blocks > 0 && device.sm_count > 0 && launch.grid_blocks < device.sm_count;
+  const std::string cmp = comparison(d, mem, comp, sol);
+
+  std::string e;
+  switch (d.bound) {
+    case Bound::kUnknown:
+      e = known(d.duration_s) ? "unknown: no unit has both a counter and a ceiling to compare it with."
+                              : "unknown: gpu__time_duration.sum was not collected, so no rate can be computed.";
+      break;
+    case Bound::kLaunch:
+      e = "launch-bound: it ran " + units::duration(d.duration_s) + ", about what launching a kernel costs (threshold " +
+          units::duration(d.launch_threshold_s) + ")";
+      if (tiny_grid) e += ", on a " + grid_text(launch, device);
+      if (top) e += "; the busiest unit, " + top->label + ", is at " + units::percent(top->pct) + " of its ceiling";
+      e += ". Fuse it with its neighbours, give it more work per launch, or capture the launches in a CUDA graph.";
+      break;
+    case Bound::kDram:
+    case Bound::kL2:
+    case Bound::kL1:
+    case Bound::kCompute:
+      e = busy_unit_text(d, *top, cmp, src, sol);
+      break;
+    case Bound::kComputeOrLatency: {
+      e = "not memory-bound: ";
+      std::string levels;
+      for (const Utilization& u : d.utilizations)
+        if (u.memory) levels += (levels.empty() ? "" : ", ") + u.label + " " + units::percent(u.pct);
+      e += levels + " of " + (sol ? "peak" : "the " + src + " ceilings") + ", all below " +
+           units::percent(kernels::kLatencyBelowPct) + "; ";
+      e += d.tensor_uncalibrated ? "the tensor cores ran but their FLOPs are unknown (no calibration factor)"
+                                 : "FLOPs were not collected";
+      e += ", so compute-bound and latency-bound cannot be told apart (run `gpuscope kernels --set roofline`).";
+      break;
+    }
+    case Bound::kOccupancy:
+    case Bound::kLatency: {
+      e = d.bound_label + ": every unit is below " + units::percent(kernels::kLatencyBelowPct) + " of its ceiling";
+      if (top) e += " (busiest: " + top->label + " " + units::percent(top->pct) + ")";
+      if (d.bound == Bound::kOccupancy) {
+        if (tiny_grid)
+          e += "; a " + grid_text(launch, device) + " leaves " + std::to_string(device.sm_count - launch.grid_blocks) +
+               " SMs idle: launch more blocks";
+        if (known(d.occupancy.achieved_pct) && d.occupancy.achieved_pct < kernels::kLowOccupancyPct)
+          e += std::string(tiny_grid ? "; and" : ";") + " achieved occupancy " + units::percent(d.occupancy.achieved_pct) +
+               " is too few warps to hide memory and instruction latency";
+        e += ".";
+      } else {
+        e += ", with enough warps resident: the warps wait on dependent instructions, memory latency or "
+             "synchronization.";
+      }
+      break;
+    }
+  }
+  const std::string occ = occupancy_sentence(d, launch);
+  if (!occ.empty()) e += " " + occ;
+  if (sol) e += " (Speed-of-Light percentages are of the theoretical peak, not of the measured ceilings.)";
+  else if (d.ceiling_source == "theoretical" && top)
+    e += " (Ceilings are theoretical: no machine profile; run `gpuscope peak` for measured ones.)";
+  return e;
+}
+
+std::string note_text(const kernels::DerivationNote& n, std::string_view ceiling_source) {
+  using kernels::NoteKind;
+  switch (n.kind) {
+    case NoteKind::kMissingCeiling:
+      return "no " + n.subject + " ceiling in the " + std::string(ceiling_source) + " ceilings: " + n.unit_label +
+             " utilization unknown" +
+             (n.memory && ceiling_source != "measured" ? " (run `gpuscope peak` to measure it)" : "");
+    case NoteKind::kTensorUncalibrated: {
+      std::string counts;
+      for (const auto& [metric, count] : n.counters)
+        counts += (counts.empty() ? "" : ", ") + metric + " = " + units::real3(count);
+      return "tensor-core counters ran (" + counts +
+             ") but no calibration factor was given: tensor FLOPs unknown; calibrate each counter against a GEMM of "
+             "known 2·M·N·K FLOP";
+    }
+    case NoteKind::kFlopsNotCollected:
+      return "FLOPs were not collected (this metric set has no FLOP counters): classified on bytes per second against "
+             "the memory ceilings; run with --set roofline to place it on the roofline";
+    case NoteKind::kReplayPasses:
+      return "the metrics took " + std::to_string(n.count) +
+             " replay passes: each pass reran the kernel after CUPTI restored device memory, so counters of "
+             "different passes saw different cache states; for kernels that move little data, DRAM and L2 "
+             "figures and hit rates can be off by more than 3 % (measured against ncu on H100); a "
+             "one-pass metric list (--set quick, --set occupancy) does not have this";
+    case NoteKind::kImpossibleHitRate:
+      return n.subject + " above 100 % in a launch: impossible in one run; its counters came from different "
+                         "replay passes (collect it alone, or with --set memory's byte counts only)";
+    case NoteKind::kLaunchFactsUnknown:
+      return "registers or shared memory per block unknown (a runtime launch from a statically linked CUDA runtime "
+             "names no CUfunction): theoretical occupancy not computed";
+    case NoteKind::kNoDuration:
+      return "gpu__time_duration.sum was not collected: no rates";
+  }
+  return {};
+}
+
+std::vector<std::string> derivation_notes(const KernelDerived& derived) {
+  std::vector<std::string> out;
+  out.reserve(derived.notes.size());
+  for (const kernels::DerivationNote& n : derived.notes) out.push_back(note_text(n, derived.ceiling_source));
+  return out;
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,238 @@
+// gpuscope kernels' sentences (analyze/kernel_explain) about the numbers core/kernel_derive
+// computes, on the realistic H100 counter sets of tests/unit/core/kernel_derive_fixtures.hpp.
+// The expected texts are whole: what `gpuscope kernels` printed for these launches when the
+// explanations were still written by core/kernel_derive.
+#include "analyze/kernel_explain.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "../core/kernel_derive_fixtures.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using namespace kernels;
+using namespace kernels::testing;
+
+std::string explain(const MetricValues& v, const LaunchFacts& launch, const MachineProfile& ceilings,
+                    std::string_view source = "measured", const TensorCalibration& calibration = {}) {
+  return kernel_explanation(derive(v, launch, h100_device(), ceilings, source, calibration), launch, h100_device());
+}
+
+std::vector<std::string> notes(const MetricValues& v, const LaunchFacts& launch, const MachineProfile& ceilings,
+                               std::string_view source = "measured", const TensorCalibration& calibration = {}) {
+  return derivation_notes(derive(v, launch, h100_device(), ceilings, source, calibration));
+}
+
+// Occupancy of a 256-thread block of 32 registers on an H100: warps limit it to 100 %.
+constexpr std::string_view kFullOccupancy = "theoretical 100 % (limited by warps: 256 threads per block).";
+
+constexpr std::string_view kFlopsNotCollected =
+    "FLOPs were not collected (this metric set has no FLOP counters): classified on bytes per second against the "
+    "memory ceilings; run with --set roofline to place it on the roofline";
+
+TEST(KernelExplain, CopyNearTheDramCeiling) {
+  EXPECT_EQ(explain(copy_1gib(), big_grid(), h100()),
+            "memory 99 % of its ceiling, compute not collected: dram-bound; DRAM at 99 % of the measured DRAM copy "
+            "ceiling (2.98 TB/s of 3 TB/s) — close to the limit: only moving fewer bytes (fusion, reuse in cache, "
+            "smaller types) makes it faster. Next busiest: L2 30 %. Achieved occupancy 85 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
+  EXPECT_EQ(notes(copy_1gib(), big_grid(), h100()), std::vector<std::string>{std::string(kFlopsNotCollected)});
+}
+
+TEST(KernelExplain, GemmOnTensorCoresWithIntensityAndRidgePoint) {
+  EXPECT_EQ(explain(gemm(), big_grid(), h100(), "measured", gemm_calibration()),
+            "compute 99 % > memory 57 % of their ceilings: compute-bound (tensor); tensor at 99 % of the measured "
+            "BF16 tensor ceiling (785 TFLOP/s of 790 TFLOP/s) — close to the limit: only less arithmetic or a faster "
+            "unit (tensor cores, lower precision) makes it faster. Next busiest: L2 57 %. Arithmetic intensity 916 "
+            "FLOP/B at DRAM, ridge point 263 FLOP/B. Achieved occupancy 12 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
+  EXPECT_TRUE(notes(gemm(), big_grid(), h100(), "measured", gemm_calibration()).empty());
+}
+
+TEST(KernelExplain, UncalibratedTensorCountersSayComputeIsUnknown) {
+  MetricValues v = gemm();
+  v["lts__t_bytes.sum"] = 2e9;  // L2 14 %: no memory level is busy
+  EXPECT_EQ(explain(v, big_grid(), h100()),
+            "not memory-bound: DRAM 29 %, L2 14 %, L1/shared 4.8 % of the measured ceilings, all below 30 %; the "
+            "tensor cores ran but their FLOPs are unknown (no calibration factor), so compute-bound and latency-bound "
+            "cannot be told apart (run `gpuscope kernels --set roofline`). Achieved occupancy 12 % of the SM's warp "
+            "slots, " + std::string(kFullOccupancy));
+  const std::string uncalibrated =
+      "tensor-core counters ran (sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum = 2147483648) but no calibration "
+      "factor was given: tensor FLOPs unknown; calibrate each counter against a GEMM of known 2·M·N·K FLOP";
+  EXPECT_EQ(notes(v, big_grid(), h100()), std::vector<std::string>{uncalibrated});
+  // With a busy memory level, the text says that compute is unknown rather than comparing
+  // with the FP32 share alone.
+  EXPECT_EQ(explain(gemm(), big_grid(), h100()),
+            "memory 57 % of its ceiling, compute unknown (the tensor cores ran, their FLOPs are uncalibrated): "
+            "l2-bound; L2 at 57 % of the measured L2 read ceiling (5.71 TB/s of 10 TB/s) — below the limit: more "
+            "bytes in flight (more warps, wider or vectorized accesses, coalescing) could raise it. Next busiest: "
+            "DRAM 29 %. Achieved occupancy 12 % of the SM's warp slots, " + std::string(kFullOccupancy));
+}
+
+TEST(KernelExplain, TinyKernelIsLaunchBound) {
+  EXPECT_EQ(explain(tiny_kernel(), LaunchFacts{1, 32, 16, 0}, h100()),
+            "launch-bound: it ran 2 µs, about what launching a kernel costs (threshold 5 µs), on a grid of 1 block "
+            "for 132 SMs; the busiest unit, DRAM, is at 0.0 % of its ceiling. Fuse it with its neighbours, give it "
+            "more work per launch, or capture the launches in a CUDA graph. Achieved occupancy 1.5 % of the SM's "
+            "warp slots, theoretical 50 % (limited by blocks: 32 threads per block).");
+}
+
+TEST(KernelExplain, LatencyBoundWithEnoughWarps) {
+  EXPECT_EQ(explain(fp32_chain(80), big_grid(), h100()),
+            "latency-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %), with enough warps "
+            "resident: the warps wait on dependent instructions, memory latency or synchronization. Achieved "
+            "occupancy 80 % of the SM's warp slots, " + std::string(kFullOccupancy));
+}
+
+TEST(KernelExplain, OccupancyBoundByTooFewWarps) {
+  EXPECT_EQ(explain(fp32_chain(9), big_grid(), h100()),
+            "occupancy-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %); achieved occupancy "
+            "9.0 % is too few warps to hide memory and instruction latency. Achieved occupancy 9.0 % of the SM's "
+            "warp slots, " + std::string(kFullOccupancy));
+}
+
+TEST(KernelExplain, OccupancyBoundByASmallGrid) {
+  const LaunchFacts small{16, 256, 32, 0};
+  EXPECT_EQ(explain(fp32_chain(80), small, h100()),
+            "occupancy-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %); a grid of 16 blocks for "
+            "132 SMs leaves 116 SMs idle: launch more blocks. Achieved occupancy 80 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
+  // Both reasons: the second joins with "and".
+  EXPECT_EQ(explain(fp32_chain(9), small, h100()),
+            "occupancy-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %); a grid of 16 blocks for "
+            "132 SMs leaves 116 SMs idle: launch more blocks; and achieved occupancy 9.0 % is too few warps to hide "
+            "memory and instruction latency. Achieved occupancy 9.0 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
+}
+
+TEST(KernelExplain, QuickSetCannotTellComputeFromLatency) {
+  EXPECT_EQ(explain(quick_chain(), big_grid(), h100()),
+            "not memory-bound: DRAM 0.7 %, L2 0.2 %, L1/shared 0.1 % of the measured ceilings, all below 30 %; FLOPs "
+            "were not collected, so compute-bound and latency-bound cannot be told apart (run `gpuscope kernels --set "
+            "roofline`). Achieved occupancy 50 % of the SM's warp slots, " + std::string(kFullOccupancy));
+  EXPECT_EQ(notes(quick_chain(), big_grid(), h100()), std::vector<std::string>{std::string(kFlopsNotCollected)});
+}
+
+TEST(KernelExplain, OccupancyLimiterNamesItsCause) {
+  const std::string low = "occupancy-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %); achieved "
+                          "occupancy 20 % is too few warps to hide memory and instruction latency. Achieved occupancy "
+                          "20 % of the SM's warp slots";
+  // 256 threads × 128 registers on cc 9.0: 2 blocks per SM = 25 %.
+  EXPECT_EQ(explain(fp32_chain(20), LaunchFacts{132 * 8, 256, 128, 0}, h100()),
+            low + ", theoretical 25 % (limited by registers: 128 registers per thread).");
+  EXPECT_EQ(explain(fp32_chain(20), LaunchFacts{132 * 8, 256, 32, 100000}, h100()),
+            low + ", theoretical 25 % (limited by shared memory: 100 kB per block).");
+  // Registers unknown: no theoretical occupancy, and a note that says why.
+  EXPECT_EQ(explain(fp32_chain(20), LaunchFacts{132 * 8, 256, -1, 0}, h100()), low + ".");
+  EXPECT_EQ(notes(fp32_chain(20), LaunchFacts{132 * 8, 256, -1, 0}, h100()),
+            std::vector<std::string>{"registers or shared memory per block unknown (a runtime launch from a statically "
+                                     "linked CUDA runtime names no CUfunction): theoretical occupancy not computed"});
+}
+
+TEST(KernelExplain, SpeedOfLightPercentagesAreOfThePeak) {
+  EXPECT_EQ(explain(sol_memory(), big_grid(), h100()),
+            "memory 40 % > compute 33 % of peak: dram-bound; DRAM at 40 % of its theoretical peak (Nsight Compute "
+            "Speed of Light) — below the limit: more bytes in flight (more warps, wider or vectorized accesses, "
+            "coalescing) could raise it. Next busiest: SM (compute) 33 %. Theoretical occupancy 100 % (limited by "
+            "warps: 256 threads per block). (Speed-of-Light percentages are of the theoretical peak, not of the "
+            "measured ceilings.)");
+}
+
+TEST(KernelExplain, SpeedOfLightComputeBound) {
+  EXPECT_EQ(explain(sol_compute(), big_grid(), h100()),
+            "compute 85 % > memory 20 % of peak: compute-bound (sm); SM (compute) at 85 % of its theoretical peak "
+            "(Nsight Compute Speed of Light) — close to the limit: only less arithmetic or a faster unit (tensor "
+            "cores, lower precision) makes it faster. Next busiest: memory 20 %. Theoretical occupancy 100 % "
+            "(limited by warps: 256 threads per block). (Speed-of-Light percentages are of the theoretical peak, not "
+            "of the measured ceilings.)");
+}
+
+TEST(KernelExplain, TheoreticalCeilingsAreSaidAndMissingOnesNoted) {
+  const std::string theoretical = " (Ceilings are theoretical: no machine profile; run `gpuscope peak` for measured ones.)";
+  const std::string no_l2 =
+      "no l2_read ceiling in the theoretical ceilings: L2 utilization unknown (run `gpuscope peak` to measure it)";
+  EXPECT_EQ(explain(copy_1gib(), big_grid(), h100_theoretical(), "theoretical"),
+            "memory 89 % of its ceiling, compute not collected: dram-bound; DRAM at 89 % of the theoretical DRAM copy "
+            "ceiling (2.98 TB/s of 3.35 TB/s) — close to the limit: only moving fewer bytes (fusion, reuse in cache, "
+            "smaller types) makes it faster. Next busiest: L1/shared 4.5 %. Achieved occupancy 85 % of the SM's warp "
+            "slots, " + std::string(kFullOccupancy) + theoretical);
+  EXPECT_EQ(notes(copy_1gib(), big_grid(), h100_theoretical(), "theoretical"),
+            (std::vector<std::string>{std::string(kFlopsNotCollected), no_l2}));
+  EXPECT_EQ(explain(gemm(), big_grid(), h100_theoretical(), "theoretical", gemm_calibration()),
+            "compute 73 % > memory 26 % of their ceilings: compute-bound (tensor); tensor at 73 % of the theoretical "
+            "BF16 tensor ceiling (785 TFLOP/s of 1.07 PFLOP/s) — below the limit: instruction dependencies or too few "
+            "warps keep the unit from its peak. Next busiest: DRAM 26 %. Arithmetic intensity 916 FLOP/B at DRAM, "
+            "ridge point 319 FLOP/B. Achieved occupancy 12 % of the SM's warp slots, " +
+                std::string(kFullOccupancy) + theoretical);
+}
+
+TEST(KernelExplain, MissingComputeCeilingsAreNotedWithoutThePeakHint) {
+  MachineProfile no_fp32 = h100();
+  std::erase_if(no_fp32.ceilings, [](const Ceiling& c) { return c.name == "fp32_fma"; });
+  EXPECT_EQ(notes(fp32_chain(80), big_grid(), no_fp32),
+            std::vector<std::string>{"no fp32_fma ceiling in the measured ceilings: FP32 utilization unknown"});
+  MachineProfile no_bf16 = h100();
+  std::erase_if(no_bf16.ceilings, [](const Ceiling& c) { return c.name == "tensor_bf16"; });
+  EXPECT_EQ(notes(gemm(), big_grid(), no_bf16, "measured", gemm_calibration()),
+            std::vector<std::string>{"no tensor_bf16 ceiling in the measured ceilings: tensor utilization unknown"});
+  EXPECT_EQ(explain(gemm(), big_grid(), no_bf16, "measured", gemm_calibration()),
+            "memory 57 % > compute 0.1 % of their ceilings: l2-bound; L2 at 57 % of the measured L2 read ceiling "
+            "(5.71 TB/s of 10 TB/s) — below the limit: more bytes in flight (more warps, wider or vectorized accesses, "
+            "coalescing) could raise it. Next busiest: DRAM 29 %. Achieved occupancy 12 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
+}
+
+TEST(KernelExplain, UnknownBoundSaysWhy) {
+  MetricValues v = copy_1gib();
+  v.erase("gpu__time_duration.sum");
+  EXPECT_EQ(explain(v, big_grid(), h100()),
+            "unknown: gpu__time_duration.sum was not collected, so no rate can be computed. Achieved occupancy 85 % "
+            "of the SM's warp slots, " + std::string(kFullOccupancy));
+  EXPECT_EQ(notes(v, big_grid(), h100()),
+            (std::vector<std::string>{std::string(kFlopsNotCollected),
+                                      "gpu__time_duration.sum was not collected: no rates"}));
+  EXPECT_EQ(explain(MetricValues{{"gpu__time_duration.sum", 1e6}}, big_grid(), h100()),
+            "unknown: no unit has both a counter and a ceiling to compare it with. Theoretical occupancy 100 % "
+            "(limited by warps: 256 threads per block).");
+}
+
+TEST(KernelExplain, SeveralPassesAndImpossibleHitRatesAreNoted) {
+  LaunchFacts launch = big_grid();
+  launch.passes = 4;
+  MetricValues v = copy_1gib();
+  v["lts__t_sector_hit_rate.pct"] = 100.6;  // measured on H100 with the 4-pass memory set
+  EXPECT_EQ(notes(v, launch, h100()),
+            (std::vector<std::string>{
+                std::string(kFlopsNotCollected),
+                "the metrics took 4 replay passes: each pass reran the kernel after CUPTI restored device memory, so "
+                "counters of different passes saw different cache states; for kernels that move little data, DRAM "
+                "and L2 figures and hit rates can be off by more than 3 % (measured against ncu on H100); a one-pass "
+                "metric list (--set quick, --set occupancy) does not have this",
+                "lts__t_sector_hit_rate.pct above 100 % in a launch: impossible in one run; its counters came from "
+                "different replay passes (collect it alone, or with --set memory's byte counts only)"}));
+}
+
+TEST(KernelExplain, NoteTextOfEachKindStandsAlone) {
+  DerivationNote n;
+  n.kind = NoteKind::kMissingCeiling;
+  n.subject = "dram_copy";
+  n.unit_label = "DRAM";
+  n.memory = true;
+  EXPECT_EQ(note_text(n, "measured"), "no dram_copy ceiling in the measured ceilings: DRAM utilization unknown");
+  n.kind = NoteKind::kTensorUncalibrated;
+  // Counts of a mean launch need not be whole: three significant digits (units::real3).
+  n.counters = {{"sm__inst_executed_pipe_tensor.sum", 4.2e6}, {"sm__ops_path_tensor_op_hgmma_src_fp8.sum", 12.46}};
+  EXPECT_EQ(note_text(n, "measured"),
+            "tensor-core counters ran (sm__inst_executed_pipe_tensor.sum = 4200000, "
+            "sm__ops_path_tensor_op_hgmma_src_fp8.sum = 12.5) but no calibration factor was given: tensor FLOPs "
+            "unknown; calibrate each counter against a GEMM of known 2·M·N·K FLOP");
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
