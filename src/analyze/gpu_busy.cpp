@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/saturating.hpp"
+#include "analyze/event_budget.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze::detail {
@@ -42,10 +44,18 @@ stats::Interval wall_span(Database& db) {
 
 std::int64_t wall_time_ns(Database& db) {
   const stats::Interval w = wall_span(db);
-  return std::max<std::int64_t>(0, w.end_ns - w.start_ns);
+  return std::max<std::int64_t>(0, core::sat_sub(w.end_ns, w.start_ns));
 }
 
 std::map<std::int64_t, GpuBusy> busy_per_gpu(Database& db, const GpuIndexMap& gpus) {
+  // Every GPU operation's span is held once, then its union: counted first (memory
+  // budget: analyze/event_budget.hpp; peak bytes per operation measured on a 10M-event
+  // trace, rounded up).
+  constexpr std::int64_t kBytesPerOp = 60;
+  check_event_budget({"GPU busy time (summary, gpu_util, top)", "kernels, memcpys and memsets",
+                      db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                   "(SELECT COUNT(*) FROM memsets)").value_or(0),
+                      kBytesPerOp, ""});
   std::map<std::int64_t, std::vector<stats::Interval>> intervals;
   std::map<std::int64_t, GpuBusy> out;
   Statement st = db.prepare(
@@ -60,7 +70,7 @@ std::map<std::int64_t, GpuBusy> busy_per_gpu(Database& db, const GpuIndexMap& gp
   for (auto& [gpu, iv] : intervals) {
     GpuBusy& b = out[gpu];
     b.busy = stats::interval_union(std::move(iv));
-    for (const stats::Interval& i : b.busy) b.busy_ns += i.end_ns - i.start_ns;
+    for (const stats::Interval& i : b.busy) core::add_span(b.busy_ns, i.end_ns, i.start_ns);
   }
 
   Statement names = db.prepare("SELECT pid, device_id, name FROM devices WHERE name IS NOT NULL");

@@ -1,13 +1,17 @@
 #include "analyze/gpu_util_report.hpp"
+#include "core/saturating.hpp"
 #include "analyze/analysis_cache.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <string>
 #include <vector>
 
+#include "analyze/event_budget.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
 #include "analyze/launch_reports.hpp"
@@ -25,6 +29,9 @@ using store::Statement;
 
 constexpr double kNsPerMs = 1e6;
 constexpr double kVerdictBusyPercent = 50.0;  // "mostly busy" from here up
+// Peak memory of gpu_utilization per GPU operation (bytes; analyze/event_budget.hpp),
+// measured on a 10M-event trace and rounded up.
+constexpr std::int64_t kGpuUtilBytesPerOp = 150;
 
 // One kernel and how many SMs it can occupy at once (0 = unknown launch facts).
 struct KernelSpan {
@@ -57,7 +64,7 @@ std::int64_t kernel_sms(const Statement& st) {
   const auto occ = occupancy::compute(d, {st.column_int(6), st.column_int(7), st.column_int(8)});
   if (!occ || occ->active_blocks_per_sm <= 0) return 0;
   const std::int64_t per_sm = occ->active_blocks_per_sm;
-  return std::min(sm_count, (grid_blocks + per_sm - 1) / per_sm);
+  return std::min(sm_count, grid_blocks / per_sm + (grid_blocks % per_sm != 0 ? 1 : 0));
 }
 
 std::map<std::int64_t, GpuKernels> kernels_per_gpu(Database& db, const detail::GpuIndexMap& gpus) {
@@ -87,38 +94,42 @@ std::map<std::int64_t, GpuKernels> kernels_per_gpu(Database& db, const detail::G
 }
 
 struct Sweep {
-  std::int64_t sm_ns = 0;  // ∫ occupied SMs dt
+  double sm_ns = 0;  // ∫ occupied SMs dt (double: a damaged trace's times must not overflow it)
   std::int64_t max_streams = 0;
 };
 
-// One pass over kernel starts and ends; at equal times ends come first.
-Sweep sweep(const GpuKernels& g) {
-  struct Event {
-    std::int64_t t;
-    int delta;  // -1 end, +1 start
-    const KernelSpan* k;
-  };
-  std::vector<Event> events;
-  for (const KernelSpan& k : g.kernels) {
-    if (k.end_ns <= k.start_ns) continue;
-    events.push_back({k.start_ns, +1, &k});
-    events.push_back({k.end_ns, -1, &k});
-  }
-  std::sort(events.begin(), events.end(),
-            [](const Event& a, const Event& b) { return a.t != b.t ? a.t < b.t : a.delta < b.delta; });
+// One pass over kernel starts and ends in time order; at equal times ends come first.
+// Starts come from the kernels sorted in place, ends from a heap of the running kernels,
+// so the extra memory is the number of kernels running at once, not two events per kernel.
+Sweep sweep(GpuKernels& g) {
+  std::erase_if(g.kernels, [](const KernelSpan& k) { return k.end_ns <= k.start_ns; });
+  std::sort(g.kernels.begin(), g.kernels.end(),
+            [](const KernelSpan& a, const KernelSpan& b) { return a.start_ns < b.start_ns; });
   Sweep out;
   std::map<std::int64_t, std::int64_t> running;  // stream → running kernels
   std::int64_t active_sms = 0;
-  std::int64_t prev_t = events.empty() ? 0 : events.front().t;
-  for (const Event& e : events) {
-    out.sm_ns += std::min(g.sm_count, active_sms) * (e.t - prev_t);
-    prev_t = e.t;
-    active_sms += e.delta * e.k->sms;
-    std::int64_t& n = running[e.k->stream];
-    n += e.delta;
-    if (n == 0) running.erase(e.k->stream);
+  std::int64_t prev_t = g.kernels.empty() ? 0 : g.kernels.front().start_ns;
+  auto event = [&](std::int64_t t, int delta, const KernelSpan& k) {
+    // The difference in integers (times since the epoch need 61 bits, a double has 53).
+    out.sm_ns += static_cast<double>(std::min(g.sm_count, active_sms)) * static_cast<double>(core::sat_sub(t, prev_t));
+    prev_t = t;
+    active_sms += delta * k.sms;
+    std::int64_t& n = running[k.stream];
+    n += delta;
+    if (n == 0) running.erase(k.stream);
     out.max_streams = std::max(out.max_streams, static_cast<std::int64_t>(running.size()));
+  };
+  using Running = std::pair<std::int64_t, const KernelSpan*>;  // (end, kernel), earliest end on top
+  std::priority_queue<Running, std::vector<Running>, std::greater<>> ends;
+  for (const KernelSpan& k : g.kernels) {
+    while (!ends.empty() && ends.top().first <= k.start_ns) {
+      event(ends.top().first, -1, *ends.top().second);
+      ends.pop();
+    }
+    event(k.start_ns, +1, k);
+    ends.push({k.end_ns, &k});
   }
+  for (; !ends.empty(); ends.pop()) event(ends.top().first, -1, *ends.top().second);
   return out;
 }
 
@@ -168,7 +179,7 @@ std::optional<Note> tracer_note(Database& db, std::int64_t wall_ns) {
 IdleGapHistogram idle_gaps(std::span<const stats::Interval> busy_union) {
   IdleGapHistogram h{};
   for (std::size_t i = 1; i < busy_union.size(); ++i) {
-    const std::int64_t gap = busy_union[i].start_ns - busy_union[i - 1].end_ns;
+    const std::int64_t gap = core::sat_sub(busy_union[i].start_ns, busy_union[i - 1].end_ns);
     if (gap <= 0) continue;
     const auto bucket = static_cast<std::size_t>(
         std::upper_bound(kIdleGapBoundsNs.begin(), kIdleGapBoundsNs.end(), gap) - kIdleGapBoundsNs.begin());
@@ -199,7 +210,7 @@ Report gpu_util(Database& db) {
     Cell coverage = std::monostate{};
     if (g.wall_ns > 0) busy_pct = static_cast<double>(g.busy_ns) / wall * 100.0;
     if (g.wall_ns > 0 && g.sm_count > 0)
-      coverage = static_cast<double>(g.sm_ns) / (static_cast<double>(g.sm_count) * wall) * 100.0;
+      coverage = g.sm_ns / (static_cast<double>(g.sm_count) * wall) * 100.0;
     if (g.unknown_kernels > 0) {
       warnings.push_back({NoteLevel::kWarning,
                           "GPU " + std::to_string(g.gpu) + ": " + std::to_string(g.unknown_kernels) + " of " +
@@ -227,9 +238,15 @@ std::vector<GpuUtilization> compute_gpu_utilization(store::Database& db);
 }  // namespace detail
 
 std::vector<detail::GpuUtilization> detail::compute_gpu_utilization(Database& db) {
+  // Every GPU operation's span is held once (busy time) and every kernel's again (SM
+  // coverage): counted before either is read.
+  check_event_budget({"gpu_util (also top)", "kernels, memcpys and memsets",
+                      db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                   "(SELECT COUNT(*) FROM memsets)").value_or(0),
+                      kGpuUtilBytesPerOp, ""});
   const GpuIndexMap gpus = GpuIndexMap::load(db);
   const std::map<std::int64_t, GpuBusy> busy = busy_per_gpu(db, gpus);
-  const std::map<std::int64_t, GpuKernels> kernels = kernels_per_gpu(db, gpus);
+  std::map<std::int64_t, GpuKernels> kernels = kernels_per_gpu(db, gpus);
   const std::int64_t wall_ns = wall_time_ns(db);
   std::vector<GpuUtilization> out;
   for (const auto& [gpu, b] : busy) {
@@ -241,7 +258,7 @@ std::vector<detail::GpuUtilization> detail::compute_gpu_utilization(Database& db
     u.kernels = b.kernels;
     u.gaps = idle_gaps(b.busy);
     if (const auto it = kernels.find(gpu); it != kernels.end()) {
-      const GpuKernels& g = it->second;
+      GpuKernels& g = it->second;
       const Sweep s = sweep(g);
       u.sm_count = g.sm_count;
       u.sm_ns = s.sm_ns;

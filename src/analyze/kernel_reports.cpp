@@ -12,6 +12,7 @@
 #include "analyze/report_text.hpp"
 #include "core/bench_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
+#include "core/occupancy.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -199,8 +200,8 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
       l.block[i] = st.column_int(11 + i);
     }
     if (filter && !std::regex_search(l.name, *filter) && !std::regex_search(l.short_name, *filter)) continue;
-    l.launch.grid_blocks = l.grid[0] * l.grid[1] * l.grid[2];
-    l.launch.block_threads = l.block[0] * l.block[1] * l.block[2];
+    l.launch.grid_blocks = occupancy::dims_product(l.grid[0], l.grid[1], l.grid[2]);
+    l.launch.block_threads = occupancy::dims_product(l.block[0], l.block[1], l.block[2]);
     l.launch.registers_per_thread = st.column_int(14);
     l.launch.shared_memory_per_block = st.column_int(15);
     l.launch.passes = st.column_int(16);

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analyze/event_budget.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
 #include "analyze/report_text.hpp"
@@ -31,7 +32,13 @@ struct Group {
 };
 
 // Per physical GPU: the union of its kernels' intervals (disjoint, sorted).
+// Every kernel's span is held once (memory budget: analyze/event_budget.hpp; peak bytes
+// per kernel measured on a 10M-event trace, rounded up).
+constexpr std::int64_t kBytesPerKernel = 60;
+
 std::map<std::int64_t, std::vector<Interval>> kernel_time_per_gpu(Database& db, const detail::GpuIndexMap& gpus) {
+  check_event_budget({"memcpy_check", "kernels", db.query_int("SELECT COUNT(*) FROM kernels").value_or(0),
+                      kBytesPerKernel, ""});
   std::map<std::int64_t, std::vector<Interval>> out;
   Statement st = db.prepare("SELECT pid, device_id, start_ns, end_ns FROM kernels");
   while (st.step()) out[gpus.index(st.column_int(0), st.column_int(1))].push_back({st.column_int(2), st.column_int(3)});

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/saturating.hpp"
+#include "analyze/event_budget.hpp"
 #include "analyze/trace_summary.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
@@ -165,6 +167,36 @@ void append_rows(Report& r, Database& db, const std::string& sql, Fix&& fix) {
   }
 }
 
+// Peak memory per row of the per-event reports, rendered (the costliest format, json), in
+// bytes, measured on a 10M-event trace and rounded up (docs/performance.md, "Big traces").
+constexpr std::int64_t kGpuTraceRowBytes = 3000;
+constexpr std::int64_t kApiTraceRowBytes = 1200;
+
+constexpr std::string_view kTraceReportAdvice =
+    "take the first rows in time order: --top N (without --sort); every event, in bounded memory: "
+    "gpuscope export (Perfetto JSON, written as it is read) or SQL on the trace file "
+    "(sqlite3 TRACE.sqlite 'SELECT * FROM v_kernels', docs/trace-schema.md)";
+
+// The rows a per-event report will hold: all of them, or the first N asked for. Checks
+// them against the memory budget before any is read (analyze/event_budget.hpp).
+std::int64_t rows_to_read(std::string_view report, std::string_view what, std::int64_t rows, std::int64_t row_bytes,
+                          const ReportOptions& options) {
+  const std::int64_t kept = options.first_rows > 0 ? std::min(rows, options.first_rows) : rows;
+  check_event_budget({report, what, kept, row_bytes, kTraceReportAdvice});
+  return kept;
+}
+
+// " LIMIT N" when fewer rows than the table holds are wanted.
+std::string limit_sql(std::int64_t kept, std::int64_t rows) {
+  return kept < rows ? " LIMIT " + std::to_string(kept) : "";
+}
+
+void add_first_rows_note(Report& r, std::int64_t kept, std::int64_t rows, std::string_view what) {
+  if (kept < rows)
+    r.add_note(NoteLevel::kInfo, "the first " + std::to_string(kept) + " of " + std::to_string(rows) + " " +
+                                     std::string(what) + " in time order (--top)");
+}
+
 }  // namespace
 
 Report cuda_api_sum(Database& db) {
@@ -247,15 +279,22 @@ Report cuda_gpu_trace(Database& db, const ReportOptions& options) {
       "UNION ALL SELECT start_ns, end_ns - start_ns, correlation_id, NULL, NULL, NULL, NULL, NULL, NULL, "
       "NULL, NULL, NULL, bytes, " + throughput + ", memory_kind, NULL, device_id, context_id, stream_id, "
       "'memset', 2, id FROM memsets ORDER BY 1, cls, id";
+  const std::int64_t rows =
+      db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                   "(SELECT COUNT(*) FROM memsets)").value_or(0);
+  const std::int64_t kept = rows_to_read(r.name, "kernels, memcpys and memsets (one row each)", rows,
+                                         kGpuTraceRowBytes, options);
   const std::size_t name = r.columns.size() - 1;
-  append_rows(r, db, sql, [&](Row& row, Statement& st) {
+  r.rows.reserve(static_cast<std::size_t>(kept));
+  append_rows(r, db, sql + limit_sql(kept, rows), [&](Row& row, Statement& st) {
     if (st.column_int(static_cast<int>(name) + 1) != 0) row[name] = memory_operation_name(std::get<std::string>(row[name]));
   });
   if (r.rows.empty()) r.add_note(NoteLevel::kInfo, "no CUDA kernels or memory operations in the capture range");
+  add_first_rows_note(r, kept, rows, "kernels, memcpys and memsets");
   return r;
 }
 
-Report cuda_api_trace(Database& db) {
+Report cuda_api_trace(Database& db, const ReportOptions& options) {
   Report r;
   r.name = "cuda_api_trace";
   r.title = "CUDA API Trace";
@@ -266,11 +305,15 @@ Report cuda_api_trace(Database& db) {
       .add_column("CorrID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Pid", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Tid", "", ColumnType::kInteger, ColumnKind::kIdentifier);
+  const std::int64_t rows = db.query_int("SELECT COUNT(*) FROM api_calls").value_or(0);
+  const std::int64_t kept = rows_to_read(r.name, "CUDA API calls (one row each)", rows, kApiTraceRowBytes, options);
+  r.rows.reserve(static_cast<std::size_t>(kept));
   append_rows(r, db,
               "SELECT start_ns, duration_ns, COALESCE(name, '<unknown>'), return_value, correlation_id, pid, tid, id "
-              "FROM v_api_calls ORDER BY start_ns, id",
+              "FROM v_api_calls ORDER BY start_ns, id" + limit_sql(kept, rows),
               [](Row&, Statement&) {});
   if (r.rows.empty()) r.add_note(NoteLevel::kInfo, "no CUDA API calls in the capture range");
+  add_first_rows_note(r, kept, rows, "CUDA API calls");
   return r;
 }
 
@@ -301,7 +344,7 @@ Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
     const auto rest = all.rows.size() - static_cast<std::size_t>(top_n);
     r.add_note(NoteLevel::kInfo, "showing the top " + std::to_string(top_n) + " of " +
                                      std::to_string(all.rows.size()) + " kernel names; the other " +
-                                     std::to_string(rest) + " take " + std::to_string(all_ns - shown_ns) +
+                                     std::to_string(rest) + " take " + std::to_string(core::sat_sub(all_ns, shown_ns)) +
                                      " ns of kernel time");
   }
   if (!all.rows.empty())

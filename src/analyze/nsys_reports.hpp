@@ -42,6 +42,10 @@
 //   cuda_api_trace         one row per CUDA API call, sorted by start (ties by row id):
 //                          Start (ns, absolute as above), Duration (ns), Name, Result (the
 //                          returned cudaError_t/CUresult), CorrID, Pid, Tid
+//   The two trace reports hold every row in memory: they count their rows first and
+//   throw TraceTooLargeError (analyze/event_budget.hpp) when those would pass the memory
+//   budget; with ReportOptions::first_rows they read only the first N rows (SQL LIMIT)
+//   and say "the first N of M ... (--top)" in a note.
 //
 // Cells: Total Time, Min, Max in ns are integers; Avg, Med, StdDev and every MB cell are
 // reals. Time (%) = the group's total / the sum of all groups' totals × 100 (a sum, so
@@ -77,7 +81,7 @@ namespace gpuscope::analyze {
 [[nodiscard]] Report nvtx_sum(store::Database& db);
 [[nodiscard]] Report cuda_gpu_sum(store::Database& db, const ReportOptions& options = {});
 [[nodiscard]] Report cuda_gpu_trace(store::Database& db, const ReportOptions& options = {});
-[[nodiscard]] Report cuda_api_trace(store::Database& db);
+[[nodiscard]] Report cuda_api_trace(store::Database& db, const ReportOptions& options = {});
 
 /// "top_kernels": the first `top_n` rows of cuda_gpu_kern_sum (same order, same numbers;
 /// top_n < 1 is treated as 1) with its columns Time (%), Total Time (ns), Instances,

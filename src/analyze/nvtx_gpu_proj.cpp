@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/saturating.hpp"
+#include "analyze/event_budget.hpp"
 #include "analyze/nsys_reports.hpp"
 #include "analyze/report_text.hpp"
 #include "core/stats.hpp"
@@ -30,44 +32,40 @@ struct Op {
   bool kernel = false;
 };
 
-struct Call {
-  std::int64_t tid = 0;
-  std::int64_t start_ns = 0;
-};
-
-// The launch call of each (pid, correlation_id): the first to start when several share them.
-std::map<std::pair<std::int64_t, std::int64_t>, Call> launch_calls(Database& db) {
-  std::map<std::pair<std::int64_t, std::int64_t>, Call> out;
-  Statement st = db.prepare(
-      "SELECT pid, correlation_id, tid, start_ns FROM api_calls WHERE correlation_id IS NOT NULL "
-      "ORDER BY pid, correlation_id, start_ns DESC");
-  while (st.step()) out[{st.column_int(0), st.column_int(1)}] = Call{st.column_int(2), st.column_int(3)};
-  return out;
-}
-
 struct Ops {
   std::map<Thread, std::vector<Op>> by_thread;  // sorted by call start
   std::int64_t total = 0;
   std::int64_t without_call = 0;
 };
 
+// Peak memory per GPU operation (bytes; analyze/event_budget.hpp), measured on a
+// 10M-event trace and rounded up.
+constexpr std::int64_t kBytesPerOp = 100;
+
+// Every GPU operation with its launch call (same pid and correlation_id; the first to
+// start when several share them), joined in SQL so that only the operations are held,
+// not every API call.
 Ops gpu_ops(Database& db) {
-  const auto calls = launch_calls(db);
+  check_event_budget({"nvtx_gpu_proj_sum", "kernels, memcpys and memsets",
+                      db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                   "(SELECT COUNT(*) FROM memsets)").value_or(0),
+                      kBytesPerOp, ""});
   Ops out;
   Statement st = db.prepare(
-      "SELECT pid, correlation_id, start_ns, end_ns, 1 FROM kernels UNION ALL "
+      "SELECT g.pid, a.id, a.tid, a.start_ns, g.start_ns, g.end_ns, g.kernel FROM ("
+      "SELECT pid, correlation_id, start_ns, end_ns, 1 AS kernel FROM kernels UNION ALL "
       "SELECT pid, correlation_id, start_ns, end_ns, 0 FROM memcpys UNION ALL "
-      "SELECT pid, correlation_id, start_ns, end_ns, 0 FROM memsets");
+      "SELECT pid, correlation_id, start_ns, end_ns, 0 FROM memsets) g "
+      "LEFT JOIN api_calls a ON a.id = (SELECT b.id FROM api_calls b WHERE b.pid = g.pid AND "
+      "b.correlation_id = g.correlation_id ORDER BY b.start_ns LIMIT 1)");
   while (st.step()) {
     ++out.total;
-    const std::int64_t pid = st.column_int(0);
-    const auto call = st.is_null(1) ? calls.end() : calls.find({pid, st.column_int(1)});
-    if (call == calls.end()) {
+    if (st.is_null(1)) {
       ++out.without_call;
       continue;
     }
-    out.by_thread[{pid, call->second.tid}].push_back(
-        Op{call->second.start_ns, st.column_int(2), st.column_int(3), st.column_int(4) != 0});
+    out.by_thread[{st.column_int(0), st.column_int(2)}].push_back(
+        Op{st.column_int(3), st.column_int(4), st.column_int(5), st.column_int(6) != 0});
   }
   for (auto& [thread, ops] : out.by_thread)
     std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.call_start_ns < b.call_start_ns; });
@@ -125,14 +123,14 @@ Report nvtx_gpu_proj_sum(Database& db) {
     for (; op != on_thread.end() && op->call_start_ns < end; ++op) {
       ++count;
       intervals.push_back({op->start_ns, op->end_ns});
-      if (op->kernel) kernel_ns += op->end_ns - op->start_ns;
+      if (op->kernel) core::add_span(kernel_ns, op->end_ns, op->start_ns);
     }
     if (count == 0) continue;
     Group& g = groups[{st.column_text(6), st.column_text(5)}];
     g.proj.push_back(stats::union_length(intervals));
     g.range_ns += end - start;
     g.ops += count;
-    g.kernel_ns += kernel_ns;
+    g.kernel_ns = core::sat_add(g.kernel_ns, kernel_ns);
   }
 
   struct Sorted {

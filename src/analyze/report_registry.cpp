@@ -53,7 +53,7 @@ constexpr ReportEntry kReports[] = {
     {"cuda_gpu_trace", "one row per kernel/memcpy/memset, for scripts", false,
      [](Database& db, const ReportOptions& o) { return one(cuda_gpu_trace(db, o)); }},
     {"cuda_api_trace", "one row per CUDA API call, for scripts", false,
-     [](Database& db, const ReportOptions&) { return one(cuda_api_trace(db)); }},
+     [](Database& db, const ReportOptions& o) { return one(cuda_api_trace(db, o)); }},
 };
 
 }  // namespace

@@ -27,6 +27,10 @@ namespace gpuscope::analyze {
 struct ReportOptions {
   bool base = false;     // kernel short names (nsys --base)
   bool mangled = false;  // kernel mangled names (nsys --mangled)
+  /// > 0: only the first N rows in the report's own order are wanted (stats --top N
+  /// without --sort). Reports with one row per event (cuda_gpu_trace, cuda_api_trace)
+  /// then read no more than N rows; the others may ignore it (--top cuts them after).
+  std::int64_t first_rows = 0;
 };
 
 /// One registered report.

@@ -1,6 +1,16 @@
-// analyze::load_timeline: reads a trace database into a Timeline (core/timeline.hpp).
+// analyze/timeline: reads a trace database as a timeline (core/timeline.hpp).
+//
+// TraceTimeline streams: header() and tracks() hold what an exporter needs before the
+// first event (memory grows with processes, threads and streams only), then each event
+// kind is read row by row in time order (ORDER BY start_ns, id), one row in memory at a
+// time, launch flags computed by SQL on the schema's (pid, correlation_id) indexes.
+// load_timeline() reads the same into vectors (tests, small traces).
+//
+// Errors: store::DatabaseError when the database lacks the schema's tables or a read
+// fails (store::TraceDamagedError for a damaged file).
 #pragma once
 
+#include "analyze/gpu_index.hpp"
 #include "core/timeline.hpp"
 
 namespace gpuscope::store {
@@ -18,12 +28,37 @@ using gpuscope::NvtxEvent;
 using gpuscope::SyncEvent;
 using gpuscope::Timeline;
 using gpuscope::TimelineDevice;
+using gpuscope::TimelineEvents;
+using gpuscope::TimelineHeader;
 using gpuscope::TimelineProcess;
 using gpuscope::TimelineThread;
+using gpuscope::TimelineTracks;
 
-/// Loads the whole trace. Memory grows with the number of events (about
-/// 200 bytes each, plus names). Throws store::DatabaseError when the database
-/// lacks the schema's tables.
+/// The timeline of one trace database, read as it is visited. `db` must outlive it.
+class TraceTimeline final : public TimelineEvents {
+ public:
+  /// Reads the physical GPU numbering (analyze/gpu_index.hpp).
+  explicit TraceTimeline(store::Database& db);
+
+  /// Processes, threads, devices and base_ns (the earliest start of any kind).
+  [[nodiscard]] TimelineHeader header();
+  /// Tracks and end of the trace: one DISTINCT pass over each event table.
+  [[nodiscard]] TimelineTracks tracks(const TimelineHeader& header);
+
+  void api_calls(const Visitor<ApiCallEvent>& visit) override;
+  void nvtx(const Visitor<NvtxEvent>& visit) override;
+  void syncs(const Visitor<SyncEvent>& visit) override;
+  void kernels(const Visitor<KernelEvent>& visit) override;
+  void memcpys(const Visitor<MemcpyEvent>& visit) override;
+  void memsets(const Visitor<MemsetEvent>& visit) override;
+
+ private:
+  store::Database& m_db;
+  detail::GpuIndexMap m_gpus;
+};
+
+/// The whole trace in memory (TraceTimeline's events in vectors, launch flags set).
+/// Memory grows with the number of events: export streams instead.
 [[nodiscard]] Timeline load_timeline(store::Database& db);
 
 }  // namespace gpuscope::analyze

@@ -25,9 +25,10 @@ constexpr const char* kNoActivity = "no GPU activity in the capture range";
 struct Numbers {
   std::int64_t wall_ns = 0;
   std::int64_t gpus = 0;
-  std::int64_t busy_ns = 0;         // Σ over GPUs
-  std::int64_t sm_ns = 0;           // Σ over GPUs with launch facts
-  std::int64_t sm_capacity_ns = 0;  // Σ sm_count × wall over those GPUs
+  // Sums and products in double: a damaged or foreign log's times can pass 2^63 ns in them.
+  double busy_ns = 0;         // Σ over GPUs
+  double sm_ns = 0;           // Σ over GPUs with launch facts
+  double sm_capacity_ns = 0;  // Σ sm_count × wall over those GPUs
 };
 
 Numbers numbers(const std::vector<detail::GpuUtilization>& util) {
@@ -35,10 +36,10 @@ Numbers numbers(const std::vector<detail::GpuUtilization>& util) {
   for (const detail::GpuUtilization& g : util) {
     n.wall_ns = g.wall_ns;  // one wall span for the whole trace
     ++n.gpus;
-    n.busy_ns += g.busy_ns;
+    n.busy_ns += static_cast<double>(g.busy_ns);
     if (g.sm_count > 0) {
-      n.sm_ns += g.sm_ns;
-      n.sm_capacity_ns += g.sm_count * g.wall_ns;
+      n.sm_ns += static_cast<double>(g.sm_ns);
+      n.sm_capacity_ns += static_cast<double>(g.sm_count) * static_cast<double>(g.wall_ns);
     }
   }
   return n;

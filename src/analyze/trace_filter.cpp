@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/saturating.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
 #include "core/option_values.hpp"
@@ -221,7 +222,7 @@ FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
     if (time) {
       warnings.push_back("--from/--to: no events in [" + seconds(filter.from_ns.value_or(0)) + ", " +
                          (filter.to_ns ? seconds(*filter.to_ns) : std::string("end")) +
-                         "] since the start of the trace, which lasts " + seconds(wall.end_ns - wall.start_ns));
+                         "] since the start of the trace, which lasts " + seconds(core::sat_sub(wall.end_ns, wall.start_ns)));
     } else {
       warnings.push_back("the filters together keep no events");
     }

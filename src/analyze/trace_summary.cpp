@@ -147,8 +147,8 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
   const std::int64_t memcpys = db.query_int("SELECT COUNT(*) FROM memcpys").value_or(0);
   const std::int64_t memsets = db.query_int("SELECT COUNT(*) FROM memsets").value_or(0);
   const std::int64_t processes = db.query_int("SELECT COUNT(*) FROM processes").value_or(0);
-  std::int64_t busy_ns = 0;
-  for (const auto& [gpu, b] : busy) busy_ns += b.busy_ns;
+  double busy_ns = 0;  // a sum over GPUs: in double, as a damaged log's times can pass 2^63 ns
+  for (const auto& [gpu, b] : busy) busy_ns += static_cast<double>(b.busy_ns);
   const auto active_gpus = static_cast<std::int64_t>(busy.size());
 
   Report overview;
@@ -172,7 +172,7 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
   overview.rows.push_back(Row{
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(wall_ns) / kNsPerMs},
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(busy_ns) / kNsPerMs},
-      percent_or_null(static_cast<double>(busy_ns), static_cast<double>(wall_ns * active_gpus)),
+      percent_or_null(static_cast<double>(busy_ns), static_cast<double>(wall_ns) * static_cast<double>(active_gpus)),
       kernels, memcpys, memsets, processes, active_gpus});
   detail::add_trace_notes(db, overview);
   if (recorded_nothing) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/saturating.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze::detail {
@@ -49,12 +50,12 @@ std::int64_t whole_cost_ns(std::optional<double> cost_ns) {
 std::vector<stats::Interval> without_tracer_cost(std::span<const stats::Interval> calls, std::int64_t cost_ns) {
   std::vector<stats::Interval> out;
   out.reserve(calls.size());
-  for (const stats::Interval& c : calls) out.push_back({c.start_ns, std::max(c.start_ns, c.end_ns - cost_ns)});
+  for (const stats::Interval& c : calls) out.push_back({c.start_ns, std::max(c.start_ns, core::sat_sub(c.end_ns, cost_ns))});
   return out;
 }
 
 std::int64_t gap_without_tracer_cost(std::int64_t gap_ns, std::int64_t cost_ns) {
-  return std::max<std::int64_t>(0, gap_ns - cost_ns);
+  return std::max<std::int64_t>(0, core::sat_sub(gap_ns, cost_ns));
 }
 
 std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch_calls, std::int64_t other_calls) {

@@ -33,10 +33,15 @@ int run_export(const ExportOptions& o) {
   check_outputs({output}, o.force_overwrite);  // before the trace is read
   store::Database db = store::open_trace(o.trace);
   // o.format: only perfetto today; CLI11 validated it.
-  const analyze::Timeline tl = analyze::load_timeline(db);
+  // Streamed: the events go from the trace's rows to the file one at a time, so memory
+  // does not grow with the trace (docs/performance.md, "Big traces").
+  analyze::TraceTimeline timeline(db);
+  const analyze::TimelineHeader header = timeline.header();
+  const analyze::TimelineTracks tracks = timeline.tracks(header);
   // A trace found damaged half-way leaves the file that was there as it was.
-  store::write_file_atomically(output, store::overwrite_if(o.force_overwrite),
-                               [&tl](std::ostream& out) { render::write_perfetto_json(tl, out); });
+  store::write_file_atomically(output, store::overwrite_if(o.force_overwrite), [&](std::ostream& out) {
+    render::write_perfetto_json(header, tracks, timeline, out);
+  });
   std::cerr << "gpuscope export: wrote " << output << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   return 0;
 }

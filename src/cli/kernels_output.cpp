@@ -55,7 +55,8 @@ void write_explanations(const analyze::KernelAnalysis& a, render::Format format,
   const bool md = format == render::Format::kMarkdown;
   out << "\n" << (md ? "### What bounds each kernel\n\n" : "What bounds each kernel:\n\n");
   for (const analyze::KernelName& k : a.names) {
-    const std::string head = k.name + " (" + std::to_string(k.launches) + (k.launches == 1 ? " launch" : " launches") +
+    const std::string name = md ? render::markdown_text(k.name) : render::one_line(k.name);
+    const std::string head = name + " (" + std::to_string(k.launches) + (k.launches == 1 ? " launch" : " launches") +
                              ", " + units::duration(k.total_duration_s) + " in all, " +
                              units::duration(k.launches > 0 ? k.total_duration_s / static_cast<double>(k.launches) : NAN) +
                              " each)";

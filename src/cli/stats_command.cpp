@@ -141,6 +141,8 @@ int run_stats(const StatsOptions& o) {
   analyze::ReportOptions ro;
   ro.base = o.base;
   ro.mangled = o.mangled;
+  // Per-event reports then read only the rows --top keeps (after --sort, all are needed).
+  if (o.top && *o.top > 0 && o.sort.empty()) ro.first_rows = *o.top;
   std::vector<Report> reports;
   for (const std::string& n : names)
     for (Report& r : analyze::run_report(db, n, ro)) reports.push_back(std::move(r));  // "top" gives two

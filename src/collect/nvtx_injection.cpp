@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "collect/collector.hpp"
+#include "collect/nvtx_attributes.hpp"
 #include "collect/nvtx_support.hpp"
 
 namespace gpuscope::detail {
@@ -33,20 +34,18 @@ using collect::NvtxCaptureSpec;
 using collect::NvtxDepths;
 using collect::NvtxIncludeStack;
 
-// Our nvtxDomainHandle_t / nvtxStringHandle_t point at these; never freed
+// Our nvtxDomainHandle_t points at a DomainInfo, our nvtxStringHandle_t at a
+// collect::NvtxRegisteredString (collect/nvtx_attributes.hpp); never freed
 // (handles may be used after nvtxDomainDestroy by other threads).
 struct DomainInfo {
   std::uint64_t id;
   std::string name;
 };
-struct RegisteredString {
-  std::string text;
-};
 
 struct NvtxState {
   std::mutex mutex;  // domains and registered strings (rare calls)
   std::unordered_map<std::string, DomainInfo*> domains;
-  std::unordered_map<std::string, RegisteredString*> strings;  // key: domain id + '\0' + text
+  std::unordered_map<std::string, collect::NvtxRegisteredString*> strings;  // key: domain id + '\0' + text
   std::uint64_t next_domain = 1;
   std::atomic<std::uint64_t> next_range{1};
   std::atomic<std::uint64_t> capture_range_id{0};  // start/end range that opened the window
@@ -78,41 +77,9 @@ std::string_view domain_name(nvtxDomainHandle_t d) {
   return d == nullptr ? std::string_view{} : reinterpret_cast<const DomainInfo*>(d)->name;
 }
 
-struct Payload {
-  std::string message;
-  std::uint32_t color = 0;
-  std::uint32_t category = 0;
-  bool has_color = false;
-};
+using Payload = collect::NvtxPayload;
 
-Payload from_attributes(const nvtxEventAttributes_t* a) {
-  Payload p;
-  if (a == nullptr) return p;
-  constexpr std::size_t kMessageEnd =
-      offsetof(nvtxEventAttributes_t, message) + sizeof(nvtxMessageValue_t);
-  if (a->size < kMessageEnd) return p;  // older/foreign layout: ignore the fields
-  p.category = a->category;
-  if (a->colorType == NVTX_COLOR_ARGB) {
-    p.has_color = true;
-    p.color = a->color;
-  }
-  switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII:
-      if (a->message.ascii != nullptr) p.message = a->message.ascii;
-      break;
-    case NVTX_MESSAGE_TYPE_UNICODE:
-      p.message = collect::wide_to_utf8(a->message.unicode);
-      break;
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-      if (a->message.registered != nullptr) {
-        p.message = reinterpret_cast<const RegisteredString*>(a->message.registered)->text;
-      }
-      break;
-    default:
-      break;
-  }
-  return p;
-}
+Payload from_attributes(const nvtxEventAttributes_t* a) { return collect::decode_nvtx_attributes(a); }
 
 void post_nvtx(Collector* c, log::NvtxEventType type, std::uint64_t domain, std::uint64_t range,
                Payload&& p, std::uint64_t ts = 0) {
@@ -346,7 +313,7 @@ nvtxStringHandle_t register_string(nvtxDomainHandle_t d, std::string s) noexcept
     std::lock_guard lock(g_nvtx->mutex);
     auto it = g_nvtx->strings.find(key);
     if (it != g_nvtx->strings.end()) return reinterpret_cast<nvtxStringHandle_t>(it->second);
-    auto* r = new RegisteredString{std::move(s)};
+    auto* r = new collect::NvtxRegisteredString{std::move(s)};
     g_nvtx->strings.emplace(std::move(key), r);
     return reinterpret_cast<nvtxStringHandle_t>(r);
   } catch (...) {

@@ -15,6 +15,14 @@ std::int64_t round_up(std::int64_t x, std::int64_t y) { return divide_round_up(x
 
 }  // namespace
 
+std::int64_t dims_product(std::int64_t x, std::int64_t y, std::int64_t z) {
+  if (x <= 0 || y <= 0 || z <= 0) return 0;
+  std::int64_t xy = 0;
+  std::int64_t xyz = 0;
+  if (__builtin_mul_overflow(x, y, &xy) || __builtin_mul_overflow(xy, z, &xyz)) return 0;
+  return xyz;
+}
+
 std::string_view limiter_name(Limiter limiter) {
   switch (limiter) {
     case Limiter::kWarps: return "warps";

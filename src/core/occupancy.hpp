@@ -85,4 +85,10 @@ struct ArchConstants {
 /// Theoretical occupancy of `launch` on `device` (see the file comment).
 [[nodiscard]] std::optional<Occupancy> compute(const DeviceLimits& device, const LaunchConfig& launch);
 
+/// x × y × z: the blocks of a grid or the threads of a block, from dimensions read from a
+/// trace. 0 (unknown) when a dimension is not positive (-1 and 0 mean unknown in the trace)
+/// or the product exceeds 2^63 - 1, which only a damaged or foreign trace holds: CUDA's
+/// limits (grid x < 2^31, y and z < 2^16) keep a real grid below it.
+[[nodiscard]] std::int64_t dims_product(std::int64_t x, std::int64_t y, std::int64_t z);
+
 }  // namespace gpuscope::occupancy

@@ -1,4 +1,5 @@
 #include "core/stats.hpp"
+#include "core/saturating.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -50,7 +51,7 @@ std::vector<Interval> interval_union(std::vector<Interval> intervals) {
 
 std::int64_t union_length(std::vector<Interval> intervals) {
   std::int64_t total = 0;
-  for (const Interval& i : interval_union(std::move(intervals))) total += i.end_ns - i.start_ns;
+  for (const Interval& i : interval_union(std::move(intervals))) core::add_span(total, i.end_ns, i.start_ns);
   return total;
 }
 

@@ -1,19 +1,26 @@
-// Timeline: every event of a trace, loaded from the trace database into plain
-// structs, ready for a timeline exporter (render/perfetto_json.hpp).
+// Timeline: the events of a trace as plain structs, for a timeline exporter
+// (render/perfetto_json.hpp).
 //
-// analyze::load_timeline() reads the tables of store/schema.hpp (api_calls, nvtx_events,
-// syncs, kernels, memcpys, memsets, processes, threads, devices) with names
-// resolved through `strings`. All times are integer ns on the trace clock
-// (CUPTI timestamps, CLOCK_REALTIME); nothing is rounded. Errors: throws
-// store::DatabaseError when the database lacks the schema's tables.
+// Two ways to hold them:
+//   - streamed: a TimelineHeader and TimelineTracks (small whatever the trace size), then
+//     the events one at a time from a TimelineEvents source (analyze::TraceTimelineEvents
+//     reads them from the trace database in time order); memory stays bounded;
+//   - in memory: a Timeline holding every event in vectors (analyze::load_timeline, tests),
+//     with timeline_tracks() and TimelineVectors deriving the same from the vectors.
+// The tables behind them are those of store/schema.hpp (api_calls, nvtx_events, syncs,
+// kernels, memcpys, memsets, processes, threads, devices) with names resolved through
+// `strings`. All times are integer ns on the trace clock (CUPTI timestamps,
+// CLOCK_REALTIME); nothing is rounded.
 //
-// Plain data only (core/: no I/O), so render/ uses it without analyze/ or SQLite.
+// Plain data and logic only (core/: no I/O), so render/ uses it without analyze/ or SQLite.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuscope {
@@ -67,6 +74,10 @@ struct ApiCallEvent {
   std::int64_t end_ns = 0;
   std::int64_t correlation_id = 0;  // 0 = none
   std::int64_t return_value = 0;
+  /// True on the earliest call (by start, then trace order) with its (pid, correlation_id)
+  /// when GPU work with that pid and correlation id is in the trace: the start of a
+  /// launch → GPU flow. Set by the source (analyze::TraceTimelineEvents) or link_launches().
+  bool launched_traced_gpu_work = false;
 };
 
 /// An NVTX range (push/pop or start/end) or mark (CPU side).
@@ -104,6 +115,9 @@ struct GpuEventBase {
   std::int64_t correlation_id = 0;  // 0 = none
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  /// True when the API call that launched it (same pid and correlation_id, not 0) is in
+  /// the trace. Set by the source or link_launches(), as ApiCallEvent's flag.
+  bool launch_traced = false;
 };
 
 struct KernelEvent : GpuEventBase {
@@ -130,7 +144,8 @@ struct MemsetEvent : GpuEventBase {
   std::string memory_kind;
 };
 
-struct Timeline {
+/// Everything but the events: the time base, the processes, threads and GPUs.
+struct TimelineHeader {
   /// Earliest timestamp in the trace (ns): the smallest of every event start,
   /// process start and capture window start; 0 for an empty trace. Exporters
   /// write times relative to it.
@@ -138,6 +153,11 @@ struct Timeline {
   std::vector<TimelineProcess> processes;  // sorted by pid
   std::vector<TimelineThread> threads;
   std::vector<TimelineDevice> devices;  // one per (pid, device_id), sorted by gpu_index
+};
+
+/// The whole trace in memory. Memory grows with the number of events (about 200 bytes
+/// each, plus names): for tests and small traces; exporters stream (TimelineEvents).
+struct Timeline : TimelineHeader {
   // CPU events, each vector sorted by start_ns.
   std::vector<ApiCallEvent> api_calls;
   std::vector<NvtxEvent> nvtx;
@@ -148,5 +168,73 @@ struct Timeline {
   std::vector<MemsetEvent> memsets;
 };
 
+/// One GPU stream some process used: a track of the timeline.
+struct TimelineStream {
+  std::int64_t gpu_index = 0;
+  std::int64_t pid = 0;
+  std::int64_t stream_id = 0;
+  friend auto operator<=>(const TimelineStream&, const TimelineStream&) = default;
+};
+
+/// The tracks the events fall on and the trace's end: what an exporter needs before it
+/// writes the first event. Its size grows with processes, threads and streams, never
+/// with the number of events.
+struct TimelineTracks {
+  /// Latest timestamp (ns): the largest of base_ns, every event end (the start of an
+  /// NVTX mark or of a range never closed) and every process end.
+  std::int64_t end_ns = 0;
+  /// Every pid with a process row or any event, ascending, without repeats.
+  std::vector<std::int64_t> pids;
+  /// Every (pid, tid) with an API call, NVTX event or sync (a sync whose thread is
+  /// unknown counts on (pid, pid)), ascending, without repeats.
+  std::vector<std::pair<std::int64_t, std::int64_t>> cpu_threads;
+  /// Every stream with a kernel, memcpy or memset, ascending, without repeats.
+  std::vector<TimelineStream> gpu_streams;
+};
+
+/// A source of events, each kind in time order (start_ns, then trace order), with the
+/// launch flags set. Every call visits every event of its kind once; memory held
+/// between calls is the source's business (a trace database source holds one row).
+/// Errors: whatever the source throws (store::DatabaseError for a trace database).
+class TimelineEvents {
+ public:
+  template <typename Event>
+  using Visitor = std::function<void(const Event&)>;
+  virtual ~TimelineEvents() = default;
+  virtual void api_calls(const Visitor<ApiCallEvent>& visit) = 0;
+  virtual void nvtx(const Visitor<NvtxEvent>& visit) = 0;
+  virtual void syncs(const Visitor<SyncEvent>& visit) = 0;
+  virtual void kernels(const Visitor<KernelEvent>& visit) = 0;
+  virtual void memcpys(const Visitor<MemcpyEvent>& visit) = 0;
+  virtual void memsets(const Visitor<MemsetEvent>& visit) = 0;
+};
+
+/// The events of an in-memory Timeline, in vector order (the Timeline must outlive it).
+class TimelineVectors final : public TimelineEvents {
+ public:
+  explicit TimelineVectors(const Timeline& timeline) : m_tl(timeline) {}
+  void api_calls(const Visitor<ApiCallEvent>& visit) override { each(m_tl.api_calls, visit); }
+  void nvtx(const Visitor<NvtxEvent>& visit) override { each(m_tl.nvtx, visit); }
+  void syncs(const Visitor<SyncEvent>& visit) override { each(m_tl.syncs, visit); }
+  void kernels(const Visitor<KernelEvent>& visit) override { each(m_tl.kernels, visit); }
+  void memcpys(const Visitor<MemcpyEvent>& visit) override { each(m_tl.memcpys, visit); }
+  void memsets(const Visitor<MemsetEvent>& visit) override { each(m_tl.memsets, visit); }
+
+ private:
+  template <typename Event>
+  static void each(const std::vector<Event>& events, const Visitor<Event>& visit) {
+    for (const Event& e : events) visit(e);
+  }
+  const Timeline& m_tl;
+};
+
+/// The tracks and end of an in-memory Timeline, from its vectors (same rules as
+/// analyze::load_timeline_tracks on a trace database).
+[[nodiscard]] TimelineTracks timeline_tracks(const Timeline& timeline);
+
+/// Sets the launch flags of every event from the vectors (ApiCallEvent::
+/// launched_traced_gpu_work: the first call in vector order per (pid, correlation_id);
+/// GpuEventBase::launch_traced), for a Timeline built by hand.
+void link_launches(Timeline& timeline);
 
 }  // namespace gpuscope

@@ -5,10 +5,14 @@
 #include <optional>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/occupancy.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -45,19 +49,22 @@ std::string sync_name(std::string_view type) {
 
 class Writer {
  public:
-  Writer(const Timeline& tl, std::ostream& out) : m_tl(tl), m_out(out) { index(); }
+  Writer(const TimelineHeader& header, const TimelineTracks& tracks, std::ostream& out)
+      : m_tl(header), m_tracks(tracks), m_out(out) {
+    index();
+  }
 
-  void write() {
+  void write(TimelineEvents& events) {
     m_out << "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": " << dump(device_properties())
           << ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": " << m_tl.base_ns
           << ",\n  \"traceEvents\": [";
     write_metadata();
-    for (const auto& e : m_tl.api_calls) write_api_call(e);
-    for (const auto& e : m_tl.nvtx) write_nvtx(e);
-    for (const auto& e : m_tl.syncs) write_sync(e);
-    for (const auto& e : m_tl.kernels) write_kernel(e);
-    for (const auto& e : m_tl.memcpys) write_memcpy(e);
-    for (const auto& e : m_tl.memsets) write_memset(e);
+    events.api_calls([this](const ApiCallEvent& e) { write_api_call(e); });
+    events.nvtx([this](const NvtxEvent& e) { write_nvtx(e); });
+    events.syncs([this](const SyncEvent& e) { write_sync(e); });
+    events.kernels([this](const KernelEvent& e) { write_kernel(e); });
+    events.memcpys([this](const MemcpyEvent& e) { write_memcpy(e); });
+    events.memsets([this](const MemsetEvent& e) { write_memset(e); });
     m_out << "\n  ]\n}\n";
   }
 
@@ -70,47 +77,15 @@ class Writer {
   std::string ts(std::int64_t ns) const { return format_us(ns - m_tl.base_ns); }
   static std::string dur(std::int64_t start, std::int64_t end) { return format_us(std::max<std::int64_t>(0, end - start)); }
 
-  // --- indexing -----------------------------------------------------------
+  // --- indexing: per process, thread and stream only, never per event ---------
   void index() {
-    std::set<std::int64_t> pids;
-    for (const auto& p : m_tl.processes) pids.insert(p.pid);
-    auto add_gpu = [&](const GpuEventBase& e) {
-      pids.insert(e.pid);
-      m_gpu_pids[e.gpu_index].insert(e.pid);
-    };
-    for (const auto& e : m_tl.kernels) add_gpu(e);
-    for (const auto& e : m_tl.memcpys) add_gpu(e);
-    for (const auto& e : m_tl.memsets) add_gpu(e);
-    for (const auto& e : m_tl.api_calls) pids.insert(e.pid);
-    for (const auto& e : m_tl.nvtx) pids.insert(e.pid);
-    for (const auto& e : m_tl.syncs) pids.insert(e.pid);
     std::int64_t ordinal = 0;
-    for (std::int64_t pid : pids) m_ordinal[pid] = ordinal++;
-    m_single_process = pids.size() <= 1;
-
+    for (std::int64_t pid : m_tracks.pids) m_ordinal[pid] = ordinal++;
+    m_single_process = m_tracks.pids.size() <= 1;
+    for (const TimelineStream& s : m_tracks.gpu_streams) m_gpu_pids[s.gpu_index].insert(s.pid);
     for (const auto& d : m_tl.devices) m_devices[{d.pid, d.device_id}] = &d;
-    for (const auto& a : m_tl.api_calls)
-      if (a.correlation_id != 0) m_launch.emplace(std::pair{a.pid, a.correlation_id}, &a);  // first wins
-    auto add_flow = [&](const GpuEventBase& e) {
-      if (e.correlation_id != 0 && m_launch.count({e.pid, e.correlation_id}))
-        m_flow_starts.insert({e.pid, e.correlation_id});
-    };
-    for (const auto& e : m_tl.kernels) add_flow(e);
-    for (const auto& e : m_tl.memcpys) add_flow(e);
-    for (const auto& e : m_tl.memsets) add_flow(e);
-
-    m_trace_end = m_tl.base_ns;
-    auto end_at = [&](std::int64_t t) { m_trace_end = std::max(m_trace_end, t); };
-    for (const auto& e : m_tl.api_calls) end_at(e.end_ns);
-    for (const auto& e : m_tl.nvtx) end_at(e.end_ns.value_or(e.start_ns));
-    for (const auto& e : m_tl.syncs) end_at(e.end_ns);
-    for (const auto& e : m_tl.kernels) end_at(e.end_ns);
-    for (const auto& e : m_tl.memcpys) end_at(e.end_ns);
-    for (const auto& e : m_tl.memsets) end_at(e.end_ns);
-    for (const auto& p : m_tl.processes) {
-      if (p.end_ns) end_at(*p.end_ns);
-      m_process_end[p.pid] = p.end_ns;
-    }
+    m_trace_end = m_tracks.end_ns;
+    for (const auto& p : m_tl.processes) m_process_end[p.pid] = p.end_ns;
   }
 
   bool gpu_shared(std::int64_t gpu_index) const {
@@ -118,14 +93,23 @@ class Writer {
     return it != m_gpu_pids.end() && it->second.size() > 1;
   }
 
-  std::int64_t gpu_tid(const GpuEventBase& e) const {
-    if (!gpu_shared(e.gpu_index)) return e.stream_id;
-    return (m_ordinal.at(e.pid) + 1) * kGpuTidStride + e.stream_id;
+  // The ordinal of a pid the tracks list; a source whose events disagree with its tracks
+  // is a bug, named rather than crashed on.
+  std::int64_t ordinal(std::int64_t pid) const {
+    const auto it = m_ordinal.find(pid);
+    if (it == m_ordinal.end())
+      throw std::logic_error("timeline: pid " + std::to_string(pid) + " has events but is not among the tracks");
+    return it->second;
+  }
+
+  std::int64_t gpu_tid(std::int64_t gpu_index, std::int64_t pid, std::int64_t stream_id) const {
+    if (!gpu_shared(gpu_index)) return stream_id;
+    return (ordinal(pid) + 1) * kGpuTidStride + stream_id;
   }
 
   std::int64_t flow_id(std::int64_t pid, std::int64_t correlation_id) const {
     if (m_single_process) return correlation_id;
-    return ((m_ordinal.at(pid) + 1) << 32) + correlation_id;
+    return ((ordinal(pid) + 1) << 32) + correlation_id;
   }
 
   // --- header -------------------------------------------------------------
@@ -176,10 +160,7 @@ class Writer {
       meta("process_sort_index", pid, 0, Json{{"sort_index", ordinal}});
     }
     // CPU threads that have events.
-    std::set<std::pair<std::int64_t, std::int64_t>> threads;
-    for (const auto& e : m_tl.api_calls) threads.insert({e.pid, e.tid});
-    for (const auto& e : m_tl.nvtx) threads.insert({e.pid, e.tid});
-    for (const auto& e : m_tl.syncs) threads.insert({e.pid, e.tid.value_or(e.pid)});
+    const auto& threads = m_tracks.cpu_threads;
     for (const auto& [pid, tid] : threads) {
       std::string name = "thread " + std::to_string(tid);
       for (const auto& t : m_tl.threads)
@@ -192,13 +173,11 @@ class Writer {
     std::map<std::int64_t, std::string> gpus;
     for (const auto& d : m_tl.devices) gpus.emplace(d.gpu_index, d.name);
     std::map<std::pair<std::int64_t, std::int64_t>, std::pair<std::int64_t, std::int64_t>> streams;
-    auto add_stream = [&](const GpuEventBase& e) {
-      gpus.emplace(e.gpu_index, "");
-      streams.emplace(std::pair{e.gpu_index, gpu_tid(e)}, std::pair{e.pid, e.stream_id});
-    };
-    for (const auto& e : m_tl.kernels) add_stream(e);
-    for (const auto& e : m_tl.memcpys) add_stream(e);
-    for (const auto& e : m_tl.memsets) add_stream(e);
+    for (const TimelineStream& st : m_tracks.gpu_streams) {
+      gpus.emplace(st.gpu_index, "");
+      streams.emplace(std::pair{st.gpu_index, gpu_tid(st.gpu_index, st.pid, st.stream_id)},
+                      std::pair{st.pid, st.stream_id});
+    }
     for (const auto& [gpu, name] : gpus) {
       meta("process_name", gpu, 0, Json{{"name", "GPU " + std::to_string(gpu)}});
       if (!name.empty()) meta("process_labels", gpu, 0, Json{{"labels", name}});
@@ -231,9 +210,7 @@ class Writer {
     complete(e.is_driver ? "cuda_driver" : "cuda_runtime", e.name, e.pid, e.tid, e.start_ns, e.end_ns, args);
     // One flow start per launch, even when it launched several GPU activities
     // (a graph launch): each of those gets its own "f" with the same id, as Kineto.
-    if (e.correlation_id != 0 && m_flow_starts.count({e.pid, e.correlation_id}) &&
-        m_launch.at({e.pid, e.correlation_id}) == &e)
-      flow('s', flow_id(e.pid, e.correlation_id), e.pid, e.tid, e.start_ns);
+    if (e.launched_traced_gpu_work) flow('s', flow_id(e.pid, e.correlation_id), e.pid, e.tid, e.start_ns);
   }
 
   void write_nvtx(const NvtxEvent& e) {
@@ -266,21 +243,27 @@ class Writer {
   }
 
   void gpu_event(std::string_view cat, std::string_view name, const GpuEventBase& e, const Json& args) {
-    const std::int64_t tid = gpu_tid(e);
+    const std::int64_t tid = gpu_tid(e.gpu_index, e.pid, e.stream_id);
     complete(cat, name, e.gpu_index, tid, e.start_ns, e.end_ns, args);
-    if (e.correlation_id != 0 && m_flow_starts.count({e.pid, e.correlation_id}))
-      flow('f', flow_id(e.pid, e.correlation_id), e.gpu_index, tid, e.start_ns);
+    if (e.launch_traced) flow('f', flow_id(e.pid, e.correlation_id), e.gpu_index, tid, e.start_ns);
   }
 
   void write_kernel(const KernelEvent& e) {
     Json args{{"queued", 0}};
     args.update(gpu_args(e));
     args["registers per thread"] = e.registers_per_thread;
-    args["shared memory"] = e.static_shared_memory + e.dynamic_shared_memory;
+    // Values from the trace: a damaged one may overflow the sum (null then, never UB).
+    std::int64_t shared = 0;
+    if (__builtin_add_overflow(e.static_shared_memory, e.dynamic_shared_memory, &shared)) {
+      args["shared memory"] = nullptr;
+    } else {
+      args["shared memory"] = shared;
+    }
     const auto dev = m_devices.find({e.pid, e.device_id});
     if (dev != m_devices.end() && dev->second->sm_count > 0) {
-      const double blocks = static_cast<double>(e.grid[0] * e.grid[1] * e.grid[2]);
-      const std::int64_t threads = e.block[0] * e.block[1] * e.block[2];
+      // 0 for an unknown or overflowing grid (core/occupancy.hpp).
+      const double blocks = static_cast<double>(occupancy::dims_product(e.grid[0], e.grid[1], e.grid[2]));
+      const std::int64_t threads = occupancy::dims_product(e.block[0], e.block[1], e.block[2]);
       const double blocks_per_sm = blocks / static_cast<double>(dev->second->sm_count);
       // Warps are allocated whole: a 48-thread block occupies 2 warps.
       args["blocks per SM"] = blocks_per_sm;
@@ -310,7 +293,8 @@ class Writer {
     gpu_event("gpu_memset", "Memset (" + memory_kind_name(e.memory_kind) + ")", e, transfer_args(e, e.bytes));
   }
 
-  const Timeline& m_tl;
+  const TimelineHeader& m_tl;
+  const TimelineTracks& m_tracks;
   std::ostream& m_out;
   bool m_first = true;
   bool m_single_process = true;
@@ -318,8 +302,6 @@ class Writer {
   std::map<std::int64_t, std::int64_t> m_ordinal;                  // pid → index in pid order
   std::map<std::int64_t, std::set<std::int64_t>> m_gpu_pids;       // gpu_index → pids with GPU work
   std::map<std::pair<std::int64_t, std::int64_t>, const TimelineDevice*> m_devices;
-  std::map<std::pair<std::int64_t, std::int64_t>, const ApiCallEvent*> m_launch;  // (pid, corr)
-  std::set<std::pair<std::int64_t, std::int64_t>> m_flow_starts;   // launches with GPU work
   std::map<std::int64_t, std::optional<std::int64_t>> m_process_end;
 };
 
@@ -332,6 +314,14 @@ std::string format_us(std::int64_t ns) {
   return fmt::format("{}{}.{:03}", negative ? "-" : "", mag / 1000, mag % 1000);
 }
 
-void write_perfetto_json(const Timeline& timeline, std::ostream& out) { Writer(timeline, out).write(); }
+void write_perfetto_json(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
+                         std::ostream& out) {
+  Writer(header, tracks, out).write(events);
+}
+
+void write_perfetto_json(const Timeline& timeline, std::ostream& out) {
+  TimelineVectors events(timeline);
+  write_perfetto_json(timeline, timeline_tracks(timeline), events, out);
+}
 
 }  // namespace gpuscope::render

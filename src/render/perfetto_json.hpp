@@ -1,4 +1,4 @@
-// Writes a Timeline (core/timeline.hpp) as Chrome trace-event JSON, the format
+// Writes a timeline (core/timeline.hpp) as Chrome trace-event JSON, the format
 // ui.perfetto.dev and chrome://tracing open, following the PyTorch profiler's
 // (Kineto's libkineto/src/output_json.cpp) conventions so tools made for
 // PyTorch traces (HTA, TensorBoard's profiler plugin) read ours.
@@ -39,7 +39,15 @@
 // id, since correlation ids are per process too. Both stay below 2^53 (exact in
 // JavaScript) and tids below 2^32 (Perfetto's limit).
 //
-// Errors: only those of the stream (check out.fail() after the call).
+// Streaming: events are written as the source visits them (API calls, then NVTX, syncs,
+// kernels, memcpys, memsets, each in the source's order); the writer keeps state per
+// process, thread, stream and device only, so memory does not grow with the number of
+// events. Flows come from the events' launch flags (ApiCallEvent::launched_traced_gpu_work,
+// GpuEventBase::launch_traced).
+//
+// Errors: those of the stream (check out.fail() after the call) and of the source
+// (store::DatabaseError from analyze::TraceTimeline); std::logic_error if an event's pid
+// is missing from tracks.pids (a source that contradicts itself).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +58,13 @@
 
 namespace gpuscope::render {
 
-/// Writes the whole trace; see the file comment.
+/// Writes the trace as `events` visits it; see the file comment. `header` and `tracks`
+/// describe the same trace (analyze::TraceTimeline::header() and tracks()).
+void write_perfetto_json(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
+                         std::ostream& out);
+
+/// Writes an in-memory Timeline (tracks from timeline_tracks(); the launch flags as the
+/// events hold them: analyze::load_timeline sets them, link_launches() for one built by hand).
 void write_perfetto_json(const Timeline& timeline, std::ostream& out);
 
 /// ns → µs text with exactly 3 decimals: 1234567 → "1234.567", -5 → "-0.005".

@@ -37,34 +37,6 @@ std::size_t prefix_bytes(std::string_view s, std::size_t n) {
   return s.size();
 }
 
-// Text from the traced program on one line, control characters shown escaped (\n, \r,
-// \t, \xNN for the other C0 characters and DEL), so a name can neither break the table's
-// layout nor send terminal escape sequences.
-std::string one_line(std::string s) {
-  if (std::none_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
-    return s;
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '\n') {
-      out += "\\n";
-    } else if (ch == '\r') {
-      out += "\\r";
-    } else if (ch == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 // Decimals for a real column, from its largest finite magnitude (see header).
 int real_decimals(const Report& r, std::size_t col) {
   double max_abs = 0.0;
@@ -321,28 +293,6 @@ void write_json(const Json& j, std::ostream& out) {
   out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
-}  // namespace
-
-Format parse_format(std::string_view text) {
-  if (text == "table") return Format::kTable;
-  if (text == "csv") return Format::kCsv;
-  if (text == "json") return Format::kJson;
-  if (text == "markdown") return Format::kMarkdown;
-  throw std::invalid_argument("unknown output format '" + std::string(text) +
-                              "' (valid: table, csv, json, markdown)");
-}
-
-std::string_view format_name(Format format) {
-  switch (format) {
-    case Format::kCsv: return "csv";
-    case Format::kJson: return "json";
-    case Format::kMarkdown: return "markdown";
-    case Format::kTable: break;
-  }
-  return "table";
-}
-
-std::string group_thousands(std::int64_t value) { return group_digits(std::to_string(value)); }
 // {"schema_version", "command", "reports": {name: report}} (header: "Documents").
 Json json_document(std::span<const Report> reports, const DocumentOptions& document) {
   Json doc;
@@ -395,6 +345,55 @@ void render_csv_sections(std::span<const Report> reports, std::ostream& out) {
   }
 }
 
+}  // namespace
+
+Format parse_format(std::string_view text) {
+  if (text == "table") return Format::kTable;
+  if (text == "csv") return Format::kCsv;
+  if (text == "json") return Format::kJson;
+  if (text == "markdown") return Format::kMarkdown;
+  throw std::invalid_argument("unknown output format '" + std::string(text) +
+                              "' (valid: table, csv, json, markdown)");
+}
+
+std::string_view format_name(Format format) {
+  switch (format) {
+    case Format::kCsv: return "csv";
+    case Format::kJson: return "json";
+    case Format::kMarkdown: return "markdown";
+    case Format::kTable: break;
+  }
+  return "table";
+}
+
+std::string group_thousands(std::int64_t value) { return group_digits(std::to_string(value)); }
+
+std::string one_line(std::string s) {
+  if (std::none_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+    return s;
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\r') {
+      out += "\\r";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string markdown_text(std::string s) { return md_escape(std::move(s)); }
 
 void render(const Report& report, Format format, std::ostream& out) {
   switch (format) {

@@ -87,4 +87,13 @@ void render(std::span<const Report> reports, Format format, std::ostream& out, c
 /// 1234567 → "1,234,567"; -1000 → "-1,000".
 [[nodiscard]] std::string group_thousands(std::int64_t value);
 
+/// Text from the traced program (a kernel name, an NVTX message) on one line for the table
+/// format: control characters shown escaped (\n, \r, \t, \xNN for the other C0 characters
+/// and DEL), so a name can neither break the layout nor send terminal escape sequences.
+[[nodiscard]] std::string one_line(std::string s);
+
+/// The same for markdown: one_line, then the punctuation markdown would act on
+/// (\ | < > * _ [ ] ` ~) backslash-escaped, so `vec<float>` prints verbatim.
+[[nodiscard]] std::string markdown_text(std::string s);
+
 }  // namespace gpuscope::render

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -15,6 +16,10 @@ namespace {
 
 // Ids above this go to the sparse map so a corrupt id cannot allocate gigabytes.
 constexpr std::uint64_t kMaxDenseStringId = 1u << 24;
+// The smallest String record: a log of N bytes numbers at most N / this strings, so a
+// writer's ids (1, 2, 3...) stay below it; a larger id is damage and goes to the sparse map
+// (a 30-byte record claiming id 2^24 - 1 made each pass allocate 256 MB: found by fuzzing).
+constexpr std::uint64_t kStringRecordBytes = sizeof(log::RecordHeader) + sizeof(log::StringRecord);
 
 template <class T>
 [[nodiscard]] T load(const char* p) {
@@ -96,12 +101,16 @@ LogStatus EventLogReader::open(const std::string& path) {
   return {};
 }
 
+std::uint64_t EventLogReader::dense_string_limit() const {
+  return std::min<std::uint64_t>(kMaxDenseStringId, m_size / kStringRecordBytes + 1);
+}
+
 void EventLogReader::add_string(std::uint64_t id, std::string_view value) {
   if (!core::valid_utf8(value)) {
     m_raw_strings[id] = value;
     value = m_repaired.emplace_back(core::repair_utf8(value));
   }
-  if (id < kMaxDenseStringId) {
+  if (id < dense_string_limit()) {
     if (id >= m_dense_strings.size()) m_dense_strings.resize(id + 1);
     m_dense_strings[id] = value;
   } else {
@@ -117,7 +126,7 @@ std::optional<std::string_view> EventLogReader::raw_string(std::uint64_t id) con
 
 std::string_view EventLogReader::string(std::uint64_t id) const {
   if (id < m_dense_strings.size()) return m_dense_strings[id];
-  if (id < kMaxDenseStringId) return {};
+  if (id < dense_string_limit()) return {};
   const auto it = m_sparse_strings.find(id);
   return it == m_sparse_strings.end() ? std::string_view{} : it->second;
 }

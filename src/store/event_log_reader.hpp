@@ -99,6 +99,12 @@ class EventLogReader {
   /// they were valid UTF-8 (or the id is unknown). For the strings table's `raw` column.
   [[nodiscard]] std::optional<std::string_view> raw_string(std::uint64_t id) const;
 
+  /// String ids below this can be numbered by this log: writers number strings 1, 2, 3...,
+  /// and a log of N bytes holds at most N / 16 String records (at most 2^24). Tables indexed
+  /// by log string id are sized by it; a larger id is damage and goes to a map, so a corrupt
+  /// id cannot make a small log allocate a large table.
+  [[nodiscard]] std::uint64_t dense_string_limit() const;
+
   [[nodiscard]] std::uint32_t pid() const { return m_pid; }
   [[nodiscard]] std::uint64_t file_bytes() const { return m_size; }
   [[nodiscard]] const std::string& path() const { return m_path; }

@@ -50,7 +50,7 @@ std::int64_t EventTables::str(std::uint64_t log_id) {
   if (log_id == 0) return 0;
   if (log_id < m_string_ids.size() && m_string_ids[log_id] != 0) return m_string_ids[log_id];
   const std::int64_t id = m_state.intern(m_reader.string(log_id), m_reader.raw_string(log_id));
-  if (log_id < (1u << 24)) {
+  if (log_id < m_reader.dense_string_limit()) {  // a larger id is damage: not kept
     if (log_id >= m_string_ids.size()) m_string_ids.resize(log_id + 1, 0);
     m_string_ids[log_id] = id;
   }

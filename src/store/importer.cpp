@@ -111,6 +111,14 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
     {
       ImportState state(db);
       for (const std::string& path : log_paths) import_log(state, path);
+      // Logs were given but none could be read: an empty trace would look like a run that
+      // recorded nothing. Fail, and leave any trace already at db_path as it was.
+      if (!log_paths.empty() && state.result.logs_read == 0) {
+        throw DatabaseError("none of the " + std::to_string(log_paths.size()) +
+                            " event log(s) could be read, so no trace was written" +
+                            (state.result.warnings.empty() ? std::string()
+                                                           : " (first: " + state.result.warnings.front() + ")"));
+      }
       finish(state, db, options);
       result = std::move(state.result);
     }

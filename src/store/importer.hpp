@@ -17,7 +17,8 @@
 // Errors: a bad log (missing, not a log, other format version) never stops the
 // import: it is skipped with an 'unreadable_log' data_loss row and a warning.
 // DatabaseError is thrown only when the database cannot be written (or exists
-// and overwrite is false). The database is built in a hidden
+// and overwrite is false), or when logs were given and none of them could be read
+// (an empty trace would pass for a run that recorded nothing). The database is built in a hidden
 // temporary file beside `db_path` (".NAME.tmp.XXXXXX", store/atomic_file.hpp), fsync'd and
 // renamed over `db_path` only when complete: a failed import leaves no half trace, and the
 // old trace untouched even with overwrite.

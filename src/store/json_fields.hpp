@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -23,9 +25,16 @@ using Json = nlohmann::ordered_json;
 /// NaN and infinities → null (JSON has no NaN); anything else → the number.
 [[nodiscard]] inline Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
+/// Parses `text` (the contents of `source`); on bad syntax or a number outside double's
+/// range (nlohmann's out_of_range.406, e.g. 1e999) calls `fail` with "SOURCE: not a valid
+/// JSON NOUN: in field 'ceilings[0].measured' (byte offset 812): number overflow parsing '1e999'",
+/// the field found by a second, SAX pass over the text. `fail` must throw.
+[[nodiscard]] Json parse_json_text(const std::string& text, const std::string& source, const std::string& noun,
+                                   const std::function<void(const std::string&)>& fail);
+
 /// Reads and parses the JSON file `path`; throws Error "PATH: ..." when it is missing
 /// (`missing`, e.g. "no such bench result file"), a folder, unreadable or not valid JSON
-/// (naming `noun`, e.g. "bench result", and the parser's line and column).
+/// (naming `noun`, e.g. "bench result", the field and the parser's position: parse_json_text).
 template <class Error>
 [[nodiscard]] Json read_json_file(const std::filesystem::path& path, const std::string& noun,
                                   const std::string& missing) {
@@ -36,14 +45,8 @@ template <class Error>
   if (fs::is_directory(path, ec)) throw Error(source + ": is a folder, not a " + noun + " file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(source + ": cannot open the " + noun + " for reading");
-  try {
-    return Json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." → from "parse error".
-    if (const auto at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
-    throw Error(source + ": not a valid JSON " + noun + ": " + what);
-  }
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_json_text(text, source, noun, [](const std::string& message) { throw Error(message); });
 }
 
 /// Writes `doc` (2-space indented, newline at the end) to `path` atomically

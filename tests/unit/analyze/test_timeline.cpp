@@ -1,5 +1,9 @@
 #include "analyze/timeline.hpp"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "trace_db.hpp"
@@ -91,6 +95,95 @@ TEST(Timeline, SameOrdinalOnDifferentGpusGetsDistinctIndices) {
   const Timeline tl = load_timeline(t.db());
   ASSERT_EQ(tl.kernels.size(), 2u);
   EXPECT_NE(tl.kernels[0].gpu_index, tl.kernels[1].gpu_index);
+}
+
+
+// Two processes on one GPU (same UUID), correlation ids shared across processes and
+// repeated inside one, GPU work of every kind with and without its launch call.
+void add_two_process_trace(TraceDb& t) {
+  t.add<rows::Process>({{.pid = 1, .exe = "/bin/a", .start_ns = 100, .end_ns = 9000},
+                        {.pid = 2, .exe = "/bin/b", .start_ns = 150, .end_ns = 9500}});
+  t.add<rows::Device>({TraceDb::h100_row(1, "GPU-same"), TraceDb::h100_row(2, "GPU-same")});
+  t.strings({{1, "cudaLaunchKernel"}, {2, "k"}, {3, "r"}});
+  t.api(1, 1, 1, 1000, 1100, 5);  // launches the kernel of (1, 5)
+  t.api(1, 2, 1, 1200, 1300, 5);  // same (pid, correlation): not the first, no flow start
+  t.api(1, 1, 1, 1400, 1500, 6);  // no GPU work
+  t.api(2, 2, 1, 1000, 1100, 5);  // (2, 5): another process's correlation 5
+  t.api(1, 1, 1, 1600, 1700, 7);  // launches the memset
+  t.api(2, 2, 1, 1800, 1900, 8);  // launches the memcpy
+  t.api(1, 1, 1, 1950, 1990, 0);  // no correlation
+  t.kernel(1, 0, 7, 5, 2000, 2500, 2);
+  t.kernel(2, 0, 7, 5, 2100, 2600, 2);
+  t.kernel(2, 0, 9, 9, 2700, 2800, 2);  // no launch call in the trace
+  t.add(rows::Memset{.pid = 1, .device_id = 0, .context_id = 1, .stream_id = 8, .correlation_id = 7,
+                     .start_ns = 3000, .end_ns = 3100, .bytes = 64, .value = 0, .memory_kind = "device"});
+  t.copy({.pid = 2, .stream = 3, .corr = 8, .start = 3200, .end = 3300, .bytes = 4096});
+  t.add(rows::Sync{.pid = 2, .tid = std::nullopt, .context_id = 1, .stream_id = 3,
+                   .sync_type = "stream_synchronize", .start_ns = 3400, .end_ns = 3500, .correlation_id = 10});
+  t.add(rows::NvtxEvent{.id = 1, .pid = 1, .tid = 3, .end_tid = 3, .style = "PushPop", .text_id = 3,
+                        .start_ns = 900});  // never closed
+}
+
+TEST(Timeline, LaunchFlagsFromSqlMatchTheVectorRule) {
+  TraceDb t;
+  add_two_process_trace(t);
+  const Timeline tl = load_timeline(t.db());
+  ASSERT_EQ(tl.api_calls.size(), 7u);
+  std::vector<std::pair<std::int64_t, std::int64_t>> starts;  // (pid, correlation) of flow starts
+  for (const ApiCallEvent& a : tl.api_calls)
+    if (a.launched_traced_gpu_work) starts.push_back({a.pid, a.correlation_id});
+  EXPECT_EQ(starts, (std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 5}, {2, 5}, {1, 7}, {2, 8}}));
+  ASSERT_EQ(tl.kernels.size(), 3u);
+  EXPECT_TRUE(tl.kernels[0].launch_traced);
+  EXPECT_TRUE(tl.kernels[1].launch_traced);
+  EXPECT_FALSE(tl.kernels[2].launch_traced);  // correlation 9 has no call
+  ASSERT_EQ(tl.memsets.size(), 1u);
+  EXPECT_TRUE(tl.memsets[0].launch_traced);
+  ASSERT_EQ(tl.memcpys.size(), 1u);
+  EXPECT_TRUE(tl.memcpys[0].launch_traced);
+
+  // The same flags from the in-memory rule (core/timeline.hpp).
+  Timeline linked = tl;
+  link_launches(linked);
+  for (std::size_t i = 0; i < tl.api_calls.size(); ++i)
+    EXPECT_EQ(linked.api_calls[i].launched_traced_gpu_work, tl.api_calls[i].launched_traced_gpu_work) << i;
+  for (std::size_t i = 0; i < tl.kernels.size(); ++i)
+    EXPECT_EQ(linked.kernels[i].launch_traced, tl.kernels[i].launch_traced) << i;
+}
+
+TEST(Timeline, TracksFromSqlMatchTheVectors) {
+  TraceDb t;
+  add_two_process_trace(t);
+  TraceTimeline source(t.db());
+  const TimelineHeader header = source.header();
+  EXPECT_EQ(header.base_ns, 100);
+  const TimelineTracks streamed = source.tracks(header);
+  const TimelineTracks in_memory = timeline_tracks(load_timeline(t.db()));
+
+  EXPECT_EQ(streamed.pids, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(streamed.cpu_threads,
+            (std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {1, 2}, {1, 3}, {2, 2}}));  // sync: (2, 2)
+  ASSERT_EQ(streamed.gpu_streams.size(), 5u);  // one GPU: (1,7) (1,8) (2,3) (2,7) (2,9)
+  for (const TimelineStream& s : streamed.gpu_streams) EXPECT_EQ(s.gpu_index, streamed.gpu_streams[0].gpu_index);
+  EXPECT_EQ(streamed.end_ns, 9500);  // process 2's end
+
+  EXPECT_EQ(streamed.pids, in_memory.pids);
+  EXPECT_EQ(streamed.cpu_threads, in_memory.cpu_threads);
+  EXPECT_EQ(streamed.gpu_streams, in_memory.gpu_streams);
+  EXPECT_EQ(streamed.end_ns, in_memory.end_ns);
+}
+
+TEST(Timeline, EventsAreVisitedInTimeOrderOneAtATime) {
+  TraceDb t;
+  add_two_process_trace(t);
+  TraceTimeline source(t.db());
+  std::vector<std::int64_t> starts;
+  source.api_calls([&starts](const ApiCallEvent& a) { starts.push_back(a.start_ns); });
+  EXPECT_TRUE(std::is_sorted(starts.begin(), starts.end()));
+  EXPECT_EQ(starts.size(), 7u);
+  int unclosed = 0;
+  source.nvtx([&unclosed](const NvtxEvent& e) { unclosed += !e.end_ns.has_value(); });
+  EXPECT_EQ(unclosed, 1);
 }
 
 }  // namespace

@@ -81,7 +81,9 @@ Timeline one_process() {
   return tl;
 }
 
-std::string write(const Timeline& tl) {
+// As export does for a trace: the launch flags derived first (link_launches).
+std::string write(Timeline tl) {
+  link_launches(tl);
   std::ostringstream out;
   write_perfetto_json(tl, out);
   return out.str();

@@ -1,6 +1,7 @@
 #include "store/importer.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -52,6 +53,44 @@ class ImporterTest : public ::testing::Test {
   TempDir m_dir;
   std::string m_db_path = m_dir.file("trace.sqlite");
 };
+
+// A FIFO named like a log is skipped, not waited on (opening it for reading would block
+// until a writer came); the readable log beside it is imported.
+TEST_F(ImporterTest, FifoInTheLogsIsSkippedNotWaitedOn) {
+  {
+    LogBuilder b(log("a.gslog"), 100);
+    b.process(1000);
+    b.end(2000);
+    b.close();
+  }
+  ASSERT_EQ(::mkfifo(log("b.gslog").c_str(), 0600), 0);
+  const ImportResult r = import({log("a.gslog"), log("b.gslog")});
+  EXPECT_EQ(r.logs_read, 1);
+  EXPECT_EQ(r.logs_skipped, 1);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings.front().find("a FIFO, not a regular file"), std::string::npos) << r.warnings.front();
+}
+
+// Logs given, none readable: an error, and the trace already there is left as it was.
+TEST_F(ImporterTest, NoReadableLogFailsAndKeepsTheOldTrace) {
+  {
+    LogBuilder b(log("a.gslog"), 100);
+    b.process(1000);
+    b.end(2000);
+    b.close();
+  }
+  (void)import({log("a.gslog")});
+  std::ofstream(log("junk.gslog")) << "not a log at all, but long enough to hold a header......";
+  try {
+    (void)import({log("junk.gslog")});
+    ADD_FAILURE() << "importing only unreadable logs must fail";
+  } catch (const DatabaseError& e) {
+    EXPECT_NE(std::string(e.what()).find("none of the 1 event log(s) could be read"), std::string::npos) << e.what();
+  }
+  Database d = db();
+  EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM processes"), 1);  // the first import's trace
+  EXPECT_FALSE(std::filesystem::exists(m_db_path + ".partial"));
+}
 
 // Text the program wrote that is not UTF-8 is repaired once, at import (U+FFFD), and its
 // bytes are kept in strings.raw for SQL users; valid names have no raw copy.
