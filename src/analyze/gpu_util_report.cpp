@@ -184,7 +184,7 @@ IdleGapHistogram idle_gaps(std::span<const stats::Interval> busy_union) {
     const auto bucket = static_cast<std::size_t>(
         std::upper_bound(kIdleGapBoundsNs.begin(), kIdleGapBoundsNs.end(), gap) - kIdleGapBoundsNs.begin());
     ++h[bucket].count;
-    h[bucket].total_ns += gap;
+    h[bucket].total_ns = core::sat_add(h[bucket].total_ns, gap);
   }
   return h;
 }

@@ -46,6 +46,16 @@ ArchConstants arch_constants(int cc_major, int cc_minor) {
 std::optional<Occupancy> compute(const DeviceLimits& device, const LaunchConfig& launch) {
   if (launch.block_threads <= 0 || launch.registers_per_thread < 0 || launch.shared_memory_per_block < 0)
     return std::nullopt;
+  // Values from a trace: beyond these no GPU exists (CUDA: 1024 threads per block, 255
+  // registers per thread, 228 KiB of shared memory), and the products below could overflow.
+  constexpr std::int64_t kMaxCount = std::int64_t{1} << 24;  // threads, registers, warps, blocks
+  constexpr std::int64_t kMaxBytes = std::int64_t{1} << 40;  // shared memory
+  if (launch.block_threads > kMaxCount || launch.registers_per_thread > kMaxCount ||
+      launch.shared_memory_per_block > kMaxBytes || device.max_warps_per_sm > kMaxCount ||
+      device.max_blocks_per_sm > kMaxCount || device.max_registers_per_sm > kMaxBytes ||
+      device.max_registers_per_block > kMaxBytes || device.max_shared_memory_per_sm > kMaxBytes ||
+      device.max_threads_per_block > kMaxCount)
+    return std::nullopt;
   if (device.max_threads_per_block > 0 && launch.block_threads > device.max_threads_per_block) return std::nullopt;
   if (device.max_warps_per_sm <= 0 || device.max_blocks_per_sm <= 0 || device.max_registers_per_sm <= 0 ||
       device.max_shared_memory_per_sm <= 0)

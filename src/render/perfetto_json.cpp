@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/occupancy.hpp"
+#include "core/saturating.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -74,8 +75,11 @@ class Writer {
     m_first = false;
   }
 
-  std::string ts(std::int64_t ns) const { return format_us(ns - m_tl.base_ns); }
-  static std::string dur(std::int64_t start, std::int64_t end) { return format_us(std::max<std::int64_t>(0, end - start)); }
+  // Saturating: a damaged trace's times must not overflow (core/saturating.hpp).
+  std::string ts(std::int64_t ns) const { return format_us(core::sat_sub(ns, m_tl.base_ns)); }
+  static std::string dur(std::int64_t start, std::int64_t end) {
+    return format_us(std::max<std::int64_t>(0, core::sat_sub(end, start)));
+  }
 
   // --- indexing: per process, thread and stream only, never per event ---------
   void index() {
@@ -279,7 +283,7 @@ class Writer {
     args["bytes"] = bytes;
     // bytes per ns = GB/s; left out for a zero-length record (no division by zero).
     if (e.end_ns > e.start_ns)
-      args["memory bandwidth (GB/s)"] = static_cast<double>(bytes) / static_cast<double>(e.end_ns - e.start_ns);
+      args["memory bandwidth (GB/s)"] = static_cast<double>(bytes) / static_cast<double>(core::sat_sub(e.end_ns, e.start_ns));
     return args;
   }
 

@@ -261,6 +261,9 @@ TEST_F(AtomicFileTest, SigintRemovesTheTemporaryFile) {
   put(file("out.json"), m_old);
   const fs::path target = file("out.json");
   const int code = in_child([&] {
+    // A Ctrl-C at a terminal: SIGINT at its default. A test run in the background of a
+    // shell without job control inherits SIGINT ignored, which gpuscope keeps ignored.
+    ::signal(SIGINT, SIG_DFL);
     remove_temporary_files_on_signals();
     write_file_atomically(target, Overwrite::kReplace, [](std::ostream& out) {
       out << std::string(100000, 'p');
