@@ -1,4 +1,5 @@
 #include "analyze/memcpy_check.hpp"
+#include "core/saturating.hpp"
 #include "analyze/analysis_cache.hpp"
 
 #include <algorithm>
@@ -102,7 +103,7 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
       "COALESCE(src_kind, 'unknown'), COALESCE(dst_kind, 'unknown'), is_async FROM memcpys");
   while (st.step()) {
     const std::int64_t start = st.column_int(2), end = st.column_int(3);
-    const std::int64_t duration = end - start;
+    const std::int64_t duration = core::sat_sub(end, start);
     const bool has_bytes = !st.is_null(4);
     const std::int64_t bytes = has_bytes ? st.column_int(4) : 0;
     const std::string kind = st.column_text(5), src = st.column_text(6), dst = st.column_text(7);
@@ -116,8 +117,8 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
 
     Group& g = groups[Key{memcpy_operation_name(kind), src, dst}];
     ++g.count;
-    g.bytes += bytes;
-    g.time_ns += duration;
+    g.bytes = core::sat_add(g.bytes, bytes);
+    g.time_ns = core::sat_add(g.time_ns, duration);
     g.small += small ? 1 : 0;
     g.sync += sync ? 1 : 0;
     g.serialized += serialized ? 1 : 0;
@@ -131,12 +132,12 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
     }
 
     ++f.copies;
-    f.copy_ns += duration;
+    f.copy_ns = core::sat_add(f.copy_ns, duration);
     f.small += small ? 1 : 0;
     if (pageable) {
       ++f.pageable;
-      f.pageable_bytes += bytes;
-      f.pageable_ns += duration;
+      f.pageable_bytes = core::sat_add(f.pageable_bytes, bytes);
+      f.pageable_ns = core::sat_add(f.pageable_ns, duration);
     }
     if (serialized) {
       ++f.serialized;

@@ -41,7 +41,7 @@ std::vector<Group> group_values(Database& db, std::string_view sql, const Rekey&
     Group& g = groups[key];
     g.key = std::move(key);
     g.values.push_back(st.column_int(key_columns));
-    g.total += g.values.back();
+    g.total = core::sat_add(g.total, g.values.back());
   }
   std::vector<Group> out;
   out.reserve(groups.size());
@@ -82,7 +82,7 @@ Report summarize(const SummaryShape& shape, const std::vector<Group>& groups) {
   for (const char* k : shape.key_names) r.add_column(k, "", ColumnType::kText);
 
   std::int64_t grand_total = 0;
-  for (const Group& g : groups) grand_total += g.total;
+  for (const Group& g : groups) grand_total = core::sat_add(grand_total, g.total);
   const double scale = shape.in_mb ? 1.0 / kBytesPerMb : 1.0;
   // Integers stay exact in ns; sizes become MB reals.
   auto amount = [&](std::int64_t v) -> Cell {
@@ -332,9 +332,9 @@ Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
   std::int64_t all_ns = 0, shown_ns = 0;
   for (std::size_t i = 0; i < all.rows.size(); ++i) {
     const auto total = std::get<std::int64_t>(all.rows[i][keep[1]]);
-    all_ns += total;
+    all_ns = core::sat_add(all_ns, total);
     if (i >= static_cast<std::size_t>(top_n)) continue;
-    shown_ns += total;
+    shown_ns = core::sat_add(shown_ns, total);
     Row row;
     for (std::size_t c : keep) row.push_back(all.rows[i][c]);
     r.rows.push_back(std::move(row));

@@ -128,7 +128,7 @@ Report nvtx_gpu_proj_sum(Database& db) {
     if (count == 0) continue;
     Group& g = groups[{st.column_text(6), st.column_text(5)}];
     g.proj.push_back(stats::union_length(intervals));
-    g.range_ns += end - start;
+    core::add_span(g.range_ns, end, start);
     g.ops += count;
     g.kernel_ns = core::sat_add(g.kernel_ns, kernel_ns);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/saturating.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
 #include "analyze/nsys_reports.hpp"
@@ -109,9 +110,9 @@ Report memory_summary(Database& db) {
     // Several schema kinds may share a name ('unknown' and odd values): merge them.
     auto it = std::find_if(rows.begin(), rows.end(), [&](const Row_& x) { return x.op == op; });
     if (it == rows.end()) it = rows.insert(rows.end(), Row_{std::move(op)});
-    it->count += st.column_int(2);
-    it->bytes += st.column_int(3);
-    it->time_ns += st.column_int(4);
+    it->count = core::sat_add(it->count, st.column_int(2));
+    it->bytes = core::sat_add(it->bytes, st.column_int(3));
+    it->time_ns = core::sat_add(it->time_ns, st.column_int(4));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row_& a, const Row_& b) {
     return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.op < b.op;
