@@ -143,9 +143,20 @@ int run_stats(const StatsOptions& o) {
   ro.mangled = o.mangled;
   // Per-event reports then read only the rows --top keeps (after --sort, all are needed).
   if (o.top && *o.top > 0 && o.sort.empty()) ro.first_rows = *o.top;
+  // A damaged trace (store::TraceDamagedError) may still hold intact tables: each report
+  // that can run on them prints; the others are named on stderr and the exit code is 1.
+  // Only when no report can run does the damage error itself come out (as before).
   std::vector<Report> reports;
-  for (const std::string& n : names)
-    for (Report& r : analyze::run_report(db, n, ro)) reports.push_back(std::move(r));  // "top" gives two
+  std::vector<std::pair<std::string, std::string>> damaged;  // report, error
+  for (const std::string& n : names) {
+    try {
+      for (Report& r : analyze::run_report(db, n, ro)) reports.push_back(std::move(r));  // "top" gives two
+    } catch (const store::TraceDamagedError& e) {
+      if (names.size() == 1) throw;
+      damaged.emplace_back(n, e.what());
+    }
+  }
+  if (reports.empty() && !damaged.empty()) throw store::TraceDamagedError(damaged.front().second);
 
   // Per-report transforms: unit first, so --sort may name the converted header.
   std::vector<std::string> unsorted;
@@ -174,15 +185,27 @@ int run_stats(const StatsOptions& o) {
     std::cerr << "gpuscope stats: warning: --sort '" << o.sort << "': report " << n
               << " has no such column; its rows keep their order\n";
 
+  const int rc = damaged.empty() ? 0 : 1;
   if (!o.output.empty()) {
     store::write_file_atomically(o.output, store::overwrite_if(o.force_overwrite),
                                  [&](std::ostream& out) { render::render(reports, format, out, kDocument); });
-    return 0;
+  } else {
+    render::render(reports, format, std::cout, kDocument);
+    std::cout.flush();
+    if (!std::cout) throw std::runtime_error("writing stdout failed");
   }
-  render::render(reports, format, std::cout, kDocument);
-  std::cout.flush();
-  if (!std::cout) throw std::runtime_error("writing stdout failed");
-  return 0;
+  if (!damaged.empty()) {
+    std::string which;
+    std::vector<std::string> whys;  // each distinct damage once
+    for (const auto& [name, why] : damaged) {
+      which += (which.empty() ? "" : ", ") + name;
+      if (std::find(whys.begin(), whys.end(), why) == whys.end()) whys.push_back(why);
+    }
+    std::cerr << "gpuscope stats: " << damaged.size() << " of " << names.size() << " reports could not run (" << which
+              << "): their tables are damaged; the reports printed read intact tables.\n";
+    for (const std::string& why : whys) std::cerr << "gpuscope stats: " << why << "\n";
+  }
+  return rc;
 }
 
 }  // namespace gpuscope::cli

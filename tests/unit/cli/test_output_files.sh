@@ -143,20 +143,36 @@ fi
 
 # Bad input found late: a trace that opens, but whose kernels table is damaged.
 # The kernels table's root page overwritten: the schema (page 1) still reads.
-cp "$cnn" damaged.sqlite
-python3 - damaged.sqlite <<'PY'
+damage_table() {  # TRACE TABLE: overwrite TABLE's root page; the schema (page 1) still reads
+  python3 - "$1" "$2" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 page = db.execute("PRAGMA page_size").fetchone()[0]
-root = db.execute("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'kernels'").fetchone()[0]
+root = db.execute("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", (sys.argv[2],)).fetchone()[0]
 db.close()
 with open(sys.argv[1], "r+b") as f:
     f.seek((root - 1) * page)
     f.write(bytes([0x0d]) + b"\xff" * (page - 1))  # a leaf page header with impossible cell counts
 PY
-"$bin" summary damaged.sqlite >/dev/null 2>&1
+}
+cp "$cnn" damaged.sqlite
+damage_table damaged.sqlite kernels
 REASON="malformed\|corrupt\|damaged"
 fails_half_way "export of a damaged trace" dmg.json "$bin" export damaged.sqlite -o dmg.json -f
+
+# Reports on the intact tables still run: only the memcpys table damaged.
+cp "$cnn" nocopies.sqlite
+damage_table nocopies.sqlite memcpys
+"$bin" stats nocopies.sqlite -r cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,nvtx_sum --format csv \
+  >partial.csv 2>err.txt; rc=$?
+check "stats on a trace with a damaged memcpys table: exit 1 (got $rc)" test $rc -eq 1
+check "stats on a damaged memcpys table: the kernel summary still prints, with its rows" \
+  python3 -c 'import csv,sys; rows=list(csv.DictReader(open(sys.argv[1]))); s={r["section"] for r in rows}; sys.exit(0 if {"cuda_api_sum","cuda_gpu_kern_sum","nvtx_sum"} <= s and "cuda_gpu_mem_time_sum" not in s and sum(r["section"]=="cuda_gpu_kern_sum" for r in rows) > 5 else 1)' partial.csv
+check "stats on a damaged memcpys table: names the report that could not run and the damage" \
+  grep -q "1 of 4 reports could not run (cuda_gpu_mem_time_sum)" err.txt
+check "stats on a damaged memcpys table: the damage error, not the SQL" grep -q "corrupt or truncated" err.txt
+"$bin" stats nocopies.sqlite -r cuda_gpu_mem_time_sum >/dev/null 2>err.txt; rc=$?
+check "stats with only the damaged report: the damage error (exit $rc)" grep -q "corrupt or truncated" err.txt
 
 # kernels --report --svg when no chart can be drawn (no kernel has DRAM or L2 bytes): a
 # warning, and the file that was there stays (it used to be deleted).
