@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The output matrix (issue: outputs a script can trust): every command that writes output
+# from a trace -- summary, stats (stdout and -o), export, kernels --report (and its --svg)
+# -- in every format, on four recordings of each committed run (tests/data/cnn.logs and
+# kernels-h100.logs):
+#   committed  the recording as made on the H100
+#   empty      its logs with only the process, device and string records (nothing launched)
+#   header     its logs cut to their header (a target killed before the first flush)
+#   hostile    every name the program controls replaced by a hostile one (hostile_logs.py)
+# Each output is parsed by a standard parser (json, csv, xml.etree; table and markdown as
+# strict UTF-8 with no raw control character) and checked for what it must hold: the
+# kernel count where there are kernels, "no events were recorded" where there are none,
+# the hostile name shown as text. A command that cannot answer (kernels --report on a trace
+# without kernel profiles) must say why in one line and exit 1, never crash or print a
+# partial document. Usage: test_output_matrix.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+bin="$(cd "$1" && pwd)/bin/gpuscope"
+src="$(cd "$2" && pwd)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+for run in cnn kernels-h100; do
+  cp -r "$src/tests/data/$run.logs" "committed-$run.logs"
+  python3 "$src/tests/unit/cli/logs_variant.py" empty "$src/tests/data/$run.logs" "empty-$run.logs"
+  python3 "$src/tests/unit/cli/logs_variant.py" header "$src/tests/data/$run.logs" "header-$run.logs"
+  python3 "$src/tests/unit/cli/hostile_logs.py" "$src/tests/data/$run.logs" "hostile-$run.logs"
+  for v in committed empty header hostile; do "$bin" import "$v-$run.logs" -o "$v-$run" 2>/dev/null; done
+done
+
+python3 - "$bin" "$src" <<'PY'
+import csv, io, json, pathlib, subprocess, sys, xml.etree.ElementTree as ET
+gpuscope, src = sys.argv[1:3]
+profile = f"{src}/tests/data/profile-h100.json"
+FORMATS = ("table", "csv", "json", "markdown")
+HOSTILE = "<script>alert(1)</script></svg>]]>&amp;"
+REPORTS = subprocess.run([gpuscope, "stats", "--help"], capture_output=True, text=True).stdout
+REPORTS = [l.split()[0] for l in REPORTS.split("Reports (")[1].split("\n\n")[0].splitlines()[1:]]
+assert len(REPORTS) >= 14, REPORTS
+checked = 0
+
+def run(args, ok=True):
+    p = subprocess.run([gpuscope, *args], capture_output=True)
+    if ok and p.returncode != 0:
+        sys.exit(f"FAIL gpuscope {' '.join(args)}: exit {p.returncode}\n{p.stderr.decode(errors='replace')}")
+    return p
+
+def parse(name, fmt, data):
+    """The output as text (strict UTF-8), checked by the format's standard parser."""
+    text = data.decode("utf-8")
+    if fmt == "json":
+        return json.dumps(json.loads(text), ensure_ascii=False)
+    if fmt == "csv":
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        assert rows and len({len(r) for r in rows}) == 1, f"{name}: not one csv table"
+        return "\n".join(",".join(r) for r in rows)
+    if fmt == "svg":
+        return "".join(ET.fromstring(data).itertext())
+    bad = sorted({hex(ord(c)) for c in text if (ord(c) < 0x20 and c not in "\n\r") or ord(c) == 0x7f})
+    assert not bad, f"{name}: raw control characters {bad}"
+    return text.replace("\\", "") if fmt == "markdown" else text   # markdown escapes < > _ ...
+
+def expect(variant, name, text, kernels):
+    if variant == "hostile":
+        assert HOSTILE.replace("&amp;", "") in text.replace("&amp;", ""), f"{name}: the hostile name is not shown as text"
+    if variant == "header" and name.startswith("summary") and not name.endswith("csv"):  # csv: rows only
+        assert "no events were recorded" in text, f"{name}: does not say no events were recorded"
+    if kernels is not None and name.startswith("summary.json"):
+        doc = json.loads(text)
+        row = doc["reports"]["trace_overview"]["rows"][0]
+        cols = [c["name"] for c in doc["reports"]["trace_overview"]["columns"]]
+        assert row[cols.index("Kernels")] == kernels, f"{name}: {row[cols.index('Kernels')]} kernels, not {kernels}"
+        if variant == "header":
+            assert row[cols.index("Wall Time")] is None, f"{name}: a wall time nobody measured"
+
+for variant in ("committed", "empty", "header", "hostile"):
+    cnn, kern = f"{variant}-cnn.sqlite", f"{variant}-kernels-h100.sqlite"
+    kernels = 306 if variant in ("committed", "hostile") else 0
+    for fmt in FORMATS:
+        for name, args in ((f"summary.{fmt}", ["summary", cnn, "--format", fmt]),
+                           (f"stats.{fmt}", ["stats", cnn, "-r", ",".join(REPORTS), "--format", fmt])):
+            text = parse(f"{variant}/{name}", fmt, run(args).stdout)
+            expect(variant, name, text, kernels); checked += 1
+        out = pathlib.Path(f"{variant}-stats-o.{fmt}")
+        run(["stats", cnn, "-r", "cuda_gpu_kern_sum,nvtx_sum", "--format", fmt, "-o", str(out), "-f"])
+        parse(f"{variant}/stats -o {fmt}", fmt, out.read_bytes()); checked += 1
+        p = run(["kernels", "--report", kern, "--profile", profile, "--format", fmt], ok=variant in ("committed", "hostile"))
+        if variant in ("committed", "hostile"):
+            text = parse(f"{variant}/kernels.{fmt}", fmt, p.stdout)
+            expect(variant, f"kernels.{fmt}", text, None)
+        else:
+            err = p.stderr.decode("utf-8")
+            assert p.returncode == 1 and not p.stdout and "no kernel profiles in the trace" in err, \
+                f"{variant}/kernels.{fmt}: exit {p.returncode}, {err!r}"
+        checked += 1
+    exp = pathlib.Path(f"{variant}.perfetto.json")
+    run(["export", cnn, "-o", str(exp), "-f"])
+    doc = json.loads(exp.read_bytes().decode("utf-8"))
+    kern_events = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+    assert len(kern_events) == kernels, f"{variant}/export: {len(kern_events)} kernels, not {kernels}"
+    if variant == "hostile":
+        assert all(HOSTILE in e["name"] for e in kern_events), f"{variant}/export: kernel names"
+    checked += 1
+    if variant in ("committed", "hostile"):
+        svg = pathlib.Path(f"{variant}.svg")
+        run(["kernels", "--report", kern, "--profile", profile, "--svg", str(svg), "-f"])
+        text = parse(f"{variant}/kernels.svg", "svg", svg.read_bytes())
+        expect(variant, "kernels.svg", text, None); checked += 1
+print(f"ok   {checked} outputs (summary, stats, stats -o, kernels in 4 formats; export; SVG) x "
+      "committed, empty, header-only, hostile recordings parse and hold what they must")
+PY
