@@ -34,8 +34,8 @@ void check_text(const char* what, const std::string& text) {
 }
 
 void render_all(const std::vector<Report>& reports) {
-  for (const render::Format f : {render::Format::kTable, render::Format::kCsv, render::Format::kJson,
-                                 render::Format::kMarkdown}) {
+  for (const render::Format f :
+       {render::Format::kTable, render::Format::kCsv, render::Format::kJson, render::Format::kMarkdown}) {
     std::ostringstream out;
     render::render(reports, f, out);
     check_text("bench report", out.str());
@@ -49,8 +49,8 @@ void render_all(const std::vector<Report>& reports) {
 void use_run(const BenchRun& run) {
   const std::vector<analyze::SweepAnalysis> sweeps = analyze::analyze_sweeps(run);
   const analyze::CompareResult same = analyze::compare(run, run);
-  render_all({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps),
-              analyze::bench_compare_report(same)});
+  render_all(
+      {analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps), analyze::bench_compare_report(same)});
   try {
     std::ostringstream svg;
     render::write_bench_sweep_svg(cli::sweep_chart_input(run, sweeps).input, svg);

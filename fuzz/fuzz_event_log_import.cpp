@@ -40,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t begin = 0;
   while (paths.size() < kMaxLogs) {
     const std::size_t sep = input.find(kLogSeparator, begin);
-    const std::string_view part = input.substr(begin, sep == std::string_view::npos ? std::string_view::npos : sep - begin);
+    const std::string_view part =
+        input.substr(begin, sep == std::string_view::npos ? std::string_view::npos : sep - begin);
     paths.push_back((logs / ("host-" + std::to_string(paths.size()) + ".gslog")).string());
     fuzz::write_bytes(paths.back(), reinterpret_cast<const std::uint8_t*>(part.data()), part.size());
     if (sep == std::string_view::npos) break;

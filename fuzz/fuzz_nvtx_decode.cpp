@@ -61,12 +61,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   collect::NvtxRegisteredString registered{ascii};
 
   switch (a.messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: a.message.ascii = null_message ? nullptr : ascii.c_str(); break;
-    case NVTX_MESSAGE_TYPE_UNICODE: a.message.unicode = null_message ? nullptr : wide.data(); break;
+    case NVTX_MESSAGE_TYPE_ASCII:
+      a.message.ascii = null_message ? nullptr : ascii.c_str();
+      break;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+      a.message.unicode = null_message ? nullptr : wide.data();
+      break;
     case NVTX_MESSAGE_TYPE_REGISTERED:
       a.message.registered = null_message ? nullptr : reinterpret_cast<nvtxStringHandle_t>(&registered);
       break;
-    default: a.message.ascii = ascii.c_str(); break;  // must be ignored
+    default:
+      a.message.ascii = ascii.c_str();
+      break;  // must be ignored
   }
   const collect::NvtxPayload payload = collect::decode_nvtx_attributes((flags & 2u) != 0 ? nullptr : &a);
   if (a.messageType == NVTX_MESSAGE_TYPE_UNICODE && !core::valid_utf8(payload.message)) {

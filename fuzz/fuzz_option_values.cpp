@@ -68,10 +68,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const core::DurationLimits seconds;
     const auto d = core::parse_duration_ns(text, seconds);
     check_option("parse_duration_ns", d, seconds);
-    if (d.ok() && (*d.value < seconds.min_ns || *d.value > seconds.max_ns)) fuzz::finding("parse_duration_ns", "out of limits");
+    if (d.ok() && (*d.value < seconds.min_ns || *d.value > seconds.max_ns))
+      fuzz::finding("parse_duration_ns", "out of limits");
     core::DurationLimits period{1'000'000, 60'000'000'000, 1'000'000, "100ms"};
     const auto p = core::parse_duration_ns(text, period);
-    if (p.ok() && (*p.value < period.min_ns || *p.value > period.max_ns)) fuzz::finding("parse_duration_ns", "out of limits");
+    if (p.ok() && (*p.value < period.min_ns || *p.value > period.max_ns))
+      fuzz::finding("parse_duration_ns", "out of limits");
     const core::CountLimits counts{1, 4096, "10"};
     const auto c = core::parse_count(text, counts);
     check_option("parse_count", c, counts);
@@ -102,7 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   });
   refusable([&] {
     const analyze::NvtxRangeFilter f = analyze::parse_nvtx_filter(text);
-    if (f.name.empty() || (f.instance && *f.instance < 1)) fuzz::finding("parse_nvtx_filter", "empty name or instance < 1");
+    if (f.name.empty() || (f.instance && *f.instance < 1))
+      fuzz::finding("parse_nvtx_filter", "empty name or instance < 1");
   });
   refusable([&] { (void)parse_time_unit(text); });
   refusable([&] { (void)render::parse_format(text); });

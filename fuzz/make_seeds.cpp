@@ -132,8 +132,10 @@ void write_log(const fs::path& path, std::uint32_t pid, std::string_view name_a,
       k.stream_id = 7;
       k.correlation_id = corr;
       k.context_id = 1;
-      k.grid[0] = 128; k.grid[1] = k.grid[2] = 1;
-      k.block[0] = 256; k.block[1] = k.block[2] = 1;
+      k.grid[0] = 128;
+      k.grid[1] = k.grid[2] = 1;
+      k.block[0] = 256;
+      k.block[1] = k.block[2] = 1;
       k.registers_per_thread = 32;
       k.name_string = w.intern(i == 0 ? name_a : "_Z6kernelPfi");
       w.add(log::RecordKind::kKernel, k);
@@ -180,14 +182,16 @@ void write_log(const fs::path& path, std::uint32_t pid, std::string_view name_a,
   kp.metric_set_string = w.intern("quick");
   kp.stream_id = 7;
   kp.correlation_id = 10;
-  kp.grid[0] = 128; kp.grid[1] = kp.grid[2] = 1;
-  kp.block[0] = 256; kp.block[1] = kp.block[2] = 1;
+  kp.grid[0] = 128;
+  kp.grid[1] = kp.grid[2] = 1;
+  kp.block[0] = 256;
+  kp.block[1] = kp.block[2] = 1;
   kp.registers_per_thread = kp.static_shared_memory = kp.dynamic_shared_memory = kp.local_memory_per_thread = -1;
   kp.passes = 1;
   w.add(log::RecordKind::kKernelProfile, kp);
-  for (const auto& [metric, value] : {std::pair{"gpu__time_duration.sum", 3000.0},
-                                      std::pair{"dram__bytes_read.sum", 1048576.0},
-                                      std::pair{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 41.5}}) {
+  for (const auto& [metric, value] :
+       {std::pair{"gpu__time_duration.sum", 3000.0}, std::pair{"dram__bytes_read.sum", 1048576.0},
+        std::pair{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 41.5}}) {
     log::KernelMetricRecord km{1, w.intern(metric), value};
     w.add(log::RecordKind::kKernelMetric, km);
   }
@@ -230,16 +234,16 @@ void make_trace(const std::vector<std::string>& logs, const fs::path& trace) {
 void write_nvtx_seed(const fs::path& path, std::int32_t message_type, std::string_view message, bool wide) {
   std::string s;
   auto put = [&s](const auto& v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(std::uint16_t{3});    // version
-  put(std::uint16_t{48});   // size (NVTX_EVENT_ATTRIB_STRUCT_SIZE)
-  put(std::uint32_t{2});    // category
-  put(std::int32_t{1});     // colorType: ARGB
+  put(std::uint16_t{3});   // version
+  put(std::uint16_t{48});  // size (NVTX_EVENT_ATTRIB_STRUCT_SIZE)
+  put(std::uint32_t{2});   // category
+  put(std::int32_t{1});    // colorType: ARGB
   put(std::uint32_t{0xFF00FF00});
-  put(std::int32_t{1});     // payloadType: unsigned int64
-  put(std::int32_t{0});     // reserved0
-  put(std::uint64_t{42});   // payload
+  put(std::int32_t{1});    // payloadType: unsigned int64
+  put(std::int32_t{0});    // reserved0
+  put(std::uint64_t{42});  // payload
   put(message_type);
-  put(std::uint8_t{0});     // flags
+  put(std::uint8_t{0});  // flags
   if (wide) {
     for (const char c : message) put(static_cast<std::int32_t>(static_cast<unsigned char>(c)));
     put(std::int32_t{0xD800});   // a lone surrogate
@@ -305,9 +309,10 @@ int main(int argc, char** argv) {
 
     const fs::path opt = corpus / "fuzz_option_values";
     int i = 0;
-    for (const char* text : {"250ms", "30s", "1.5", "2^20:2^30", "2^12:2^28:4", "64x4096x4096", "1000,3000",
-                             "64MiB", "1k", "4096", "10", "0.005", "6.1e14", "1e308", "nan", "-1", "2^64",
-                             "step@mylib/2", "train*", "usec", "csv", "kernel,memcpy", "1h", "10us"}) {
+    for (const char* text :
+         {"250ms", "30s",          "1.5",    "2^20:2^30", "2^12:2^28:4", "64x4096x4096",  "1000,3000", "64MiB",
+          "1k",    "4096",         "10",     "0.005",     "6.1e14",      "1e308",         "nan",       "-1",
+          "2^64",  "step@mylib/2", "train*", "usec",      "csv",         "kernel,memcpy", "1h",        "10us"}) {
       write_file(opt / ("seed-" + std::to_string(i++)), text);
     }
     fs::remove_all(work);

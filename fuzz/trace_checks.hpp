@@ -27,8 +27,8 @@ class Database;
 namespace gpuscope::fuzz {
 
 struct TraceCheckOptions {
-  std::uint32_t variant = 0;   // picks the report options (base / mangled names), the top N
-  bool utf8_outputs = false;   // outputs must be valid UTF-8 (see above)
+  std::uint32_t variant = 0;  // picks the report options (base / mangled names), the top N
+  bool utf8_outputs = false;  // outputs must be valid UTF-8 (see above)
 };
 
 /// Runs everything listed above on `db`.

@@ -130,10 +130,20 @@ class Generator {
         const std::int64_t m_end = cpu + 20'000;
         api(memcpy, 51, cpu, m_end, ++corr);
         const std::int64_t c_start = std::max(m_end, stream_free[0]);
-        add(m_memcpys, rows::Memcpy{.pid = kPid, .device_id = 0, .context_id = 1, .stream_id = 7,
-                                    .correlation_id = corr, .start_ns = c_start, .end_ns = c_start + 10'000,
-                                    .bytes = 1 << 20, .copy_kind = "HtoD", .src_kind = "pageable",
-                                    .dst_kind = "device", .src_device_id = 0, .dst_device_id = 0, .is_async = 1});
+        add(m_memcpys, rows::Memcpy{.pid = kPid,
+                                    .device_id = 0,
+                                    .context_id = 1,
+                                    .stream_id = 7,
+                                    .correlation_id = corr,
+                                    .start_ns = c_start,
+                                    .end_ns = c_start + 10'000,
+                                    .bytes = 1 << 20,
+                                    .copy_kind = "HtoD",
+                                    .src_kind = "pageable",
+                                    .dst_kind = "device",
+                                    .src_device_id = 0,
+                                    .dst_device_id = 0,
+                                    .is_async = 1});
         ++m_counts.memcpys;
         stream_free[0] = c_start + 10'000;
         cpu = m_end + 1'000;
@@ -141,8 +151,13 @@ class Generator {
       if (i % 100 == 99) {
         const std::int64_t s_end = std::max(cpu + 2'000, *std::max_element(stream_free.begin(), stream_free.end()));
         api(sync, 131, cpu, s_end, ++corr);
-        add(m_syncs, rows::Sync{.pid = kPid, .tid = kTid, .context_id = 1, .stream_id = 7,
-                                .sync_type = "stream_synchronize", .start_ns = cpu + 500, .end_ns = s_end - 500,
+        add(m_syncs, rows::Sync{.pid = kPid,
+                                .tid = kTid,
+                                .context_id = 1,
+                                .stream_id = 7,
+                                .sync_type = "stream_synchronize",
+                                .start_ns = cpu + 500,
+                                .end_ns = s_end - 500,
                                 .correlation_id = corr});
         ++m_counts.syncs;
         cpu = s_end + 1'000;
@@ -177,28 +192,54 @@ class Generator {
     return m_string_id;
   }
   void api(std::int64_t name_id, std::int64_t cbid, std::int64_t start, std::int64_t end, std::int64_t corr) {
-    add(m_api, rows::ApiCall{.pid = kPid, .tid = kTid, .domain = "runtime", .cbid = cbid, .name_id = name_id,
-                             .start_ns = start, .end_ns = end, .correlation_id = corr, .return_value = 0});
+    add(m_api, rows::ApiCall{.pid = kPid,
+                             .tid = kTid,
+                             .domain = "runtime",
+                             .cbid = cbid,
+                             .name_id = name_id,
+                             .start_ns = start,
+                             .end_ns = end,
+                             .correlation_id = corr,
+                             .return_value = 0});
     ++m_counts.api_calls;
   }
   void add_kernel(int stream, std::int64_t corr, std::int64_t start, std::int64_t end, std::int64_t name_id,
                   std::int64_t short_name_id, int k) {
-    add(m_kernels, rows::Kernel{.pid = kPid, .device_id = 0, .context_id = 1, .stream_id = 7 + stream,
-                                .correlation_id = corr, .start_ns = start, .end_ns = end, .name_id = name_id,
-                                .short_name_id = short_name_id, .grid_x = 1 + (k * 37) % 2000, .grid_y = 1,
-                                .grid_z = 1, .block_x = 128 + 32 * (k % 8), .block_y = 1, .block_z = 1,
-                                .registers_per_thread = 32 + k % 64, .static_shared_memory = 0,
+    add(m_kernels, rows::Kernel{.pid = kPid,
+                                .device_id = 0,
+                                .context_id = 1,
+                                .stream_id = 7 + stream,
+                                .correlation_id = corr,
+                                .start_ns = start,
+                                .end_ns = end,
+                                .name_id = name_id,
+                                .short_name_id = short_name_id,
+                                .grid_x = 1 + (k * 37) % 2000,
+                                .grid_y = 1,
+                                .grid_z = 1,
+                                .block_x = 128 + 32 * (k % 8),
+                                .block_y = 1,
+                                .block_z = 1,
+                                .registers_per_thread = 32 + k % 64,
+                                .static_shared_memory = 0,
                                 .dynamic_shared_memory = 1024 * (k % 4)});
     ++m_counts.kernels;
   }
   Range open(std::int64_t text_id, std::int64_t start, std::int64_t depth, std::optional<std::int64_t> parent) {
-    return Range{.id = ++m_nvtx_id, .text_id = text_id, .start_ns = start, .depth = depth, .parent = parent,
-                 .open = true};
+    return Range{
+        .id = ++m_nvtx_id, .text_id = text_id, .start_ns = start, .depth = depth, .parent = parent, .open = true};
   }
   void close(Range& r, std::int64_t end) {
     if (!r.open) return;
-    add(m_nvtx, rows::NvtxEvent{.id = r.id, .pid = kPid, .tid = kTid, .end_tid = kTid, .style = "PushPop",
-                                .text_id = r.text_id, .start_ns = r.start_ns, .end_ns = end, .depth = r.depth,
+    add(m_nvtx, rows::NvtxEvent{.id = r.id,
+                                .pid = kPid,
+                                .tid = kTid,
+                                .end_tid = kTid,
+                                .style = "PushPop",
+                                .text_id = r.text_id,
+                                .start_ns = r.start_ns,
+                                .end_ns = end,
+                                .depth = r.depth,
                                 .parent_id = r.parent});
     ++m_counts.nvtx_ranges;
     r.open = false;
@@ -217,27 +258,56 @@ class Generator {
 };
 
 void write_process_tables(Database& db, std::int64_t end_ns, const std::string& command) {
-  insert(db, rows::Process{.pid = kPid, .ppid = 1, .host = "synthetic", .cmdline = command, .exe = "synthetic",
-                           .start_ns = kT0, .end_ns = end_ns, .ended_cleanly = 1, .exit_status = 0,
-                           .collector_version = gpuscope::kVersion, .log_bytes = 0});
+  insert(db, rows::Process{.pid = kPid,
+                           .ppid = 1,
+                           .host = "synthetic",
+                           .cmdline = command,
+                           .exe = "synthetic",
+                           .start_ns = kT0,
+                           .end_ns = end_ns,
+                           .ended_cleanly = 1,
+                           .exit_status = 0,
+                           .collector_version = gpuscope::kVersion,
+                           .log_bytes = 0});
   insert(db, rows::Thread{.pid = kPid, .tid = kTid, .name = "main"});
-  insert(db, rows::Device{.pid = kPid, .device_id = 0, .name = "NVIDIA H200 (synthetic)", .uuid = "GPU-synthetic",
-                          .cc_major = 9, .cc_minor = 0, .sm_count = 132, .global_memory_bytes = 150'000'000'000,
-                          .memory_bandwidth_bytes_per_s = 4'800'000'000'000, .l2_cache_bytes = 52'428'800,
-                          .core_clock_khz = 1'980'000, .memory_clock_khz = 3'201'000,
-                          .memory_bus_width_bits = 6144, .max_threads_per_block = 1024, .max_warps_per_sm = 64,
-                          .max_blocks_per_sm = 32, .max_registers_per_sm = 65536, .max_registers_per_block = 65536,
-                          .max_shared_memory_per_sm = 233472, .max_shared_memory_per_block = 232448,
-                          .num_memcpy_engines = 7, .ecc_enabled = 1});
+  insert(db, rows::Device{.pid = kPid,
+                          .device_id = 0,
+                          .name = "NVIDIA H200 (synthetic)",
+                          .uuid = "GPU-synthetic",
+                          .cc_major = 9,
+                          .cc_minor = 0,
+                          .sm_count = 132,
+                          .global_memory_bytes = 150'000'000'000,
+                          .memory_bandwidth_bytes_per_s = 4'800'000'000'000,
+                          .l2_cache_bytes = 52'428'800,
+                          .core_clock_khz = 1'980'000,
+                          .memory_clock_khz = 3'201'000,
+                          .memory_bus_width_bits = 6144,
+                          .max_threads_per_block = 1024,
+                          .max_warps_per_sm = 64,
+                          .max_blocks_per_sm = 32,
+                          .max_registers_per_sm = 65536,
+                          .max_registers_per_block = 65536,
+                          .max_shared_memory_per_sm = 233472,
+                          .max_shared_memory_per_block = 232448,
+                          .num_memcpy_engines = 7,
+                          .ecc_enabled = 1});
   insert(db, rows::CaptureWindow{.pid = kPid, .start_ns = kT0, .end_ns = end_ns, .reason = "all"});
   RowWriter<rows::Meta> meta(db);
   const std::string version = std::to_string(gpuscope::store::kSchemaVersion);
   const std::string start = iso_time(kT0), duration = std::to_string(end_ns - kT0), pid = std::to_string(kPid);
-  for (const auto& [key, value] : std::initializer_list<std::pair<std::string_view, std::string_view>>{
-           {"schema_version", version}, {"gpuscope_version", gpuscope::kVersion}, {"command", command},
-           {"start_time", start}, {"host", "synthetic"}, {"capture_range", "none"}, {"trace_sources", "cuda,nvtx"},
-           {"clock", "CLOCK_REALTIME ns, CUPTI"}, {"duration_ns", duration}, {"process_count", "1"},
-           {"launched_pid", pid}}) {
+  for (const auto& [key, value] :
+       std::initializer_list<std::pair<std::string_view, std::string_view>>{{"schema_version", version},
+                                                                            {"gpuscope_version", gpuscope::kVersion},
+                                                                            {"command", command},
+                                                                            {"start_time", start},
+                                                                            {"host", "synthetic"},
+                                                                            {"capture_range", "none"},
+                                                                            {"trace_sources", "cuda,nvtx"},
+                                                                            {"clock", "CLOCK_REALTIME ns, CUPTI"},
+                                                                            {"duration_ns", duration},
+                                                                            {"process_count", "1"},
+                                                                            {"launched_pid", pid}}) {
     meta.insert({.key = key, .value = value});
   }
 }
@@ -265,20 +335,21 @@ int main(int argc, char** argv) {
       Database db(partial.string(), Database::Mode::kReadWriteCreate);
       db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536");
       db.exec(create_tables_sql());
-      const std::string command = "synthetic (gpuscope_make_trace --launches " + std::to_string(launches) +
-                                  " --seed " + std::to_string(seed) + ")";
+      const std::string command = "synthetic (gpuscope_make_trace --launches " + std::to_string(launches) + " --seed " +
+                                  std::to_string(seed) + ")";
       Generator gen(db, seed);
       counts = gen.run(launches, end_ns);
       write_process_tables(db, end_ns, command);
       db.exec(create_indexes_sql());
     }
     std::filesystem::rename(partial, final_path);
-    std::printf("{\"kernels\": %lld, \"api_calls\": %lld, \"memcpys\": %lld, \"syncs\": %lld, \"nvtx_ranges\": %lld, "
-                "\"events\": %lld, \"duration_ns\": %lld}\n",
-                static_cast<long long>(counts.kernels), static_cast<long long>(counts.api_calls),
-                static_cast<long long>(counts.memcpys), static_cast<long long>(counts.syncs),
-                static_cast<long long>(counts.nvtx_ranges), static_cast<long long>(counts.events()),
-                static_cast<long long>(end_ns - kT0));
+    std::printf(
+        "{\"kernels\": %lld, \"api_calls\": %lld, \"memcpys\": %lld, \"syncs\": %lld, \"nvtx_ranges\": %lld, "
+        "\"events\": %lld, \"duration_ns\": %lld}\n",
+        static_cast<long long>(counts.kernels), static_cast<long long>(counts.api_calls),
+        static_cast<long long>(counts.memcpys), static_cast<long long>(counts.syncs),
+        static_cast<long long>(counts.nvtx_ranges), static_cast<long long>(counts.events()),
+        static_cast<long long>(end_ns - kT0));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuscope_make_trace: %s\n", e.what());

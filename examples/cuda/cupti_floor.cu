@@ -125,13 +125,13 @@ void check_cuda(cudaError_t e, const char* what) {
 struct Config {
   const char* name;
   bool kernel, callback, timestamps, driver, kinds;
-  std::vector<double> blocks;  // ns per launch, one per block of kCallsPerBlock (launch calls only)
+  std::vector<double> blocks;   // ns per launch, one per block of kCallsPerBlock (launch calls only)
   std::vector<double> streams;  // ns per launch, one per stream of kStreamLaunches, the final sync included
   unsigned long long launches_with_kernel_records = 0;
 };
 
 constexpr CUpti_ActivityKind kOtherKinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                                               CUPTI_ACTIVITY_KIND_OVERHEAD};
+                                              CUPTI_ACTIVITY_KIND_OVERHEAD};
 
 void toggle(const Config& c, CUpti_SubscriberHandle subscriber, bool on) {
   if (c.kernel) {
@@ -170,8 +170,10 @@ int main(int argc, char** argv) {
   check_cuda(cudaMalloc(&counter, sizeof *counter), "cudaMalloc");
   check_cuda(cudaMemset(counter, 0, sizeof *counter), "cudaMemset");
 
-  g_calls.resize(static_cast<size_t>(rounds) * 3 * (static_cast<size_t>(blocks) * kCallsPerBlock + 50 + kStreamLaunches));
-  g_spans.reserve(static_cast<size_t>(rounds) * 6 * (static_cast<size_t>(blocks) * kCallsPerBlock + 50 + kStreamLaunches));
+  g_calls.resize(static_cast<size_t>(rounds) * 3 *
+                 (static_cast<size_t>(blocks) * kCallsPerBlock + 50 + kStreamLaunches));
+  g_spans.reserve(static_cast<size_t>(rounds) * 6 *
+                  (static_cast<size_t>(blocks) * kCallsPerBlock + 50 + kStreamLaunches));
 
   std::vector<Config> configs = {{"none", false, false, false, false, false},
                                  {"kernel", true, false, false, false, false},
@@ -247,16 +249,18 @@ int main(int argc, char** argv) {
 
   unsigned long long expected_records = 0;
   for (const Config& c : configs) expected_records += c.launches_with_kernel_records;
-  const bool ok = device_count == static_cast<unsigned>(launches) && g_kernel_records == expected_records &&
-                  g_dropped == 0;
-  std::printf("cupti_floor: %d rounds x %d blocks x %d <<<1,1>>> launches per configuration, interleaved\n",
-              rounds, blocks, kCallsPerBlock);
-  std::printf("check: kernel ran %u of %llu launches; %llu CONCURRENT_KERNEL records of %llu expected; "
-              "%llu dropped; %zu launch calls timed: %s\n",
-              device_count, launches, static_cast<unsigned long long>(g_kernel_records), expected_records,
-              static_cast<unsigned long long>(g_dropped), g_next_call, ok ? "ok" : "MISMATCH");
-  std::printf("\nPhases in order (not interleaved with the table below):\n\n| phase | fastest block (ns/launch) | "
-              "median block (ns/launch) | stream + sync (ns/launch, median) |\n|---|---:|---:|---:|\n");
+  const bool ok =
+      device_count == static_cast<unsigned>(launches) && g_kernel_records == expected_records && g_dropped == 0;
+  std::printf("cupti_floor: %d rounds x %d blocks x %d <<<1,1>>> launches per configuration, interleaved\n", rounds,
+              blocks, kCallsPerBlock);
+  std::printf(
+      "check: kernel ran %u of %llu launches; %llu CONCURRENT_KERNEL records of %llu expected; "
+      "%llu dropped; %zu launch calls timed: %s\n",
+      device_count, launches, static_cast<unsigned long long>(g_kernel_records), expected_records,
+      static_cast<unsigned long long>(g_dropped), g_next_call, ok ? "ok" : "MISMATCH");
+  std::printf(
+      "\nPhases in order (not interleaved with the table below):\n\n| phase | fastest block (ns/launch) | "
+      "median block (ns/launch) | stream + sync (ns/launch, median) |\n|---|---:|---:|---:|\n");
   for (const Config* c : {&before, &never, &never_cb, &after})
     std::printf("| %s | %.0f | %.0f | %.0f |\n", c->name, *std::min_element(c->blocks.begin(), c->blocks.end()),
                 median(c->blocks), median(c->streams));
@@ -273,9 +277,10 @@ int main(int argc, char** argv) {
   }
   // GPU side, from the kernel records: how long each kernel ran, and the spacing of the
   // starts of kernels that ran back to back (gap < 20 us) = the GPU's time per kernel.
-  std::printf("\n| configuration | stream of %d launches + sync (ns/launch, median) | added | GPU kernel duration "
-              "(ns, median) | GPU start-to-start, back to back (ns, median) |\n|---|---:|---:|---:|---:|\n",
-              kStreamLaunches);
+  std::printf(
+      "\n| configuration | stream of %d launches + sync (ns/launch, median) | added | GPU kernel duration "
+      "(ns, median) | GPU start-to-start, back to back (ns, median) |\n|---|---:|---:|---:|---:|\n",
+      kStreamLaunches);
   const double base_stream = median(configs[0].streams);
   std::sort(g_spans.begin(), g_spans.end(), [](const GpuSpan& a, const GpuSpan& b) { return a.start < b.start; });
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -284,7 +289,8 @@ int main(int argc, char** argv) {
     for (const GpuSpan& sp : g_spans) {
       if (sp.config != static_cast<int>(i)) continue;
       durations.push_back(static_cast<double>(sp.end - sp.start));
-      if (prev != nullptr && sp.start - prev->start < 20000) gaps.push_back(static_cast<double>(sp.start - prev->start));
+      if (prev != nullptr && sp.start - prev->start < 20000)
+        gaps.push_back(static_cast<double>(sp.start - prev->start));
       prev = &sp;
     }
     const double st = median(configs[i].streams);

@@ -9,15 +9,14 @@
 #include <cstdlib>
 #include <string>
 
-#define GPUSCOPE_EXAMPLE_CHECK(call)                                                  \
-  do {                                                                                \
-    cudaError_t gpuscope_status_ = (call);                                            \
-    if (gpuscope_status_ != cudaSuccess) {                                            \
-      std::fprintf(stderr, "CUDA error: %s returned %d (%s) at %s:%d\n", #call,      \
-                   static_cast<int>(gpuscope_status_),                                \
-                   cudaGetErrorString(gpuscope_status_), __FILE__, __LINE__);         \
-      std::exit(2);                                                                   \
-    }                                                                                 \
+#define GPUSCOPE_EXAMPLE_CHECK(call)                                                                                \
+  do {                                                                                                              \
+    cudaError_t gpuscope_status_ = (call);                                                                          \
+    if (gpuscope_status_ != cudaSuccess) {                                                                          \
+      std::fprintf(stderr, "CUDA error: %s returned %d (%s) at %s:%d\n", #call, static_cast<int>(gpuscope_status_), \
+                   cudaGetErrorString(gpuscope_status_), __FILE__, __LINE__);                                       \
+      std::exit(2);                                                                                                 \
+    }                                                                                                               \
   } while (0)
 
 // Checks the launch itself (cudaGetLastError) right after a <<<...>>> launch.

@@ -64,15 +64,15 @@
 
 #include "example_check.cuh"
 
-#define KERNEL_MIX_CUBLAS_CHECK(call)                                                          \
-  do {                                                                                         \
-    cublasStatus_t kernel_mix_status_ = (call);                                                \
-    if (kernel_mix_status_ != CUBLAS_STATUS_SUCCESS) {                                         \
-      std::fprintf(stderr, "cuBLAS error: %s returned %d (%s) at %s:%d\n", #call,             \
-                   static_cast<int>(kernel_mix_status_), cublasGetStatusString(kernel_mix_status_), \
-                   __FILE__, __LINE__);                                                        \
-      std::exit(2);                                                                            \
-    }                                                                                          \
+#define KERNEL_MIX_CUBLAS_CHECK(call)                                                                         \
+  do {                                                                                                        \
+    cublasStatus_t kernel_mix_status_ = (call);                                                               \
+    if (kernel_mix_status_ != CUBLAS_STATUS_SUCCESS) {                                                        \
+      std::fprintf(stderr, "cuBLAS error: %s returned %d (%s) at %s:%d\n", #call,                             \
+                   static_cast<int>(kernel_mix_status_), cublasGetStatusString(kernel_mix_status_), __FILE__, \
+                   __LINE__);                                                                                 \
+      std::exit(2);                                                                                           \
+    }                                                                                                         \
   } while (0)
 
 // ---- kernels (global namespace, plain names: "copy_f4(...)" in traces and ncu) ----
@@ -190,8 +190,8 @@ int usage() {
   return 2;
 }
 
-const std::vector<std::string> kOwn = {"copy_f4",          "fma_loop", "dfma_loop", "hfma2_loop", "transpose_bank_conflicts",
-                                       "transpose_padded", "tiny"};
+const std::vector<std::string> kOwn = {
+    "copy_f4", "fma_loop", "dfma_loop", "hfma2_loop", "transpose_bank_conflicts", "transpose_padded", "tiny"};
 const std::vector<std::string> kGemm = {"gemm_bf16", "gemm_f16", "gemm_tf32"};
 
 long long parse_size(const char* text, const char* what) {
@@ -293,8 +293,8 @@ bool parse_options(int argc, char** argv, Options& o) {
 
 // ---- launch bookkeeping ----
 
-long long g_launch_index = 0;      // kernel launches of this process so far
-bool g_index_known = true;         // false after the first cuBLAS call
+long long g_launch_index = 0;  // kernel launches of this process so far
+bool g_index_known = true;     // false after the first cuBLAS call
 bool g_ok = true;
 
 void launched(const char* name) {
@@ -352,9 +352,10 @@ struct Copy {
   }
   void expect(long long launches) const {
     const long long bytes = 4 * n, n4 = n / 4, warps = (n4 + 31) / 32;
-    std::printf("EXPECT kernel=copy_f4 launches=%lld n=%lld dram_bytes=%lld dram_read_bytes=%lld dram_write_bytes=%lld "
-                "global_ld_bytes=%lld global_st_bytes=%lld global_ld_inst=%lld global_st_inst=%lld flops=0\n",
-                launches, n, 2 * bytes, bytes, bytes, bytes, bytes, warps, warps);
+    std::printf(
+        "EXPECT kernel=copy_f4 launches=%lld n=%lld dram_bytes=%lld dram_read_bytes=%lld dram_write_bytes=%lld "
+        "global_ld_bytes=%lld global_st_bytes=%lld global_ld_inst=%lld global_st_inst=%lld flops=0\n",
+        launches, n, 2 * bytes, bytes, bytes, bytes, bytes, warps, warps);
   }
   void launch() {
     if (evict != nullptr) {
@@ -363,7 +364,7 @@ struct Copy {
     }
     const long long n4 = n / 4;
     copy_f4<<<static_cast<unsigned>((n4 + kBlock - 1) / kBlock), kBlock>>>(reinterpret_cast<const float4*>(src),
-                                                                          reinterpret_cast<float4*>(dst), n4);
+                                                                           reinterpret_cast<float4*>(dst), n4);
     launched("copy_f4");
   }
   void check() {
@@ -417,13 +418,16 @@ struct Fma {
   void expect(const char* name, long long launches) const {
     const long long inst = threads * kChains * iters;
     const long long warps = threads / 32;
-    const char* key = std::strcmp(name, "fma_loop") == 0 ? "ffma" : std::strcmp(name, "dfma_loop") == 0 ? "dfma" : "hfma2";
+    const char* key = std::strcmp(name, "fma_loop") == 0    ? "ffma"
+                      : std::strcmp(name, "dfma_loop") == 0 ? "dfma"
+                                                            : "hfma2";
     const long long flops = (std::strcmp(key, "hfma2") == 0 ? 4 : 2) * inst;
     const long long elem = std::strcmp(key, "dfma") == 0 ? 8 : 4;
-    std::printf("EXPECT kernel=%s launches=%lld threads=%lld iters=%d chains=%d %s_per_thread=%lld %s=%lld flops=%lld "
-                "global_ld_bytes=%lld global_st_bytes=%lld global_ld_inst=%lld global_st_inst=%lld\n",
-                name, launches, threads, iters, kChains, key, static_cast<long long>(kChains) * iters, key, inst, flops,
-                threads * elem, threads * elem * kChains, warps, warps * kChains);
+    std::printf(
+        "EXPECT kernel=%s launches=%lld threads=%lld iters=%d chains=%d %s_per_thread=%lld %s=%lld flops=%lld "
+        "global_ld_bytes=%lld global_st_bytes=%lld global_ld_inst=%lld global_st_inst=%lld\n",
+        name, launches, threads, iters, kChains, key, static_cast<long long>(kChains) * iters, key, inst, flops,
+        threads * elem, threads * elem * kChains, warps, warps * kChains);
   }
   void launch_f() {
     fma_loop<<<blocks(), kBlock>>>(fin, fout, 0.5f, 0.25f, iters);
@@ -487,11 +491,12 @@ struct Transpose {
   void expect(const char* name, long long launches) const {
     const long long warps = n * n / 32;
     const bool conflicts = std::strcmp(name, "transpose_bank_conflicts") == 0;
-    std::printf("EXPECT kernel=%s launches=%lld n=%lld global_ld_bytes=%lld global_st_bytes=%lld global_ld_inst=%lld "
-                "global_st_inst=%lld shared_ld_inst=%lld shared_st_inst=%lld shared_ld_wavefronts=%lld "
-                "shared_st_wavefronts=%lld shared_ld_bank_conflicts=%lld flops=0\n",
-                name, launches, n, 4 * n * n, 4 * n * n, warps, warps, warps, warps, conflicts ? 32 * warps : warps,
-                warps, conflicts ? 31 * warps : 0LL);
+    std::printf(
+        "EXPECT kernel=%s launches=%lld n=%lld global_ld_bytes=%lld global_st_bytes=%lld global_ld_inst=%lld "
+        "global_st_inst=%lld shared_ld_inst=%lld shared_st_inst=%lld shared_ld_wavefronts=%lld "
+        "shared_st_wavefronts=%lld shared_ld_bank_conflicts=%lld flops=0\n",
+        name, launches, n, 4 * n * n, 4 * n * n, warps, warps, warps, warps, conflicts ? 32 * warps : warps, warps,
+        conflicts ? 31 * warps : 0LL);
   }
   void launch(bool conflicts) {
     const dim3 grid(static_cast<unsigned>(n / kTile), static_cast<unsigned>(n / kTile)), block(kTile, kTile);
@@ -512,7 +517,8 @@ struct Transpose {
       for (long long r = 0; r < n; ++r)
         for (long long c = 0; c < n; ++c) {
           const float want = static_cast<float>((c * n + r) % 65521);
-          if (h[r * n + c] != want) return fail(which == 0 ? "transpose_bank_conflicts" : "transpose_padded", r * n + c, want, h[r * n + c]);
+          if (h[r * n + c] != want)
+            return fail(which == 0 ? "transpose_bank_conflicts" : "transpose_padded", r * n + c, want, h[r * n + c]);
         }
     }
   }
@@ -529,8 +535,10 @@ struct Tiny {
   }
   ~Tiny() { cudaFree(counter); }
   void expect(long long r) const {
-    std::printf("EXPECT kernel=tiny launches=%lld threads=32 global_ld_bytes=128 global_st_bytes=128 global_ld_inst=1 "
-                "global_st_inst=1 flops=0\n", r);
+    std::printf(
+        "EXPECT kernel=tiny launches=%lld threads=32 global_ld_bytes=128 global_st_bytes=128 global_ld_inst=1 "
+        "global_st_inst=1 flops=0\n",
+        r);
   }
   void launch() {
     tiny<<<1, 32>>>(counter);
@@ -593,8 +601,8 @@ void run_gemm(cublasHandle_t handle, const std::string& name, const Options& o) 
   GPUSCOPE_EXAMPLE_CHECK(cudaMalloc(&db, k * n * elem));
   GPUSCOPE_EXAMPLE_CHECK(cudaMemcpy(da, ha.data(), m * k * elem, cudaMemcpyHostToDevice));
   GPUSCOPE_EXAMPLE_CHECK(cudaMemcpy(db, hb.data(), k * n * elem, cudaMemcpyHostToDevice));
-  std::printf("EXPECT kernel=%s launches=%lld m=%lld n=%lld k=%lld flops=%lld cublas=1\n", name.c_str(), o.repeat, m, n, k,
-              2 * m * n * k);
+  std::printf("EXPECT kernel=%s launches=%lld m=%lld n=%lld k=%lld flops=%lld cublas=1\n", name.c_str(), o.repeat, m, n,
+              k, 2 * m * n * k);
   const float alpha = 1.0f, beta = 0.0f;
   g_index_known = false;  // cuBLAS decides how many kernels a call launches
   for (long long r = 0; r < o.repeat; ++r) {
@@ -695,20 +703,34 @@ int run_launches(long long total) {
   Fma fma(64, 64);
   Transpose t(1024);
   Tiny tiny_k;
-  const char* order[] = {"copy_f4", "fma_loop", "transpose_bank_conflicts", "tiny", "dfma_loop", "transpose_padded",
-                         "hfma2_loop"};
+  const char* order[] = {"copy_f4",          "fma_loop",  "transpose_bank_conflicts", "tiny", "dfma_loop",
+                         "transpose_padded", "hfma2_loop"};
   long long count[7] = {};
   for (long long i = 0; i < total; ++i) {
     const int which = static_cast<int>(i % 7);
     ++count[which];
     switch (which) {
-      case 0: copy.launch(); break;
-      case 1: fma.launch_f(); break;
-      case 2: t.launch(true); break;
-      case 3: tiny_k.launch(); break;
-      case 4: fma.launch_d(); break;
-      case 5: t.launch(false); break;
-      default: fma.launch_h(); break;
+      case 0:
+        copy.launch();
+        break;
+      case 1:
+        fma.launch_f();
+        break;
+      case 2:
+        t.launch(true);
+        break;
+      case 3:
+        tiny_k.launch();
+        break;
+      case 4:
+        fma.launch_d();
+        break;
+      case 5:
+        t.launch(false);
+        break;
+      default:
+        fma.launch_h();
+        break;
     }
   }
   GPUSCOPE_EXAMPLE_CHECK(cudaDeviceSynchronize());

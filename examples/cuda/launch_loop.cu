@@ -56,8 +56,7 @@ int main(int argc, char** argv) {
   }
   const bool profiler_range = range_a >= 0;
   if (profiler_range && (range_b < range_a || range_b >= n)) {
-    std::fprintf(stderr, "--profiler-range needs 0 <= A <= B < N (got %lld %lld, N=%lld)\n",
-                 range_a, range_b, n);
+    std::fprintf(stderr, "--profiler-range needs 0 <= A <= B < N (got %lld %lld, N=%lld)\n", range_a, range_b, n);
     return 2;
   }
 
@@ -94,14 +93,12 @@ int main(int argc, char** argv) {
   const auto stop = std::chrono::steady_clock::now();
 
   unsigned long long host_counter = 0;
-  GPUSCOPE_EXAMPLE_CHECK(cudaMemcpy(&host_counter, counter, sizeof(host_counter),
-                                    cudaMemcpyDeviceToHost));
+  GPUSCOPE_EXAMPLE_CHECK(cudaMemcpy(&host_counter, counter, sizeof(host_counter), cudaMemcpyDeviceToHost));
   GPUSCOPE_EXAMPLE_CHECK(cudaFree(counter));
 
   const double us = std::chrono::duration<double, std::micro>(stop - start).count();
   const double us_per_launch = n > 0 ? us / static_cast<double>(n) : 0.0;
-  std::printf("RESULT launches=%lld us_per_launch=%.3f counter=%llu", n, us_per_launch,
-              host_counter);
+  std::printf("RESULT launches=%lld us_per_launch=%.3f counter=%llu", n, us_per_launch, host_counter);
   if (profiler_range) std::printf(" profiled_launches=%lld", range_b - range_a + 1);
   if (warmup > 0) std::printf(" warmup_launches=%lld", warmup);
   std::printf("\n");

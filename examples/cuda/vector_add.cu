@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
 
   const float err = std::fmax(serial_error, parallel_error);
   std::printf("serial max error: %g\nparallel max error: %g\n", serial_error, parallel_error);
-  std::printf("RESULT launches=%lld h2d_bytes=%llu d2h_bytes=%llu n=%lld max_error=%g checksum=%.1f\n",
-              launches, h2d_bytes, d2h_bytes, n, err, checksum);
+  std::printf("RESULT launches=%lld h2d_bytes=%llu d2h_bytes=%llu n=%lld max_error=%g checksum=%.1f\n", launches,
+              h2d_bytes, d2h_bytes, n, err, checksum);
   if (err != 0.0f) {
     std::fprintf(stderr, "vector_add: wrong result (max error %g)\n", err);
     return 1;

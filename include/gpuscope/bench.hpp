@@ -89,16 +89,16 @@ struct TimingOptions {
 
 struct TimingResult {
   Mode mode = Mode::kCold;
-  int batch = 1;                   // calls per sample actually used
-  std::vector<double> samples_s;   // per call, in the order taken
+  int batch = 1;                  // calls per sample actually used
+  std::vector<double> samples_s;  // per call, in the order taken
   double min_s = 0, median_s = 0, mean_s = 0;
-  double stddev_s = 0;             // unbiased; NaN with fewer than 2 samples
-  double rel_stderr = 0;           // relative standard error of the median
+  double stddev_s = 0;    // unbiased; NaN with fewer than 2 samples
+  double rel_stderr = 0;  // relative standard error of the median
   StopReason stop = StopReason::kConverged;
   double elapsed_s = 0;            // wall time spent sampling
   double sm_clock_mhz_before = 0;  // NaN without NVML
   double sm_clock_mhz_after = 0;
-  double mem_clock_mhz = 0;        // NaN without NVML
+  double mem_clock_mhz = 0;  // NaN without NVML
   int throttled_samples = 0;
 };
 
@@ -123,9 +123,9 @@ class CudaError : public std::runtime_error {
 }  // namespace gpuscope::bench
 
 /// Checks a CUDA runtime call; throws gpuscope::bench::CudaError naming the call.
-#define GPUSCOPE_CUDA_CALL(call)                                                   \
-  do {                                                                             \
-    const cudaError_t gpuscope_status_ = (call);                                   \
-    if (gpuscope_status_ != cudaSuccess)                                           \
+#define GPUSCOPE_CUDA_CALL(call)                                                       \
+  do {                                                                                 \
+    const cudaError_t gpuscope_status_ = (call);                                       \
+    if (gpuscope_status_ != cudaSuccess)                                               \
       throw ::gpuscope::bench::CudaError(gpuscope_status_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -11,8 +11,7 @@ const std::any& cached_any(store::Database& db, const std::string& what, const s
   using State = std::tuple<std::uint64_t, std::int64_t, std::int64_t>;
   static State s_state{0, -1, -1};
   static std::map<std::string, std::any> s_results;
-  const State now{db.serial(), db.total_changes(),
-                  db.query_int("PRAGMA data_version").value_or(-1)};
+  const State now{db.serial(), db.total_changes(), db.query_int("PRAGMA data_version").value_or(-1)};
   if (now != s_state) {
     s_results.clear();
     s_state = now;

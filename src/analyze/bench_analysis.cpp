@@ -16,7 +16,8 @@ Key key_of(const BenchCase& c) { return {c.op, c.variant, c.dtype, c.params, c.t
 bool usable(double v) { return std::isfinite(v) && v > 0; }
 
 SweepAnalysis analyze_series(std::vector<const BenchCase*> cases) {
-  std::stable_sort(cases.begin(), cases.end(), [](const BenchCase* a, const BenchCase* b) { return a->size < b->size; });
+  std::stable_sort(cases.begin(), cases.end(),
+                   [](const BenchCase* a, const BenchCase* b) { return a->size < b->size; });
   const BenchCase& last = *cases.back();
   SweepAnalysis s;
   s.op = last.op;
@@ -82,10 +83,14 @@ std::vector<SweepAnalysis> analyze_sweeps(const BenchRun& run) {
 
 const char* verdict_name(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kFaster: return "faster";
-    case Verdict::kSlower: return "slower";
-    case Verdict::kSame: return "same";
-    case Verdict::kUnknown: return "unknown";
+    case Verdict::kFaster:
+      return "faster";
+    case Verdict::kSlower:
+      return "slower";
+    case Verdict::kSame:
+      return "same";
+    case Verdict::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -129,13 +134,14 @@ CompareResult compare(const BenchRun& base, const BenchRun& next, const CompareO
     }
     if (!std::isnan(c.rel_diff) && !std::isnan(c.threshold)) {
       c.verdict = std::fabs(c.rel_diff) <= c.threshold ? Verdict::kSame
-                  : c.rel_diff < 0                      ? Verdict::kFaster
-                                                        : Verdict::kSlower;
+                  : c.rel_diff < 0                     ? Verdict::kFaster
+                                                       : Verdict::kSlower;
     }
     r.cases.push_back(std::move(c));
   }
   for (const BenchCase& b : base.cases)
-    if (!matched.contains(key_of(b))) r.only_in_base.push_back(CaseKey{b.op, b.variant, b.dtype, b.params, b.timing.mode});
+    if (!matched.contains(key_of(b)))
+      r.only_in_base.push_back(CaseKey{b.op, b.variant, b.dtype, b.params, b.timing.mode});
   return r;
 }
 

@@ -50,15 +50,15 @@ struct SweepPoint {
 
 struct SweepAnalysis {
   std::string op, variant, dtype, mode;
-  std::string metric;                 // "bandwidth" or "flop_rate"
-  std::string unit;                   // "B/s", "FLOP/s" (or "OP/s" for an OP/s ceiling)
-  std::vector<SweepPoint> points;     // sorted by size; points without a rate are left out
+  std::string metric;              // "bandwidth" or "flop_rate"
+  std::string unit;                // "B/s", "FLOP/s" (or "OP/s" for an OP/s ceiling)
+  std::vector<SweepPoint> points;  // sorted by size; points without a rate are left out
   double final_throughput = kUnknown;
   double size_at_90 = kUnknown;
   std::string params_at_90;
-  std::string ceiling;                // catalog name, "" if none
+  std::string ceiling;  // catalog name, "" if none
   double ceiling_value = kUnknown;
-  std::string ceiling_source;         // "measured" or "theoretical"
+  std::string ceiling_source;  // "measured" or "theoretical"
   double final_pct_of_ceiling = kUnknown;
   bool still_rising = false;
 };
@@ -96,7 +96,7 @@ struct CompareResult {
   std::vector<CaseComparison> cases;  // in the new run's order
   std::vector<CaseKey> only_in_base;  // in the base run's order
   std::vector<CaseKey> only_in_new;
-  bool same_device = true;            // device uuid (or name, when a uuid is missing) equal
+  bool same_device = true;  // device uuid (or name, when a uuid is missing) equal
   CompareOptions options;
 };
 

@@ -59,7 +59,9 @@ Report bench_cases_report(const BenchRun& run) {
                          std::int64_t{c.timing.samples}, text(c.timing.stop), scaled(c.derived.bandwidth, 1e-9),
                          scaled(c.derived.flop_rate, 1e-9), real(c.derived.intensity), text(c.derived.bound),
                          text(c.derived.ceiling), real(c.derived.pct_of_ceiling), text(c.derived.ceiling_source),
-                         std::string(not_run || !checked ? "-" : c.verified ? "yes" : "no"),
+                         std::string(not_run || !checked ? "-"
+                                     : c.verified        ? "yes"
+                                                         : "no"),
                          std::int64_t{c.timing.throttled_samples}});
     if (!c.verified && !not_run && checked)
       r.add_note(NoteLevel::kWarning, "reference check FAILED: " + case_name(c) + ": " + c.note);
@@ -97,18 +99,18 @@ Report bench_sweep_report(std::span<const SweepAnalysis> sweeps) {
     r.rows.push_back(Row{s.op, s.variant, s.dtype, s.mode, static_cast<std::int64_t>(s.points.size()), s.metric,
                          scaled(s.final_throughput, 1e-9), unit,
                          std::isfinite(s.size_at_90) ? Cell{static_cast<std::int64_t>(s.size_at_90)} : Cell{},
-                         text(s.params_at_90),
-                         text(s.ceiling), scaled(s.ceiling_value, 1e-9), real(s.final_pct_of_ceiling),
-                         text(s.ceiling_source), std::string(s.still_rising ? "yes" : "no")});
+                         text(s.params_at_90), text(s.ceiling), scaled(s.ceiling_value, 1e-9),
+                         real(s.final_pct_of_ceiling), text(s.ceiling_source),
+                         std::string(s.still_rising ? "yes" : "no")});
     if (s.points.empty()) {
       r.add_note(NoteLevel::kWarning, series_name(s) + ": no size has a known throughput");
       continue;
     }
-    std::string sentence = series_name(s) + " reaches 90 % of its final " + units::si(s.final_throughput, s.unit) + " at " +
-                           s.params_at_90;
+    std::string sentence = series_name(s) + " reaches 90 % of its final " + units::si(s.final_throughput, s.unit) +
+                           " at " + s.params_at_90;
     if (std::isfinite(s.final_pct_of_ceiling))
-      sentence += "; the final is " + units::percent(s.final_pct_of_ceiling) + " of the " + s.ceiling_source + " " + s.ceiling +
-                  " ceiling";
+      sentence += "; the final is " + units::percent(s.final_pct_of_ceiling) + " of the " + s.ceiling_source + " " +
+                  s.ceiling + " ceiling";
     r.add_note(NoteLevel::kInfo, sentence + ".");
     if (s.still_rising)
       r.add_note(NoteLevel::kWarning, series_name(s) +
@@ -138,13 +140,16 @@ Report bench_compare_report(const CompareResult& result) {
   std::map<std::string, int> counts;
   for (const CaseComparison& c : result.cases) {
     r.rows.push_back(Row{c.op, c.variant, c.dtype, c.params, c.mode, scaled(c.base_median_s, 1e6),
-                         scaled(c.new_median_s, 1e6), scaled(c.base_rel_stderr, 100.0),
-                         scaled(c.new_rel_stderr, 100.0), real(c.speedup), scaled(c.rel_diff, 100.0),
-                         scaled(c.threshold, 100.0), std::string(verdict_name(c.verdict))});
+                         scaled(c.new_median_s, 1e6), scaled(c.base_rel_stderr, 100.0), scaled(c.new_rel_stderr, 100.0),
+                         real(c.speedup), scaled(c.rel_diff, 100.0), scaled(c.threshold, 100.0),
+                         std::string(verdict_name(c.verdict))});
     ++counts[verdict_name(c.verdict)];
     if (!c.base_verified || !c.new_verified)
-      r.add_note(NoteLevel::kWarning, c.op + " " + c.variant + " " + c.dtype + " " + c.params + ": the reference check " +
-                                          (c.base_verified ? "of NEW" : c.new_verified ? "of BASE" : "of both") +
+      r.add_note(NoteLevel::kWarning, c.op + " " + c.variant + " " + c.dtype + " " + c.params +
+                                          ": the reference check " +
+                                          (c.base_verified  ? "of NEW"
+                                           : c.new_verified ? "of BASE"
+                                                            : "of both") +
                                           " did not pass; its time may not be comparable");
   }
   std::string summary = std::to_string(result.cases.size()) + " cases compared:";
@@ -156,15 +161,19 @@ Report bench_compare_report(const CompareResult& result) {
   r.add_note(NoteLevel::kInfo, summary);
   auto list = [](const std::vector<CaseKey>& keys) {
     std::string s;
-    for (const CaseKey& k : keys) s += (s.empty() ? "" : "; ") + k.op + " " + k.variant + " " + k.dtype + " " + k.params + " " + k.mode;
+    for (const CaseKey& k : keys)
+      s += (s.empty() ? "" : "; ") + k.op + " " + k.variant + " " + k.dtype + " " + k.params + " " + k.mode;
     return s;
   };
   if (!result.only_in_base.empty())
-    r.add_note(NoteLevel::kWarning, std::to_string(result.only_in_base.size()) + " case(s) only in BASE: " + list(result.only_in_base));
+    r.add_note(NoteLevel::kWarning,
+               std::to_string(result.only_in_base.size()) + " case(s) only in BASE: " + list(result.only_in_base));
   if (!result.only_in_new.empty())
-    r.add_note(NoteLevel::kWarning, std::to_string(result.only_in_new.size()) + " case(s) only in NEW: " + list(result.only_in_new));
+    r.add_note(NoteLevel::kWarning,
+               std::to_string(result.only_in_new.size()) + " case(s) only in NEW: " + list(result.only_in_new));
   if (!result.same_device)
-    r.add_note(NoteLevel::kWarning, "the two runs were measured on different GPUs: the differences include the hardware");
+    r.add_note(NoteLevel::kWarning,
+               "the two runs were measured on different GPUs: the differences include the hardware");
   return r;
 }
 

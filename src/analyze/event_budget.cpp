@@ -49,8 +49,8 @@ void check_event_budget(const EventRows& r) {
       units::bytes(static_cast<double>(r.bytes_per_row)) + " each, more than gpuscope's memory budget of " +
       units::bytes(static_cast<double>(budget)) + ". No rows were loaded. Instead: " + advice +
       "report on part of the trace: --from/--to (a time window), --filter-nvtx, --process or --device; "
-      "or, if this machine has the memory, raise the budget: " + kBudgetVariable + "=" +
-      std::to_string(whole_gib(need * 1.25)) + "GiB (docs/performance.md, \"Big traces\")");
+      "or, if this machine has the memory, raise the budget: " +
+      kBudgetVariable + "=" + std::to_string(whole_gib(need * 1.25)) + "GiB (docs/performance.md, \"Big traces\")");
 }
 
 }  // namespace gpuscope::analyze

@@ -35,11 +35,11 @@ class TraceTooLargeError : public std::runtime_error {
 
 /// What a report is about to hold, for check_event_budget().
 struct EventRows {
-  std::string_view report;       // "cuda_gpu_trace"
-  std::string_view what;         // "kernels, memcpys and memsets" (one row each)
-  std::int64_t rows = 0;         // counted with COUNT(*)
+  std::string_view report;  // "cuda_gpu_trace"
+  std::string_view what;    // "kernels, memcpys and memsets" (one row each)
+  std::int64_t rows = 0;    // counted with COUNT(*)
   std::int64_t bytes_per_row = 0;
-  std::string_view advice;       // report-specific ways out, put before the general ones
+  std::string_view advice;  // report-specific ways out, put before the general ones
 };
 
 /// Throws TraceTooLargeError when rows × bytes_per_row > memory_budget_bytes().

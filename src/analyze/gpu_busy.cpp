@@ -54,7 +54,8 @@ std::map<std::int64_t, GpuBusy> busy_per_gpu(Database& db, const GpuIndexMap& gp
   constexpr std::int64_t kBytesPerOp = 60;
   check_event_budget({"GPU busy time (summary, gpu_util, top)", "kernels, memcpys and memsets",
                       db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
-                                   "(SELECT COUNT(*) FROM memsets)").value_or(0),
+                                   "(SELECT COUNT(*) FROM memsets)")
+                          .value_or(0),
                       kBytesPerOp, ""});
   std::map<std::int64_t, std::vector<stats::Interval>> intervals;
   std::map<std::int64_t, GpuBusy> out;

@@ -29,10 +29,10 @@ namespace gpuscope::analyze::detail {
 [[nodiscard]] std::int64_t wall_time_ns(store::Database& db);
 
 struct GpuBusy {
-  std::int64_t busy_ns = 0;                 // length of `busy`
-  std::int64_t kernels = 0;                 // kernel count
-  std::string name;                         // devices.name, "" if unknown
-  std::vector<stats::Interval> busy;        // the union: disjoint, sorted
+  std::int64_t busy_ns = 0;           // length of `busy`
+  std::int64_t kernels = 0;           // kernel count
+  std::string name;                   // devices.name, "" if unknown
+  std::vector<stats::Interval> busy;  // the union: disjoint, sorted
 };
 
 /// Busy time of each physical GPU with activity, keyed by GPU index.

@@ -21,8 +21,8 @@ GpuIndexMap GpuIndexMap::load(store::Database& db) {
   while (st.step()) {
     const std::int64_t pid = st.column_int(0);
     const std::int64_t dev = st.column_int(1);
-    std::string key = st.is_null(2) ? "pid " + std::to_string(pid) + " device " + std::to_string(dev)
-                                    : st.column_text(2);
+    std::string key =
+        st.is_null(2) ? "pid " + std::to_string(pid) + " device " + std::to_string(dev) : st.column_text(2);
     auto [it, inserted] = min_ordinal.emplace(key, dev);
     if (!inserted && dev < it->second) it->second = dev;
     pairs.push_back({{pid, dev}, std::move(key)});

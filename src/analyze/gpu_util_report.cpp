@@ -209,20 +209,19 @@ Report gpu_util(Database& db) {
     Cell busy_pct = std::monostate{};
     Cell coverage = std::monostate{};
     if (g.wall_ns > 0) busy_pct = static_cast<double>(g.busy_ns) / wall * 100.0;
-    if (g.wall_ns > 0 && g.sm_count > 0)
-      coverage = g.sm_ns / (static_cast<double>(g.sm_count) * wall) * 100.0;
+    if (g.wall_ns > 0 && g.sm_count > 0) coverage = g.sm_ns / (static_cast<double>(g.sm_count) * wall) * 100.0;
     if (g.unknown_kernels > 0) {
-      warnings.push_back({NoteLevel::kWarning,
-                          "GPU " + std::to_string(g.gpu) + ": " + std::to_string(g.unknown_kernels) + " of " +
-                              std::to_string(g.kernels) +
-                              " kernels lack launch facts (grid, block or device limits) and count as "
-                              "occupying no SMs in SM Coverage"});
+      warnings.push_back(
+          {NoteLevel::kWarning, "GPU " + std::to_string(g.gpu) + ": " + std::to_string(g.unknown_kernels) + " of " +
+                                    std::to_string(g.kernels) +
+                                    " kernels lack launch facts (grid, block or device limits) and count as "
+                                    "occupying no SMs in SM Coverage"});
     }
     if (std::holds_alternative<double>(busy_pct) && std::holds_alternative<double>(coverage))
       verdicts.push_back(verdict(g.gpu, std::get<double>(busy_pct), std::get<double>(coverage)));
     gaps.push_back({NoteLevel::kInfo, gaps_note(g.gpu, g.gaps)});
-    r.rows.push_back(Row{g.gpu, g.name, wall / kNsPerMs, static_cast<double>(g.busy_ns) / kNsPerMs, busy_pct,
-                         coverage, g.max_streams, g.kernels});
+    r.rows.push_back(Row{g.gpu, g.name, wall / kNsPerMs, static_cast<double>(g.busy_ns) / kNsPerMs, busy_pct, coverage,
+                         g.max_streams, g.kernels});
   }
   if (util.empty()) r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
   for (auto* group : {&verdicts, &warnings, &gaps})
@@ -242,7 +241,8 @@ std::vector<detail::GpuUtilization> detail::compute_gpu_utilization(Database& db
   // coverage): counted before either is read.
   check_event_budget({"gpu_util (also top)", "kernels, memcpys and memsets",
                       db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
-                                   "(SELECT COUNT(*) FROM memsets)").value_or(0),
+                                   "(SELECT COUNT(*) FROM memsets)")
+                          .value_or(0),
                       kGpuUtilBytesPerOp, ""});
   const GpuIndexMap gpus = GpuIndexMap::load(db);
   const std::map<std::int64_t, GpuBusy> busy = busy_per_gpu(db, gpus);

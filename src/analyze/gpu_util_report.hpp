@@ -79,8 +79,8 @@ struct GpuUtilization {
   std::int64_t wall_ns = 0;
   std::int64_t busy_ns = 0;
   std::int64_t kernels = 0;
-  std::int64_t sm_count = 0;         // 0 when no kernel has launch facts
-  double sm_ns = 0;                  // ∫ occupied SMs dt (ns × SMs)
+  std::int64_t sm_count = 0;  // 0 when no kernel has launch facts
+  double sm_ns = 0;           // ∫ occupied SMs dt (ns × SMs)
   std::int64_t max_streams = 0;
   std::int64_t unknown_kernels = 0;  // kernels without launch facts
   IdleGapHistogram gaps{};

@@ -32,7 +32,8 @@ bool is_sol(const Utilization& u) { return u.ceiling.empty(); }
 
 // "DRAM at 99 % of the measured DRAM copy ceiling (2.98 TB/s of 3 TB/s)".
 std::string at_ceiling(const Utilization& u, std::string_view source) {
-  if (is_sol(u)) return u.label + " at " + units::percent(u.pct) + " of its theoretical peak (Nsight Compute Speed of Light)";
+  if (is_sol(u))
+    return u.label + " at " + units::percent(u.pct) + " of its theoretical peak (Nsight Compute Speed of Light)";
   const std::string unit = u.memory ? "B/s" : "FLOP/s";
   const std::string label = u.ceiling == "tensor (mixed)" ? "tensor (mixed precisions)" : ceiling_label(u.ceiling);
   return u.label + " at " + units::percent(u.pct) + " of the " + std::string(source) + " " + label + " ceiling (" +
@@ -63,8 +64,8 @@ std::string occupancy_sentence(const KernelDerived& d, const LaunchFacts& launch
 }
 
 std::string grid_text(const LaunchFacts& launch, const KernelDevice& device) {
-  return "grid of " + std::to_string(launch.grid_blocks) + (launch.grid_blocks == 1 ? " block" : " blocks") +
-         " for " + std::to_string(device.sm_count) + " SMs";
+  return "grid of " + std::to_string(launch.grid_blocks) + (launch.grid_blocks == 1 ? " block" : " blocks") + " for " +
+         std::to_string(device.sm_count) + " SMs";
 }
 
 // "memory 99 % > compute 5.0 % of their ceilings": the busiest memory level against the
@@ -133,8 +134,8 @@ std::string kernel_explanation(const KernelDerived& d, const LaunchFacts& launch
                               : "unknown: gpu__time_duration.sum was not collected, so no rate can be computed.";
       break;
     case Bound::kLaunch:
-      e = "launch-bound: it ran " + units::duration(d.duration_s) + ", about what launching a kernel costs (threshold " +
-          units::duration(d.launch_threshold_s) + ")";
+      e = "launch-bound: it ran " + units::duration(d.duration_s) +
+          ", about what launching a kernel costs (threshold " + units::duration(d.launch_threshold_s) + ")";
       if (tiny_grid) e += ", on a " + grid_text(launch, device);
       if (top) e += "; the busiest unit, " + top->label + ", is at " + units::percent(top->pct) + " of its ceiling";
       e += ". Fuse it with its neighbours, give it more work per launch, or capture the launches in a CUDA graph.";
@@ -166,8 +167,8 @@ std::string kernel_explanation(const KernelDerived& d, const LaunchFacts& launch
           e += "; a " + grid_text(launch, device) + " leaves " + std::to_string(device.sm_count - launch.grid_blocks) +
                " SMs idle: launch more blocks";
         if (known(d.occupancy.achieved_pct) && d.occupancy.achieved_pct < kernels::kLowOccupancyPct)
-          e += std::string(tiny_grid ? "; and" : ";") + " achieved occupancy " + units::percent(d.occupancy.achieved_pct) +
-               " is too few warps to hide memory and instruction latency";
+          e += std::string(tiny_grid ? "; and" : ";") + " achieved occupancy " +
+               units::percent(d.occupancy.achieved_pct) + " is too few warps to hide memory and instruction latency";
         e += ".";
       } else {
         e += ", with enough warps resident: the warps wait on dependent instructions, memory latency or "
@@ -178,7 +179,8 @@ std::string kernel_explanation(const KernelDerived& d, const LaunchFacts& launch
   }
   const std::string occ = occupancy_sentence(d, launch);
   if (!occ.empty()) e += " " + occ;
-  if (sol) e += " (Speed-of-Light percentages are of the theoretical peak, not of the measured ceilings.)";
+  if (sol)
+    e += " (Speed-of-Light percentages are of the theoretical peak, not of the measured ceilings.)";
   else if (d.ceiling_source == "theoretical" && top)
     e += " (Ceilings are theoretical: no machine profile; run `gpuscope peak` for measured ones.)";
   return e;
@@ -209,8 +211,9 @@ std::string note_text(const kernels::DerivationNote& n, std::string_view ceiling
              "figures and hit rates can be off by more than 3 % (measured against ncu on H100); a "
              "one-pass metric list (--set quick, --set occupancy) does not have this";
     case NoteKind::kImpossibleHitRate:
-      return n.subject + " above 100 % in a launch: impossible in one run; its counters came from different "
-                         "replay passes (collect it alone, or with --set memory's byte counts only)";
+      return n.subject +
+             " above 100 % in a launch: impossible in one run; its counters came from different "
+             "replay passes (collect it alone, or with --set memory's byte counts only)";
     case NoteKind::kLaunchFactsUnknown:
       return "registers or shared memory per block unknown (a runtime launch from a statically linked CUDA runtime "
              "names no CUfunction): theoretical occupancy not computed";

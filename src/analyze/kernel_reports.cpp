@@ -18,9 +18,9 @@
 namespace gpuscope::analyze {
 namespace {
 
+using detail::real_or_null;
 using store::Database;
 using store::Statement;
-using detail::real_or_null;
 
 struct DeviceCeilings {
   kernels::KernelDevice device;
@@ -32,7 +32,7 @@ struct DeviceCeilings {
 using DeviceKey = std::pair<std::int64_t, std::int64_t>;  // (pid, device_id)
 
 std::map<DeviceKey, DeviceCeilings> read_devices(Database& db, const KernelReportOptions& o,
-                                                  std::vector<std::string>& warnings) {
+                                                 std::vector<std::string>& warnings) {
   std::map<DeviceKey, DeviceCeilings> out;
   if (!db.has_table("devices")) return out;
   Statement st = db.prepare(
@@ -181,7 +181,8 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
       "COALESCE(n.value, ''), COALESCE(s.value, ''), COALESCE(p.metric_set, ''), "
       "COALESCE(p.grid_x, 0), COALESCE(p.grid_y, 0), COALESCE(p.grid_z, 0), "
       "COALESCE(p.block_x, 0), COALESCE(p.block_y, 0), COALESCE(p.block_z, 0), "
-      "COALESCE(p.registers_per_thread, -1), COALESCE(p.static_shared_memory + COALESCE(p.dynamic_shared_memory, 0), -1), "
+      "COALESCE(p.registers_per_thread, -1), COALESCE(p.static_shared_memory + COALESCE(p.dynamic_shared_memory, 0), "
+      "-1), "
       "COALESCE(p.passes, 0) "
       "FROM kernel_profiles p LEFT JOIN strings n ON n.id = p.name_id LEFT JOIN strings s ON s.id = p.short_name_id "
       "ORDER BY 4, p.pid, p.id");
@@ -286,9 +287,8 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
     k.derived = kernels::derive(k.mean, k.launch, k.device, ceilings, a.ceiling_source, o.calibration);
     a.names.push_back(std::move(k));
   }
-  std::stable_sort(a.names.begin(), a.names.end(), [](const KernelName& x, const KernelName& y) {
-    return x.total_duration_s > y.total_duration_s;
-  });
+  std::stable_sort(a.names.begin(), a.names.end(),
+                   [](const KernelName& x, const KernelName& y) { return x.total_duration_s > y.total_duration_s; });
   return a;
 }
 
@@ -350,9 +350,8 @@ Report kernel_launch_report(const KernelAnalysis& a) {
     b.cols[ai_l2].cells.push_back(real_or_null(d.intensity_l2));
     b.cols[ai_l1].cells.push_back(real_or_null(d.intensity_l1));
     b.cols[theo].cells.push_back(real_or_null(d.occupancy.theoretical_pct));
-    b.cols[limiter].cells.push_back(d.occupancy.computed ? Cell{std::string(occupancy::limiter_name(
-                                                                d.occupancy.computed->limiter))}
-                                                          : Cell{});
+    b.cols[limiter].cells.push_back(
+        d.occupancy.computed ? Cell{std::string(occupancy::limiter_name(d.occupancy.computed->limiter))} : Cell{});
     b.cols[ceiling].cells.push_back(text_or_null(d.ceiling));
     b.cols[pct].cells.push_back(real_or_null(d.pct_of_ceiling));
     b.cols[bound].cells.push_back(d.bound_label);
@@ -422,8 +421,9 @@ Report kernel_metrics_sum(Database& db, const KernelReportOptions& options) {
 std::string profiled_gpu_uuid(Database& db) {
   if (!db.has_table("kernel_profiles") || !db.has_table("devices")) return {};
   return db
-      .query_text("SELECT d.uuid FROM kernel_profiles p JOIN devices d ON d.pid = p.pid AND d.device_id = p.device_id "
-                  "WHERE d.uuid IS NOT NULL AND d.uuid != '' ORDER BY p.launch_index, p.id LIMIT 1")
+      .query_text(
+          "SELECT d.uuid FROM kernel_profiles p JOIN devices d ON d.pid = p.pid AND d.device_id = p.device_id "
+          "WHERE d.uuid IS NOT NULL AND d.uuid != '' ORDER BY p.launch_index, p.id LIMIT 1")
       .value_or("");
 }
 

@@ -19,10 +19,9 @@
 //     Launch, PID (identifiers), Name (short name, else the demangled name), Grid, Block
 //     ("X×Y×Z" text), Reg/Trd, Duration (us), then every collected metric as a column
 //     named as Nsight Compute names it, in its unit (core/kernel_metric_sets; "" for a
-//     metric outside the sets; ".sum" counters as integers, rounded), then derived: DRAM BW, L2 BW, L1 BW (GB/s), FLOP (GFLOP),
-//     Perf (GFLOP/s), AI DRAM, AI L2, AI L1 (FLOP/B), Theoretical Occ (%), Occ Limiter,
-//     Ceiling (catalog name of the busiest unit's ceiling), % of Ceiling (%), Bound,
-//     Explanation.
+//     metric outside the sets; ".sum" counters as integers, rounded), then derived: DRAM BW, L2 BW, L1 BW (GB/s), FLOP
+//     (GFLOP), Perf (GFLOP/s), AI DRAM, AI L2, AI L1 (FLOP/B), Theoretical Occ (%), Occ Limiter, Ceiling (catalog name
+//     of the busiest unit's ceiling), % of Ceiling (%), Bound, Explanation.
 //   kernel_metrics_sum  one row per kernel name, by total duration descending:
 //     Name, Launches, Total Time (us), Avg (us), DRAM Bytes (MB, summed; 1 MB = 1e6 B),
 //     DRAM BW, L2 BW, L1 BW (GB/s = summed bytes / summed time), FLOP (GFLOP, summed),
@@ -56,9 +55,9 @@ class Database;
 namespace gpuscope::analyze {
 
 struct KernelReportOptions {
-  const MachineProfile* profile = nullptr;   // measured ceilings; nullptr: theoretical per device
-  kernels::TensorCalibration calibration;    // tensor counter → FLOP per count
-  std::string name_regex;                    // empty: every kernel
+  const MachineProfile* profile = nullptr;  // measured ceilings; nullptr: theoretical per device
+  kernels::TensorCalibration calibration;   // tensor counter → FLOP per count
+  std::string name_regex;                   // empty: every kernel
 };
 
 /// One profiled launch and what was derived from it.
@@ -84,18 +83,18 @@ struct KernelLaunch {
 
 /// All launches of one kernel name.
 struct KernelName {
-  std::string name;                  // display name (the grouping key)
+  std::string name;  // display name (the grouping key)
   std::int64_t launches = 0;
   double total_duration_s = 0;
-  kernels::MetricValues mean;        // kernels::mean_launch of its launches
-  kernels::LaunchFacts launch;       // its first launch's facts and device: what derive()
-  kernels::KernelDevice device;      //   of the mean launch was given
-  kernels::KernelDerived derived;    // derive() of the mean launch
+  kernels::MetricValues mean;      // kernels::mean_launch of its launches
+  kernels::LaunchFacts launch;     // its first launch's facts and device: what derive()
+  kernels::KernelDevice device;    //   of the mean launch was given
+  kernels::KernelDerived derived;  // derive() of the mean launch
   kernels::Bound dominant_bound = kernels::Bound::kUnknown;
-  std::string dominant_label;        // its bound_label
+  std::string dominant_label;            // its bound_label
   double dominant_share_pct = kUnknown;  // % of the name's duration in launches with that bound
-  double dram_bytes = kUnknown;      // summed (NaN: not collected)
-  double flops = kUnknown;           // summed (NaN: not collected)
+  double dram_bytes = kUnknown;          // summed (NaN: not collected)
+  double flops = kUnknown;               // summed (NaN: not collected)
 };
 
 struct KernelAnalysis {

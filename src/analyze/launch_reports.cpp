@@ -25,11 +25,11 @@
 namespace gpuscope::analyze {
 namespace {
 
-using store::Database;
-using store::Statement;
-using stats::Interval;
 using detail::real_or_null;
 using detail::TracerCost;
+using stats::Interval;
+using store::Database;
+using store::Statement;
 
 // Verdict thresholds (see the header).
 constexpr double kIdleShareForLaunchBound = 0.10;
@@ -75,8 +75,8 @@ constexpr std::int64_t kLaunchBytesPerKernel = 200;
 std::vector<LaunchedKernel> read_launched_kernels(Database& db) {
   // Counted before the join is read: each kernel joins one launch call (more only when
   // a damaged trace repeats a correlation id).
-  check_event_budget({"launch_overhead (also top)", "kernels",
-                      db.query_int("SELECT COUNT(*) FROM kernels").value_or(0), kLaunchBytesPerKernel, ""});
+  check_event_budget({"launch_overhead (also top)", "kernels", db.query_int("SELECT COUNT(*) FROM kernels").value_or(0),
+                      kLaunchBytesPerKernel, ""});
   Statement st = db.prepare(
       "SELECT k.pid, k.device_id, k.stream_id, k.correlation_id, COALESCE(k.short_name_id, k.name_id, -1), "
       "k.start_ns, k.end_ns, a.start_ns, a.end_ns "
@@ -110,13 +110,13 @@ void add_tracer_cost_note(Report& r, const detail::LaunchBound& lb, const Tracer
   if (!lb.tracer_cost_known) {
     // The launcher says why when it did not calibrate ("not calibrated: --calibrate=never").
     const std::string why = cost.method.empty() ? "recorded before calibration" : cost.method;
-    r.add_note(NoteLevel::kInfo, "gpuscope's own cost per launch is unknown for this trace (" + why +
-                                     "); launch times include it");
+    r.add_note(NoteLevel::kInfo,
+               "gpuscope's own cost per launch is unknown for this trace (" + why + "); launch times include it");
     return;
   }
-  const double part = lb.launching_idle_ns > 0 ? static_cast<double>(lb.tracer_idle_ns) /
-                                                     static_cast<double>(lb.launching_idle_ns)
-                                               : 0.0;
+  const double part = lb.launching_idle_ns > 0
+                          ? static_cast<double>(lb.tracer_idle_ns) / static_cast<double>(lb.launching_idle_ns)
+                          : 0.0;
   r.add_note(NoteLevel::kInfo, "of the " + std::to_string(lb.launching_idle_ns) +
                                    " ns the CPU spent in launch calls while the GPU was idle, about " +
                                    std::to_string(lb.tracer_idle_ns) + " ns (" + units::percent_of(part) +
@@ -140,11 +140,12 @@ void add_graph_saving_note(Report& r, const detail::LaunchBound& lb) {
 // The verdict, from the untraced numbers (equal to the traced ones when the cost is unknown).
 void add_verdict_note(Report& r, const detail::LaunchBound& lb) {
   const std::string evidence = detail::untraced_lead(lb) + "the GPU was idle " +
-                               units::percent_of(lb.idle_share_untraced) + " of the time and the CPU was launching during " +
+                               units::percent_of(lb.idle_share_untraced) +
+                               " of the time and the CPU was launching during " +
                                units::percent_of(lb.launching_share_untraced) + " of that idle time";
   if (lb.launch_bound) {
-    r.add_note(NoteLevel::kWarning, "launch-bound: " + evidence +
-                                        " — batch work, use CUDA graphs (torch.compile mode='reduce-overhead')");
+    r.add_note(NoteLevel::kWarning,
+               "launch-bound: " + evidence + " — batch work, use CUDA graphs (torch.compile mode='reduce-overhead')");
   } else if (lb.launch_bound_only_with_tracer) {
     r.add_note(NoteLevel::kInfo, "would look launch-bound (share " + units::percent_of(lb.launching_share) +
                                      ") but only because of gpuscope's own cost; without it the share is " +
@@ -199,8 +200,7 @@ Report launch_overhead(Database& db) {
     const double gpu_avg = static_cast<double>(g->gpu_total) / n;
     const double launch_avg = static_cast<double>(g->launch_total) / n;
     r.rows.push_back(Row{static_cast<std::int64_t>(g->queue.size()), real_or_null(launch_avg),
-                         cost.launch_ns ? real_or_null(*cost.launch_ns) : Cell{std::monostate{}},
-                         real_or_null(gpu_avg),
+                         cost.launch_ns ? real_or_null(*cost.launch_ns) : Cell{std::monostate{}}, real_or_null(gpu_avg),
                          real_or_null(static_cast<double>(g->queue_total) / n),
                          real_or_null(stats::median(std::move(g->queue))),
                          gpu_avg > 0 ? real_or_null(launch_avg / gpu_avg) : Cell{std::monostate{}}, g->name});
@@ -218,9 +218,8 @@ Report launch_overhead(Database& db) {
 
   const detail::LaunchBound lb = detail::launch_bound(db);
   r.add_note(NoteLevel::kInfo, "wall " + std::to_string(lb.wall_ns) + " ns, GPU idle " + std::to_string(lb.idle_ns) +
-                                   " ns, CPU launching while the GPU was idle " +
-                                   std::to_string(lb.launching_idle_ns) + " ns (launch-bound share " +
-                                   units::percent_of(lb.launching_share) + ")");
+                                   " ns, CPU launching while the GPU was idle " + std::to_string(lb.launching_idle_ns) +
+                                   " ns (launch-bound share " + units::percent_of(lb.launching_share) + ")");
   add_tracer_cost_note(r, lb, cost);
   add_graph_saving_note(r, lb);
   r.add_note(NoteLevel::kInfo,
@@ -280,8 +279,8 @@ GraphSaving graph_saving(const std::vector<LaunchedKernel>& launched, std::int64
     const bool same = prev && prev->pid == k.pid && prev->device_id == k.device_id && prev->stream_id == k.stream_id;
     if (same && k.launch_end_ns > prev_end && k.start_ns > prev_end) {
       core::add_span(out.ns, k.start_ns, prev_end);
-      out.ns_untraced = core::sat_add(out.ns_untraced,
-                                      detail::gap_without_tracer_cost(core::sat_sub(k.start_ns, prev_end), cost_ns));
+      out.ns_untraced =
+          core::sat_add(out.ns_untraced, detail::gap_without_tracer_cost(core::sat_sub(k.start_ns, prev_end), cost_ns));
       ++out.gaps;
     }
     prev_end = same ? std::max(prev_end, k.end_ns) : k.end_ns;
@@ -304,9 +303,10 @@ void derive_shares(detail::LaunchBound& lb) {
 
 // B ∩ W: all GPUs' kernels, copies and memsets inside the wall span, disjoint and sorted.
 std::vector<Interval> busy_in_wall(Database& db, const Interval& wall) {
-  std::vector<Interval> out = read_intervals(
-      db, "SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns FROM memcpys "
-          "UNION ALL SELECT start_ns, end_ns FROM memsets");
+  std::vector<Interval> out =
+      read_intervals(db,
+                     "SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns FROM memcpys "
+                     "UNION ALL SELECT start_ns, end_ns FROM memsets");
   for (Interval& b : out) b = {std::max(b.start_ns, wall.start_ns), std::min(b.end_ns, wall.end_ns)};
   return stats::interval_union(std::move(out));
 }
@@ -327,8 +327,8 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
   out.tracer_launch_cost_ns = cost.launch_ns.value_or(0.0);
   out.wall_ns = stats::union_length(w);
   out.idle_ns = core::sat_sub(out.wall_ns, stats::union_length(busy));
-  out.launching_idle_ns_untraced = idle_overlap_ns(
-      stats::interval_union(detail::without_tracer_cost(launch_calls, cost_ns)), w, busy);
+  out.launching_idle_ns_untraced =
+      idle_overlap_ns(stats::interval_union(detail::without_tracer_cost(launch_calls, cost_ns)), w, busy);
   out.launching_idle_ns = idle_overlap_ns(stats::interval_union(std::move(launch_calls)), w, busy);
   out.tracer_idle_ns = core::sat_sub(out.launching_idle_ns, out.launching_idle_ns_untraced);
   out.launch_calls = distinct_launch_calls(launched);
@@ -393,15 +393,16 @@ Report sync_wait(Database& db) {
 
   r.add_note(NoteLevel::kInfo, "total blocked: " + std::to_string(sb.blocked_ns) +
                                    " ns (union over threads and rows; an API call and its sync record count "
-                                   "once), " + units::percent_of(sb.share) + " of the wall time");
+                                   "once), " +
+                                   units::percent_of(sb.share) + " of the wall time");
   if (sb.sync_bound) {
     r.add_note(NoteLevel::kWarning, "sync-bound: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
                                         " of the time, mostly in " + sb.calls.front().key[0] +
                                         " — remove needless synchronizations (.item(), .cpu(), printing "
                                         "tensors) and use async copies from pinned memory");
   } else {
-    r.add_note(NoteLevel::kInfo, "not sync-bound: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
-                                     " of the time");
+    r.add_note(NoteLevel::kInfo,
+               "not sync-bound: the CPU was blocked on the GPU " + units::percent_of(sb.share) + " of the time");
   }
   return r;
 }

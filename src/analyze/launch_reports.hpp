@@ -92,15 +92,15 @@ struct LaunchBound {
   double idle_share = 0.0;        // idle / wall
   double launching_share = 0.0;   // launch-bound share: launching while idle / idle
 
-  double tracer_launch_cost_ns = 0.0;  // c as recorded (not rounded); 0 when unknown
-  bool tracer_cost_known = false;      // meta tracer_launch_cost_ns holds a valid cost
-  std::int64_t tracer_idle_ns = 0;     // T: the tracer's part of launching_idle_ns
-  std::int64_t wall_ns_untraced = 0;             // wall − T
-  std::int64_t idle_ns_untraced = 0;             // idle − T
-  std::int64_t launching_idle_ns_untraced = 0;   // |L' ∩ W \ B| = launching while idle − T
-  std::int64_t graph_saving_ns_untraced = 0;     // Σ max(0, gap − c)
-  double idle_share_untraced = 0.0;              // idle' / wall'
-  double launching_share_untraced = 0.0;         // launching while idle' / idle'
+  double tracer_launch_cost_ns = 0.0;           // c as recorded (not rounded); 0 when unknown
+  bool tracer_cost_known = false;               // meta tracer_launch_cost_ns holds a valid cost
+  std::int64_t tracer_idle_ns = 0;              // T: the tracer's part of launching_idle_ns
+  std::int64_t wall_ns_untraced = 0;            // wall − T
+  std::int64_t idle_ns_untraced = 0;            // idle − T
+  std::int64_t launching_idle_ns_untraced = 0;  // |L' ∩ W \ B| = launching while idle − T
+  std::int64_t graph_saving_ns_untraced = 0;    // Σ max(0, gap − c)
+  double idle_share_untraced = 0.0;             // idle' / wall'
+  double launching_share_untraced = 0.0;        // launching while idle' / idle'
 
   bool launch_bound = false;                   // the verdict, from the untraced numbers
   bool launch_bound_only_with_tracer = false;  // traced numbers say launch-bound, untraced not
@@ -117,8 +117,8 @@ struct SyncBlocked {
   std::vector<ValueGroup> calls;  // key[0] is the row's Name
   std::int64_t wall_ns = 0;
   std::int64_t blocked_ns = 0;
-  double share = 0.0;        // blocked / wall
-  bool sync_bound = false;   // the verdict
+  double share = 0.0;       // blocked / wall
+  bool sync_bound = false;  // the verdict
 };
 [[nodiscard]] SyncBlocked sync_blocked(store::Database& db);
 

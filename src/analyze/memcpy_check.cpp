@@ -21,9 +21,9 @@
 namespace gpuscope::analyze {
 namespace {
 
+using stats::Interval;
 using store::Database;
 using store::Statement;
-using stats::Interval;
 
 using Key = std::tuple<std::string, std::string, std::string>;  // operation, src kind, dst kind
 
@@ -38,8 +38,8 @@ struct Group {
 constexpr std::int64_t kBytesPerKernel = 60;
 
 std::map<std::int64_t, std::vector<Interval>> kernel_time_per_gpu(Database& db, const detail::GpuIndexMap& gpus) {
-  check_event_budget({"memcpy_check", "kernels", db.query_int("SELECT COUNT(*) FROM kernels").value_or(0),
-                      kBytesPerKernel, ""});
+  check_event_budget(
+      {"memcpy_check", "kernels", db.query_int("SELECT COUNT(*) FROM kernels").value_or(0), kBytesPerKernel, ""});
   std::map<std::int64_t, std::vector<Interval>> out;
   Statement st = db.prepare("SELECT pid, device_id, start_ns, end_ns FROM kernels");
   while (st.step()) out[gpus.index(st.column_int(0), st.column_int(1))].push_back({st.column_int(2), st.column_int(3)});
@@ -49,8 +49,8 @@ std::map<std::int64_t, std::vector<Interval>> kernel_time_per_gpu(Database& db, 
 
 // Whether [start, end) meets any interval of `busy` (disjoint, sorted).
 bool overlaps(const std::vector<Interval>& busy, std::int64_t start, std::int64_t end) {
-  const auto it = std::upper_bound(busy.begin(), busy.end(), start,
-                                   [](std::int64_t t, const Interval& i) { return t < i.end_ns; });
+  const auto it =
+      std::upper_bound(busy.begin(), busy.end(), start, [](std::int64_t t, const Interval& i) { return t < i.end_ns; });
   return it != busy.end() && it->start_ns < end;
 }
 
@@ -145,8 +145,7 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
       f.serialized_ns += duration;
     }
   }
-  f.serialized_share =
-      f.wall_ns > 0 ? static_cast<double>(f.serialized_ns) / static_cast<double>(f.wall_ns) : 0.0;
+  f.serialized_share = f.wall_ns > 0 ? static_cast<double>(f.serialized_ns) / static_cast<double>(f.wall_ns) : 0.0;
 
   std::vector<std::pair<Key, Group>> sorted(groups.begin(), groups.end());  // key order: the tie-break
   std::stable_sort(sorted.begin(), sorted.end(),
@@ -161,8 +160,8 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
   if (f.copies == 0) {
     const bool gpu_activity =
         db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memsets)").value_or(0) > 0;
-    r.add_note(NoteLevel::kInfo, gpu_activity ? "no memory copies in the capture range"
-                                              : "no GPU activity in the capture range");
+    r.add_note(NoteLevel::kInfo,
+               gpu_activity ? "no memory copies in the capture range" : "no GPU activity in the capture range");
     return out;
   }
 
@@ -170,41 +169,43 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
     std::string text = std::to_string(f.pageable) + " host-device copies (" + std::to_string(f.pageable_bytes) +
                        " bytes, " + units::duration_ns(f.pageable_ns) +
                        ") use pageable host memory: the driver stages them through a pinned buffer, so they "
-                       "are slower and cannot overlap kernels (median " + median_gbps_text(pageable_gbps);
+                       "are slower and cannot overlap kernels (median " +
+                       median_gbps_text(pageable_gbps);
     if (!pinned_gbps.empty()) text += " against " + median_gbps_text(pinned_gbps) + " for pinned copies";
-    text += ") — pin the host buffer: cudaMallocHost / cudaHostRegister; in PyTorch DataLoader(pin_memory=True) "
-            "or tensor.pin_memory(), then .to('cuda', non_blocking=True)";
+    text +=
+        ") — pin the host buffer: cudaMallocHost / cudaHostRegister; in PyTorch DataLoader(pin_memory=True) "
+        "or tensor.pin_memory(), then .to('cuda', non_blocking=True)";
     r.add_note(NoteLevel::kWarning, std::move(text));
   }
   if (f.serialized > 0) {
     const bool warn = f.serialized_share >= kSerializedShareForWarning;
     std::string text = std::to_string(f.serialized) + " of " + std::to_string(f.copies) +
-                       " copies serialize with compute (" + std::to_string(f.serialized_sync) +
-                       " synchronous, " + std::to_string(f.serialized - f.serialized_sync) +
-                       " with no kernel running on their GPU): " + units::duration_ns(f.serialized_ns) +
-                       ", " + units::percent_of(f.serialized_share) + " of the wall time";
+                       " copies serialize with compute (" + std::to_string(f.serialized_sync) + " synchronous, " +
+                       std::to_string(f.serialized - f.serialized_sync) +
+                       " with no kernel running on their GPU): " + units::duration_ns(f.serialized_ns) + ", " +
+                       units::percent_of(f.serialized_share) + " of the wall time";
     if (warn) {
-      text += " — issue them with cudaMemcpyAsync from pinned memory on their own stream so they overlap "
-              "kernels, and keep .item() / .cpu() out of the loop";
+      text +=
+          " — issue them with cudaMemcpyAsync from pinned memory on their own stream so they overlap "
+          "kernels, and keep .item() / .cpu() out of the loop";
     }
     r.add_note(warn ? NoteLevel::kWarning : NoteLevel::kInfo, std::move(text));
   }
   if (f.small > 0) {
-    r.add_note(NoteLevel::kInfo,
-               std::to_string(f.small) + " of " + std::to_string(f.copies) + " copies move fewer than " +
-                   std::to_string(kSmallCopyBytes / 1024) +
-                   " KiB: their time is mostly fixed cost (median " + median_gbps_text(small_gbps) +
-                   (all_gbps.empty() ? std::string()
-                                     : ", best copy seen " +
-                                           gbps_text(*std::max_element(all_gbps.begin(), all_gbps.end()))) +
-                   ") — batch small transfers into one buffer");
+    r.add_note(
+        NoteLevel::kInfo,
+        std::to_string(f.small) + " of " + std::to_string(f.copies) + " copies move fewer than " +
+            std::to_string(kSmallCopyBytes / 1024) + " KiB: their time is mostly fixed cost (median " +
+            median_gbps_text(small_gbps) +
+            (all_gbps.empty() ? std::string()
+                              : ", best copy seen " + gbps_text(*std::max_element(all_gbps.begin(), all_gbps.end()))) +
+            ") — batch small transfers into one buffer");
   }
 
-  std::string verdict = "verdict: " + std::to_string(f.copies) + " copies took " +
-                        units::duration_ns(f.copy_ns) + " of GPU time (" +
-                        units::percent_of(f.wall_ns > 0 ? static_cast<double>(f.copy_ns) / static_cast<double>(f.wall_ns)
-                                                   : 0.0) +
-                        " of the wall time); ";
+  std::string verdict =
+      "verdict: " + std::to_string(f.copies) + " copies took " + units::duration_ns(f.copy_ns) + " of GPU time (" +
+      units::percent_of(f.wall_ns > 0 ? static_cast<double>(f.copy_ns) / static_cast<double>(f.wall_ns) : 0.0) +
+      " of the wall time); ";
   if (f.pageable > 0) {
     verdict += "pin the pageable host buffers first";
   } else if (f.serialized_share >= kSerializedShareForWarning) {

@@ -68,16 +68,16 @@ namespace detail {
 /// The whole-trace numbers behind memcpy_check's notes (definitions above). Also used by top.
 struct MemcpyFindings {
   std::int64_t copies = 0;
-  std::int64_t copy_ns = 0;          // Σ copy durations
-  std::int64_t wall_ns = 0;          // as gpu_util
-  std::int64_t pageable = 0;         // pageable copies
+  std::int64_t copy_ns = 0;   // Σ copy durations
+  std::int64_t wall_ns = 0;   // as gpu_util
+  std::int64_t pageable = 0;  // pageable copies
   std::int64_t pageable_bytes = 0;
   std::int64_t pageable_ns = 0;
   std::int64_t serialized = 0;       // serialized copies (sync or with no kernel running)
   std::int64_t serialized_sync = 0;  // of those: synchronous
   std::int64_t serialized_ns = 0;
-  std::int64_t small = 0;            // copies < kSmallCopyBytes
-  double serialized_share = 0.0;     // serialized_ns / wall_ns; 0 when the wall is 0
+  std::int64_t small = 0;         // copies < kSmallCopyBytes
+  double serialized_share = 0.0;  // serialized_ns / wall_ns; 0 when the wall is 0
 };
 
 /// The memcpy_check rows (as the Report's) and findings in one pass.

@@ -101,9 +101,9 @@ Report summarize(const SummaryShape& shape, const std::vector<Group>& groups) {
             amount(*mx),
             real_or_null(stats::stddev(v) * scale)};
     if (!shape.in_mb) {
-      row.insert(row.begin(), grand_total > 0 ? Cell{static_cast<double>(g.total) /
-                                                     static_cast<double>(grand_total) * 100.0}
-                                              : Cell{std::monostate{}});
+      row.insert(row.begin(), grand_total > 0
+                                  ? Cell{static_cast<double>(g.total) / static_cast<double>(grand_total) * 100.0}
+                                  : Cell{std::monostate{}});
     }
     for (const std::string& k : g.key) row.push_back(k);
     r.rows.push_back(std::move(row));
@@ -157,9 +157,15 @@ void append_rows(Report& r, Database& db, const std::string& sql, Fix&& fix) {
         continue;
       }
       switch (r.columns[c].type) {
-        case ColumnType::kInteger: row.emplace_back(st.column_int(i)); break;
-        case ColumnType::kReal: row.emplace_back(st.column_double(i)); break;
-        case ColumnType::kText: row.emplace_back(st.column_text(i)); break;
+        case ColumnType::kInteger:
+          row.emplace_back(st.column_int(i));
+          break;
+        case ColumnType::kReal:
+          row.emplace_back(st.column_double(i));
+          break;
+        case ColumnType::kText:
+          row.emplace_back(st.column_text(i));
+          break;
       }
     }
     fix(row, st);
@@ -200,8 +206,7 @@ void add_first_rows_note(Report& r, std::int64_t kept, std::int64_t rows, std::s
 }  // namespace
 
 Report cuda_api_sum(Database& db) {
-  static const SummaryShape shape{"cuda_api_sum", "CUDA API Summary", false, "Num Calls", {"Name"},
-                                  "CUDA API calls"};
+  static const SummaryShape shape{"cuda_api_sum", "CUDA API Summary", false, "Num Calls", {"Name"}, "CUDA API calls"};
   return summarize(shape, group_values(db, "SELECT COALESCE(name, '<unknown>'), duration_ns FROM v_api_calls"));
 }
 
@@ -212,27 +217,31 @@ Report cuda_gpu_kern_sum(Database& db, const ReportOptions& options) {
 }
 
 Report cuda_gpu_mem_time_sum(Database& db) {
-  static const SummaryShape shape{"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", false, "Count",
-                                  {"Operation"}, "CUDA memory operations"};
+  static const SummaryShape shape{
+      "cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", false, "Count", {"Operation"},
+      "CUDA memory operations"};
   return summarize(shape, memory_groups(db, "end_ns - start_ns"));
 }
 
 Report cuda_gpu_mem_size_sum(Database& db) {
-  static const SummaryShape shape{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", true, "Count",
-                                  {"Operation"}, "CUDA memory operations"};
+  static const SummaryShape shape{
+      "cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", true, "Count", {"Operation"},
+      "CUDA memory operations"};
   return summarize(shape, memory_groups(db, "COALESCE(bytes, 0)"));
 }
 
 Report nvtx_sum(Database& db) {
-  static const SummaryShape shape{"nvtx_sum", "NVTX Range Summary", false, "Instances", {"Style", "Range"},
-                                  "closed NVTX ranges"};
-  return summarize(shape, group_values(db, "SELECT COALESCE(style, ''), " + std::string(detail::kNvtxRangeNameSql) +
-                                              ", duration_ns FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL"));
+  static const SummaryShape shape{"nvtx_sum",  "NVTX Range Summary", false,
+                                  "Instances", {"Style", "Range"},   "closed NVTX ranges"};
+  return summarize(shape,
+                   group_values(db, "SELECT COALESCE(style, ''), " + std::string(detail::kNvtxRangeNameSql) +
+                                        ", duration_ns FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL"));
 }
 
 Report cuda_gpu_sum(Database& db, const ReportOptions& options) {
-  static const SummaryShape shape{"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", false, "Instances",
-                                  {"Category", "Operation"}, "CUDA kernels or memory operations"};
+  static const SummaryShape shape{
+      "cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", false,
+      "Instances",    {"Category", "Operation"},           "CUDA kernels or memory operations"};
   const std::string sql = "SELECT 'CUDA_KERNEL', " + kernel_name_sql(options) +
                           ", duration_ns FROM v_kernels UNION ALL SELECT 'MEMORY_OPER', * FROM (" +
                           memory_ops_sql("end_ns - start_ns") + ")";
@@ -272,22 +281,30 @@ Report cuda_gpu_trace(Database& db, const ReportOptions& options) {
   const std::string sql =
       "SELECT start_ns, duration_ns, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
       "registers_per_thread, static_shared_memory, dynamic_shared_memory, NULL, NULL, NULL, NULL, "
-      "device_id, context_id, stream_id, " + kernel_name_sql(options) + ", 0 AS cls, id FROM v_kernels "
+      "device_id, context_id, stream_id, " +
+      kernel_name_sql(options) +
+      ", 0 AS cls, id FROM v_kernels "
       "UNION ALL SELECT start_ns, end_ns - start_ns, correlation_id, NULL, NULL, NULL, NULL, NULL, NULL, "
-      "NULL, NULL, NULL, bytes, " + throughput + ", src_kind, dst_kind, device_id, context_id, stream_id, "
+      "NULL, NULL, NULL, bytes, " +
+      throughput +
+      ", src_kind, dst_kind, device_id, context_id, stream_id, "
       "COALESCE(copy_kind, 'unknown'), 1, id FROM memcpys "
       "UNION ALL SELECT start_ns, end_ns - start_ns, correlation_id, NULL, NULL, NULL, NULL, NULL, NULL, "
-      "NULL, NULL, NULL, bytes, " + throughput + ", memory_kind, NULL, device_id, context_id, stream_id, "
+      "NULL, NULL, NULL, bytes, " +
+      throughput +
+      ", memory_kind, NULL, device_id, context_id, stream_id, "
       "'memset', 2, id FROM memsets ORDER BY 1, cls, id";
-  const std::int64_t rows =
-      db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
-                   "(SELECT COUNT(*) FROM memsets)").value_or(0);
-  const std::int64_t kept = rows_to_read(r.name, "kernels, memcpys and memsets (one row each)", rows,
-                                         kGpuTraceRowBytes, options);
+  const std::int64_t rows = db.query_int(
+                                  "SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                  "(SELECT COUNT(*) FROM memsets)")
+                                .value_or(0);
+  const std::int64_t kept =
+      rows_to_read(r.name, "kernels, memcpys and memsets (one row each)", rows, kGpuTraceRowBytes, options);
   const std::size_t name = r.columns.size() - 1;
   r.rows.reserve(static_cast<std::size_t>(kept));
   append_rows(r, db, sql + limit_sql(kept, rows), [&](Row& row, Statement& st) {
-    if (st.column_int(static_cast<int>(name) + 1) != 0) row[name] = memory_operation_name(std::get<std::string>(row[name]));
+    if (st.column_int(static_cast<int>(name) + 1) != 0)
+      row[name] = memory_operation_name(std::get<std::string>(row[name]));
   });
   if (r.rows.empty()) r.add_note(NoteLevel::kInfo, "no CUDA kernels or memory operations in the capture range");
   add_first_rows_note(r, kept, rows, "kernels, memcpys and memsets");
@@ -310,7 +327,8 @@ Report cuda_api_trace(Database& db, const ReportOptions& options) {
   r.rows.reserve(static_cast<std::size_t>(kept));
   append_rows(r, db,
               "SELECT start_ns, duration_ns, COALESCE(name, '<unknown>'), return_value, correlation_id, pid, tid, id "
-              "FROM v_api_calls ORDER BY start_ns, id" + limit_sql(kept, rows),
+              "FROM v_api_calls ORDER BY start_ns, id" +
+                  limit_sql(kept, rows),
               [](Row&, Statement&) {});
   if (r.rows.empty()) r.add_note(NoteLevel::kInfo, "no CUDA API calls in the capture range");
   add_first_rows_note(r, kept, rows, "CUDA API calls");
@@ -325,7 +343,8 @@ Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
   r.title = "Top CUDA Kernels by GPU Time";
   std::vector<std::size_t> keep;
   for (const char* name : {"Time", "Total Time", "Instances", "Avg", "Name"}) {
-    const auto it = std::find_if(all.columns.begin(), all.columns.end(), [&](const Column& c) { return c.name == name; });
+    const auto it =
+        std::find_if(all.columns.begin(), all.columns.end(), [&](const Column& c) { return c.name == name; });
     keep.push_back(static_cast<std::size_t>(it - all.columns.begin()));
     r.columns.push_back(*it);
   }
@@ -342,10 +361,9 @@ Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
   r.notes = all.notes;  // "no CUDA kernels in the capture range" when empty
   if (all.rows.size() > static_cast<std::size_t>(top_n)) {
     const auto rest = all.rows.size() - static_cast<std::size_t>(top_n);
-    r.add_note(NoteLevel::kInfo, "showing the top " + std::to_string(top_n) + " of " +
-                                     std::to_string(all.rows.size()) + " kernel names; the other " +
-                                     std::to_string(rest) + " take " + std::to_string(core::sat_sub(all_ns, shown_ns)) +
-                                     " ns of kernel time");
+    r.add_note(NoteLevel::kInfo, "showing the top " + std::to_string(top_n) + " of " + std::to_string(all.rows.size()) +
+                                     " kernel names; the other " + std::to_string(rest) + " take " +
+                                     std::to_string(core::sat_sub(all_ns, shown_ns)) + " ns of kernel time");
   }
   if (!all.rows.empty())
     r.add_note(NoteLevel::kInfo, "Time (%) is of the summed kernel time; concurrent kernels each count in full");

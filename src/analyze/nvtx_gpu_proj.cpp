@@ -18,9 +18,9 @@
 namespace gpuscope::analyze {
 namespace {
 
+using stats::Interval;
 using store::Database;
 using store::Statement;
-using stats::Interval;
 
 using Thread = std::pair<std::int64_t, std::int64_t>;  // pid, tid
 
@@ -48,7 +48,8 @@ constexpr std::int64_t kBytesPerOp = 100;
 Ops gpu_ops(Database& db) {
   check_event_budget({"nvtx_gpu_proj_sum", "kernels, memcpys and memsets",
                       db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
-                                   "(SELECT COUNT(*) FROM memsets)").value_or(0),
+                                   "(SELECT COUNT(*) FROM memsets)")
+                          .value_or(0),
                       kBytesPerOp, ""});
   Ops out;
   Statement st = db.prepare(
@@ -68,7 +69,8 @@ Ops gpu_ops(Database& db) {
         Op{st.column_int(3), st.column_int(4), st.column_int(5), st.column_int(6) != 0});
   }
   for (auto& [thread, ops] : out.by_thread)
-    std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.call_start_ns < b.call_start_ns; });
+    std::stable_sort(ops.begin(), ops.end(),
+                     [](const Op& a, const Op& b) { return a.call_start_ns < b.call_start_ns; });
   return out;
 }
 

@@ -60,10 +60,11 @@ bool starved(const std::optional<double>& busy, bool launch_bound, bool sync_bou
 }
 
 std::string launch_bound_text(const detail::LaunchBound& lb) {
-  return "launch-bound: " + detail::untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
-         " of the wall time and the CPU was inside launch calls during " +
+  return "launch-bound: " + detail::untraced_lead(lb) + "the GPU was idle " +
+         units::percent_of(lb.idle_share_untraced) + " of the wall time and the CPU was inside launch calls during " +
          units::percent_of(lb.launching_share_untraced) + " of that idle time (" +
-         units::duration_ns(lb.launching_idle_ns_untraced) + "); a CUDA graph could save about " + units::duration_ns(lb.graph_saving_ns_untraced) +
+         units::duration_ns(lb.launching_idle_ns_untraced) + "); a CUDA graph could save about " +
+         units::duration_ns(lb.graph_saving_ns_untraced) +
          " — try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels "
          "(see launch_overhead)";
 }
@@ -71,11 +72,14 @@ std::string launch_bound_text(const detail::LaunchBound& lb) {
 std::string cpu_starved_text(const detail::LaunchBound& lb, const detail::SyncBlocked& sb) {
   return "CPU-starved: " + detail::untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
          " of the wall time, yet the CPU was inside launch calls during only " +
-         units::percent_of(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " + units::percent_of(sb.share) +
+         units::percent_of(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " +
+         units::percent_of(sb.share) +
          " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data "
-         "loading); " + std::to_string(lb.graph_gaps) +
+         "loading); " +
+         std::to_string(lb.graph_gaps) +
          " times a kernel was enqueued after the GPU had finished the previous one on its stream "
-         "(a CUDA graph could save about " + units::duration_ns(lb.graph_saving_ns_untraced) +
+         "(a CUDA graph could save about " +
+         units::duration_ns(lb.graph_saving_ns_untraced) +
          ") — try CUDA graphs or torch.compile(mode=\"reduce-overhead\") to drop the per-operation "
          "CPU cost, a larger batch, and faster data loading (DataLoader num_workers, pin_memory)";
 }
@@ -126,16 +130,14 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   const std::optional<double> coverage =
       n.wall_ns > 0 ? ratio(static_cast<double>(n.sm_ns), static_cast<double>(n.sm_capacity_ns)) : std::nullopt;
   // Busy share of the wall time without gpuscope's own cost (the wall shrinks by it).
-  const std::optional<double> busy_untraced =
-      ratio(static_cast<double>(n.busy_ns), static_cast<double>(n.wall_ns - lb.tracer_idle_ns) *
-                                                static_cast<double>(n.gpus));
-  const std::optional<double> launching =
-      n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
+  const std::optional<double> busy_untraced = ratio(
+      static_cast<double>(n.busy_ns), static_cast<double>(n.wall_ns - lb.tracer_idle_ns) * static_cast<double>(n.gpus));
+  const std::optional<double> launching = n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
   const std::optional<double> blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
   r.rows.push_back(Row{wall / kNsPerMs, percent(busy), percent(coverage), percent(launching), percent(blocked)});
   if (n.gpus > 1) {
-    r.add_note(NoteLevel::kInfo, "GPU Busy (%) and SM Coverage (%) are of the wall time x " +
-                                     std::to_string(n.gpus) + " GPUs");
+    r.add_note(NoteLevel::kInfo,
+               "GPU Busy (%) and SM Coverage (%) are of the wall time x " + std::to_string(n.gpus) + " GPUs");
   }
 
   // The diagnoses (thresholds in the header).

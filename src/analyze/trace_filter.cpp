@@ -209,20 +209,24 @@ FilteredTrace filter_trace(Database& source, const TraceFilter& filter) {
   // Warnings: each filter that alone matches nothing, then the combination.
   if (filter.pid) {
     const std::string p = num(*filter.pid);
-    if (count(source, "SELECT (SELECT COUNT(*) FROM processes WHERE pid = " + p + ") + (SELECT COUNT(*) FROM "
-                      "api_calls WHERE pid = " + p + ") + (SELECT COUNT(*) FROM kernels WHERE pid = " + p + ")") == 0)
+    if (count(source, "SELECT (SELECT COUNT(*) FROM processes WHERE pid = " + p +
+                          ") + (SELECT COUNT(*) FROM "
+                          "api_calls WHERE pid = " +
+                          p + ") + (SELECT COUNT(*) FROM kernels WHERE pid = " + p + ")") == 0)
       warnings.push_back("--process: no process " + p + " in the trace; " + pids_seen(source));
   }
   if (filter.gpu && keep.devices->empty())
     warnings.push_back("--device: no GPU " + num(*filter.gpu) + " in the trace; " + gpus_seen(source));
-  const std::int64_t kept = count(db, "SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
-                                      "(SELECT COUNT(*) FROM memsets) + (SELECT COUNT(*) FROM api_calls) + "
-                                      "(SELECT COUNT(*) FROM nvtx_events)");
+  const std::int64_t kept = count(db,
+                                  "SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                  "(SELECT COUNT(*) FROM memsets) + (SELECT COUNT(*) FROM api_calls) + "
+                                  "(SELECT COUNT(*) FROM nvtx_events)");
   if (kept == 0 && warnings.empty()) {
     if (time) {
       warnings.push_back("--from/--to: no events in [" + seconds(filter.from_ns.value_or(0)) + ", " +
                          (filter.to_ns ? seconds(*filter.to_ns) : std::string("end")) +
-                         "] since the start of the trace, which lasts " + seconds(core::sat_sub(wall.end_ns, wall.start_ns)));
+                         "] since the start of the trace, which lasts " +
+                         seconds(core::sat_sub(wall.end_ns, wall.start_ns)));
     } else {
       warnings.push_back("the filters together keep no events");
     }

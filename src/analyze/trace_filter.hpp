@@ -72,9 +72,9 @@
 namespace gpuscope::analyze {
 
 struct NvtxRangeFilter {
-  std::string name;                       // the message, exact (case-sensitive); with '*' a GLOB
-  std::optional<std::string> domain;      // nullopt: any domain; "": the default domain
-  std::optional<std::int64_t> instance;   // 1-based, in start order; nullopt: every one
+  std::string name;                      // the message, exact (case-sensitive); with '*' a GLOB
+  std::optional<std::string> domain;     // nullopt: any domain; "": the default domain
+  std::optional<std::int64_t> instance;  // 1-based, in start order; nullopt: every one
 };
 
 /// "RANGE[@DOMAIN][/N]" → NvtxRangeFilter. The last '@' separates the domain; a
@@ -92,7 +92,7 @@ struct TraceFilter {
   std::optional<std::int64_t> from_ns;  // relative to the start of the trace
   std::optional<std::int64_t> to_ns;    // relative to the start of the trace
   std::optional<std::int64_t> pid;
-  std::optional<std::int64_t> gpu;      // physical GPU index
+  std::optional<std::int64_t> gpu;  // physical GPU index
 
   /// True when no filter is set (filter_trace would copy everything).
   [[nodiscard]] bool empty() const { return !nvtx && !from_ns && !to_ns && !pid && !gpu; }

@@ -14,11 +14,11 @@
 namespace gpuscope::analyze {
 namespace {
 
-using store::Database;
-using store::Statement;
 using detail::busy_per_gpu;
 using detail::GpuBusy;
 using detail::wall_time_ns;
+using store::Database;
+using store::Statement;
 
 constexpr double kNsPerMs = 1e6;
 
@@ -58,8 +58,7 @@ void detail::add_trace_notes(Database& db, Report& overview) {
     }
   }
   {
-    Statement st = db.prepare(
-        "SELECT pid, term_signal FROM processes WHERE ended_cleanly = 0 ORDER BY pid");
+    Statement st = db.prepare("SELECT pid, term_signal FROM processes WHERE ended_cleanly = 0 ORDER BY pid");
     while (st.step()) {
       std::string text = "process " + std::to_string(st.column_int(0)) + " ended abnormally";
       if (!st.is_null(1)) text += " (killed by signal " + std::to_string(st.column_int(1)) + ")";
@@ -68,8 +67,8 @@ void detail::add_trace_notes(Database& db, Report& overview) {
     }
   }
   {
-    Statement st = db.prepare(
-        "SELECT pid, COALESCE(severity, 'warning'), COALESCE(text, '') FROM messages ORDER BY ts_ns");
+    Statement st =
+        db.prepare("SELECT pid, COALESCE(severity, 'warning'), COALESCE(text, '') FROM messages ORDER BY ts_ns");
     while (st.step()) {
       std::string text = pid_prefix(st, 0) + st.column_text(2);
       if (st.column_text(1) == "info") {
@@ -129,9 +128,9 @@ Report memory_summary(Database& db) {
 
 std::string memcpy_operation_name(std::string_view copy_kind) {
   static const std::map<std::string_view, std::string_view> kNames = {
-      {"HtoD", "Host-to-Device"},  {"DtoH", "Device-to-Host"},   {"DtoD", "Device-to-Device"},
-      {"HtoH", "Host-to-Host"},    {"PtoP", "Peer-to-Peer"},     {"HtoA", "Host-to-Array"},
-      {"AtoH", "Array-to-Host"},   {"AtoA", "Array-to-Array"},   {"AtoD", "Array-to-Device"},
+      {"HtoD", "Host-to-Device"},  {"DtoH", "Device-to-Host"}, {"DtoD", "Device-to-Device"},
+      {"HtoH", "Host-to-Host"},    {"PtoP", "Peer-to-Peer"},   {"HtoA", "Host-to-Array"},
+      {"AtoH", "Array-to-Host"},   {"AtoA", "Array-to-Array"}, {"AtoD", "Array-to-Device"},
       {"DtoA", "Device-to-Array"},
   };
   const auto it = kNames.find(copy_kind);
@@ -165,11 +164,11 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
       .add_column("GPUs", "", ColumnType::kInteger);
   // A trace whose logs hold no event with a time (a program killed before the collector's
   // first flush leaves a header-only log) has no wall time: say so instead of "0.000 ms".
-  const bool recorded_nothing =
-      wall_ns == 0 && kernels + memcpys + memsets == 0 &&
-      db.query_int("SELECT (SELECT COUNT(*) FROM api_calls) + (SELECT COUNT(*) FROM nvtx_events) + "
-                   "(SELECT COUNT(*) FROM syncs)")
-              .value_or(0) == 0;
+  const bool recorded_nothing = wall_ns == 0 && kernels + memcpys + memsets == 0 &&
+                                db.query_int(
+                                      "SELECT (SELECT COUNT(*) FROM api_calls) + (SELECT COUNT(*) FROM nvtx_events) + "
+                                      "(SELECT COUNT(*) FROM syncs)")
+                                        .value_or(0) == 0;
   overview.rows.push_back(Row{
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(wall_ns) / kNsPerMs},
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(busy_ns) / kNsPerMs},
@@ -184,8 +183,7 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
   } else if (kernels + memcpys + memsets == 0) {
     overview.add_note(NoteLevel::kWarning, "no GPU activity in the capture range");
   } else if (active_gpus > 1) {
-    overview.add_note(NoteLevel::kInfo,
-                      "GPU Busy (%) is of wall time x " + std::to_string(active_gpus) + " GPUs");
+    overview.add_note(NoteLevel::kInfo, "GPU Busy (%) is of wall time x " + std::to_string(active_gpus) + " GPUs");
   }
 
   std::vector<Report> out;

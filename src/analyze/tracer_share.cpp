@@ -43,14 +43,13 @@ TracerCost tracer_cost(store::Database& db) {
   return out;
 }
 
-std::int64_t whole_cost_ns(std::optional<double> cost_ns) {
-  return cost_ns ? std::llround(*cost_ns) : 0;
-}
+std::int64_t whole_cost_ns(std::optional<double> cost_ns) { return cost_ns ? std::llround(*cost_ns) : 0; }
 
 std::vector<stats::Interval> without_tracer_cost(std::span<const stats::Interval> calls, std::int64_t cost_ns) {
   std::vector<stats::Interval> out;
   out.reserve(calls.size());
-  for (const stats::Interval& c : calls) out.push_back({c.start_ns, std::max(c.start_ns, core::sat_sub(c.end_ns, cost_ns))});
+  for (const stats::Interval& c : calls)
+    out.push_back({c.start_ns, std::max(c.start_ns, core::sat_sub(c.end_ns, cost_ns))});
   return out;
 }
 

@@ -34,7 +34,7 @@
 namespace gpuscope::bench {
 
 struct RunOptions {
-  std::string variant;                           // "" = every variant of the operator
+  std::string variant;  // "" = every variant of the operator
   ops::DType dtype = ops::DType::kF32;
   std::vector<std::vector<std::int64_t>> sizes;  // --sizes tokens (core/bench_sizes.hpp)
   TimingOptions timing;                          // mode, budget, noise target, ...

@@ -21,7 +21,8 @@ __global__ void flush_read(const uint4* __restrict__ data, std::int64_t nvec, un
 
 void enqueue_l2_flush_read(const void* data, std::size_t bytes, unsigned int* sink, int blocks, cudaStream_t stream) {
   const auto nvec = static_cast<std::int64_t>(bytes / sizeof(uint4));
-  flush_read<<<blocks > 0 ? blocks : 1, 256, 0, stream>>>(static_cast<const uint4*>(data), nvec, sink);
+  const int grid = blocks > 0 ? blocks : 1;
+  flush_read<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(data), nvec, sink);
   GPUSCOPE_CUDA_CALL(cudaGetLastError());
 }
 

@@ -65,7 +65,8 @@ Nvml::Nvml() {
     m_error = why ? why : "libnvidia-ml.so.1 not found";
     return;
   }
-  bool ok = load(lib, "nvmlInit_v2", g_api.init) && load(lib, "nvmlDeviceGetHandleByPciBusId_v2", g_api.handle_by_pci) &&
+  bool ok = load(lib, "nvmlInit_v2", g_api.init) &&
+            load(lib, "nvmlDeviceGetHandleByPciBusId_v2", g_api.handle_by_pci) &&
             load(lib, "nvmlDeviceGetClockInfo", g_api.clock_info) &&
             load(lib, "nvmlDeviceGetMaxClockInfo", g_api.max_clock_info);
   if (!ok) {

@@ -18,7 +18,7 @@ namespace {
 
 constexpr double kAutoBatchSampleS = 100e-6;  // auto batch: a sample lasts >= 100 µs
 constexpr int kMaxAutoBatch = 10000;
-constexpr double kThrottleFraction = 0.97;     // SM clock below 97 % of the start clock
+constexpr double kThrottleFraction = 0.97;  // SM clock below 97 % of the start clock
 
 // RAII owners for the engine's CUDA objects; destructors never throw.
 struct Stream {
@@ -67,9 +67,9 @@ struct Graph {
 // process (cold mode's samples would otherwise pay an allocation each).
 struct FlushBuffer {
   void* data = nullptr;
-  std::size_t bytes = 0;          // the part read by the flush (2 × L2)
-  unsigned int* sink = nullptr;   // one word after it (bench/l2_flush.hpp)
-  int blocks = 1;                 // 8 blocks of 256 threads per SM: one full wave
+  std::size_t bytes = 0;         // the part read by the flush (2 × L2)
+  unsigned int* sink = nullptr;  // one word after it (bench/l2_flush.hpp)
+  int blocks = 1;                // 8 blocks of 256 threads per SM: one full wave
 };
 
 FlushBuffer flush_buffer(int device) {
@@ -107,9 +107,12 @@ void check_last_error(const char* what) {
 
 StopReason to_stop_reason(stats::StopRule rule) {
   switch (rule) {
-    case stats::StopRule::kBudget: return StopReason::kBudget;
-    case stats::StopRule::kMaxSamples: return StopReason::kMaxSamples;
-    default: return StopReason::kConverged;
+    case stats::StopRule::kBudget:
+      return StopReason::kBudget;
+    case stats::StopRule::kMaxSamples:
+      return StopReason::kMaxSamples;
+    default:
+      return StopReason::kConverged;
   }
 }
 
@@ -117,9 +120,12 @@ StopReason to_stop_reason(stats::StopRule rule) {
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {
-    case Mode::kCold: return "cold";
-    case Mode::kHot: return "hot";
-    case Mode::kGraph: return "graph";
+    case Mode::kCold:
+      return "cold";
+    case Mode::kHot:
+      return "hot";
+    case Mode::kGraph:
+      return "graph";
   }
   return "?";
 }
@@ -132,9 +138,12 @@ Mode parse_mode(std::string_view text) {
 
 std::string_view stop_reason_name(StopReason reason) {
   switch (reason) {
-    case StopReason::kConverged: return stats::stop_rule_name(stats::StopRule::kConverged);
-    case StopReason::kBudget: return stats::stop_rule_name(stats::StopRule::kBudget);
-    case StopReason::kMaxSamples: return stats::stop_rule_name(stats::StopRule::kMaxSamples);
+    case StopReason::kConverged:
+      return stats::stop_rule_name(stats::StopRule::kConverged);
+    case StopReason::kBudget:
+      return stats::stop_rule_name(stats::StopRule::kBudget);
+    case StopReason::kMaxSamples:
+      return stats::stop_rule_name(stats::StopRule::kMaxSamples);
   }
   return "?";
 }

@@ -32,8 +32,8 @@ SweepChartBuild sweep_chart_input(const BenchRun& run, std::span<const analyze::
   std::string names;
   for (const std::string& op : ops) names += (names.empty() ? "" : ", ") + op;
   b.input.title = names + ": achieved " + (metric == "bandwidth" ? "bandwidth" : "compute rate") + " against size";
-  b.input.subtitle = run.device.name + " · " + run.measured_at + " · ceilings: " +
-                     (source.empty() ? std::string("none") : source);
+  b.input.subtitle =
+      run.device.name + " · " + run.measured_at + " · ceilings: " + (source.empty() ? std::string("none") : source);
   b.input.y_title = metric == "bandwidth" ? "Achieved bandwidth" : "Achieved compute rate";
   b.input.x_title = "Size (elements; gemm: M; softmax: columns; linear_small: batch)";
   return b;

@@ -82,7 +82,8 @@ Report operator_report(const bench::ops::Operator& op) {
 
 const bench::ops::Operator& find_op(const std::string& name) {
   const bench::ops::Operator* op = bench::ops::find_operator(name);
-  if (!op) throw InputError("unknown operator '" + name + "' (valid: " + operator_names() + "; see gpuscope bench list)");
+  if (!op)
+    throw InputError("unknown operator '" + name + "' (valid: " + operator_names() + "; see gpuscope bench list)");
   return *op;
 }
 
@@ -141,7 +142,8 @@ int run_list(const BenchOptions& o, render::Format format) {
 
 int run_report(const BenchOptions& o, render::Format format) {
   if (o.what.size() != 2)
-    throw InputError("usage: gpuscope bench report RESULTS.json [--profile P.json] [--svg FILE] [--csv FILE] [--format F]");
+    throw InputError(
+        "usage: gpuscope bench report RESULTS.json [--profile P.json] [--svg FILE] [--csv FILE] [--format F]");
   check_outputs({o.csv, o.svg}, o.force_overwrite);
   BenchRun run = read_run(o.what[1]);
   if (!o.profile.empty()) {  // re-derive the rates against another (e.g. newer) profile
@@ -198,8 +200,7 @@ std::optional<store::CachedProfile> load_profile(const BenchOptions& o, const st
 
 int run_operator(const BenchOptions& o, render::Format format) {
   if (o.what.size() != 1)
-    throw InputError("bench OP takes one operator; extra arguments: " + o.what[1] +
-                     (o.what.size() > 2 ? " ..." : ""));
+    throw InputError("bench OP takes one operator; extra arguments: " + o.what[1] + (o.what.size() > 2 ? " ..." : ""));
   const bench::ops::Operator& op = find_op(o.what[0]);
 
   // Everything checkable is checked before the GPU is touched.
@@ -221,11 +222,10 @@ int run_operator(const BenchOptions& o, render::Format format) {
   ro.verify = !o.no_verify;
   ro.device = o.device;
   if (!o.profile.empty()) (void)store::read_profile(o.profile);  // a bad file fails now, not after the run
-  check_outputs({o.json, o.csv, o.svg}, o.force_overwrite);       // so does an output that exists
+  check_outputs({o.json, o.csv, o.svg}, o.force_overwrite);      // so does an output that exists
 
   if (const std::string problem = bench::cuda_device_problem(o.device); !problem.empty()) {
-    std::cerr << "gpuscope bench: error: " << problem
-              << ". `gpuscope bench " << op.name
+    std::cerr << "gpuscope bench: error: " << problem << ". `gpuscope bench " << op.name
               << "` times kernels on a GPU; `gpuscope bench list`, `bench report` and `bench compare` need none.\n";
     return kExitFailure;
   }
@@ -238,7 +238,10 @@ int run_operator(const BenchOptions& o, render::Format format) {
     else
       std::cerr << units::duration(c.timing.median_s) << " median, " << c.timing.samples << " samples ("
                 << c.timing.stop << ")"
-                << (c.verified ? ", output checked" : ro.verify ? ", REFERENCE CHECK FAILED" : "") << "\n";
+                << (c.verified  ? ", output checked"
+                    : ro.verify ? ", REFERENCE CHECK FAILED"
+                                : "")
+                << "\n";
   });
 
   const std::optional<store::CachedProfile> profile = load_profile(o, run.device.uuid);
@@ -302,9 +305,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
                               "(the budget stops it)")
                   ->capture_default_str(),
               core::RealLimits{0.0, 1.0, true, true, "0.005"});
-  count_option(sub->add_option("--min-samples", o.min_samples, "Never stop before this many samples")
-                   ->capture_default_str(),
-               core::CountLimits{1, 100'000, "10"});
+  count_option(
+      sub->add_option("--min-samples", o.min_samples, "Never stop before this many samples")->capture_default_str(),
+      core::CountLimits{1, 100'000, "10"});
   count_option(sub->add_option("--device", o.device, "CUDA device ordinal")->capture_default_str(),
                core::CountLimits{0, 65535, "0"});
   sub->add_flag("--no-verify", o.no_verify, "Skip the reference check of the outputs");
@@ -315,7 +318,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   sub->add_option("--csv", o.csv, "Write the cases as CSV");
   sub->add_option("--svg", o.svg, "Draw the size sweep (throughput against size, ceiling as a line) as SVG");
   add_force_overwrite_flag(*sub, o.force_overwrite);
-  sub->add_option("--format", o.format, "Printed reports: table, csv, json or markdown (one document: docs/output-formats.md)")
+  sub->add_option("--format", o.format,
+                  "Printed reports: table, csv, json or markdown (one document: docs/output-formats.md)")
       ->capture_default_str();
   real_option(sub->add_option("--floor", o.floor, "compare: smallest relative difference ever called faster/slower")
                   ->capture_default_str(),

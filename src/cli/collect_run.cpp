@@ -102,7 +102,8 @@ CollectRunResult collect_run(CollectRunSpec o) {
   try {
     store::check_output(db_path, store::overwrite_if(o.force_overwrite));
   } catch (const store::FileWriteError& e) {
-    res.exit_code = cli_fail(tool, std::string(e.what()) + "; nothing was run", "give another -o name, or add -f to replace it");
+    res.exit_code =
+        cli_fail(tool, std::string(e.what()) + "; nothing was run", "give another -o name, or add -f to replace it");
     return res;
   }
 
@@ -143,10 +144,12 @@ CollectRunResult collect_run(CollectRunSpec o) {
   }
   if (fs::exists(log_dir)) {
     if (!o.force_overwrite) {
-      res.exit_code = cli_fail(tool, log_dir.string() + " exists: the event logs of an earlier run that did not finish "
-                                     "(gpuscope was killed?); nothing was run",
-                               "turn them into a trace with `gpuscope import " + log_dir.string() + " -o " +
-                                   o.output + "`, or remove the folder, or use --force-overwrite to discard them");
+      res.exit_code = cli_fail(tool,
+                               log_dir.string() +
+                                   " exists: the event logs of an earlier run that did not finish "
+                                   "(gpuscope was killed?); nothing was run",
+                               "turn them into a trace with `gpuscope import " + log_dir.string() + " -o " + o.output +
+                                   "`, or remove the folder, or use --force-overwrite to discard them");
       return res;
     }
     fs::remove_all(log_dir, ec);
@@ -208,7 +211,8 @@ CollectRunResult collect_run(CollectRunSpec o) {
     if (entry.path().extension() == ".gslog") logs.push_back(entry.path().string());
   std::sort(logs.begin(), logs.end());
   if (logs.empty())
-    std::cerr << "gpuscope " << tool << ": warning: no process initialised CUDA, so nothing was recorded "
+    std::cerr << "gpuscope " << tool
+              << ": warning: no process initialised CUDA, so nothing was recorded "
                  "(the command ran without using the GPU, or CUDA failed to start)\n";
 
   io.launched_pid = static_cast<std::uint32_t>(run.pid);
@@ -221,8 +225,8 @@ CollectRunResult collect_run(CollectRunSpec o) {
     for (const auto& w : r.warnings) std::cerr << "gpuscope " << tool << ": warning: " << w << "\n";
   } catch (const std::exception& e) {
     std::cerr << "gpuscope " << tool << ": error: building the database failed: " << e.what() << "\n"
-              << "  the event logs are kept in " << log_dir.string() << "; run `gpuscope import "
-              << log_dir.string() << " -o NAME` to retry\n";
+              << "  the event logs are kept in " << log_dir.string() << "; run `gpuscope import " << log_dir.string()
+              << " -o NAME` to retry\n";
     if (res.exit_code == 0) res.exit_code = 1;
     return res;
   }

@@ -28,17 +28,17 @@
 namespace gpuscope::cli {
 
 struct CollectRunSpec {
-  std::string tool;                 // "trace" or "kernels": prefixes every message
-  std::string output;               // NAME or NAME.sqlite; "" = gpuscope-<date>-<time>
+  std::string tool;    // "trace" or "kernels": prefixes every message
+  std::string output;  // NAME or NAME.sqlite; "" = gpuscope-<date>-<time>
   bool force_overwrite = false;
   bool keep_logs = false;
-  bool nvtx = false;                // also set NVTX_INJECTION64_PATH
+  bool nvtx = false;  // also set NVTX_INJECTION64_PATH
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;  // GPUSCOPE_* for the collector (the log
                                                          // dir and launch time are added here)
   std::optional<std::chrono::nanoseconds> kill_after;    // nsys --duration/--kill
   int kill_signal = 15;
-  store::ImportOptions import;      // command, launched pid, status, start time, version filled here
+  store::ImportOptions import;  // command, launched pid, status, start time, version filled here
   /// Called once the command, the collector library and the driver have been checked,
   /// right before the logs directory is made and the command runs (trace: the tracer-cost
   /// calibration, which adds meta rows).
@@ -46,8 +46,8 @@ struct CollectRunSpec {
 };
 
 struct CollectRunResult {
-  int exit_code = 0;                // the target's (shell convention) or gpuscope's own error
-  bool have_db = false;             // NAME.sqlite was written
+  int exit_code = 0;     // the target's (shell convention) or gpuscope's own error
+  bool have_db = false;  // NAME.sqlite was written
   std::filesystem::path db_path;
   LaunchResult run;
 };
@@ -65,6 +65,5 @@ inline constexpr const char* kBusyTodo =
 
 /// Prints "gpuscope TOOL: error: WHAT" and "  what to do: TODO" on stderr; returns 1.
 int cli_fail(const std::string& tool, const std::string& what, const std::string& todo);
-
 
 }  // namespace gpuscope::cli

@@ -12,13 +12,11 @@
 namespace gpuscope::cli {
 
 CLI::App* add_export_command(CLI::App& app, ExportOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "export", "Convert a trace into a timeline for ui.perfetto.dev / chrome://tracing (Chrome\n"
-                "trace-event JSON with PyTorch-profiler field names).");
+  CLI::App* sub = app.add_subcommand("export",
+                                     "Convert a trace into a timeline for ui.perfetto.dev / chrome://tracing (Chrome\n"
+                                     "trace-event JSON with PyTorch-profiler field names).");
   sub->add_option("trace", o.trace, "NAME.sqlite")->required()->check(CLI::ExistingFile);
-  sub->add_option("--format", o.format, "Output format")
-      ->check(CLI::IsMember({"perfetto"}))
-      ->capture_default_str();
+  sub->add_option("--format", o.format, "Output format")->check(CLI::IsMember({"perfetto"}))->capture_default_str();
   sub->add_option("-o,--output", o.output, "Output file (default NAME.perfetto.json)");
   add_force_overwrite_flag(*sub, o.force_overwrite);
   return sub;
@@ -39,9 +37,8 @@ int run_export(const ExportOptions& o) {
   const analyze::TimelineHeader header = timeline.header();
   const analyze::TimelineTracks tracks = timeline.tracks(header);
   // A trace found damaged half-way leaves the file that was there as it was.
-  store::write_file_atomically(output, store::overwrite_if(o.force_overwrite), [&](std::ostream& out) {
-    render::write_perfetto_json(header, tracks, timeline, out);
-  });
+  store::write_file_atomically(output, store::overwrite_if(o.force_overwrite),
+                               [&](std::ostream& out) { render::write_perfetto_json(header, tracks, timeline, out); });
   std::cerr << "gpuscope export: wrote " << output << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   return 0;
 }

@@ -13,10 +13,10 @@
 namespace gpuscope::cli {
 
 struct ExportOptions {
-  std::string trace;                 // NAME.sqlite
-  std::string format = "perfetto";   // perfetto (the only one today)
-  std::string output;                // empty → NAME.perfetto.json
-  bool force_overwrite = false;      // -f: replace an existing output
+  std::string trace;                // NAME.sqlite
+  std::string format = "perfetto";  // perfetto (the only one today)
+  std::string output;               // empty → NAME.perfetto.json
+  bool force_overwrite = false;     // -f: replace an existing output
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

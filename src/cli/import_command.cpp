@@ -20,10 +20,11 @@ CLI::App* add_import_command(CLI::App& app, ImportOptions& o) {
       "import", "Build a trace from event logs left by an interrupted `gpuscope trace` (NAME.logs/).");
   sub->add_option("logs", o.logs, "Folder of .gslog files")->required()->check(CLI::ExistingDirectory);
   sub->add_option("-o,--output", o.output, "Trace name (writes NAME.sqlite)")->required();
-  add_force_overwrite_flag(*sub, o.force_overwrite)->description(
-      "Replace NAME.sqlite if it exists. Without it an existing trace is kept and nothing is\n"
-      "imported; with it the old trace is replaced only once the import has succeeded. Two\n"
-      "gpuscope runs writing the same NAME at once: the second refuses (NAME.sqlite.lock)");
+  add_force_overwrite_flag(*sub, o.force_overwrite)
+      ->description(
+          "Replace NAME.sqlite if it exists. Without it an existing trace is kept and nothing is\n"
+          "imported; with it the old trace is replaced only once the import has succeeded. Two\n"
+          "gpuscope runs writing the same NAME at once: the second refuses (NAME.sqlite.lock)");
   return sub;
 }
 

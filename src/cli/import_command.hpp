@@ -15,9 +15,9 @@
 namespace gpuscope::cli {
 
 struct ImportOptions {
-  std::string logs;                // folder of .gslog files
-  std::string output;              // NAME or NAME.sqlite
-  bool force_overwrite = false;    // replace NAME.sqlite if it exists
+  std::string logs;              // folder of .gslog files
+  std::string output;            // NAME or NAME.sqlite
+  bool force_overwrite = false;  // replace NAME.sqlite if it exists
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

@@ -98,9 +98,9 @@ int list_metrics(const KernelsOptions& o) {
   std::string why;
   const auto chip = resolve_chip(o.chip, &why);
   if (!chip) {
-    return fail("no GPU to read the metric list from (" + why + ")",
-                "name the chip: --chip GH100 (supported: " + joined(collect::MetricCatalog::supported_chips(), ", ") +
-                    ")");
+    return fail(
+        "no GPU to read the metric list from (" + why + ")",
+        "name the chip: --chip GH100 (supported: " + joined(collect::MetricCatalog::supported_chips(), ", ") + ")");
   }
   const collect::MetricCatalog catalog(*chip);
   const auto list = catalog.describe(o.list_filter);
@@ -136,11 +136,12 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
       "  gpuscope kernels --metrics dram__bytes_read.sum,gpu__time_duration.sum -- ./app\n"
       "  gpuscope kernels --list-sets ;  gpuscope kernels --list-metrics dram__ --chip GH100");
   sub->add_option("-o,--output", o.output, "Writes NAME.sqlite (default gpuscope-<date>-<time>)");
-  add_force_overwrite_flag(*sub, o.force_overwrite)->description(
-      "Replace NAME.sqlite and the --svg file if they exist. Without it gpuscope keeps an existing\n"
-      "file and stops before running anything; with it the old file is replaced only once the new\n"
-      "one is complete. Two runs with the same -o at once: the second refuses (NAME.sqlite.lock;\n"
-      "a lock left by a killed gpuscope is taken over)");
+  add_force_overwrite_flag(*sub, o.force_overwrite)
+      ->description(
+          "Replace NAME.sqlite and the --svg file if they exist. Without it gpuscope keeps an existing\n"
+          "file and stops before running anything; with it the old file is replaced only once the new\n"
+          "one is complete. Two runs with the same -o at once: the second refuses (NAME.sqlite.lock;\n"
+          "a lock left by a killed gpuscope is taken over)");
   sub->add_option("--set", o.set, "Metric set: quick, roofline, sol, memory, occupancy (see --list-sets)")
       ->capture_default_str();
   sub->add_option("--metrics", o.metrics, "Nsight Compute metric names instead of a set (comma separated)")
@@ -150,9 +151,9 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
   sub->add_option("--nvtx-include", o.nvtx_include,
                   "Profile only launches made inside the NVTX range NAME (or NAME@DOMAIN): a push/pop range "
                   "open on the launching thread or a start/end range open anywhere");
-  count_option(sub->add_option("--launch-skip", o.launch_skip, "Skip this many matching launches first")
-                   ->capture_default_str(),
-               core::CountLimits{0, core::kMaxInt64, "10"});
+  count_option(
+      sub->add_option("--launch-skip", o.launch_skip, "Skip this many matching launches first")->capture_default_str(),
+      core::CountLimits{0, core::kMaxInt64, "10"});
   count_option(sub->add_option("--launch-count", o.launch_count, "Profile at most this many matching launches; 0 = all")
                    ->capture_default_str(),
                core::CountLimits{0, core::kMaxInt64, "5"});
@@ -170,8 +171,9 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
                   "killed program loses the open session's launches)")
       ->capture_default_str();
   count_option(sub->get_option("--launches-per-session"), core::CountLimits{1, 4096, "64"});
-  sub->add_option("--report", o.report,
-                  "Print the results of an earlier run's NAME.sqlite again (with other --format/--by/--profile); runs nothing")
+  sub->add_option(
+         "--report", o.report,
+         "Print the results of an earlier run's NAME.sqlite again (with other --format/--by/--profile); runs nothing")
       ->check(CLI::ExistingFile);
   sub->add_flag("--list-sets", o.list_sets, "List the metric sets and what each metric means");
   sub->add_option_function<std::vector<std::string>>(
@@ -196,7 +198,8 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
   sub->add_flag("--no-profile", o.out.no_profile, "Use theoretical ceilings even when a profile exists");
   sub->add_option("--tensor-factor", o.tensor_factors,
                   "COUNTER=FLOP: FLOPs per count of a tensor counter (calibrated on a GEMM; repeatable)");
-  sub->add_flag("--no-explain", [&o](std::int64_t) { o.out.explain = false; }, "No paragraphs under the table");
+  sub->add_flag(
+      "--no-explain", [&o](std::int64_t) { o.out.explain = false; }, "No paragraphs under the table");
   sub->add_flag("!--no-kernel-trace", o.trace_kernels,
                 "Do not also record kernel activity (the launch facts then come from the launch call only)");
   sub->add_flag("--keep-logs", o.keep_logs, "Keep the per-process event logs (NAME.logs/)");
@@ -276,11 +279,13 @@ int run_kernels(KernelsOptions o) {
       const std::size_t passes = catalog.passes(metrics);
       if (o.replay_mode == "none" && passes > 1) {
         return fail("the " + std::to_string(metrics.size()) + " metrics (" + set_name + ") need " +
-                        std::to_string(passes) + " passes on " + *chip + " and --replay-mode none collects one; nothing was run",
+                        std::to_string(passes) + " passes on " + *chip +
+                        " and --replay-mode none collects one; nothing was run",
                     "use --replay-mode kernel (the default), or fewer metrics");
       }
       std::cerr << "gpuscope kernels: " << metrics.size() << " metrics (" << set_name << ") on " << *chip << ": "
-                << passes << (o.replay_mode == "none" ? " pass, no replay\n" : " replay pass(es) per profiled kernel\n");
+                << passes
+                << (o.replay_mode == "none" ? " pass, no replay\n" : " replay pass(es) per profiled kernel\n");
     } catch (const collect::MetricCatalogError& e) {
       std::cerr << "gpuscope kernels: warning: metric names not checked: " << e.what() << "\n";
     }
@@ -312,8 +317,11 @@ int run_kernels(KernelsOptions o) {
   };
   spec.import.trace_sources = "kernels:" + set_name;
   spec.import.capture_range = "none";
-  spec.import.extra_meta = {{"kernel_metrics", joined(metrics)}, {"kernel_set", set_name},
-                            {"kernel_filter", o.kernel_regex}, {"nvtx_include", o.nvtx_include}, {"launch_skip", std::to_string(o.launch_skip)},
+  spec.import.extra_meta = {{"kernel_metrics", joined(metrics)},
+                            {"kernel_set", set_name},
+                            {"kernel_filter", o.kernel_regex},
+                            {"nvtx_include", o.nvtx_include},
+                            {"launch_skip", std::to_string(o.launch_skip)},
                             {"launch_count", std::to_string(o.launch_count)},
                             {"replay_mode", o.replay_mode},
                             {"launches_per_session", std::to_string(o.launches_per_session)}};

@@ -16,22 +16,22 @@
 namespace gpuscope::cli {
 
 struct KernelsOptions {
-  std::string output;             // NAME or NAME.sqlite
+  std::string output;  // NAME or NAME.sqlite
   bool force_overwrite = false;
   std::string set = "quick";
   std::vector<std::string> metrics;  // --metrics: replaces the set's list
-  std::string kernel_regex;       // -k
-  std::string nvtx_include;       // --nvtx-include NAME[@DOMAIN]
+  std::string kernel_regex;          // -k
+  std::string nvtx_include;          // --nvtx-include NAME[@DOMAIN]
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 0;
   std::string replay_mode = "kernel";       // kernel or none (GPUSCOPE_KERNEL_REPLAY)
   std::uint64_t launches_per_session = 64;  // with replay none (GPUSCOPE_KERNEL_BATCH)
-  std::string report;             // --report DB: print an earlier run's results, run nothing
-  std::string chip;               // --chip: for --list-metrics and checks without a GPU
+  std::string report;                       // --report DB: print an earlier run's results, run nothing
+  std::string chip;                         // --chip: for --list-metrics and checks without a GPU
   bool list_metrics = false;
   std::string list_filter;
   bool list_sets = false;
-  bool trace_kernels = true;      // also record kernel activity (launch facts, timeline)
+  bool trace_kernels = true;  // also record kernel activity (launch facts, timeline)
   bool keep_logs = false;
   std::vector<std::string> tensor_factors;  // COUNTER=FLOP
   KernelOutputOptions out;

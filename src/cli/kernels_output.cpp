@@ -31,7 +31,9 @@ std::optional<MachineProfile> find_profile(store::Database& db, const KernelOutp
     if (!uuid.empty()) {
       try {
         profile = store::load_cached_profile(uuid, &warnings);
-        if (profile) err << kPrefix << "ceilings from the cached machine profile " << store::profile_cache_path(uuid).string() << "\n";
+        if (profile)
+          err << kPrefix << "ceilings from the cached machine profile " << store::profile_cache_path(uuid).string()
+              << "\n";
       } catch (const store::ProfileError& e) {
         warnings.push_back(e.what());
       }
@@ -56,10 +58,10 @@ void write_explanations(const analyze::KernelAnalysis& a, render::Format format,
   out << "\n" << (md ? "### What bounds each kernel\n\n" : "What bounds each kernel:\n\n");
   for (const analyze::KernelName& k : a.names) {
     const std::string name = md ? render::markdown_text(k.name) : render::one_line(k.name);
-    const std::string head = name + " (" + std::to_string(k.launches) + (k.launches == 1 ? " launch" : " launches") +
-                             ", " + units::duration(k.total_duration_s) + " in all, " +
-                             units::duration(k.launches > 0 ? k.total_duration_s / static_cast<double>(k.launches) : NAN) +
-                             " each)";
+    const std::string head =
+        name + " (" + std::to_string(k.launches) + (k.launches == 1 ? " launch" : " launches") + ", " +
+        units::duration(k.total_duration_s) + " in all, " +
+        units::duration(k.launches > 0 ? k.total_duration_s / static_cast<double>(k.launches) : NAN) + " each)";
     const std::string explanation = analyze::kernel_explanation(k.derived, k.launch, k.device);
     if (md) {
       out << "- **" << head << "**: " << explanation << "\n";

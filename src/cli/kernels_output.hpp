@@ -21,7 +21,8 @@
 // store::ProfileError for an unreadable --profile; store::OutputExistsError when the SVG
 // file exists and force_overwrite is false; store::FileWriteError when it cannot be written.
 // The SVG is written atomically (store/atomic_file.hpp): when no chart can be drawn (a
-// warning) or the write fails, the file that was there is kept as it was. Progress and warnings go to `err` prefixed "gpuscope kernels: ".
+// warning) or the write fails, the file that was there is kept as it was. Progress and warnings go to `err` prefixed
+// "gpuscope kernels: ".
 #pragma once
 
 #include <cstddef>
@@ -39,19 +40,18 @@ namespace gpuscope::cli {
 inline constexpr std::size_t kAutoLaunchRows = 50;
 
 struct KernelOutputOptions {
-  std::string format = "table";   // table | csv | json | markdown
-  std::string by;                 // "launch" | "name" | "" (auto, see above)
-  std::string svg_path;           // write the roofline SVG here; empty: none
-  bool force_overwrite = false;   // replace an existing svg_path (else store::OutputExistsError)
-  std::string profile_path;       // machine profile JSON; empty: the cached one of the GPU
-  bool no_profile = false;        // theoretical ceilings even when a profile is cached
-  std::string name_regex;         // only kernels whose name matches (ECMAScript, search)
+  std::string format = "table";            // table | csv | json | markdown
+  std::string by;                          // "launch" | "name" | "" (auto, see above)
+  std::string svg_path;                    // write the roofline SVG here; empty: none
+  bool force_overwrite = false;            // replace an existing svg_path (else store::OutputExistsError)
+  std::string profile_path;                // machine profile JSON; empty: the cached one of the GPU
+  bool no_profile = false;                 // theoretical ceilings even when a profile is cached
+  std::string name_regex;                  // only kernels whose name matches (ECMAScript, search)
   kernels::TensorCalibration calibration;  // tensor counter → FLOP per count
-  bool explain = true;            // the paragraphs under the table
+  bool explain = true;                     // the paragraphs under the table
 };
 
 /// Prints the results of the kernel profiles in `db` (see the file comment).
-int print_kernel_results(store::Database& db, const KernelOutputOptions& options, std::ostream& out,
-                         std::ostream& err);
+int print_kernel_results(store::Database& db, const KernelOutputOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gpuscope::cli

@@ -20,7 +20,7 @@ namespace {
 std::atomic<pid_t> g_child_pid{0};
 
 // SIGXFSZ as gpuscope inherited it, restored in the target (ignore_file_size_signal).
-struct sigaction g_inherited_xfsz{};
+struct sigaction g_inherited_xfsz {};
 bool g_xfsz_changed = false;
 
 void forward_signal(int sig) {
@@ -29,14 +29,14 @@ void forward_signal(int sig) {
 }
 
 bool is_executable_file(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
 }  // namespace
 
 void ignore_file_size_signal() {
-  struct sigaction ign{};
+  struct sigaction ign {};
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   g_xfsz_changed = ::sigaction(SIGXFSZ, &ign, &g_inherited_xfsz) == 0;
@@ -45,7 +45,7 @@ void ignore_file_size_signal() {
 std::optional<std::string> find_executable(const std::string& name, bool* not_executable) {
   if (not_executable) *not_executable = false;
   auto check = [&](const std::string& path) -> std::optional<std::string> {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return std::nullopt;
     if (is_executable_file(path)) return path;
     if (not_executable) *not_executable = true;
@@ -84,8 +84,7 @@ std::string LaunchResult::describe() const {
   if (!started) return std::string("could not be started: ") + std::strerror(exec_errno);
   if (exit_status) return "exited with code " + std::to_string(*exit_status);
   if (term_signal) {
-    std::string s = "was killed by signal " + std::to_string(*term_signal) + " (" +
-                    ::strsignal(*term_signal) + ")";
+    std::string s = "was killed by signal " + std::to_string(*term_signal) + " (" + ::strsignal(*term_signal) + ")";
     if (core_dumped) s += ", core dumped";
     if (killed_by_us) s += " sent by gpuscope at the end of --duration";
     return s;
@@ -155,13 +154,14 @@ LaunchResult launch_and_wait(const LaunchSpec& spec) {
   // SIGQUIT) reaches it directly: gpuscope ignores those and stays alive to build the
   // trace of what was recorded. SIGTERM/SIGHUP sent to gpuscope alone are forwarded.
   g_child_pid = pid;
-  struct sigaction fwd{};
+  struct sigaction fwd {};
   fwd.sa_handler = forward_signal;
   sigemptyset(&fwd.sa_mask);
-  struct sigaction ign{};
+  struct sigaction ign {};
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
-  struct sigaction old_int{}, old_term{}, old_hup{}, old_quit{};
+  struct sigaction old_int {
+  }, old_term{}, old_hup{}, old_quit{};
   ::sigaction(SIGINT, &ign, &old_int);
   ::sigaction(SIGQUIT, &ign, &old_quit);
   ::sigaction(SIGTERM, &fwd, &old_term);

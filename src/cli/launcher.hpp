@@ -15,7 +15,7 @@ namespace gpuscope::cli {
 [[nodiscard]] std::optional<std::string> find_executable(const std::string& name, bool* not_executable);
 
 struct LaunchSpec {
-  std::vector<std::string> argv;  // argv[0] = command
+  std::vector<std::string> argv;                         // argv[0] = command
   std::vector<std::pair<std::string, std::string>> env;  // added to the inherited environment
   /// If set: after this long, send `kill_signal` to the target (nsys --duration/--kill).
   std::optional<std::chrono::nanoseconds> kill_after;
@@ -26,13 +26,13 @@ struct LaunchSpec {
 };
 
 struct LaunchResult {
-  bool started = false;        // false: exec failed (see exec_errno)
+  bool started = false;  // false: exec failed (see exec_errno)
   int exec_errno = 0;
   int pid = -1;
   std::optional<int> exit_status;  // normal exit
   std::optional<int> term_signal;  // killed by a signal
   bool core_dumped = false;
-  bool killed_by_us = false;       // the --duration timer ended it
+  bool killed_by_us = false;  // the --duration timer ended it
   /// The exit code a shell would report: status, or 128 + signal; 127/126 if exec failed.
   [[nodiscard]] int shell_exit_code() const;
   /// One line for the user: "exited with code 3", "killed by signal 9 (Killed)".

@@ -28,9 +28,8 @@ int main(int argc, char** argv) {
   // and a full `ulimit -f` is an error that keeps the old file, not a silent death.
   store::remove_temporary_files_on_signals();
   cli::ignore_file_size_signal();
-  CLI::App app{
-      "gpuscope " + std::string(kVersion) +
-      ": where does the GPU time go, and how far is each part from what this GPU can do.\n"};
+  CLI::App app{"gpuscope " + std::string(kVersion) +
+               ": where does the GPU time go, and how far is each part from what this GPU can do.\n"};
   app.set_version_flag("--version", std::string("gpuscope ") + kVersion);
   app.require_subcommand(1);
   app.footer(

@@ -23,28 +23,33 @@ CLI::Option* attach(CLI::Option* option, Parse parse, bool rewrite, const std::s
 }  // namespace
 
 CLI::Option* duration_ns_option(CLI::Option* option, const core::DurationLimits& limits) {
-  return attach(option, [limits](const std::string& t) { return core::parse_duration_ns(t, limits); }, true,
-                "DURATION [" + core::range_text(limits) + "]");
+  return attach(
+      option, [limits](const std::string& t) { return core::parse_duration_ns(t, limits); }, true,
+      "DURATION [" + core::range_text(limits) + "]");
 }
 
 CLI::Option* duration_text_option(CLI::Option* option, const core::DurationLimits& limits) {
-  return attach(option, [limits](const std::string& t) { return core::parse_duration_ns(t, limits); }, false,
-                "DURATION [" + core::range_text(limits) + "]");
+  return attach(
+      option, [limits](const std::string& t) { return core::parse_duration_ns(t, limits); }, false,
+      "DURATION [" + core::range_text(limits) + "]");
 }
 
 CLI::Option* count_option(CLI::Option* option, const core::CountLimits& limits, std::string_view type) {
-  return attach(option, [limits](const std::string& t) { return core::parse_count(t, limits); }, true,
-                std::string(type) + " [" + core::range_text(limits) + "]");
+  return attach(
+      option, [limits](const std::string& t) { return core::parse_count(t, limits); }, true,
+      std::string(type) + " [" + core::range_text(limits) + "]");
 }
 
 CLI::Option* real_option(CLI::Option* option, const core::RealLimits& limits, std::string_view type) {
-  return attach(option, [limits](const std::string& t) { return core::parse_real(t, limits); }, false,
-                std::string(type) + " [" + core::range_text(limits) + "]");
+  return attach(
+      option, [limits](const std::string& t) { return core::parse_real(t, limits); }, false,
+      std::string(type) + " [" + core::range_text(limits) + "]");
 }
 
 CLI::Option* size_option(CLI::Option* option, const core::SizeLimits& limits, std::string_view type) {
-  return attach(option, [limits](const std::string& t) { return core::parse_size(t, limits); }, true,
-                std::string(type) + " [" + core::range_text(limits) + "]");
+  return attach(
+      option, [limits](const std::string& t) { return core::parse_size(t, limits); }, true,
+      std::string(type) + " [" + core::range_text(limits) + "]");
 }
 
 }  // namespace gpuscope::cli

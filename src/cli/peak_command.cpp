@@ -55,13 +55,14 @@ int run(const PeakOptions& o) {
     return 0;
   }
   const render::Format format = render::parse_format(o.format);  // checked before the GPU work
-  check_outputs({o.json, o.svg}, o.force_overwrite);               // so are the output files
+  check_outputs({o.json, o.svg}, o.force_overwrite);             // so are the output files
   const store::Overwrite overwrite = store::overwrite_if(o.force_overwrite);
 
   peak::PeakOptions po;
   po.device = o.device;
   po.quick = o.quick;
-  std::cerr << kPrefix << "measuring GPU " << o.device << (o.quick ? " (--quick)" : "") << "; clocks are read, never set\n";
+  std::cerr << kPrefix << "measuring GPU " << o.device << (o.quick ? " (--quick)" : "")
+            << "; clocks are read, never set\n";
   const MachineProfile profile = peak::measure(po, print_progress);
   for (const std::string& w : profile.warnings) std::cerr << kPrefix << "warning: " << w << "\n";
 
@@ -83,7 +84,8 @@ int run(const PeakOptions& o) {
     std::cerr << kPrefix << "wrote " << o.json << "\n";
   }
   if (!o.svg.empty()) {
-    store::write_file_atomically(o.svg, overwrite, [&](std::ostream& out) { render::write_roofline_svg(profile, out); });
+    store::write_file_atomically(o.svg, overwrite,
+                                 [&](std::ostream& out) { render::write_roofline_svg(profile, out); });
     std::cerr << kPrefix << "wrote " << o.svg << " (open it in a web browser)\n";
   }
   std::size_t failed = 0;
@@ -102,8 +104,8 @@ std::string peak_methods_markdown() {
   std::ostringstream md;
   md << "| Ceiling | Kind | Unit | Quick |\n|---|---|---|---|\n";
   for (const CeilingInfo& c : ceiling_catalog())
-    md << "| `" << c.name << "` | " << ceiling_kind_name(c.kind) << " | " << c.unit << " | "
-       << (c.quick ? "yes" : "no") << " |\n";
+    md << "| `" << c.name << "` | " << ceiling_kind_name(c.kind) << " | " << c.unit << " | " << (c.quick ? "yes" : "no")
+       << " |\n";
   for (const CeilingInfo& c : ceiling_catalog()) {
     md << "\n### `" << c.name << "`: " << c.label << " (" << c.unit << ")\n\n"
        << c.description << "\n\n**Method.** " << method_of(c.name) << "\n";
@@ -112,13 +114,13 @@ std::string peak_methods_markdown() {
 }
 
 CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "peak",
-      "Measure this GPU's real ceilings (memory bandwidths, CUDA-core and tensor-core rates, host\n"
-      "transfers, launch costs), print them against the theoretical value at the observed clock,\n"
-      "save the machine profile to the per-user cache and draw the roofline. Full run < 60 s,\n"
-      "--quick < 15 s. Every microbenchmark checks its result; medians of repeated timed runs\n"
-      "after warm-up; clocks are read (NVML), never changed.");
+  CLI::App* sub =
+      app.add_subcommand("peak",
+                         "Measure this GPU's real ceilings (memory bandwidths, CUDA-core and tensor-core rates, host\n"
+                         "transfers, launch costs), print them against the theoretical value at the observed clock,\n"
+                         "save the machine profile to the per-user cache and draw the roofline. Full run < 60 s,\n"
+                         "--quick < 15 s. Every microbenchmark checks its result; medians of repeated timed runs\n"
+                         "after warm-up; clocks are read (NVML), never changed.");
   sub->add_flag("--quick", o.quick, "Only the quick ceilings (DRAM, L2, FP32, BF16 tensor, H2D/D2H, launch)");
   sub->add_option("--json", o.json, "Also write the machine profile (JSON) to this file");
   sub->add_option("--svg", o.svg, "Draw the roofline chart (SVG) into this file");
@@ -128,7 +130,8 @@ CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
                core::CountLimits{0, 65535, "0"});
   sub->add_option("--format", o.format, "table, csv, json or markdown (the printed reports)")->capture_default_str();
   sub->add_flag("--no-save", o.no_save, "Do not save the profile to the per-user cache");
-  sub->add_flag("--methods", o.methods, "Print every ceiling, its unit and how it is measured (markdown); no GPU needed");
+  sub->add_flag("--methods", o.methods,
+                "Print every ceiling, its unit and how it is measured (markdown); no GPU needed");
   std::string footer = "Ceilings (Q = also with --quick; `gpuscope peak --methods` says how each is measured):\n";
   for (const CeilingInfo& c : ceiling_catalog()) {
     char line[160];

@@ -24,13 +24,13 @@ namespace gpuscope::cli {
 
 struct PeakOptions {
   bool quick = false;
-  std::string json;               // also write the profile here
-  std::string svg;                // roofline chart
-  bool force_overwrite = false;   // -f: replace existing --json/--svg files (else refused before measuring)
-  int device = 0;                 // CUDA ordinal
-  std::string format = "table";   // table | csv | json | markdown (the printed reports)
-  bool no_save = false;           // do not write the per-user cache
-  bool methods = false;           // print the ceilings and their methods, measure nothing
+  std::string json;              // also write the profile here
+  std::string svg;               // roofline chart
+  bool force_overwrite = false;  // -f: replace existing --json/--svg files (else refused before measuring)
+  int device = 0;                // CUDA ordinal
+  std::string format = "table";  // table | csv | json | markdown (the printed reports)
+  bool no_save = false;          // do not write the per-user cache
+  bool methods = false;          // print the ceilings and their methods, measure nothing
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

@@ -18,7 +18,7 @@
 namespace gpuscope::cli {
 
 struct RooflineOptions {
-  std::string profile;              // PROFILE.json; empty → the cache
+  std::string profile;  // PROFILE.json; empty → the cache
   std::string output = "roofline.svg";
   bool force_overwrite = false;     // -f: replace an existing output
   std::string format = "table";     // table | csv | json | markdown (the printed reports)

@@ -30,23 +30,22 @@ std::string help_footer() {
     name.resize(std::max<std::size_t>(name.size() + 1, 26), ' ');
     s += name + std::string(e.description.empty() ? std::string_view("(no description)") : e.description) + "\n";
   }
-  s +=
-      "\n"
-      "Filters combine with AND; every report runs on the events they keep:\n"
-      "  --filter-nvtx step       CPU events on the thread inside any 'step' range, and the GPU work they\n"
-      "                           launched (wherever it ran); 'step@mydomain' one domain, 'step/3' the 3rd\n"
-      "  --from 2s --to 2.5s      events overlapping the window (times since the trace start; not clipped)\n"
-      "  --process PID, --device N (N: the GPU index gpuscope summary prints)\n"
-      "Then, per report: --timeunit converts time columns, --sort orders the rows, --top keeps the first N.\n"
-      "\n"
-      "Examples:\n"
-      "  gpuscope stats run.sqlite\n"
-      "  gpuscope stats run.sqlite -r cuda_gpu_kern_sum --top 5 --timeunit us\n"
-      "  gpuscope stats run.sqlite -r cuda_gpu_kern_sum,nvtx_sum --filter-nvtx 'train_step/3'\n"
-      "  gpuscope stats run.sqlite -r gpu_util,launch_overhead --from 2s --to 2.5s\n"
-      "  gpuscope stats run.sqlite -r cuda_api_sum --sort 'Num Calls'\n"
-      "  gpuscope stats run.sqlite -r cuda_gpu_trace --format csv -o gpu_trace.csv\n"
-      "Every report and column: docs/stats.md.";
+  s += "\n"
+       "Filters combine with AND; every report runs on the events they keep:\n"
+       "  --filter-nvtx step       CPU events on the thread inside any 'step' range, and the GPU work they\n"
+       "                           launched (wherever it ran); 'step@mydomain' one domain, 'step/3' the 3rd\n"
+       "  --from 2s --to 2.5s      events overlapping the window (times since the trace start; not clipped)\n"
+       "  --process PID, --device N (N: the GPU index gpuscope summary prints)\n"
+       "Then, per report: --timeunit converts time columns, --sort orders the rows, --top keeps the first N.\n"
+       "\n"
+       "Examples:\n"
+       "  gpuscope stats run.sqlite\n"
+       "  gpuscope stats run.sqlite -r cuda_gpu_kern_sum --top 5 --timeunit us\n"
+       "  gpuscope stats run.sqlite -r cuda_gpu_kern_sum,nvtx_sum --filter-nvtx 'train_step/3'\n"
+       "  gpuscope stats run.sqlite -r gpu_util,launch_overhead --from 2s --to 2.5s\n"
+       "  gpuscope stats run.sqlite -r cuda_api_sum --sort 'Num Calls'\n"
+       "  gpuscope stats run.sqlite -r cuda_gpu_trace --format csv -o gpu_trace.csv\n"
+       "Every report and column: docs/stats.md.";
   return s;
 }
 
@@ -77,11 +76,11 @@ std::string filter_text(const StatsOptions& o) {
 }  // namespace
 
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "stats",
-      "Summary reports of a trace: where the GPU and CPU time goes (nsys stats' reports,\n"
-      "same names and columns) and the diagnoses nsys leaves to the reader (is the GPU really\n"
-      "busy, is the run launch-bound, where does the CPU wait).");
+  CLI::App* sub =
+      app.add_subcommand("stats",
+                         "Summary reports of a trace: where the GPU and CPU time goes (nsys stats' reports,\n"
+                         "same names and columns) and the diagnoses nsys leaves to the reader (is the GPU really\n"
+                         "busy, is the run launch-bound, where does the CPU wait).");
   sub->add_option("trace", o.trace, "NAME.sqlite")->required()->check(CLI::ExistingFile);
   sub->add_option("-r,--report", o.reports, "Reports, comma-separated (list below)")->delimiter(',');
   sub->add_option("--format", o.format, "table, csv, json or markdown (one document: docs/output-formats.md)")
@@ -93,7 +92,8 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   sub->add_option("--filter-nvtx", o.filter_nvtx,
                   "Only events inside NVTX range RANGE[@DOMAIN][/N] (nsys's syntax: N-th instance, from 1)");
   duration_text_option(
-      sub->add_option("--from", o.from, "Only events that end at or after T: seconds since the trace start, or 250ms, 10us, 42ns"),
+      sub->add_option("--from", o.from,
+                      "Only events that end at or after T: seconds since the trace start, or 250ms, 10us, 42ns"),
       kTraceTime);
   duration_text_option(sub->add_option("--to", o.to, "Only events that start at or before T (same form as --from)"),
                        kTraceTime);
@@ -123,7 +123,8 @@ int run_stats(const StatsOptions& o) {
     if (std::find(valid.begin(), valid.end(), n) != valid.end()) continue;
     std::string list;
     for (std::string_view v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
-    throw std::invalid_argument("unknown report '" + n + "' (valid: " + list + "; gpuscope stats --help says what each answers)");
+    throw std::invalid_argument("unknown report '" + n + "' (valid: " + list +
+                                "; gpuscope stats --help says what each answers)");
   }
   const bool convert = !o.timeunit.empty();
   const TimeUnit unit = convert ? parse_time_unit(o.timeunit) : TimeUnit::kNs;
@@ -178,8 +179,8 @@ int run_stats(const StatsOptions& o) {
       cols += (cols.empty() ? "" : "; ") + r.name + ": ";
       for (std::size_t i = 0; i < r.columns.size(); ++i) cols += (i ? ", " : "") + ("'" + r.columns[i].name + "'");
     }
-    throw std::invalid_argument("--sort '" + o.sort + "': no such column" + (reports.size() > 1 ? " in any report" : "") +
-                                " (" + cols + ")");
+    throw std::invalid_argument("--sort '" + o.sort + "': no such column" +
+                                (reports.size() > 1 ? " in any report" : "") + " (" + cols + ")");
   }
   for (const std::string& n : unsorted)
     std::cerr << "gpuscope stats: warning: --sort '" << o.sort << "': report " << n

@@ -31,15 +31,15 @@ struct StatsOptions {
   bool base = false;                 // kernel short names
   bool mangled = false;              // kernel mangled names
   // Filters (analyze/trace_filter.hpp); empty/unset = no filter.
-  std::string filter_nvtx;           // RANGE[@DOMAIN][/N]
-  std::string from;                  // time since the start of the trace, "1.5", "250ms"
+  std::string filter_nvtx;  // RANGE[@DOMAIN][/N]
+  std::string from;         // time since the start of the trace, "1.5", "250ms"
   std::string to;
   std::optional<std::int64_t> process;
   std::optional<std::int64_t> device;  // physical GPU index
   // Report transforms (core/report_transform.hpp).
-  std::optional<std::int64_t> top;   // rows per report
-  std::string sort;                  // column name
-  std::string timeunit;              // ns | us | ms | s; empty = as each report gives it
+  std::optional<std::int64_t> top;  // rows per report
+  std::string sort;                 // column name
+  std::string timeunit;             // ns | us | ms | s; empty = as each report gives it
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

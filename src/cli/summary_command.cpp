@@ -22,9 +22,9 @@ std::string report_list() {
 }  // namespace
 
 CLI::App* add_summary_command(CLI::App& app, SummaryOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "summary", "Print the end-of-trace summary of a trace again: wall and GPU busy time, top\n"
-                 "kernels, memory copies, and any data loss.");
+  CLI::App* sub = app.add_subcommand("summary",
+                                     "Print the end-of-trace summary of a trace again: wall and GPU busy time, top\n"
+                                     "kernels, memory copies, and any data loss.");
   sub->add_option("trace", o.trace, "NAME.sqlite")->required()->check(CLI::ExistingFile);
   sub->add_option("--format", o.format, "table, csv, json or markdown (one document: docs/output-formats.md)")
       ->capture_default_str();
@@ -47,10 +47,10 @@ int run_summary(const SummaryOptions& o) {
       if (r.name == o.report) picked.push_back(std::move(r));
     }
     if (picked.empty())
-      throw std::runtime_error("this trace has no " + o.report + " report (" +
-                               (o.report == "gpu_utilization" ? "it is printed for traces of more than one GPU"
-                                                              : "nothing to count") +
-                               "; this trace has: " + present + ")");
+      throw std::runtime_error(
+          "this trace has no " + o.report + " report (" +
+          (o.report == "gpu_utilization" ? "it is printed for traces of more than one GPU" : "nothing to count") +
+          "; this trace has: " + present + ")");
     reports = std::move(picked);
   }
   render::render(reports, f, std::cout, render::DocumentOptions{"summary", o.report.empty()});

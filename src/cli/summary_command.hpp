@@ -12,10 +12,10 @@
 namespace gpuscope::cli {
 
 struct SummaryOptions {
-  std::string trace;              // NAME.sqlite
-  std::string format = "table";   // table | csv | json | markdown
-  int top = 10;                   // kernels listed; 0 = all
-  std::string report;             // -r: only this report of the summary; empty = all
+  std::string trace;             // NAME.sqlite
+  std::string format = "table";  // table | csv | json | markdown
+  int top = 10;                  // kernels listed; 0 = all
+  std::string report;            // -r: only this report of the summary; empty = all
 };
 
 /// The names of the summary's reports, in print order (trace_summary.hpp).

@@ -39,7 +39,9 @@ const core::DurationLimits kSeconds{0, 1'000'000'000'000'000, 1'000'000'000, "30
 // change the per-call cost go along.
 void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
   auto& meta = spec.import.extra_meta;
-  const auto unknown = [&](const std::string& why) { meta.emplace_back("tracer_cost_method", "not calibrated: " + why); };
+  const auto unknown = [&](const std::string& why) {
+    meta.emplace_back("tracer_cost_method", "not calibrated: " + why);
+  };
   if (o.calibrate == "never") return unknown("--calibrate=never");
   if (o.trace.find("cuda") == std::string::npos) return unknown("CUDA tracing off (--trace)");
   if (std::getenv("GPUSCOPE_SKIP_DRIVER_CHECK") != nullptr) return unknown("GPUSCOPE_SKIP_DRIVER_CHECK is set");
@@ -70,20 +72,20 @@ void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
 }  // namespace
 
 CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "trace",
-      "Run a command with the collector injected and record its GPU timeline into NAME.sqlite.\n"
-      "Works on any unmodified CUDA program: a C++ binary, `python3 train.py` with PyTorch/Triton.\n"
-      "Records kernels, memcpy/memset, CUDA runtime+driver API calls, synchronization and NVTX\n"
-      "ranges of the command and of its child processes, then prints a short summary.\n"
-      "Example: gpuscope trace -o cnn --capture-range=cudaProfilerApi -- python3 train.py");
-  sub->add_option("-o,--output", o.output,
-                  "Trace name: writes NAME.sqlite (default gpuscope-<date>-<time>)");
-  add_force_overwrite_flag(*sub, o.force_overwrite)->description(
-      "Replace NAME.sqlite if it exists (and discard NAME.logs/ left by an interrupted run).\n"
-      "Without it gpuscope keeps an existing trace and runs nothing; with it the old trace is\n"
-      "replaced only once the new one is complete. Two runs with the same -o at once: the second\n"
-      "refuses at start (NAME.sqlite.lock; a lock left by a killed gpuscope is taken over)");
+  CLI::App* sub =
+      app.add_subcommand("trace",
+                         "Run a command with the collector injected and record its GPU timeline into NAME.sqlite.\n"
+                         "Works on any unmodified CUDA program: a C++ binary, `python3 train.py` with PyTorch/Triton.\n"
+                         "Records kernels, memcpy/memset, CUDA runtime+driver API calls, synchronization and NVTX\n"
+                         "ranges of the command and of its child processes, then prints a short summary.\n"
+                         "Example: gpuscope trace -o cnn --capture-range=cudaProfilerApi -- python3 train.py");
+  sub->add_option("-o,--output", o.output, "Trace name: writes NAME.sqlite (default gpuscope-<date>-<time>)");
+  add_force_overwrite_flag(*sub, o.force_overwrite)
+      ->description(
+          "Replace NAME.sqlite if it exists (and discard NAME.logs/ left by an interrupted run).\n"
+          "Without it gpuscope keeps an existing trace and runs nothing; with it the old trace is\n"
+          "replaced only once the new one is complete. Two runs with the same -o at once: the second\n"
+          "refuses at start (NAME.sqlite.lock; a lock left by a killed gpuscope is taken over)");
   sub->add_option("-t,--trace", o.trace,
                   "Sources to record, comma-separated: cuda (kernels, memcpy, memset, runtime and\n"
                   "driver API, synchronization), nvtx (NVTX ranges and marks)")
@@ -103,9 +105,10 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
       ->capture_default_str();
   duration_ns_option(sub->add_option("-y,--delay", o.delay_ns, "Start recording this long after launch (30 = 30s)"),
                      kSeconds);
-  duration_ns_option(sub->add_option("-d,--duration", o.duration_ns,
-                                     "Record this long (after --delay; 0 = to the end), then end the target with --kill"),
-                     kSeconds);
+  duration_ns_option(
+      sub->add_option("-d,--duration", o.duration_ns,
+                      "Record this long (after --delay; 0 = to the end), then end the target with --kill"),
+      kSeconds);
   sub->add_option("--kill", o.kill, "Signal sent to the target when --duration ends: sigterm, sigkill, none")
       ->check(CLI::IsMember({"sigterm", "sigkill", "none"}))
       ->capture_default_str();

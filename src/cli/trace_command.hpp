@@ -11,23 +11,23 @@
 namespace gpuscope::cli {
 
 struct TraceOptions {
-  std::string output;                  // NAME or NAME.sqlite; default gpuscope-<date>-<time>
+  std::string output;  // NAME or NAME.sqlite; default gpuscope-<date>-<time>
   bool force_overwrite = false;
-  std::string trace = "cuda,nvtx";     // sources
-  std::string capture_range = "none";  // none | cudaProfilerApi | nvtx
-  std::string nvtx_capture;            // RANGE[@DOMAIN]
+  std::string trace = "cuda,nvtx";         // sources
+  std::string capture_range = "none";      // none | cudaProfilerApi | nvtx
+  std::string nvtx_capture;                // RANGE[@DOMAIN]
   std::string capture_range_end = "stop";  // stop | repeat
-  std::int64_t delay_ns = 0;           // --delay, checked: 0 to 10^6 s
-  std::int64_t duration_ns = 0;        // --duration, checked: 0 to 10^6 s; 0 = to the end
-  std::string kill = "sigterm";        // sigterm | sigkill | none (after --duration)
+  std::int64_t delay_ns = 0;               // --delay, checked: 0 to 10^6 s
+  std::int64_t duration_ns = 0;            // --duration, checked: 0 to 10^6 s; 0 = to the end
+  std::string kill = "sigterm";            // sigterm | sigkill | none (after --duration)
   bool polling_calls = false;
-  std::string cuda_api = "gpu";        // gpu | all (GPUSCOPE_API_CALLS)
-  std::string calibrate = "auto";      // auto (cached a week) | always | never
-  bool sync_records = false;           // also CUPTI SYNCHRONIZATION records
+  std::string cuda_api = "gpu";    // gpu | all (GPUSCOPE_API_CALLS)
+  std::string calibrate = "auto";  // auto (cached a week) | always | never
+  bool sync_records = false;       // also CUPTI SYNCHRONIZATION records
   int flush_period_ms = 200;
   bool keep_logs = false;
   bool quiet = false;
-  int top = 10;                        // kernels in the summary; 0 = all
+  int top = 10;  // kernels in the summary; 0 = all
   std::vector<std::string> command;
 };
 

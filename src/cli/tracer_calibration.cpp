@@ -172,8 +172,7 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   }
   const fs::path tmp(tmpl);
   // Untraced: no collector even if the user's environment names one.
-  const std::vector<std::pair<std::string, std::string>> plain{{"CUDA_INJECTION64_PATH", ""},
-                                                                {"GPUSCOPE_LOG_DIR", ""}};
+  const std::vector<std::pair<std::string, std::string>> plain{{"CUDA_INJECTION64_PATH", ""}, {"GPUSCOPE_LOG_DIR", ""}};
   std::vector<std::pair<std::string, std::string>> traced{{"CUDA_INJECTION64_PATH", inject.string()},
                                                           {"GPUSCOPE_LOG_DIR", (tmp / "logs").string()}};
   for (const auto& kv : collector_env) traced.push_back(kv);

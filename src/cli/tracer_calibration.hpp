@@ -22,9 +22,9 @@
 namespace gpuscope::cli {
 
 struct TracerCost {
-  double launch_ns = 0;   // CPU ns tracing adds to one kernel launch call
-  double api_ns = 0;      // ... to one other recorded API call (cudaEventRecord)
-  std::string method;     // one line: how and when it was measured
+  double launch_ns = 0;  // CPU ns tracing adds to one kernel launch call
+  double api_ns = 0;     // ... to one other recorded API call (cudaEventRecord)
+  std::string method;    // one line: how and when it was measured
 };
 
 /// See the file comment. `collector_env`: the GPUSCOPE_* variables of the trace.

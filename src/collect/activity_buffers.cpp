@@ -25,8 +25,8 @@ std::uint8_t* ActivityBufferPool::acquire() noexcept {
   }
   // Allocate outside the lock; aligned_alloc needs size % alignment == 0 (ensured);
   // calloc's memory is aligned for any fundamental type (>= 8).
-  auto* b = static_cast<std::uint8_t*>(m_zeroed ? std::calloc(1, m_buffer_bytes)
-                                                : std::aligned_alloc(8, m_buffer_bytes));
+  auto* b =
+      static_cast<std::uint8_t*>(m_zeroed ? std::calloc(1, m_buffer_bytes) : std::aligned_alloc(8, m_buffer_bytes));
   if (b != nullptr) {
     std::lock_guard lock(m_mutex);
     ++m_allocated;

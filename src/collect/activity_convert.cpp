@@ -8,8 +8,7 @@ namespace gpuscope::collect {
 static_assert(static_cast<int>(log::MemcpyKind::kPtoP) == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
 static_assert(static_cast<int>(log::MemcpyKind::kHtoH) == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH);
 static_assert(static_cast<int>(log::MemcpyKind::kDtoD) == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD);
-static_assert(static_cast<int>(log::MemoryKind::kManagedStatic) ==
-              CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC);
+static_assert(static_cast<int>(log::MemoryKind::kManagedStatic) == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC);
 static_assert(static_cast<int>(log::MemoryKind::kDevice) == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
 static_assert(static_cast<int>(log::SyncType::kContextSynchronize) ==
               CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE);
@@ -22,8 +21,7 @@ std::uint8_t memcpy_kind(unsigned v) {
   return v <= static_cast<unsigned>(log::MemcpyKind::kPtoP) ? static_cast<std::uint8_t>(v) : 0;
 }
 std::uint8_t memory_kind(unsigned v) {
-  return v <= static_cast<unsigned>(log::MemoryKind::kManagedStatic) ? static_cast<std::uint8_t>(v)
-                                                                     : 0;
+  return v <= static_cast<unsigned>(log::MemoryKind::kManagedStatic) ? static_cast<std::uint8_t>(v) : 0;
 }
 }  // namespace
 
@@ -110,8 +108,7 @@ log::MemsetRecord to_memset_record(const CUpti_ActivityMemset4& m) {
   return r;
 }
 
-log::ApiRecord to_api_record(const CUpti_ActivityAPI& a, log::ApiDomain domain,
-                             std::uint64_t name_string) {
+log::ApiRecord to_api_record(const CUpti_ActivityAPI& a, log::ApiDomain domain, std::uint64_t name_string) {
   log::ApiRecord r{};
   r.start_ns = a.start;
   r.end_ns = a.end;
@@ -140,20 +137,17 @@ log::SyncRecord to_sync_record(const CUpti_ActivitySynchronization2& s) {
   r.start_ns = s.start;
   r.end_ns = s.end;
   r.context_id = s.contextId;
-  r.stream_id = s.streamId;     // CUPTI_SYNCHRONIZATION_INVALID_VALUE = n/a, kept as is
+  r.stream_id = s.streamId;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE = n/a, kept as is
   r.event_id = s.cudaEventId;
   r.correlation_id = s.correlationId;
   r.return_value = s.returnValue;
   const auto t = static_cast<unsigned>(s.type);
-  r.sync_type = t <= static_cast<unsigned>(log::SyncType::kContextSynchronize)
-                    ? static_cast<std::uint8_t>(t)
-                    : 0;
+  r.sync_type = t <= static_cast<unsigned>(log::SyncType::kContextSynchronize) ? static_cast<std::uint8_t>(t) : 0;
   return r;
 }
 
 log::DeviceRecord to_device_record(const CUpti_ActivityDevice5& d, std::uint64_t name_string,
-                                   std::uint32_t memory_clock_khz,
-                                   std::uint32_t memory_bus_width_bits) {
+                                   std::uint32_t memory_clock_khz, std::uint32_t memory_bus_width_bits) {
   static_assert(sizeof(d.uuid.bytes) == sizeof(log::DeviceRecord{}.uuid));
   log::DeviceRecord r{};
   r.device_id = d.id;

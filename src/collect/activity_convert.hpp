@@ -14,8 +14,7 @@
 namespace gpuscope::collect {
 
 /// CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (or KERNEL) record.
-[[nodiscard]] log::KernelRecord to_kernel_record(const CUpti_ActivityKernel10& k,
-                                                 std::uint64_t name_string);
+[[nodiscard]] log::KernelRecord to_kernel_record(const CUpti_ActivityKernel10& k, std::uint64_t name_string);
 
 /// CUPTI_ACTIVITY_KIND_MEMCPY record (src/dst device = the record's device).
 [[nodiscard]] log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpy6& m);
@@ -37,10 +36,8 @@ namespace gpuscope::collect {
 
 /// CUpti_ActivityDevice5 plus what CUPTI does not report (from
 /// cuDeviceGetAttribute; 0 = unknown).
-[[nodiscard]] log::DeviceRecord to_device_record(const CUpti_ActivityDevice5& d,
-                                                 std::uint64_t name_string,
-                                                 std::uint32_t memory_clock_khz,
-                                                 std::uint32_t memory_bus_width_bits);
+[[nodiscard]] log::DeviceRecord to_device_record(const CUpti_ActivityDevice5& d, std::uint64_t name_string,
+                                                 std::uint32_t memory_clock_khz, std::uint32_t memory_bus_width_bits);
 
 [[nodiscard]] log::ContextRecord to_context_record(const CUpti_ActivityContext3& c);
 

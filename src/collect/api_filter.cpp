@@ -7,12 +7,9 @@ namespace gpuscope::collect {
 namespace {
 
 constexpr std::array<CUpti_CallbackId, 7> kRuntime{
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,       CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,     CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
 };
 
@@ -20,20 +17,13 @@ constexpr std::array<CUpti_CallbackId, 7> kRuntime{
 // r580), issued on the app thread while CUPTI names the kernel; pure noise.
 // cuDevicePrimaryCtxGetState: PyTorch checks the primary context before every op.
 constexpr std::array<CUpti_CallbackId, 14> kDriver{
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
-    CUPTI_DRIVER_TRACE_CBID_cuEventQuery,
-    CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
-    CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,
-    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,
-    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
-    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
-    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
-    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,
-    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,      CUPTI_DRIVER_TRACE_CBID_cuEventQuery,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,        CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,       CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,          CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,  CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,        CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
 };
 
 }  // namespace
@@ -41,13 +31,28 @@ constexpr std::array<CUpti_CallbackId, 14> kDriver{
 bool is_gpu_work_api(std::string_view name) {
   // Substrings of the call names after the "cuda"/"cu" prefix.
   static constexpr std::string_view kWork[] = {
-      "Launch",      // cudaLaunchKernel*, cuLaunchKernel*, cudaGraphLaunch, cuLaunchHostFunc
-      "Memcpy",      "Memset",         "Synchronize",  // cudaDeviceSynchronize, cuStreamSynchronize, ...
-      "EventRecord", "StreamWaitEvent", "StreamWaitValue", "StreamWriteValue",
-      "Malloc",      "MemAlloc",       "Free",         // cudaMalloc*, cuMemAlloc*, cudaFree*, cuMemFree*
-      "MemPrefetch", "HostAlloc",      "MemHostAlloc", "HostRegister", "MemHostRegister",
-      "StreamBeginCapture", "StreamEndCapture", "GraphInstantiate", "GraphUpload",
-      "ProfilerStart", "ProfilerStop",
+      "Launch",  // cudaLaunchKernel*, cuLaunchKernel*, cudaGraphLaunch, cuLaunchHostFunc
+      "Memcpy",
+      "Memset",
+      "Synchronize",  // cudaDeviceSynchronize, cuStreamSynchronize, ...
+      "EventRecord",
+      "StreamWaitEvent",
+      "StreamWaitValue",
+      "StreamWriteValue",
+      "Malloc",
+      "MemAlloc",
+      "Free",  // cudaMalloc*, cuMemAlloc*, cudaFree*, cuMemFree*
+      "MemPrefetch",
+      "HostAlloc",
+      "MemHostAlloc",
+      "HostRegister",
+      "MemHostRegister",
+      "StreamBeginCapture",
+      "StreamEndCapture",
+      "GraphInstantiate",
+      "GraphUpload",
+      "ProfilerStart",
+      "ProfilerStop",
   };
   while (name.starts_with("_")) name.remove_prefix(1);  // __cudaLaunchKernel (CUDA 13 <<<>>>)
   if (name.starts_with("cuda")) {

@@ -26,8 +26,8 @@ struct ApiCallRecord {
   std::uint32_t thread_id = 0;       // gettid
   std::uint32_t correlation_id = 0;  // CUpti_CallbackData::correlationId
   std::uint32_t cbid = 0;
-  std::int32_t return_value = 0;     // cudaError_t / CUresult
-  std::uint8_t driver = 0;           // 0 runtime API, 1 driver API
+  std::int32_t return_value = 0;  // cudaError_t / CUresult
+  std::uint8_t driver = 0;        // 0 runtime API, 1 driver API
 };
 
 class ApiRing {

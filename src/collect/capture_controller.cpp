@@ -5,16 +5,11 @@
 namespace gpuscope::collect {
 
 CaptureController::CaptureController(CaptureRange range, CaptureEnd end, bool time_gate_open)
-    : m_range(range),
-      m_end(end),
-      m_range_open(range == CaptureRange::kNone),
-      m_time_open(time_gate_open) {}
+    : m_range(range), m_end(end), m_range_open(range == CaptureRange::kNone), m_time_open(time_gate_open) {}
 
-std::optional<CaptureEdge> CaptureController::edge_if_changed(bool was_recording,
-                                                              std::string_view reason) const {
+std::optional<CaptureEdge> CaptureController::edge_if_changed(bool was_recording, std::string_view reason) const {
   if (was_recording == recording()) return std::nullopt;
-  return CaptureEdge{recording() ? log::CaptureState::kStart : log::CaptureState::kStop,
-                     std::string(reason)};
+  return CaptureEdge{recording() ? log::CaptureState::kStart : log::CaptureState::kStop, std::string(reason)};
 }
 
 std::optional<CaptureEdge> CaptureController::begin() {
@@ -52,9 +47,8 @@ std::optional<CaptureEdge> CaptureController::close_time_gate() {
   return edge_if_changed(was, "duration");
 }
 
-TimeGate compute_time_gate(std::uint64_t launch_realtime_ns, std::uint64_t delay_ns,
-                           std::uint64_t duration_ns, std::int64_t realtime_to_cupti_ns,
-                           std::uint64_t init_cupti_ns) {
+TimeGate compute_time_gate(std::uint64_t launch_realtime_ns, std::uint64_t delay_ns, std::uint64_t duration_ns,
+                           std::int64_t realtime_to_cupti_ns, std::uint64_t init_cupti_ns) {
   TimeGate g;
   if (delay_ns == 0 && duration_ns == 0) return g;
   std::uint64_t origin = init_cupti_ns;
@@ -72,8 +66,7 @@ bool time_gate_open_at(const TimeGate& gate, std::uint64_t now_ns) {
   return gate.close_at_ns == 0 || now_ns < gate.close_at_ns;
 }
 
-std::uint64_t ns_to_next_gate_edge(const TimeGate& gate, std::uint64_t now_ns, bool opened,
-                                   bool closed) {
+std::uint64_t ns_to_next_gate_edge(const TimeGate& gate, std::uint64_t now_ns, bool opened, bool closed) {
   constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
   if (closed) return kNever;
   if (!opened) return gate.open_at_ns > now_ns ? gate.open_at_ns - now_ns : 0;

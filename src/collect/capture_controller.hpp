@@ -76,15 +76,13 @@ struct TimeGate {
 /// cupti = realtime + realtime_to_cupti_ns (measured once at init). A missing
 /// origin (0) means "collector start" (init_cupti_ns).
 [[nodiscard]] TimeGate compute_time_gate(std::uint64_t launch_realtime_ns, std::uint64_t delay_ns,
-                                         std::uint64_t duration_ns,
-                                         std::int64_t realtime_to_cupti_ns,
+                                         std::uint64_t duration_ns, std::int64_t realtime_to_cupti_ns,
                                          std::uint64_t init_cupti_ns);
 
 /// True when the gate is open at `now_ns` (after open, before close).
 [[nodiscard]] bool time_gate_open_at(const TimeGate& gate, std::uint64_t now_ns);
 
 /// ns from `now_ns` to the next gate edge not yet applied (UINT64_MAX = none).
-[[nodiscard]] std::uint64_t ns_to_next_gate_edge(const TimeGate& gate, std::uint64_t now_ns,
-                                                 bool opened, bool closed);
+[[nodiscard]] std::uint64_t ns_to_next_gate_edge(const TimeGate& gate, std::uint64_t now_ns, bool opened, bool closed);
 
 }  // namespace gpuscope::collect

@@ -42,12 +42,9 @@ struct GatedKind {
   std::uint32_t record_bit;  // collect::CudaRecord
 };
 constexpr GatedKind kGatedKinds[] = {
-    {CUPTI_ACTIVITY_KIND_RUNTIME, collect::kRecordRuntime},
-    {CUPTI_ACTIVITY_KIND_DRIVER, collect::kRecordDriver},
-    {CUPTI_ACTIVITY_KIND_MEMCPY, collect::kRecordMemcpy},
-    {CUPTI_ACTIVITY_KIND_MEMCPY2, collect::kRecordMemcpyPeer},
-    {CUPTI_ACTIVITY_KIND_MEMSET, collect::kRecordMemset},
-    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, collect::kRecordSync},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, collect::kRecordRuntime}, {CUPTI_ACTIVITY_KIND_DRIVER, collect::kRecordDriver},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, collect::kRecordMemcpy},   {CUPTI_ACTIVITY_KIND_MEMCPY2, collect::kRecordMemcpyPeer},
+    {CUPTI_ACTIVITY_KIND_MEMSET, collect::kRecordMemset},   {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, collect::kRecordSync},
 };
 
 // The callback ids of `domain` whose calls are GPU work (api_filter.hpp), by name.
@@ -68,8 +65,7 @@ std::uint32_t current_tid() noexcept { return static_cast<std::uint32_t>(::sysca
 std::uint64_t realtime_ns() noexcept {
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 std::string read_file(const char* path) {
@@ -109,8 +105,8 @@ Collector* Collector::get_or_init() noexcept {
 void Collector::init_process() noexcept {
   try {
     std::vector<std::string> warnings;
-    collect::CollectorConfig config = collect::parse_collector_config(
-        [](const char* name) -> const char* { return std::getenv(name); }, &warnings);
+    collect::CollectorConfig config =
+        collect::parse_collector_config([](const char* name) -> const char* { return std::getenv(name); }, &warnings);
     for (const auto& w : warnings) std::fprintf(stderr, "gpuscope: %s\n", w.c_str());
     if (!config.enabled()) {
       if (config.verbose) std::fprintf(stderr, "gpuscope: GPUSCOPE_LOG_DIR unset: collector off\n");
@@ -142,8 +138,7 @@ void Collector::init_process() noexcept {
     const std::uint64_t rt0 = realtime_ns();
     c->m_start_ns = now_ns();
     const std::uint64_t rt1 = realtime_ns();
-    c->m_realtime_to_cupti_ns =
-        static_cast<std::int64_t>(c->m_start_ns) - static_cast<std::int64_t>(rt0 / 2 + rt1 / 2);
+    c->m_realtime_to_cupti_ns = static_cast<std::int64_t>(c->m_start_ns) - static_cast<std::int64_t>(rt0 / 2 + rt1 / 2);
 
     c->write_process_record();
     for (const auto& w : c->m_config_warnings) {
@@ -158,8 +153,8 @@ void Collector::init_process() noexcept {
     const auto& cfg = c->m_config;
     c->m_gate = collect::compute_time_gate(cfg.launch_realtime_ns, cfg.delay_ns, cfg.duration_ns,
                                            c->m_realtime_to_cupti_ns, c->m_start_ns);
-    c->m_capture = collect::CaptureController(cfg.capture_range, cfg.capture_end,
-                                              c->m_start_ns >= c->m_gate.open_at_ns);
+    c->m_capture =
+        collect::CaptureController(cfg.capture_range, cfg.capture_end, c->m_start_ns >= c->m_gate.open_at_ns);
     if (c->m_gate.close_at_ns != 0 && c->m_start_ns >= c->m_gate.close_at_ns) {
       (void)c->m_capture.close_time_gate();  // started after the window: record nothing
     }
@@ -173,8 +168,8 @@ void Collector::init_process() noexcept {
                    "gpuscope: collector %s in pid %u: log %s, trace%s%s, capture range %d, "
                    "flush %u ms, buffers %llu bytes\n",
                    kVersion, c->m_pid, c->m_log_path.c_str(), cfg.trace_cuda ? " cuda" : "",
-                   cfg.trace_nvtx ? " nvtx" : "", static_cast<int>(cfg.capture_range),
-                   cfg.flush_period_ms, static_cast<unsigned long long>(cfg.buffer_bytes));
+                   cfg.trace_nvtx ? " nvtx" : "", static_cast<int>(cfg.capture_range), cfg.flush_period_ms,
+                   static_cast<unsigned long long>(cfg.buffer_bytes));
     }
 
     // Writer thread with all signals blocked: the target's handlers must never
@@ -248,9 +243,9 @@ void Collector::setup_cupti() noexcept {
       params.subscriberName = "gpuscope";
       params.oldSubscriberName = holder;
       params.oldSubscriberSize = sizeof holder;
-      const CUptiResult sub = GPUSCOPE_CUPTI_LOG_CALL_EXPECT(
-          cuptiSubscribe_v2(&m_subscriber, &Collector::on_callback, this, &params),
-          CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+      const CUptiResult sub =
+          GPUSCOPE_CUPTI_LOG_CALL_EXPECT(cuptiSubscribe_v2(&m_subscriber, &Collector::on_callback, this, &params),
+                                         CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
       if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         holder[sizeof holder - 1] = '\0';
         const std::string who = holder[0] != '\0' ? holder : "unknown";
@@ -258,10 +253,9 @@ void Collector::setup_cupti() noexcept {
                      "gpuscope: another CUPTI client (%s) already profiles this process (ncu, "
                      "nsys or torch.profiler); gpuscope cannot record GPU activity here\n",
                      who.c_str());
-        post_message(log::Severity::kError,
-                     "another CUPTI client (" + who +
-                         ") already profiles this process (ncu, nsys or torch.profiler); "
-                         "gpuscope cannot record GPU activity here");
+        post_message(log::Severity::kError, "another CUPTI client (" + who +
+                                                ") already profiles this process (ncu, nsys or torch.profiler); "
+                                                "gpuscope cannot record GPU activity here");
         // Registering our activity buffers now would steal the other tool's
         // records: only NVTX and process information are recorded.
         return;
@@ -277,16 +271,16 @@ void Collector::setup_cupti() noexcept {
         // devices table); API, memcpy and sync records are not collected.
         m_kernels = std::make_unique<KernelProfiler>(*this, m_config);
         m_kernels->enable_callbacks(m_subscriber);
-        if (m_config.trace_cuda &&
-            GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityRegisterCallbacks(&Collector::buffer_requested,
-                                                                   &Collector::buffer_completed)) == CUPTI_SUCCESS) {
+        if (m_config.trace_cuda && GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityRegisterCallbacks(
+                                       &Collector::buffer_requested, &Collector::buffer_completed)) == CUPTI_SUCCESS) {
           GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushPeriod(m_config.flush_period_ms));
           GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
           GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE));
           GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT));
           m_cupti_ready.store(true, std::memory_order_release);
         }
-        if (m_config.verbose) std::fprintf(stderr, "gpuscope: kernels mode, %zu metrics\n", m_config.kernel_metrics.size());
+        if (m_config.verbose)
+          std::fprintf(stderr, "gpuscope: kernels mode, %zu metrics\n", m_config.kernel_metrics.size());
         return;
       }
       if (profiler_capture) {
@@ -294,10 +288,10 @@ void Collector::setup_cupti() noexcept {
                                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
         GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
-        GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                                    CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
-        GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                                    CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+        GPUSCOPE_CUPTI_LOG_CALL(
+            cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
+        GPUSCOPE_CUPTI_LOG_CALL(
+            cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
       }
       if (!m_config.trace_cuda) return;
 
@@ -321,7 +315,8 @@ void Collector::setup_cupti() noexcept {
         }
         m_fast_clock = clock_matches_cupti();
         const std::pair<CUpti_CallbackDomain, std::uint32_t> domains[] = {
-            {CUPTI_CB_DOMAIN_RUNTIME_API, collect::kRecordRuntime}, {CUPTI_CB_DOMAIN_DRIVER_API, collect::kRecordDriver}};
+            {CUPTI_CB_DOMAIN_RUNTIME_API, collect::kRecordRuntime},
+            {CUPTI_CB_DOMAIN_DRIVER_API, collect::kRecordDriver}};
         for (const auto& [domain, bit] : domains) {
           if ((m_config.cuda_records & bit) == 0) continue;
           for (CUpti_CallbackId cbid : m_api_cbids[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0]) {
@@ -338,8 +333,8 @@ void Collector::setup_cupti() noexcept {
         GPUSCOPE_CUPTI_LOG_CALL(
             cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed));
       }
-      if (GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityRegisterCallbacks(
-              &Collector::buffer_requested, &Collector::buffer_completed)) != CUPTI_SUCCESS) {
+      if (GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityRegisterCallbacks(&Collector::buffer_requested,
+                                                                 &Collector::buffer_completed)) != CUPTI_SUCCESS) {
         post_message(log::Severity::kError, "cuptiActivityRegisterCallbacks failed: no GPU activity");
         return;
       }
@@ -419,8 +414,8 @@ void Collector::handle_edge_locked(const collect::CaptureEdge& edge, std::uint64
   post(std::move(e));
   m_recording.store(edge.state == log::CaptureState::kStart);
   if (m_config.verbose) {
-    std::fprintf(stderr, "gpuscope: capture %s (%s)\n",
-                 edge.state == log::CaptureState::kStart ? "start" : "stop", edge.reason.c_str());
+    std::fprintf(stderr, "gpuscope: capture %s (%s)\n", edge.state == log::CaptureState::kStart ? "start" : "stop",
+                 edge.reason.c_str());
   }
 }
 
@@ -495,14 +490,12 @@ void Collector::maybe_detach_cupti() noexcept {
   }
   const std::uint64_t now = now_ns();
   if (m_finished_seen_ns == 0) m_finished_seen_ns = now;
-  const std::uint64_t grace =
-      std::max<std::uint64_t>(1'000'000'000ull, 2ull * m_config.flush_period_ms * 1'000'000ull);
+  const std::uint64_t grace = std::max<std::uint64_t>(1'000'000'000ull, 2ull * m_config.flush_period_ms * 1'000'000ull);
   if (now - m_finished_seen_ns < grace) return;
 
   m_cupti_ready.store(false);
-  for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_OVERHEAD,
-        CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT}) {
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_OVERHEAD,
+                                  CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT}) {
     GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityDisable(kind));
   }
   // Gated kinds were already disabled by the stop edge.
@@ -516,8 +509,8 @@ void Collector::maybe_detach_cupti() noexcept {
   if (m_config.verbose) std::fprintf(stderr, "gpuscope: capture finished; CUPTI detached\n");
 }
 
-void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain,
-                                     CUpti_CallbackId cbid, const void* cbdata) {
+void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                     const void* cbdata) {
   try {
     auto* c = static_cast<Collector*>(userdata);
     if (c == nullptr || active() != c || cbdata == nullptr) return;
@@ -637,8 +630,7 @@ void Collector::drain_api_rings() {
 
 // ---------------------------------------------------------------- buffers
 
-void CUPTIAPI Collector::buffer_requested(std::uint8_t** buffer, std::size_t* size,
-                                          std::size_t* max_num_records) {
+void CUPTIAPI Collector::buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_num_records) {
   *buffer = nullptr;
   *size = 0;
   *max_num_records = 0;  // as many as fit
@@ -650,16 +642,14 @@ void CUPTIAPI Collector::buffer_requested(std::uint8_t** buffer, std::size_t* si
   }
 }
 
-void CUPTIAPI Collector::buffer_completed(CUcontext ctx, std::uint32_t stream_id,
-                                          std::uint8_t* buffer, std::size_t /*size*/,
-                                          std::size_t valid_size) {
+void CUPTIAPI Collector::buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint8_t* buffer,
+                                          std::size_t /*size*/, std::size_t valid_size) {
   Collector* c = s_instance;
   if (c == nullptr || buffer == nullptr) return;
   try {
     // A fork child or a buffer arriving after the final drain: nothing can
     // write it any more; give the memory back.
-    if (static_cast<std::uint32_t>(::getpid()) != c->m_pid ||
-        (c->m_writer_tid.load() == 0 && c->m_stop.load())) {
+    if (static_cast<std::uint32_t>(::getpid()) != c->m_pid || (c->m_writer_tid.load() == 0 && c->m_stop.load())) {
       c->m_pool.release(buffer);
       return;
     }
@@ -667,8 +657,7 @@ void CUPTIAPI Collector::buffer_completed(CUcontext ctx, std::uint32_t stream_id
     b.data = buffer;
     b.valid_size = valid_size;
     std::size_t dropped = 0;
-    if (GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped)) ==
-        CUPTI_SUCCESS) {
+    if (GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped)) == CUPTI_SUCCESS) {
       b.dropped = dropped;
     }
     if (dropped > 0 && ctx != nullptr) {
@@ -738,8 +727,8 @@ void Collector::writer_main() noexcept {
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(period);
     {
       std::lock_guard lock(m_capture_mutex);
-      const std::uint64_t to_edge = collect::ns_to_next_gate_edge(
-          m_gate, now_ns(), m_capture.time_gate_opened(), m_capture.time_gate_closed());
+      const std::uint64_t to_edge =
+          collect::ns_to_next_gate_edge(m_gate, now_ns(), m_capture.time_gate_opened(), m_capture.time_gate_closed());
       if (to_edge < static_cast<std::uint64_t>(wait.count())) {
         wait = std::chrono::nanoseconds(to_edge);
       }
@@ -771,8 +760,8 @@ void Collector::writer_main() noexcept {
       // Once, whatever the verbosity: a full disk or a file size limit stopped the log;
       // the program itself goes on.
       reported_write_error = true;
-      std::fprintf(stderr, "gpuscope: pid %u: %s: %s; the program continues untraced\n", m_pid,
-                   m_log_path.c_str(), m_writer.last_error().c_str());
+      std::fprintf(stderr, "gpuscope: pid %u: %s: %s; the program continues untraced\n", m_pid, m_log_path.c_str(),
+                   m_writer.last_error().c_str());
     }
     if (stop) break;
   }
@@ -857,16 +846,16 @@ void Collector::convert_record(const CUpti_Activity* rec) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-      m_writer.add(log::RecordKind::kMemcpy, collect::to_memcpy_record(
-                                                 *reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec)));
+      m_writer.add(log::RecordKind::kMemcpy,
+                   collect::to_memcpy_record(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec)));
       break;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
       m_writer.add(log::RecordKind::kMemcpy,
                    collect::to_memcpy_record(*reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec)));
       break;
     case CUPTI_ACTIVITY_KIND_MEMSET:
-      m_writer.add(log::RecordKind::kMemset, collect::to_memset_record(
-                                                 *reinterpret_cast<const CUpti_ActivityMemset4*>(rec)));
+      m_writer.add(log::RecordKind::kMemset,
+                   collect::to_memset_record(*reinterpret_cast<const CUpti_ActivityMemset4*>(rec)));
       break;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
@@ -893,8 +882,7 @@ void Collector::convert_record(const CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
       const auto& c = *reinterpret_cast<const CUpti_ActivityContext3*>(rec);
-      if (std::find(m_contexts_seen.begin(), m_contexts_seen.end(), c.contextId) !=
-          m_contexts_seen.end()) {
+      if (std::find(m_contexts_seen.begin(), m_contexts_seen.end(), c.contextId) != m_contexts_seen.end()) {
         break;
       }
       m_contexts_seen.push_back(c.contextId);
@@ -918,22 +906,19 @@ bool Collector::write_device(const CUpti_ActivityDevice5& d, std::uint64_t name_
   const bool driver_gone = m_stop.load();
   const CUresult got =
       driver_gone ? CUDA_ERROR_DEINITIALIZED
-                  : GPUSCOPE_CU_LOG_CALL_EXPECT(cuDeviceGet(&dev, static_cast<int>(d.id)),
-                                                CUDA_ERROR_NOT_INITIALIZED);
+                  : GPUSCOPE_CU_LOG_CALL_EXPECT(cuDeviceGet(&dev, static_cast<int>(d.id)), CUDA_ERROR_NOT_INITIALIZED);
   if (got == CUDA_ERROR_NOT_INITIALIZED && !force) return false;
   if (got == CUDA_SUCCESS) {
     int v = 0;
-    if (GPUSCOPE_CU_LOG_CALL(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev)) ==
-        CUDA_SUCCESS) {
+    if (GPUSCOPE_CU_LOG_CALL(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev)) == CUDA_SUCCESS) {
       mem_clock = static_cast<std::uint32_t>(v);
     }
-    if (GPUSCOPE_CU_LOG_CALL(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
-                                                  dev)) == CUDA_SUCCESS) {
+    if (GPUSCOPE_CU_LOG_CALL(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev)) ==
+        CUDA_SUCCESS) {
       bus_width = static_cast<std::uint32_t>(v);
     }
   }
-  m_writer.add(log::RecordKind::kDevice,
-               collect::to_device_record(d, name_string, mem_clock, bus_width));
+  m_writer.add(log::RecordKind::kDevice, collect::to_device_record(d, name_string, mem_clock, bus_width));
   return true;
 }
 
@@ -1005,8 +990,8 @@ std::uint64_t Collector::api_name_id(CUpti_CallbackDomain domain, CUpti_Callback
   if (cbid >= cache.size()) cache.resize(cbid + 1, 0);
   const char* name = nullptr;
   std::uint64_t id = 0;
-  if (GPUSCOPE_CUPTI_LOG_CALL(cuptiGetCallbackName(domain, cbid, &name)) == CUPTI_SUCCESS &&
-      name != nullptr && *name != '\0') {
+  if (GPUSCOPE_CUPTI_LOG_CALL(cuptiGetCallbackName(domain, cbid, &name)) == CUPTI_SUCCESS && name != nullptr &&
+      *name != '\0') {
     id = m_writer.intern(name);
   } else {
     id = m_writer.intern((domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime_cbid_" : "driver_cbid_") +
@@ -1060,16 +1045,15 @@ void Collector::write_process_end() {
   r.ts_ns = now_ns();
   r.records_written = m_writer.records_written() + 1;
   r.activity_buffers = m_buffers;
-  r.bytes_written = m_writer.bytes_written() + m_writer.pending_bytes() +
-                    sizeof(log::RecordHeader) + sizeof(log::ProcessEndRecord);
+  r.bytes_written =
+      m_writer.bytes_written() + m_writer.pending_bytes() + sizeof(log::RecordHeader) + sizeof(log::ProcessEndRecord);
   m_writer.add(log::RecordKind::kProcessEnd, r);
   if (m_config.verbose) {
     std::fprintf(stderr,
                  "gpuscope: pid %u: %llu records, %llu bytes, %llu CUPTI buffers, %llu CUPTI "
                  "records dropped, %llu host events dropped -> %s\n",
                  m_pid, static_cast<unsigned long long>(r.records_written),
-                 static_cast<unsigned long long>(r.bytes_written),
-                 static_cast<unsigned long long>(m_buffers),
+                 static_cast<unsigned long long>(r.bytes_written), static_cast<unsigned long long>(m_buffers),
                  static_cast<unsigned long long>(m_cupti_dropped),
                  static_cast<unsigned long long>(m_events_dropped_written), m_log_path.c_str());
   }

@@ -43,8 +43,8 @@ namespace gpuscope::detail {
 struct HostEvent {
   enum class Kind : std::uint8_t { kNvtx, kNvtxDomain, kThreadName, kCapture, kMessage };
   Kind kind = Kind::kNvtx;
-  std::uint8_t type = 0;       // kNvtx: log::NvtxEventType; kCapture: log::CaptureState;
-                               // kMessage: log::Severity
+  std::uint8_t type = 0;  // kNvtx: log::NvtxEventType; kCapture: log::CaptureState;
+                          // kMessage: log::Severity
   std::uint8_t has_color = 0;
   std::uint32_t thread_id = 0;
   std::uint32_t color = 0;
@@ -52,7 +52,7 @@ struct HostEvent {
   std::uint64_t ts_ns = 0;
   std::uint64_t domain_id = 0;
   std::uint64_t range_id = 0;
-  std::string text;            // message / domain name / thread name / reason
+  std::string text;  // message / domain name / thread name / reason
 };
 
 class Collector {
@@ -72,9 +72,7 @@ class Collector {
 
   [[nodiscard]] const collect::CollectorConfig& config() const { return m_config; }
   /// Inside a capture window (relaxed read, for the NVTX hot path).
-  [[nodiscard]] bool recording() const noexcept {
-    return m_recording.load(std::memory_order_relaxed);
-  }
+  [[nodiscard]] bool recording() const noexcept { return m_recording.load(std::memory_order_relaxed); }
   /// CUPTI clock, ns (cuptiGetTimestamp).
   [[nodiscard]] static std::uint64_t now_ns() noexcept;
 
@@ -99,17 +97,14 @@ class Collector {
   static void on_exit() noexcept;
 
   // CUPTI callbacks (C linkage-compatible statics).
-  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
-                                        std::size_t* max_num_records);
-  static void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id,
-                                        std::uint8_t* buffer, std::size_t size,
+  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_num_records);
+  static void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint8_t* buffer, std::size_t size,
                                         std::size_t valid_size);
-  static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain,
-                                   CUpti_CallbackId cbid, const void* cbdata);
+  static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                   const void* cbdata);
 
   // GPUSCOPE_API_CALLS=gpu: times one enabled API call (app thread).
-  void on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                       const CUpti_CallbackData& data) noexcept;
+  void on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept;
   void drain_api_rings();  // writer thread
   static bool clock_matches_cupti() noexcept;
 
@@ -163,13 +158,13 @@ class Collector {
   CUpti_SubscriberHandle m_subscriber = nullptr;
   // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.
   std::vector<CUpti_CallbackId> m_api_cbids[2];  // [0] runtime, [1] driver
-  std::atomic<bool> m_api_callbacks{false};     // --cuda-api=gpu is on
-  bool m_fast_clock = false;                    // CLOCK_REALTIME is CUPTI's clock
+  std::atomic<bool> m_api_callbacks{false};      // --cuda-api=gpu is on
+  bool m_fast_clock = false;                     // CLOCK_REALTIME is CUPTI's clock
   collect::ApiRingRegistry m_api_rings{kApiRingCapacity};
   static constexpr std::size_t kApiRingCapacity = std::size_t{1} << 16;  // 2.5 MiB per thread
-  std::unique_ptr<KernelProfiler> m_kernels;  // kernels mode only (gpuscope kernels)
-  std::uint64_t m_next_profile_id = 1;        // writer thread
-  std::vector<std::uint64_t> m_metric_strings;  // writer thread: interned metric names
+  std::unique_ptr<KernelProfiler> m_kernels;                             // kernels mode only (gpuscope kernels)
+  std::uint64_t m_next_profile_id = 1;                                   // writer thread
+  std::vector<std::uint64_t> m_metric_strings;                           // writer thread: interned metric names
 
   std::mutex m_wake_mutex;
   std::condition_variable m_wake_cv;

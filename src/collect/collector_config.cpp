@@ -42,14 +42,13 @@ std::string invalid(std::string_view name, std::string_view value, std::string_v
 }
 
 // Reads an unsigned option within [lo, hi]; keeps *out on a bad value.
-void read_u64(getenv_fn getenv, const char* name, std::uint64_t lo, std::uint64_t hi,
-              std::uint64_t* out, std::vector<std::string>* warnings) {
+void read_u64(getenv_fn getenv, const char* name, std::uint64_t lo, std::uint64_t hi, std::uint64_t* out,
+              std::vector<std::string>* warnings) {
   const char* raw = getenv(name);
   if (raw == nullptr || *raw == '\0') return;
   std::uint64_t v = 0;
   if (!parse_u64(trim(raw), &v) || v < lo || v > hi) {
-    warnings->push_back(invalid(name, raw, "an integer in [" + std::to_string(lo) + ", " +
-                                               std::to_string(hi) + "]"));
+    warnings->push_back(invalid(name, raw, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"));
     return;
   }
   *out = v;
@@ -78,8 +77,7 @@ void read_choice(getenv_fn getenv, const char* name, std::initializer_list<std::
   warnings->push_back(invalid(name, raw, expected));
 }
 
-void read_bool(getenv_fn getenv, const char* name, bool* out,
-               std::vector<std::string>* warnings) {
+void read_bool(getenv_fn getenv, const char* name, bool* out, std::vector<std::string>* warnings) {
   const char* raw = getenv(name);
   if (raw == nullptr || *raw == '\0') return;
   if (!parse_bool(trim(raw), out)) warnings->push_back(invalid(name, raw, "0 or 1"));
@@ -125,8 +123,7 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
 
   if (const char* dir = getenv("GPUSCOPE_LOG_DIR"); dir != nullptr && *dir != '\0') {
     if (dir[0] != '/') {
-      warnings->push_back(invalid("GPUSCOPE_LOG_DIR", dir, "an absolute directory") +
-                          " (collector disabled)");
+      warnings->push_back(invalid("GPUSCOPE_LOG_DIR", dir, "an absolute directory") + " (collector disabled)");
     } else {
       c.log_dir = dir;
       while (c.log_dir.size() > 1 && c.log_dir.back() == '/') c.log_dir.pop_back();
@@ -142,8 +139,7 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
       } else if (token == "nvtx") {
         nvtx = any = true;
       } else {
-        warnings->push_back("unknown GPUSCOPE_TRACE source '" + token +
-                            "' ignored (known: cuda, nvtx)");
+        warnings->push_back("unknown GPUSCOPE_TRACE source '" + token + "' ignored (known: cuda, nvtx)");
       }
     }
     if (any) {
@@ -158,19 +154,19 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
 
   if (const char* raw = getenv("GPUSCOPE_CUDA_RECORDS"); raw != nullptr && *raw != '\0') {
     static constexpr std::pair<std::string_view, CudaRecord> kNames[] = {
-        {"kernel", kRecordKernel}, {"memcpy", kRecordMemcpy},   {"memcpy_peer", kRecordMemcpyPeer},
-        {"memset", kRecordMemset},
-        {"runtime", kRecordRuntime}, {"driver", kRecordDriver}, {"sync", kRecordSync},
-        {"overhead", kRecordOverhead}};
+        {"kernel", kRecordKernel}, {"memcpy", kRecordMemcpy},    {"memcpy_peer", kRecordMemcpyPeer},
+        {"memset", kRecordMemset}, {"runtime", kRecordRuntime},  {"driver", kRecordDriver},
+        {"sync", kRecordSync},     {"overhead", kRecordOverhead}};
     std::uint32_t bits = 0;
     bool bad = false;
     for (const std::string& item : split_list(raw)) {
       const std::string token = lower(item);
-      const auto it = std::find_if(std::begin(kNames), std::end(kNames),
-                                   [&](const auto& n) { return n.first == token; });
+      const auto it =
+          std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& n) { return n.first == token; });
       if (it == std::end(kNames) && token != "none") {
-        warnings->push_back("unknown GPUSCOPE_CUDA_RECORDS kind '" + token +
-                            "' ignored (known: kernel, memcpy, memcpy_peer, memset, runtime, driver, sync, overhead, none)");
+        warnings->push_back(
+            "unknown GPUSCOPE_CUDA_RECORDS kind '" + token +
+            "' ignored (known: kernel, memcpy, memcpy_peer, memset, runtime, driver, sync, overhead, none)");
         bad = true;
       } else if (it != std::end(kNames)) {
         bits |= it->second;
@@ -178,11 +174,11 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
     }
     if (!bad || bits != 0) c.cuda_records = bits;
   }
-  read_choice<ApiCalls>(getenv, "GPUSCOPE_API_CALLS", {{"gpu", ApiCalls::kGpu}, {"all", ApiCalls::kAll}},
-                        &c.api_calls, warnings);
+  read_choice<ApiCalls>(getenv, "GPUSCOPE_API_CALLS", {{"gpu", ApiCalls::kGpu}, {"all", ApiCalls::kAll}}, &c.api_calls,
+                        warnings);
   read_bool(getenv, "GPUSCOPE_ZERO_BUFFERS", &c.zero_buffers, warnings);
-  read_choice<bool>(getenv, "GPUSCOPE_THREAD_ID_TYPE", {{"system", true}, {"default", false}},
-                    &c.system_thread_ids, warnings);
+  read_choice<bool>(getenv, "GPUSCOPE_THREAD_ID_TYPE", {{"system", true}, {"default", false}}, &c.system_thread_ids,
+                    warnings);
   read_choice<CaptureRange>(getenv, "GPUSCOPE_CAPTURE_RANGE",
                             {{"none", CaptureRange::kNone},
                              {"cudaProfilerApi", CaptureRange::kCudaProfilerApi},
@@ -232,7 +228,8 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
     if (v == "none" || v == "kernel") {
       c.kernel_replay = v == "kernel";
     } else {
-      warnings->push_back("GPUSCOPE_KERNEL_REPLAY='" + std::string(v) + "' is not kernel or none; using the default (kernel)");
+      warnings->push_back("GPUSCOPE_KERNEL_REPLAY='" + std::string(v) +
+                          "' is not kernel or none; using the default (kernel)");
     }
   }
   if (const char* raw = getenv("GPUSCOPE_NVTX_INCLUDE"); raw != nullptr && *raw != '\0') {

@@ -97,13 +97,13 @@ enum class CaptureRange : std::uint8_t { kNone, kCudaProfilerApi, kNvtx };
 
 /// GPUSCOPE_CUDA_RECORDS bits: which CUPTI activity kinds `--trace=cuda` records.
 enum CudaRecord : std::uint32_t {
-  kRecordKernel = 1u << 0,    // CONCURRENT_KERNEL
-  kRecordMemcpy = 1u << 1,    // MEMCPY
-  kRecordMemset = 1u << 2,    // MEMSET
-  kRecordRuntime = 1u << 3,   // RUNTIME
-  kRecordDriver = 1u << 4,    // DRIVER
-  kRecordSync = 1u << 5,      // SYNCHRONIZATION
-  kRecordOverhead = 1u << 6,  // OVERHEAD
+  kRecordKernel = 1u << 0,      // CONCURRENT_KERNEL
+  kRecordMemcpy = 1u << 1,      // MEMCPY
+  kRecordMemset = 1u << 2,      // MEMSET
+  kRecordRuntime = 1u << 3,     // RUNTIME
+  kRecordDriver = 1u << 4,      // DRIVER
+  kRecordSync = 1u << 5,        // SYNCHRONIZATION
+  kRecordOverhead = 1u << 6,    // OVERHEAD
   kRecordMemcpyPeer = 1u << 7,  // MEMCPY2 (peer-to-peer copies)
 };
 inline constexpr std::uint32_t kAllCudaRecords = 0xff;
@@ -138,10 +138,10 @@ struct CollectorConfig {
   std::string kernel_set = "custom";
   std::string kernel_regex;
   std::uint64_t launch_skip = 0;
-  std::uint64_t launch_count = 0;  // 0 = all
+  std::uint64_t launch_count = 0;    // 0 = all
   std::string nvtx_include_message;  // "" = no NVTX filter
   std::string nvtx_include_domain;   // "" = default domain
-  bool kernel_replay = true;          // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
+  bool kernel_replay = true;         // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
   std::uint64_t kernel_batch = 64;   // with replay none: launches per range-profiler session
 
   [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
@@ -153,8 +153,7 @@ using getenv_fn = const char* (*)(const char* name);
 
 /// Parses the GPUSCOPE_* variables through `getenv`. Each invalid value adds a
 /// message (without the "gpuscope: " prefix) to *warnings and keeps the default.
-[[nodiscard]] CollectorConfig parse_collector_config(getenv_fn getenv,
-                                                     std::vector<std::string>* warnings);
+[[nodiscard]] CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string>* warnings);
 
 /// Splits "NAME@DOMAIN" at the LAST '@' (NAME may contain '@'; no '@' = default domain).
 void split_nvtx_capture(std::string_view spec, std::string* message, std::string* domain);

@@ -23,8 +23,8 @@ void report_cupti_failure(CUptiResult status, const char* call, const char* file
   const char* what = nullptr;
   if (cuptiGetResultString(status, &what) != CUPTI_SUCCESS || what == nullptr) what = "?";
   char text[512];
-  std::snprintf(text, sizeof text, "CUPTI call %s failed at %s:%d: %s (%d)", call, file, line,
-                what, static_cast<int>(status));
+  std::snprintf(text, sizeof text, "CUPTI call %s failed at %s:%d: %s (%d)", call, file, line, what,
+                static_cast<int>(status));
   emit(text, printed);
 }
 
@@ -33,8 +33,8 @@ void report_cu_failure(CUresult status, const char* call, const char* file, int 
   const char* what = nullptr;
   if (cuGetErrorName(status, &what) != CUDA_SUCCESS || what == nullptr) what = "?";
   char text[512];
-  std::snprintf(text, sizeof text, "CUDA driver call %s failed at %s:%d: %s (%d)", call, file,
-                line, what, static_cast<int>(status));
+  std::snprintf(text, sizeof text, "CUDA driver call %s failed at %s:%d: %s (%d)", call, file, line, what,
+                static_cast<int>(status));
   emit(text, printed);
 }
 

@@ -33,15 +33,14 @@ void report_cu_failure(CUresult status, const char* call, const char* file, int 
 
 /// Same, but `expected` (besides CUPTI_SUCCESS) is returned silently: for
 /// statuses the caller handles itself (e.g. MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).
-#define GPUSCOPE_CUPTI_LOG_CALL_EXPECT(call, expected)                                     \
-  ([&]() noexcept -> CUptiResult {                                                         \
-    const CUptiResult gpuscope_status_ = (call);                                           \
-    if (gpuscope_status_ != CUPTI_SUCCESS && gpuscope_status_ != (expected)) {             \
-      static std::atomic<bool> gpuscope_printed_{false};                                   \
-      ::gpuscope::detail::report_cupti_failure(gpuscope_status_, #call, __FILE__, __LINE__, \
-                                               gpuscope_printed_);                         \
-    }                                                                                      \
-    return gpuscope_status_;                                                               \
+#define GPUSCOPE_CUPTI_LOG_CALL_EXPECT(call, expected)                                                          \
+  ([&]() noexcept -> CUptiResult {                                                                              \
+    const CUptiResult gpuscope_status_ = (call);                                                                \
+    if (gpuscope_status_ != CUPTI_SUCCESS && gpuscope_status_ != (expected)) {                                  \
+      static std::atomic<bool> gpuscope_printed_{false};                                                        \
+      ::gpuscope::detail::report_cupti_failure(gpuscope_status_, #call, __FILE__, __LINE__, gpuscope_printed_); \
+    }                                                                                                           \
+    return gpuscope_status_;                                                                                    \
   }())
 
 /// Evaluates a CUDA driver call; on failure reports it and yields the status.
@@ -49,13 +48,12 @@ void report_cu_failure(CUresult status, const char* call, const char* file, int 
 
 /// Same, but `expected` is returned silently (e.g. CUDA_ERROR_NOT_INITIALIZED
 /// while cuInit is still running).
-#define GPUSCOPE_CU_LOG_CALL_EXPECT(call, expected)                                     \
-  ([&]() noexcept -> CUresult {                                                         \
-    const CUresult gpuscope_status_ = (call);                                           \
-    if (gpuscope_status_ != CUDA_SUCCESS && gpuscope_status_ != (expected)) {           \
-      static std::atomic<bool> gpuscope_printed_{false};                                \
-      ::gpuscope::detail::report_cu_failure(gpuscope_status_, #call, __FILE__, __LINE__, \
-                                            gpuscope_printed_);                         \
-    }                                                                                   \
-    return gpuscope_status_;                                                            \
+#define GPUSCOPE_CU_LOG_CALL_EXPECT(call, expected)                                                          \
+  ([&]() noexcept -> CUresult {                                                                              \
+    const CUresult gpuscope_status_ = (call);                                                                \
+    if (gpuscope_status_ != CUDA_SUCCESS && gpuscope_status_ != (expected)) {                                \
+      static std::atomic<bool> gpuscope_printed_{false};                                                     \
+      ::gpuscope::detail::report_cu_failure(gpuscope_status_, #call, __FILE__, __LINE__, gpuscope_printed_); \
+    }                                                                                                        \
+    return gpuscope_status_;                                                                                 \
   }())

@@ -25,9 +25,9 @@ namespace {
 
 // The launching thread's profiled launch, between its API enter and exit callbacks.
 struct ThreadLaunch {
-  int depth = 0;          // nested launch calls (a runtime launch may call the driver's)
-  bool active = false;    // this thread started a range at depth 1
-  void* state = nullptr;  // KernelProfiler::ContextState*
+  int depth = 0;               // nested launch calls (a runtime launch may call the driver's)
+  bool active = false;         // this thread started a range at depth 1
+  void* state = nullptr;       // KernelProfiler::ContextState*
   const void* stub = nullptr;  // host stub of a runtime launch
   ProfiledLaunch launch;
 };
@@ -86,7 +86,8 @@ void read_runtime_attributes(const void* stub, ProfiledLaunch& l, bool verbose) 
   if (const int rc = get(&a, stub); rc != 0) {
     clear();
     if (verbose && !told.exchange(true)) {
-      std::fprintf(stderr, "gpuscope: cudaFuncGetAttributes of a launched kernel failed (error %d): registers unknown\n", rc);
+      std::fprintf(stderr,
+                   "gpuscope: cudaFuncGetAttributes of a launched kernel failed (error %d): registers unknown\n", rc);
     }
     return;
   }
@@ -190,9 +191,9 @@ struct KernelProfiler::ContextState {
   CUpti_RangeProfiler_Object* profiler = nullptr;
   std::vector<std::uint8_t> availability, config, counter_data;
   std::size_t passes = 0;
-  std::size_t capacity = 1;              // ranges the counter data image holds
-  bool session_open = false;             // SetConfig + Start done, Stop not yet
-  std::vector<ProfiledLaunch> session;   // launches of the open session, in range order
+  std::size_t capacity = 1;             // ranges the counter data image holds
+  bool session_open = false;            // SetConfig + Start done, Stop not yet
+  std::vector<ProfiledLaunch> session;  // launches of the open session, in range order
 
   ~ContextState() {
     if (profiler != nullptr) {
@@ -217,14 +218,17 @@ struct KernelProfiler::ContextState {
 };
 
 KernelProfiler::KernelProfiler(Collector& sink, const collect::CollectorConfig& config)
-    : m_sink(sink), m_config(config), m_metrics(config.kernel_metrics),
+    : m_sink(sink),
+      m_config(config),
+      m_metrics(config.kernel_metrics),
       m_batch(config.kernel_replay ? 1 : static_cast<std::size_t>(std::max<std::uint64_t>(1, config.kernel_batch))) {
   for (const std::string& m : m_metrics) m_metric_ptrs.push_back(m.c_str());
   try {
     m_selector.emplace(config.kernel_regex, config.launch_skip, config.launch_count);
   } catch (const std::regex_error& e) {
     m_off = true;
-    m_sink.post_message(log::Severity::kError, "invalid --kernel-name regex '" + config.kernel_regex + "': " + e.what());
+    m_sink.post_message(log::Severity::kError,
+                        "invalid --kernel-name regex '" + config.kernel_regex + "': " + e.what());
   }
 }
 
@@ -260,8 +264,8 @@ void KernelProfiler::enable_callbacks(CUpti_SubscriberHandle subscriber) noexcep
       GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, domain, cbid));
     }
   }
-  GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                                              CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  GPUSCOPE_CUPTI_LOG_CALL(
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
 }
 
 void KernelProfiler::fail(const std::string& what, const std::string& todo) {
@@ -331,8 +335,10 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   s->reset_counter_data();
 
   if (m_config.verbose) {
-    std::fprintf(stderr, "gpuscope: range profiler on context %u (%s): %zu metrics, %zu passes, up to %zu launches per session\n",
-                 s->context_id, chip.pChipName, m_metrics.size(), s->passes, s->capacity);
+    std::fprintf(
+        stderr,
+        "gpuscope: range profiler on context %u (%s): %zu metrics, %zu passes, up to %zu launches per session\n",
+        s->context_id, chip.pChipName, m_metrics.size(), s->passes, s->capacity);
   }
   ContextState* raw = s.get();
   m_contexts.emplace(ctx, std::move(s));
@@ -400,7 +406,8 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
   t.active = false;
   auto* s = static_cast<ContextState*>(t.state);
   // A launch that failed ran no kernel and took no range.
-  const bool launched = data->functionReturnValue == nullptr || *static_cast<const int*>(data->functionReturnValue) == 0;
+  const bool launched =
+      data->functionReturnValue == nullptr || *static_cast<const int*>(data->functionReturnValue) == 0;
   if (launched && t.stub != nullptr && t.launch.registers_per_thread < 0) {
     read_runtime_attributes(t.stub, t.launch, m_config.verbose);
   }
@@ -581,17 +588,17 @@ void KernelProfiler::finish() noexcept {
       std::fprintf(stderr,
                    "gpuscope: range profiler: %llu launches recorded in %llu sessions (%s replay); setup %.1f ms, "
                    "SetConfig+Start %.1f ms, Stop+decode+evaluate %.1f ms\n",
-                   static_cast<unsigned long long>(m_timing.launches), static_cast<unsigned long long>(m_timing.sessions),
-                   m_config.kernel_replay ? "kernel" : "no", ms(m_timing.setup_ns), ms(m_timing.start_ns),
-                   ms(m_timing.end_ns));
+                   static_cast<unsigned long long>(m_timing.launches),
+                   static_cast<unsigned long long>(m_timing.sessions), m_config.kernel_replay ? "kernel" : "no",
+                   ms(m_timing.setup_ns), ms(m_timing.start_ns), ms(m_timing.end_ns));
     }
     if (m_selector && m_selector->profiled() == 0 && !m_off) {
       std::string seen;
       for (const std::string& n : m_selector->names_seen()) seen += (seen.empty() ? "" : ", ") + n;
       m_sink.post_message(log::Severity::kWarning,
                           "no kernel launch was profiled: " + std::to_string(m_selector->launches()) +
-                              " launch(es) seen, " + std::to_string(m_selector->matched()) +
-                              " matched the filters" + (seen.empty() ? "" : "; kernels seen: " + seen));
+                              " launch(es) seen, " + std::to_string(m_selector->matched()) + " matched the filters" +
+                              (seen.empty() ? "" : "; kernels seen: " + seen));
     }
   } catch (...) {
   }

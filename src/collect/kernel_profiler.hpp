@@ -94,7 +94,7 @@ class KernelProfiler {
   void end_session(ContextState& s);  // m_mutex held; no-op without an open session
   void end_sessions() noexcept;       // m_mutex held: every open session
   void on_graph_launch() noexcept;
-  void on_failure(const char* during) noexcept;  // in a catch block: profiling off, tell the user
+  void on_failure(const char* during) noexcept;                 // in a catch block: profiling off, tell the user
   void fail(const std::string& what, const std::string& todo);  // profiling off, tell the user
 
   Collector& m_sink;
@@ -102,7 +102,7 @@ class KernelProfiler {
   std::vector<std::string> m_metrics;
   std::vector<const char*> m_metric_ptrs;
   std::optional<collect::LaunchSelector> m_selector;
-  bool m_off = false;  // m_mutex
+  bool m_off = false;                   // m_mutex
   bool m_profiler_initialized = false;  // cuptiProfilerInitialize done (m_mutex)
   bool m_graph_warned = false;
   std::size_t m_batch = 1;  // launches per session (m_mutex): 1 after a misaligned decode

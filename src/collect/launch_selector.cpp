@@ -5,8 +5,10 @@
 namespace gpuscope::collect {
 
 LaunchSelector::LaunchSelector(const std::string& regex, std::uint64_t skip, std::uint64_t count)
-    : m_all(regex.empty()), m_regex(regex.empty() ? std::string(".") : regex, std::regex::ECMAScript),
-      m_skip(skip), m_count(count) {}
+    : m_all(regex.empty()),
+      m_regex(regex.empty() ? std::string(".") : regex, std::regex::ECMAScript),
+      m_skip(skip),
+      m_count(count) {}
 
 bool LaunchSelector::matches(std::string_view name) {
   const auto it = m_cache.find(name);

@@ -3,10 +3,10 @@
 // unit-tested in tests/unit/collect.
 //
 // Every launch gets a 0-based launch_index (all launches of the process). A launch
-// matches when it is eligible (inside the --nvtx-include range, decided by the caller) and the regex (ECMAScript, searched, not anchored) is found in its demangled
-// name or its base name (store/kernel_names.hpp); an empty regex matches every kernel.
-// Among matching launches, the first `skip` are skipped and the next `count` (0 = all)
-// are profiled. Not thread-safe: the caller serialises calls.
+// matches when it is eligible (inside the --nvtx-include range, decided by the caller) and the regex (ECMAScript,
+// searched, not anchored) is found in its demangled name or its base name (store/kernel_names.hpp); an empty regex
+// matches every kernel. Among matching launches, the first `skip` are skipped and the next `count` (0 = all) are
+// profiled. Not thread-safe: the caller serialises calls.
 //
 // Errors: the constructor throws std::regex_error for an invalid regex.
 #pragma once

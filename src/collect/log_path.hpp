@@ -10,7 +10,7 @@ namespace gpuscope::collect {
 
 /// attempt 0: "<dir>/<host>-<pid>.gslog"; attempt n > 0: "<dir>/<host>-<pid>-<n>.gslog".
 /// Characters of `host` that are unsafe in a file name become '_'.
-[[nodiscard]] std::string log_file_path(std::string_view dir, std::string_view host,
-                                        std::uint32_t pid, unsigned attempt);
+[[nodiscard]] std::string log_file_path(std::string_view dir, std::string_view host, std::uint32_t pid,
+                                        unsigned attempt);
 
 }  // namespace gpuscope::collect

@@ -27,10 +27,14 @@ void check(CUptiResult status, const char* call) {
 
 const char* type_name(CUpti_MetricType t) {
   switch (t) {
-    case CUPTI_METRIC_TYPE_COUNTER: return "counter";
-    case CUPTI_METRIC_TYPE_RATIO: return "ratio";
-    case CUPTI_METRIC_TYPE_THROUGHPUT: return "throughput";
-    default: return "unknown";
+    case CUPTI_METRIC_TYPE_COUNTER:
+      return "counter";
+    case CUPTI_METRIC_TYPE_RATIO:
+      return "ratio";
+    case CUPTI_METRIC_TYPE_THROUGHPUT:
+      return "throughput";
+    default:
+      return "unknown";
   }
 }
 

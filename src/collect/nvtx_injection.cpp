@@ -70,9 +70,7 @@ std::uint32_t tid() noexcept {
   return t_tid;
 }
 
-std::uint64_t domain_id(nvtxDomainHandle_t d) {
-  return d == nullptr ? 0 : reinterpret_cast<const DomainInfo*>(d)->id;
-}
+std::uint64_t domain_id(nvtxDomainHandle_t d) { return d == nullptr ? 0 : reinterpret_cast<const DomainInfo*>(d)->id; }
 std::string_view domain_name(nvtxDomainHandle_t d) {
   return d == nullptr ? std::string_view{} : reinterpret_cast<const DomainInfo*>(d)->name;
 }
@@ -81,8 +79,8 @@ using Payload = collect::NvtxPayload;
 
 Payload from_attributes(const nvtxEventAttributes_t* a) { return collect::decode_nvtx_attributes(a); }
 
-void post_nvtx(Collector* c, log::NvtxEventType type, std::uint64_t domain, std::uint64_t range,
-               Payload&& p, std::uint64_t ts = 0) {
+void post_nvtx(Collector* c, log::NvtxEventType type, std::uint64_t domain, std::uint64_t range, Payload&& p,
+               std::uint64_t ts = 0) {
   HostEvent e;
   e.kind = HostEvent::Kind::kNvtx;
   e.type = static_cast<std::uint8_t>(type);
@@ -111,8 +109,7 @@ int push(nvtxDomainHandle_t domain, Payload&& p) noexcept {
     if (g_nvtx->include_enabled) t_include.push(g_nvtx->include.matches(p.message, domain_name(domain)), dom, level);
     Collector* c = Collector::active();
     if (c == nullptr) return level;
-    if (g_nvtx->capture_enabled && t_capture_level < 0 &&
-        g_nvtx->capture.matches(p.message, domain_name(domain)) &&
+    if (g_nvtx->capture_enabled && t_capture_level < 0 && g_nvtx->capture.matches(p.message, domain_name(domain)) &&
         c->range_start(g_nvtx->capture.reason(), ts)) {
       t_capture_level = level;
       t_capture_domain = dom;
@@ -155,8 +152,7 @@ nvtxRangeId_t start(nvtxDomainHandle_t domain, Payload&& p) noexcept {
     Collector* c = Collector::active();
     if (c == nullptr) return id;
     if (g_nvtx->capture_enabled && g_nvtx->capture_range_id.load() == 0 &&
-        g_nvtx->capture.matches(p.message, domain_name(domain)) &&
-        c->range_start(g_nvtx->capture.reason(), ts)) {
+        g_nvtx->capture.matches(p.message, domain_name(domain)) && c->range_start(g_nvtx->capture.reason(), ts)) {
       g_nvtx->capture_range_id.store(id);
     }
     if (record_nvtx(c)) post_nvtx(c, log::NvtxEventType::kStart, domain_id(domain), id, std::move(p), ts);
@@ -207,32 +203,65 @@ Payload wtext(const wchar_t* s) {
 // ---- the NVTX entry points (C ABI, noexcept: nothing may unwind into the app)
 
 void NVTX_API mark_ex(const nvtxEventAttributes_t* a) noexcept {
-  try { mark(nullptr, from_attributes(a)); } catch (...) {}
+  try {
+    mark(nullptr, from_attributes(a));
+  } catch (...) {
+  }
 }
 void NVTX_API mark_a(const char* m) noexcept {
-  try { mark(nullptr, text(m)); } catch (...) {}
+  try {
+    mark(nullptr, text(m));
+  } catch (...) {
+  }
 }
 void NVTX_API mark_w(const wchar_t* m) noexcept {
-  try { mark(nullptr, wtext(m)); } catch (...) {}
+  try {
+    mark(nullptr, wtext(m));
+  } catch (...) {
+  }
 }
 nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t* a) noexcept {
-  try { return start(nullptr, from_attributes(a)); } catch (...) { return 0; }
+  try {
+    return start(nullptr, from_attributes(a));
+  } catch (...) {
+    return 0;
+  }
 }
 nvtxRangeId_t NVTX_API range_start_a(const char* m) noexcept {
-  try { return start(nullptr, text(m)); } catch (...) { return 0; }
+  try {
+    return start(nullptr, text(m));
+  } catch (...) {
+    return 0;
+  }
 }
 nvtxRangeId_t NVTX_API range_start_w(const wchar_t* m) noexcept {
-  try { return start(nullptr, wtext(m)); } catch (...) { return 0; }
+  try {
+    return start(nullptr, wtext(m));
+  } catch (...) {
+    return 0;
+  }
 }
 void NVTX_API range_end(nvtxRangeId_t id) noexcept { end(nullptr, id); }
 int NVTX_API range_push_ex(const nvtxEventAttributes_t* a) noexcept {
-  try { return push(nullptr, from_attributes(a)); } catch (...) { return t_depths.push(0); }
+  try {
+    return push(nullptr, from_attributes(a));
+  } catch (...) {
+    return t_depths.push(0);
+  }
 }
 int NVTX_API range_push_a(const char* m) noexcept {
-  try { return push(nullptr, text(m)); } catch (...) { return t_depths.push(0); }
+  try {
+    return push(nullptr, text(m));
+  } catch (...) {
+    return t_depths.push(0);
+  }
 }
 int NVTX_API range_push_w(const wchar_t* m) noexcept {
-  try { return push(nullptr, wtext(m)); } catch (...) { return t_depths.push(0); }
+  try {
+    return push(nullptr, wtext(m));
+  } catch (...) {
+    return t_depths.push(0);
+  }
 }
 int NVTX_API range_pop() noexcept { return pop(nullptr); }
 
@@ -249,22 +278,38 @@ void name_os_thread(std::uint32_t thread_id, std::string name) noexcept {
   }
 }
 void NVTX_API name_os_thread_a(std::uint32_t id, const char* name) noexcept {
-  try { name_os_thread(id, name != nullptr ? name : ""); } catch (...) {}
+  try {
+    name_os_thread(id, name != nullptr ? name : "");
+  } catch (...) {
+  }
 }
 void NVTX_API name_os_thread_w(std::uint32_t id, const wchar_t* name) noexcept {
-  try { name_os_thread(id, collect::wide_to_utf8(name)); } catch (...) {}
+  try {
+    name_os_thread(id, collect::wide_to_utf8(name));
+  } catch (...) {
+  }
 }
 
 void NVTX_API domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
-  try { mark(d, from_attributes(a)); } catch (...) {}
+  try {
+    mark(d, from_attributes(a));
+  } catch (...) {
+  }
 }
-nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d,
-                                             const nvtxEventAttributes_t* a) noexcept {
-  try { return start(d, from_attributes(a)); } catch (...) { return 0; }
+nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
+  try {
+    return start(d, from_attributes(a));
+  } catch (...) {
+    return 0;
+  }
 }
 void NVTX_API domain_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id) noexcept { end(d, id); }
 int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
-  try { return push(d, from_attributes(a)); } catch (...) { return t_depths.push(domain_id(d)); }
+  try {
+    return push(d, from_attributes(a));
+  } catch (...) {
+    return t_depths.push(domain_id(d));
+  }
 }
 int NVTX_API domain_range_pop(nvtxDomainHandle_t d) noexcept { return pop(d); }
 
@@ -298,10 +343,18 @@ nvtxDomainHandle_t create_domain(std::string name) noexcept {
   }
 }
 nvtxDomainHandle_t NVTX_API domain_create_a(const char* name) noexcept {
-  try { return create_domain(name != nullptr ? name : ""); } catch (...) { return nullptr; }
+  try {
+    return create_domain(name != nullptr ? name : "");
+  } catch (...) {
+    return nullptr;
+  }
 }
 nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t* name) noexcept {
-  try { return create_domain(collect::wide_to_utf8(name)); } catch (...) { return nullptr; }
+  try {
+    return create_domain(collect::wide_to_utf8(name));
+  } catch (...) {
+    return nullptr;
+  }
 }
 void NVTX_API domain_destroy(nvtxDomainHandle_t) noexcept {}  // handles stay valid
 
@@ -321,11 +374,18 @@ nvtxStringHandle_t register_string(nvtxDomainHandle_t d, std::string s) noexcept
   }
 }
 nvtxStringHandle_t NVTX_API domain_register_string_a(nvtxDomainHandle_t d, const char* s) noexcept {
-  try { return register_string(d, s != nullptr ? s : ""); } catch (...) { return nullptr; }
+  try {
+    return register_string(d, s != nullptr ? s : "");
+  } catch (...) {
+    return nullptr;
+  }
 }
-nvtxStringHandle_t NVTX_API domain_register_string_w(nvtxDomainHandle_t d,
-                                                     const wchar_t* s) noexcept {
-  try { return register_string(d, collect::wide_to_utf8(s)); } catch (...) { return nullptr; }
+nvtxStringHandle_t NVTX_API domain_register_string_w(nvtxDomainHandle_t d, const wchar_t* s) noexcept {
+  try {
+    return register_string(d, collect::wide_to_utf8(s));
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 template <class F>
@@ -371,14 +431,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
       g_nvtx = s;
     });
 
-    if (const auto* version =
-            static_cast<const NvtxExportTableVersionInfo*>(get_export_table(NVTX_ETID_VERSIONINFO));
+    if (const auto* version = static_cast<const NvtxExportTableVersionInfo*>(get_export_table(NVTX_ETID_VERSIONINFO));
         version != nullptr && version->struct_size >= sizeof(NvtxExportTableVersionInfo) &&
         version->SetInjectionNvtxVersion != nullptr) {
       version->SetInjectionNvtxVersion(NVTX_VERSION);
     }
-    const auto* callbacks =
-        static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+    const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
     if (callbacks == nullptr || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
         callbacks->GetModuleFunctionTable == nullptr) {
       return 1;

@@ -118,7 +118,9 @@ BenchDerived derive(const BenchWork& work, const BenchTiming& timing, const Mach
   const Ceiling* mem = ceilings.find(memory);
   const Ceiling* comp = ceilings.find(work.compute_ceiling);
   const double mem_frac = mem && positive(mem->measured) ? d.bandwidth / mem->measured : kNaN;
-  const double comp_frac = work.flops == 0 ? 0.0 : comp && positive(comp->measured) ? d.flop_rate / comp->measured : kNaN;
+  const double comp_frac = work.flops == 0                    ? 0.0
+                           : comp && positive(comp->measured) ? d.flop_rate / comp->measured
+                                                              : kNaN;
   const bool any_known = !std::isnan(mem_frac) || (!std::isnan(comp_frac) && work.flops > 0);
   const bool idle = any_known && (std::isnan(mem_frac) || mem_frac < kLatencyCeilingFraction) &&
                     (std::isnan(comp_frac) || comp_frac < kLatencyCeilingFraction);
@@ -130,8 +132,8 @@ void derive_run(BenchRun& run, const MachineProfile* profile) {
   if (profile) {
     if (!profile->device.uuid.empty() && !run.device.uuid.empty() && profile->device.uuid != run.device.uuid) {
       run.warnings.push_back("the machine profile was measured on " + profile->device.name + " (" +
-                             profile->device.uuid + ") but this run used " + run.device.name + " (" +
-                             run.device.uuid + "): its ceilings may not apply; run `gpuscope peak` on this GPU");
+                             profile->device.uuid + ") but this run used " + run.device.name + " (" + run.device.uuid +
+                             "): its ceilings may not apply; run `gpuscope peak` on this GPU");
     }
     for (BenchCase& c : run.cases) c.derived = derive(c.work, c.timing, *profile, "measured");
     return;

@@ -37,8 +37,8 @@
 namespace gpuscope::core {
 
 /// Fractions of the thresholds above (documented in docs/bench.md).
-inline constexpr double kLatencyLaunchFactor = 2.0;    // median <= 2 × launch cost
-inline constexpr double kLatencyCeilingFraction = 0.10;  // < 10 % of both ceilings
+inline constexpr double kLatencyLaunchFactor = 2.0;        // median <= 2 × launch cost
+inline constexpr double kLatencyCeilingFraction = 0.10;    // < 10 % of both ceilings
 inline constexpr double kWriteShareForReadCeiling = 0.05;  // see memory_ceiling_for
 
 /// The theoretical value of the catalog ceiling `name` on `device` at SM clock

@@ -14,8 +14,8 @@ constexpr std::string_view kSyntax =
     "(2^10:2^30 doubles from 2^10 to 2^30); numbers may be written 2^K or with a suffix k, M, G";
 
 [[noreturn]] void fail(std::string_view item, std::string_view why) {
-  throw std::invalid_argument("--sizes '" + std::string(item) + "': " + std::string(why) + " (" +
-                              std::string(kSyntax) + ")");
+  throw std::invalid_argument("--sizes '" + std::string(item) + "': " + std::string(why) + " (" + std::string(kSyntax) +
+                              ")");
 }
 
 std::vector<std::string_view> split(std::string_view text, char sep) {

@@ -72,14 +72,14 @@ struct StringRecord {
 struct ProcessRecord {
   std::uint32_t pid;
   std::uint32_t ppid;
-  std::uint64_t start_ns;           // CUPTI clock, at collector start
-  std::uint64_t host_string;        // hostname
-  std::uint64_t cmdline_string;     // argv joined by '\0' (from /proc/self/cmdline)
-  std::uint64_t exe_string;         // /proc/self/exe target
-  std::uint64_t version_string;     // gpuscope version of the collector
-  std::int32_t rank;                // $RANK, -1 if unset
-  std::int32_t local_rank;          // $LOCAL_RANK, -1 if unset
-  std::uint32_t cupti_api_version;  // cuptiGetVersion
+  std::uint64_t start_ns;             // CUPTI clock, at collector start
+  std::uint64_t host_string;          // hostname
+  std::uint64_t cmdline_string;       // argv joined by '\0' (from /proc/self/cmdline)
+  std::uint64_t exe_string;           // /proc/self/exe target
+  std::uint64_t version_string;       // gpuscope version of the collector
+  std::int32_t rank;                  // $RANK, -1 if unset
+  std::int32_t local_rank;            // $LOCAL_RANK, -1 if unset
+  std::uint32_t cupti_api_version;    // cuptiGetVersion
   std::uint32_t cuda_driver_version;  // cuDriverGetVersion, 0 if unknown
 };
 
@@ -94,8 +94,8 @@ struct DeviceRecord {
   std::uint64_t global_memory_bytes;
   std::uint64_t global_memory_bandwidth_kbps;  // CUPTI: KB/s
   std::uint32_t l2_cache_bytes;
-  std::uint32_t core_clock_khz;    // CUPTI coreClockRate
-  std::uint32_t memory_clock_khz;  // cuDeviceGetAttribute, 0 if unknown
+  std::uint32_t core_clock_khz;         // CUPTI coreClockRate
+  std::uint32_t memory_clock_khz;       // cuDeviceGetAttribute, 0 if unknown
   std::uint32_t memory_bus_width_bits;  // 0 if unknown
   std::uint32_t max_threads_per_block;
   std::uint32_t max_warps_per_sm;
@@ -128,27 +128,42 @@ struct KernelRecord {
   std::int32_t block[3];
   std::uint32_t cluster[3];
   std::uint32_t registers_per_thread;
-  std::int32_t static_shared_memory;   // bytes
-  std::int32_t dynamic_shared_memory;  // bytes
+  std::int32_t static_shared_memory;      // bytes
+  std::int32_t dynamic_shared_memory;     // bytes
   std::uint32_t local_memory_per_thread;  // bytes
   std::uint32_t shared_memory_executed;   // bytes (carveout)
-  std::uint32_t graph_id;        // 0 = not from a graph
-  std::uint64_t graph_node_id;   // 0 = not from a graph
+  std::uint32_t graph_id;                 // 0 = not from a graph
+  std::uint64_t graph_node_id;            // 0 = not from a graph
   std::int64_t grid_id;
-  std::uint64_t name_string;     // mangled name as CUPTI reports it
-  std::uint8_t launch_type;      // CUpti_ActivityLaunchType
+  std::uint64_t name_string;  // mangled name as CUPTI reports it
+  std::uint8_t launch_type;   // CUpti_ActivityLaunchType
   std::uint8_t is_device_launched;
   std::uint8_t pad[6];
 };
 
 enum class MemcpyKind : std::uint8_t {  // = CUpti_ActivityMemcpyKind
-  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5,
-  kAtoD = 6, kDtoA = 7, kDtoD = 8, kHtoH = 9, kPtoP = 10,
+  kUnknown = 0,
+  kHtoD = 1,
+  kDtoH = 2,
+  kHtoA = 3,
+  kAtoH = 4,
+  kAtoA = 5,
+  kAtoD = 6,
+  kDtoA = 7,
+  kDtoD = 8,
+  kHtoH = 9,
+  kPtoP = 10,
 };
 
 enum class MemoryKind : std::uint8_t {  // = CUpti_ActivityMemoryKind
-  kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4,
-  kManaged = 5, kDeviceStatic = 6, kManagedStatic = 7,
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
+  kDeviceStatic = 6,
+  kManagedStatic = 7,
 };
 
 // From CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4.
@@ -202,8 +217,11 @@ struct ApiRecord {
 };
 
 enum class SyncType : std::uint8_t {  // = CUpti_ActivitySynchronizationType
-  kUnknown = 0, kEventSynchronize = 1, kStreamWaitEvent = 2,
-  kStreamSynchronize = 3, kContextSynchronize = 4,
+  kUnknown = 0,
+  kEventSynchronize = 1,
+  kStreamWaitEvent = 2,
+  kStreamSynchronize = 3,
+  kContextSynchronize = 4,
 };
 
 // From CUpti_ActivitySynchronization2.
@@ -211,28 +229,32 @@ struct SyncRecord {
   std::uint64_t start_ns;
   std::uint64_t end_ns;
   std::uint32_t context_id;
-  std::uint32_t stream_id;    // 0xffffffff = n/a
-  std::uint32_t event_id;     // 0xffffffff = n/a
+  std::uint32_t stream_id;  // 0xffffffff = n/a
+  std::uint32_t event_id;   // 0xffffffff = n/a
   std::uint32_t correlation_id;
   std::uint32_t return_value;
-  std::uint8_t sync_type;     // SyncType
+  std::uint8_t sync_type;  // SyncType
   std::uint8_t pad[3];
 };
 
 enum class NvtxEventType : std::uint8_t {
-  kPush = 1, kPop = 2, kStart = 3, kEnd = 4, kMark = 5,
+  kPush = 1,
+  kPop = 2,
+  kStart = 3,
+  kEnd = 4,
+  kMark = 5,
 };
 
 // Written by the collector's own NVTX injection on the calling thread.
 struct NvtxRecord {
   std::uint64_t ts_ns;
-  std::uint64_t domain_id;   // 0 = default domain, else NvtxDomainRecord.domain_id
-  std::uint64_t range_id;    // kStart/kEnd: nvtxRangeId_t; else 0
+  std::uint64_t domain_id;       // 0 = default domain, else NvtxDomainRecord.domain_id
+  std::uint64_t range_id;        // kStart/kEnd: nvtxRangeId_t; else 0
   std::uint64_t message_string;  // 0 for kPop/kEnd
-  std::uint32_t thread_id;   // gettid
-  std::uint32_t color;       // ARGB, 0 = none
+  std::uint32_t thread_id;       // gettid
+  std::uint32_t color;           // ARGB, 0 = none
   std::uint32_t category;
-  std::uint8_t type;         // NvtxEventType
+  std::uint8_t type;  // NvtxEventType
   std::uint8_t has_color;
   std::uint8_t pad[2];
 };
@@ -299,22 +321,22 @@ struct MessageRecord {
 // kernel replay), written when its counters were decoded. Its metric values follow as
 // KernelMetricRecords with the same profile_id.
 struct KernelProfileRecord {
-  std::uint64_t launch_ns;         // CUPTI clock at the launch call's entry
-  std::uint64_t profile_id;        // > 0, unique within the log
-  std::uint64_t launch_index;      // 0-based among all kernel launches of the process
-  std::uint64_t name_string;       // mangled name (CUpti_CallbackData::symbolName)
-  std::uint64_t metric_set_string; // "quick", "roofline", ..., "custom"
+  std::uint64_t launch_ns;          // CUPTI clock at the launch call's entry
+  std::uint64_t profile_id;         // > 0, unique within the log
+  std::uint64_t launch_index;       // 0-based among all kernel launches of the process
+  std::uint64_t name_string;        // mangled name (CUpti_CallbackData::symbolName)
+  std::uint64_t metric_set_string;  // "quick", "roofline", ..., "custom"
   std::uint32_t device_id;
   std::uint32_t context_id;
-  std::uint32_t stream_id;         // 0xffffffff = unknown
-  std::uint32_t correlation_id;    // CUpti_CallbackData::correlationId
-  std::int32_t grid[3];            // -1 = unknown (launch call without parameters we read)
+  std::uint32_t stream_id;       // 0xffffffff = unknown
+  std::uint32_t correlation_id;  // CUpti_CallbackData::correlationId
+  std::int32_t grid[3];          // -1 = unknown (launch call without parameters we read)
   std::int32_t block[3];
   std::int32_t registers_per_thread;     // -1 = unknown
   std::int32_t static_shared_memory;     // bytes, -1 = unknown
   std::int32_t dynamic_shared_memory;    // bytes, -1 = unknown
   std::int32_t local_memory_per_thread;  // bytes, -1 = unknown
-  std::uint32_t passes;            // replay passes of the configuration
+  std::uint32_t passes;                  // replay passes of the configuration
   std::uint32_t pad;
 };
 

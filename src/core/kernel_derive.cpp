@@ -70,8 +70,8 @@ void add_memory(KernelDerived& d, const MetricValues& values, const MachineProfi
       d.notes.push_back(missing_ceiling(std::move(ceiling), std::move(label), true));
       return;
     }
-    d.utilizations.push_back({std::move(unit), std::move(label), true, std::move(ceiling), bandwidth, c,
-                              bandwidth / c * 100.0});
+    d.utilizations.push_back(
+        {std::move(unit), std::move(label), true, std::move(ceiling), bandwidth, c, bandwidth / c * 100.0});
   };
   if (known(d.dram_bytes)) {
     d.dram_bandwidth = d.dram_bytes / t;
@@ -127,7 +127,8 @@ void add_compute(KernelDerived& d, const MetricValues& values, const MachineProf
     if (!(f > 0)) continue;
     std::string name(c.ceiling);
     if (name.empty())
-      name = measured(ceilings, "tensor_bf16") >= measured(ceilings, "tensor_fp16") || !known(measured(ceilings, "tensor_fp16"))
+      name = measured(ceilings, "tensor_bf16") >= measured(ceilings, "tensor_fp16") ||
+                     !known(measured(ceilings, "tensor_fp16"))
                  ? "tensor_bf16"
                  : "tensor_fp16";
     const double ceiling = measured(ceilings, name);
@@ -178,15 +179,24 @@ const Utilization* first(const KernelDerived& d, bool memory) {
 
 std::string_view bound_name(Bound bound) {
   switch (bound) {
-    case Bound::kUnknown: return "unknown";
-    case Bound::kLaunch: return "launch-bound";
-    case Bound::kLatency: return "latency-bound";
-    case Bound::kOccupancy: return "occupancy-bound";
-    case Bound::kDram: return "dram-bound";
-    case Bound::kL2: return "l2-bound";
-    case Bound::kL1: return "l1-bound";
-    case Bound::kCompute: return "compute-bound";
-    case Bound::kComputeOrLatency: return "compute or latency";
+    case Bound::kUnknown:
+      return "unknown";
+    case Bound::kLaunch:
+      return "launch-bound";
+    case Bound::kLatency:
+      return "latency-bound";
+    case Bound::kOccupancy:
+      return "occupancy-bound";
+    case Bound::kDram:
+      return "dram-bound";
+    case Bound::kL2:
+      return "l2-bound";
+    case Bound::kL1:
+      return "l1-bound";
+    case Bound::kCompute:
+      return "compute-bound";
+    case Bound::kComputeOrLatency:
+      return "compute or latency";
   }
   return "unknown";
 }
@@ -306,9 +316,9 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
   d.occupancy.achieved_pct = get(values, metric::k_achieved_occupancy);
   if (launch.block_threads > 0 && (launch.registers_per_thread < 0 || launch.shared_memory_per_block < 0)) {
     d.notes.push_back(note(NoteKind::kLaunchFactsUnknown));
-  } else if (launch.block_threads > 0) d.occupancy.computed = occupancy::compute(device.limits, {launch.block_threads,
-                                                                                          launch.registers_per_thread,
-                                                                                          launch.shared_memory_per_block});
+  } else if (launch.block_threads > 0)
+    d.occupancy.computed = occupancy::compute(
+        device.limits, {launch.block_threads, launch.registers_per_thread, launch.shared_memory_per_block});
   const double theoretical = get(values, metric::k_theoretical_occupancy);
   if (known(theoretical)) {
     d.occupancy.theoretical_pct = theoretical;

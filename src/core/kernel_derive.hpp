@@ -96,11 +96,11 @@
 namespace gpuscope::kernels {
 
 /// Thresholds of the classification (see the file comment for their sources).
-inline constexpr double kLatencyBelowPct = 30.0;       // every unit below: latency/occupancy/launch
-inline constexpr double kCloseToLimitPct = 80.0;       // "close to the limit"
-inline constexpr double kLowOccupancyPct = 25.0;       // achieved occupancy below: occupancy-bound
-inline constexpr double kLaunchBoundDefaultS = 5e-6;   // launch threshold without a launch cost
-inline constexpr double kLaunchCostFactor = 2.0;       // launch threshold = 2 × launch cost
+inline constexpr double kLatencyBelowPct = 30.0;      // every unit below: latency/occupancy/launch
+inline constexpr double kCloseToLimitPct = 80.0;      // "close to the limit"
+inline constexpr double kLowOccupancyPct = 25.0;      // achieved occupancy below: occupancy-bound
+inline constexpr double kLaunchBoundDefaultS = 5e-6;  // launch threshold without a launch cost
+inline constexpr double kLaunchCostFactor = 2.0;      // launch threshold = 2 × launch cost
 
 /// Metric name → value, in the metric's own unit (kernel_metrics rows of one launch).
 using MetricValues = std::map<std::string, double, std::less<>>;
@@ -140,10 +140,10 @@ enum class Bound { kUnknown, kLaunch, kLatency, kOccupancy, kDram, kL2, kL1, kCo
 
 /// How busy one unit was.
 struct Utilization {
-  std::string unit;     // "dram", "l2", "l1", "fp32", "fp64", "fp16", "tensor"; sol: "sm", "memory"
-  std::string label;    // "DRAM", "L2", "L1/shared", "FP32", "FP64", "FP16", "tensor", "SM", "memory"
-  bool memory = false;  // a memory level (else a compute unit)
-  std::string ceiling;  // catalog name of the ceiling ("dram_copy"); empty for sol percentages
+  std::string unit;                 // "dram", "l2", "l1", "fp32", "fp64", "fp16", "tensor"; sol: "sm", "memory"
+  std::string label;                // "DRAM", "L2", "L1/shared", "FP32", "FP64", "FP16", "tensor", "SM", "memory"
+  bool memory = false;              // a memory level (else a compute unit)
+  std::string ceiling;              // catalog name of the ceiling ("dram_copy"); empty for sol percentages
   double achieved = kUnknown;       // B/s or FLOP/s; NaN for sol percentages
   double ceiling_value = kUnknown;  // B/s or FLOP/s; NaN for sol percentages
   double pct = kUnknown;            // achieved / ceiling × 100 (sol: the metric)
@@ -154,7 +154,7 @@ struct OccupancyFacts {
   double theoretical_pct = kUnknown;  // the counter, else occupancy::compute()
   bool theoretical_from_counter = false;
   std::optional<occupancy::Occupancy> computed;  // occupancy::compute() when the facts allow
-  double waves = kUnknown;            // grid blocks / (active blocks per SM × SMs)
+  double waves = kUnknown;                       // grid blocks / (active blocks per SM × SMs)
 };
 
 /// What derive() could not compute, or computed with a caveat; analyze::note_text() says it.
@@ -181,21 +181,21 @@ struct KernelDerived {
   double duration_s = kUnknown;
   double dram_bytes = kUnknown, l2_bytes = kUnknown, l1_bytes = kUnknown;
   double dram_bandwidth = kUnknown, l2_bandwidth = kUnknown, l1_bandwidth = kUnknown;  // B/s
-  double fp32_flops = kUnknown, fp64_flops = kUnknown, fp16_flops = kUnknown;  // NaN: not collected
+  double fp32_flops = kUnknown, fp64_flops = kUnknown, fp16_flops = kUnknown;          // NaN: not collected
   double tensor_flops = kUnknown;  // NaN: not collected, or a counter without a factor
   double flops = kUnknown;         // sum of the known ones; NaN when none was collected
   double flop_rate = kUnknown;     // FLOP/s
   double intensity_dram = kUnknown, intensity_l2 = kUnknown, intensity_l1 = kUnknown;  // FLOP/B
-  bool flops_collected = false;      // any CUDA-core FLOP or tensor counter present
-  bool tensor_uncalibrated = false;  // a tensor counter > 0 had no factor
-  std::string ceiling_source;        // "measured" or "theoretical" (copied from the caller)
+  bool flops_collected = false;           // any CUDA-core FLOP or tensor counter present
+  bool tensor_uncalibrated = false;       // a tensor counter > 0 had no factor
+  std::string ceiling_source;             // "measured" or "theoretical" (copied from the caller)
   std::vector<Utilization> utilizations;  // highest pct first
   OccupancyFacts occupancy;
   Bound bound = Bound::kUnknown;
   std::string bound_unit;   // compute-bound: "fp32", "fp64", "fp16", "tensor", "sm"
   std::string bound_label;  // bound_name(), "compute-bound (tensor)" for compute
   // The busiest unit's utilization (the bounding one for memory/compute bounds).
-  std::string ceiling;              // its catalog ceiling ("dram_copy"), empty for sol
+  std::string ceiling;  // its catalog ceiling ("dram_copy"), empty for sol
   double pct_of_ceiling = kUnknown;
   double launch_threshold_s = kUnknown;  // launch_threshold_s(ceilings): the launch-bound rule's, s
   std::vector<DerivationNote> notes;     // what was missing, in the order derive() met it

@@ -17,20 +17,18 @@ constexpr MetricInfo k_dram_read{
     "Bytes read from device memory (HBM/GDDR) into the L2 cache: the traffic that the DRAM "
     "bandwidth ceiling limits.",
     "DRAM controllers (dram) — Nsight Compute Memory Workload Analysis"};
-constexpr MetricInfo k_dram_write{
-    metric::k_dram_write, "bytes",
-    "Bytes written from the L2 cache back to device memory.",
-    "DRAM controllers (dram) — Nsight Compute Memory Workload Analysis"};
+constexpr MetricInfo k_dram_write{metric::k_dram_write, "bytes",
+                                  "Bytes written from the L2 cache back to device memory.",
+                                  "DRAM controllers (dram) — Nsight Compute Memory Workload Analysis"};
 constexpr MetricInfo k_l2_bytes{
     metric::k_l2_bytes, "bytes",
     "Bytes requested from the L2 cache by all its clients (SMs, copy engines), hits and misses "
     "together.",
     "L2 cache slices (lts) — Nsight Compute Memory Workload Analysis"};
-constexpr MetricInfo k_l1_bytes{
-    metric::k_l1_bytes, "bytes",
-    "Bytes requested from the SMs' L1/texture caches (global, local, shared and texture "
-    "accesses).",
-    "L1/texture cache (l1tex) — Nsight Compute Memory Workload Analysis"};
+constexpr MetricInfo k_l1_bytes{metric::k_l1_bytes, "bytes",
+                                "Bytes requested from the SMs' L1/texture caches (global, local, shared and texture "
+                                "accesses).",
+                                "L1/texture cache (l1tex) — Nsight Compute Memory Workload Analysis"};
 constexpr MetricInfo k_achieved_occupancy{
     metric::k_achieved_occupancy, "%",
     "Achieved occupancy: the average number of warps resident on an SM while it was active, as a "
@@ -87,11 +85,10 @@ constexpr MetricInfo k_hgmma_tf32{
     "Hopper wgmma math operations with TF32 inputs and FP32 accumulation, in the counter's op "
     "units (calibrate before converting to FLOPs).",
     "SM tensor cores, wgmma path (sm) — Nsight Compute Compute Workload Analysis"};
-constexpr MetricInfo k_hgmma_fp8{
-    metric::k_hgmma_fp8, "tensor ops",
-    "Hopper wgmma math operations with FP8 (E4M3/E5M2) inputs, in the counter's op units "
-    "(calibrate before converting to FLOPs).",
-    "SM tensor cores, wgmma path (sm) — Nsight Compute Compute Workload Analysis"};
+constexpr MetricInfo k_hgmma_fp8{metric::k_hgmma_fp8, "tensor ops",
+                                 "Hopper wgmma math operations with FP8 (E4M3/E5M2) inputs, in the counter's op units "
+                                 "(calibrate before converting to FLOPs).",
+                                 "SM tensor cores, wgmma path (sm) — Nsight Compute Compute Workload Analysis"};
 
 constexpr MetricInfo k_sm_throughput{
     metric::k_sm_throughput, "%",
@@ -107,19 +104,16 @@ constexpr MetricInfo k_dram_throughput{
     metric::k_dram_throughput, "%",
     "DRAM throughput as a percentage of the DRAM's theoretical peak over the elapsed time.",
     "DRAM controllers (dram) — Nsight Compute GPU Speed Of Light Throughput"};
-constexpr MetricInfo k_l2_throughput{
-    metric::k_l2_throughput, "%",
-    "L2 cache throughput as a percentage of the L2's peak over the elapsed time.",
-    "L2 cache slices (lts) — Nsight Compute GPU Speed Of Light Throughput"};
-constexpr MetricInfo k_l1_throughput{
-    metric::k_l1_throughput, "%",
-    "L1/texture cache throughput as a percentage of its peak over the elapsed time.",
-    "L1/texture cache (l1tex) — Nsight Compute GPU Speed Of Light Throughput"};
+constexpr MetricInfo k_l2_throughput{metric::k_l2_throughput, "%",
+                                     "L2 cache throughput as a percentage of the L2's peak over the elapsed time.",
+                                     "L2 cache slices (lts) — Nsight Compute GPU Speed Of Light Throughput"};
+constexpr MetricInfo k_l1_throughput{metric::k_l1_throughput, "%",
+                                     "L1/texture cache throughput as a percentage of its peak over the elapsed time.",
+                                     "L1/texture cache (l1tex) — Nsight Compute GPU Speed Of Light Throughput"};
 
-constexpr MetricInfo k_l1_hit_rate{
-    "l1tex__t_sector_hit_rate.pct", "%",
-    "Share of 32-byte sectors requested from L1 that were already in L1.",
-    "L1/texture cache (l1tex) — Nsight Compute Memory Workload Analysis"};
+constexpr MetricInfo k_l1_hit_rate{"l1tex__t_sector_hit_rate.pct", "%",
+                                   "Share of 32-byte sectors requested from L1 that were already in L1.",
+                                   "L1/texture cache (l1tex) — Nsight Compute Memory Workload Analysis"};
 constexpr MetricInfo k_l2_hit_rate{
     "lts__t_sector_hit_rate.pct", "%",
     "Share of 32-byte sectors requested from L2 that were already in L2 (the rest came from DRAM).",
@@ -134,8 +128,7 @@ constexpr MetricInfo k_ld_requests{
     "Warp-level global load requests sent to L1 (one per load instruction of a warp).",
     "L1/texture cache, LSU pipe (l1tex) — Nsight Compute Memory Workload Analysis Tables"};
 constexpr MetricInfo k_st_sectors{
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "sectors",
-    "32-byte sectors that global stores touched in L1.",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "sectors", "32-byte sectors that global stores touched in L1.",
     "L1/texture cache, LSU pipe (l1tex) — Nsight Compute Memory Workload Analysis Tables"};
 constexpr MetricInfo k_st_requests{
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "requests",
@@ -165,16 +158,17 @@ constexpr MetricInfo k_eligible_warps{
 
 constexpr std::array k_quick{k_duration, k_dram_read, k_dram_write, k_l2_bytes, k_l1_bytes, k_achieved_occupancy};
 
-constexpr std::array k_roofline{k_duration, k_dram_read,  k_dram_write, k_l2_bytes,   k_l1_bytes,   k_achieved_occupancy,
-                                k_ffma,     k_fadd,       k_fmul,       k_dfma,       k_dadd,       k_dmul,
-                                k_hfma,     k_hadd,       k_hmul,       k_tensor_inst, k_hgmma_fp16, k_hgmma_bf16,
-                                k_hgmma_tf32, k_hgmma_fp8};
+constexpr std::array k_roofline{
+    k_duration,   k_dram_read, k_dram_write, k_l2_bytes,    k_l1_bytes,   k_achieved_occupancy,
+    k_ffma,       k_fadd,      k_fmul,       k_dfma,        k_dadd,       k_dmul,
+    k_hfma,       k_hadd,      k_hmul,       k_tensor_inst, k_hgmma_fp16, k_hgmma_bf16,
+    k_hgmma_tf32, k_hgmma_fp8};
 
-constexpr std::array k_sol{k_duration, k_sm_throughput, k_compute_memory_throughput, k_dram_throughput,
-                           k_l2_throughput, k_l1_throughput};
+constexpr std::array k_sol{k_duration,        k_sm_throughput, k_compute_memory_throughput,
+                           k_dram_throughput, k_l2_throughput, k_l1_throughput};
 
-constexpr std::array k_memory{k_duration,   k_dram_read,   k_dram_write,        k_l1_hit_rate,
-                              k_l2_hit_rate, k_ld_sectors,  k_ld_requests,       k_st_sectors,
+constexpr std::array k_memory{k_duration,    k_dram_read,         k_dram_write,       k_l1_hit_rate,
+                              k_l2_hit_rate, k_ld_sectors,        k_ld_requests,      k_st_sectors,
                               k_st_requests, k_smem_ld_conflicts, k_smem_st_conflicts};
 
 constexpr std::array k_occupancy{k_duration, k_achieved_occupancy, k_active_warps, k_eligible_warps};
@@ -196,8 +190,7 @@ constexpr std::array k_sets{
               "Cache hit rates, global-access coalescing (sectors per request) and shared-memory bank "
               "conflicts.",
               k_memory},
-    MetricSet{"occupancy",
-              "Achieved vs theoretical occupancy and ready warps per scheduler: is latency hidden?",
+    MetricSet{"occupancy", "Achieved vs theoretical occupancy and ready warps per scheduler: is latency hidden?",
               k_occupancy},
 };
 

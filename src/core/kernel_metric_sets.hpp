@@ -42,8 +42,8 @@ struct MetricInfo {
 
 /// A named set of metrics, as `--set NAME` selects it.
 struct MetricSet {
-  std::string_view name;     // "quick", "roofline", "sol", "memory", "occupancy"
-  std::string_view summary;  // one sentence: what the set answers, and its cost
+  std::string_view name;                // "quick", "roofline", "sol", "memory", "occupancy"
+  std::string_view summary;             // one sentence: what the set answers, and its cost
   std::span<const MetricInfo> metrics;  // the full list, in collection order, no duplicates
 };
 

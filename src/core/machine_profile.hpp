@@ -35,7 +35,7 @@ enum class CeilingKind {
 
 /// One entry of the catalog of ceilings gpuscope knows.
 struct CeilingInfo {
-  std::string_view name;         // canonical name, e.g. "dram_copy"
+  std::string_view name;  // canonical name, e.g. "dram_copy"
   CeilingKind kind;
   std::string_view unit;         // "B/s", "FLOP/s", "OP/s", "launch/s", "s"
   std::string_view label;        // short human label, e.g. "DRAM copy"
@@ -58,20 +58,20 @@ inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 /// One measured ceiling.
 struct Ceiling {
-  std::string name;            // a ceiling_catalog() name
-  double measured = kUnknown;  // median of the timed repetitions, in the catalog unit
-  double theoretical = kUnknown;  // from the device's units × the clock observed during the
-                                  // run (NaN where no formula is known, e.g. L2, launch)
-  double datasheet = kUnknown;    // vendor value for this GPU model, NaN if unknown
-  std::string method;          // one line: kernel, access width, grid, sizes, repetitions
-  std::string best_shape;      // tensor rates: the GEMM shape that gave `measured` ("8192x8192x8192")
-  int samples = 0;             // timed repetitions behind `measured`
-  double rel_spread = kUnknown;  // (max - min) / median of those repetitions
+  std::string name;                      // a ceiling_catalog() name
+  double measured = kUnknown;            // median of the timed repetitions, in the catalog unit
+  double theoretical = kUnknown;         // from the device's units × the clock observed during the
+                                         // run (NaN where no formula is known, e.g. L2, launch)
+  double datasheet = kUnknown;           // vendor value for this GPU model, NaN if unknown
+  std::string method;                    // one line: kernel, access width, grid, sizes, repetitions
+  std::string best_shape;                // tensor rates: the GEMM shape that gave `measured` ("8192x8192x8192")
+  int samples = 0;                       // timed repetitions behind `measured`
+  double rel_spread = kUnknown;          // (max - min) / median of those repetitions
   double sm_clock_mhz_begin = kUnknown;  // SM clock read before and after the measurement
   double sm_clock_mhz_end = kUnknown;
   double mem_clock_mhz = kUnknown;
-  bool throttled = false;      // the SM clock fell during the measurement
-  bool verified = false;       // the result checksum matched the host's expectation
+  bool throttled = false;  // the SM clock fell during the measurement
+  bool verified = false;   // the result checksum matched the host's expectation
 
   /// measured / theoretical × 100, NaN when either is unknown.
   [[nodiscard]] double pct_of_theoretical() const {
@@ -81,8 +81,8 @@ struct Ceiling {
 
 /// The device the profile was measured on.
 struct DeviceFacts {
-  std::string name;            // "NVIDIA H200"
-  std::string uuid;            // "GPU-8c1f..." (the profile cache key)
+  std::string name;  // "NVIDIA H200"
+  std::string uuid;  // "GPU-8c1f..." (the profile cache key)
   int cc_major = 0;
   int cc_minor = 0;
   int sm_count = 0;
@@ -101,8 +101,8 @@ struct MachineProfile {
   static constexpr int kFormatVersion = 1;
   int format_version = kFormatVersion;
   std::string gpuscope_version;
-  std::string measured_at;     // ISO 8601 UTC, "2026-11-22T10:00:00Z"
-  bool quick = false;          // measured with --quick (a subset of the catalog)
+  std::string measured_at;       // ISO 8601 UTC, "2026-11-22T10:00:00Z"
+  bool quick = false;            // measured with --quick (a subset of the catalog)
   double duration_s = kUnknown;  // wall time of the whole measurement
   DeviceFacts device;
   std::vector<Ceiling> ceilings;      // in catalog order; only those measured

@@ -25,10 +25,14 @@ std::int64_t dims_product(std::int64_t x, std::int64_t y, std::int64_t z) {
 
 std::string_view limiter_name(Limiter limiter) {
   switch (limiter) {
-    case Limiter::kWarps: return "warps";
-    case Limiter::kBlocks: return "blocks";
-    case Limiter::kRegisters: return "registers";
-    case Limiter::kSharedMemory: return "shared memory";
+    case Limiter::kWarps:
+      return "warps";
+    case Limiter::kBlocks:
+      return "blocks";
+    case Limiter::kRegisters:
+      return "registers";
+    case Limiter::kSharedMemory:
+      return "shared memory";
   }
   return "unknown";
 }
@@ -83,16 +87,16 @@ std::optional<Occupancy> compute(const DeviceLimits& device, const LaunchConfig&
   }
 
   // Every block also takes the reserved shared memory, rounded up to the granularity.
-  const std::int64_t smem_per_block = round_up(launch.shared_memory_per_block + arch.reserved_shared_memory_per_block,
-                                               arch.shared_memory_granularity);
+  const std::int64_t smem_per_block =
+      round_up(launch.shared_memory_per_block + arch.reserved_shared_memory_per_block, arch.shared_memory_granularity);
   const std::int64_t smem_limit = smem_per_block > 0 ? device.max_shared_memory_per_sm / smem_per_block : kUnlimited;
 
   Occupancy out;
   std::int64_t blocks = warp_limit;
   out.limiter = Limiter::kWarps;
-  for (const auto& [limit, which] : {std::pair{block_limit, Limiter::kBlocks},
-                                     std::pair{register_limit, Limiter::kRegisters},
-                                     std::pair{smem_limit, Limiter::kSharedMemory}}) {
+  for (const auto& [limit, which] :
+       {std::pair{block_limit, Limiter::kBlocks}, std::pair{register_limit, Limiter::kRegisters},
+        std::pair{smem_limit, Limiter::kSharedMemory}}) {
     if (limit < blocks) {
       blocks = limit;
       out.limiter = which;

@@ -55,7 +55,7 @@ struct DeviceLimits {
 
 /// One launch's resource use.
 struct LaunchConfig {
-  std::int64_t block_threads = 0;          // block_x × block_y × block_z
+  std::int64_t block_threads = 0;  // block_x × block_y × block_z
   std::int64_t registers_per_thread = 0;
   std::int64_t shared_memory_per_block = 0;  // static + dynamic, bytes
 };
@@ -77,7 +77,7 @@ struct ArchConstants {
   std::int64_t register_allocation_unit = 256;  // registers, per warp
   std::int64_t max_registers_per_thread = 255;
   std::int64_t sub_partitions = 4;
-  std::int64_t shared_memory_granularity = 128;  // bytes
+  std::int64_t shared_memory_granularity = 128;          // bytes
   std::int64_t reserved_shared_memory_per_block = 1024;  // bytes
 };
 [[nodiscard]] ArchConstants arch_constants(int cc_major, int cc_minor);

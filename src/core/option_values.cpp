@@ -74,7 +74,8 @@ std::string range_text(const CountLimits& l) {
 }
 
 std::string range_text(const SizeLimits& l) {
-  return std::to_string(l.min) + " to " + (l.max == (std::int64_t{1} << 62) ? std::string("2^62") : std::to_string(l.max));
+  return std::to_string(l.min) + " to " +
+         (l.max == (std::int64_t{1} << 62) ? std::string("2^62") : std::to_string(l.max));
 }
 
 std::string range_text(const RealLimits& l) {
@@ -119,7 +120,8 @@ OptionValue<std::int64_t> parse_duration_ns(std::string_view text, const Duratio
   const std::string_view number = s.substr(0, used);
   if (number.find_first_not_of("+0123456789") == std::string_view::npos) {
     std::int64_t whole = 0;
-    const auto [p, ec] = std::from_chars(number.data() + (number.front() == '+' ? 1 : 0), number.data() + number.size(), whole);
+    const auto [p, ec] =
+        std::from_chars(number.data() + (number.front() == '+' ? 1 : 0), number.data() + number.size(), whole);
     const auto factor = static_cast<std::int64_t>(scale);
     if (ec == std::errc() && factor > 0 && whole <= kMaxInt64 / factor) {
       const std::int64_t n = whole * factor;
@@ -166,7 +168,8 @@ OptionValue<double> parse_real(std::string_view text, const RealLimits& l) {
   double v = 0;
   bool overflow = false;
   const std::size_t used = leading_double(s, v, overflow);
-  if (used == 0 || used != s.size()) return refuse<double>(quoted(text) + " is not a number; " + with_example(l.example));
+  if (used == 0 || used != s.size())
+    return refuse<double>(quoted(text) + " is not a number; " + with_example(l.example));
   if (overflow) return refuse<double>(quoted(text) + " is out of range" + range);
   if (!std::isfinite(v)) return refuse<double>(quoted(text) + " is not a finite number; " + with_example(l.example));
   const bool below = l.min_inclusive ? v < l.min : v <= l.min;

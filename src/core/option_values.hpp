@@ -46,8 +46,8 @@ struct [[nodiscard]] OptionValue {
 inline constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 struct DurationLimits {
-  std::int64_t min_ns = 0;            // inclusive
-  std::int64_t max_ns = kMaxInt64;    // inclusive
+  std::int64_t min_ns = 0;                    // inclusive
+  std::int64_t max_ns = kMaxInt64;            // inclusive
   std::int64_t bare_unit_ns = 1'000'000'000;  // what a number without a unit counts (here: s)
   std::string_view example = "30s or 250ms";
 };
@@ -67,8 +67,8 @@ struct RealLimits {
 };
 
 struct SizeLimits {
-  std::int64_t min = 1;                     // inclusive
-  std::int64_t max = std::int64_t{1} << 62; // inclusive
+  std::int64_t min = 1;                      // inclusive
+  std::int64_t max = std::int64_t{1} << 62;  // inclusive
   std::string_view example = "4096, 2^20 or 64MiB";
 };
 

@@ -37,12 +37,11 @@ void add_device_notes(const MachineProfile& p, Report& r) {
   const DeviceFacts& d = p.device;
   std::string dev = d.name.empty() ? std::string("unknown device") : d.name;
   if (!d.uuid.empty()) dev += " (" + d.uuid + ")";
-  dev += ", cc " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " +
-         std::to_string(d.sm_count) + " SMs, " +
-         number("%.1f GiB", static_cast<double>(d.global_memory_bytes) / (1024.0 * 1024 * 1024)) + " memory, L2 " +
-         number("%.1f MiB", static_cast<double>(d.l2_bytes) / (1024.0 * 1024)) + ", max SM clock " +
-         number("%.0f MHz", d.max_sm_clock_mhz) + ", memory clock " + number("%.0f MHz", d.max_mem_clock_mhz) +
-         ", " + std::to_string(d.memory_bus_width_bits) + "-bit bus";
+  dev += ", cc " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " + std::to_string(d.sm_count) +
+         " SMs, " + number("%.1f GiB", static_cast<double>(d.global_memory_bytes) / (1024.0 * 1024 * 1024)) +
+         " memory, L2 " + number("%.1f MiB", static_cast<double>(d.l2_bytes) / (1024.0 * 1024)) + ", max SM clock " +
+         number("%.0f MHz", d.max_sm_clock_mhz) + ", memory clock " + number("%.0f MHz", d.max_mem_clock_mhz) + ", " +
+         std::to_string(d.memory_bus_width_bits) + "-bit bus";
   r.add_note(NoteLevel::kInfo, "device: " + dev);
   std::string run = "measured " + (p.measured_at.empty() ? std::string("at an unknown time") : p.measured_at);
   if (!p.gpuscope_version.empty()) run += " by gpuscope " + p.gpuscope_version;
@@ -62,12 +61,11 @@ void add_device_notes(const MachineProfile& p, Report& r) {
 void add_ceiling_notes(const MachineProfile& p, const Ceiling& c, Report& r) {
   if (c.throttled) {
     const bool clocks = std::isfinite(c.sm_clock_mhz_begin) && std::isfinite(c.sm_clock_mhz_end);
-    r.add_note(NoteLevel::kWarning,
-               c.name + ": the SM clock fell" +
-                   (clocks ? " from " + number("%.0f", c.sm_clock_mhz_begin) + " to " +
-                                 number("%.0f MHz", c.sm_clock_mhz_end)
-                           : std::string()) +
-                   " during the measurement (throttling); the value may be low");
+    r.add_note(NoteLevel::kWarning, c.name + ": the SM clock fell" +
+                                        (clocks ? " from " + number("%.0f", c.sm_clock_mhz_begin) + " to " +
+                                                      number("%.0f MHz", c.sm_clock_mhz_end)
+                                                : std::string()) +
+                                        " during the measurement (throttling); the value may be low");
   }
   if (std::isfinite(c.measured) && !c.verified)
     r.add_note(NoteLevel::kWarning, c.name + ": the result was not verified against the host's checksum");
@@ -75,9 +73,8 @@ void add_ceiling_notes(const MachineProfile& p, const Ceiling& c, Report& r) {
     r.add_note(NoteLevel::kWarning, c.name + ": the repetitions spread by " + number("%.1f %%", c.rel_spread * 100.0) +
                                         " (max - min over median); rerun on an idle GPU");
   if (c.name == "shared_memory" && std::isfinite(c.measured) && p.device.sm_count > 0)
-    r.add_note(NoteLevel::kInfo, "shared_memory per SM: " +
-                                     number("%.1f GB/s", c.measured / p.device.sm_count * 1e-9) + " (" +
-                                     number("%.0f", c.measured * 1e-9) + " GB/s over " +
+    r.add_note(NoteLevel::kInfo, "shared_memory per SM: " + number("%.1f GB/s", c.measured / p.device.sm_count * 1e-9) +
+                                     " (" + number("%.0f", c.measured * 1e-9) + " GB/s over " +
                                      std::to_string(p.device.sm_count) + " SMs)");
 }
 
@@ -93,10 +90,14 @@ DisplayUnit display_unit(std::string_view catalog_unit) {
 
 std::string_view ceiling_kind_name(CeilingKind kind) {
   switch (kind) {
-    case CeilingKind::kMemory: return "memory";
-    case CeilingKind::kCompute: return "compute";
-    case CeilingKind::kTransfer: return "transfer";
-    case CeilingKind::kLatency: return "latency";
+    case CeilingKind::kMemory:
+      return "memory";
+    case CeilingKind::kCompute:
+      return "compute";
+    case CeilingKind::kTransfer:
+      return "transfer";
+    case CeilingKind::kLatency:
+      return "latency";
   }
   return "unknown";
 }
@@ -131,8 +132,7 @@ Report profile_report(const MachineProfile& p) {
                          real_or_null(c.datasheet * du.scale), real_or_null(ratio_pct(c.measured, c.datasheet)),
                          real_or_null(lowest_clock(c)), yes_no(c.throttled), yes_no(c.verified),
                          static_cast<std::int64_t>(c.samples), real_or_null(c.rel_spread * 100.0), method});
-    if (!info)
-      r.add_note(NoteLevel::kWarning, c.name + ": not a ceiling this gpuscope knows; its unit is unknown");
+    if (!info) r.add_note(NoteLevel::kWarning, c.name + ": not a ceiling this gpuscope knows; its unit is unknown");
     add_ceiling_notes(p, c, r);
   }
   if (p.ceilings.empty()) r.add_note(NoteLevel::kWarning, "the profile holds no measured ceiling");

@@ -23,8 +23,8 @@ enum class ColumnType { kInteger, kReal, kText };
 enum class ColumnKind { kQuantity, kIdentifier };
 
 struct Column {
-  std::string name;   // e.g. "Total Time", as nsys names it where it has one
-  std::string unit;   // "ns", "%", "bytes", "MB", "GB/s", "" for none
+  std::string name;  // e.g. "Total Time", as nsys names it where it has one
+  std::string unit;  // "ns", "%", "bytes", "MB", "GB/s", "" for none
   ColumnType type = ColumnType::kText;
   ColumnKind kind = ColumnKind::kQuantity;
 };
@@ -48,8 +48,7 @@ struct Report {
   std::vector<Note> notes;  // printed after the table
 
   /// Adds a column; returns *this for chaining.
-  Report& add_column(std::string col_name, std::string unit, ColumnType type,
-                     ColumnKind kind = ColumnKind::kQuantity) {
+  Report& add_column(std::string col_name, std::string unit, ColumnType type, ColumnKind kind = ColumnKind::kQuantity) {
     columns.push_back(Column{std::move(col_name), std::move(unit), type, kind});
     return *this;
   }

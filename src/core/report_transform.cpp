@@ -60,20 +60,28 @@ TimeUnit parse_time_unit(std::string_view text) {
 
 std::string_view time_unit_name(TimeUnit unit) {
   switch (unit) {
-    case TimeUnit::kUs: return "us";
-    case TimeUnit::kMs: return "ms";
-    case TimeUnit::kS: return "s";
-    case TimeUnit::kNs: break;
+    case TimeUnit::kUs:
+      return "us";
+    case TimeUnit::kMs:
+      return "ms";
+    case TimeUnit::kS:
+      return "s";
+    case TimeUnit::kNs:
+      break;
   }
   return "ns";
 }
 
 std::int64_t ns_per(TimeUnit unit) {
   switch (unit) {
-    case TimeUnit::kUs: return 1'000;
-    case TimeUnit::kMs: return 1'000'000;
-    case TimeUnit::kS: return 1'000'000'000;
-    case TimeUnit::kNs: break;
+    case TimeUnit::kUs:
+      return 1'000;
+    case TimeUnit::kMs:
+      return 1'000'000;
+    case TimeUnit::kS:
+      return 1'000'000'000;
+    case TimeUnit::kNs:
+      break;
   }
   return 1;
 }

@@ -49,8 +49,8 @@ std::vector<Line> chart_lines(const MachineProfile& profile) {
   return lines;
 }
 
-Placement place(const MachineProfile& profile, double flops, double bytes, double seconds,
-                std::string_view compute, std::string_view memory) {
+Placement place(const MachineProfile& profile, double flops, double bytes, double seconds, std::string_view compute,
+                std::string_view memory) {
   Placement p;
   if (std::isnan(flops) || std::isnan(bytes) || flops < 0 || bytes < 0 || !positive(seconds)) return p;
   if (flops == 0 && bytes == 0) return p;  // no work: nothing to place

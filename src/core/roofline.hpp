@@ -30,9 +30,9 @@ namespace gpuscope::roofline {
 
 /// One line of a roofline chart: a memory slope or a compute roof.
 struct Line {
-  std::string ceiling;   // catalog name ("dram_copy", "tensor_bf16", ...)
-  std::string label;     // catalog label ("DRAM copy", ...)
-  CeilingKind kind;      // kMemory (value in B/s) or kCompute (value in FLOP/s or OP/s)
+  std::string ceiling;  // catalog name ("dram_copy", "tensor_bf16", ...)
+  std::string label;    // catalog label ("DRAM copy", ...)
+  CeilingKind kind;     // kMemory (value in B/s) or kCompute (value in FLOP/s or OP/s)
   double value = kUnknown;
 };
 
@@ -45,14 +45,14 @@ struct Line {
 enum class Bound { kMemory, kCompute, kUnknown };
 
 struct Placement {
-  double intensity = kUnknown;        // flops / bytes (FLOP/B)
-  double achieved_flops = kUnknown;   // FLOP/s
+  double intensity = kUnknown;           // flops / bytes (FLOP/B)
+  double achieved_flops = kUnknown;      // FLOP/s
   double achieved_bandwidth = kUnknown;  // B/s
-  double attainable = kUnknown;       // FLOP/s at this intensity (or B/s for flops == 0)
-  Bound bound = Bound::kUnknown;      // which side of the ridge
-  std::string ceiling;                // the catalog name of the ceiling that bounds it
-  double ceiling_value = kUnknown;    // that ceiling's measured value
-  double pct_of_ceiling = kUnknown;   // achieved / bounding ceiling × 100
+  double attainable = kUnknown;          // FLOP/s at this intensity (or B/s for flops == 0)
+  Bound bound = Bound::kUnknown;         // which side of the ridge
+  std::string ceiling;                   // the catalog name of the ceiling that bounds it
+  double ceiling_value = kUnknown;       // that ceiling's measured value
+  double pct_of_ceiling = kUnknown;      // achieved / bounding ceiling × 100
 };
 
 /// Places a workload of `flops` FLOP moving `bytes` bytes in `seconds` against the

@@ -44,8 +44,7 @@ double median_stderr(std::span<const double> samples) {
   std::vector<double> v(samples.begin(), samples.end());
   const double x_hi = kth(v, hi);
   // nth_element leaves everything below index hi no greater than v[hi].
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo),
-                   v.begin() + static_cast<std::ptrdiff_t>(hi));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.begin() + static_cast<std::ptrdiff_t>(hi));
   const double x_lo = v[lo];
   return (x_hi - x_lo) / (2.0 * kZ995);
 }
@@ -59,10 +58,14 @@ double median_rel_stderr(std::span<const double> samples) {
 
 std::string_view stop_rule_name(StopRule rule) {
   switch (rule) {
-    case StopRule::kContinue: return "continue";
-    case StopRule::kConverged: return "converged";
-    case StopRule::kBudget: return "budget";
-    case StopRule::kMaxSamples: return "max_samples";
+    case StopRule::kContinue:
+      return "continue";
+    case StopRule::kConverged:
+      return "converged";
+    case StopRule::kBudget:
+      return "budget";
+    case StopRule::kMaxSamples:
+      return "max_samples";
   }
   return "continue";
 }

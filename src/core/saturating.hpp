@@ -28,6 +28,8 @@ namespace gpuscope::core {
 }
 
 /// acc += a - b, saturating at each step: a sum of durations.
-constexpr void add_span(std::int64_t& acc, std::int64_t end, std::int64_t start) { acc = sat_add(acc, sat_sub(end, start)); }
+constexpr void add_span(std::int64_t& acc, std::int64_t end, std::int64_t start) {
+  acc = sat_add(acc, sat_sub(end, start));
+}
 
 }  // namespace gpuscope::core

@@ -27,7 +27,7 @@ namespace gpuscope {
 
 struct TimelineProcess {
   std::int64_t pid = 0;
-  std::string name;     // executable base name (from exe, else the first word of cmdline)
+  std::string name;  // executable base name (from exe, else the first word of cmdline)
   std::string cmdline;
   std::optional<std::int64_t> start_ns;
   std::optional<std::int64_t> end_ns;
@@ -84,7 +84,7 @@ struct ApiCallEvent {
 struct NvtxEvent {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  std::string style;   // "PushPop", "StartEnd" or "Mark"
+  std::string style;  // "PushPop", "StartEnd" or "Mark"
   std::string text;
   std::string domain;  // "" = default domain
   std::int64_t start_ns = 0;
@@ -121,7 +121,7 @@ struct GpuEventBase {
 };
 
 struct KernelEvent : GpuEventBase {
-  std::string name;  // demangled name
+  std::string name;                     // demangled name
   std::array<std::int64_t, 3> grid{};   // blocks
   std::array<std::int64_t, 3> block{};  // threads
   std::int64_t registers_per_thread = 0;

@@ -44,8 +44,8 @@ class MemoryBench {
   const Context& m_ctx;
   Stream m_stream;
   int m_block = 256;
-  int m_grid4 = 0, m_grid8 = 0;  // one full wave of the slowest-to-fit DRAM kernel per unroll
-  std::size_t m_vectors = 0;     // per buffer; a multiple of both grids × block × 8
+  int m_grid4 = 0, m_grid8 = 0;       // one full wave of the slowest-to-fit DRAM kernel per unroll
+  std::size_t m_vectors = 0;          // per buffer; a multiple of both grids × block × 8
   DeviceBuffer m_a, m_b, m_checksum;  // m_checksum: 4 bytes, the sums of the read kernels
 };
 

@@ -52,7 +52,8 @@ double omega_constant() {
 double core_expected(CoreOp op, int chains) {
   double s = 0;
   switch (op) {
-    case CoreOp::kSfuExp: return chains * omega_constant();
+    case CoreOp::kSfuExp:
+      return chains * omega_constant();
     case CoreOp::kFp16Fma:
     case CoreOp::kBf16Fma:  // two lanes per chain, starting at c + 1 and c + 2
       for (int c = 0; c < chains; ++c) s += (c + 1.0) + (c + 2.0);

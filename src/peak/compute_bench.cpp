@@ -36,12 +36,11 @@ Ceiling ComputeBench::measure(CoreOp op, std::string_view ceiling) {
   DeviceBuffer out(threads * sizeof(float));
   const bench::TimingResult t = bench::time_gpu(
       [&](cudaStream_t s) { launch_core(op, iterations, out.as<float>(), grid, s); }, m_ctx.timing(bench::Mode::kHot));
-  Ceiling c = ceiling_from_timing(ceiling, ops_per_iteration * iterations, t,
-                                  std::to_string(shape.chains) + " independent chains x " +
-                                      std::to_string(shape.unroll) + " unrolled steps per thread, grid " +
-                                      std::to_string(grid) + " x " + std::to_string(shape.block) + " (" +
-                                      std::to_string(shape.blocks_per_sm) + " blocks/SM), " +
-                                      std::to_string(iterations) + " iterations");
+  Ceiling c = ceiling_from_timing(
+      ceiling, ops_per_iteration * iterations, t,
+      std::to_string(shape.chains) + " independent chains x " + std::to_string(shape.unroll) +
+          " unrolled steps per thread, grid " + std::to_string(grid) + " x " + std::to_string(shape.block) + " (" +
+          std::to_string(shape.blocks_per_sm) + " blocks/SM), " + std::to_string(iterations) + " iterations");
 
   // Every thread's result (from the last timed call) against the closed form.
   std::vector<float> host(threads);

@@ -96,8 +96,8 @@ struct SfuExp {
 };
 
 template <class Op>
-__global__ void __launch_bounds__(kBlock) core_kernel(int iterations, typename Op::T a, typename Op::T b, int zero,
-                                                      float* __restrict__ out) {
+__global__ void __launch_bounds__(kBlock)
+    core_kernel(int iterations, typename Op::T a, typename Op::T b, int zero, float* __restrict__ out) {
   const int lane_zero = static_cast<int>(threadIdx.x) * zero;
   typename Op::T x[Op::kChains];
 #pragma unroll
@@ -135,12 +135,18 @@ void launch(int iterations, float* out, int grid, cudaStream_t stream) {
 template <class F>
 auto dispatch(CoreOp op, F f) {
   switch (op) {
-    case CoreOp::kFp64Fma: return f(Fp64Fma{});
-    case CoreOp::kFp32Fma: return f(Fp32Fma{});
-    case CoreOp::kFp16Fma: return f(Fp16Fma{});
-    case CoreOp::kBf16Fma: return f(Bf16Fma{});
-    case CoreOp::kInt32Imad: return f(Int32Imad{});
-    case CoreOp::kSfuExp: return f(SfuExp{});
+    case CoreOp::kFp64Fma:
+      return f(Fp64Fma{});
+    case CoreOp::kFp32Fma:
+      return f(Fp32Fma{});
+    case CoreOp::kFp16Fma:
+      return f(Fp16Fma{});
+    case CoreOp::kBf16Fma:
+      return f(Bf16Fma{});
+    case CoreOp::kInt32Imad:
+      return f(Int32Imad{});
+    case CoreOp::kSfuExp:
+      return f(SfuExp{});
   }
   throw std::invalid_argument("unknown CoreOp");
 }

@@ -78,8 +78,7 @@ Ceiling ceiling_from_timing(std::string_view name, double work_per_call, const b
 }
 
 Ceiling ceiling_from_host_samples(std::string_view name, std::vector<double> samples_s, bool value_is_rate,
-                                  double sm_clock_before, double sm_clock_after, double mem_clock,
-                                  std::string method) {
+                                  double sm_clock_before, double sm_clock_after, double mem_clock, std::string method) {
   Ceiling c;
   c.name = std::string(name);
   const double med = stats::median(samples_s);

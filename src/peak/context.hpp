@@ -31,7 +31,9 @@ class PinnedBuffer {
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   [[nodiscard]] void* get() const { return m_ptr; }
   template <class T>
-  [[nodiscard]] T* as() const { return static_cast<T*>(m_ptr); }
+  [[nodiscard]] T* as() const {
+    return static_cast<T*>(m_ptr);
+  }
   [[nodiscard]] std::size_t bytes() const { return m_bytes; }
 
  private:

@@ -15,10 +15,10 @@ struct Rate {
 
 // See the table in device_specs.hpp.
 constexpr std::array kRates{
-    Rate{"fp64_fma", 64, 128},        Rate{"fp32_fma", 128, 256},       Rate{"fp16_fma", 512, 512},
-    Rate{"bf16_fma", 256, 512},       Rate{"int32_imad", 128, 128},     Rate{"sfu_expf", 16, 16},
-    Rate{"shared_memory", 128, 128},  Rate{"tensor_fp16", 2048, 4096},  Rate{"tensor_bf16", 2048, 4096},
-    Rate{"tensor_tf32", 1024, 2048},  Rate{"tensor_fp8", kUnknown, 8192}, Rate{"tensor_int8", 4096, 8192},
+    Rate{"fp64_fma", 64, 128},       Rate{"fp32_fma", 128, 256},         Rate{"fp16_fma", 512, 512},
+    Rate{"bf16_fma", 256, 512},      Rate{"int32_imad", 128, 128},       Rate{"sfu_expf", 16, 16},
+    Rate{"shared_memory", 128, 128}, Rate{"tensor_fp16", 2048, 4096},    Rate{"tensor_bf16", 2048, 4096},
+    Rate{"tensor_tf32", 1024, 2048}, Rate{"tensor_fp8", kUnknown, 8192}, Rate{"tensor_int8", 4096, 8192},
 };
 
 struct Datasheet {
@@ -32,8 +32,8 @@ struct Datasheet {
 
 constexpr double T = 1e12, G = 1e9;
 constexpr std::array kDatasheets{
-    Datasheet{"NVIDIA H100 80GB HBM3", 132, "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM5", 3.35 * T,
-              34 * T, 67 * T, 989.0 / 2 * T, 1979.0 / 2 * T, 1979.0 / 2 * T, 3958.0 / 2 * T, 3958.0 / 2 * T, 64 * G},
+    Datasheet{"NVIDIA H100 80GB HBM3", 132, "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM5", 3.35 * T, 34 * T,
+              67 * T, 989.0 / 2 * T, 1979.0 / 2 * T, 1979.0 / 2 * T, 3958.0 / 2 * T, 3958.0 / 2 * T, 64 * G},
     Datasheet{"NVIDIA H100 PCIe", 114, "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe", 2.0 * T, 26 * T,
               51 * T, 756.0 / 2 * T, 1513.0 / 2 * T, 1513.0 / 2 * T, 3026.0 / 2 * T, 3026.0 / 2 * T, 64 * G},
     Datasheet{"NVIDIA H200", 132, "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM", 4.8 * T, 34 * T, 67 * T,

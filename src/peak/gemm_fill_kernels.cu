@@ -28,9 +28,13 @@ __device__ __forceinline__ float uniform(std::uint32_t h) { return static_cast<f
 template <class T>
 __device__ __forceinline__ T convert(std::uint32_t h);
 template <>
-__device__ __forceinline__ float convert<float>(std::uint32_t h) { return uniform(h); }
+__device__ __forceinline__ float convert<float>(std::uint32_t h) {
+  return uniform(h);
+}
 template <>
-__device__ __forceinline__ __half convert<__half>(std::uint32_t h) { return __float2half_rn(uniform(h)); }
+__device__ __forceinline__ __half convert<__half>(std::uint32_t h) {
+  return __float2half_rn(uniform(h));
+}
 template <>
 __device__ __forceinline__ __nv_bfloat16 convert<__nv_bfloat16>(std::uint32_t h) {
   return __float2bfloat16_rn(uniform(h));
@@ -63,11 +67,21 @@ void fill(void* data, std::size_t n, std::uint32_t seed, cudaStream_t stream) {
 
 void launch_fill_random(ElementType type, void* data, std::size_t n, std::uint32_t seed, cudaStream_t stream) {
   switch (type) {
-    case ElementType::kF32: fill<float>(data, n, seed, stream); break;
-    case ElementType::kF16: fill<__half>(data, n, seed, stream); break;
-    case ElementType::kBf16: fill<__nv_bfloat16>(data, n, seed, stream); break;
-    case ElementType::kFp8E4M3: fill<__nv_fp8_e4m3>(data, n, seed, stream); break;
-    case ElementType::kI8: fill<std::int8_t>(data, n, seed, stream); break;
+    case ElementType::kF32:
+      fill<float>(data, n, seed, stream);
+      break;
+    case ElementType::kF16:
+      fill<__half>(data, n, seed, stream);
+      break;
+    case ElementType::kBf16:
+      fill<__nv_bfloat16>(data, n, seed, stream);
+      break;
+    case ElementType::kFp8E4M3:
+      fill<__nv_fp8_e4m3>(data, n, seed, stream);
+      break;
+    case ElementType::kI8:
+      fill<std::int8_t>(data, n, seed, stream);
+      break;
   }
   GPUSCOPE_CUDA_CALL(cudaGetLastError());
 }

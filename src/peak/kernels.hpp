@@ -30,11 +30,10 @@ void launch_write_pattern(void* buffer, std::size_t vectors, std::uint32_t seed,
                           cudaStream_t stream);
 /// Adds every 32-bit word of the buffer (mod 2^32) into *checksum (atomicAdd once per
 /// thread). The DRAM read benchmark.
-void launch_read_sum(const void* buffer, std::size_t vectors, std::uint32_t* checksum, int grid, int block,
-                     int unroll, cudaStream_t stream);
+void launch_read_sum(const void* buffer, std::size_t vectors, std::uint32_t* checksum, int grid, int block, int unroll,
+                     cudaStream_t stream);
 /// dst[i] = src[i] for every vector. The DRAM copy benchmark.
-void launch_copy(const void* src, void* dst, std::size_t vectors, int grid, int block, int unroll,
-                 cudaStream_t stream);
+void launch_copy(const void* src, void* dst, std::size_t vectors, int grid, int block, int unroll, cudaStream_t stream);
 /// Like launch_read_sum, `passes` times over the same buffer with ld.global.cg (cached in
 /// L2 only, not in L1). The L2 read benchmark.
 void launch_l2_read_sum(const void* buffer, std::size_t vectors, int passes, std::uint32_t* checksum, int grid,

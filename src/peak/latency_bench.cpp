@@ -60,8 +60,8 @@ std::uint32_t LatencyBench::counter_value() {
   return v;
 }
 
-Ceiling LatencyBench::launches_then_sync(std::string_view name, int per_sample, int warmup, int min_reps,
-                                         bool as_rate, std::string method) {
+Ceiling LatencyBench::launches_then_sync(std::string_view name, int per_sample, int warmup, int min_reps, bool as_rate,
+                                         std::string method) {
   const cudaStream_t st = m_stream.get();
   auto* counter = m_counter.as<std::uint32_t>();
   const std::uint32_t before = counter_value();
@@ -126,9 +126,9 @@ Ceiling LatencyBench::graph_kernel_cost() {
         launch_count(counter, st);
       },
       m_ctx.timing(bench::Mode::kGraph, kGraphNodes));
-  Ceiling c = ceiling_from_timing("graph_kernel_cost", 1.0, t,
-                                  "CUDA graph of " + std::to_string(kGraphNodes) +
-                                      " <<<1,1>>> kernel nodes, graph launch to completion per node");
+  Ceiling c = ceiling_from_timing(
+      "graph_kernel_cost", 1.0, t,
+      "CUDA graph of " + std::to_string(kGraphNodes) + " <<<1,1>>> kernel nodes, graph launch to completion per node");
   c.measured = t.median_s;  // seconds per kernel node, not a rate
   // Ran: the direct calls (calls - batch captured) + batch × (samples + the engine's warm replay).
   const std::uint64_t want =

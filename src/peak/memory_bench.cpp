@@ -11,10 +11,10 @@
 namespace gpuscope::peak::detail {
 namespace {
 
-constexpr int kUnrolls[] = {4, 8};     // 16-byte accesses in flight per thread (DRAM kernels)
+constexpr int kUnrolls[] = {4, 8};  // 16-byte accesses in flight per thread (DRAM kernels)
 constexpr std::uint32_t kWriteSeed = 0x5eed0001u, kReadSeed = 0x5eed0002u, kCopySeed = 0x5eed0003u,
                         kL2Seed = 0x5eed0004u;
-constexpr int kL2Passes = 200;         // passes over the L2 working set per call
+constexpr int kL2Passes = 200;  // passes over the L2 working set per call
 constexpr int kSharedIterations = 4096;
 constexpr std::size_t kMinDramBytes = std::size_t{256} << 20;
 
@@ -57,20 +57,22 @@ Ceiling MemoryBench::fastest_unroll(std::string_view name, double work, const Dr
   // Per unroll, two grids: one full wave looping grid-stride (persistent), and one block per
   // block × unroll vectors (no loop, many waves: the shape of torch's and cudaMemcpy's
   // copies, which keeps more requests in flight while blocks retire on some chips).
-  for (int unroll : kUnrolls) for (const bool persistent : {true, false}) {
-    const int grid = persistent ? grid_of(unroll) : static_cast<int>(m_vectors / (static_cast<std::size_t>(m_block) * unroll));
-    const bench::TimingResult t =
-        bench::time_gpu([&](cudaStream_t s) { launch(unroll, grid, s); }, m_ctx.timing(bench::Mode::kHot, 0, 0.25));
-    Ceiling c = ceiling_from_timing(name, work, t,
-                                    what + ", unroll " + std::to_string(unroll) +
-                                        " (fastest of 4, 8 x one wave or one pass), grid " + std::to_string(grid) +
-                                        " x " + std::to_string(m_block) + ", " + format_bytes(16.0 * m_vectors) +
-                                        " per buffer");
-    if (!std::isfinite(best.measured) || c.measured > best.measured) {
-      best = std::move(c);
-      *best_unroll = unroll;
+  for (int unroll : kUnrolls)
+    for (const bool persistent : {true, false}) {
+      const int grid =
+          persistent ? grid_of(unroll) : static_cast<int>(m_vectors / (static_cast<std::size_t>(m_block) * unroll));
+      const bench::TimingResult t =
+          bench::time_gpu([&](cudaStream_t s) { launch(unroll, grid, s); }, m_ctx.timing(bench::Mode::kHot, 0, 0.25));
+      Ceiling c =
+          ceiling_from_timing(name, work, t,
+                              what + ", unroll " + std::to_string(unroll) +
+                                  " (fastest of 4, 8 x one wave or one pass), grid " + std::to_string(grid) + " x " +
+                                  std::to_string(m_block) + ", " + format_bytes(16.0 * m_vectors) + " per buffer");
+      if (!std::isfinite(best.measured) || c.measured > best.measured) {
+        best = std::move(c);
+        *best_unroll = unroll;
+      }
     }
-  }
   return best;
 }
 
@@ -78,9 +80,12 @@ Ceiling MemoryBench::dram_write() {
   int unroll = 0;
   Ceiling c = fastest_unroll(
       "dram_write", 16.0 * m_vectors,
-      [&](int u, int grid, cudaStream_t s) { launch_write_pattern(m_a.get(), m_vectors, kWriteSeed, grid, m_block, u, s); },
+      [&](int u, int grid, cudaStream_t s) {
+        launch_write_pattern(m_a.get(), m_vectors, kWriteSeed, grid, m_block, u, s);
+      },
       "write_pattern kernel, 16-byte stores", &unroll);
-  set_verified(c, device_word_sum(m_a.get(), m_vectors, m_checksum, m_stream.get()), pattern_sum(m_vectors, kWriteSeed));
+  set_verified(c, device_word_sum(m_a.get(), m_vectors, m_checksum, m_stream.get()),
+               pattern_sum(m_vectors, kWriteSeed));
   return c;
 }
 

@@ -85,8 +85,8 @@ __global__ void l2_read_sum_kernel(const uint4* __restrict__ buffer, std::size_t
 // (so no load can be hoisted out of the loop); offsets stay inside the 2048 vectors:
 // 992 + 255 + 3 × 256 = 2015.
 static_assert(((1023 & ~31) + kSharedBlock - 1 + (kSharedLoadsPerIter - 1) * kSharedBlock) < kSharedVectors);
-__global__ void __launch_bounds__(kSharedBlock) shared_read_sum_kernel(int iterations,
-                                                                       std::uint32_t* __restrict__ checksum) {
+__global__ void __launch_bounds__(kSharedBlock)
+    shared_read_sum_kernel(int iterations, std::uint32_t* __restrict__ checksum) {
   __shared__ uint4 s[kSharedVectors];
   for (int k = threadIdx.x; k < kSharedVectors; k += blockDim.x) {
     const std::uint32_t w = 4u * static_cast<std::uint32_t>(k);
@@ -121,10 +121,17 @@ void copy_u(const void* src, void* dst, std::size_t vectors, int grid, int block
 template <class F2, class F4, class F8>
 void by_unroll(int unroll, F2 f2, F4 f4, F8 f8) {
   switch (unroll) {
-    case 2: f2(); break;
-    case 4: f4(); break;
-    case 8: f8(); break;
-    default: throw std::invalid_argument("memory kernel unroll must be 2, 4 or 8, not " + std::to_string(unroll));
+    case 2:
+      f2();
+      break;
+    case 4:
+      f4();
+      break;
+    case 8:
+      f8();
+      break;
+    default:
+      throw std::invalid_argument("memory kernel unroll must be 2, 4 or 8, not " + std::to_string(unroll));
   }
 }
 
@@ -139,8 +146,8 @@ void launch_write_pattern(void* buffer, std::size_t vectors, std::uint32_t seed,
   GPUSCOPE_CUDA_CALL(cudaGetLastError());
 }
 
-void launch_read_sum(const void* buffer, std::size_t vectors, std::uint32_t* checksum, int grid, int block,
-                     int unroll, cudaStream_t stream) {
+void launch_read_sum(const void* buffer, std::size_t vectors, std::uint32_t* checksum, int grid, int block, int unroll,
+                     cudaStream_t stream) {
   by_unroll(
       unroll, [&] { read_sum_u<2>(buffer, vectors, checksum, grid, block, stream); },
       [&] { read_sum_u<4>(buffer, vectors, checksum, grid, block, stream); },
@@ -189,7 +196,9 @@ int memory_blocks_per_sm(MemoryKernel kernel, int unroll, int block) {
           unroll, [&] { occupancy(copy_kernel<2>); }, [&] { occupancy(copy_kernel<4>); },
           [&] { occupancy(copy_kernel<8>); });
       break;
-    case MemoryKernel::kL2ReadSum: occupancy(l2_read_sum_kernel); break;
+    case MemoryKernel::kL2ReadSum:
+      occupancy(l2_read_sum_kernel);
+      break;
   }
   return blocks;
 }

@@ -34,7 +34,8 @@ constexpr std::array kMethods{
                   "16 independent FFMA chains x 32 unrolled steps per thread, full occupancy, one wave; exact "
                   "result check of every thread."},
     MethodSummary{"fp16_fma", "16 independent half2 HFMA2 chains x 32 unrolled steps per thread; exact result check."},
-    MethodSummary{"bf16_fma", "16 independent bf162 HFMA2.BF16 chains x 32 unrolled steps per thread; exact result check."},
+    MethodSummary{"bf16_fma",
+                  "16 independent bf162 HFMA2.BF16 chains x 32 unrolled steps per thread; exact result check."},
     MethodSummary{"int32_imad",
                   "16 independent mad.lo.s32 chains (inline PTX, so the compiler cannot fold them) x 32 steps per "
                   "thread; exact result check."},
@@ -47,13 +48,15 @@ constexpr std::array kMethods{
                   "elements of C checked against host dot products."},
     MethodSummary{"tensor_bf16", "As tensor_fp16 with BF16 inputs and output."},
     MethodSummary{"tensor_tf32", "As tensor_fp16 with FP32 inputs and output, CUBLAS_COMPUTE_32F_FAST_TF32."},
-    MethodSummary{"tensor_fp8", "As tensor_fp16 with FP8 E4M3 inputs, BF16 output, unit scales, CUBLASLT_MATMUL_DESC_FAST_ACCUM."},
+    MethodSummary{"tensor_fp8",
+                  "As tensor_fp16 with FP8 E4M3 inputs, BF16 output, unit scales, CUBLASLT_MATMUL_DESC_FAST_ACCUM."},
     MethodSummary{"tensor_int8",
                   "As tensor_fp16 with INT8 inputs, INT32 output, CUBLAS_COMPUTE_32I; C checked exactly."},
     MethodSummary{"h2d_pinned",
                   "cudaMemcpyAsync of 256 MiB (64 MiB with --quick) from cudaHostAlloc memory, timed with CUDA "
                   "events; the device copy's word sum is checked."},
-    MethodSummary{"d2h_pinned", "cudaMemcpyAsync device to cudaHostAlloc memory, as h2d_pinned; host word sum checked."},
+    MethodSummary{"d2h_pinned",
+                  "cudaMemcpyAsync device to cudaHostAlloc memory, as h2d_pinned; host word sum checked."},
     MethodSummary{"h2d_pageable",
                   "cudaMemcpy from malloc'd memory, timed on the host (steady_clock, median); device word sum "
                   "checked."},

@@ -22,8 +22,9 @@ using detail::Context;
 
 DeviceFacts query_device(int device) {
   if (const std::string problem = bench::cuda_device_problem(device); !problem.empty())
-    throw NoGpuError(problem + ". Check that the NVIDIA driver works (nvidia-smi) and what CUDA_VISIBLE_DEVICES "
-                               "shows; `gpuscope roofline PROFILE.json` draws a saved profile without a GPU.");
+    throw NoGpuError(problem +
+                     ". Check that the NVIDIA driver works (nvidia-smi) and what CUDA_VISIBLE_DEVICES "
+                     "shows; `gpuscope roofline PROFILE.json` draws a saved profile without a GPU.");
   GPUSCOPE_CUDA_CALL(cudaSetDevice(device));
   GPUSCOPE_CUDA_CALL(cudaFree(nullptr));  // create the context now, not inside a measurement
   return bench::query_device_facts(device);

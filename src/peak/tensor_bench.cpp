@@ -24,7 +24,7 @@ namespace gpuscope::peak::detail {
 namespace {
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // cuBLAS's recommendation for Hopper
-constexpr int kAlgorithms = 3;                                   // heuristic results tried per shape
+constexpr int kAlgorithms = 3;                                  // heuristic results tried per shape
 constexpr std::array<int, 3> kFullShapes{4096, 8192, 16384};
 constexpr std::array<int, 1> kQuickShapes{8192};
 constexpr int kCheckedElements = 4;
@@ -44,8 +44,8 @@ constexpr std::array kTypes{
              "FP16 x FP16 -> FP16, FP32 accumulate"},
     GemmType{"tensor_bf16", ElementType::kBf16, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 2, 2,
              "BF16 x BF16 -> BF16, FP32 accumulate"},
-    GemmType{"tensor_tf32", ElementType::kF32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 4,
-             4, "FP32 x FP32 -> FP32 computed in TF32"},
+    GemmType{"tensor_tf32", ElementType::kF32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 4, 4,
+             "FP32 x FP32 -> FP32 computed in TF32"},
     GemmType{"tensor_fp8", ElementType::kFp8E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1, 2,
              "E4M3 x E4M3 -> BF16, FP32 fast accumulate"},
     GemmType{"tensor_int8", ElementType::kI8, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I, 1, 4,
@@ -70,13 +70,35 @@ const GemmType& gemm_type(std::string_view ceiling) {
 // One element of type t at p, as a double (host conversions of cuda_fp16/bf16/fp8.h).
 double decode(cudaDataType_t t, const unsigned char* p) {
   switch (t) {
-    case CUDA_R_16F: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
-    case CUDA_R_16BF: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
-    case CUDA_R_32F: { float v; std::memcpy(&v, p, 4); return v; }
-    case CUDA_R_8F_E4M3: { __nv_fp8_e4m3 v; std::memcpy(&v, p, 1); return static_cast<float>(v); }
-    case CUDA_R_8I: return static_cast<std::int8_t>(*p);
-    case CUDA_R_32I: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    default: throw std::invalid_argument("TensorBench: cannot decode cudaDataType " + std::to_string(t));
+    case CUDA_R_16F: {
+      __half v;
+      std::memcpy(&v, p, 2);
+      return __half2float(v);
+    }
+    case CUDA_R_16BF: {
+      __nv_bfloat16 v;
+      std::memcpy(&v, p, 2);
+      return __bfloat162float(v);
+    }
+    case CUDA_R_32F: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case CUDA_R_8F_E4M3: {
+      __nv_fp8_e4m3 v;
+      std::memcpy(&v, p, 1);
+      return static_cast<float>(v);
+    }
+    case CUDA_R_8I:
+      return static_cast<std::int8_t>(*p);
+    case CUDA_R_32I: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default:
+      throw std::invalid_argument("TensorBench: cannot decode cudaDataType " + std::to_string(t));
   }
 }
 
@@ -108,15 +130,17 @@ class Plan {
 
   [[nodiscard]] const std::vector<cublasLtMatmulAlgo_t>& algos() const { return m_algos; }
 
-  void run(cublasLtHandle_t handle, const cublasLtMatmulAlgo_t& algo, const GemmType& t, const void* a,
-           const void* b, void* c, void* workspace, cudaStream_t stream) const {
+  void run(cublasLtHandle_t handle, const cublasLtMatmulAlgo_t& algo, const GemmType& t, const void* a, const void* b,
+           void* c, void* workspace, cudaStream_t stream) const {
     const float alpha_f = 1.0f, beta_f = 0.0f;
     const std::int32_t alpha_i = 1, beta_i = 0;
     const bool integer = t.scale == CUDA_R_32I;
     const void* alpha = integer ? static_cast<const void*>(&alpha_i) : &alpha_f;
     const void* beta = integer ? static_cast<const void*>(&beta_i) : &beta_f;
-    check(m_lt, m_lt.matmul(handle, m_desc, alpha, a, m_a, b, m_b, beta, c, m_c, c, m_c, &algo,
-                                             workspace, kWorkspaceBytes, stream), "matmul");
+    check(m_lt,
+          m_lt.matmul(handle, m_desc, alpha, a, m_a, b, m_b, beta, c, m_c, c, m_c, &algo, workspace, kWorkspaceBytes,
+                      stream),
+          "matmul");
   }
 
  private:
@@ -142,8 +166,7 @@ class Plan {
           "MAX_WORKSPACE_BYTES");
     std::array<cublasLtMatmulHeuristicResult_t, kAlgorithms> results{};
     int returned = 0;
-    check(lt,
-          lt.algo_get_heuristic(handle, m_desc, m_a, m_b, m_c, m_c, m_pref, kAlgorithms, results.data(), &returned),
+    check(lt, lt.algo_get_heuristic(handle, m_desc, m_a, m_b, m_c, m_c, m_pref, kAlgorithms, results.data(), &returned),
           "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; i < returned; ++i)
       if (results[i].state == CUBLAS_STATUS_SUCCESS) m_algos.push_back(results[i].algo);
@@ -168,18 +191,18 @@ class Plan {
 // spread over the matrix. Exact for INT8; otherwise within 1e-3 × Σ|a b| + 1 % of |ref|
 // (input rounding to TF32 and output rounding to BF16 stay far inside that; a wrong
 // element of random data is off by about sqrt(n) / 3). Returns "" or what is wrong.
-std::string check_gemm(const GemmType& t, int n, const DeviceBuffer& a, const DeviceBuffer& b,
-                       const DeviceBuffer& c) {
+std::string check_gemm(const GemmType& t, int n, const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& c) {
   std::vector<unsigned char> row(static_cast<std::size_t>(n) * t.ab_bytes), col(row.size());
   std::array<unsigned char, 4> out{};
   for (int e = 0; e < kCheckedElements; ++e) {
-    const std::size_t i = (static_cast<std::size_t>(e) * 7919 + 13) % n, j = (static_cast<std::size_t>(e) * 104729 + 5) % n;
-    GPUSCOPE_CUDA_CALL(cudaMemcpy(row.data(), a.as<unsigned char>() + i * n * t.ab_bytes, row.size(),
-                                  cudaMemcpyDeviceToHost));
-    GPUSCOPE_CUDA_CALL(cudaMemcpy(col.data(), b.as<unsigned char>() + j * n * t.ab_bytes, col.size(),
-                                  cudaMemcpyDeviceToHost));
-    GPUSCOPE_CUDA_CALL(cudaMemcpy(out.data(), c.as<unsigned char>() + (i + j * n) * t.c_bytes, t.c_bytes,
-                                  cudaMemcpyDeviceToHost));
+    const std::size_t i = (static_cast<std::size_t>(e) * 7919 + 13) % n,
+                      j = (static_cast<std::size_t>(e) * 104729 + 5) % n;
+    GPUSCOPE_CUDA_CALL(
+        cudaMemcpy(row.data(), a.as<unsigned char>() + i * n * t.ab_bytes, row.size(), cudaMemcpyDeviceToHost));
+    GPUSCOPE_CUDA_CALL(
+        cudaMemcpy(col.data(), b.as<unsigned char>() + j * n * t.ab_bytes, col.size(), cudaMemcpyDeviceToHost));
+    GPUSCOPE_CUDA_CALL(
+        cudaMemcpy(out.data(), c.as<unsigned char>() + (i + j * n) * t.c_bytes, t.c_bytes, cudaMemcpyDeviceToHost));
     double ref = 0, magnitude = 0;
     for (int l = 0; l < n; ++l) {
       const double p = decode(t.ab, row.data() + l * t.ab_bytes) * decode(t.ab, col.data() + l * t.ab_bytes);
@@ -209,7 +232,8 @@ TensorBench::~TensorBench() = default;
 Ceiling TensorBench::measure(std::string_view ceiling) {
   const GemmType& t = gemm_type(ceiling);
   State& s = *m_state;
-  const std::span<const int> shapes = m_ctx.quick ? std::span<const int>(kQuickShapes) : std::span<const int>(kFullShapes);
+  const std::span<const int> shapes =
+      m_ctx.quick ? std::span<const int>(kQuickShapes) : std::span<const int>(kFullShapes);
   const double share = (m_ctx.quick ? 1.0 : 2.0) / static_cast<double>(shapes.size() * kAlgorithms);
 
   Ceiling best;
@@ -242,11 +266,11 @@ Ceiling TensorBench::measure(std::string_view ceiling) {
           [&](cudaStream_t st) { plan.run(s.handle, algo, t, a.get(), b.get(), c.get(), s.workspace.get(), st); },
           m_ctx.timing(bench::Mode::kHot, 0, share));
       const double flop = 2.0 * n * n * static_cast<double>(n);
-      Ceiling candidate = ceiling_from_timing(
-          ceiling, flop, r,
-          "cuBLASLt " + std::to_string(s.lt.version()) + " matmul, " + std::string(t.label) +
-              ", TN layout, random inputs, heuristic algorithm " + std::to_string(k + 1) + " of " +
-              std::to_string(plan.algos().size()) + ", workspace " + format_bytes(kWorkspaceBytes));
+      Ceiling candidate =
+          ceiling_from_timing(ceiling, flop, r,
+                              "cuBLASLt " + std::to_string(s.lt.version()) + " matmul, " + std::string(t.label) +
+                                  ", TN layout, random inputs, heuristic algorithm " + std::to_string(k + 1) + " of " +
+                                  std::to_string(plan.algos().size()) + ", workspace " + format_bytes(kWorkspaceBytes));
       const std::string wrong = check_gemm(t, n, a, b, c);
       mark_verified(candidate, wrong.empty(), shape + ": " + wrong);
       tried += (tried.empty() ? "" : ", ") + shape + "#" + std::to_string(k + 1);

@@ -25,9 +25,14 @@ constexpr std::uint32_t kH2dSeed = 0x7a000001u, kD2hSeed = 0x7a000002u, kPeerSee
 
 struct TransferBench::State {
   explicit State(std::size_t n)
-      : bytes(n), vectors(n / 16), host_a(n, cudaHostAllocDefault), host_b(n, cudaHostAllocDefault), dev_a(n),
-        dev_b(n), scratch(sizeof(std::uint32_t)) {}
-  std::size_t bytes = 0;    // per copy; a multiple of kPatternGranule vectors
+      : bytes(n),
+        vectors(n / 16),
+        host_a(n, cudaHostAllocDefault),
+        host_b(n, cudaHostAllocDefault),
+        dev_a(n),
+        dev_b(n),
+        scratch(sizeof(std::uint32_t)) {}
+  std::size_t bytes = 0;  // per copy; a multiple of kPatternGranule vectors
   std::size_t vectors = 0;
   Stream stream, second;  // `second` carries the D2H half of the bidirectional copy
   SyncEvent fork, join;
@@ -70,9 +75,8 @@ Ceiling host_timed_copy(const Context& ctx, std::string_view name, std::size_t b
 // The engine's timing of one cudaMemcpyAsync per call (pinned memory: fully asynchronous).
 bench::TimingResult time_async_copy(const Context& ctx, void* dst, const void* src, std::size_t bytes,
                                     cudaMemcpyKind kind) {
-  return bench::time_gpu(
-      [&](cudaStream_t st) { GPUSCOPE_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, kind, st)); },
-      ctx.timing(bench::Mode::kHot, 1));
+  return bench::time_gpu([&](cudaStream_t st) { GPUSCOPE_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, kind, st)); },
+                         ctx.timing(bench::Mode::kHot, 1));
 }
 
 std::string sum_detail(std::uint32_t got, std::uint32_t want) {
@@ -173,8 +177,10 @@ Ceiling TransferBench::peer_to_peer() {
   auto enable = [](int from, int to) {
     GPUSCOPE_CUDA_CALL(cudaSetDevice(from));
     const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-    else GPUSCOPE_CUDA_CALL(e);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+      (void)cudaGetLastError();
+    else
+      GPUSCOPE_CUDA_CALL(e);
   };
   enable(peer, self);
   DeviceBuffer remote(s.bytes), remote_scratch(sizeof(std::uint32_t));
@@ -186,10 +192,10 @@ Ceiling TransferBench::peer_to_peer() {
         GPUSCOPE_CUDA_CALL(cudaMemcpyPeerAsync(remote.get(), peer, s.dev_a.get(), self, s.bytes, st));
       },
       m_ctx.timing(bench::Mode::kHot, 1));
-  Ceiling c = ceiling_from_timing("p2p", static_cast<double>(s.bytes), t,
-                                  "cudaMemcpyPeerAsync GPU " + std::to_string(self) + " to GPU " +
-                                      std::to_string(peer) + ", " + format_bytes(static_cast<double>(s.bytes)) +
-                                      ", peer access enabled");
+  Ceiling c =
+      ceiling_from_timing("p2p", static_cast<double>(s.bytes), t,
+                          "cudaMemcpyPeerAsync GPU " + std::to_string(self) + " to GPU " + std::to_string(peer) + ", " +
+                              format_bytes(static_cast<double>(s.bytes)) + ", peer access enabled");
   // The check runs on the peer, in a stream of its own.
   GPUSCOPE_CUDA_CALL(cudaSetDevice(peer));
   std::uint32_t got = 0;

@@ -28,22 +28,22 @@
 namespace gpuscope::render {
 
 struct SweepChartSeries {
-  std::string label;                // legend: "copy grid_stride_vec4 f32 cold"
-  std::vector<ChartXY> points;      // (size, throughput), sorted by size
+  std::string label;            // legend: "copy grid_stride_vec4 f32 cold"
+  std::vector<ChartXY> points;  // (size, throughput), sorted by size
   double size_at_90 = std::numeric_limits<double>::quiet_NaN();
-  std::string ceiling;              // catalog name ("dram_copy"), "" when none
-  std::string ceiling_label;        // "DRAM copy"
+  std::string ceiling;                                              // catalog name ("dram_copy"), "" when none
+  std::string ceiling_label;                                        // "DRAM copy"
   double ceiling_value = std::numeric_limits<double>::quiet_NaN();  // in the throughput unit
-  std::string ceiling_source;       // "measured" or "theoretical"
+  std::string ceiling_source;                                       // "measured" or "theoretical"
 };
 
 struct SweepChartInput {
   std::string title;     // "copy: achieved bandwidth against size"
   std::string subtitle;  // device, date
   std::string x_title = "Size";
-  std::string x_unit;    // "elements"
+  std::string x_unit;  // "elements"
   std::string y_title = "Achieved throughput";
-  std::string y_unit;    // "B/s" or "FLOP/s"
+  std::string y_unit;  // "B/s" or "FLOP/s"
   std::vector<SweepChartSeries> series;
 };
 

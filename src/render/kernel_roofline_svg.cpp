@@ -14,9 +14,7 @@ namespace {
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
-bool has_roofline_point(const kernels::KernelDerived& d) {
-  return positive(d.intensity_dram) && positive(d.flop_rate);
-}
+bool has_roofline_point(const kernels::KernelDerived& d) { return positive(d.intensity_dram) && positive(d.flop_rate); }
 
 bool can_draw_roofline(const MachineProfile& ceilings) {
   bool memory = false, compute = false;
@@ -32,8 +30,7 @@ std::string source_text(std::string_view source) {
 
 std::string count_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " kernel" : " kernels"); }
 
-Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker> kernels,
-                    std::string_view source) {
+Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker> kernels, std::string_view source) {
   std::vector<RooflinePoint> points;
   std::size_t left_out = 0;
   for (const KernelMarker& k : kernels) {
@@ -44,11 +41,10 @@ Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker
     points.push_back({k.label, k.derived.intensity_dram, k.derived.flop_rate, bound_color(k.derived.bound)});
   }
   Chart c = roofline_chart(ceilings, points);
-  c.title = "Kernels on the roofline of " +
-            (ceilings.device.name.empty() ? std::string("this GPU") : ceilings.device.name);
+  c.title =
+      "Kernels on the roofline of " + (ceilings.device.name.empty() ? std::string("this GPU") : ceilings.device.name);
   c.subtitle = source_text(source) + "; filled: FLOP per DRAM byte, hollow: per L2 / L1 byte";
-  if (left_out > 0)
-    c.subtitle += "; " + count_text(left_out) + " not drawn (FLOPs or DRAM bytes not collected, or 0)";
+  if (left_out > 0) c.subtitle += "; " + count_text(left_out) + " not drawn (FLOPs or DRAM bytes not collected, or 0)";
   for (ChartPoint& p : c.points)
     if (p.css_class == "kernel")
       for (const KernelMarker& k : kernels)
@@ -56,7 +52,8 @@ Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker
   // Hierarchical points, where they fall inside the axes.
   for (const KernelMarker& k : kernels) {
     if (!has_roofline_point(k.derived)) continue;
-    for (auto [ai, cls] : {std::pair{k.derived.intensity_l2, "kernel-l2"}, std::pair{k.derived.intensity_l1, "kernel-l1"}}) {
+    for (auto [ai, cls] :
+         {std::pair{k.derived.intensity_l2, "kernel-l2"}, std::pair{k.derived.intensity_l1, "kernel-l1"}}) {
       if (!positive(ai) || ai < c.x.min || ai > c.x.max) continue;
       ChartPoint p;
       p.x = ai;
@@ -71,8 +68,8 @@ Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker
   return c;
 }
 
-Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarker> kernels,
-                     std::string_view source, bool flops_collected) {
+Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarker> kernels, std::string_view source,
+                     bool flops_collected) {
   Chart c;
   c.title = "Kernel bandwidth on " + (ceilings.device.name.empty() ? std::string("this GPU") : ceilings.device.name);
   c.subtitle = source_text(source) + "; " +
@@ -119,8 +116,7 @@ Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarke
     const Ceiling* ce = ceilings.find(name);
     if (ce && positive(ce->measured)) lines.push_back(ce);
   }
-  if (drawn == 0)
-    throw std::invalid_argument("nothing to draw: no kernel has a duration and DRAM or L2 bytes");
+  if (drawn == 0) throw std::invalid_argument("nothing to draw: no kernel has a duration and DRAM or L2 bytes");
   if (lines.empty())
     throw std::invalid_argument("cannot draw kernel bandwidth: the ceilings have no dram_copy or l2_read value");
   for (const Ceiling* ce : lines) y_hi = std::max(y_hi, ce->measured), y_lo = std::min(y_lo, ce->measured);
@@ -147,25 +143,34 @@ Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarke
 
 std::string bound_color(kernels::Bound bound) {
   switch (bound) {
-    case kernels::Bound::kDram: return "#1f77b4";
-    case kernels::Bound::kL2: return "#17a2b8";
-    case kernels::Bound::kL1: return "#2ca02c";
-    case kernels::Bound::kCompute: return "#d62728";
-    case kernels::Bound::kLaunch: return "#ff7f0e";
-    case kernels::Bound::kLatency: return "#7f7f7f";
-    case kernels::Bound::kOccupancy: return "#9467bd";
-    case kernels::Bound::kComputeOrLatency: return "#8c564b";
-    case kernels::Bound::kUnknown: return "#000000";
+    case kernels::Bound::kDram:
+      return "#1f77b4";
+    case kernels::Bound::kL2:
+      return "#17a2b8";
+    case kernels::Bound::kL1:
+      return "#2ca02c";
+    case kernels::Bound::kCompute:
+      return "#d62728";
+    case kernels::Bound::kLaunch:
+      return "#ff7f0e";
+    case kernels::Bound::kLatency:
+      return "#7f7f7f";
+    case kernels::Bound::kOccupancy:
+      return "#9467bd";
+    case kernels::Bound::kComputeOrLatency:
+      return "#8c564b";
+    case kernels::Bound::kUnknown:
+      return "#000000";
   }
   return "#000000";
 }
 
 Chart kernel_roofline_chart(const MachineProfile& ceilings, std::span<const KernelMarker> kernels,
                             std::string_view ceiling_source) {
-  const bool any_point = std::any_of(kernels.begin(), kernels.end(),
-                                     [](const KernelMarker& k) { return has_roofline_point(k.derived); });
-  const bool flops = std::any_of(kernels.begin(), kernels.end(),
-                                 [](const KernelMarker& k) { return k.derived.flops_collected; });
+  const bool any_point =
+      std::any_of(kernels.begin(), kernels.end(), [](const KernelMarker& k) { return has_roofline_point(k.derived); });
+  const bool flops =
+      std::any_of(kernels.begin(), kernels.end(), [](const KernelMarker& k) { return k.derived.flops_collected; });
   if (any_point && can_draw_roofline(ceilings)) return roofline_kind(ceilings, kernels, ceiling_source);
   return bandwidth_kind(ceilings, kernels, ceiling_source, flops && any_point);
 }

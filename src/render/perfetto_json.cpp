@@ -20,22 +20,23 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::int64_t kGpuTidStride = 1'000'000;   // see "Several processes on one GPU"
-constexpr std::int64_t kGpuSortIndexBase = 1'000'000;  // GPU rows after every CPU process
+constexpr std::int64_t kGpuTidStride = 1'000'000;              // see "Several processes on one GPU"
+constexpr std::int64_t kGpuSortIndexBase = 1'000'000;          // GPU rows after every CPU process
 constexpr std::int64_t kDefaultSharedMemPerBlock = 48 * 1024;  // CUDA's limit without opt-in
 
 // A JSON string literal, escaped; invalid UTF-8 is replaced, never fatal.
-std::string quote(std::string_view s) {
-  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+std::string quote(std::string_view s) { return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string memory_kind_name(std::string_view kind) {
-  static const std::map<std::string_view, std::string_view> kNames = {
-      {"pageable", "Pageable"}, {"pinned", "Pinned"},   {"device", "Device"},
-      {"array", "Array"},       {"managed", "Managed"}, {"device_static", "Device Static"},
-      {"managed_static", "Managed Static"}};
+  static const std::map<std::string_view, std::string_view> kNames = {{"pageable", "Pageable"},
+                                                                      {"pinned", "Pinned"},
+                                                                      {"device", "Device"},
+                                                                      {"array", "Array"},
+                                                                      {"managed", "Managed"},
+                                                                      {"device_static", "Device Static"},
+                                                                      {"managed_static", "Managed Static"}};
   const auto it = kNames.find(kind);
   return std::string(it == kNames.end() ? "Unknown" : it->second);
 }
@@ -142,8 +143,7 @@ class Writer {
   }
 
   void meta(std::string_view name, std::int64_t pid, std::int64_t tid, const Json& args) {
-    emit(fmt::format(R"({{"name": "{}", "ph": "M", "pid": {}, "tid": {}, "args": {}}})", name, pid, tid,
-                     dump(args)));
+    emit(fmt::format(R"({{"name": "{}", "ph": "M", "pid": {}, "tid": {}, "args": {}}})", name, pid, tid, dump(args)));
   }
 
   void write_metadata() {
@@ -197,8 +197,8 @@ class Writer {
   }
 
   // --- events -------------------------------------------------------------
-  void complete(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid,
-                std::int64_t start, std::int64_t end, const Json& args) {
+  void complete(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid, std::int64_t start,
+                std::int64_t end, const Json& args) {
     emit(fmt::format(R"({{"ph": "X", "cat": "{}", "name": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {}}})",
                      cat, quote(name), pid, tid, ts(start), dur(start, end), dump(args)));
   }
@@ -221,8 +221,9 @@ class Writer {
     Json args = Json::object();
     if (!e.domain.empty()) args["domain"] = e.domain;
     if (e.is_mark()) {
-      emit(fmt::format(R"({{"ph": "i", "s": "t", "cat": "user_annotation", "name": {}, "pid": {}, "tid": {}, "ts": {}, "args": {}}})",
-                       quote(e.text), e.pid, e.tid, ts(e.start_ns), dump(args)));
+      emit(fmt::format(
+          R"({{"ph": "i", "s": "t", "cat": "user_annotation", "name": {}, "pid": {}, "tid": {}, "ts": {}, "args": {}}})",
+          quote(e.text), e.pid, e.tid, ts(e.start_ns), dump(args)));
       return;
     }
     std::int64_t end = e.end_ns.value_or(0);
@@ -242,8 +243,8 @@ class Writer {
   }
 
   Json gpu_args(const GpuEventBase& e) const {
-    return Json{{"device", e.device_id}, {"context", e.context_id}, {"stream", e.stream_id},
-                {"correlation", e.correlation_id}};
+    return Json{
+        {"device", e.device_id}, {"context", e.context_id}, {"stream", e.stream_id}, {"correlation", e.correlation_id}};
   }
 
   void gpu_event(std::string_view cat, std::string_view name, const GpuEventBase& e, const Json& args) {
@@ -283,13 +284,14 @@ class Writer {
     args["bytes"] = bytes;
     // bytes per ns = GB/s; left out for a zero-length record (no division by zero).
     if (e.end_ns > e.start_ns)
-      args["memory bandwidth (GB/s)"] = static_cast<double>(bytes) / static_cast<double>(core::sat_sub(e.end_ns, e.start_ns));
+      args["memory bandwidth (GB/s)"] =
+          static_cast<double>(bytes) / static_cast<double>(core::sat_sub(e.end_ns, e.start_ns));
     return args;
   }
 
   void write_memcpy(const MemcpyEvent& e) {
-    const std::string name = "Memcpy " + e.copy_kind + " (" + memory_kind_name(e.src_kind) + " -> " +
-                             memory_kind_name(e.dst_kind) + ")";
+    const std::string name =
+        "Memcpy " + e.copy_kind + " (" + memory_kind_name(e.src_kind) + " -> " + memory_kind_name(e.dst_kind) + ")";
     gpu_event("gpu_memcpy", name, e, transfer_args(e, e.bytes));
   }
 
@@ -303,8 +305,8 @@ class Writer {
   bool m_first = true;
   bool m_single_process = true;
   std::int64_t m_trace_end = 0;
-  std::map<std::int64_t, std::int64_t> m_ordinal;                  // pid → index in pid order
-  std::map<std::int64_t, std::set<std::int64_t>> m_gpu_pids;       // gpu_index → pids with GPU work
+  std::map<std::int64_t, std::int64_t> m_ordinal;             // pid → index in pid order
+  std::map<std::int64_t, std::set<std::int64_t>> m_gpu_pids;  // gpu_index → pids with GPU work
   std::map<std::pair<std::int64_t, std::int64_t>, const TimelineDevice*> m_devices;
   std::map<std::int64_t, std::optional<std::int64_t>> m_process_end;
 };

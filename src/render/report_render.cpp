@@ -15,9 +15,7 @@ bool is_numeric(const Column& c) { return c.type != ColumnType::kText; }
 
 constexpr int kMaxDecimals = 9;  // ns in s
 
-std::string header_text(const Column& c) {
-  return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")";
-}
+std::string header_text(const Column& c) { return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")"; }
 
 // Display width: UTF-8 code points (continuation bytes 10xxxxxx do not count).
 std::size_t display_width(std::string_view s) {
@@ -88,9 +86,12 @@ std::string human_cell(const Cell& cell, int decimals, bool grouped) {
 
 std::string_view note_prefix(NoteLevel level) {
   switch (level) {
-    case NoteLevel::kWarning: return "WARNING: ";
-    case NoteLevel::kDataLoss: return "DATA LOSS: ";
-    case NoteLevel::kInfo: break;
+    case NoteLevel::kWarning:
+      return "WARNING: ";
+    case NoteLevel::kDataLoss:
+      return "DATA LOSS: ";
+    case NoteLevel::kInfo:
+      break;
   }
   return "note: ";
 }
@@ -179,8 +180,7 @@ std::string csv_cell(const Cell& cell) {
 }
 
 void render_csv(const Report& r, std::ostream& out) {
-  for (std::size_t c = 0; c < r.columns.size(); ++c)
-    out << (c ? "," : "") << csv_field(header_text(r.columns[c]));
+  for (std::size_t c = 0; c < r.columns.size(); ++c) out << (c ? "," : "") << csv_field(header_text(r.columns[c]));
   out << '\n';
   for (const Row& row : r.rows) {
     for (std::size_t c = 0; c < r.columns.size(); ++c)
@@ -224,9 +224,15 @@ void render_markdown(const Report& r, std::ostream& out) {
   if (!r.notes.empty()) out << '\n';
   for (const Note& n : r.notes) {
     switch (n.level) {
-      case NoteLevel::kInfo: out << "- note: "; break;
-      case NoteLevel::kWarning: out << "- **WARNING:** "; break;
-      case NoteLevel::kDataLoss: out << "- **DATA LOSS:** "; break;
+      case NoteLevel::kInfo:
+        out << "- note: ";
+        break;
+      case NoteLevel::kWarning:
+        out << "- **WARNING:** ";
+        break;
+      case NoteLevel::kDataLoss:
+        out << "- **DATA LOSS:** ";
+        break;
     }
     out << md_escape(n.text) << '\n';
   }
@@ -236,18 +242,24 @@ using Json = nlohmann::ordered_json;
 
 std::string_view type_name(ColumnType t) {
   switch (t) {
-    case ColumnType::kInteger: return "integer";
-    case ColumnType::kReal: return "real";
-    case ColumnType::kText: break;
+    case ColumnType::kInteger:
+      return "integer";
+    case ColumnType::kReal:
+      return "real";
+    case ColumnType::kText:
+      break;
   }
   return "text";
 }
 
 std::string_view level_name(NoteLevel l) {
   switch (l) {
-    case NoteLevel::kWarning: return "warning";
-    case NoteLevel::kDataLoss: return "data_loss";
-    case NoteLevel::kInfo: break;
+    case NoteLevel::kWarning:
+      return "warning";
+    case NoteLevel::kDataLoss:
+      return "data_loss";
+    case NoteLevel::kInfo:
+      break;
   }
   return "info";
 }
@@ -316,8 +328,8 @@ void render_csv_sections(std::span<const Report> reports, std::ostream& out) {
     for (const Column& c : r.columns) {
       const std::string h = header_text(c);
       // The k-th use of a header in this report takes the k-th column of that header.
-      const auto uses = static_cast<std::size_t>(std::count_if(
-          index.begin(), index.end(), [&](std::size_t i) { return headers[i] == h; }));
+      const auto uses = static_cast<std::size_t>(
+          std::count_if(index.begin(), index.end(), [&](std::size_t i) { return headers[i] == h; }));
       std::size_t seen = 0, found = headers.size();
       for (std::size_t i = 0; i < headers.size(); ++i) {
         if (headers[i] == h && seen++ == uses) {
@@ -352,16 +364,19 @@ Format parse_format(std::string_view text) {
   if (text == "csv") return Format::kCsv;
   if (text == "json") return Format::kJson;
   if (text == "markdown") return Format::kMarkdown;
-  throw std::invalid_argument("unknown output format '" + std::string(text) +
-                              "' (valid: table, csv, json, markdown)");
+  throw std::invalid_argument("unknown output format '" + std::string(text) + "' (valid: table, csv, json, markdown)");
 }
 
 std::string_view format_name(Format format) {
   switch (format) {
-    case Format::kCsv: return "csv";
-    case Format::kJson: return "json";
-    case Format::kMarkdown: return "markdown";
-    case Format::kTable: break;
+    case Format::kCsv:
+      return "csv";
+    case Format::kJson:
+      return "json";
+    case Format::kMarkdown:
+      return "markdown";
+    case Format::kTable:
+      break;
   }
   return "table";
 }
@@ -397,16 +412,26 @@ std::string markdown_text(std::string s) { return md_escape(std::move(s)); }
 
 void render(const Report& report, Format format, std::ostream& out) {
   switch (format) {
-    case Format::kTable: render_table(report, out); break;
-    case Format::kCsv: render_csv(report, out); break;
-    case Format::kJson: write_json(to_json(report), out); break;
-    case Format::kMarkdown: render_markdown(report, out); break;
+    case Format::kTable:
+      render_table(report, out);
+      break;
+    case Format::kCsv:
+      render_csv(report, out);
+      break;
+    case Format::kJson:
+      write_json(to_json(report), out);
+      break;
+    case Format::kMarkdown:
+      render_markdown(report, out);
+      break;
   }
 }
 
 void render(std::span<const Report> reports, Format format, std::ostream& out, const DocumentOptions& document) {
   switch (format) {
-    case Format::kJson: write_json(json_document(reports, document), out); return;
+    case Format::kJson:
+      write_json(json_document(reports, document), out);
+      return;
     case Format::kCsv:
       if (reports.size() == 1 && !document.csv_section) {
         render_csv(reports.front(), out);
@@ -415,7 +440,8 @@ void render(std::span<const Report> reports, Format format, std::ostream& out, c
       }
       return;
     case Format::kTable:
-    case Format::kMarkdown: break;
+    case Format::kMarkdown:
+      break;
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (i > 0) out << '\n';

@@ -74,9 +74,9 @@ inline constexpr std::size_t kMaxTableTextWidth = 80;
 inline constexpr int kDocumentSchemaVersion = 1;
 
 struct DocumentOptions {
-  std::string_view command;   // the gpuscope command printing it, e.g. "summary"; json "command"
-  bool csv_section = false;   // csv: the "section" column even for a single report (for a
-                              // command whose number of reports depends on the data)
+  std::string_view command;  // the gpuscope command printing it, e.g. "summary"; json "command"
+  bool csv_section = false;  // csv: the "section" column even for a single report (for a
+                             // command whose number of reports depends on the data)
 };
 
 /// One report in `format`; in json the bare per-report object (no document around it).

@@ -37,10 +37,10 @@ Chart roofline_chart(const MachineProfile& profile, std::span<const RooflinePoin
   for (roofline::Line& l : roofline::chart_lines(profile))
     (l.kind == CeilingKind::kMemory ? memory : compute).push_back(std::move(l));
   if (memory.empty() || compute.empty())
-    throw std::invalid_argument(
-        std::string("cannot draw a roofline: the profile has no measured ") +
-        (memory.empty() ? "memory ceiling (dram_copy, l2_read or shared_memory)"
-                        : "compute ceiling (fp64_fma, fp32_fma, tensor_fp16, tensor_bf16 or tensor_fp8)"));
+    throw std::invalid_argument(std::string("cannot draw a roofline: the profile has no measured ") +
+                                (memory.empty()
+                                     ? "memory ceiling (dram_copy, l2_read or shared_memory)"
+                                     : "compute ceiling (fp64_fma, fp32_fma, tensor_fp16, tensor_bf16 or tensor_fp8)"));
 
   auto by_value = [](const roofline::Line& a, const roofline::Line& b) { return a.value < b.value; };
   const double max_bw = std::max_element(memory.begin(), memory.end(), by_value)->value;

@@ -28,9 +28,9 @@
 namespace gpuscope::render {
 
 struct RooflinePoint {
-  std::string name;          // label beside the marker
-  double intensity = 0;      // FLOP/B
-  double flops = 0;          // achieved FLOP/s
+  std::string name;      // label beside the marker
+  double intensity = 0;  // FLOP/B
+  double flops = 0;      // achieved FLOP/s
   std::string color = "#000000";
 };
 
@@ -38,7 +38,6 @@ struct RooflinePoint {
 [[nodiscard]] Chart roofline_chart(const MachineProfile& profile, std::span<const RooflinePoint> points = {});
 
 /// roofline_chart() written as SVG.
-void write_roofline_svg(const MachineProfile& profile, std::ostream& out,
-                        std::span<const RooflinePoint> points = {});
+void write_roofline_svg(const MachineProfile& profile, std::ostream& out, std::span<const RooflinePoint> points = {});
 
 }  // namespace gpuscope::render

@@ -16,7 +16,7 @@
 namespace gpuscope::render {
 namespace {
 
-constexpr double kFont = 12.0;       // labels, ticks, legend (px)
+constexpr double kFont = 12.0;  // labels, ticks, legend (px)
 constexpr double kTitleFont = 17.0;
 constexpr double kSubtitleFont = 12.0;
 constexpr double kAxisTitleFont = 13.0;
@@ -104,8 +104,7 @@ std::string axis_title(const ChartAxis& axis) {
 // Keeps only what an SVG id may hold.
 std::string safe_id(std::string_view id) {
   std::string out;
-  for (char c : id)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+  for (char c : id) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
   if (!out.empty() && !std::isalpha(static_cast<unsigned char>(out[0]))) out.insert(0, "id-");
   return out;
 }
@@ -121,8 +120,8 @@ class Writer {
           << m_c.height << R"(" viewBox="0 0 )" << m_c.width << ' ' << m_c.height
           << R"(" font-family="DejaVu Sans, Verdana, Arial, sans-serif" font-size=")" << kFont << R"(">)" << '\n';
     if (!m_c.title.empty()) m_out << "<title>" << xml_escape(m_c.title) << "</title>\n";
-    m_out << R"(<rect x="0" y="0" width=")" << m_c.width << R"(" height=")" << m_c.height
-          << R"(" fill="#ffffff"/>)" << '\n';
+    m_out << R"(<rect x="0" y="0" width=")" << m_c.width << R"(" height=")" << m_c.height << R"(" fill="#ffffff"/>)"
+          << '\n';
     m_out << R"(<defs><clipPath id="plot-area"><rect x=")" << num(m_plot.x0) << R"(" y=")" << num(m_plot.y0)
           << R"(" width=")" << num(m_plot.x1 - m_plot.x0) << R"(" height=")" << num(m_plot.y1 - m_plot.y0)
           << R"("/></clipPath></defs>)" << '\n';
@@ -202,19 +201,18 @@ class Writer {
       text({x, m_plot.y1 + 8 + kFont}, tick_text(m_c.x, std::pow(10.0, e)), "tick-label", "middle");
       for (int m = 2; m <= 9 && e < m_lx1 - 1e-9; ++m) {
         const double xm = px(m * std::pow(10.0, e));
-        m_out << "<line class=\"minor-tick\" x1=\"" << num(xm) << "\" y1=\"" << num(m_plot.y1) << "\" x2=\""
-              << num(xm) << "\" y2=\"" << num(m_plot.y1 + 3) << "\" stroke=\"#333333\"/>\n";
+        m_out << "<line class=\"minor-tick\" x1=\"" << num(xm) << "\" y1=\"" << num(m_plot.y1) << "\" x2=\"" << num(xm)
+              << "\" y2=\"" << num(m_plot.y1 + 3) << "\" stroke=\"#333333\"/>\n";
       }
     }
     int i = 0;
     for (double e = m_ly0; e <= m_ly1 + 1e-9; e += 1, ++i) {
       const double y = py(std::pow(10.0, e));
-      m_out << "<line class=\"grid\" x1=\"" << num(m_plot.x0) << "\" y1=\"" << num(y) << "\" x2=\""
-            << num(m_plot.x1) << "\" y2=\"" << num(y) << "\" stroke=\"#e3e3e3\"/>\n";
+      m_out << "<line class=\"grid\" x1=\"" << num(m_plot.x0) << "\" y1=\"" << num(y) << "\" x2=\"" << num(m_plot.x1)
+            << "\" y2=\"" << num(y) << "\" stroke=\"#e3e3e3\"/>\n";
       m_out << "<line class=\"tick\" x1=\"" << num(m_plot.x0 - 6) << "\" y1=\"" << num(y) << "\" x2=\""
             << num(m_plot.x0) << "\" y2=\"" << num(y) << "\" stroke=\"#333333\"/>\n";
-      if (i % m_label_step == 0)
-        text({m_plot.x0 - 9, y + 4}, tick_text(m_c.y, std::pow(10.0, e)), "tick-label", "end");
+      if (i % m_label_step == 0) text({m_plot.x0 - 9, y + 4}, tick_text(m_c.y, std::pow(10.0, e)), "tick-label", "end");
       for (int m = 2; m <= 9 && e < m_ly1 - 1e-9; ++m) {
         const double ym = py(m * std::pow(10.0, e));
         m_out << "<line class=\"minor-tick\" x1=\"" << num(m_plot.x0 - 3) << "\" y1=\"" << num(ym) << "\" x2=\""
@@ -225,8 +223,8 @@ class Writer {
           << num(m_plot.x1 - m_plot.x0) << "\" height=\"" << num(m_plot.y1 - m_plot.y0)
           << "\" fill=\"none\" stroke=\"#333333\"/>\n";
     m_out << "</g>\n";
-    text({(m_plot.x0 + m_plot.x1) / 2, static_cast<double>(m_c.height) - 12}, axis_title(m_c.x), "axis-title",
-         "middle", kAxisTitleFont);
+    text({(m_plot.x0 + m_plot.x1) / 2, static_cast<double>(m_c.height) - 12}, axis_title(m_c.x), "axis-title", "middle",
+         kAxisTitleFont);
     const Vec yt{12 + kAxisTitleFont, (m_plot.y0 + m_plot.y1) / 2};
     text(yt, axis_title(m_c.y), "axis-title", "middle", kAxisTitleFont,
          fmt::format(" transform=\"rotate(-90 {} {})\"", num(yt.x), num(yt.y)).c_str());
@@ -261,8 +259,8 @@ class Writer {
       m_out << "<path class=\"line" << (l.css_class.empty() ? "" : " " + xml_escape(l.css_class)) << '"';
       if (!l.id.empty()) m_out << " id=\"" << safe_id(l.id) << '"';
       m_out << " d=\"" << (d.empty() ? "M0 0" : d) << "\" stroke=\"" << xml_escape(l.color) << "\" stroke-width=\""
-            << l.width << '"' << (l.dashed ? " stroke-dasharray=\"7 4\"" : "") << (d.empty() ? " visibility=\"hidden\"" : "")
-            << "/>\n";
+            << l.width << '"' << (l.dashed ? " stroke-dasharray=\"7 4\"" : "")
+            << (d.empty() ? " visibility=\"hidden\"" : "") << "/>\n";
     }
     m_out << "</g>\n";
   }
@@ -331,9 +329,10 @@ class Writer {
         Vec at;
         bool end;
       };
-      const std::array<Place, 6> places{Place{{c.x + r + 4, c.y + 4}, false}, Place{{c.x + r + 2, c.y + r + h}, false},
-                                        Place{{c.x + r + 2, c.y - r - 3}, false}, Place{{c.x - r - 4, c.y + 4}, true},
-                                        Place{{c.x - r - 2, c.y + r + h}, true}, Place{{c.x - r - 2, c.y - r - 3}, true}};
+      const std::array<Place, 6> places{
+          Place{{c.x + r + 4, c.y + 4}, false},     Place{{c.x + r + 2, c.y + r + h}, false},
+          Place{{c.x + r + 2, c.y - r - 3}, false}, Place{{c.x - r - 4, c.y + 4}, true},
+          Place{{c.x - r - 2, c.y + r + h}, true},  Place{{c.x - r - 2, c.y - r - 3}, true}};
       std::size_t best = 0;
       double best_cost = 1e300;
       Box best_box;
@@ -383,8 +382,8 @@ class Writer {
     for (const Entry& e : entries) {
       if (e.line) {
         m_out << "<line x1=\"" << num(x + 8) << "\" y1=\"" << num(row) << "\" x2=\"" << num(x + 32) << "\" y2=\""
-              << num(row) << "\" stroke=\"" << xml_escape(e.line->color) << "\" stroke-width=\"" << e.line->width
-              << '"' << (e.line->dashed ? " stroke-dasharray=\"7 4\"" : "") << "/>\n";
+              << num(row) << "\" stroke=\"" << xml_escape(e.line->color) << "\" stroke-width=\"" << e.line->width << '"'
+              << (e.line->dashed ? " stroke-dasharray=\"7 4\"" : "") << "/>\n";
       } else {
         const ChartPoint& p = *e.point;
         m_out << "<circle cx=\"" << num(x + 20) << "\" cy=\"" << num(row) << "\" r=\"" << p.radius << '"'
@@ -434,11 +433,21 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 allows no control characters but tab, LF and CR.
         out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ? ' ' : c;

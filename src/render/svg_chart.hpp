@@ -33,9 +33,10 @@
 namespace gpuscope::render {
 
 struct ChartAxis {
-  std::string title;       // "Arithmetic intensity"
-  std::string unit;        // "FLOP/B"; shown as "title (unit)"
-  bool si_prefix = false;  // tick labels "10 GFLOP/s" (true, core/units.hpp's units::si) or plain "0.01", "1,000" (false)
+  std::string title;  // "Arithmetic intensity"
+  std::string unit;   // "FLOP/B"; shown as "title (unit)"
+  bool si_prefix =
+      false;  // tick labels "10 GFLOP/s" (true, core/units.hpp's units::si) or plain "0.01", "1,000" (false)
   double min = std::numeric_limits<double>::quiet_NaN();  // NaN: from the data
   double max = std::numeric_limits<double>::quiet_NaN();  // both are widened to whole decades
 };

@@ -30,7 +30,7 @@ CleanupSlot g_slots[kSlots];
 void cleanup_and_die(int sig) {
   for (CleanupSlot& s : g_slots)
     if (s.state.load() == 2) ::unlink(s.path);
-  struct sigaction dfl{};
+  struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   ::sigaction(sig, &dfl, nullptr);
@@ -54,7 +54,7 @@ fs::path resolve(const fs::path& path) {
 
 // 0: absent (or unreadable: the write itself then says why); else st_mode.
 mode_t mode_of(const fs::path& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_mode : 0;
 }
 
@@ -257,14 +257,16 @@ void write_file_atomically(const fs::path& path, Overwrite overwrite, const std:
 }
 
 void write_file_atomically(const fs::path& path, Overwrite overwrite, std::string_view content) {
-  write_file_atomically(path, overwrite, [content](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+  write_file_atomically(path, overwrite, [content](std::ostream& out) {
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  });
 }
 
 void remove_temporary_files_on_signals() {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
-    struct sigaction old{};
+    struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;  // ignored (nohup) or taken
-    struct sigaction act{};
+    struct sigaction act {};
     act.sa_handler = cleanup_and_die;
     sigemptyset(&act.sa_mask);
     ::sigaction(sig, &act, nullptr);

@@ -38,10 +38,22 @@ struct FieldDef {
   Access access;
 };
 
-#define GPUSCOPE_TEXT(expr) Access{.text = +[](BenchCase& c) -> std::string& { return c.expr; }}
-#define GPUSCOPE_REAL(expr) Access{.real = +[](BenchCase& c) -> double& { return c.expr; }}
-#define GPUSCOPE_INT(expr) Access{.integer = +[](BenchCase& c) -> int& { return c.expr; }}
-#define GPUSCOPE_BOOL(expr) Access{.flag = +[](BenchCase& c) -> bool& { return c.expr; }}
+#define GPUSCOPE_TEXT(expr)                                      \
+  Access {                                                       \
+    .text = +[](BenchCase& c) -> std::string& { return c.expr; } \
+  }
+#define GPUSCOPE_REAL(expr)                                 \
+  Access {                                                  \
+    .real = +[](BenchCase& c) -> double& { return c.expr; } \
+  }
+#define GPUSCOPE_INT(expr)                                  \
+  Access {                                                  \
+    .integer = +[](BenchCase& c) -> int& { return c.expr; } \
+  }
+#define GPUSCOPE_BOOL(expr)                               \
+  Access {                                                \
+    .flag = +[](BenchCase& c) -> bool& { return c.expr; } \
+  }
 
 using T = FieldType;
 
@@ -216,8 +228,8 @@ void check_unique(const std::vector<BenchCase>& cases, const std::string& source
     const BenchCase& c = cases[i];
     const auto [it, fresh] = seen.emplace(std::tuple{c.op, c.variant, c.dtype, c.params, c.timing.mode}, i);
     if (!fresh) {
-      throw BenchResultError(source + ": " + name(i) + " repeats " + name(it->second) + " (" + c.op + " " +
-                             c.variant + " " + c.dtype + " " + c.params + " " + c.timing.mode +
+      throw BenchResultError(source + ": " + name(i) + " repeats " + name(it->second) + " (" + c.op + " " + c.variant +
+                             " " + c.dtype + " " + c.params + " " + c.timing.mode +
                              "): each op, variant, dtype, params and mode may appear once");
     }
   }
@@ -230,8 +242,8 @@ Json device_to_json(const DeviceFacts& device) {
 }
 
 DeviceFacts device_from_json(const Json& device, const std::string& source) {
-  const Json wrapper{{"format_version", MachineProfile::kFormatVersion}, {"device", device},
-                     {"ceilings", Json::array()}};
+  const Json wrapper{
+      {"format_version", MachineProfile::kFormatVersion}, {"device", device}, {"ceilings", Json::array()}};
   try {
     return profile_from_json(wrapper, source).device;
   } catch (const ProfileError& e) {

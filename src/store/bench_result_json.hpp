@@ -72,8 +72,8 @@ enum class FieldType { kText, kReal, kInteger, kBool };
 
 /// One field of a case: where it sits in the JSON, its type and unit, and what it means.
 struct BenchCaseField {
-  std::string_view group;    // "" (the case itself), "work", "timing" or "derived"
-  std::string_view name;     // JSON key and CSV column
+  std::string_view group;  // "" (the case itself), "work", "timing" or "derived"
+  std::string_view name;   // JSON key and CSV column
   FieldType type;
   std::string_view unit;     // "s", "B", "FLOP", "B/s", "%", ... ; "" for none
   bool required;             // must be present (null allowed for reals)
@@ -100,8 +100,7 @@ struct BenchCaseField {
 /// Writes `run` to `path` (pretty-printed, newline at the end) atomically
 /// (store/atomic_file.hpp). An existing file is replaced only with Overwrite::kReplace, else
 /// OutputExistsError. Throws BenchResultError when the file cannot be written.
-void write_bench_run(const BenchRun& run, const std::filesystem::path& path,
-                     Overwrite overwrite = Overwrite::kRefuse);
+void write_bench_run(const BenchRun& run, const std::filesystem::path& path, Overwrite overwrite = Overwrite::kRefuse);
 
 /// Writes the cases as CSV (header + one row per case) to `out`.
 void write_bench_csv(const BenchRun& run, std::ostream& out);

@@ -2,9 +2,8 @@
 
 namespace gpuscope::store {
 
-std::string describe_data_loss(DataLossKind kind, std::uint64_t count,
-                               std::optional<std::uint32_t> pid, std::string_view detail,
-                               std::string_view what) {
+std::string describe_data_loss(DataLossKind kind, std::uint64_t count, std::optional<std::uint32_t> pid,
+                               std::string_view detail, std::string_view what) {
   const DataLossKindDef& def = data_loss_def(kind);
   if (what.empty()) what = def.name;
   std::string out;

@@ -27,26 +27,26 @@ namespace gpuscope::store {
 enum class LossSeverity { kInfo, kWarning, kDataLoss };
 
 enum class DataLossKind {
-  kUnreadableLog,          // a log that could not be opened; pid NULL
-  kTruncatedLog,           // a log not closed by its process (crash, kill)
-  kUnknownLogRecords,      // records of an unknown kind or size, skipped
-  kUnmatchedNvtxPop,       // nvtxRangePop with no open push range
-  kUnmatchedNvtxEnd,       // nvtxRangeEnd with no matching start
-  kUnclosedNvtxRange,      // ranges never closed by a process that exited cleanly
+  kUnreadableLog,             // a log that could not be opened; pid NULL
+  kTruncatedLog,              // a log not closed by its process (crash, kill)
+  kUnknownLogRecords,         // records of an unknown kind or size, skipped
+  kUnmatchedNvtxPop,          // nvtxRangePop with no open push range
+  kUnmatchedNvtxEnd,          // nvtxRangeEnd with no matching start
+  kUnclosedNvtxRange,         // ranges never closed by a process that exited cleanly
   kUnclosedNvtxRangeAtCrash,  // ranges still open when the process died (same name, info)
-  kMissingKernelRecords,   // kernel launches but no kernel records
+  kMissingKernelRecords,      // kernel launches but no kernel records
   // Reported by the collector (DataLossRecord.what_string):
-  kCuptiDroppedRecords,    // CUPTI's activity buffers overflowed
-  kApiRecordsDropped,      // a per-thread API ring was full
-  kHostEventsDropped,      // the host event queue was full
-  kCollectorDataLoss,      // a collector record with no name; also the wording of unknown names
+  kCuptiDroppedRecords,  // CUPTI's activity buffers overflowed
+  kApiRecordsDropped,    // a per-thread API ring was full
+  kHostEventsDropped,    // the host event queue was full
+  kCollectorDataLoss,    // a collector record with no name; also the wording of unknown names
 };
 
 struct DataLossKindDef {
   DataLossKind kind;
   std::string_view name;  // data_loss.what, exactly as stored
   LossSeverity severity;
-  bool from_collector;    // written by the collector as a DataLossRecord
+  bool from_collector;       // written by the collector as a DataLossRecord
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
@@ -91,9 +91,7 @@ inline constexpr std::array<DataLossKindDef, 12> kDataLossKinds{{
 }
 
 /// data_loss.what of `kind`, e.g. "cupti_dropped_records".
-[[nodiscard]] constexpr std::string_view data_loss_name(DataLossKind kind) {
-  return data_loss_def(kind).name;
-}
+[[nodiscard]] constexpr std::string_view data_loss_name(DataLossKind kind) { return data_loss_def(kind).name; }
 
 /// The collector-reported kind stored as `what`; nullopt for a name this build does not
 /// declare (a newer collector): the importer then keeps the name and uses
@@ -108,9 +106,12 @@ inline constexpr std::array<DataLossKindDef, 12> kDataLossKinds{{
 /// "info", "warning" or "data_loss": data_loss.severity as stored.
 [[nodiscard]] constexpr std::string_view loss_severity_text(LossSeverity s) {
   switch (s) {
-    case LossSeverity::kInfo: return "info";
-    case LossSeverity::kDataLoss: return "data_loss";
-    case LossSeverity::kWarning: break;
+    case LossSeverity::kInfo:
+      return "info";
+    case LossSeverity::kDataLoss:
+      return "data_loss";
+    case LossSeverity::kWarning:
+      break;
   }
   return "warning";
 }
@@ -127,9 +128,7 @@ inline constexpr std::array<DataLossKindDef, 12> kDataLossKinds{{
 /// data_loss.detail for `kind`: its wording with the placeholders filled in. `what` is the
 /// stored name (differs from the declared one only for collector names this build does not
 /// know); empty = the declared name.
-[[nodiscard]] std::string describe_data_loss(DataLossKind kind, std::uint64_t count,
-                                             std::optional<std::uint32_t> pid,
-                                             std::string_view detail = {},
-                                             std::string_view what = {});
+[[nodiscard]] std::string describe_data_loss(DataLossKind kind, std::uint64_t count, std::optional<std::uint32_t> pid,
+                                             std::string_view detail = {}, std::string_view what = {});
 
 }  // namespace gpuscope::store

@@ -51,8 +51,7 @@ Database::Database(const std::string& path, Mode mode) : m_path(path) {
   // NOMUTEX: a connection is used by one thread at a time, so skip SQLite's
   // per-call locking (measurable on bulk inserts).
   const int flags = SQLITE_OPEN_NOMUTEX |
-                    (mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
-                                             : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+                    (mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
     std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
     sqlite3_close(m_db);
@@ -79,7 +78,8 @@ void Database::exec(std::string_view sql) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
     const int primary = rc & 0xff;
-    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) throw TraceDamagedError(trace_damaged_message(m_path, msg));
+    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+      throw TraceDamagedError(trace_damaged_message(m_path, msg));
     throw DatabaseError(m_path + ": " + msg + " (in: " + s.substr(0, 200) + ")");
   }
 }

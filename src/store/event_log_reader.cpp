@@ -31,9 +31,8 @@ template <class T>
 }  // namespace
 
 std::string log_version_message(std::uint32_t found, std::uint32_t expected) {
-  std::string msg = "log format version " + std::to_string(found) +
-                    ", this gpuscope reads version " + std::to_string(expected) +
-                    ": re-record with this gpuscope or use ";
+  std::string msg = "log format version " + std::to_string(found) + ", this gpuscope reads version " +
+                    std::to_string(expected) + ": re-record with this gpuscope or use ";
   msg += found > expected ? "a newer one" : "the older gpuscope that wrote it";
   return msg;
 }
@@ -62,7 +61,8 @@ LogStatus EventLogReader::open(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket"
+    const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
                        : S_ISDIR(st.st_mode)  ? "a folder"
                                               : "a device or other special file";
     return {LogErrorKind::kNotALog, path + " is not a gpuscope event log (" + what + ", not a regular file)"};
@@ -71,8 +71,8 @@ LogStatus EventLogReader::open(const std::string& path) {
   if (m_size < sizeof(log::FileHeader)) {
     ::close(fd);
     m_size = 0;
-    return {LogErrorKind::kNotALog, path + " is not a gpuscope event log (" +
-                                        std::to_string(st.st_size) + " bytes, shorter than its header)"};
+    return {LogErrorKind::kNotALog,
+            path + " is not a gpuscope event log (" + std::to_string(st.st_size) + " bytes, shorter than its header)"};
   }
   void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
@@ -88,13 +88,11 @@ LogStatus EventLogReader::open(const std::string& path) {
     return {LogErrorKind::kNotALog, path + " is not a gpuscope event log (bad magic)"};
   }
   if (h.format_version != log::kFormatVersion) {
-    return {LogErrorKind::kVersionMismatch,
-            path + ": " + log_version_message(h.format_version, log::kFormatVersion),
+    return {LogErrorKind::kVersionMismatch, path + ": " + log_version_message(h.format_version, log::kFormatVersion),
             h.format_version};
   }
   if (h.header_size < sizeof(log::FileHeader) || h.header_size > m_size) {
-    return {LogErrorKind::kBadHeader,
-            path + ": bad header size " + std::to_string(h.header_size)};
+    return {LogErrorKind::kBadHeader, path + ": bad header size " + std::to_string(h.header_size)};
   }
   m_body = h.header_size;
   m_pid = h.pid;
@@ -167,41 +165,68 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
           break;
         }
         const auto sr = load<log::StringRecord>(payload);
-        const std::string_view s(payload + sizeof(log::StringRecord),
-                                 rh.size - sizeof(log::StringRecord));
+        const std::string_view s(payload + sizeof(log::StringRecord), rh.size - sizeof(log::StringRecord));
         add_string(sr.id, s);
         v.on_string(sr.id, string(sr.id));  // repaired, like every string(id)
         break;
       }
-      case K::kProcess: visit(log::ProcessRecord{}, [&](const auto& r) { v.on_process(r); }); break;
-      case K::kDevice: visit(log::DeviceRecord{}, [&](const auto& r) { v.on_device(r); }); break;
-      case K::kContext: visit(log::ContextRecord{}, [&](const auto& r) { v.on_context(r); }); break;
-      case K::kKernel: visit(log::KernelRecord{}, [&](const auto& r) { v.on_kernel(r); }); break;
-      case K::kMemcpy: visit(log::MemcpyRecord{}, [&](const auto& r) { v.on_memcpy(r); }); break;
-      case K::kMemset: visit(log::MemsetRecord{}, [&](const auto& r) { v.on_memset(r); }); break;
-      case K::kApi: visit(log::ApiRecord{}, [&](const auto& r) { v.on_api(r); }); break;
-      case K::kSync: visit(log::SyncRecord{}, [&](const auto& r) { v.on_sync(r); }); break;
-      case K::kNvtx: visit(log::NvtxRecord{}, [&](const auto& r) { v.on_nvtx(r); }); break;
+      case K::kProcess:
+        visit(log::ProcessRecord{}, [&](const auto& r) { v.on_process(r); });
+        break;
+      case K::kDevice:
+        visit(log::DeviceRecord{}, [&](const auto& r) { v.on_device(r); });
+        break;
+      case K::kContext:
+        visit(log::ContextRecord{}, [&](const auto& r) { v.on_context(r); });
+        break;
+      case K::kKernel:
+        visit(log::KernelRecord{}, [&](const auto& r) { v.on_kernel(r); });
+        break;
+      case K::kMemcpy:
+        visit(log::MemcpyRecord{}, [&](const auto& r) { v.on_memcpy(r); });
+        break;
+      case K::kMemset:
+        visit(log::MemsetRecord{}, [&](const auto& r) { v.on_memset(r); });
+        break;
+      case K::kApi:
+        visit(log::ApiRecord{}, [&](const auto& r) { v.on_api(r); });
+        break;
+      case K::kSync:
+        visit(log::SyncRecord{}, [&](const auto& r) { v.on_sync(r); });
+        break;
+      case K::kNvtx:
+        visit(log::NvtxRecord{}, [&](const auto& r) { v.on_nvtx(r); });
+        break;
       case K::kNvtxDomain:
         visit(log::NvtxDomainRecord{}, [&](const auto& r) { v.on_nvtx_domain(r); });
         break;
       case K::kThreadName:
         visit(log::ThreadNameRecord{}, [&](const auto& r) { v.on_thread_name(r); });
         break;
-      case K::kOverhead: visit(log::OverheadRecord{}, [&](const auto& r) { v.on_overhead(r); }); break;
-      case K::kDataLoss: visit(log::DataLossRecord{}, [&](const auto& r) { v.on_data_loss(r); }); break;
-      case K::kCapture: visit(log::CaptureRecord{}, [&](const auto& r) { v.on_capture(r); }); break;
+      case K::kOverhead:
+        visit(log::OverheadRecord{}, [&](const auto& r) { v.on_overhead(r); });
+        break;
+      case K::kDataLoss:
+        visit(log::DataLossRecord{}, [&](const auto& r) { v.on_data_loss(r); });
+        break;
+      case K::kCapture:
+        visit(log::CaptureRecord{}, [&](const auto& r) { v.on_capture(r); });
+        break;
       case K::kProcessEnd:
         visit(log::ProcessEndRecord{}, [&](const auto& r) { v.on_process_end(r); });
         break;
-      case K::kMessage: visit(log::MessageRecord{}, [&](const auto& r) { v.on_message(r); }); break;
+      case K::kMessage:
+        visit(log::MessageRecord{}, [&](const auto& r) { v.on_message(r); });
+        break;
       case K::kKernelProfile:
         visit(log::KernelProfileRecord{}, [&](const auto& r) { v.on_kernel_profile(r); });
         break;
       case K::kKernelMetric:
         visit(log::KernelMetricRecord{}, [&](const auto& r) { v.on_kernel_metric(r); });
         break;
-      default: ++stats.unknown_records; break;
+      default:
+        ++stats.unknown_records;
+        break;
     }
   }
   stats.truncated_bytes = m_size - off;

@@ -97,8 +97,8 @@ bool EventLogWriter::flush() {
     // Cut the log back to its last whole flush: readable to the end, nothing half written.
     const bool cut = ::ftruncate(m_fd, static_cast<off_t>(m_bytes)) == 0 &&
                      ::lseek(m_fd, static_cast<off_t>(m_bytes), SEEK_SET) >= 0;
-    m_error = std::string("cannot write the event log (") + std::strerror(err) + ") after " +
-              std::to_string(m_bytes) + " bytes: recording stopped in this process; " +
+    m_error = std::string("cannot write the event log (") + std::strerror(err) + ") after " + std::to_string(m_bytes) +
+              " bytes: recording stopped in this process; " +
               (cut ? "everything written before is kept" : "the log may end in a partial record");
     m_failed = true;
     m_batch.clear();

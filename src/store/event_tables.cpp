@@ -16,9 +16,7 @@ constexpr std::uint32_t kUnknownStream = 0xffffffffu;  // KernelProfileRecord.st
 [[nodiscard]] std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 // KernelProfileRecord's launch facts: -1 = unknown.
-[[nodiscard]] rows::OptInt known(std::int32_t v) {
-  return v >= 0 ? rows::OptInt(v) : std::nullopt;
-}
+[[nodiscard]] rows::OptInt known(std::int32_t v) { return v >= 0 ? rows::OptInt(v) : std::nullopt; }
 
 [[nodiscard]] rows::OptInt unless_not_applicable(std::uint32_t v) {
   return v == kNotApplicable ? std::nullopt : rows::OptInt(v);
@@ -28,7 +26,11 @@ constexpr std::uint32_t kUnknownStream = 0xffffffffu;  // KernelProfileRecord.st
 
 EventTables::EventTables(ImportState& state, const EventLogReader& reader, const LogScan& scan,
                          std::vector<Window> windows, bool clip)
-    : m_state(state), m_reader(reader), m_scan(scan), m_windows(std::move(windows)), m_clip(clip),
+    : m_state(state),
+      m_reader(reader),
+      m_scan(scan),
+      m_windows(std::move(windows)),
+      m_clip(clip),
       m_pid(reader.pid()) {}
 
 bool EventTables::in_window(std::uint64_t t) const {
@@ -57,8 +59,7 @@ std::int64_t EventTables::str(std::uint64_t log_id) {
   return id;
 }
 
-std::pair<std::int64_t, std::int64_t> EventTables::kernel_names(std::uint64_t log_name,
-                                                                std::int64_t mangled_id) {
+std::pair<std::int64_t, std::int64_t> EventTables::kernel_names(std::uint64_t log_name, std::int64_t mangled_id) {
   return m_state.kernel_names(m_reader.string(log_name), mangled_id);
 }
 
@@ -143,8 +144,7 @@ void EventTables::on_kernel_profile(const log::KernelProfileRecord& r) {
 void EventTables::on_kernel_metric(const log::KernelMetricRecord& r) {
   const auto it = m_profile_ids.find(r.profile_id);
   if (it == m_profile_ids.end()) return;  // its launch record was malformed
-  m_state.kernel_metrics.insert(
-      {.profile_id = it->second, .metric_id = str(r.metric_string), .value = r.value});
+  m_state.kernel_metrics.insert({.profile_id = it->second, .metric_id = str(r.metric_string), .value = r.value});
   ++m_state.result.rows.kernel_metrics;
 }
 
@@ -315,10 +315,8 @@ void EventTables::write_nvtx(const NvtxRange& range) {
 
 void EventTables::finish(bool ended_cleanly) {
   // NVTX: match in time order (the writer may interleave threads' batches).
-  std::stable_sort(m_nvtx.begin(), m_nvtx.end(), [](const log::NvtxRecord& a,
-                                                    const log::NvtxRecord& b) {
-    return a.ts_ns < b.ts_ns;
-  });
+  std::stable_sort(m_nvtx.begin(), m_nvtx.end(),
+                   [](const log::NvtxRecord& a, const log::NvtxRecord& b) { return a.ts_ns < b.ts_ns; });
   NvtxRangeTracker tracker(
       [this](std::uint64_t ts) -> std::int64_t {
         if (!in_window(ts)) {
@@ -340,8 +338,7 @@ void EventTables::finish(bool ended_cleanly) {
   }
   if (tracker.unclosed() > 0) {
     m_state.add_data_loss(m_pid,
-                          ended_cleanly ? DataLossKind::kUnclosedNvtxRange
-                                        : DataLossKind::kUnclosedNvtxRangeAtCrash,
+                          ended_cleanly ? DataLossKind::kUnclosedNvtxRange : DataLossKind::kUnclosedNvtxRangeAtCrash,
                           tracker.unclosed());
   }
   for (const auto& [what, count] : m_collector_losses) {

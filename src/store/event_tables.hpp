@@ -26,8 +26,8 @@ class ImportState;
 class EventTables final : public EventLogVisitor {
  public:
   /// `clip` false: keep everything (the log has no capture edges).
-  EventTables(ImportState& state, const EventLogReader& reader, const LogScan& scan,
-              std::vector<Window> windows, bool clip);
+  EventTables(ImportState& state, const EventLogReader& reader, const LogScan& scan, std::vector<Window> windows,
+              bool clip);
 
   void on_device(const log::DeviceRecord& r) override;
   void on_kernel(const log::KernelRecord& r) override;
@@ -36,9 +36,7 @@ class EventTables final : public EventLogVisitor {
   void on_api(const log::ApiRecord& r) override;
   void on_sync(const log::SyncRecord& r) override;
   void on_nvtx(const log::NvtxRecord& r) override { m_nvtx.push_back(r); }
-  void on_nvtx_domain(const log::NvtxDomainRecord& r) override {
-    m_domains[r.domain_id] = r.name_string;
-  }
+  void on_nvtx_domain(const log::NvtxDomainRecord& r) override { m_domains[r.domain_id] = r.name_string; }
   void on_thread_name(const log::ThreadNameRecord& r) override;
   void on_overhead(const log::OverheadRecord& r) override;
   void on_data_loss(const log::DataLossRecord& r) override;
@@ -57,8 +55,7 @@ class EventTables final : public EventLogVisitor {
   [[nodiscard]] bool in_window(std::uint64_t t) const;
   [[nodiscard]] bool keep_gpu(std::uint32_t correlation_id, std::uint64_t start) const;
   [[nodiscard]] std::int64_t str(std::uint64_t log_id);
-  [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name,
-                                                                  std::int64_t mangled_id);
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name, std::int64_t mangled_id);
   void write_nvtx(const NvtxRange& range);
 
   ImportState& m_state;
@@ -70,10 +67,10 @@ class EventTables final : public EventLogVisitor {
   std::int64_t m_clipped = 0;
   std::vector<std::int64_t> m_string_ids;  // log string id -> strings.id (0 = not yet)
   std::vector<log::NvtxRecord> m_nvtx;
-  std::unordered_map<std::uint64_t, std::uint64_t> m_domains;  // NVTX domain -> log string
-  std::unordered_map<std::uint64_t, bool> m_launch_names;  // API name string -> launches
+  std::unordered_map<std::uint64_t, std::uint64_t> m_domains;   // NVTX domain -> log string
+  std::unordered_map<std::uint64_t, bool> m_launch_names;       // API name string -> launches
   std::unordered_map<std::uint64_t, std::int64_t> m_api_names;  // log string -> strings.id, suffix dropped
-  std::map<std::string, std::uint64_t> m_collector_losses;  // what -> count
+  std::map<std::string, std::uint64_t> m_collector_losses;      // what -> count
   std::uint64_t m_launches_kept = 0;
   std::unordered_map<std::uint64_t, std::int64_t> m_profile_ids;  // log profile_id -> kernel_profiles.id
 };

@@ -31,8 +31,7 @@ std::int64_t ImportState::intern(std::string_view s, std::optional<std::string_v
   return id;
 }
 
-std::pair<std::int64_t, std::int64_t> ImportState::kernel_names(std::string_view mangled,
-                                                                 std::int64_t mangled_id) {
+std::pair<std::int64_t, std::int64_t> ImportState::kernel_names(std::string_view mangled, std::int64_t mangled_id) {
   auto [it, added] = m_kernel_names.try_emplace(mangled_id, 0, 0);
   if (added && mangled_id != 0) {
     const std::string demangled = demangle(mangled);
@@ -46,29 +45,26 @@ void ImportState::seen(std::uint64_t start, std::uint64_t end) {
   m_last_ns = std::max(m_last_ns, std::max(start, end));
 }
 
-void ImportState::add_data_loss(std::optional<std::uint32_t> pid, DataLossKind kind,
-                                std::uint64_t count, std::string_view detail) {
+void ImportState::add_data_loss(std::optional<std::uint32_t> pid, DataLossKind kind, std::uint64_t count,
+                                std::string_view detail) {
   const DataLossKindDef& def = data_loss_def(kind);
-  add_loss_row(pid, std::string(def.name), count, def.severity,
-               describe_data_loss(kind, count, pid, detail));
+  add_loss_row(pid, std::string(def.name), count, def.severity, describe_data_loss(kind, count, pid, detail));
 }
 
-void ImportState::add_collector_loss(std::uint32_t pid, std::string_view what,
-                                     std::uint64_t count) {
+void ImportState::add_collector_loss(std::uint32_t pid, std::string_view what, std::uint64_t count) {
   const DataLossKind kind = collector_loss_kind(what).value_or(DataLossKind::kCollectorDataLoss);
   add_loss_row(pid, std::string(what), count, data_loss_def(kind).severity,
                describe_data_loss(kind, count, pid, {}, what));
 }
 
-void ImportState::add_loss_row(std::optional<std::uint32_t> pid, std::string what,
-                               std::uint64_t count, LossSeverity severity, std::string detail) {
+void ImportState::add_loss_row(std::optional<std::uint32_t> pid, std::string what, std::uint64_t count,
+                               LossSeverity severity, std::string detail) {
   if (severity != LossSeverity::kInfo) {
-    result.warnings.push_back((pid ? "process " + std::to_string(*pid) + ": " : std::string()) +
-                              detail);
+    result.warnings.push_back((pid ? "process " + std::to_string(*pid) + ": " : std::string()) + detail);
   }
   if (severity == LossSeverity::kDataLoss) ++result.data_loss_total;
-  result.data_loss.push_back({pid, std::move(what), count,
-                              std::string(loss_severity_text(severity)), std::move(detail)});
+  result.data_loss.push_back(
+      {pid, std::move(what), count, std::string(loss_severity_text(severity)), std::move(detail)});
 }
 
 void ImportState::write_data_loss() {

@@ -26,13 +26,10 @@ class ImportState {
   /// `raw`: the program's original bytes when `s` is their UTF-8 repair (strings.raw).
   [[nodiscard]] std::int64_t intern(std::string_view s, std::optional<std::string_view> raw = std::nullopt);
   /// (demangled, base name) strings.id of a kernel's mangled name, demangled once per trace.
-  [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::string_view mangled,
-                                                                  std::int64_t mangled_id);
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::string_view mangled, std::int64_t mangled_id);
   /// Widens the trace's time span (meta.duration_ns) to cover [start, end].
   void seen(std::uint64_t start, std::uint64_t end);
-  [[nodiscard]] std::uint64_t duration_ns() const {
-    return m_last_ns >= m_first_ns ? m_last_ns - m_first_ns : 0;
-  }
+  [[nodiscard]] std::uint64_t duration_ns() const { return m_last_ns >= m_first_ns ? m_last_ns - m_first_ns : 0; }
   /// nvtx_events.id for the next range: ids are trace-wide, in opening order.
   [[nodiscard]] std::int64_t next_nvtx_id() { return m_next_nvtx_id++; }
 
@@ -61,8 +58,8 @@ class ImportState {
   RowWriter<rows::Message> messages;
 
  private:
-  void add_loss_row(std::optional<std::uint32_t> pid, std::string what, std::uint64_t count,
-                    LossSeverity severity, std::string detail);
+  void add_loss_row(std::optional<std::uint32_t> pid, std::string what, std::uint64_t count, LossSeverity severity,
+                    std::string detail);
 
   struct Hash {
     using is_transparent = void;

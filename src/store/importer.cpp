@@ -56,8 +56,7 @@ void import_log(ImportState& state, const std::string& path) {
   if (!scan.has_end || stats.truncated_bytes > 0) {
     std::string detail;
     if (stats.truncated_bytes > 0) {
-      detail = "; a partly written record (" + std::to_string(stats.truncated_bytes) +
-               " bytes) was dropped";
+      detail = "; a partly written record (" + std::to_string(stats.truncated_bytes) + " bytes) was dropped";
     }
     state.add_data_loss(pid, DataLossKind::kTruncatedLog, stats.truncated_bytes, detail);
   }
@@ -104,8 +103,9 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
     // syncs once). Indexes are built after the bulk insert (create_indexes_sql in
     // finish()); measured slower both with indexes kept up to date and with sorter worker
     // threads.
-    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
-            "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY");
+    db.exec(
+        "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+        "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY");
     db.exec("BEGIN");
     db.exec(create_tables_sql());
     {
@@ -114,10 +114,9 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
       // Logs were given but none could be read: an empty trace would look like a run that
       // recorded nothing. Fail, and leave any trace already at db_path as it was.
       if (!log_paths.empty() && state.result.logs_read == 0) {
-        throw DatabaseError("none of the " + std::to_string(log_paths.size()) +
-                            " event log(s) could be read, so no trace was written" +
-                            (state.result.warnings.empty() ? std::string()
-                                                           : " (first: " + state.result.warnings.front() + ")"));
+        throw DatabaseError(
+            "none of the " + std::to_string(log_paths.size()) + " event log(s) could be read, so no trace was written" +
+            (state.result.warnings.empty() ? std::string() : " (first: " + state.result.warnings.front() + ")"));
       }
       finish(state, db, options);
       result = std::move(state.result);

@@ -34,16 +34,16 @@ namespace gpuscope::store {
 
 /// What the launcher knows about the run; lands in meta and processes.
 struct ImportOptions {
-  std::string command;           // the traced command line, as the user typed it
-  std::uint32_t launched_pid = 0;  // pid of the command itself (0 = unknown)
-  std::optional<int> exit_status;  // its exit code, if it exited
-  std::optional<int> term_signal;  // the signal that killed it, if any
-  std::string start_time;          // ISO 8601, e.g. "2025-06-01T12:00:00Z"
-  std::string gpuscope_version;    // "" = this build's version
-  std::string trace_sources;       // comma-separated, e.g. "cuda,nvtx"
-  std::string capture_range;       // "none", "cudaProfilerApi", "nvtx:NAME", ...
+  std::string command;                                          // the traced command line, as the user typed it
+  std::uint32_t launched_pid = 0;                               // pid of the command itself (0 = unknown)
+  std::optional<int> exit_status;                               // its exit code, if it exited
+  std::optional<int> term_signal;                               // the signal that killed it, if any
+  std::string start_time;                                       // ISO 8601, e.g. "2025-06-01T12:00:00Z"
+  std::string gpuscope_version;                                 // "" = this build's version
+  std::string trace_sources;                                    // comma-separated, e.g. "cuda,nvtx"
+  std::string capture_range;                                    // "none", "cudaProfilerApi", "nvtx:NAME", ...
   std::vector<std::pair<std::string, std::string>> extra_meta;  // more meta rows
-  bool overwrite = false;          // replace an existing db_path
+  bool overwrite = false;                                       // replace an existing db_path
 };
 
 /// Rows written per table.
@@ -77,8 +77,8 @@ struct DataLossEntry {
 
 struct ImportResult {
   TableCounts rows;
-  std::int64_t logs_read = 0;      // logs imported (possibly truncated)
-  std::int64_t logs_skipped = 0;   // unreadable logs
+  std::int64_t logs_read = 0;               // logs imported (possibly truncated)
+  std::int64_t logs_skipped = 0;            // unreadable logs
   std::int64_t events_outside_windows = 0;  // records clipped by capture windows
   std::vector<std::string> warnings;        // plain-language, one line each
   std::vector<DataLossEntry> data_loss;     // every data_loss row
@@ -87,7 +87,7 @@ struct ImportResult {
 
 /// Imports `log_paths` into a new database at `db_path`. See the file comment
 /// for semantics and errors.
-[[nodiscard]] ImportResult import_logs(const std::vector<std::string>& log_paths,
-                                       const std::string& db_path, const ImportOptions& options);
+[[nodiscard]] ImportResult import_logs(const std::vector<std::string>& log_paths, const std::string& db_path,
+                                       const ImportOptions& options);
 
 }  // namespace gpuscope::store

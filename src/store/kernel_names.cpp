@@ -54,8 +54,8 @@ namespace {
       const bool boundary = i == 0 || s[i - 1] == ':' || s[i - 1] == ' ';
       const std::size_t after = i + kOp.size();
       // "operator_foo" or "operators" are identifiers, not operators.
-      const bool ident_follows = after < s.size() &&
-                                 (std::isalnum(static_cast<unsigned char>(s[after])) || s[after] == '_');
+      const bool ident_follows =
+          after < s.size() && (std::isalnum(static_cast<unsigned char>(s[after])) || s[after] == '_');
       if (boundary && !ident_follows) return i;
     }
     if (c == '>' && i > 0 && s[i - 1] == '-') continue;
@@ -74,8 +74,8 @@ std::string demangle(std::string_view name) {
   if (name.size() < 2 || name.substr(0, 2) != "_Z") return std::string(name);
   const std::string mangled(name);
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(
-      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
+                                             std::free);
   if (status != 0 || !out) return mangled;
   return out.get();
 }

@@ -38,8 +38,7 @@ std::uint64_t LogScan::start_ns() const {
 std::uint64_t LogScan::end_ns() const { return std::max(max_ts, start_ns()); }
 
 std::vector<Window> capture_windows(std::vector<CaptureEdge> edges, std::uint64_t process_start_ns) {
-  std::stable_sort(edges.begin(), edges.end(),
-                   [](const CaptureEdge& a, const CaptureEdge& b) { return a.ts < b.ts; });
+  std::stable_sort(edges.begin(), edges.end(), [](const CaptureEdge& a, const CaptureEdge& b) { return a.ts < b.ts; });
   std::vector<Window> windows;
   std::optional<Window> open;
   for (CaptureEdge& e : edges) {

@@ -83,7 +83,6 @@ class LogScan final : public EventLogVisitor {
 /// window 'all' from the process start, never closed. A stop before any start opens a
 /// 'process_start' window (the collector began capturing); starts inside an open window
 /// and stops with no open window (after the first) are ignored.
-[[nodiscard]] std::vector<Window> capture_windows(std::vector<CaptureEdge> edges,
-                                                  std::uint64_t process_start_ns);
+[[nodiscard]] std::vector<Window> capture_windows(std::vector<CaptureEdge> edges, std::uint64_t process_start_ns);
 
 }  // namespace gpuscope::store::detail

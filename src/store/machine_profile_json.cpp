@@ -123,8 +123,8 @@ nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
 MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::string& source,
                                  std::vector<std::string>* warnings) {
   if (!j.is_object())
-    throw ProfileError(source + ": not a gpuscope machine profile (a JSON object expected, found " + detail::json_type_name(j) +
-                       ")");
+    throw ProfileError(source + ": not a gpuscope machine profile (a JSON object expected, found " +
+                       detail::json_type_name(j) + ")");
   const Fields top(j, source, "");
   if (!top.has("format_version"))
     top.fail("missing required field 'format_version' (is this a machine profile written by `gpuscope peak`?)");
@@ -181,8 +181,8 @@ MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::str
 }
 
 MachineProfile read_profile(const fs::path& path, std::vector<std::string>* warnings) {
-  const Json j = detail::read_json_file<ProfileError>(
-      path, "machine profile", "no such machine profile (measure one with `gpuscope peak`)");
+  const Json j = detail::read_json_file<ProfileError>(path, "machine profile",
+                                                      "no such machine profile (measure one with `gpuscope peak`)");
   const std::string source = path.string();
   return profile_from_json(j, source, warnings);
 }

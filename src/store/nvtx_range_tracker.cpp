@@ -4,15 +4,17 @@ namespace gpuscope::store {
 
 std::string_view nvtx_style_text(NvtxStyle style) {
   switch (style) {
-    case NvtxStyle::kStartEnd: return "StartEnd";
-    case NvtxStyle::kMark: return "Mark";
-    case NvtxStyle::kPushPop: break;
+    case NvtxStyle::kStartEnd:
+      return "StartEnd";
+    case NvtxStyle::kMark:
+      return "Mark";
+    case NvtxStyle::kPushPop:
+      break;
   }
   return "PushPop";
 }
 
-void NvtxRangeTracker::emit(const Open& o, std::uint32_t end_tid,
-                            std::optional<std::uint64_t> end_ns, NvtxStyle style,
+void NvtxRangeTracker::emit(const Open& o, std::uint32_t end_tid, std::optional<std::uint64_t> end_ns, NvtxStyle style,
                             std::optional<std::uint32_t> depth, std::int64_t parent_id) {
   m_emit(NvtxRange{o.id, &o.rec, end_tid, end_ns, style, depth, parent_id});
 }
@@ -43,8 +45,7 @@ void NvtxRangeTracker::process(const log::NvtxRecord& r) {
         // A reused range id: the earlier range was never ended.
         if (old->second.id != 0) {
           ++m_unclosed;
-          emit(old->second, old->second.rec.thread_id, std::nullopt, NvtxStyle::kStartEnd,
-               std::nullopt, 0);
+          emit(old->second, old->second.rec.thread_id, std::nullopt, NvtxStyle::kStartEnd, std::nullopt, 0);
         }
         m_started.erase(old);
       }
@@ -66,12 +67,12 @@ void NvtxRangeTracker::process(const log::NvtxRecord& r) {
     case T::kMark: {
       const Open mark{m_new_id(r.ts_ns), r, 0, 0};
       if (mark.id != 0) {
-        emit(mark, r.thread_id, std::nullopt, NvtxStyle::kMark, std::nullopt,
-             stack.empty() ? 0 : stack.back().id);
+        emit(mark, r.thread_id, std::nullopt, NvtxStyle::kMark, std::nullopt, stack.empty() ? 0 : stack.back().id);
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 

@@ -34,13 +34,13 @@ enum class NvtxStyle { kPushPop, kStartEnd, kMark };
 
 /// A range or mark ready to be written (nvtx_events).
 struct NvtxRange {
-  std::int64_t id = 0;              // from new_id(), never 0
+  std::int64_t id = 0;                    // from new_id(), never 0
   const log::NvtxRecord* open = nullptr;  // the push/start/mark record (valid during emit)
-  std::uint32_t end_tid = 0;        // thread that closed it (= open->thread_id if never closed)
-  std::optional<std::uint64_t> end_ns;  // nullopt: a mark, or never closed
+  std::uint32_t end_tid = 0;              // thread that closed it (= open->thread_id if never closed)
+  std::optional<std::uint64_t> end_ns;    // nullopt: a mark, or never closed
   NvtxStyle style = NvtxStyle::kPushPop;
-  std::optional<std::uint32_t> depth;   // push/pop only
-  std::int64_t parent_id = 0;       // enclosing push/pop range, 0 = none (StartEnd: always 0)
+  std::optional<std::uint32_t> depth;  // push/pop only
+  std::int64_t parent_id = 0;          // enclosing push/pop range, 0 = none (StartEnd: always 0)
 };
 
 class NvtxRangeTracker {
@@ -72,8 +72,8 @@ class NvtxRangeTracker {
       return std::hash<std::uint64_t>{}(k.second * 0x9e3779b97f4a7c15ull ^ k.first);
     }
   };
-  void emit(const Open& o, std::uint32_t end_tid, std::optional<std::uint64_t> end_ns,
-            NvtxStyle style, std::optional<std::uint32_t> depth, std::int64_t parent_id);
+  void emit(const Open& o, std::uint32_t end_tid, std::optional<std::uint64_t> end_ns, NvtxStyle style,
+            std::optional<std::uint32_t> depth, std::int64_t parent_id);
 
   NewId m_new_id;
   Emit m_emit;

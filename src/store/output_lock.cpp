@@ -45,18 +45,20 @@ bool write_holder(int fd) {
 [[noreturn]] void busy(const fs::path& target, const fs::path& lock, const Holder& h) {
   const std::string who =
       h.pid > 0 ? "pid " + std::to_string(h.pid) + (h.host.empty() ? "" : " on " + h.host) : "pid unknown";
-  throw OutputBusyError(target.string() + " is being written by another gpuscope (" + who + "; lock " +
-                        lock.string() + ")");
+  throw OutputBusyError(target.string() + " is being written by another gpuscope (" + who + "; lock " + lock.string() +
+                        ")");
 }
 
 [[noreturn]] void cannot(const fs::path& lock, int err) {
-  throw FileWriteError("cannot create the lock file " + lock.string() + " (" + std::strerror(err) + "); nothing was run");
+  throw FileWriteError("cannot create the lock file " + lock.string() + " (" + std::strerror(err) +
+                       "); nothing was run");
 }
 
 // The same open file as the path still names (its previous holder may have removed it
 // between our open and our flock).
 bool still_named(int fd, const fs::path& path) {
-  struct stat a{}, b{};
+  struct stat a {
+  }, b{};
   return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 

@@ -15,13 +15,9 @@ namespace {
 [[nodiscard]] std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 // rank/local_rank: negative = unset.
-[[nodiscard]] rows::OptInt rank_or_null(std::int32_t rank) {
-  return rank < 0 ? std::nullopt : rows::OptInt(rank);
-}
+[[nodiscard]] rows::OptInt rank_or_null(std::int32_t rank) { return rank < 0 ? std::nullopt : rows::OptInt(rank); }
 
-[[nodiscard]] rows::OptInt opt_int(const std::optional<int>& v) {
-  return v ? rows::OptInt(*v) : std::nullopt;
-}
+[[nodiscard]] rows::OptInt opt_int(const std::optional<int>& v) { return v ? rows::OptInt(*v) : std::nullopt; }
 
 }  // namespace
 
@@ -43,8 +39,7 @@ bool ProcessTables::add_log(std::uint32_t pid, const LogScan& scan, const EventL
   return added;
 }
 
-void ProcessTables::add_windows(std::uint32_t pid, const std::vector<Window>& windows,
-                                std::uint64_t end_ns) {
+void ProcessTables::add_windows(std::uint32_t pid, const std::vector<Window>& windows, std::uint64_t end_ns) {
   for (const Window& w : windows) {
     m_windows.push_back({pid, {w.start, w.end == kOpenEnd ? end_ns : w.end, w.reason}});
   }
@@ -95,8 +90,7 @@ void ProcessTables::write(Database& db, const ImportOptions& opts, TableCounts& 
       const auto name = m_thread_names.find({pid, tid});
       w.insert({.pid = i64(pid),
                 .tid = i64(tid),
-                .name = name == m_thread_names.end() ? std::nullopt
-                                                     : rows::text_or_null(name->second)});
+                .name = name == m_thread_names.end() ? std::nullopt : rows::text_or_null(name->second)});
       ++rows.threads;
     }
   }
@@ -135,15 +129,13 @@ void ProcessTables::write(Database& db, const ImportOptions& opts, TableCounts& 
   {
     RowWriter<rows::CaptureWindow> w(db);
     for (const auto& [pid, win] : m_windows) {
-      w.insert({.pid = i64(pid), .start_ns = i64(win.start), .end_ns = i64(win.end),
-                .reason = win.reason});
+      w.insert({.pid = i64(pid), .start_ns = i64(win.start), .end_ns = i64(win.end), .reason = win.reason});
       ++rows.capture_windows;
     }
   }
 }
 
-void ProcessTables::write_meta(Database& db, const ImportOptions& opts,
-                               std::uint64_t duration_ns) const {
+void ProcessTables::write_meta(Database& db, const ImportOptions& opts, std::uint64_t duration_ns) const {
   std::string host;
   if (const auto it = m_processes.find(opts.launched_pid); it != m_processes.end()) {
     host = it->second.host;
@@ -152,12 +144,9 @@ void ProcessTables::write_meta(Database& db, const ImportOptions& opts,
     if (host.empty()) host = p.host;
   }
   RowWriter<rows::Meta> w(db, Conflict::kIgnore);
-  auto put = [&](std::string_view key, std::string_view value) {
-    w.insert({.key = key, .value = value});
-  };
+  auto put = [&](std::string_view key, std::string_view value) { w.insert({.key = key, .value = value}); };
   put("schema_version", std::to_string(kSchemaVersion));
-  put("gpuscope_version",
-      opts.gpuscope_version.empty() ? std::string(kVersion) : opts.gpuscope_version);
+  put("gpuscope_version", opts.gpuscope_version.empty() ? std::string(kVersion) : opts.gpuscope_version);
   put("command", opts.command);
   put("start_time", opts.start_time);
   put("host", host);

@@ -26,8 +26,7 @@ class ProcessTables {
  public:
   /// Merges one log's process facts (its first pass and its size). Returns false when
   /// the pid already had a log (an exec): the caller warns.
-  bool add_log(std::uint32_t pid, const LogScan& scan, const EventLogReader& reader,
-               std::uint64_t log_bytes);
+  bool add_log(std::uint32_t pid, const LogScan& scan, const EventLogReader& reader, std::uint64_t log_bytes);
   /// The capture windows of one log; an open end becomes `end_ns` (the process end).
   void add_windows(std::uint32_t pid, const std::vector<Window>& windows, std::uint64_t end_ns);
   void add_thread(std::uint32_t pid, std::uint32_t tid) { m_threads.emplace(pid, tid); }

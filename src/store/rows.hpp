@@ -28,20 +28,16 @@ struct Blob {
 using OptBlob = std::optional<Blob>;
 
 /// nullopt for 0: for *_id columns where 0 means "none" (strings ids, graph ids).
-[[nodiscard]] inline OptInt id_or_null(std::int64_t id) {
-  return id == 0 ? std::nullopt : OptInt(id);
-}
+[[nodiscard]] inline OptInt id_or_null(std::int64_t id) { return id == 0 ? std::nullopt : OptInt(id); }
 /// nullopt for "": for TEXT columns that are NULL when unknown.
-[[nodiscard]] inline OptText text_or_null(std::string_view s) {
-  return s.empty() ? std::nullopt : OptText(s);
-}
+[[nodiscard]] inline OptText text_or_null(std::string_view s) { return s.empty() ? std::nullopt : OptText(s); }
 
 #define GPUSCOPE_ROW_MEMBER(name, type, sql_type, unit, doc) type name{};
 #define GPUSCOPE_ROW_COLUMN(name, type, sql_type, unit, doc) std::string_view(#name),
 #define GPUSCOPE_ROW_VISIT(name, type, sql_type, unit, doc) f(row.name);
 // kTable: the table name; kColumns: column names in declaration order;
 // visit(row, f): f(member) for each column in that order.
-#define GPUSCOPE_DEFINE_ROW(Struct, table, COLUMNS)                               \
+#define GPUSCOPE_DEFINE_ROW(Struct, table, COLUMNS)                                \
   struct Struct {                                                                  \
     COLUMNS(GPUSCOPE_ROW_MEMBER)                                                   \
     static constexpr std::string_view kTable = table;                              \

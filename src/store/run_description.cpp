@@ -65,7 +65,8 @@ std::optional<ImportOptions> read_run_description(const std::filesystem::path& l
     const detail::Json& meta = doc.at("meta");
     if (!meta.is_object()) f.wrong("meta", "an object", meta);
     for (const auto& [key, value] : meta.items()) {
-      if (!value.is_string()) f.fail("field 'meta." + key + "' must be a string, found " + detail::json_type_name(value));
+      if (!value.is_string())
+        f.fail("field 'meta." + key + "' must be a string, found " + detail::json_type_name(value));
       run.extra_meta.emplace_back(key, value.get<std::string>());
     }
   }

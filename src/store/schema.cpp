@@ -45,18 +45,43 @@ constexpr ColumnDef kDataLoss[] = {GPUSCOPE_COLUMNS_DATA_LOSS(GPUSCOPE_COLUMN_DE
 constexpr ColumnDef kMessages[] = {GPUSCOPE_COLUMNS_MESSAGES(GPUSCOPE_COLUMN_DEF)};
 
 constexpr TableDef kTables[] = {
-    {"meta", "Facts about the trace: schema_version, gpuscope_version, command, start_time (ISO 8601), host, capture_range, trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' or 'all', its --cuda-api), tracer_launch_cost_ns and tracer_api_cost_ns (CPU ns tracing adds to one kernel launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and tracer_cost_method (how they were measured, or 'not calibrated: WHY').", "META_DATA_CAPTURE", kMeta},
+    {"meta",
+     "Facts about the trace: schema_version, gpuscope_version, command, start_time (ISO 8601), host, capture_range, "
+     "trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), "
+     "process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' "
+     "or 'all', its --cuda-api), tracer_launch_cost_ns and tracer_api_cost_ns (CPU ns tracing adds to one kernel "
+     "launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and "
+     "tracer_cost_method (how they were measured, or 'not calibrated: WHY').",
+     "META_DATA_CAPTURE", kMeta},
     {"strings", "String table: every name and message once.", "StringIds", kStrings},
     {"processes", "One row per traced process (the command and its CUDA-using children).", "PROCESSES", kProcesses},
     {"threads", "Threads seen in API calls and NVTX events.", "ThreadNames", kThreads},
     {"devices", "GPUs seen by each process.", "TARGET_INFO_GPU", kDevices},
-    {"kernels", "One row per kernel execution (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).", "CUPTI_ACTIVITY_KIND_KERNEL", kKernels},
-    {"kernel_profiles", "One row per kernel launch profiled by `gpuscope kernels` (CUPTI Range Profiler, auto range, kernel replay): launch facts.", "", kKernelProfiles},
-    {"kernel_metrics", "Hardware-counter values per profiled launch (one row per launch and metric), joined to kernel_profiles by profile_id.", "", kKernelMetrics},
-    {"memcpys", "One row per memory copy (CUPTI_ACTIVITY_KIND_MEMCPY, MEMCPY2).", "CUPTI_ACTIVITY_KIND_MEMCPY", kMemcpys},
+    {"kernels", "One row per kernel execution (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).", "CUPTI_ACTIVITY_KIND_KERNEL",
+     kKernels},
+    {"kernel_profiles",
+     "One row per kernel launch profiled by `gpuscope kernels` (CUPTI Range Profiler, auto range, kernel replay): "
+     "launch facts.",
+     "", kKernelProfiles},
+    {"kernel_metrics",
+     "Hardware-counter values per profiled launch (one row per launch and metric), joined to kernel_profiles by "
+     "profile_id.",
+     "", kKernelMetrics},
+    {"memcpys", "One row per memory copy (CUPTI_ACTIVITY_KIND_MEMCPY, MEMCPY2).", "CUPTI_ACTIVITY_KIND_MEMCPY",
+     kMemcpys},
     {"memsets", "One row per memset (CUPTI_ACTIVITY_KIND_MEMSET).", "CUPTI_ACTIVITY_KIND_MEMSET", kMemsets},
-    {"api_calls", "CUDA runtime and driver API calls. With `gpuscope trace --cuda-api=gpu` (the default) only the calls that put work on the GPU, move or allocate memory, or wait (launches, memcpy, memset, synchronize, event record, stream wait, malloc/free, graph launch), timed by gpuscope's own CUPTI callbacks (the outermost call only: a runtime call's nested driver calls are part of it); with --cuda-api=all every call but the polling ones, from CUPTI_ACTIVITY_KIND_RUNTIME and DRIVER records.", "CUPTI_ACTIVITY_KIND_RUNTIME", kApiCalls},
-    {"syncs", "CPU waits on the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); recorded only with `gpuscope trace --cuda-sync-records` (they cost about 5 us per PyTorch op on H100). The synchronizing API calls are in api_calls either way.", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", kSyncs},
+    {"api_calls",
+     "CUDA runtime and driver API calls. With `gpuscope trace --cuda-api=gpu` (the default) only the calls that put "
+     "work on the GPU, move or allocate memory, or wait (launches, memcpy, memset, synchronize, event record, stream "
+     "wait, malloc/free, graph launch), timed by gpuscope's own CUPTI callbacks (the outermost call only: a runtime "
+     "call's nested driver calls are part of it); with --cuda-api=all every call but the polling ones, from "
+     "CUPTI_ACTIVITY_KIND_RUNTIME and DRIVER records.",
+     "CUPTI_ACTIVITY_KIND_RUNTIME", kApiCalls},
+    {"syncs",
+     "CPU waits on the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); recorded only with `gpuscope trace "
+     "--cuda-sync-records` (they cost about 5 us per PyTorch op on H100). The synchronizing API calls are in api_calls "
+     "either way.",
+     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", kSyncs},
     {"nvtx_events", "NVTX ranges and marks, from C/C++ nvtx3 and torch.cuda.nvtx.", "NVTX_EVENTS", kNvtxEvents},
     {"overheads", "CUPTI's own overhead (CUPTI_ACTIVITY_KIND_OVERHEAD).", "", kOverheads},
     {"capture_windows", "Time windows recorded (--capture-range, --delay, --duration).", "", kCaptureWindows},
@@ -142,21 +167,23 @@ std::string schema_markdown() {
   std::string md;
   md += "# gpuscope trace schema (version " + std::to_string(kSchemaVersion) + ")\n\n";
   md += "<!-- Generated by `gpuscope schema` from src/store/schema.cpp; a unit test checks this file. -->\n\n";
-  md += "A trace is one SQLite database (`NAME.sqlite`). Open it with `sqlite3 NAME.sqlite`.\n"
-        "All timestamps are integers in **ns** on one clock (CUPTI's timestamp, CLOCK_REALTIME on Linux),\n"
-        "shared by every process of the trace. Names live once in `strings`; `*_id` columns point there,\n"
-        "and the `v_*` views resolve them. A reader checks `meta.schema_version` and refuses another version.\n\n";
-  md += "Example: the ten kernels with the most GPU time\n\n```sql\n"
-        "SELECT name, COUNT(*) AS calls, SUM(duration_ns) AS total_ns\n"
-        "FROM v_kernels GROUP BY name ORDER BY total_ns DESC LIMIT 10;\n```\n\n";
+  md +=
+      "A trace is one SQLite database (`NAME.sqlite`). Open it with `sqlite3 NAME.sqlite`.\n"
+      "All timestamps are integers in **ns** on one clock (CUPTI's timestamp, CLOCK_REALTIME on Linux),\n"
+      "shared by every process of the trace. Names live once in `strings`; `*_id` columns point there,\n"
+      "and the `v_*` views resolve them. A reader checks `meta.schema_version` and refuses another version.\n\n";
+  md +=
+      "Example: the ten kernels with the most GPU time\n\n```sql\n"
+      "SELECT name, COUNT(*) AS calls, SUM(duration_ns) AS total_ns\n"
+      "FROM v_kernels GROUP BY name ORDER BY total_ns DESC LIMIT 10;\n```\n\n";
   for (const TableDef& t : kTables) {
     md += "## `" + std::string(t.name) + "`\n\n" + std::string(t.doc) + "\n";
     if (!t.nsys_equivalent.empty())
       md += "Nsight Systems export equivalent: `" + std::string(t.nsys_equivalent) + "`.\n";
     md += "\n| column | type | unit | meaning |\n|---|---|---|---|\n";
     for (const ColumnDef& c : t.columns) {
-      md += "| `" + std::string(c.name) + "` | " + std::string(c.sql_type) + " | " +
-            std::string(c.unit) + " | " + std::string(c.doc) + " |\n";
+      md += "| `" + std::string(c.name) + "` | " + std::string(c.sql_type) + " | " + std::string(c.unit) + " | " +
+            std::string(c.doc) + " |\n";
     }
     md += "\n";
   }
@@ -165,17 +192,18 @@ std::string schema_markdown() {
     md += "- `" + std::string(v.name) + "`: " + std::string(v.doc) + "\n";
   }
   md += "\n";
-  md += "## What a crash loses\n\n"
-        "The collector writes each process's events to its event log in batches, one flush about\n"
-        "every 200 ms (and whenever an activity buffer fills). If the process crashes or is killed\n"
-        "(SIGKILL, OOM killer, a timeout), everything flushed before survives and is imported; what\n"
-        "was still in memory -- the last flush period, at most ~200 ms of events -- is lost, and a\n"
-        "record being written at that instant may be cut short (it is dropped).\n\n"
-        "Such a process has `processes.ended_cleanly = 0`, its `end_ns` is the last timestamp that\n"
-        "survived, and `data_loss` has a `truncated_log` row for it (`count` = bytes of the cut\n"
-        "record, often 0; severity `data_loss`). NVTX ranges it left open have `end_ns` NULL\n"
-        "(`unclosed_nvtx_range`, severity `info`). Every summary shows these rows.\n\n"
-        "```sql\nSELECT pid, what, count, severity, detail FROM data_loss;\n```\n";
+  md +=
+      "## What a crash loses\n\n"
+      "The collector writes each process's events to its event log in batches, one flush about\n"
+      "every 200 ms (and whenever an activity buffer fills). If the process crashes or is killed\n"
+      "(SIGKILL, OOM killer, a timeout), everything flushed before survives and is imported; what\n"
+      "was still in memory -- the last flush period, at most ~200 ms of events -- is lost, and a\n"
+      "record being written at that instant may be cut short (it is dropped).\n\n"
+      "Such a process has `processes.ended_cleanly = 0`, its `end_ns` is the last timestamp that\n"
+      "survived, and `data_loss` has a `truncated_log` row for it (`count` = bytes of the cut\n"
+      "record, often 0; severity `data_loss`). NVTX ranges it left open have `end_ns` NULL\n"
+      "(`unclosed_nvtx_range`, severity `info`). Every summary shows these rows.\n\n"
+      "```sql\nSELECT pid, what, count, severity, detail FROM data_loss;\n```\n";
   return md;
 }
 

@@ -45,8 +45,7 @@ Database open_trace(const std::string& path) {
     }
   }
   if (!version) {
-    throw DatabaseError("trace " + path +
-                        " is a SQLite database but not a gpuscope trace (no meta.schema_version)");
+    throw DatabaseError("trace " + path + " is a SQLite database but not a gpuscope trace (no meta.schema_version)");
   }
   int found = -1;
   try {
@@ -58,9 +57,8 @@ Database open_trace(const std::string& path) {
     const auto writer = db.query_text("SELECT value FROM meta WHERE key = 'gpuscope_version'");
     std::string msg = "trace " + path + " has schema version " + std::to_string(found) +
                       ", this gpuscope reads version " + std::to_string(kSchemaVersion) + ": ";
-    msg += found > kSchemaVersion
-               ? "open it with a newer gpuscope"
-               : "re-import its event logs or re-record it with this gpuscope, or open it with";
+    msg += found > kSchemaVersion ? "open it with a newer gpuscope"
+                                  : "re-import its event logs or re-record it with this gpuscope, or open it with";
     if (found < kSchemaVersion) msg += writer ? " gpuscope " + *writer : " the gpuscope that wrote it";
     if (found > kSchemaVersion && writer) msg += " (it was written by gpuscope " + *writer + ")";
     throw SchemaVersionError(msg, found, kSchemaVersion);

@@ -38,7 +38,8 @@ struct Window {
 // hold it: one index lookup per event.
 std::string inside_ranges(std::string_view end_expr) {
   return "((SELECT r.end_ns FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND r.start_ns <= e.start_ns "
-         "ORDER BY r.start_ns DESC LIMIT 1) >= " + std::string(end_expr) + ")";
+         "ORDER BY r.start_ns DESC LIMIT 1) >= " +
+         std::string(end_expr) + ")";
 }
 
 constexpr std::string_view kLaunchKept =
@@ -96,11 +97,13 @@ std::string keep_condition(const TableDef& t, const TraceCopyFilter& f, const Wi
     } else if (is_gpu_op(name)) {
       all.emplace_back(kLaunchKept);
     } else if (name == "overheads") {
-      all.emplace_back("EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
-                       "r.start_ns <= e.end_ns AND r.end_ns >= e.start_ns)");
+      all.emplace_back(
+          "EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
+          "r.start_ns <= e.end_ns AND r.end_ns >= e.start_ns)");
     } else if (name == "messages") {
-      all.emplace_back("EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
-                       "e.ts_ns BETWEEN r.start_ns AND r.end_ns)");
+      all.emplace_back(
+          "EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
+          "e.ts_ns BETWEEN r.start_ns AND r.end_ns)");
     } else if (name == "capture_windows") {
       all.emplace_back("0");  // the caller gives the windows
     }
@@ -116,7 +119,8 @@ std::string keep_condition(const TableDef& t, const TraceCopyFilter& f, const Wi
 void copy_table(Database& db, const TableDef& t, const TraceCopyFilter& f, const Window& w) {
   // A trace written before a table existed (kernel_profiles, kernel_metrics) lacks it.
   if (db.query_int("SELECT COUNT(*) FROM src.sqlite_master WHERE type = 'table' AND name = '" + std::string(t.name) +
-                   "'").value_or(0) == 0) {
+                   "'")
+          .value_or(0) == 0) {
     return;
   }
   std::string where = keep_condition(t, f, w);
@@ -133,8 +137,8 @@ void copy_table(Database& db, const TableDef& t, const TraceCopyFilter& f, const
       std::string expr = c.name == "start_ns" ? clip_start : c.name == "end_ns" ? clip_end : "e." + std::string(c.name);
       cols += (cols.empty() ? "" : ", ") + expr;
     }
-    db.exec(into + cols + from + " AND COALESCE(e.start_ns, 0) <= " + b + " AND COALESCE(e.end_ns, " +
-            num(kForever) + ") >= " + a);
+    db.exec(into + cols + from + " AND COALESCE(e.start_ns, 0) <= " + b + " AND COALESCE(e.end_ns, " + num(kForever) +
+            ") >= " + a);
     return;
   }
   db.exec(into + column_list(t, "e.") + from);
@@ -145,8 +149,9 @@ void copy_table(Database& db, const TableDef& t, const TraceCopyFilter& f, const
 void build_range_tables(Database& db, const std::vector<PidInterval>& ranges) {
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_pid;
   for (const PidInterval& i : ranges) by_pid[i.pid].push_back({i.start_ns, i.end_ns});
-  db.exec("CREATE TEMP TABLE gs_filter_ranges (pid INTEGER, start_ns INTEGER, end_ns INTEGER, "
-          "PRIMARY KEY (pid, start_ns)) WITHOUT ROWID");
+  db.exec(
+      "CREATE TEMP TABLE gs_filter_ranges (pid INTEGER, start_ns INTEGER, end_ns INTEGER, "
+      "PRIMARY KEY (pid, start_ns)) WITHOUT ROWID");
   Statement ins = db.prepare("INSERT INTO temp.gs_filter_ranges VALUES (?, ?, ?)");
   for (auto& [pid, iv] : by_pid) {
     std::sort(iv.begin(), iv.end());
@@ -165,14 +170,17 @@ void build_range_tables(Database& db, const std::vector<PidInterval>& ranges) {
     }
   }
   db.exec("CREATE TEMP TABLE gs_filter_launch (pid INTEGER, corr INTEGER, PRIMARY KEY (pid, corr)) WITHOUT ROWID");
-  db.exec("INSERT OR IGNORE INTO temp.gs_filter_launch SELECT e.pid, e.correlation_id FROM src.api_calls e "
-          "WHERE e.correlation_id IS NOT NULL AND " + inside_ranges("e.end_ns"));
+  db.exec(
+      "INSERT OR IGNORE INTO temp.gs_filter_launch SELECT e.pid, e.correlation_id FROM src.api_calls e "
+      "WHERE e.correlation_id IS NOT NULL AND " +
+      inside_ranges("e.end_ns"));
 }
 
 // The (pid, device_id) pairs kept, and the correlations of GPU work on the other devices.
 void build_device_tables(Database& db, const std::vector<PidDevice>& devices) {
-  db.exec("CREATE TEMP TABLE gs_filter_gpus (pid INTEGER, device_id INTEGER, PRIMARY KEY (pid, device_id)) "
-          "WITHOUT ROWID");
+  db.exec(
+      "CREATE TEMP TABLE gs_filter_gpus (pid INTEGER, device_id INTEGER, PRIMARY KEY (pid, device_id)) "
+      "WITHOUT ROWID");
   Statement ins = db.prepare("INSERT OR IGNORE INTO temp.gs_filter_gpus VALUES (?, ?)");
   for (const PidDevice& d : devices) {
     ins.bind(1, d.pid).bind(2, d.device_id);
@@ -181,8 +189,8 @@ void build_device_tables(Database& db, const std::vector<PidDevice>& devices) {
   }
   db.exec("CREATE TEMP TABLE gs_filter_foreign (pid INTEGER, corr INTEGER, PRIMARY KEY (pid, corr)) WITHOUT ROWID");
   for (std::string_view t : {"kernels", "memcpys", "memsets"}) {
-    db.exec("INSERT OR IGNORE INTO temp.gs_filter_foreign SELECT e.pid, e.correlation_id FROM src." +
-            std::string(t) + " e WHERE e.correlation_id IS NOT NULL AND NOT " + std::string(kOnGpu));
+    db.exec("INSERT OR IGNORE INTO temp.gs_filter_foreign SELECT e.pid, e.correlation_id FROM src." + std::string(t) +
+            " e WHERE e.correlation_id IS NOT NULL AND NOT " + std::string(kOnGpu));
   }
 }
 
@@ -198,8 +206,8 @@ void widen_to_events(Database& db, std::string_view table) {
   const std::string t = "main." + std::string(table);
   db.exec("UPDATE " + t + " SET start_ns = " + first + " WHERE start_ns > " + first +
           " AND rowid = (SELECT rowid FROM " + t + " ORDER BY start_ns LIMIT 1)");
-  db.exec("UPDATE " + t + " SET end_ns = " + last + " WHERE end_ns < " + last + " AND rowid = (SELECT rowid FROM " +
-          t + " ORDER BY end_ns DESC LIMIT 1)");
+  db.exec("UPDATE " + t + " SET end_ns = " + last + " WHERE end_ns < " + last + " AND rowid = (SELECT rowid FROM " + t +
+          " ORDER BY end_ns DESC LIMIT 1)");
 }
 
 }  // namespace

@@ -71,8 +71,8 @@ struct PidDevice {
 };
 
 struct TraceCopyFilter {
-  std::optional<std::int64_t> from_ns;               // absolute, trace clock
-  std::optional<std::int64_t> to_ns;                 // absolute, trace clock
+  std::optional<std::int64_t> from_ns;  // absolute, trace clock
+  std::optional<std::int64_t> to_ns;    // absolute, trace clock
   std::optional<std::int64_t> pid;
   std::optional<std::vector<PidDevice>> devices;
   std::optional<std::vector<PidInterval>> ranges;

@@ -53,8 +53,9 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"kernel\": \"%s\", \"n\": %lld, \"mode\": \"%s\", \"median_s\": %.9g, \"min_s\": %.9g, "
           "\"rel_stderr\": %.6g, \"samples\": %zu, \"batch\": %d}\n",
-          small ? "binary_vec" : "copy_vec", static_cast<long long>(n), std::string(gpuscope::bench::mode_name(r.mode)).c_str(),
-          r.median_s, r.min_s, r.rel_stderr, r.samples_s.size(), r.batch);
+          small ? "binary_vec" : "copy_vec", static_cast<long long>(n),
+          std::string(gpuscope::bench::mode_name(r.mode)).c_str(), r.median_s, r.min_s, r.rel_stderr,
+          r.samples_s.size(), r.batch);
     }
     const ops::Verification v = instance->verify();
     if (!v.passed) {

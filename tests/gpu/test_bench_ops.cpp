@@ -50,8 +50,8 @@ void report(const std::string& what, const ops::Verification& v) {
   ++g_checks;
   if (v.passed) return;
   ++g_failures;
-  std::printf("FAIL %s: %s (max |err| %g over %lld elements)\n", what.c_str(), v.first_failure.c_str(),
-              v.max_abs_error, static_cast<long long>(v.checked));
+  std::printf("FAIL %s: %s (max |err| %g over %lld elements)\n", what.c_str(), v.first_failure.c_str(), v.max_abs_error,
+              static_cast<long long>(v.checked));
 }
 
 }  // namespace

@@ -35,12 +35,12 @@ void check(bool ok, const std::string& what) {
 }
 
 void print(const char* name, const gpuscope::bench::TimingResult& r) {
-  std::printf("%-28s mode %-5s batch %5d  samples %6zu  median %9.3f us  min %9.3f us  rel stderr %.4f %%  stop %s  "
-              "SM clock %.0f -> %.0f MHz  throttled %d\n",
-              name, std::string(gpuscope::bench::mode_name(r.mode)).c_str(), r.batch, r.samples_s.size(),
-              r.median_s * 1e6, r.min_s * 1e6, r.rel_stderr * 100,
-              std::string(gpuscope::bench::stop_reason_name(r.stop)).c_str(), r.sm_clock_mhz_before,
-              r.sm_clock_mhz_after, r.throttled_samples);
+  std::printf(
+      "%-28s mode %-5s batch %5d  samples %6zu  median %9.3f us  min %9.3f us  rel stderr %.4f %%  stop %s  "
+      "SM clock %.0f -> %.0f MHz  throttled %d\n",
+      name, std::string(gpuscope::bench::mode_name(r.mode)).c_str(), r.batch, r.samples_s.size(), r.median_s * 1e6,
+      r.min_s * 1e6, r.rel_stderr * 100, std::string(gpuscope::bench::stop_reason_name(r.stop)).c_str(),
+      r.sm_clock_mhz_before, r.sm_clock_mhz_after, r.throttled_samples);
 }
 
 }  // namespace
@@ -55,8 +55,8 @@ int main() {
   {
     const Nvml& nvml = Nvml::instance();
     std::printf("NVML: %s%s | driver %s | SM clock %.0f MHz (max %.0f) | mem clock %.0f MHz | processes %d\n",
-                nvml.available() ? "available" : "not available: ", nvml.error().c_str(),
-                nvml.driver_version().c_str(), nvml.sm_clock_mhz(0), nvml.max_sm_clock_mhz(0), nvml.mem_clock_mhz(0),
+                nvml.available() ? "available" : "not available: ", nvml.error().c_str(), nvml.driver_version().c_str(),
+                nvml.sm_clock_mhz(0), nvml.max_sm_clock_mhz(0), nvml.mem_clock_mhz(0),
                 nvml.compute_process_count(0).value_or(-1));
   }
   unsigned long long* out = nullptr;

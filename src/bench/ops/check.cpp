@@ -15,9 +15,12 @@ namespace gpuscope::bench::ops::check {
 
 float round_to(DType dtype, float value) {
   switch (dtype) {
-    case DType::kF16: return __half2float(__float2half_rn(value));
-    case DType::kBF16: return __bfloat162float(__float2bfloat16_rn(value));
-    default: return value;
+    case DType::kF16:
+      return __half2float(__float2half_rn(value));
+    case DType::kBF16:
+      return __bfloat162float(__float2bfloat16_rn(value));
+    default:
+      return value;
   }
 }
 
@@ -109,7 +112,8 @@ Verification ErrorTracker::result(std::string note) const {
   v.max_abs_error = m_nan ? std::nan("") : m_max_abs_error;
   v.note = std::move(note);
   if (m_failures > 0)
-    v.first_failure = m_first_failure + " (" + std::to_string(m_failures) + " of " + std::to_string(m_checked) + " elements off)";
+    v.first_failure =
+        m_first_failure + " (" + std::to_string(m_failures) + " of " + std::to_string(m_checked) + " elements off)";
   else if (m_checked == 0)
     v.first_failure = "nothing was compared";
   return v;

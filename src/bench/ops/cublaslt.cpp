@@ -28,12 +28,12 @@ std::string status_text(const CublasLt& lt, cublasStatus_t status) {
 
 }  // namespace
 
-#define GPUSCOPE_CUBLASLT_CALL(lt, call)                                                                        \
-  do {                                                                                                           \
-    const cublasStatus_t gpuscope_status_ = (call);                                                              \
-    if (gpuscope_status_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      throw std::runtime_error(std::string(#call) + " failed at " + __FILE__ + ":" + std::to_string(__LINE__) + \
-                               ": " + status_text(lt, gpuscope_status_));                                        \
+#define GPUSCOPE_CUBLASLT_CALL(lt, call)                                                                               \
+  do {                                                                                                                 \
+    const cublasStatus_t gpuscope_status_ = (call);                                                                    \
+    if (gpuscope_status_ != CUBLAS_STATUS_SUCCESS)                                                                     \
+      throw std::runtime_error(std::string(#call) + " failed at " + __FILE__ + ":" + std::to_string(__LINE__) + ": " + \
+                               status_text(lt, gpuscope_status_));                                                     \
   } while (0)
 
 CublasLt::CublasLt() {
@@ -93,10 +93,12 @@ cublasLtHandle_t CublasLt::handle() const {
 const CublasLt& require_cublaslt() {
   const CublasLt& lt = CublasLt::instance();
   if (!lt.available())
-    throw std::runtime_error("the matrix-product operators need cuBLASLt (libcublasLt.so.13, CUDA 13), which could not "
-                             "be loaded: " + lt.error() +
-                             ". Install the CUDA 13 toolkit's cuBLAS, add its folder to LD_LIBRARY_PATH, or set "
-                             "GPUSCOPE_CUBLASLT=/path/to/libcublasLt.so.13");
+    throw std::runtime_error(
+        "the matrix-product operators need cuBLASLt (libcublasLt.so.13, CUDA 13), which could not "
+        "be loaded: " +
+        lt.error() +
+        ". Install the CUDA 13 toolkit's cuBLAS, add its folder to LD_LIBRARY_PATH, or set "
+        "GPUSCOPE_CUBLASLT=/path/to/libcublasLt.so.13");
   return lt;
 }
 
@@ -111,10 +113,10 @@ LtMatmul::LtMatmul(const MatmulTypes& types, std::int64_t m, std::int64_t n, std
     GPUSCOPE_CUBLASLT_CALL(lt, lt.matmul_desc_set_attribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
     GPUSCOPE_CUBLASLT_CALL(lt, lt.matmul_desc_set_attribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-    GPUSCOPE_CUBLASLT_CALL(lt, lt.matrix_layout_create(&m_a, types.a, transa ? u(k) : u(m), transa ? u(m) : u(k),
-                                                       transa ? k : m));
-    GPUSCOPE_CUBLASLT_CALL(lt, lt.matrix_layout_create(&m_b, types.b, transb ? u(n) : u(k), transb ? u(k) : u(n),
-                                                       transb ? n : k));
+    GPUSCOPE_CUBLASLT_CALL(
+        lt, lt.matrix_layout_create(&m_a, types.a, transa ? u(k) : u(m), transa ? u(m) : u(k), transa ? k : m));
+    GPUSCOPE_CUBLASLT_CALL(
+        lt, lt.matrix_layout_create(&m_b, types.b, transb ? u(n) : u(k), transb ? u(k) : u(n), transb ? n : k));
     GPUSCOPE_CUBLASLT_CALL(lt, lt.matrix_layout_create(&m_c, types.c, u(m), u(n), m));
 
     cublasLtMatmulPreference_t pref = nullptr;

@@ -16,8 +16,8 @@
 
 namespace gpuscope::bench::ops::kernels::detail {
 
-inline constexpr int kBlock = 256;          // threads per block of the grid-stride kernels
-inline constexpr int kBlocksPerSm = 8;      // 8 × 256 = 2048 resident threads per SM (sm_90)
+inline constexpr int kBlock = 256;      // threads per block of the grid-stride kernels
+inline constexpr int kBlocksPerSm = 8;  // 8 × 256 = 2048 resident threads per SM (sm_90)
 
 template <class T>
 struct Tag {
@@ -29,9 +29,15 @@ template <class F>
 void dispatch(DType dtype, F&& f) {
   switch (dtype) {
     case DType::kF32:
-    case DType::kTF32: f(Tag<float>{}); return;
-    case DType::kF16: f(Tag<__half>{}); return;
-    case DType::kBF16: f(Tag<__nv_bfloat16>{}); return;
+    case DType::kTF32:
+      f(Tag<float>{});
+      return;
+    case DType::kF16:
+      f(Tag<__half>{});
+      return;
+    case DType::kBF16:
+      f(Tag<__nv_bfloat16>{});
+      return;
   }
   throw std::invalid_argument("unsupported dtype");
 }
@@ -43,11 +49,17 @@ __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float
 template <class T>
 __device__ __forceinline__ T from_f(float v);
 template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
+__device__ __forceinline__ float from_f<float>(float v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ __half from_f<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 /// 16 bytes of T: one LDG.128 / STG.128.
 template <class T>

@@ -7,10 +7,14 @@ namespace gpuscope::bench::ops {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kTF32: return "tf32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kTF32:
+      return "tf32";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
   }
   return "?";
 }
@@ -27,17 +31,23 @@ int dtype_bytes(DType dtype) { return dtype == DType::kF16 || dtype == DType::kB
 
 double dtype_unit_roundoff(DType dtype) {
   switch (dtype) {
-    case DType::kF16: return 0x1p-11;
-    case DType::kBF16: return 0x1p-8;
-    default: return 0x1p-24;
+    case DType::kF16:
+      return 0x1p-11;
+    case DType::kBF16:
+      return 0x1p-8;
+    default:
+      return 0x1p-24;
   }
 }
 
 double dtype_subnormal_step(DType dtype) {
   switch (dtype) {
-    case DType::kF16: return 0x1p-24;
-    case DType::kBF16: return 0x1p-133;
-    default: return 0x1p-149;
+    case DType::kF16:
+      return 0x1p-24;
+    case DType::kBF16:
+      return 0x1p-133;
+    default:
+      return 0x1p-149;
   }
 }
 

@@ -104,7 +104,9 @@ void vector_add(AddKind kind, DType dtype, const void* x, const void* y, void* o
     const T* b = static_cast<const T*>(y);
     T* c = static_cast<T*>(out);
     switch (kind) {
-      case AddKind::kSerial: add_serial<T><<<1, 1, 0, stream>>>(a, b, c, n); break;
+      case AddKind::kSerial:
+        add_serial<T><<<1, 1, 0, stream>>>(a, b, c, n);
+        break;
       case AddKind::kPerElement: {
         const std::int64_t blocks = (n + kBlock - 1) / kBlock;
         if (blocks > 0x7fffffff) throw std::invalid_argument("vector_add per_element: n too large for one grid");
@@ -127,9 +129,15 @@ void square(SquareKind kind, DType dtype, const void* x, void* y, std::int64_t n
     T* out = static_cast<T*>(y);
     const int blocks = vec_blocks<T>(n, sm_count);
     switch (kind) {
-      case SquareKind::kMul: binary_vec<T, MulOp><<<blocks, kBlock, 0, stream>>>(in, in, out, n, MulOp{}); break;
-      case SquareKind::kPow: unary_vec<T, PowOp><<<blocks, kBlock, 0, stream>>>(in, out, n, PowOp{2.0f}); break;
-      case SquareKind::kFused: unary_vec<T, SquareOp><<<blocks, kBlock, 0, stream>>>(in, out, n, SquareOp{}); break;
+      case SquareKind::kMul:
+        binary_vec<T, MulOp><<<blocks, kBlock, 0, stream>>>(in, in, out, n, MulOp{});
+        break;
+      case SquareKind::kPow:
+        unary_vec<T, PowOp><<<blocks, kBlock, 0, stream>>>(in, out, n, PowOp{2.0f});
+        break;
+      case SquareKind::kFused:
+        unary_vec<T, SquareOp><<<blocks, kBlock, 0, stream>>>(in, out, n, SquareOp{});
+        break;
     }
   });
   check_launch("square<<<>>>");
@@ -139,8 +147,8 @@ void relu(DType dtype, const void* x, void* y, std::int64_t n, int sm_count, cud
   if (n <= 0) return;
   dispatch(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    unary_vec<T, ReluOp><<<vec_blocks<T>(n, sm_count), kBlock, 0, stream>>>(static_cast<const T*>(x),
-                                                                             static_cast<T*>(y), n, ReluOp{});
+    unary_vec<T, ReluOp>
+        <<<vec_blocks<T>(n, sm_count), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, ReluOp{});
   });
   check_launch("relu<<<>>>");
 }

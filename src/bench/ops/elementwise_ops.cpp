@@ -49,7 +49,9 @@ class ElementwiseInstance final : public Instance {
         kernels::square(static_cast<kernels::SquareKind>(m_kind), m_dtype, m_x.get(), m_out.get(), m_n, m_sm_count,
                         stream);
         break;
-      case Family::kRelu: kernels::relu(m_dtype, m_x.get(), m_out.get(), m_n, m_sm_count, stream); break;
+      case Family::kRelu:
+        kernels::relu(m_dtype, m_x.get(), m_out.get(), m_n, m_sm_count, stream);
+        break;
       case Family::kCopy:
         if (m_kind == 0)
           kernels::copy(m_x.get(), m_out.get(), m_n * dtype_bytes(m_dtype), m_sm_count, stream);
@@ -69,10 +71,17 @@ class ElementwiseInstance final : public Instance {
         const float x = fill::value_exact(i, fill::kSeedX);
         float ref = x;
         switch (m_family) {
-          case Family::kAdd: ref = x + fill::value_exact(i, fill::kSeedY); break;
-          case Family::kSquare: ref = x * x; break;
-          case Family::kRelu: ref = std::max(x, 0.0f); break;
-          case Family::kCopy: break;
+          case Family::kAdd:
+            ref = x + fill::value_exact(i, fill::kSeedY);
+            break;
+          case Family::kSquare:
+            ref = x * x;
+            break;
+          case Family::kRelu:
+            ref = std::max(x, 0.0f);
+            break;
+          case Family::kCopy:
+            break;
         }
         ref = check::round_to(m_dtype, ref);
         errors.add(r.first + j, got[static_cast<std::size_t>(j)], ref, elementwise_tolerance(m_dtype, ref));
@@ -142,7 +151,8 @@ Operator make_vector_add() {
       "its own thread (ceil(n / 256) blocks): enough loads in flight to hide latency, memory-bound for large n. "
       "grid_stride_vec4 launches one wave of threads (8 blocks of 256 per SM) that loop over 16-byte vectors (float4, "
       "or 8 halves): fewer instructions and memory requests per byte, the last few percent to the DRAM ceiling. Every "
-      "variant is launch- and latency-bound at small n: the sweep shows where each reaches 90 % of its final bandwidth.";
+      "variant is launch- and latency-bound at small n: the sweep shows where each reaches 90 % of its final "
+      "bandwidth.";
   op.variants = {
       {"serial", "<<<1, 1>>>: a single thread loops over all elements (sizes above 2^18 are skipped)", 1 << 18},
       {"per_element", "one thread per element, ceil(n / 256) blocks of 256, scalar loads", 0},
@@ -156,7 +166,8 @@ Operator make_square() {
   Operator op = elementwise("square", 1, 1);
   op.summary = "y = x^2 three ways (a * a, a ** 2, torch.square): they cost the same";
   op.teaches =
-      "mul calls a generic binary multiply kernel with x as both operands (what a * a does), pow a generic power kernel "
+      "mul calls a generic binary multiply kernel with x as both operands (what a * a does), pow a generic power "
+      "kernel "
       "with the exponent 2 passed at run time (a ** 2: powf, about 20 instructions instead of 1), fused a dedicated "
       "x * x kernel (torch.square). All three read n elements and write n, 1 FLOP per 8 bytes in f32 (0.125 FLOP/B), "
       "far left of the ridge point (FP32 FMA rate / DRAM bandwidth, about 20 FLOP/B on an H100): the SMs spend their "

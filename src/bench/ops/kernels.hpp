@@ -65,13 +65,13 @@ void mean_two_pass(DType dtype, const void* x, std::int64_t n, float* partials, 
 /// in partials[]; the last block to finish (threadfence + atomic counter) adds the partials
 /// in block order, writes *mean and resets *counter to 0 for the next call. *counter must
 /// be 0 before the first call.
-void mean_warp_shuffle(DType dtype, const void* x, std::int64_t n, float* partials, int blocks,
-                       unsigned int* counter, float* mean, cudaStream_t stream);
+void mean_warp_shuffle(DType dtype, const void* x, std::int64_t n, float* partials, int blocks, unsigned int* counter,
+                       float* mean, cudaStream_t stream);
 /// cub::DeviceReduce::TransformReduce (f32 accumulation) temp storage in bytes.
 [[nodiscard]] std::size_t mean_cub_temp_bytes(DType dtype, std::int64_t n);
 /// cub::DeviceReduce::TransformReduce into *sum, then *mean = *sum / n.
-void mean_cub(DType dtype, const void* x, std::int64_t n, void* temp, std::size_t temp_bytes, float* sum,
-              float* mean, cudaStream_t stream);
+void mean_cub(DType dtype, const void* x, std::int64_t n, void* temp, std::size_t temp_bytes, float* sum, float* mean,
+              cudaStream_t stream);
 
 // ---- softmax (softmax.cu): row-wise over a rows × cols row-major matrix, one block per row
 enum class SoftmaxKind {

@@ -16,27 +16,38 @@ namespace gpuscope::bench::ops::detail {
 namespace {
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // PyTorch's cuBLASLt workspace on sm_90
-constexpr std::int64_t kFullCheckEntries = 4096;                 // check every entry of C up to this
-constexpr std::int64_t kSampledEntries = 1024;                   // else this many spread over C
-constexpr std::int64_t kLinearDefaultK = 1024;                   // linear_small: k1 = k2 when only batch is given
+constexpr std::int64_t kFullCheckEntries = 4096;                // check every entry of C up to this
+constexpr std::int64_t kSampledEntries = 1024;                  // else this many spread over C
+constexpr std::int64_t kLinearDefaultK = 1024;                  // linear_small: k1 = k2 when only batch is given
 
 MatmulTypes types_for(DType dtype) {
   MatmulTypes t;
   switch (dtype) {
-    case DType::kF32: break;
-    case DType::kTF32: t.compute = CUBLAS_COMPUTE_32F_FAST_TF32; break;
-    case DType::kF16: t.a = t.b = t.c = CUDA_R_16F; break;
-    case DType::kBF16: t.a = t.b = t.c = CUDA_R_16BF; break;
+    case DType::kF32:
+      break;
+    case DType::kTF32:
+      t.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
+    case DType::kF16:
+      t.a = t.b = t.c = CUDA_R_16F;
+      break;
+    case DType::kBF16:
+      t.a = t.b = t.c = CUDA_R_16BF;
+      break;
   }
   return t;
 }
 
 std::string compute_ceiling_for(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "fp32_fma";
-    case DType::kTF32: return "tensor_tf32";
-    case DType::kF16: return "tensor_fp16";
-    case DType::kBF16: return "tensor_bf16";
+    case DType::kF32:
+      return "fp32_fma";
+    case DType::kTF32:
+      return "tensor_tf32";
+    case DType::kF16:
+      return "tensor_fp16";
+    case DType::kBF16:
+      return "tensor_bf16";
   }
   return "fp32_fma";
 }
@@ -93,14 +104,16 @@ class MatmulInstance final : public Instance {
         ref += a * b;
         sum_sq += a * a * b * b;
       }
-      const double got = all ? (*whole)[static_cast<std::size_t>(e)] : check::download(m_c.get(), m_dtype, i + j * m_m, 1)[0];
+      const double got =
+          all ? (*whole)[static_cast<std::size_t>(e)] : check::download(m_c.get(), m_dtype, i + j * m_m, 1)[0];
       // Output rounding, plus 8 standard deviations of the input rounding and f32
       // accumulation errors (random-signed products: they add like a random walk).
       const double tol = 2 * u_out * std::fabs(ref) + 8 * (u_in + u_acc) * std::sqrt(sum_sq);
       errors.add("(" + std::to_string(i) + "," + std::to_string(j) + ")", got, ref, tol);
     }
-    std::string note = all ? "" : std::to_string(kSampledEntries) + " of " + std::to_string(entries) +
-                                      " entries of C checked (the corners and pseudo-random ones)";
+    std::string note = all ? ""
+                           : std::to_string(kSampledEntries) + " of " + std::to_string(entries) +
+                                 " entries of C checked (the corners and pseudo-random ones)";
     note += std::string(note.empty() ? "" : "; ") + m_plan.algorithm();
     return errors.result(note);
   }
@@ -124,7 +137,8 @@ constexpr std::string_view kMatmulReference =
 // What gemm and linear_small share; dims are {m, n, k} of the column-major product.
 Operator matmul_operator(std::function<std::array<std::int64_t, 3>(const CaseSpec&)> mnk) {
   Operator op;
-  op.variants = {{"cublaslt", "cublasLtMatmul, f32 accumulation, the heuristic's first algorithm, 32 MiB workspace", 0}};
+  op.variants = {
+      {"cublaslt", "cublasLtMatmul, f32 accumulation, the heuristic's first algorithm, 32 MiB workspace", 0}};
   op.reference = std::string(kMatmulReference);
   op.work = [mnk](const CaseSpec& c) {
     const auto [m, n, k] = mnk(c);
@@ -138,7 +152,8 @@ Operator matmul_operator(std::function<std::array<std::int64_t, 3>(const CaseSpe
   };
   op.device_bytes = [mnk](const CaseSpec& c) {
     const auto [m, n, k] = mnk(c);
-    return (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) * dtype_bytes(c.dtype) +
+    return (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) *
+               dtype_bytes(c.dtype) +
            static_cast<double>(kWorkspaceBytes);
   };
   op.setup = [mnk](const CaseSpec& c, const SetupContext&) {
@@ -174,8 +189,8 @@ Operator make_gemm() {
   };
   op.sweep_x = [](const CaseSpec& c) { return d(c, 0); };
   op.params = [](const CaseSpec& c) {
-    return "m=" + std::to_string(c.dims.at(0)) + ",n=" + std::to_string(c.dims.at(1)) + ",k=" +
-           std::to_string(c.dims.at(2));
+    return "m=" + std::to_string(c.dims.at(0)) + ",n=" + std::to_string(c.dims.at(1)) +
+           ",k=" + std::to_string(c.dims.at(2));
   };
   return op;
 }
@@ -205,8 +220,8 @@ Operator make_linear_small() {
   };
   op.sweep_x = [](const CaseSpec& c) { return d(c, 0); };
   op.params = [](const CaseSpec& c) {
-    return "batch=" + std::to_string(c.dims.at(0)) + ",k1=" + std::to_string(c.dims.at(1)) + ",k2=" +
-           std::to_string(c.dims.at(2));
+    return "batch=" + std::to_string(c.dims.at(0)) + ",k1=" + std::to_string(c.dims.at(1)) +
+           ",k2=" + std::to_string(c.dims.at(2));
   };
   return op;
 }

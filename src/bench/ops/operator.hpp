@@ -75,10 +75,10 @@ struct Variant {
 
 struct Operator {
   std::string name;
-  std::string summary;       // one line
-  std::string teaches;       // what comparing the variants shows, and why
-  std::string shape_help;    // how a --sizes token maps to the shape, e.g. "N: an N x N matrix"
-  std::string default_sizes; // the --sizes default, e.g. "2^12:2^28:4"
+  std::string summary;        // one line
+  std::string teaches;        // what comparing the variants shows, and why
+  std::string shape_help;     // how a --sizes token maps to the shape, e.g. "N: an N x N matrix"
+  std::string default_sizes;  // the --sizes default, e.g. "2^12:2^28:4"
   Mode default_mode = Mode::kCold;
   std::vector<Variant> variants;
   std::vector<DType> dtypes;  // the first is the default
@@ -88,10 +88,10 @@ struct Operator {
   /// "64x4096x4096" → {64, 4096, 4096}); throws std::invalid_argument when the operator
   /// takes no such shape.
   std::function<std::vector<std::int64_t>(std::span<const std::int64_t> token)> shape;
-  std::function<double(const CaseSpec&)> sweep_x;              // BenchCase::size
-  std::function<std::string(const CaseSpec&)> params;          // BenchCase::params, "n=1024"
-  std::function<BenchWork(const CaseSpec&)> work;              // declared work per call
-  std::function<double(const CaseSpec&)> device_bytes;         // bytes setup() allocates
+  std::function<double(const CaseSpec&)> sweep_x;       // BenchCase::size
+  std::function<std::string(const CaseSpec&)> params;   // BenchCase::params, "n=1024"
+  std::function<BenchWork(const CaseSpec&)> work;       // declared work per call
+  std::function<double(const CaseSpec&)> device_bytes;  // bytes setup() allocates
   std::function<std::unique_ptr<Instance>(const CaseSpec&, const SetupContext&)> setup;
 
   /// The variant called `name`, or nullptr.

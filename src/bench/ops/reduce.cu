@@ -121,8 +121,8 @@ void mean_two_pass(DType dtype, const void* x, std::int64_t n, float* partials, 
   check_launch("finish_partials<<<>>>");
 }
 
-void mean_warp_shuffle(DType dtype, const void* x, std::int64_t n, float* partials, int blocks,
-                       unsigned int* counter, float* mean, cudaStream_t stream) {
+void mean_warp_shuffle(DType dtype, const void* x, std::int64_t n, float* partials, int blocks, unsigned int* counter,
+                       float* mean, cudaStream_t stream) {
   blocks = std::clamp(blocks, 1, kMaxPartials);
   dispatch(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

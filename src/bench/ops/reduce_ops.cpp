@@ -58,7 +58,9 @@ class MeanInstance final : public Instance {
 
   void enqueue(cudaStream_t stream) override {
     switch (m_kind) {
-      case MeanKind::kAtomic: kernels::mean_atomic(m_dtype, m_x.get(), m_n, sum(), mean(), stream); break;
+      case MeanKind::kAtomic:
+        kernels::mean_atomic(m_dtype, m_x.get(), m_n, sum(), mean(), stream);
+        break;
       case MeanKind::kTwoPass:
         kernels::mean_two_pass(m_dtype, m_x.get(), m_n, m_partials.as<float>(), m_blocks, mean(), stream);
         break;
@@ -123,7 +125,8 @@ Operator make_mean() {
   };
   op.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   op.reference =
-      "CPU: the exact sum (integers; the inputs are odd multiples of 1/32, so every partial sum is exact in f32 and any "
+      "CPU: the exact sum (integers; the inputs are odd multiples of 1/32, so every partial sum is exact in f32 and "
+      "any "
       "order of summation gives the exact sum) divided by n in f64, rounded to f32; tolerance 2 ulp of the f32 mean "
       "(|err| <= 2^-22 |ref|): a single missed or doubled element fails";
   op.shape = [](std::span<const std::int64_t> t) {
@@ -140,7 +143,9 @@ Operator make_mean() {
     w.compute_ceiling = "fp32_fma";
     return w;
   };
-  op.device_bytes = [](const CaseSpec& c) { return d(c, 0) * dtype_bytes(c.dtype) * (c.variant == "cub" ? 1.01 : 1.0); };
+  op.device_bytes = [](const CaseSpec& c) {
+    return d(c, 0) * dtype_bytes(c.dtype) * (c.variant == "cub" ? 1.01 : 1.0);
+  };
   op.setup = [](const CaseSpec& c, const SetupContext& ctx) {
     static const char* const kNames[] = {"atomic", "two_pass", "warp_shuffle_vec4", "cub"};
     for (int i = 0; i < 4; ++i)

@@ -46,7 +46,8 @@ void check_token(std::string_view op, std::span<const std::int64_t> token, std::
     throw std::invalid_argument(std::string(op) + " takes sizes of the form " + std::string(forms) + ", not " +
                                 std::to_string(token.size()) + " numbers joined by 'x'");
   for (std::int64_t v : token)
-    if (v < 1) throw std::invalid_argument(std::string(op) + ": every size must be >= 1 (got " + std::to_string(v) + ")");
+    if (v < 1)
+      throw std::invalid_argument(std::string(op) + ": every size must be >= 1 (got " + std::to_string(v) + ")");
 }
 
 std::size_t variant_index(const Operator& op, std::string_view variant) {

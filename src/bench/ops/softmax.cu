@@ -63,8 +63,7 @@ __global__ void softmax_online(const T* __restrict__ x, T* __restrict__ y, std::
     }
   }
   acc = block_merge(acc);
-  for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    out[c] = from_f<T>(expf(to_f(row[c]) - acc.m) / acc.d);
+  for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) out[c] = from_f<T>(expf(to_f(row[c]) - acc.m) / acc.d);
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ class SoftmaxInstance final : public Instance {
       const std::vector<double> got = check::download(m_y.get(), m_dtype, base, m_cols);
       double m = -INFINITY;
       for (std::int64_t c = 0; c < m_cols; ++c) {
-        x[c] = check::round_to(m_dtype, fill::value_uniform(static_cast<std::uint64_t>(base + c), fill::kSeedX) *
-                                            kInputScale);
+        x[c] = check::round_to(m_dtype,
+                               fill::value_uniform(static_cast<std::uint64_t>(base + c), fill::kSeedX) * kInputScale);
         m = std::max(m, x[c]);
       }
       double s = 0;
@@ -81,7 +81,8 @@ Operator make_softmax() {
   op.name = "softmax";
   op.summary = "row-wise softmax: naive three passes vs online softmax (max and sum in one pass)";
   op.teaches =
-      "Softmax is memory-bound: each element needs a max, an exp, a sum and a division, about 5 FLOP per 8 bytes in f32. "
+      "Softmax is memory-bound: each element needs a max, an exp, a sum and a division, about 5 FLOP per 8 bytes in "
+      "f32. "
       "naive reads each row three times (max, then the sum of exp(x - max), then the write pass); online computes the "
       "max and the normalizer in a single pass, rescaling the running sum by exp(old max - new max) whenever the max "
       "grows (Milakov & Gimelshein, 'Online normalizer calculation for softmax', 2018), then writes: two reads instead "

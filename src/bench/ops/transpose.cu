@@ -23,8 +23,7 @@ __global__ void transpose_naive(const T* __restrict__ in, T* __restrict__ out, s
 }
 
 template <class T, int kPad>
-__global__ void transpose_shared(const T* __restrict__ in, T* __restrict__ out, std::int64_t rows,
-                                 std::int64_t cols) {
+__global__ void transpose_shared(const T* __restrict__ in, T* __restrict__ out, std::int64_t rows, std::int64_t cols) {
   __shared__ T tile[kTile][kTile + kPad];
   const std::int64_t c0 = std::int64_t{blockIdx.x} * kTile, r0 = std::int64_t{blockIdx.y} * kTile;
   for (int j = threadIdx.y; j < kTile; j += kRowsPerPass) {
@@ -54,9 +53,15 @@ void transpose(TransposeKind kind, DType dtype, const void* in, void* out, std::
     const T* a = static_cast<const T*>(in);
     T* b = static_cast<T*>(out);
     switch (kind) {
-      case TransposeKind::kNaive: transpose_naive<T><<<grid, block, 0, stream>>>(a, b, rows, cols); break;
-      case TransposeKind::kTiledUnpadded: transpose_shared<T, 0><<<grid, block, 0, stream>>>(a, b, rows, cols); break;
-      case TransposeKind::kTiled: transpose_shared<T, 1><<<grid, block, 0, stream>>>(a, b, rows, cols); break;
+      case TransposeKind::kNaive:
+        transpose_naive<T><<<grid, block, 0, stream>>>(a, b, rows, cols);
+        break;
+      case TransposeKind::kTiledUnpadded:
+        transpose_shared<T, 0><<<grid, block, 0, stream>>>(a, b, rows, cols);
+        break;
+      case TransposeKind::kTiled:
+        transpose_shared<T, 1><<<grid, block, 0, stream>>>(a, b, rows, cols);
+        break;
     }
   });
   check_launch("transpose<<<>>>");

@@ -74,12 +74,11 @@ Operator make_transpose() {
       {"tiled", "through a 32 x 33 padded shared tile: coalesced both ways, no bank conflicts", 0},
   };
   op.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
-  op.reference =
-      "CPU: out[c][r] == in[r][c] exactly (tolerance 0), every element up to 2^26, else 64 chunks of 4096";
+  op.reference = "CPU: out[c][r] == in[r][c] exactly (tolerance 0), every element up to 2^26, else 64 chunks of 4096";
   op.shape = [](std::span<const std::int64_t> t) {
     check_token("transpose", t, {1, 2}, "N (an N x N matrix) or RxC");
-    const std::vector<std::int64_t> dims = t.size() == 2 ? std::vector<std::int64_t>{t[0], t[1]}
-                                                         : std::vector<std::int64_t>{t[0], t[0]};
+    const std::vector<std::int64_t> dims =
+        t.size() == 2 ? std::vector<std::int64_t>{t[0], t[1]} : std::vector<std::int64_t>{t[0], t[0]};
     if (dims[0] > kernels::kTransposeMaxRows)
       throw std::invalid_argument("transpose: at most " + std::to_string(kernels::kTransposeMaxRows) + " rows");
     return dims;

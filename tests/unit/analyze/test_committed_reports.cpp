@@ -44,12 +44,16 @@ TEST_F(CommittedReportsTest, EveryReportIsWellFormedAndPercentagesSumTo100) {
         for (std::size_t c = 0; c < row.size(); ++c) {
           if (std::holds_alternative<std::monostate>(row[c])) continue;
           switch (r.columns[c].type) {
-            case ColumnType::kInteger: EXPECT_TRUE(std::holds_alternative<std::int64_t>(row[c])) << r.name; break;
+            case ColumnType::kInteger:
+              EXPECT_TRUE(std::holds_alternative<std::int64_t>(row[c])) << r.name;
+              break;
             case ColumnType::kReal:
               ASSERT_TRUE(std::holds_alternative<double>(row[c])) << r.name << " " << r.columns[c].name;
               EXPECT_TRUE(std::isfinite(std::get<double>(row[c]))) << r.name << " " << r.columns[c].name;
               break;
-            case ColumnType::kText: EXPECT_TRUE(std::holds_alternative<std::string>(row[c])) << r.name; break;
+            case ColumnType::kText:
+              EXPECT_TRUE(std::holds_alternative<std::string>(row[c])) << r.name;
+              break;
           }
         }
       }

@@ -74,7 +74,7 @@ TEST(EventBudget, FirstRowsAreReadAloneAndSaidSo) {
   o.first_rows = 3;
   const Report r = cuda_gpu_trace(t.db(), o);
   ASSERT_EQ(r.rows.size(), 3u);
-  EXPECT_EQ(std::get<std::int64_t>(r.rows[0][0]), 200);   // the first kernels in time order
+  EXPECT_EQ(std::get<std::int64_t>(r.rows[0][0]), 200);  // the first kernels in time order
   EXPECT_EQ(std::get<std::int64_t>(r.rows[2][0]), 2200);
   ASSERT_FALSE(r.notes.empty());
   EXPECT_EQ(r.notes.back().text, "the first 3 of 10 kernels, memcpys and memsets in time order (--top)");

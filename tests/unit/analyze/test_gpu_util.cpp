@@ -14,18 +14,29 @@
 namespace gpuscope::analyze {
 namespace {
 
-using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+using test::TraceDb;
 
 void add_h100(TraceDb& t) { t.h100(100); }
 
 // One kernel: 1-D grid of `grid` blocks of `block` threads, 32 registers, no shared memory.
 void kernel(TraceDb& t, int stream, long long start, long long end, int grid, int block) {
-  t.add(store::rows::Kernel{.pid = 100, .device_id = 0, .context_id = 1, .stream_id = stream, .start_ns = start,
-                            .end_ns = end, .grid_x = grid, .grid_y = 1, .grid_z = 1, .block_x = block,
-                            .block_y = 1, .block_z = 1, .registers_per_thread = 32, .static_shared_memory = 0,
+  t.add(store::rows::Kernel{.pid = 100,
+                            .device_id = 0,
+                            .context_id = 1,
+                            .stream_id = stream,
+                            .start_ns = start,
+                            .end_ns = end,
+                            .grid_x = grid,
+                            .grid_y = 1,
+                            .grid_z = 1,
+                            .block_x = block,
+                            .block_y = 1,
+                            .block_z = 1,
+                            .registers_per_thread = 32,
+                            .static_shared_memory = 0,
                             .dynamic_shared_memory = 0});
 }
 
@@ -92,8 +103,8 @@ TEST(GpuUtil, KernelsWithoutDeviceLimitsAreFlagged) {
 
 TEST(GpuUtil, IdleGapBuckets) {
   // Gaps: 9999 (< 10 us), 10000 and 99999 (10-100 us), 100000 (0.1-1 ms), 1000000 (>= 1 ms).
-  const std::vector<stats::Interval> busy = {{0, 10},           {10009, 10010},   {20010, 20020},
-                                             {120019, 120020},  {220020, 220030}, {1220030, 1220040}};
+  const std::vector<stats::Interval> busy = {{0, 10},          {10009, 10010},   {20010, 20020},
+                                             {120019, 120020}, {220020, 220030}, {1220030, 1220040}};
   const IdleGapHistogram h = idle_gaps(busy);
   EXPECT_EQ(h[0].count, 1);
   EXPECT_EQ(h[0].total_ns, 9999);

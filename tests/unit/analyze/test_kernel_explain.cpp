@@ -61,7 +61,8 @@ TEST(KernelExplain, UncalibratedTensorCountersSayComputeIsUnknown) {
             "not memory-bound: DRAM 29 %, L2 14 %, L1/shared 4.8 % of the measured ceilings, all below 30 %; the "
             "tensor cores ran but their FLOPs are unknown (no calibration factor), so compute-bound and latency-bound "
             "cannot be told apart (run `gpuscope kernels --set roofline`). Achieved occupancy 12 % of the SM's warp "
-            "slots, " + std::string(kFullOccupancy));
+            "slots, " +
+                std::string(kFullOccupancy));
   const std::string uncalibrated =
       "tensor-core counters ran (sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum = 2147483648) but no calibration "
       "factor was given: tensor FLOPs unknown; calibrate each counter against a GEMM of known 2·M·N·K FLOP";
@@ -72,7 +73,8 @@ TEST(KernelExplain, UncalibratedTensorCountersSayComputeIsUnknown) {
             "memory 57 % of its ceiling, compute unknown (the tensor cores ran, their FLOPs are uncalibrated): "
             "l2-bound; L2 at 57 % of the measured L2 read ceiling (5.71 TB/s of 10 TB/s) — below the limit: more "
             "bytes in flight (more warps, wider or vectorized accesses, coalescing) could raise it. Next busiest: "
-            "DRAM 29 %. Achieved occupancy 12 % of the SM's warp slots, " + std::string(kFullOccupancy));
+            "DRAM 29 %. Achieved occupancy 12 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
 }
 
 TEST(KernelExplain, TinyKernelIsLaunchBound) {
@@ -87,14 +89,16 @@ TEST(KernelExplain, LatencyBoundWithEnoughWarps) {
   EXPECT_EQ(explain(fp32_chain(80), big_grid(), h100()),
             "latency-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %), with enough warps "
             "resident: the warps wait on dependent instructions, memory latency or synchronization. Achieved "
-            "occupancy 80 % of the SM's warp slots, " + std::string(kFullOccupancy));
+            "occupancy 80 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
 }
 
 TEST(KernelExplain, OccupancyBoundByTooFewWarps) {
   EXPECT_EQ(explain(fp32_chain(9), big_grid(), h100()),
             "occupancy-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %); achieved occupancy "
             "9.0 % is too few warps to hide memory and instruction latency. Achieved occupancy 9.0 % of the SM's "
-            "warp slots, " + std::string(kFullOccupancy));
+            "warp slots, " +
+                std::string(kFullOccupancy));
 }
 
 TEST(KernelExplain, OccupancyBoundByASmallGrid) {
@@ -115,14 +119,16 @@ TEST(KernelExplain, QuickSetCannotTellComputeFromLatency) {
   EXPECT_EQ(explain(quick_chain(), big_grid(), h100()),
             "not memory-bound: DRAM 0.7 %, L2 0.2 %, L1/shared 0.1 % of the measured ceilings, all below 30 %; FLOPs "
             "were not collected, so compute-bound and latency-bound cannot be told apart (run `gpuscope kernels --set "
-            "roofline`). Achieved occupancy 50 % of the SM's warp slots, " + std::string(kFullOccupancy));
+            "roofline`). Achieved occupancy 50 % of the SM's warp slots, " +
+                std::string(kFullOccupancy));
   EXPECT_EQ(notes(quick_chain(), big_grid(), h100()), std::vector<std::string>{std::string(kFlopsNotCollected)});
 }
 
 TEST(KernelExplain, OccupancyLimiterNamesItsCause) {
-  const std::string low = "occupancy-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %); achieved "
-                          "occupancy 20 % is too few warps to hide memory and instruction latency. Achieved occupancy "
-                          "20 % of the SM's warp slots";
+  const std::string low =
+      "occupancy-bound: every unit is below 30 % of its ceiling (busiest: FP32 5.0 %); achieved "
+      "occupancy 20 % is too few warps to hide memory and instruction latency. Achieved occupancy "
+      "20 % of the SM's warp slots";
   // 256 threads × 128 registers on cc 9.0: 2 blocks per SM = 25 %.
   EXPECT_EQ(explain(fp32_chain(20), LaunchFacts{132 * 8, 256, 128, 0}, h100()),
             low + ", theoretical 25 % (limited by registers: 128 registers per thread).");
@@ -154,14 +160,16 @@ TEST(KernelExplain, SpeedOfLightComputeBound) {
 }
 
 TEST(KernelExplain, TheoreticalCeilingsAreSaidAndMissingOnesNoted) {
-  const std::string theoretical = " (Ceilings are theoretical: no machine profile; run `gpuscope peak` for measured ones.)";
+  const std::string theoretical =
+      " (Ceilings are theoretical: no machine profile; run `gpuscope peak` for measured ones.)";
   const std::string no_l2 =
       "no l2_read ceiling in the theoretical ceilings: L2 utilization unknown (run `gpuscope peak` to measure it)";
   EXPECT_EQ(explain(copy_1gib(), big_grid(), h100_theoretical(), "theoretical"),
             "memory 89 % of its ceiling, compute not collected: dram-bound; DRAM at 89 % of the theoretical DRAM copy "
             "ceiling (2.98 TB/s of 3.35 TB/s) — close to the limit: only moving fewer bytes (fusion, reuse in cache, "
             "smaller types) makes it faster. Next busiest: L1/shared 4.5 %. Achieved occupancy 85 % of the SM's warp "
-            "slots, " + std::string(kFullOccupancy) + theoretical);
+            "slots, " +
+                std::string(kFullOccupancy) + theoretical);
   EXPECT_EQ(notes(copy_1gib(), big_grid(), h100_theoretical(), "theoretical"),
             (std::vector<std::string>{std::string(kFlopsNotCollected), no_l2}));
   EXPECT_EQ(explain(gemm(), big_grid(), h100_theoretical(), "theoretical", gemm_calibration()),
@@ -193,7 +201,8 @@ TEST(KernelExplain, UnknownBoundSaysWhy) {
   v.erase("gpu__time_duration.sum");
   EXPECT_EQ(explain(v, big_grid(), h100()),
             "unknown: gpu__time_duration.sum was not collected, so no rate can be computed. Achieved occupancy 85 % "
-            "of the SM's warp slots, " + std::string(kFullOccupancy));
+            "of the SM's warp slots, " +
+                std::string(kFullOccupancy));
   EXPECT_EQ(notes(v, big_grid(), h100()),
             (std::vector<std::string>{std::string(kFlopsNotCollected),
                                       "gpu__time_duration.sum was not collected: no rates"}));

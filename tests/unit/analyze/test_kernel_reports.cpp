@@ -21,9 +21,11 @@ MachineProfile h100_profile() {
   MachineProfile p;
   p.device.name = "NVIDIA H100";
   p.device.uuid = "GPU-100";
-  for (auto [name, v] : std::initializer_list<std::pair<const char*, double>>{
-           {"dram_copy", 3.0e12}, {"l2_read", 10e12}, {"shared_memory", 30e12}, {"fp32_fma", 60e12},
-           {"launch_rate", 4e5}}) {
+  for (auto [name, v] : std::initializer_list<std::pair<const char*, double>>{{"dram_copy", 3.0e12},
+                                                                              {"l2_read", 10e12},
+                                                                              {"shared_memory", 30e12},
+                                                                              {"fp32_fma", 60e12},
+                                                                              {"launch_rate", 4e5}}) {
     Ceiling c;
     c.name = name;
     c.measured = v;
@@ -38,9 +40,15 @@ class KernelReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     t.add(device);
-    t.strings({{1, "void copy_kernel<float>(float*, const float*, int)"}, {2, "copy_kernel"}, {3, "tiny(int*)"},
-               {4, "tiny"}, {10, "gpu__time_duration.sum"}, {11, "dram__bytes_read.sum"},
-               {12, "dram__bytes_write.sum"}, {13, "lts__t_bytes.sum"}, {14, "l1tex__t_bytes.sum"},
+    t.strings({{1, "void copy_kernel<float>(float*, const float*, int)"},
+               {2, "copy_kernel"},
+               {3, "tiny(int*)"},
+               {4, "tiny"},
+               {10, "gpu__time_duration.sum"},
+               {11, "dram__bytes_read.sum"},
+               {12, "dram__bytes_write.sum"},
+               {13, "lts__t_bytes.sum"},
+               {14, "l1tex__t_bytes.sum"},
                {15, "sm__warps_active.avg.pct_of_peak_sustained_active"}});
     launch(1, 0, 1, 2, 2112, 256, 16);
     launch(2, 1, 3, 4, 1, 32, 8);
@@ -50,11 +58,25 @@ class KernelReportsTest : public ::testing::Test {
     metrics(3, 0.72e6, kGiB, kGiB, 2 * kGiB, kGiB, 85);
   }
   void launch(int id, int index, int name, int short_name, int grid, int block, int regs) {
-    t.add(store::rows::KernelProfile{
-        .id = id, .pid = 100, .device_id = 0, .context_id = 1, .correlation_id = 100 + id, .launch_index = index,
-        .name_id = name, .short_name_id = short_name, .grid_x = grid, .grid_y = 1, .grid_z = 1, .block_x = block,
-        .block_y = 1, .block_z = 1, .registers_per_thread = regs, .static_shared_memory = 0,
-        .dynamic_shared_memory = 0, .metric_set = "quick", .passes = 1});
+    t.add(store::rows::KernelProfile{.id = id,
+                                     .pid = 100,
+                                     .device_id = 0,
+                                     .context_id = 1,
+                                     .correlation_id = 100 + id,
+                                     .launch_index = index,
+                                     .name_id = name,
+                                     .short_name_id = short_name,
+                                     .grid_x = grid,
+                                     .grid_y = 1,
+                                     .grid_z = 1,
+                                     .block_x = block,
+                                     .block_y = 1,
+                                     .block_z = 1,
+                                     .registers_per_thread = regs,
+                                     .static_shared_memory = 0,
+                                     .dynamic_shared_memory = 0,
+                                     .metric_set = "quick",
+                                     .passes = 1});
   }
   void metrics(int id, double ns, double rd, double wr, double l2, double l1, double occ) {
     const double v[] = {ns, rd, wr, l2, l1, occ};
@@ -85,12 +107,28 @@ TEST_F(KernelReportsTest, PerLaunchColumnsAndBounds) {
   ASSERT_EQ(r.rows.size(), 3u);
   std::vector<std::string> names;
   for (const Column& c : r.columns) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"Launch", "PID", "Name", "Grid", "Block", "Reg/Trd", "Duration",
-                                             "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-                                             "lts__t_bytes.sum", "l1tex__t_bytes.sum",
-                                             "sm__warps_active.avg.pct_of_peak_sustained_active", "DRAM BW", "L2 BW",
-                                             "L1 BW", "Theoretical Occ", "Occ Limiter", "Ceiling", "% of Ceiling",
-                                             "Bound", "Explanation"}));  // no FLOP columns for the quick set
+  EXPECT_EQ(names, (std::vector<std::string>{"Launch",
+                                             "PID",
+                                             "Name",
+                                             "Grid",
+                                             "Block",
+                                             "Reg/Trd",
+                                             "Duration",
+                                             "gpu__time_duration.sum",
+                                             "dram__bytes_read.sum",
+                                             "dram__bytes_write.sum",
+                                             "lts__t_bytes.sum",
+                                             "l1tex__t_bytes.sum",
+                                             "sm__warps_active.avg.pct_of_peak_sustained_active",
+                                             "DRAM BW",
+                                             "L2 BW",
+                                             "L1 BW",
+                                             "Theoretical Occ",
+                                             "Occ Limiter",
+                                             "Ceiling",
+                                             "% of Ceiling",
+                                             "Bound",
+                                             "Explanation"}));  // no FLOP columns for the quick set
   EXPECT_EQ(r.columns[col(r, "dram__bytes_read.sum")].unit, "bytes");
   EXPECT_EQ(r.columns[col(r, "DRAM BW")].unit, "GB/s");
   EXPECT_EQ(r.columns[col(r, "Duration")].unit, "us");

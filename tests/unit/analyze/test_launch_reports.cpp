@@ -13,10 +13,10 @@
 namespace gpuscope::analyze {
 namespace {
 
-using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+using test::TraceDb;
 namespace rows = store::rows;
 
 void api(TraceDb& t, int name_id, long long start, long long end, int corr) { t.api(1, 1, name_id, start, end, corr); }
@@ -54,7 +54,8 @@ TEST(LaunchOverhead, HandComputedStream) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Queue Delay avg"), 115.0 / 3);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Queue Delay median"), 10.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Launch/GPU"), (145.0 / 3) / (190.0 / 3));
-  EXPECT_TRUE(has_note(r, "wall 1000 ns, GPU idle 810 ns, CPU launching while the GPU was idle 50 ns")) << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, "wall 1000 ns, GPU idle 810 ns, CPU launching while the GPU was idle 50 ns"))
+      << r.notes[0].text;
   EXPECT_TRUE(has_note(r, "about 10 ns (1 gaps"));
   EXPECT_TRUE(has_note(r, "not launch-bound: the GPU was idle 81 %"));
 }
@@ -83,16 +84,22 @@ TEST(LaunchOverhead, LaunchBoundVerdictAndUnmatchedKernel) {
 // stream_synchronize record [110,200) inside the first call. Union 100+100+50+200 = 450.
 TEST(SyncWait, HandComputed) {
   TraceDb t;
-  t.strings({{10, "cudaStreamSynchronize"}, {11, "cudaMemcpy"}, {12, "cudaMemcpyAsync"},
-             {13, "cudaDeviceSynchronize"}});
+  t.strings(
+      {{10, "cudaStreamSynchronize"}, {11, "cudaMemcpy"}, {12, "cudaMemcpyAsync"}, {13, "cudaDeviceSynchronize"}});
   t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 1000, .reason = "all"});
   api(t, 10, 100, 200, 5);
   api(t, 10, 300, 400, 6);
   api(t, 11, 500, 550, 7);
   api(t, 12, 600, 700, 8);
   api(t, 13, 800, 1000, 9);
-  t.add(rows::Sync{.pid = 1, .tid = 1, .context_id = 1, .stream_id = 7, .sync_type = "stream_synchronize",
-                   .start_ns = 110, .end_ns = 200, .correlation_id = 5});
+  t.add(rows::Sync{.pid = 1,
+                   .tid = 1,
+                   .context_id = 1,
+                   .stream_id = 7,
+                   .sync_type = "stream_synchronize",
+                   .start_ns = 110,
+                   .end_ns = 200,
+                   .correlation_id = 5});
   const Report r = sync_wait(t.db());
   EXPECT_EQ(r.name, "sync_wait");
   ASSERT_EQ(r.rows.size(), 4u);
@@ -108,7 +115,8 @@ TEST(SyncWait, HandComputed) {
   EXPECT_EQ(cell<std::string>(r, 3, "Name"), "cudaMemcpy");
   EXPECT_DOUBLE_EQ(cell<double>(r, 3, "Blocked"), 5.0);
   EXPECT_TRUE(has_note(r, "total blocked: 450 ns"));
-  EXPECT_TRUE(has_note(r, "sync-bound: the CPU was blocked on the GPU 45 % of the time, mostly in cudaDeviceSynchronize"));
+  EXPECT_TRUE(
+      has_note(r, "sync-bound: the CPU was blocked on the GPU 45 % of the time, mostly in cudaDeviceSynchronize"));
 }
 
 TEST(LaunchReports, EmptyDatabaseGivesNoRowsAndANote) {

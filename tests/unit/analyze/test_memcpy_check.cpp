@@ -91,8 +91,8 @@ TEST_F(MemcpyCheckTest, RowsPerTransferAndMemoryKind) {
 
 TEST_F(MemcpyCheckTest, FlagsPageableAndSerializedCopiesWithEvidence) {
   const Report r = memcpy_check(t.db());
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
-                       "2 host-device copies (3000000 bytes, 1.5 µs) use pageable host memory"));
+  EXPECT_TRUE(
+      has_note(r, NoteLevel::kWarning, "2 host-device copies (3000000 bytes, 1.5 µs) use pageable host memory"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "median 2 TB/s against 2 TB/s for pinned copies"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "pin the host buffer"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
@@ -119,7 +119,12 @@ TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
   t.strings({{1, "k"}});
   t.kernel(100, 0, 7, 1, 0, 90000, 1);
   t.copy({.stream = 8, .start = 1000, .end = 2000, .bytes = 10000000});
-  t.copy({.stream = 8, .start = 95000, .end = 96000, .bytes = 10000000, .kind = "DtoH", .src = "device",
+  t.copy({.stream = 8,
+          .start = 95000,
+          .end = 96000,
+          .bytes = 10000000,
+          .kind = "DtoH",
+          .src = "device",
           .dst = "pinned"});  // alone: 1 % of the wall, under the 5 % warning threshold
   const Report r = memcpy_check(t.db());
   ASSERT_EQ(r.rows.size(), 2u);

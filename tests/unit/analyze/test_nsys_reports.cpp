@@ -14,10 +14,10 @@
 namespace gpuscope::analyze {
 namespace {
 
-using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+using test::TraceDb;
 namespace rows = store::rows;
 
 std::vector<std::string> headers(const Report& r) {
@@ -34,8 +34,17 @@ std::vector<std::string> headers(const Report& r) {
 class NsysReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.strings({{1, "a(float*)"}, {2, "b(int)"}, {3, "a_s"}, {4, "_Z1a"}, {10, "cudaLaunchKernel"},
-               {11, "cudaMalloc"}, {20, "step"}, {21, "load"}, {22, "io"}, {23, "mark"}, {24, "open"}});
+    t.strings({{1, "a(float*)"},
+               {2, "b(int)"},
+               {3, "a_s"},
+               {4, "_Z1a"},
+               {10, "cudaLaunchKernel"},
+               {11, "cudaMalloc"},
+               {20, "step"},
+               {21, "load"},
+               {22, "io"},
+               {23, "mark"},
+               {24, "open"}});
     auto a = [&](int corr, long long start, long long end) {  // short name a_s, mangled _Z1a
       rows::Kernel k = TraceDb::kernel_row(1, 0, 7, corr, start, end, 1);
       k.short_name_id = 3;
@@ -49,20 +58,55 @@ class NsysReportsTest : public ::testing::Test {
     t.memcpy(1, "HtoD", 1000, 1100, 2000000);
     t.memcpy(1, "HtoD", 2000, 2300, 1000000);
     t.memcpy(1, "DtoH", 3000, 3050, 500000);
-    t.add(rows::Memset{.pid = 1, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 5,
-                       .start_ns = 4000, .end_ns = 4040, .bytes = 4096, .value = 0, .memory_kind = "device"});
-    t.add<rows::ApiCall>({{.pid = 1, .tid = 1, .domain = "runtime", .cbid = 211, .name_id = 10, .start_ns = 0,
-                           .end_ns = 5, .correlation_id = 1, .return_value = 0},
-                          {.pid = 1, .tid = 1, .domain = "runtime", .cbid = 211, .name_id = 10, .start_ns = 10,
-                           .end_ns = 17, .correlation_id = 2, .return_value = 0},
-                          {.pid = 1, .tid = 1, .domain = "runtime", .cbid = 20, .name_id = 11, .start_ns = 20,
-                           .end_ns = 120, .correlation_id = 3, .return_value = 0}});
+    t.add(rows::Memset{.pid = 1,
+                       .device_id = 0,
+                       .context_id = 1,
+                       .stream_id = 7,
+                       .correlation_id = 5,
+                       .start_ns = 4000,
+                       .end_ns = 4040,
+                       .bytes = 4096,
+                       .value = 0,
+                       .memory_kind = "device"});
+    t.add<rows::ApiCall>({{.pid = 1,
+                           .tid = 1,
+                           .domain = "runtime",
+                           .cbid = 211,
+                           .name_id = 10,
+                           .start_ns = 0,
+                           .end_ns = 5,
+                           .correlation_id = 1,
+                           .return_value = 0},
+                          {.pid = 1,
+                           .tid = 1,
+                           .domain = "runtime",
+                           .cbid = 211,
+                           .name_id = 10,
+                           .start_ns = 10,
+                           .end_ns = 17,
+                           .correlation_id = 2,
+                           .return_value = 0},
+                          {.pid = 1,
+                           .tid = 1,
+                           .domain = "runtime",
+                           .cbid = 20,
+                           .name_id = 11,
+                           .start_ns = 20,
+                           .end_ns = 120,
+                           .correlation_id = 3,
+                           .return_value = 0}});
     t.add<rows::NvtxEvent>(
         {{.id = 1, .pid = 1, .tid = 1, .end_tid = 1, .style = "PushPop", .text_id = 20, .start_ns = 0, .end_ns = 100},
-         {.id = 2, .pid = 1, .tid = 1, .end_tid = 1, .style = "PushPop", .text_id = 20, .start_ns = 200,
-          .end_ns = 500},
-         {.id = 3, .pid = 1, .tid = 1, .end_tid = 1, .domain_id = 22, .style = "StartEnd", .text_id = 21,
-          .start_ns = 0, .end_ns = 50},
+         {.id = 2, .pid = 1, .tid = 1, .end_tid = 1, .style = "PushPop", .text_id = 20, .start_ns = 200, .end_ns = 500},
+         {.id = 3,
+          .pid = 1,
+          .tid = 1,
+          .end_tid = 1,
+          .domain_id = 22,
+          .style = "StartEnd",
+          .text_id = 21,
+          .start_ns = 0,
+          .end_ns = 50},
          {.id = 4, .pid = 1, .tid = 1, .end_tid = 1, .style = "Mark", .text_id = 23, .start_ns = 10},
          {.id = 5, .pid = 1, .tid = 1, .end_tid = 1, .style = "PushPop", .text_id = 24, .start_ns = 600}});
   }
@@ -126,8 +170,8 @@ TEST_F(NsysReportsTest, MemTimeSum) {
 
 TEST_F(NsysReportsTest, MemSizeSumInMegabytes) {
   const Report r = cuda_gpu_mem_size_sum(t.db());
-  EXPECT_EQ(headers(r), (std::vector<std::string>{"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)",
-                                                  "Max (MB)", "StdDev (MB)", "Operation"}));
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)",
+                                                  "StdDev (MB)", "Operation"}));
   ASSERT_EQ(r.rows.size(), 3u);
   EXPECT_EQ(cell<std::string>(r, 0, "Operation"), "[CUDA memcpy Host-to-Device]");
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Total"), 3.0);
@@ -211,9 +255,11 @@ TEST_F(NsysReportsTest, GpuSumMixesKernelsAndMemoryOperations) {
                                                   "Min (ns)", "Max (ns)", "StdDev (ns)", "Category", "Operation"}));
   // Totals: HtoD 400, a 90, DtoH 50, memset 40, b 30 → 610 ns in all.
   ASSERT_EQ(r.rows.size(), 5u);
-  const std::vector<std::pair<std::string, std::string>> keys = {
-      {"MEMORY_OPER", "[CUDA memcpy Host-to-Device]"}, {"CUDA_KERNEL", "a(float*)"},
-      {"MEMORY_OPER", "[CUDA memcpy Device-to-Host]"}, {"MEMORY_OPER", "[CUDA memset]"}, {"CUDA_KERNEL", "b(int)"}};
+  const std::vector<std::pair<std::string, std::string>> keys = {{"MEMORY_OPER", "[CUDA memcpy Host-to-Device]"},
+                                                                 {"CUDA_KERNEL", "a(float*)"},
+                                                                 {"MEMORY_OPER", "[CUDA memcpy Device-to-Host]"},
+                                                                 {"MEMORY_OPER", "[CUDA memset]"},
+                                                                 {"CUDA_KERNEL", "b(int)"}};
   const std::vector<std::int64_t> totals = {400, 90, 50, 40, 30};
   const std::vector<std::int64_t> counts = {2, 3, 1, 1, 1};
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -230,10 +276,26 @@ TEST_F(NsysReportsTest, GpuSumMixesKernelsAndMemoryOperations) {
 TEST_F(NsysReportsTest, GpuTraceOneRowPerEventSortedByStart) {
   const Report r = cuda_gpu_trace(t.db());
   EXPECT_EQ(r.name, "cuda_gpu_trace");
-  EXPECT_EQ(headers(r), (std::vector<std::string>{"Start (ns)", "Duration (ns)", "CorrId", "GrdX", "GrdY", "GrdZ",
-                                                  "BlkX", "BlkY", "BlkZ", "Reg/Trd", "StcSMem (bytes)",
-                                                  "DymSMem (bytes)", "Bytes (bytes)", "Throughput (GB/s)",
-                                                  "SrcMemKd", "DstMemKd", "Device", "Ctx", "Strm", "Name"}));
+  EXPECT_EQ(headers(r), (std::vector<std::string>{"Start (ns)",
+                                                  "Duration (ns)",
+                                                  "CorrId",
+                                                  "GrdX",
+                                                  "GrdY",
+                                                  "GrdZ",
+                                                  "BlkX",
+                                                  "BlkY",
+                                                  "BlkZ",
+                                                  "Reg/Trd",
+                                                  "StcSMem (bytes)",
+                                                  "DymSMem (bytes)",
+                                                  "Bytes (bytes)",
+                                                  "Throughput (GB/s)",
+                                                  "SrcMemKd",
+                                                  "DstMemKd",
+                                                  "Device",
+                                                  "Ctx",
+                                                  "Strm",
+                                                  "Name"}));
   ASSERT_EQ(r.rows.size(), 8u);
   const std::vector<std::int64_t> starts = {0, 100, 200, 300, 1000, 2000, 3000, 4000};
   for (std::size_t i = 0; i < starts.size(); ++i) EXPECT_EQ(cell<std::int64_t>(r, i, "Start"), starts[i]) << i;
@@ -270,12 +332,19 @@ TEST_F(NsysReportsTest, GpuTraceOneRowPerEventSortedByStart) {
 }
 
 TEST_F(NsysReportsTest, ApiTraceOneRowPerCallSortedByStart) {
-  t.add(rows::ApiCall{.pid = 2, .tid = 9, .domain = "runtime", .cbid = 20, .name_id = 11, .start_ns = 15,
-                      .end_ns = 16, .correlation_id = 8, .return_value = 2});
+  t.add(rows::ApiCall{.pid = 2,
+                      .tid = 9,
+                      .domain = "runtime",
+                      .cbid = 20,
+                      .name_id = 11,
+                      .start_ns = 15,
+                      .end_ns = 16,
+                      .correlation_id = 8,
+                      .return_value = 2});
   const Report r = cuda_api_trace(t.db());
   EXPECT_EQ(r.name, "cuda_api_trace");
-  EXPECT_EQ(headers(r), (std::vector<std::string>{"Start (ns)", "Duration (ns)", "Name", "Result", "CorrID", "Pid",
-                                                  "Tid"}));
+  EXPECT_EQ(headers(r),
+            (std::vector<std::string>{"Start (ns)", "Duration (ns)", "Name", "Result", "CorrID", "Pid", "Tid"}));
   ASSERT_EQ(r.rows.size(), 4u);
   const std::vector<std::int64_t> starts = {0, 10, 15, 20};
   for (std::size_t i = 0; i < starts.size(); ++i) EXPECT_EQ(cell<std::int64_t>(r, i, "Start"), starts[i]) << i;

@@ -11,10 +11,10 @@
 namespace gpuscope::analyze {
 namespace {
 
-using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+using test::TraceDb;
 namespace rows = store::rows;
 
 // pid 1, main thread 10, worker thread 11. Launch calls (thread, start → op):
@@ -33,9 +33,18 @@ namespace rows = store::rows;
 class NvtxGpuProjTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.strings({{1, "k"}, {2, "cudaLaunchKernel"}, {3, "cudaGraphLaunch"}, {4, "cudaMemcpyAsync"},
-               {5, "cudaMemsetAsync"}, {20, "step"}, {21, "fwd"}, {22, "load"}, {23, "io"}, {24, "zero"},
-               {25, "xthread"}, {26, "worker"}});
+    t.strings({{1, "k"},
+               {2, "cudaLaunchKernel"},
+               {3, "cudaGraphLaunch"},
+               {4, "cudaMemcpyAsync"},
+               {5, "cudaMemsetAsync"},
+               {20, "step"},
+               {21, "fwd"},
+               {22, "load"},
+               {23, "io"},
+               {24, "zero"},
+               {25, "xthread"},
+               {26, "worker"}});
     t.api(1, 10, 2, 100, 150, 1);
     t.api(1, 10, 2, 200, 250, 2);
     t.api(1, 10, 4, 500, 550, 3);
@@ -56,23 +65,34 @@ class NvtxGpuProjTest : public ::testing::Test {
     graph_kernel(4, 2200, 2300);
     graph_kernel(5, 2300, 2450);
     graph_kernel(6, 2500, 2600);
-    t.add(rows::Memset{.pid = 1, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 7,
-                       .start_ns = 2450, .end_ns = 2500, .bytes = 16});
+    t.add(rows::Memset{.pid = 1,
+                       .device_id = 0,
+                       .context_id = 1,
+                       .stream_id = 7,
+                       .correlation_id = 7,
+                       .start_ns = 2450,
+                       .end_ns = 2500,
+                       .bytes = 16});
     t.kernel(1, 0, 7, 6, 2700, 2800, 1);
     t.kernel(1, 0, 7, 99, 2900, 2950, 1);
     // The importer numbers nvtx_events rows from 1 and closes a push/pop range on its own thread.
-    auto range = [](std::int64_t id, std::int64_t tid, std::int64_t end_tid, std::string_view style,
-                    std::int64_t text, long long start, std::optional<std::int64_t> end) {
-      return rows::NvtxEvent{.id = id, .pid = 1, .tid = tid, .end_tid = end_tid, .style = style, .text_id = text,
-                             .start_ns = start, .end_ns = end};
+    auto range = [](std::int64_t id, std::int64_t tid, std::int64_t end_tid, std::string_view style, std::int64_t text,
+                    long long start, std::optional<std::int64_t> end) {
+      return rows::NvtxEvent{.id = id,
+                             .pid = 1,
+                             .tid = tid,
+                             .end_tid = end_tid,
+                             .style = style,
+                             .text_id = text,
+                             .start_ns = start,
+                             .end_ns = end};
     };
     rows::NvtxEvent load = range(5, 10, 10, "StartEnd", 22, 600, 900);
     load.domain_id = 23;
     t.add<rows::NvtxEvent>({range(1, 10, 10, "PushPop", 20, 0, 1000), range(2, 10, 10, "PushPop", 21, 100, 500),
                             range(3, 10, 10, "PushPop", 20, 2000, 3000), range(4, 10, 10, "PushPop", 20, 4000, 4100),
-                            load, range(6, 10, 10, "PushPop", 24, 700, 700),
-                            range(7, 10, 11, "StartEnd", 25, 0, 3000), range(8, 11, 11, "PushPop", 26, 0, 3000),
-                            range(9, 10, 10, "Mark", 20, 150, std::nullopt)});
+                            load, range(6, 10, 10, "PushPop", 24, 700, 700), range(7, 10, 11, "StartEnd", 25, 0, 3000),
+                            range(8, 11, 11, "PushPop", 26, 0, 3000), range(9, 10, 10, "Mark", 20, 150, std::nullopt)});
   }
   TraceDb t;
 };
@@ -139,8 +159,8 @@ TEST(NvtxGpuProj, OpsFromThreadsWithoutRangesAreCounted) {
   t.api(1, 12, 2, 300, 350, 2);
   t.kernel(1, 0, 7, 1, 1000, 1100, 1);
   t.kernel(1, 0, 7, 2, 1200, 1300, 1);
-  t.add(rows::NvtxEvent{.id = 1, .pid = 1, .tid = 10, .end_tid = 10, .style = "PushPop", .text_id = 20,
-                        .start_ns = 90, .end_ns = 110});
+  t.add(rows::NvtxEvent{
+      .id = 1, .pid = 1, .tid = 10, .end_tid = 10, .style = "PushPop", .text_id = 20, .start_ns = 90, .end_ns = 110});
   const Report r = nvtx_gpu_proj_sum(t.db());
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Total GPU Ops"), 1);  // its first call (100) is inside, the second not

@@ -16,20 +16,49 @@ namespace rows = store::rows;
 
 TEST(Timeline, LoadsEveryKindWithNamesResolved) {
   TraceDb t;
-  t.add(rows::Process{.pid = 1234, .cmdline = "python3 x.py", .exe = "/usr/bin/python3", .start_ns = 1000000,
-                      .end_ns = 9000000, .ended_cleanly = 0, .rank = 3});
+  t.add(rows::Process{.pid = 1234,
+                      .cmdline = "python3 x.py",
+                      .exe = "/usr/bin/python3",
+                      .start_ns = 1000000,
+                      .end_ns = 9000000,
+                      .ended_cleanly = 0,
+                      .rank = 3});
   t.add<rows::Thread>({{.pid = 1234, .tid = 1234}, {.pid = 1234, .tid = 1240, .name = "loader"}});
-  t.add(rows::Device{.pid = 1234, .device_id = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-1", .cc_major = 9,
-                     .cc_minor = 0, .sm_count = 132});
+  t.add(rows::Device{.pid = 1234,
+                     .device_id = 1,
+                     .name = "NVIDIA H100 80GB HBM3",
+                     .uuid = "GPU-1",
+                     .cc_major = 9,
+                     .cc_minor = 0,
+                     .sm_count = 132});
   t.strings({{1, "cudaLaunchKernel"}, {2, "vec_add(float*)"}, {3, "step"}, {4, "mydomain"}});
-  t.add(rows::ApiCall{.pid = 1234, .tid = 1234, .domain = "runtime", .cbid = 211, .name_id = 1,
-                      .start_ns = 2000000, .end_ns = 2000500, .correlation_id = 77, .return_value = 0});
-  t.add<rows::NvtxEvent>({{.id = 1, .pid = 1234, .tid = 1234, .end_tid = 1234, .domain_id = 4, .style = "PushPop",
-                           .text_id = 3, .start_ns = 1500000, .end_ns = 3000000},
-                          {.id = 2, .pid = 1234, .tid = 1234, .end_tid = 1234, .style = "Mark", .text_id = 3,
-                           .start_ns = 1600000}});
-  t.add(rows::Sync{.pid = 1234, .tid = std::nullopt, .context_id = 1, .stream_id = 7,
-                   .sync_type = "stream_synchronize", .start_ns = 2600000, .end_ns = 2700000,
+  t.add(rows::ApiCall{.pid = 1234,
+                      .tid = 1234,
+                      .domain = "runtime",
+                      .cbid = 211,
+                      .name_id = 1,
+                      .start_ns = 2000000,
+                      .end_ns = 2000500,
+                      .correlation_id = 77,
+                      .return_value = 0});
+  t.add<rows::NvtxEvent>(
+      {{.id = 1,
+        .pid = 1234,
+        .tid = 1234,
+        .end_tid = 1234,
+        .domain_id = 4,
+        .style = "PushPop",
+        .text_id = 3,
+        .start_ns = 1500000,
+        .end_ns = 3000000},
+       {.id = 2, .pid = 1234, .tid = 1234, .end_tid = 1234, .style = "Mark", .text_id = 3, .start_ns = 1600000}});
+  t.add(rows::Sync{.pid = 1234,
+                   .tid = std::nullopt,
+                   .context_id = 1,
+                   .stream_id = 7,
+                   .sync_type = "stream_synchronize",
+                   .start_ns = 2600000,
+                   .end_ns = 2700000,
                    .correlation_id = 78});
   t.kernel(1234, 1, 7, 77, 2100000, 2200000, 2);
   t.memcpy(1234, "HtoD", 1200000, 1300000, 4096);
@@ -97,7 +126,6 @@ TEST(Timeline, SameOrdinalOnDifferentGpusGetsDistinctIndices) {
   EXPECT_NE(tl.kernels[0].gpu_index, tl.kernels[1].gpu_index);
 }
 
-
 // Two processes on one GPU (same UUID), correlation ids shared across processes and
 // repeated inside one, GPU work of every kind with and without its launch call.
 void add_two_process_trace(TraceDb& t) {
@@ -115,13 +143,27 @@ void add_two_process_trace(TraceDb& t) {
   t.kernel(1, 0, 7, 5, 2000, 2500, 2);
   t.kernel(2, 0, 7, 5, 2100, 2600, 2);
   t.kernel(2, 0, 9, 9, 2700, 2800, 2);  // no launch call in the trace
-  t.add(rows::Memset{.pid = 1, .device_id = 0, .context_id = 1, .stream_id = 8, .correlation_id = 7,
-                     .start_ns = 3000, .end_ns = 3100, .bytes = 64, .value = 0, .memory_kind = "device"});
+  t.add(rows::Memset{.pid = 1,
+                     .device_id = 0,
+                     .context_id = 1,
+                     .stream_id = 8,
+                     .correlation_id = 7,
+                     .start_ns = 3000,
+                     .end_ns = 3100,
+                     .bytes = 64,
+                     .value = 0,
+                     .memory_kind = "device"});
   t.copy({.pid = 2, .stream = 3, .corr = 8, .start = 3200, .end = 3300, .bytes = 4096});
-  t.add(rows::Sync{.pid = 2, .tid = std::nullopt, .context_id = 1, .stream_id = 3,
-                   .sync_type = "stream_synchronize", .start_ns = 3400, .end_ns = 3500, .correlation_id = 10});
-  t.add(rows::NvtxEvent{.id = 1, .pid = 1, .tid = 3, .end_tid = 3, .style = "PushPop", .text_id = 3,
-                        .start_ns = 900});  // never closed
+  t.add(rows::Sync{.pid = 2,
+                   .tid = std::nullopt,
+                   .context_id = 1,
+                   .stream_id = 3,
+                   .sync_type = "stream_synchronize",
+                   .start_ns = 3400,
+                   .end_ns = 3500,
+                   .correlation_id = 10});
+  t.add(rows::NvtxEvent{
+      .id = 1, .pid = 1, .tid = 3, .end_tid = 3, .style = "PushPop", .text_id = 3, .start_ns = 900});  // never closed
 }
 
 TEST(Timeline, LaunchFlagsFromSqlMatchTheVectorRule) {

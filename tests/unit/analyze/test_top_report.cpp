@@ -11,11 +11,11 @@
 namespace gpuscope::analyze {
 namespace {
 
-using test::TraceDb;
-using test::warnings;
 using test::cell;
 using test::col;
 using test::has_note;
+using test::TraceDb;
+using test::warnings;
 
 // One kernel of pid 100 on the H100: 1-D grid of `grid` blocks of 1024 threads, 32 registers,
 // no shared memory → 2 blocks per SM, so it occupies min(132, ceil(grid / 2)) SMs.
@@ -32,8 +32,8 @@ TraceDb base_trace() {
   TraceDb t;
   t.add(store::rows::Process{.pid = 100, .start_ns = 0, .end_ns = 100000, .ended_cleanly = 1});
   t.h100(100);
-  t.strings({{1, "small_grid"}, {2, "other"}, {10, "cudaLaunchKernel"}, {11, "cudaDeviceSynchronize"},
-             {12, "cudaMemcpy"}});
+  t.strings(
+      {{1, "small_grid"}, {2, "other"}, {10, "cudaLaunchKernel"}, {11, "cudaDeviceSynchronize"}, {12, "cudaMemcpy"}});
   return t;
 }
 
@@ -75,8 +75,8 @@ TEST(Top, FiveNumbersAndDiagnosesByHand) {
   EXPECT_TRUE(has_note(launch_overhead(t.db()), "launch-bound share 59 %"));
   EXPECT_TRUE(has_note(sync_wait(t.db()), "total blocked: 27000 ns"));
 
-  EXPECT_EQ(warnings(r), (std::vector<std::string>{"launch-bound", "sync-blocked", "low SM coverage",
-                                                   "pageable copies"}));
+  EXPECT_EQ(warnings(r),
+            (std::vector<std::string>{"launch-bound", "sync-blocked", "low SM coverage", "pageable copies"}));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "a CUDA graph could save about 40 µs"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "torch.compile(mode=\"reduce-overhead\")"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "27 % of the wall time, mostly in cudaDeviceSynchronize"));
@@ -116,7 +116,10 @@ TEST(Top, HealthyRunSaysNoDiagnosisFiredAfterDataLoss) {
   TraceDb t = base_trace();
   kernel(t, 7, 1, 5000, 95000, 264, 1);
   t.api(100, 1, 10, 0, 1000, 1);
-  t.add(store::rows::DataLoss{.pid = 100, .what = "cupti_dropped_records", .count = 3, .severity = "data_loss",
+  t.add(store::rows::DataLoss{.pid = 100,
+                              .what = "cupti_dropped_records",
+                              .count = 3,
+                              .severity = "data_loss",
                               .detail = "raise the buffer size"});
   const Report r = top(t.db()).at(0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "GPU Busy"), 90.0);

@@ -37,7 +37,12 @@ namespace rows = store::rows;
 class TraceFilterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.strings({{1, "kA"}, {2, "kB"}, {3, "cudaLaunchKernel"}, {4, "step"}, {5, "other"}, {6, "dom"},
+    t.strings({{1, "kA"},
+               {2, "kB"},
+               {3, "cudaLaunchKernel"},
+               {4, "step"},
+               {5, "other"},
+               {6, "dom"},
                {7, "cudaDeviceSynchronize"}});
     t.add(rows::Meta{.key = "schema_version", .value = "1"});
     t.add<rows::Process>({{.pid = 100, .cmdline = "python3 train.py", .start_ns = 0, .end_ns = 10000},
@@ -50,8 +55,14 @@ class TraceFilterTest : public ::testing::Test {
                          {.pid = 200, .device_id = 0, .name = "B", .uuid = "GPU-B"}});
     auto api = [](std::int64_t id, std::int64_t pid, std::int64_t tid, std::int64_t name, std::int64_t start,
                   std::int64_t end, std::int64_t corr) {
-      return rows::ApiCall{.id = id, .pid = pid, .tid = tid, .domain = "runtime", .name_id = name,
-                           .start_ns = start, .end_ns = end, .correlation_id = corr};
+      return rows::ApiCall{.id = id,
+                           .pid = pid,
+                           .tid = tid,
+                           .domain = "runtime",
+                           .name_id = name,
+                           .start_ns = start,
+                           .end_ns = end,
+                           .correlation_id = corr};
     };
     t.add<rows::ApiCall>({api(1, 100, 1, 3, 1100, 1150, 1), api(2, 100, 2, 3, 1300, 1400, 2),
                           api(3, 100, 1, 3, 2500, 2600, 3), api(4, 100, 1, 3, 3900, 4100, 4),
@@ -63,12 +74,25 @@ class TraceFilterTest : public ::testing::Test {
     t.kernel(100, 0, 7, 4, 4200, 4300, 1);
     t.kernel(100, 1, 9, 7, 5300, 5400, 2);
     t.kernel(200, 0, 7, 1, 1300, 1400, 1);
-    t.add(rows::Memcpy{.pid = 100, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 5,
-                       .start_ns = 3300, .end_ns = 3400, .bytes = 4096, .copy_kind = "HtoD"});
+    t.add(rows::Memcpy{.pid = 100,
+                       .device_id = 0,
+                       .context_id = 1,
+                       .stream_id = 7,
+                       .correlation_id = 5,
+                       .start_ns = 3300,
+                       .end_ns = 3400,
+                       .bytes = 4096,
+                       .copy_kind = "HtoD"});
     auto nvtx = [](std::int64_t id, std::string_view style, std::int64_t text, std::int64_t start,
                    std::optional<std::int64_t> end) {
-      return rows::NvtxEvent{.id = id, .pid = 100, .tid = 1, .end_tid = 1, .style = style, .text_id = text,
-                             .start_ns = start, .end_ns = end};
+      return rows::NvtxEvent{.id = id,
+                             .pid = 100,
+                             .tid = 1,
+                             .end_tid = 1,
+                             .style = style,
+                             .text_id = text,
+                             .start_ns = start,
+                             .end_ns = end};
     };
     rows::NvtxEvent in_dom = nvtx(4, "StartEnd", 4, 5000, 6000);
     in_dom.domain_id = 6;
@@ -142,7 +166,7 @@ TEST_F(TraceFilterTest, NoFilterCopiesEverything) {
 }
 
 TEST_F(TraceFilterTest, NvtxRangeAnyThreadOfTheProcessAndTheGpuWorkItLaunched) {
-  FilteredTrace f = run(nvtx("step"));  // all three 'step' instances, any domain
+  FilteredTrace f = run(nvtx("step"));                      // all three 'step' instances, any domain
   EXPECT_EQ(ids(f.db, "api_calls"), (Ids{1, 2, 5, 6, 7}));  // 2: another thread; 4 straddles the end
   EXPECT_EQ(ids(f.db, "kernels"), (Ids{1, 2, 5}));          // 1 runs past the step: kept whole
   EXPECT_EQ(ids(f.db, "memcpys"), (Ids{1}));
@@ -268,8 +292,7 @@ TEST_F(TraceFilterTest, DeviceIsThePhysicalGpuIndex) {
   f.gpu = 5;
   FilteredTrace none = run(f);
   ASSERT_EQ(none.warnings.size(), 1u);
-  EXPECT_NE(none.warnings[0].find("no GPU 5 in the trace; GPUs: 0 (A), 1 (B)"), std::string::npos)
-      << none.warnings[0];
+  EXPECT_NE(none.warnings[0].find("no GPU 5 in the trace; GPUs: 0 (A), 1 (B)"), std::string::npos) << none.warnings[0];
 }
 
 TEST_F(TraceFilterTest, FiltersCombineWithAnd) {

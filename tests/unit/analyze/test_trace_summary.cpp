@@ -10,10 +10,10 @@
 namespace gpuscope::analyze {
 namespace {
 
-using test::TraceDb;
 using test::cell;
 using test::col;
 using test::has_note;
+using test::TraceDb;
 namespace rows = store::rows;
 
 const Report* find(const std::vector<Report>& reports, const std::string& name) {
@@ -30,8 +30,12 @@ const Report* find(const std::vector<Report>& reports, const std::string& name) 
 class SummaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t.add(rows::Process{.pid = 100, .cmdline = "python3 train.py", .exe = "/usr/bin/python3", .start_ns = 0,
-                        .end_ns = 100000, .ended_cleanly = 1});
+    t.add(rows::Process{.pid = 100,
+                        .cmdline = "python3 train.py",
+                        .exe = "/usr/bin/python3",
+                        .start_ns = 0,
+                        .end_ns = 100000,
+                        .ended_cleanly = 1});
     t.strings({{1, "kernel_a(float*)"}, {2, "kernel_b(int)"}});
     t.kernel(100, 0, 7, 11, 1000, 5000, 1);
     t.kernel(100, 0, 8, 12, 3000, 9000, 2);
@@ -39,8 +43,15 @@ class SummaryTest : public ::testing::Test {
     t.memcpy(100, "HtoD", 10000, 12000, 2000000);
     t.memcpy(100, "HtoD", 8000, 8500, 1000000);
     t.memcpy(100, "DtoH", 30000, 31000, 500000);
-    t.add(rows::Memset{.pid = 100, .device_id = 0, .context_id = 1, .stream_id = 7, .start_ns = 40000,
-                       .end_ns = 40500, .bytes = 4096, .value = 0, .memory_kind = "device"});
+    t.add(rows::Memset{.pid = 100,
+                       .device_id = 0,
+                       .context_id = 1,
+                       .stream_id = 7,
+                       .start_ns = 40000,
+                       .end_ns = 40500,
+                       .bytes = 4096,
+                       .value = 0,
+                       .memory_kind = "device"});
   }
   TraceDb t;
 };
@@ -51,9 +62,9 @@ TEST_F(SummaryTest, OverviewUsesUnionOfOverlappingIntervals) {
   ASSERT_NE(ov, nullptr);
   EXPECT_EQ(&reports.front(), ov);
   ASSERT_EQ(ov->rows.size(), 1u);
-  EXPECT_DOUBLE_EQ(cell<double>(*ov, 0, "Wall Time"), 0.1);          // 100000 ns in ms
-  EXPECT_DOUBLE_EQ(cell<double>(*ov, 0, "GPU Busy Time"), 0.0125);   // 12500 ns in ms
-  EXPECT_DOUBLE_EQ(cell<double>(*ov, 0, "GPU Busy"), 12.5);          // %
+  EXPECT_DOUBLE_EQ(cell<double>(*ov, 0, "Wall Time"), 0.1);         // 100000 ns in ms
+  EXPECT_DOUBLE_EQ(cell<double>(*ov, 0, "GPU Busy Time"), 0.0125);  // 12500 ns in ms
+  EXPECT_DOUBLE_EQ(cell<double>(*ov, 0, "GPU Busy"), 12.5);         // %
   EXPECT_EQ(cell<std::int64_t>(*ov, 0, "Kernels"), 3);
   EXPECT_EQ(cell<std::int64_t>(*ov, 0, "Memcpys"), 3);
   EXPECT_EQ(cell<std::int64_t>(*ov, 0, "Memsets"), 1);
@@ -120,15 +131,21 @@ TEST(MemcpyNames, NsysNaming) {
 }
 
 TEST_F(SummaryTest, DataLossAbnormalEndAndMessagesBecomeNotesLoudestFirst) {
-  t.add<rows::DataLoss>({{.pid = 100, .what = "cupti_dropped_records", .count = 42, .severity = "data_loss",
-                          .detail = "CUPTI dropped records; raise the buffer size"},
-                         {.pid = 100, .what = "unmatched_nvtx_pop", .count = 1, .severity = "warning",
-                          .detail = "a pop without a push"},
-                         {.pid = std::nullopt, .what = "unclosed_nvtx_range", .count = 2, .severity = "info",
-                          .detail = "ranges left open"}});
+  t.add<rows::DataLoss>(
+      {{.pid = 100,
+        .what = "cupti_dropped_records",
+        .count = 42,
+        .severity = "data_loss",
+        .detail = "CUPTI dropped records; raise the buffer size"},
+       {.pid = 100, .what = "unmatched_nvtx_pop", .count = 1, .severity = "warning", .detail = "a pop without a push"},
+       {.pid = std::nullopt,
+        .what = "unclosed_nvtx_range",
+        .count = 2,
+        .severity = "info",
+        .detail = "ranges left open"}});
   t.add(rows::Process{.pid = 200, .start_ns = 0, .end_ns = 50000, .ended_cleanly = 0, .term_signal = 9});
-  t.add(rows::Message{.pid = 100, .ts_ns = 5, .severity = "warning",
-                      .text = "another CUPTI client holds the subscription"});
+  t.add(rows::Message{
+      .pid = 100, .ts_ns = 5, .severity = "warning", .text = "another CUPTI client holds the subscription"});
   const auto reports = trace_summary(t.db());
   const Report& ov = reports.front();
   EXPECT_TRUE(has_note(ov, NoteLevel::kDataLoss, "pid 100: cupti_dropped_records (count 42): CUPTI dropped"));

@@ -18,11 +18,11 @@ namespace gpuscope::analyze {
 namespace {
 
 using stats::Interval;
-using test::TraceDb;
-using test::warnings;
 using test::cell;
 using test::col;
 using test::has_note;
+using test::TraceDb;
+using test::warnings;
 
 constexpr const char* kUnknownNote =
     "gpuscope's own cost per launch is unknown for this trace (recorded before calibration); launch times include it";
@@ -85,8 +85,8 @@ TraceDb launch_trace(int n, std::int64_t period, std::int64_t call_ns, std::int6
   t.add(store::rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 100000, .reason = "all"});
   for (int i = 0; i < n; ++i) {
     t.api(1, 1, 10, period * i, period * i + call_ns, i + 1);
-    store::rows::Kernel k = TraceDb::kernel_row(1, 0, 7, i + 1, period * i + call_ns,
-                                                period * i + call_ns + kernel_ns, 1);
+    store::rows::Kernel k =
+        TraceDb::kernel_row(1, 0, 7, i + 1, period * i + call_ns, period * i + call_ns + kernel_ns, 1);
     k.grid_x = 1056;
     k.static_shared_memory = 0;
     k.dynamic_shared_memory = 0;
@@ -213,12 +213,18 @@ TEST(TracerShare, UnknownCostChangesNothingButANote) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(lo.rows.at(0)[col(lo, "Tracer Cost avg")]));
   ASSERT_EQ(lo.notes.size(), 5u);
   EXPECT_EQ(lo.notes[0].text.rfind("wall 100000 ns, GPU idle 90000 ns, CPU launching while the GPU was idle "
-                                   "50000 ns (launch-bound share 56 %)", 0), 0u) << lo.notes[0].text;
+                                   "50000 ns (launch-bound share 56 %)",
+                                   0),
+            0u)
+      << lo.notes[0].text;
   EXPECT_EQ(lo.notes[1].text, kUnknownNote);
   EXPECT_EQ(lo.notes[2].text.rfind("time a CUDA graph could save: about 81000 ns (9 gaps", 0), 0u) << lo.notes[2].text;
   EXPECT_EQ(lo.notes[4].level, NoteLevel::kWarning);
   EXPECT_EQ(lo.notes[4].text.rfind("launch-bound: the GPU was idle 90 % of the time and the CPU was launching "
-                                   "during 56 % of that idle time", 0), 0u) << lo.notes[4].text;
+                                   "during 56 % of that idle time",
+                                   0),
+            0u)
+      << lo.notes[4].text;
 
   const Report r = top(t.db()).at(0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Launch-Bound"), 50000.0 / 90000.0 * 100.0);

@@ -33,9 +33,7 @@ namespace rows = store::rows;
 
 class TraceDb {
  public:
-  TraceDb() : m_db(":memory:", store::Database::Mode::kReadWriteCreate) {
-    m_db.exec(store::create_schema_sql());
-  }
+  TraceDb() : m_db(":memory:", store::Database::Mode::kReadWriteCreate) { m_db.exec(store::create_schema_sql()); }
   store::Database& db() { return m_db; }
 
   /// Inserts one row of any trace table.
@@ -60,19 +58,40 @@ class TraceDb {
   /// static and 2048 B dynamic shared memory; name_id refers to strings.
   static rows::Kernel kernel_row(int pid, int device, int stream, int corr, long long start, long long end,
                                  int name_id) {
-    return {.pid = pid, .device_id = device, .context_id = 1, .stream_id = stream, .correlation_id = corr,
-            .start_ns = start, .end_ns = end, .name_id = name_id, .grid_x = 264, .grid_y = 1, .grid_z = 1,
-            .block_x = 256, .block_y = 1, .block_z = 1, .registers_per_thread = 32,
-            .static_shared_memory = 1024, .dynamic_shared_memory = 2048};
+    return {.pid = pid,
+            .device_id = device,
+            .context_id = 1,
+            .stream_id = stream,
+            .correlation_id = corr,
+            .start_ns = start,
+            .end_ns = end,
+            .name_id = name_id,
+            .grid_x = 264,
+            .grid_y = 1,
+            .grid_z = 1,
+            .block_x = 256,
+            .block_y = 1,
+            .block_z = 1,
+            .registers_per_thread = 32,
+            .static_shared_memory = 1024,
+            .dynamic_shared_memory = 2048};
   }
   void kernel(int pid, int device, int stream, int corr, long long start, long long end, int name_id) {
     add(kernel_row(pid, device, stream, corr, start, end, name_id));
   }
   /// A synchronous pageable → device copy on device 0, stream 7, correlation id 0.
   void memcpy(int pid, std::string_view kind, long long start, long long end, long long bytes) {
-    add(rows::Memcpy{.pid = pid, .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 0,
-                     .start_ns = start, .end_ns = end, .bytes = bytes, .copy_kind = kind,
-                     .src_kind = "pageable", .dst_kind = "device"});
+    add(rows::Memcpy{.pid = pid,
+                     .device_id = 0,
+                     .context_id = 1,
+                     .stream_id = 7,
+                     .correlation_id = 0,
+                     .start_ns = start,
+                     .end_ns = end,
+                     .bytes = bytes,
+                     .copy_kind = kind,
+                     .src_kind = "pageable",
+                     .dst_kind = "device"});
   }
   // One memcpy on device 0 with every field the copy reports read.
   struct Copy {
@@ -84,20 +103,46 @@ class TraceDb {
     int is_async = 1;
   };
   void copy(const Copy& c) {
-    add(rows::Memcpy{.pid = c.pid, .device_id = 0, .context_id = 1, .stream_id = c.stream, .correlation_id = c.corr,
-                     .start_ns = c.start, .end_ns = c.end, .bytes = c.bytes, .copy_kind = c.kind,
-                     .src_kind = c.src, .dst_kind = c.dst, .is_async = c.is_async});
+    add(rows::Memcpy{.pid = c.pid,
+                     .device_id = 0,
+                     .context_id = 1,
+                     .stream_id = c.stream,
+                     .correlation_id = c.corr,
+                     .start_ns = c.start,
+                     .end_ns = c.end,
+                     .bytes = c.bytes,
+                     .copy_kind = c.kind,
+                     .src_kind = c.src,
+                     .dst_kind = c.dst,
+                     .is_async = c.is_async});
   }
   /// A CUDA runtime API call that returned 0; name_id refers to strings.
   void api(int pid, int tid, int name_id, long long start, long long end, int corr) {
-    add(rows::ApiCall{.pid = pid, .tid = tid, .domain = "runtime", .cbid = 0, .name_id = name_id,
-                      .start_ns = start, .end_ns = end, .correlation_id = corr, .return_value = 0});
+    add(rows::ApiCall{.pid = pid,
+                      .tid = tid,
+                      .domain = "runtime",
+                      .cbid = 0,
+                      .name_id = name_id,
+                      .start_ns = start,
+                      .end_ns = end,
+                      .correlation_id = corr,
+                      .return_value = 0});
   }
   /// A cc 9.0 GPU with 132 SMs (H100 SXM) seen by `pid` as device 0 (h100(): uuid GPU-<pid>).
   static rows::Device h100_row(int pid, std::string_view uuid) {
-    return {.pid = pid, .device_id = 0, .name = "NVIDIA H100", .uuid = uuid, .cc_major = 9, .cc_minor = 0,
-            .sm_count = 132, .max_threads_per_block = 1024, .max_warps_per_sm = 64, .max_blocks_per_sm = 32,
-            .max_registers_per_sm = 65536, .max_registers_per_block = 65536, .max_shared_memory_per_sm = 233472,
+    return {.pid = pid,
+            .device_id = 0,
+            .name = "NVIDIA H100",
+            .uuid = uuid,
+            .cc_major = 9,
+            .cc_minor = 0,
+            .sm_count = 132,
+            .max_threads_per_block = 1024,
+            .max_warps_per_sm = 64,
+            .max_blocks_per_sm = 32,
+            .max_registers_per_sm = 65536,
+            .max_registers_per_block = 65536,
+            .max_shared_memory_per_sm = 233472,
             .max_shared_memory_per_block = 49152};
   }
   void h100(int pid = 100) {
@@ -133,9 +178,8 @@ inline std::vector<std::string> warnings(const Report& r) {
 }
 
 inline bool has_note(const Report& r, NoteLevel level, const std::string& fragment) {
-  return std::any_of(r.notes.begin(), r.notes.end(), [&](const Note& n) {
-    return n.level == level && n.text.find(fragment) != std::string::npos;
-  });
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const Note& n) { return n.level == level && n.text.find(fragment) != std::string::npos; });
 }
 
 inline bool has_note(const Report& r, const std::string& fragment) {

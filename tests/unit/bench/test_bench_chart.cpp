@@ -37,8 +37,8 @@ TEST(BenchChart, SweepSvgFromCommittedResults) {
   EXPECT_EQ(count(s, "id=\"ceiling-dram_copy\""), 1u);  // shared by both series
   EXPECT_EQ(count(s, "id=\"series-0\""), 1u);
   EXPECT_EQ(count(s, "id=\"series-1\""), 1u);
-  EXPECT_EQ(count(s, "class=\"point at-90\""), 2u);     // one 90 % marker per series
-  EXPECT_EQ(count(s, "class=\"point\""), 12u);          // the other 6 sizes of each
+  EXPECT_EQ(count(s, "class=\"point at-90\""), 2u);  // one 90 % marker per series
+  EXPECT_EQ(count(s, "class=\"point\""), 12u);       // the other 6 sizes of each
   EXPECT_NE(s.find("DRAM copy 3.01 TB/s (measured)"), std::string::npos);
   EXPECT_NE(s.find("copy memcpy f32 cold"), std::string::npos);  // legend
 }

@@ -24,8 +24,12 @@ class KernelsOutputTest : public ::testing::Test {
     fs::create_directories(m_dir / "cache");
     ::setenv("GPUSCOPE_CACHE_DIR", (m_dir / "cache").c_str(), 1);  // never the user's cache
     t.h100();
-    t.strings({{1, "copy_kernel"}, {2, "tiny"}, {10, "gpu__time_duration.sum"}, {11, "dram__bytes_read.sum"},
-               {12, "dram__bytes_write.sum"}, {13, "lts__t_bytes.sum"}});
+    t.strings({{1, "copy_kernel"},
+               {2, "tiny"},
+               {10, "gpu__time_duration.sum"},
+               {11, "dram__bytes_read.sum"},
+               {12, "dram__bytes_write.sum"},
+               {13, "lts__t_bytes.sum"}});
     add(1, 0, 1, 2112, 256, {0.72e6, kGiB, kGiB, 2 * kGiB});
     add(2, 1, 2, 1, 32, {2000, 128, 128, 256});
   }
@@ -34,13 +38,24 @@ class KernelsOutputTest : public ::testing::Test {
     fs::remove_all(m_dir);
   }
   void add(int id, int index, int name, int grid, int block, std::vector<double> v) {
-    t.add(store::rows::KernelProfile{.id = id, .pid = 100, .device_id = 0, .context_id = 1, .correlation_id = id,
-                                     .launch_index = index, .name_id = name, .short_name_id = name, .grid_x = grid,
-                                     .grid_y = 1, .grid_z = 1, .block_x = block, .block_y = 1, .block_z = 1,
-                                     .registers_per_thread = 32, .metric_set = "quick"});
+    t.add(store::rows::KernelProfile{.id = id,
+                                     .pid = 100,
+                                     .device_id = 0,
+                                     .context_id = 1,
+                                     .correlation_id = id,
+                                     .launch_index = index,
+                                     .name_id = name,
+                                     .short_name_id = name,
+                                     .grid_x = grid,
+                                     .grid_y = 1,
+                                     .grid_z = 1,
+                                     .block_x = block,
+                                     .block_y = 1,
+                                     .block_z = 1,
+                                     .registers_per_thread = 32,
+                                     .metric_set = "quick"});
     for (std::size_t m = 0; m < v.size(); ++m)
-      t.add(store::rows::KernelMetric{.profile_id = id, .metric_id = 10 + static_cast<std::int64_t>(m),
-                                      .value = v[m]});
+      t.add(store::rows::KernelMetric{.profile_id = id, .metric_id = 10 + static_cast<std::int64_t>(m), .value = v[m]});
   }
   MachineProfile profile() const {
     MachineProfile p;

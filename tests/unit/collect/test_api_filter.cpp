@@ -35,13 +35,29 @@ TEST(ApiFilter, ProfilerControlIsNeverMuted) {
 TEST(ApiFilter, GpuWorkCallsByName) {
   // Kept by --cuda-api=gpu: launches (runtime, driver, graph), copies, memsets, waits,
   // allocations, event records, and the profiler range calls.
-  for (const char* name : {"cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060", "__cudaLaunchKernel_v13000",
-                           "cuLaunchKernel", "cuLaunchKernelEx_ptsz", "cudaGraphLaunch_v10000", "cuGraphLaunch",
-                           "cudaMemcpyAsync_v3020", "cuMemcpyHtoDAsync_v2", "cudaMemsetAsync_v3020", "cuMemsetD8_v2",
-                           "cudaStreamSynchronize_v3020", "cuCtxSynchronize", "cudaEventSynchronize_v3020",
-                           "cudaEventRecord_v3020", "cudaStreamWaitEvent_v3020", "cudaMalloc_v3020",
-                           "cudaFreeAsync_v11020", "cuMemAlloc_v2", "cuMemFree_v2", "cudaHostAlloc_v3020",
-                           "cudaProfilerStart_v4000", "cuProfilerStop"}) {
+  for (const char* name : {"cudaLaunchKernel_v7000",
+                           "cudaLaunchKernelExC_v11060",
+                           "__cudaLaunchKernel_v13000",
+                           "cuLaunchKernel",
+                           "cuLaunchKernelEx_ptsz",
+                           "cudaGraphLaunch_v10000",
+                           "cuGraphLaunch",
+                           "cudaMemcpyAsync_v3020",
+                           "cuMemcpyHtoDAsync_v2",
+                           "cudaMemsetAsync_v3020",
+                           "cuMemsetD8_v2",
+                           "cudaStreamSynchronize_v3020",
+                           "cuCtxSynchronize",
+                           "cudaEventSynchronize_v3020",
+                           "cudaEventRecord_v3020",
+                           "cudaStreamWaitEvent_v3020",
+                           "cudaMalloc_v3020",
+                           "cudaFreeAsync_v11020",
+                           "cuMemAlloc_v2",
+                           "cuMemFree_v2",
+                           "cudaHostAlloc_v3020",
+                           "cudaProfilerStart_v4000",
+                           "cuProfilerStop"}) {
     EXPECT_TRUE(is_gpu_work_api(name)) << name;
   }
   // Left out: queries, attribute calls, error strings (PyTorch's resnet18 step made 10,720

@@ -80,7 +80,9 @@ TEST(CollectorConfig, CudaRecordsList) {
 
 TEST(CollectorConfig, ApiCallsAndSwitches) {
   std::vector<std::string> w;
-  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_API_CALLS", "all"}, {"GPUSCOPE_ZERO_BUFFERS", "0"},
+  auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
+                  {"GPUSCOPE_API_CALLS", "all"},
+                  {"GPUSCOPE_ZERO_BUFFERS", "0"},
                   {"GPUSCOPE_THREAD_ID_TYPE", "default"}},
                  &w);
   EXPECT_EQ(c.api_calls, ApiCalls::kAll);
@@ -157,10 +159,9 @@ TEST(CollectorConfig, CaptureRangeOptions) {
   EXPECT_EQ(w.size(), 1u);
   w.clear();
 
-  c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
-             {"GPUSCOPE_CAPTURE_RANGE", "sometimes"},
-             {"GPUSCOPE_CAPTURE_RANGE_END", "maybe"}},
-            &w);
+  c = parse(
+      {{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CAPTURE_RANGE", "sometimes"}, {"GPUSCOPE_CAPTURE_RANGE_END", "maybe"}},
+      &w);
   EXPECT_EQ(c.capture_range, CaptureRange::kNone);
   EXPECT_EQ(c.capture_end, CaptureEnd::kStop);
   EXPECT_EQ(w.size(), 2u);

@@ -37,9 +37,9 @@ TEST(MetricCatalog, DescribeFiltersOnTheBaseNameWithUnits) {
 // SASS-instrumented FLOP counters cannot share a pass with hardware counters.
 TEST(MetricCatalog, PassCounts) {
   const MetricCatalog c("GH100");
-  const std::vector<std::string> quick = {"gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-                                          "lts__t_bytes.sum", "l1tex__t_bytes.sum",
-                                          "sm__warps_active.avg.pct_of_peak_sustained_active"};
+  const std::vector<std::string> quick = {
+      "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+      "lts__t_bytes.sum",       "l1tex__t_bytes.sum",   "sm__warps_active.avg.pct_of_peak_sustained_active"};
   EXPECT_EQ(c.passes(quick), 1u);
   auto with_flops = quick;
   with_flops.push_back("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum");

@@ -51,14 +51,14 @@ TEST(NvtxIncludeStack, OpenWhileTheMatchingRangeIsOpen) {
   NvtxIncludeStack inc;
   inc.push(false, 0, depths.push(0));  // "outer"
   EXPECT_FALSE(inc.inside());
-  inc.push(true, 0, depths.push(0));   // "step"
+  inc.push(true, 0, depths.push(0));  // "step"
   EXPECT_TRUE(inc.inside());
   inc.push(false, 7, depths.push(7));  // another domain's range inside
   inc.pop(7, depths.pop(7));
   EXPECT_TRUE(inc.inside()) << "closing another domain's range keeps the match open";
-  inc.pop(0, depths.pop(0));           // closes "step"
+  inc.pop(0, depths.pop(0));  // closes "step"
   EXPECT_FALSE(inc.inside());
-  inc.pop(0, depths.pop(0));           // closes "outer"
+  inc.pop(0, depths.pop(0));  // closes "outer"
   EXPECT_FALSE(inc.inside());
 }
 

@@ -22,17 +22,17 @@ inline MachineProfile h100() {
   p.device.uuid = "GPU-1";
   p.device.sm_count = 132;
   for (auto [name, v] : std::initializer_list<std::pair<const char*, double>>{{"dram_read", 3.1e12},
-                                                                             {"dram_write", 3.0e12},
-                                                                             {"dram_copy", 3.0e12},
-                                                                             {"l2_read", 10e12},
-                                                                             {"shared_memory", 30e12},
-                                                                             {"fp64_fma", 50e12},
-                                                                             {"fp32_fma", 60e12},
-                                                                             {"fp16_fma", 120e12},
-                                                                             {"tensor_fp16", 780e12},
-                                                                             {"tensor_bf16", 790e12},
-                                                                             {"tensor_fp8", 1500e12},
-                                                                             {"launch_rate", 4e5}}) {
+                                                                              {"dram_write", 3.0e12},
+                                                                              {"dram_copy", 3.0e12},
+                                                                              {"l2_read", 10e12},
+                                                                              {"shared_memory", 30e12},
+                                                                              {"fp64_fma", 50e12},
+                                                                              {"fp32_fma", 60e12},
+                                                                              {"fp16_fma", 120e12},
+                                                                              {"tensor_fp16", 780e12},
+                                                                              {"tensor_bf16", 790e12},
+                                                                              {"tensor_fp8", 1500e12},
+                                                                              {"launch_rate", 4e5}}) {
     Ceiling c;
     c.name = name;
     c.measured = v;
@@ -71,12 +71,9 @@ inline constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // A 1 GiB device-to-device copy: 2 GiB of DRAM traffic in 0.72 ms on a 3.0 TB/s ceiling.
 inline MetricValues copy_1gib() {
-  return {{"gpu__time_duration.sum", 0.72e6},
-          {"dram__bytes_read.sum", kGiB},
-          {"dram__bytes_write.sum", kGiB},
-          {"lts__t_bytes.sum", 2 * kGiB},
-          {"l1tex__t_bytes.sum", kGiB},
-          {"sm__warps_active.avg.pct_of_peak_sustained_active", 85}};
+  return {{"gpu__time_duration.sum", 0.72e6}, {"dram__bytes_read.sum", kGiB},
+          {"dram__bytes_write.sum", kGiB},    {"lts__t_bytes.sum", 2 * kGiB},
+          {"l1tex__t_bytes.sum", kGiB},       {"sm__warps_active.avg.pct_of_peak_sustained_active", 85}};
 }
 
 // bf16 GEMM 8192³ through wgmma: 2·8192³ FLOP in 1.4 ms.
@@ -99,12 +96,9 @@ inline TensorCalibration gemm_calibration() { return {{"sm__ops_path_tensor_op_h
 
 // A 2 µs kernel of one 32-thread block moving 256 bytes.
 inline MetricValues tiny_kernel() {
-  return {{"gpu__time_duration.sum", 2000},
-          {"dram__bytes_read.sum", 128},
-          {"dram__bytes_write.sum", 128},
-          {"lts__t_bytes.sum", 256},
-          {"l1tex__t_bytes.sum", 256},
-          {"sm__warps_active.avg.pct_of_peak_sustained_active", 1.5}};
+  return {{"gpu__time_duration.sum", 2000}, {"dram__bytes_read.sum", 128},
+          {"dram__bytes_write.sum", 128},   {"lts__t_bytes.sum", 256},
+          {"l1tex__t_bytes.sum", 256},      {"sm__warps_active.avg.pct_of_peak_sustained_active", 1.5}};
 }
 
 // A dependent FP32 chain: 5 % of FP32, little memory traffic.

@@ -32,8 +32,8 @@ Ceiling ceiling(std::string name, double value) {
 MachineProfile profile() {
   MachineProfile p;
   p.device = h100();
-  p.ceilings = {ceiling("dram_read", 3.2e12),     ceiling("dram_write", 3.1e12),  ceiling("dram_copy", 3.0e12),
-                ceiling("l2_read", 10e12),        ceiling("fp32_fma", 60e12),     ceiling("tensor_bf16", 800e12),
+  p.ceilings = {ceiling("dram_read", 3.2e12),     ceiling("dram_write", 3.1e12),     ceiling("dram_copy", 3.0e12),
+                ceiling("l2_read", 10e12),        ceiling("fp32_fma", 60e12),        ceiling("tensor_bf16", 800e12),
                 ceiling("launch_rate", 250000.0), ceiling("graph_kernel_cost", 1e-6)};
   return p;
 }
@@ -62,8 +62,8 @@ TEST(BenchDerive, LargeCopyIsMemoryBoundAgainstDramCopy) {
 TEST(BenchDerive, GemmIsComputeBoundAgainstItsTensorCeiling) {
   BenchWork w;
   w.flops = 2.0 * 8192.0 * 8192.0 * 8192.0;  // 1.0995e12 FLOP
-  w.bytes_read = 2.0 * 8192 * 8192 * 2;        // A and B in bf16
-  w.bytes_written = 8192.0 * 8192 * 2;         // C
+  w.bytes_read = 2.0 * 8192 * 8192 * 2;      // A and B in bf16
+  w.bytes_written = 8192.0 * 8192 * 2;       // C
   w.compute_ceiling = "tensor_bf16";
   const BenchDerived d = derive(w, timing("cold", 1.5e-3), profile(), "measured");
   EXPECT_NEAR(d.flop_rate, 733.0e12, 0.1e12);

@@ -39,7 +39,7 @@ TEST(KernelDerive, TensorFlopsNeedACalibrationFactor) {
                  {"sm__ops_path_tensor_op_hgmma_src_fp16.sum", 0}};
   EXPECT_TRUE(std::isnan(tensor_flops(v, "bf16", {})));
   EXPECT_DOUBLE_EQ(tensor_flops(v, "bf16", {{"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum", 512}}), 512000);
-  EXPECT_DOUBLE_EQ(tensor_flops(v, "fp16", {}), 0.0);  // a zero count needs no factor
+  EXPECT_DOUBLE_EQ(tensor_flops(v, "fp16", {}), 0.0);   // a zero count needs no factor
   EXPECT_TRUE(std::isnan(tensor_flops(v, "fp8", {})));  // not collected
 }
 
@@ -223,8 +223,8 @@ TEST(KernelDerive, TheoreticalCeilingsAreSaidAndMissingOnesNoted) {
   EXPECT_EQ(missing[0].unit_label, "L2");
   EXPECT_TRUE(missing[0].memory);
   EXPECT_FALSE(std::isnan(d.l2_bandwidth));  // the bandwidth is known, its utilization is not
-  EXPECT_TRUE(std::none_of(d.utilizations.begin(), d.utilizations.end(),
-                           [](const Utilization& u) { return u.unit == "l2"; }));
+  EXPECT_TRUE(
+      std::none_of(d.utilizations.begin(), d.utilizations.end(), [](const Utilization& u) { return u.unit == "l2"; }));
 }
 
 TEST(KernelDerive, NoDurationIsUnknown) {
@@ -268,12 +268,15 @@ TEST(KernelDerive, UnknownRegistersLeaveTheoreticalOccupancyUncomputed) {
 }
 
 TEST(KernelDerive, MeanLaunchKeepsTotalRates) {
-  const std::vector<MetricValues> launches{
-      {{"gpu__time_duration.sum", 1000}, {"dram__bytes_read.sum", 100}, {"sm__warps_active.avg.pct_of_peak_sustained_active", 10}},
-      {{"gpu__time_duration.sum", 3000}, {"dram__bytes_read.sum", 500}, {"sm__warps_active.avg.pct_of_peak_sustained_active", 50}}};
+  const std::vector<MetricValues> launches{{{"gpu__time_duration.sum", 1000},
+                                            {"dram__bytes_read.sum", 100},
+                                            {"sm__warps_active.avg.pct_of_peak_sustained_active", 10}},
+                                           {{"gpu__time_duration.sum", 3000},
+                                            {"dram__bytes_read.sum", 500},
+                                            {"sm__warps_active.avg.pct_of_peak_sustained_active", 50}}};
   const MetricValues m = mean_launch(launches);
   EXPECT_DOUBLE_EQ(m.at("gpu__time_duration.sum"), 2000);
-  EXPECT_DOUBLE_EQ(m.at("dram__bytes_read.sum"), 300);  // 600 bytes / 4000 ns as a rate
+  EXPECT_DOUBLE_EQ(m.at("dram__bytes_read.sum"), 300);                              // 600 bytes / 4000 ns as a rate
   EXPECT_DOUBLE_EQ(m.at("sm__warps_active.avg.pct_of_peak_sustained_active"), 40);  // (10·1 + 50·3) / 4
   EXPECT_TRUE(mean_launch({}).empty());
 }

@@ -62,7 +62,8 @@ TEST(KernelMetricSets, RooflineIncludesQuickAndFlopCounters) {
 }
 
 TEST(KernelMetricSets, EverySetHasTheDuration) {
-  for (const MetricSet& s : metric_sets()) EXPECT_TRUE(contains(set_metric_names(s), "gpu__time_duration.sum")) << s.name;
+  for (const MetricSet& s : metric_sets())
+    EXPECT_TRUE(contains(set_metric_names(s), "gpu__time_duration.sum")) << s.name;
 }
 
 TEST(KernelMetricSets, FindMetricInfo) {

@@ -12,11 +12,10 @@ namespace {
 
 // The list in machine_profile.hpp's comment, in the order `gpuscope peak` prints.
 const std::vector<std::string> kHeaderNames{
-    "dram_read",   "dram_write",  "dram_copy",    "l2_read",      "shared_memory", "fp64_fma",
-    "fp32_fma",    "fp16_fma",    "bf16_fma",     "int32_imad",   "sfu_expf",      "tensor_fp16",
-    "tensor_bf16", "tensor_tf32", "tensor_fp8",   "tensor_int8",  "h2d_pinned",    "d2h_pinned",
-    "h2d_pageable", "d2h_pageable", "bidir_pinned", "p2p",        "launch_rate",   "launch_latency",
-    "graph_kernel_cost", "stream_sync"};
+    "dram_read",  "dram_write",  "dram_copy",      "l2_read",           "shared_memory", "fp64_fma",     "fp32_fma",
+    "fp16_fma",   "bf16_fma",    "int32_imad",     "sfu_expf",          "tensor_fp16",   "tensor_bf16",  "tensor_tf32",
+    "tensor_fp8", "tensor_int8", "h2d_pinned",     "d2h_pinned",        "h2d_pageable",  "d2h_pageable", "bidir_pinned",
+    "p2p",        "launch_rate", "launch_latency", "graph_kernel_cost", "stream_sync"};
 
 TEST(CeilingCatalog, HoldsTheHeaderListInOrder) {
   std::vector<std::string> names;
@@ -29,9 +28,15 @@ TEST(CeilingCatalog, UnitsMatchKinds) {
     SCOPED_TRACE(std::string(c.name));
     switch (c.kind) {
       case CeilingKind::kMemory:
-      case CeilingKind::kTransfer: EXPECT_EQ(c.unit, "B/s"); break;
-      case CeilingKind::kCompute: EXPECT_TRUE(c.unit == "FLOP/s" || c.unit == "OP/s"); break;
-      case CeilingKind::kLatency: EXPECT_TRUE(c.unit == "launch/s" || c.unit == "s"); break;
+      case CeilingKind::kTransfer:
+        EXPECT_EQ(c.unit, "B/s");
+        break;
+      case CeilingKind::kCompute:
+        EXPECT_TRUE(c.unit == "FLOP/s" || c.unit == "OP/s");
+        break;
+      case CeilingKind::kLatency:
+        EXPECT_TRUE(c.unit == "launch/s" || c.unit == "s");
+        break;
     }
     // Integer and SFU rates are OP/s, floating-point rates FLOP/s.
     const bool integer = c.name.find("int") != std::string_view::npos || c.name == "sfu_expf";
@@ -63,7 +68,8 @@ TEST(CeilingCatalog, QuickSetHoldsWhatPeakQuickPromises) {
   for (const char* n : {"dram_copy", "l2_read", "fp32_fma", "tensor_bf16", "h2d_pinned", "d2h_pinned", "launch_rate"})
     EXPECT_TRUE(quick.count(n)) << n;
   // The expensive ones stay out of --quick.
-  for (const char* n : {"fp64_fma", "tensor_fp8", "tensor_int8", "h2d_pageable", "p2p"}) EXPECT_FALSE(quick.count(n)) << n;
+  for (const char* n : {"fp64_fma", "tensor_fp8", "tensor_int8", "h2d_pageable", "p2p"})
+    EXPECT_FALSE(quick.count(n)) << n;
 }
 
 TEST(CeilingCatalog, FindsByName) {

@@ -108,7 +108,7 @@ TEST(Occupancy, DimsProductIsZeroWhenUnknownOrOverflowing) {
   EXPECT_EQ(dims_product(128, 2, 3), 768);
   EXPECT_EQ(dims_product(2147483647, 65535, 65535), 2147483647LL * 65535 * 65535);  // CUDA's largest grid
   EXPECT_EQ(dims_product(0, 1, 1), 0);
-  EXPECT_EQ(dims_product(-1, 1, 1), 0);   // unknown in kernel_profiles
+  EXPECT_EQ(dims_product(-1, 1, 1), 0);    // unknown in kernel_profiles
   EXPECT_EQ(dims_product(64, -1, -1), 0);  // two negatives do not make a size
   EXPECT_EQ(dims_product(1120152399291648, 3145728, 1), 0);
   EXPECT_EQ(dims_product(1LL << 40, 1LL << 20, 1LL << 10), 0);

@@ -11,7 +11,8 @@ namespace {
 
 // The inputs the issue lists, plus a few more every parser must refuse or range-check.
 const char* const kHostile[] = {"nan", "NaN", "inf", "-inf", "infinity", "1e308", "18446744073709551616",
-                                "-1", "", " ", "abc", "1e999", "0x10", "--5", "+-1", "1 2"};
+                                "-1",  "",    " ",   "abc",  "1e999",    "0x10",  "--5",
+                                "+-1", "1 2"};
 
 template <class T>
 void expect_refused(const OptionValue<T>& r, std::string_view text) {
@@ -97,7 +98,8 @@ TEST(OptionValues, Reals) {
 
   const RealLimits fraction{0.0, 1.0, false, false, "0.005"};
   EXPECT_EQ(range_text(fraction), "above 0 and below 1");
-  for (const char* bad : {"0", "1", "-1", "1e308", "18446744073709551616"}) expect_refused(parse_real(bad, fraction), bad);
+  for (const char* bad : {"0", "1", "-1", "1e308", "18446744073709551616"})
+    expect_refused(parse_real(bad, fraction), bad);
   EXPECT_EQ(parse_real("-1", fraction).error, "'-1' is negative: give above 0 and below 1, e.g. 0.005");
   EXPECT_DOUBLE_EQ(*parse_real("0.5", fraction).value, 0.5);
 

@@ -147,14 +147,8 @@ TEST(Roofline, PlaceWithMissingCeilingsIsUnknown) {
 }
 
 TEST(Roofline, PlaceRejectsUnusableWork) {
-  for (const auto& [flops, bytes, seconds] :
-       std::vector<std::tuple<double, double, double>>{{500, 100, 0},
-                                                       {500, 100, -1},
-                                                       {500, 100, kNaN},
-                                                       {-1, 100, 1},
-                                                       {500, -1, 1},
-                                                       {kNaN, 100, 1},
-                                                       {0, 0, 1}}) {
+  for (const auto& [flops, bytes, seconds] : std::vector<std::tuple<double, double, double>>{
+           {500, 100, 0}, {500, 100, -1}, {500, 100, kNaN}, {-1, 100, 1}, {500, -1, 1}, {kNaN, 100, 1}, {0, 0, 1}}) {
     const Placement p = place(kSmall, flops, bytes, seconds, "fp32_fma");
     EXPECT_EQ(p.bound, Bound::kUnknown) << flops << " " << bytes << " " << seconds;
     EXPECT_TRUE(std::isnan(p.intensity));

@@ -27,21 +27,21 @@ TEST(Units, ZeroHasNoPrefix) {
 TEST(Units, DurationsUseSiPrefixesAndMicroSign) {
   EXPECT_EQ(duration_ns(1), "1 ns");
   EXPECT_EQ(duration_ns(999), "999 ns");
-  EXPECT_EQ(duration_ns(1000), "1 µs");            // never "us"
+  EXPECT_EQ(duration_ns(1000), "1 µs");  // never "us"
   EXPECT_EQ(duration_ns(1500), "1.5 µs");
   EXPECT_EQ(duration_ns(45'000), "45 µs");
   EXPECT_EQ(duration_ns(76'500), "76.5 µs");
   EXPECT_EQ(duration_ns(1'500'000), "1.5 ms");
-  EXPECT_EQ(duration_ns(4'567'000), "4.57 ms");    // 3 significant digits
+  EXPECT_EQ(duration_ns(4'567'000), "4.57 ms");  // 3 significant digits
   EXPECT_EQ(duration(1.5e-3), "1.5 ms");
   EXPECT_EQ(duration(2.46e-6), "2.46 µs");
   EXPECT_EQ(duration(13.483605), "13.5 s");
-  EXPECT_EQ(duration(120), "120 s");               // no "k s": the prefix stays SI
+  EXPECT_EQ(duration(120), "120 s");  // no "k s": the prefix stays SI
   EXPECT_EQ(duration(1e-12), "1 ps");
 }
 
 TEST(Units, RoundingCarriesIntoTheNextPrefix) {
-  EXPECT_EQ(duration_ns(999'600), "1 ms");         // not "1000 µs"
+  EXPECT_EQ(duration_ns(999'600), "1 ms");  // not "1000 µs"
   EXPECT_EQ(duration_ns(999'400), "999 µs");
   EXPECT_EQ(si(999.6, "B"), "1 kB");
   EXPECT_EQ(si(9.996, "s"), "10 s");
@@ -52,14 +52,14 @@ TEST(Units, SignificantDigits) {
   EXPECT_EQ(duration_ns(1'234'567'890, 6), "1.23457 s");
   EXPECT_EQ(duration_ns(250'000'000, 6), "250 ms");
   EXPECT_EQ(si(3.352e12, "B/s", 2), "3.4 TB/s");
-  EXPECT_EQ(si(3.352e12, "B/s", 0), "3 TB/s");   // fewer than 1 digit: 1
+  EXPECT_EQ(si(3.352e12, "B/s", 0), "3 TB/s");  // fewer than 1 digit: 1
 }
 
 TEST(Units, BytesAreDecimal) {
   EXPECT_EQ(bytes(512), "512 B");
   EXPECT_EQ(bytes(1000), "1 kB");
   EXPECT_EQ(bytes(1024), "1.02 kB");
-  EXPECT_EQ(bytes(1073741824.0), "1.07 GB");      // 2^30
+  EXPECT_EQ(bytes(1073741824.0), "1.07 GB");  // 2^30
   EXPECT_EQ(bytes(48 * 1024), "49.2 kB");
 }
 
@@ -102,7 +102,7 @@ TEST(Units, NegativeValuesKeepTheirSign) {
   EXPECT_EQ(duration(-1.5e-3), "-1.5 ms");
   EXPECT_EQ(duration_ns(-999), "-999 ns");
   EXPECT_EQ(byte_rate(-2.98e12), "-2.98 TB/s");
-  EXPECT_EQ(percent(-50), "-50 %");           // the magnitude picks the decimals
+  EXPECT_EQ(percent(-50), "-50 %");  // the magnitude picks the decimals
   EXPECT_EQ(percent(-0.5), "-0.5 %");
   EXPECT_EQ(real3(-916.2), "-916");
   EXPECT_EQ(real3(-0.25), "-0.25");

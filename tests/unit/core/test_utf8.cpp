@@ -24,12 +24,12 @@ TEST(Utf8, IllFormedSequencesAreNamed) {
 
 TEST(Utf8, RepairReplacesMaximalSubparts) {
   const std::string f = kFffd;
-  EXPECT_EQ(repair_utf8("a\xC3(b"), "a" + f + "(b");          // truncated 2-byte sequence
-  EXPECT_EQ(repair_utf8("\xE2\x82"), f);                       // one subpart, one U+FFFD
+  EXPECT_EQ(repair_utf8("a\xC3(b"), "a" + f + "(b");  // truncated 2-byte sequence
+  EXPECT_EQ(repair_utf8("\xE2\x82"), f);              // one subpart, one U+FFFD
   EXPECT_EQ(repair_utf8("\xE2\x82z"), f + "z");
-  EXPECT_EQ(repair_utf8("\xC0\xAF"), f + f);                    // C0 starts nothing; AF alone
-  EXPECT_EQ(repair_utf8("\xED\xA0\x80"), f + f + f);            // a surrogate: three bytes, three
-  EXPECT_EQ(repair_utf8("\xF0\x9F\x9A"), f);                    // a 4-byte sequence cut short
+  EXPECT_EQ(repair_utf8("\xC0\xAF"), f + f);          // C0 starts nothing; AF alone
+  EXPECT_EQ(repair_utf8("\xED\xA0\x80"), f + f + f);  // a surrogate: three bytes, three
+  EXPECT_EQ(repair_utf8("\xF0\x9F\x9A"), f);          // a 4-byte sequence cut short
   EXPECT_EQ(repair_utf8("x\xFF\xFEy"), "x" + f + f + "y");
   EXPECT_TRUE(valid_utf8(repair_utf8("\x80\xC3\xE2\x82\xF0\x9F\xFF")));
 }

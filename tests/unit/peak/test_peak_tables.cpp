@@ -40,8 +40,8 @@ TEST(CeilingFromHostSamples, RateOrLatency) {
   EXPECT_NEAR(rate.measured, 1.0 / 3e-6, 1e-6);
   EXPECT_FALSE(rate.throttled);
   EXPECT_TRUE(std::isnan(rate.sm_clock_mhz_begin));
-  const Ceiling lat = peak::detail::ceiling_from_host_samples("stream_sync", {2e-6, 4e-6, 3e-6}, false, 1980, 1980,
-                                                              2619, "m");
+  const Ceiling lat =
+      peak::detail::ceiling_from_host_samples("stream_sync", {2e-6, 4e-6, 3e-6}, false, 1980, 1980, 2619, "m");
   EXPECT_DOUBLE_EQ(lat.measured, 3e-6);
 }
 

@@ -17,9 +17,11 @@ std::size_t count(const std::string& s, std::string_view part) {
 MachineProfile h100() {
   MachineProfile p;
   p.device.name = "NVIDIA H100";
-  for (auto [name, v] : std::initializer_list<std::pair<const char*, double>>{
-           {"dram_copy", 3.0e12}, {"l2_read", 10e12}, {"shared_memory", 30e12}, {"fp32_fma", 60e12},
-           {"tensor_bf16", 790e12}}) {
+  for (auto [name, v] : std::initializer_list<std::pair<const char*, double>>{{"dram_copy", 3.0e12},
+                                                                              {"l2_read", 10e12},
+                                                                              {"shared_memory", 30e12},
+                                                                              {"fp32_fma", 60e12},
+                                                                              {"tensor_bf16", 790e12}}) {
     Ceiling c;
     c.name = name;
     c.measured = v;
@@ -33,8 +35,10 @@ KernelMarker marker(std::string label, kernels::MetricValues v, const MachinePro
 }
 
 kernels::MetricValues sgemm() {
-  return {{"gpu__time_duration.sum", 1e6},          {"dram__bytes_read.sum", 1e9},
-          {"dram__bytes_write.sum", 1e8},           {"lts__t_bytes.sum", 4e9},
+  return {{"gpu__time_duration.sum", 1e6},
+          {"dram__bytes_read.sum", 1e9},
+          {"dram__bytes_write.sum", 1e8},
+          {"lts__t_bytes.sum", 4e9},
           {"l1tex__t_bytes.sum", 1e10},
           {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 2e10},
           {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 0},
@@ -88,8 +92,9 @@ TEST(KernelRooflineSvg, NothingToDrawIsAnError) {
   const MachineProfile p = h100();
   std::vector<KernelMarker> k{marker("x", {{"gpu__time_duration.sum", 1000}}, p)};
   EXPECT_THROW((void)kernel_roofline_chart(p, k, "measured"), std::invalid_argument);
-  EXPECT_THROW((void)kernel_roofline_chart(MachineProfile{}, std::vector<KernelMarker>{marker("c", copy(), p)}, "measured"),
-               std::invalid_argument);
+  EXPECT_THROW(
+      (void)kernel_roofline_chart(MachineProfile{}, std::vector<KernelMarker>{marker("c", copy(), p)}, "measured"),
+      std::invalid_argument);
 }
 
 TEST(KernelRooflineSvg, BoundColoursDiffer) {

@@ -17,8 +17,8 @@ constexpr std::int64_t kBase = 1'700'000'000'000'000'000;  // realistic CLOCK_RE
 Timeline one_process() {
   Timeline tl;
   tl.base_ns = kBase;
-  tl.processes.push_back({.pid = 1234, .name = "python3", .cmdline = "python3 x.py",
-                          .start_ns = kBase, .end_ns = kBase + 5'000'000});
+  tl.processes.push_back(
+      {.pid = 1234, .name = "python3", .cmdline = "python3 x.py", .start_ns = kBase, .end_ns = kBase + 5'000'000});
   tl.threads.push_back({1234, 1240, "loader"});
   TimelineDevice dev;
   dev.pid = 1234;
@@ -29,19 +29,42 @@ Timeline one_process() {
   dev.max_warps_per_sm = 64;
   tl.devices.push_back(dev);
 
-  tl.api_calls.push_back({.pid = 1234, .tid = 1234, .name = "cudaLaunchKernel", .cbid = 211,
-                          .start_ns = kBase + 1000, .end_ns = kBase + 3000, .correlation_id = 5});
-  tl.api_calls.push_back({.pid = 1234, .tid = 1240, .name = "cudaMemcpyAsync", .cbid = 41,
-                          .start_ns = kBase + 4000, .end_ns = kBase + 4500, .correlation_id = 6});
-  tl.api_calls.push_back({.pid = 1234, .tid = 1234, .is_driver = true, .name = "cuCtxGetCurrent",
-                          .start_ns = kBase + 100, .end_ns = kBase + 200});
+  tl.api_calls.push_back({.pid = 1234,
+                          .tid = 1234,
+                          .name = "cudaLaunchKernel",
+                          .cbid = 211,
+                          .start_ns = kBase + 1000,
+                          .end_ns = kBase + 3000,
+                          .correlation_id = 5});
+  tl.api_calls.push_back({.pid = 1234,
+                          .tid = 1240,
+                          .name = "cudaMemcpyAsync",
+                          .cbid = 41,
+                          .start_ns = kBase + 4000,
+                          .end_ns = kBase + 4500,
+                          .correlation_id = 6});
+  tl.api_calls.push_back({.pid = 1234,
+                          .tid = 1234,
+                          .is_driver = true,
+                          .name = "cuCtxGetCurrent",
+                          .start_ns = kBase + 100,
+                          .end_ns = kBase + 200});
 
-  tl.nvtx.push_back({.pid = 1234, .tid = 1234, .style = "PushPop", .text = "step", .start_ns = kBase + 500,
+  tl.nvtx.push_back({.pid = 1234,
+                     .tid = 1234,
+                     .style = "PushPop",
+                     .text = "step",
+                     .start_ns = kBase + 500,
                      .end_ns = kBase + 900'000});
   tl.nvtx.push_back({.pid = 1234, .tid = 1234, .style = "Mark", .text = "here", .start_ns = kBase + 600});
   tl.nvtx.push_back({.pid = 1234, .tid = 1234, .style = "PushPop", .text = "open", .start_ns = kBase + 700});
-  tl.syncs.push_back({.pid = 1234, .sync_type = "stream_synchronize", .context_id = 1, .stream_id = 7,
-                      .start_ns = kBase + 2'000'000, .end_ns = kBase + 2'000'001, .correlation_id = 9});
+  tl.syncs.push_back({.pid = 1234,
+                      .sync_type = "stream_synchronize",
+                      .context_id = 1,
+                      .stream_id = 7,
+                      .start_ns = kBase + 2'000'000,
+                      .end_ns = kBase + 2'000'001,
+                      .correlation_id = 9});
 
   KernelEvent k;
   k.pid = 1234;
@@ -226,8 +249,10 @@ TEST(PerfettoJson, MetadataNamesAndSortsRows) {
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, json> thread_meta;
   for (const json& m : events(j, "M")) {
     const std::string name = m["name"];
-    if (name.rfind("process_", 0) == 0) process_meta[{name, m["pid"].get<std::int64_t>()}] = m["args"];
-    else thread_meta[{name, m["pid"].get<std::int64_t>(), m["tid"].get<std::int64_t>()}] = m["args"];
+    if (name.rfind("process_", 0) == 0)
+      process_meta[{name, m["pid"].get<std::int64_t>()}] = m["args"];
+    else
+      thread_meta[{name, m["pid"].get<std::int64_t>(), m["tid"].get<std::int64_t>()}] = m["args"];
   }
   EXPECT_EQ(process_meta.at({"process_name", 1234})["name"], "python3 (pid 1234)");
   EXPECT_EQ(process_meta.at({"process_name", 0})["name"], "GPU 0");
@@ -246,8 +271,8 @@ TEST(PerfettoJson, TwoProcessesOnOneGpuGetDistinctStreamRowsAndFlowIds) {
   tl.processes.push_back({.pid = 10, .name = "a"});
   tl.processes.push_back({.pid = 20, .name = "b", .rank = 1});
   for (std::int64_t pid : {10, 20}) {
-    tl.api_calls.push_back({.pid = pid, .tid = pid, .name = "cudaLaunchKernel", .start_ns = 0,
-                            .end_ns = 10, .correlation_id = 1});
+    tl.api_calls.push_back(
+        {.pid = pid, .tid = pid, .name = "cudaLaunchKernel", .start_ns = 0, .end_ns = 10, .correlation_id = 1});
     KernelEvent k;
     k.pid = pid;
     k.stream_id = 7;

@@ -186,7 +186,8 @@ TEST(ReportRender, SeveralReportsAreOneCsvTableWithASectionColumn) {
   render(std::span<const Report>(three.data(), 1), Format::kCsv, one);
   EXPECT_EQ(one.str(), rendered(sample(), Format::kCsv));
   render(std::span<const Report>(three.data(), 1), Format::kCsv, sectioned, DocumentOptions{"summary", true});
-  EXPECT_EQ(sectioned.str().substr(0, sectioned.str().find('\n')), "section,Name,Calls,Total Time (ns),Avg (ns),Time (%)");
+  EXPECT_EQ(sectioned.str().substr(0, sectioned.str().find('\n')),
+            "section,Name,Calls,Total Time (ns),Avg (ns),Time (%)");
 
   // A header twice in one report keeps two columns.
   Report twice;
@@ -250,10 +251,13 @@ TEST(ReportRender, IdentifierColumnsHaveNoThousandsSeparators) {
   r.add_column("Pid", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Duration", "ns", ColumnType::kInteger);
   r.rows.push_back(Row{std::int64_t{4012345}, std::int64_t{4012345}});
-  EXPECT_EQ(rendered(r, Format::kTable), "ids\n\n    Pid  Duration (ns)\n-------  -------------\n4012345      4,012,345\n");
+  EXPECT_EQ(rendered(r, Format::kTable),
+            "ids\n\n    Pid  Duration (ns)\n-------  -------------\n4012345      4,012,345\n");
   const std::string json = rendered(r, Format::kJson);
-  EXPECT_NE(json.find("\"name\": \"Pid\",\n      \"unit\": \"\",\n      \"type\": \"integer\",\n      \"identifier\": true"),
-            std::string::npos) << json;
+  EXPECT_NE(
+      json.find("\"name\": \"Pid\",\n      \"unit\": \"\",\n      \"type\": \"integer\",\n      \"identifier\": true"),
+      std::string::npos)
+      << json;
   EXPECT_EQ(json.find("\"identifier\": false"), std::string::npos);  // only identifiers say so
 }
 

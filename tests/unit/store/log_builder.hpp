@@ -64,8 +64,8 @@ class LogBuilder {
     r.global_memory_bandwidth_kbps = 3'352'000'000;
     m_w.add(log::RecordKind::kDevice, r);
   }
-  void api(std::uint64_t start, std::uint64_t end, std::uint32_t tid, std::uint32_t corr,
-           std::string_view name, log::ApiDomain domain = log::ApiDomain::kRuntime) {
+  void api(std::uint64_t start, std::uint64_t end, std::uint32_t tid, std::uint32_t corr, std::string_view name,
+           log::ApiDomain domain = log::ApiDomain::kRuntime) {
     log::ApiRecord r{};
     r.start_ns = start;
     r.end_ns = end;
@@ -84,14 +84,18 @@ class LogBuilder {
     r.stream_id = stream;
     r.correlation_id = corr;
     r.context_id = 1;
-    r.grid[0] = 128; r.grid[1] = 1; r.grid[2] = 1;
-    r.block[0] = 256; r.block[1] = 1; r.block[2] = 1;
+    r.grid[0] = 128;
+    r.grid[1] = 1;
+    r.grid[2] = 1;
+    r.block[0] = 256;
+    r.block[1] = 1;
+    r.block[2] = 1;
     r.registers_per_thread = 32;
     r.name_string = m_w.intern(name);
     m_w.add(log::RecordKind::kKernel, r);
   }
-  void memcpy(std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::uint64_t bytes,
-              log::MemcpyKind kind, log::MemoryKind src, log::MemoryKind dst) {
+  void memcpy(std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::uint64_t bytes, log::MemcpyKind kind,
+              log::MemoryKind src, log::MemoryKind dst) {
     log::MemcpyRecord r{};
     r.start_ns = start;
     r.end_ns = end;
@@ -111,8 +115,8 @@ class LogBuilder {
     r.memory_kind = static_cast<std::uint8_t>(log::MemoryKind::kDevice);
     m_w.add(log::RecordKind::kMemset, r);
   }
-  void sync(std::uint64_t start, std::uint64_t end, std::uint32_t corr, log::SyncType type,
-            std::uint32_t stream, std::uint32_t event) {
+  void sync(std::uint64_t start, std::uint64_t end, std::uint32_t corr, log::SyncType type, std::uint32_t stream,
+            std::uint32_t event) {
     log::SyncRecord r{};
     r.start_ns = start;
     r.end_ns = end;
@@ -122,8 +126,8 @@ class LogBuilder {
     r.event_id = event;
     m_w.add(log::RecordKind::kSync, r);
   }
-  void nvtx(log::NvtxEventType type, std::uint64_t ts, std::uint32_t tid,
-            std::string_view msg = {}, std::uint64_t range_id = 0, std::uint64_t domain = 0) {
+  void nvtx(log::NvtxEventType type, std::uint64_t ts, std::uint32_t tid, std::string_view msg = {},
+            std::uint64_t range_id = 0, std::uint64_t domain = 0) {
     log::NvtxRecord r{};
     r.ts_ns = ts;
     r.thread_id = tid;
@@ -177,8 +181,7 @@ class LogBuilder {
     m_w.add(log::RecordKind::kProcessEnd, r);
   }
   void raw(std::uint16_t kind, std::string_view payload) {
-    m_w.add_raw(static_cast<log::RecordKind>(kind), payload.data(),
-                static_cast<std::uint32_t>(payload.size()));
+    m_w.add_raw(static_cast<log::RecordKind>(kind), payload.data(), static_cast<std::uint32_t>(payload.size()));
   }
   void flush() { ASSERT_TRUE(m_w.flush()) << m_w.last_error(); }
   void close() { m_w.close(); }

@@ -206,14 +206,16 @@ TEST_F(AtomicFileTest, AnUnwritableFolderIsAnErrorThatKeepsTheOldFile) {
   const int code = in_child(
       [&] {
         int failures = 0;
-        for (const auto& [name, overwrite] : {std::pair{"kept.csv", Overwrite::kReplace}, {"new.csv", Overwrite::kRefuse}}) {
+        for (const auto& [name, overwrite] :
+             {std::pair{"kept.csv", Overwrite::kReplace}, {"new.csv", Overwrite::kRefuse}}) {
           try {
             write_file_atomically(ro / name, overwrite, std::string_view("new"));
           } catch (const FileWriteError& e) {
             const std::string what = e.what();
             const bool named = what.find(std::strerror(EACCES)) != std::string::npos;
-            const bool kept_said = what.find(std::string(name) == "kept.csv" ? "the file that was there is unchanged"
-                                                                             : "nothing was written") != std::string::npos;
+            const bool kept_said =
+                what.find(std::string(name) == "kept.csv" ? "the file that was there is unchanged"
+                                                          : "nothing was written") != std::string::npos;
             failures += named && kept_said;
           }
         }
@@ -251,7 +253,8 @@ TEST_F(AtomicFileTest, ASpecialFileIsWrittenDirectlyWithoutForce) {
 TEST_F(AtomicFileTest, ASymbolicLinkIsFollowedAndKept) {
   put(file("real.json"), m_old);
   fs::create_symlink("real.json", file("link.json"));
-  EXPECT_THROW(write_file_atomically(file("link.json"), Overwrite::kRefuse, std::string_view("new")), OutputExistsError);
+  EXPECT_THROW(write_file_atomically(file("link.json"), Overwrite::kRefuse, std::string_view("new")),
+               OutputExistsError);
   write_file_atomically(file("link.json"), Overwrite::kReplace, std::string_view("new"));
   EXPECT_TRUE(fs::is_symlink(file("link.json")));
   EXPECT_EQ(bytes(file("real.json")), "new");
@@ -302,7 +305,7 @@ TEST_F(AtomicFileTest, ASecondWriterOfTheSameTraceIsRefusedNamingTheFirst) {
     OutputLock other(file("other.sqlite"));  // another name is free
   }
   EXPECT_FALSE(fs::exists(file("run.sqlite.lock")));  // removed by its holder
-  OutputLock again(db);                                // and free again
+  OutputLock again(db);                               // and free again
 }
 
 TEST_F(AtomicFileTest, TheLockOfAKilledWriterIsTakenOver) {

@@ -28,8 +28,7 @@ TEST(DataLossKinds, NamesAreUniqueExceptTheTwoUnclosedNvtxVariants) {
     if (d.kind == DataLossKind::kUnclosedNvtxRangeAtCrash) continue;  // same name, info
     EXPECT_TRUE(names.insert(d.name).second) << d.name;
   }
-  EXPECT_EQ(data_loss_name(DataLossKind::kUnclosedNvtxRangeAtCrash),
-            data_loss_name(DataLossKind::kUnclosedNvtxRange));
+  EXPECT_EQ(data_loss_name(DataLossKind::kUnclosedNvtxRangeAtCrash), data_loss_name(DataLossKind::kUnclosedNvtxRange));
 }
 
 TEST(DataLossKinds, SeverityTextRoundTrips) {
@@ -67,8 +66,7 @@ TEST(DataLossKinds, StoredTextUnchanged) {
       {DataLossKind::kTruncatedLog, "truncated_log", "data_loss", 0, "",
        "process 42 ended without closing its log (crash or kill): events after the last flush, "
        "at most ~200 ms, are missing"},
-      {DataLossKind::kTruncatedLog, "truncated_log", "data_loss", 7,
-       "; a partly written record (7 bytes) was dropped",
+      {DataLossKind::kTruncatedLog, "truncated_log", "data_loss", 7, "; a partly written record (7 bytes) was dropped",
        "process 42 ended without closing its log (crash or kill): events after the last flush, "
        "at most ~200 ms, are missing; a partly written record (7 bytes) was dropped"},
       {DataLossKind::kUnknownLogRecords, "unknown_log_records", "warning", 3, "",

@@ -18,9 +18,7 @@ using test::TempDir;
 
 struct Collect final : EventLogVisitor {
   explicit Collect(const EventLogReader& r) : reader(r) {}
-  void on_kernel(const log::KernelRecord& r) override {
-    names.emplace_back(reader.string(r.name_string));
-  }
+  void on_kernel(const log::KernelRecord& r) override { names.emplace_back(reader.string(r.name_string)); }
   void on_api(const log::ApiRecord& r) override { names.emplace_back(reader.string(r.name_string)); }
   void on_process_end(const log::ProcessEndRecord&) override { ended = true; }
   const EventLogReader& reader;
@@ -76,8 +74,7 @@ TEST(EventLogReader, StopsAtTruncatedRecordAndCountsBytes) {
   Collect c(reader);
   const LogReadStats stats = reader.read(c);
   EXPECT_EQ(c.names, (std::vector<std::string>{"cudaMalloc"}));
-  EXPECT_EQ(stats.truncated_bytes,
-            sizeof(log::RecordHeader) + sizeof(log::ApiRecord) - chop);
+  EXPECT_EQ(stats.truncated_bytes, sizeof(log::RecordHeader) + sizeof(log::ApiRecord) - chop);
 
   // Cut inside a RecordHeader: the partial header is the truncated part.
   std::filesystem::resize_file(path, size - sizeof(log::ApiRecord) - 3);

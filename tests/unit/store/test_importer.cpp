@@ -110,7 +110,8 @@ TEST_F(ImporterTest, NamesThatAreNotUtf8AreRepairedAndKeptRaw) {
   (void)import({log("a.gslog")});
   Database d = db();
   EXPECT_EQ(q_text(d, "SELECT name FROM v_kernels"), "bad\xEF\xBF\xBDname");
-  EXPECT_EQ(q_text(d, "SELECT hex(raw) FROM strings WHERE value = 'bad' || char(65533) || 'name'"), "626164E2826E616D65");
+  EXPECT_EQ(q_text(d, "SELECT hex(raw) FROM strings WHERE value = 'bad' || char(65533) || 'name'"),
+            "626164E2826E616D65");
   EXPECT_EQ(q_text(d, "SELECT text FROM v_nvtx"), "step \xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(q_text(d, "SELECT name FROM devices"), "GPU \xEF\xBF\xBD");
   EXPECT_EQ(q_text(d, "SELECT name FROM threads WHERE tid = 7"), "worker\xEF\xBF\xBD");
@@ -145,10 +146,10 @@ TEST_F(ImporterTest, KernelsApiCallsAndNames) {
             "vecAdd(float const*, float const*, float*, int)");
   EXPECT_EQ(q_text(d, "SELECT short_name FROM v_kernels WHERE correlation_id = 1"), "vecAdd");
   EXPECT_EQ(q_text(d, "SELECT mangled_name FROM v_kernels WHERE correlation_id = 1"), kVecAdd);
-  EXPECT_EQ(q_text(d, "SELECT short_name FROM v_kernels WHERE correlation_id = 2"),
-            "vectorized_elementwise_kernel");
-  EXPECT_EQ(q_text(d, "SELECT name || '|' || short_name || '|' || mangled_name FROM v_kernels "
-                      "WHERE correlation_id = 3"),
+  EXPECT_EQ(q_text(d, "SELECT short_name FROM v_kernels WHERE correlation_id = 2"), "vectorized_elementwise_kernel");
+  EXPECT_EQ(q_text(d,
+                   "SELECT name || '|' || short_name || '|' || mangled_name FROM v_kernels "
+                   "WHERE correlation_id = 3"),
             "triton_poi_fused_add_0|triton_poi_fused_add_0|triton_poi_fused_add_0");
   // One string row for the Triton name, shared by the three name columns.
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM strings WHERE value = 'triton_poi_fused_add_0'"), 1);
@@ -158,8 +159,9 @@ TEST_F(ImporterTest, KernelsApiCallsAndNames) {
 
   // Each kernel joins its launch.
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM kernels k JOIN api_calls a USING (pid, correlation_id)"), 3);
-  EXPECT_EQ(q_text(d, "SELECT a.name FROM v_kernels k JOIN v_api_calls a USING (pid, correlation_id) "
-                      "WHERE k.short_name = 'triton_poi_fused_add_0'"),
+  EXPECT_EQ(q_text(d,
+                   "SELECT a.name FROM v_kernels k JOIN v_api_calls a USING (pid, correlation_id) "
+                   "WHERE k.short_name = 'triton_poi_fused_add_0'"),
             "cuLaunchKernel");
   EXPECT_EQ(q_text(d, "SELECT domain FROM api_calls WHERE correlation_id = 3"), "driver");
   EXPECT_EQ(q_text(d, "SELECT domain FROM api_calls WHERE correlation_id = 1"), "runtime");
@@ -172,8 +174,7 @@ TEST_F(ImporterTest, KernelsApiCallsAndNames) {
   EXPECT_EQ(q_int(d, "SELECT log_bytes FROM processes WHERE pid = 100"),
             static_cast<std::int64_t>(std::filesystem::file_size(log("a.gslog"))));
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM threads WHERE pid = 100"), 2);
-  EXPECT_EQ(q_text(d, "SELECT name FROM devices WHERE pid = 100 AND device_id = 0"),
-            "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(q_text(d, "SELECT name FROM devices WHERE pid = 100 AND device_id = 0"), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(q_int(d, "SELECT memory_bandwidth_bytes_per_s FROM devices"), 3'352'000'000'000);
   EXPECT_EQ(q_text(d, "SELECT substr(uuid, 1, 6) FROM devices"), "GPU-ab");
   EXPECT_EQ(q_text(d, "SELECT reason FROM capture_windows WHERE pid = 100"), "all");
@@ -204,11 +205,13 @@ TEST_F(ImporterTest, MemcpyMemsetSyncOverheadMessage) {
   EXPECT_EQ(r.rows.syncs, 2);
   Database d = db();
   EXPECT_EQ(q_int(d, "SELECT SUM(bytes) FROM memcpys"), (1 << 20) + 4096);
-  EXPECT_EQ(q_text(d, "SELECT copy_kind || ',' || src_kind || ',' || dst_kind FROM memcpys "
-                      "WHERE correlation_id = 10"),
+  EXPECT_EQ(q_text(d,
+                   "SELECT copy_kind || ',' || src_kind || ',' || dst_kind FROM memcpys "
+                   "WHERE correlation_id = 10"),
             "HtoD,pinned,device");
-  EXPECT_EQ(q_text(d, "SELECT copy_kind || ',' || src_kind || ',' || dst_kind FROM memcpys "
-                      "WHERE correlation_id = 11"),
+  EXPECT_EQ(q_text(d,
+                   "SELECT copy_kind || ',' || src_kind || ',' || dst_kind FROM memcpys "
+                   "WHERE correlation_id = 11"),
             "DtoH,device,pageable");
   EXPECT_EQ(q_text(d, "SELECT memory_kind FROM memsets"), "device");
   EXPECT_EQ(q_int(d, "SELECT bytes FROM memsets"), 512);
@@ -220,8 +223,7 @@ TEST_F(ImporterTest, MemcpyMemsetSyncOverheadMessage) {
   EXPECT_TRUE(q_null(d, "SELECT tid FROM syncs WHERE correlation_id = 99"));
   EXPECT_TRUE(q_null(d, "SELECT stream_id FROM syncs WHERE correlation_id = 99"));
   EXPECT_EQ(q_text(d, "SELECT overhead_kind FROM overheads"), "cupti_buffer_flush");
-  EXPECT_EQ(q_text(d, "SELECT severity || ': ' || text FROM messages"),
-            "warning: CUPTI subscriber already taken");
+  EXPECT_EQ(q_text(d, "SELECT severity || ': ' || text FROM messages"), "warning: CUPTI subscriber already taken");
 }
 
 TEST_F(ImporterTest, NvtxPushPopStartEndMarks) {
@@ -230,21 +232,21 @@ TEST_F(ImporterTest, NvtxPushPopStartEndMarks) {
     b.process(1000);
     b.nvtx_domain(5, "my_lib");
     b.thread_name(7, "main");
-    b.push(1100, 7, "step");           // depth 0
-    b.push(1200, 7, "forward");        // depth 1, parent step
-    b.push(1300, 7, "matmul");         // depth 2, parent forward
+    b.push(1100, 7, "step");     // depth 0
+    b.push(1200, 7, "forward");  // depth 1, parent step
+    b.push(1300, 7, "matmul");   // depth 2, parent forward
     b.pop(1400, 7);
     b.pop(1500, 7);
-    b.push(1250, 8, "loader");         // other thread: its own stack
+    b.push(1250, 8, "loader");  // other thread: its own stack
     b.pop(1260, 8);
-    b.pop(1270, 8);                    // unmatched pop
-    b.push(1210, 7, "lib_range", 5);   // other domain: its own stack, depth 0
+    b.pop(1270, 8);                   // unmatched pop
+    b.push(1210, 7, "lib_range", 5);  // other domain: its own stack, depth 0
     b.pop(1220, 7, 5);
     b.nvtx(log::NvtxEventType::kMark, 1350, 7, "checkpoint");
     b.nvtx(log::NvtxEventType::kStart, 1600, 7, "async_io", 77);
     b.nvtx(log::NvtxEventType::kEnd, 1800, 9, {}, 77);  // ended on another thread
     b.nvtx(log::NvtxEventType::kEnd, 1850, 9, {}, 78);  // unmatched end
-    b.pop(1900, 7);                    // closes "step"
+    b.pop(1900, 7);                                     // closes "step"
     b.push(1950, 7, "never_closed");
     b.end(2000);
     b.close();
@@ -327,16 +329,19 @@ TEST_F(ImporterTest, CaptureWindowClipping) {
   const ImportResult r = import({log("a.gslog")});
   Database d = db();
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM capture_windows"), 2);
-  EXPECT_EQ(q_text(d, "SELECT start_ns || '-' || end_ns || ' ' || reason FROM capture_windows "
-                      "ORDER BY start_ns LIMIT 1"),
+  EXPECT_EQ(q_text(d,
+                   "SELECT start_ns || '-' || end_ns || ' ' || reason FROM capture_windows "
+                   "ORDER BY start_ns LIMIT 1"),
             "2000-3000 cudaProfilerStart");
   EXPECT_EQ(q_int(d, "SELECT end_ns FROM capture_windows WHERE start_ns = 4000"), 5000);
 
-  EXPECT_EQ(q_text(d, "SELECT group_concat(correlation_id) FROM (SELECT correlation_id FROM "
-                      "api_calls ORDER BY correlation_id)"),
+  EXPECT_EQ(q_text(d,
+                   "SELECT group_concat(correlation_id) FROM (SELECT correlation_id FROM "
+                   "api_calls ORDER BY correlation_id)"),
             "2,4");
-  EXPECT_EQ(q_text(d, "SELECT group_concat(correlation_id) FROM (SELECT correlation_id FROM "
-                      "kernels ORDER BY correlation_id)"),
+  EXPECT_EQ(q_text(d,
+                   "SELECT group_concat(correlation_id) FROM (SELECT correlation_id FROM "
+                   "kernels ORDER BY correlation_id)"),
             "1,2,4");
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM memcpys"), 0);
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM v_nvtx WHERE text = 'outer'"), 0);
@@ -391,8 +396,7 @@ TEST_F(ImporterTest, TruncatedLogKeepsPrefixAndRecordsDataLoss) {
   Database d = db();
   EXPECT_EQ(q_int(d, "SELECT ended_cleanly FROM processes"), 0);
   EXPECT_EQ(q_int(d, "SELECT end_ns FROM processes"), 1500);
-  EXPECT_EQ(q_int(d, "SELECT count FROM data_loss WHERE what = 'truncated_log'"),
-            static_cast<std::int64_t>(cut));
+  EXPECT_EQ(q_int(d, "SELECT count FROM data_loss WHERE what = 'truncated_log'"), static_cast<std::int64_t>(cut));
   EXPECT_EQ(q_text(d, "SELECT severity FROM data_loss WHERE what = 'truncated_log'"), "data_loss");
   EXPECT_EQ(q_int(d, "SELECT pid FROM data_loss WHERE what = 'truncated_log'"), 100);
   const std::string detail = q_text(d, "SELECT detail FROM data_loss WHERE what = 'truncated_log'");
@@ -424,11 +428,11 @@ TEST_F(ImporterTest, TwoProcessesShareOneStringTable) {
   EXPECT_EQ(q_int(d, "SELECT COUNT(DISTINCT name_id) FROM kernels"), 1);
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM strings WHERE value = 'cudaLaunchKernel'"), 1);
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM strings WHERE value = 'vectorized_elementwise_kernel'"), 1);
-  EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM strings"),
-            q_int(d, "SELECT COUNT(DISTINCT value) FROM strings"));
+  EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM strings"), q_int(d, "SELECT COUNT(DISTINCT value) FROM strings"));
   // Correlation ids are per process: the join by (pid, correlation_id) pairs them right.
-  EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM kernels k JOIN api_calls a USING (pid, correlation_id) "
-                     "WHERE a.tid = k.pid + 1"),
+  EXPECT_EQ(q_int(d,
+                  "SELECT COUNT(*) FROM kernels k JOIN api_calls a USING (pid, correlation_id) "
+                  "WHERE a.tid = k.pid + 1"),
             2);
   EXPECT_EQ(q_int(d, "SELECT exit_status FROM processes WHERE pid = 100"), 0);
   EXPECT_TRUE(q_null(d, "SELECT exit_status FROM processes WHERE pid = 200"));
@@ -451,17 +455,15 @@ TEST_F(ImporterTest, UnreadableLogIsSkippedOthersImported) {
     const std::uint32_t v = 2;
     f.write(reinterpret_cast<const char*>(&v), sizeof v);
   }
-  const ImportResult r =
-      import({log("good.gslog"), log("v2.gslog"), log("missing.gslog")});
+  const ImportResult r = import({log("good.gslog"), log("v2.gslog"), log("missing.gslog")});
   EXPECT_EQ(r.logs_read, 1);
   EXPECT_EQ(r.logs_skipped, 2);
   EXPECT_EQ(r.rows.api_calls, 1);
   Database d = db();
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM data_loss WHERE what = 'unreadable_log'"), 2);
-  const std::string detail = q_text(
-      d, "SELECT detail FROM data_loss WHERE what = 'unreadable_log' AND detail LIKE '%v2.gslog%'");
-  EXPECT_NE(detail.find("log format version 2, this gpuscope reads version 1"), std::string::npos)
-      << detail;
+  const std::string detail =
+      q_text(d, "SELECT detail FROM data_loss WHERE what = 'unreadable_log' AND detail LIKE '%v2.gslog%'");
+  EXPECT_NE(detail.find("log format version 2, this gpuscope reads version 1"), std::string::npos) << detail;
   EXPECT_TRUE(q_null(d, "SELECT pid FROM data_loss WHERE what = 'unreadable_log' LIMIT 1"));
 }
 
@@ -481,11 +483,9 @@ TEST_F(ImporterTest, CollectorDataLossAndMissingKernelRecords) {
   EXPECT_EQ(r.data_loss_total, 2);
   Database d = db();
   EXPECT_EQ(q_int(d, "SELECT count FROM data_loss WHERE what = 'cupti_dropped_records'"), 42);
-  EXPECT_EQ(q_text(d, "SELECT severity FROM data_loss WHERE what = 'cupti_dropped_records'"),
-            "data_loss");
+  EXPECT_EQ(q_text(d, "SELECT severity FROM data_loss WHERE what = 'cupti_dropped_records'"), "data_loss");
   EXPECT_EQ(q_int(d, "SELECT count FROM data_loss WHERE what = 'missing_kernel_records'"), 2);
-  const std::string detail =
-      q_text(d, "SELECT detail FROM data_loss WHERE what = 'missing_kernel_records'");
+  const std::string detail = q_text(d, "SELECT detail FROM data_loss WHERE what = 'missing_kernel_records'");
   EXPECT_NE(detail.find("another CUPTI client (torch.profiler, ncu, nsys) may have taken over the "
                         "activity buffers"),
             std::string::npos);
@@ -509,9 +509,7 @@ TEST_F(ImporterTest, MetaTable) {
   opts.extra_meta = {{"launcher", "test"}};
   (void)import({log("a.gslog")}, opts);
   Database d = db();
-  auto meta = [&](const std::string& key) {
-    return q_text(d, "SELECT value FROM meta WHERE key = '" + key + "'");
-  };
+  auto meta = [&](const std::string& key) { return q_text(d, "SELECT value FROM meta WHERE key = '" + key + "'"); };
   EXPECT_EQ(meta("schema_version"), std::to_string(kSchemaVersion));
   EXPECT_EQ(meta("gpuscope_version"), "0.1.0");
   EXPECT_EQ(meta("command"), "./train --epochs 1");
@@ -537,8 +535,7 @@ TEST_F(ImporterTest, RefusesToOverwriteUnlessAsked) {
   opts.overwrite = true;
   EXPECT_NO_THROW((void)import_logs({log("a.gslog")}, m_db_path, opts));
   EXPECT_FALSE(std::filesystem::exists(m_db_path + ".partial"));
-  EXPECT_THROW((void)import_logs({log("a.gslog")}, m_dir.file("no/such/dir/t.sqlite"), opts),
-               DatabaseError);
+  EXPECT_THROW((void)import_logs({log("a.gslog")}, m_dir.file("no/such/dir/t.sqlite"), opts), DatabaseError);
 }
 
 // Throughput sanity check; the rate is printed (bench: ~0.65 M events/s on one idle core).

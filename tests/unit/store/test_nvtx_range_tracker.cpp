@@ -9,8 +9,7 @@ namespace {
 
 using T = log::NvtxEventType;
 
-log::NvtxRecord rec(T type, std::uint64_t ts, std::uint32_t tid, std::uint64_t range_id = 0,
-                    std::uint64_t domain = 0) {
+log::NvtxRecord rec(T type, std::uint64_t ts, std::uint32_t tid, std::uint64_t range_id = 0, std::uint64_t domain = 0) {
   log::NvtxRecord r{};
   r.type = static_cast<std::uint8_t>(type);
   r.ts_ns = ts;
@@ -37,8 +36,8 @@ class Tracker {
   explicit Tracker(std::uint64_t drop_before = 0)
       : m_t([this, drop_before](std::uint64_t ts) { return ts < drop_before ? 0 : ++m_next; },
             [this](const NvtxRange& r) {
-              out.push_back({r.id, r.open->ts_ns, r.open->thread_id, r.end_tid, r.end_ns, r.style,
-                             r.depth, r.parent_id});
+              out.push_back(
+                  {r.id, r.open->ts_ns, r.open->thread_id, r.end_tid, r.end_ns, r.style, r.depth, r.parent_id});
             }) {}
   void operator()(const log::NvtxRecord& r) { m_t.process(r); }
   NvtxRangeTracker& t() { return m_t; }
@@ -51,15 +50,15 @@ class Tracker {
 
 TEST(NvtxRangeTracker, PushPopNestsPerThreadAndDomain) {
   Tracker t;
-  t(rec(T::kPush, 10, 1));       // id 1, depth 0
-  t(rec(T::kPush, 20, 1));       // id 2, depth 1, parent 1
-  t(rec(T::kPush, 25, 2));       // id 3: another thread, depth 0
-  t(rec(T::kPush, 26, 1, 0, 7)); // id 4: another domain, depth 0
-  t(rec(T::kMark, 27, 1));       // id 5: parent = innermost push of thread 1, domain 0
-  t(rec(T::kPop, 30, 1));        // closes 2
-  t(rec(T::kPop, 35, 2));        // closes 3
-  t(rec(T::kPop, 36, 1, 0, 7));  // closes 4
-  t(rec(T::kPop, 40, 1));        // closes 1
+  t(rec(T::kPush, 10, 1));        // id 1, depth 0
+  t(rec(T::kPush, 20, 1));        // id 2, depth 1, parent 1
+  t(rec(T::kPush, 25, 2));        // id 3: another thread, depth 0
+  t(rec(T::kPush, 26, 1, 0, 7));  // id 4: another domain, depth 0
+  t(rec(T::kMark, 27, 1));        // id 5: parent = innermost push of thread 1, domain 0
+  t(rec(T::kPop, 30, 1));         // closes 2
+  t(rec(T::kPop, 35, 2));         // closes 3
+  t(rec(T::kPop, 36, 1, 0, 7));   // closes 4
+  t(rec(T::kPop, 40, 1));         // closes 1
   t.t().close_all();
   ASSERT_EQ(t.out.size(), 5u);
   EXPECT_EQ(t.out[0].id, 5);
@@ -144,7 +143,7 @@ TEST(NvtxRangeTracker, DroppedRangesNestButAreNotEmitted) {
   t(rec(T::kPush, 10, 1));  // dropped (id 0)
   t(rec(T::kPush, 20, 1));  // id 1, depth 1, parent 0 (the dropped one)
   t(rec(T::kPop, 30, 1));
-  t(rec(T::kPop, 40, 1));   // closes the dropped range: no row, no unmatched pop
+  t(rec(T::kPop, 40, 1));  // closes the dropped range: no row, no unmatched pop
   t.t().close_all();
   ASSERT_EQ(t.out.size(), 1u);
   EXPECT_EQ(t.out[0].id, 1);

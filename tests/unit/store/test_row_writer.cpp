@@ -43,10 +43,10 @@ void expect_rows_match_schema() {
 }
 
 TEST_F(RowWriterTest, EveryTableHasARowWithItsColumnsInOrder) {
-  expect_rows_match_schema<rows::Meta, rows::String, rows::Process, rows::Thread, rows::Device,
-                           rows::Kernel, rows::KernelProfile, rows::KernelMetric, rows::Memcpy,
-                           rows::Memset, rows::ApiCall, rows::Sync, rows::NvtxEvent,
-                           rows::Overhead, rows::CaptureWindow, rows::DataLoss, rows::Message>();
+  expect_rows_match_schema<rows::Meta, rows::String, rows::Process, rows::Thread, rows::Device, rows::Kernel,
+                           rows::KernelProfile, rows::KernelMetric, rows::Memcpy, rows::Memset, rows::ApiCall,
+                           rows::Sync, rows::NvtxEvent, rows::Overhead, rows::CaptureWindow, rows::DataLoss,
+                           rows::Message>();
 }
 
 TEST_F(RowWriterTest, InsertSql) {
@@ -58,10 +58,19 @@ TEST_F(RowWriterTest, InsertSql) {
 
 TEST_F(RowWriterTest, KernelRowReadBack) {
   RowWriter<rows::Kernel> w(m_db);
-  w.insert({.pid = 42, .device_id = 1, .context_id = 2, .stream_id = 7, .correlation_id = 9,
-            .start_ns = 1000, .end_ns = 2500, .name_id = rows::id_or_null(0),
-            .grid_x = 128, .block_x = 256, .registers_per_thread = 32,
-            .graph_id = 5, .launch_type = 1});
+  w.insert({.pid = 42,
+            .device_id = 1,
+            .context_id = 2,
+            .stream_id = 7,
+            .correlation_id = 9,
+            .start_ns = 1000,
+            .end_ns = 2500,
+            .name_id = rows::id_or_null(0),
+            .grid_x = 128,
+            .block_x = 256,
+            .registers_per_thread = 32,
+            .graph_id = 5,
+            .launch_type = 1});
   w.insert({.pid = 43, .start_ns = 3000, .end_ns = 3100});  // the writer is reused
   Statement st = m_db.prepare(
       "SELECT id, pid, device_id, stream_id, correlation_id, end_ns - start_ns, name_id, grid_x, "
@@ -101,8 +110,7 @@ TEST_F(RowWriterTest, TextRealAndNullReadBack) {
   EXPECT_DOUBLE_EQ(st.column_double(0), 0.25);
   EXPECT_EQ(st.column_text(1), "real");
 
-  insert(m_db, rows::DataLoss{.what = "truncated_log", .count = 3, .severity = "data_loss",
-                              .detail = ""});
+  insert(m_db, rows::DataLoss{.what = "truncated_log", .count = 3, .severity = "data_loss", .detail = ""});
   Statement dl = m_db.prepare("SELECT pid, what, count, severity, detail FROM data_loss");
   ASSERT_TRUE(dl.step());
   EXPECT_TRUE(dl.is_null(0));

@@ -67,7 +67,8 @@ TEST(RunDescription, BadFilesNameTheProblem) {
   EXPECT_NE(error_of().find("not a valid JSON run description"), std::string::npos) << error_of();
   // A number beyond double's range (the DOM parser says only "number overflow"): the field.
   write("{\"format\": \"gpuscope-run/1\", \"meta\": {\"a\": \"x\"}, \"extra\": [0, {\"t\": 1e999}]}");
-  EXPECT_NE(error_of().find("in field 'extra[1].t' (byte offset 68): number overflow parsing '1e999'"), std::string::npos)
+  EXPECT_NE(error_of().find("in field 'extra[1].t' (byte offset 68): number overflow parsing '1e999'"),
+            std::string::npos)
       << error_of();
   write("{\"format\": \"gpuscope-run/1\", \"launched_pid\": 44444444444E444444444}");
   EXPECT_NE(error_of().find("in field 'launched_pid'"), std::string::npos) << error_of();

@@ -44,7 +44,10 @@ TEST(Schema, MarkdownHasCrashSection) {
 // `gpuscope schema > docs/trace-schema.md`.
 TEST(Schema, DocsMatchDefinitions) {
   const std::string md = schema_markdown();
-  const auto set = [](const char* name) { const char* v = std::getenv(name); return v != nullptr && *v == '1'; };
+  const auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v == '1';
+  };
   if (set("GPUSCOPE_REWRITE_EXPECTED") || set("GPUSCOPE_UPDATE_SCHEMA_DOC")) {
     std::ofstream(kDocPath, std::ios::binary) << md;
   }
@@ -65,8 +68,8 @@ TEST(Schema, DocsMatchDefinitions) {
     if (!ga || !gb || la != lb) break;
     ++line;
   }
-  FAIL() << kDocPath << " differs from schema_markdown() at line " << line << ":\n  file:      "
-         << (a ? la : "<end>") << "\n  generated: " << (b ? lb : "<end>")
+  FAIL() << kDocPath << " differs from schema_markdown() at line " << line << ":\n  file:      " << (a ? la : "<end>")
+         << "\n  generated: " << (b ? lb : "<end>")
          << "\nRegenerate: GPUSCOPE_REWRITE_EXPECTED=1 test_store --gtest_filter=Schema.*";
 }
 

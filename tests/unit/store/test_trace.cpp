@@ -77,7 +77,8 @@ TEST(OpenTrace, DamagedTraceNamesTheDamageNotTheSql) {
     } catch (const TraceDamagedError& e) {
       message = e.what();
     }
-    EXPECT_NE(message.find("the trace is corrupt or truncated (SQLite: "), std::string::npos) << what << ": " << message;
+    EXPECT_NE(message.find("the trace is corrupt or truncated (SQLite: "), std::string::npos)
+        << what << ": " << message;
     EXPECT_NE(message.find(p), std::string::npos) << message;
     EXPECT_NE(message.find("gpuscope import"), std::string::npos) << message;
     EXPECT_EQ(message.find("(in: "), std::string::npos) << message;
@@ -91,8 +92,7 @@ TEST(OpenTrace, DamagedTraceNamesTheDamageNotTheSql) {
 TEST(OpenTrace, OpensAnImportedTrace) {
   TempDir dir;
   Database db = open_trace(make_trace(dir));
-  EXPECT_EQ(db.query_text("SELECT value FROM meta WHERE key = 'schema_version'"),
-            std::to_string(kSchemaVersion));
+  EXPECT_EQ(db.query_text("SELECT value FROM meta WHERE key = 'schema_version'"), std::to_string(kSchemaVersion));
   // Read-only.
   EXPECT_THROW(db.exec("DELETE FROM meta"), DatabaseError);
 }
@@ -138,8 +138,8 @@ TEST(OpenTrace, OtherSchemaVersionNamesBothVersions) {
     EXPECT_EQ(e.found(), 99);
     EXPECT_EQ(e.expected(), kSchemaVersion);
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("schema version 99, this gpuscope reads version " +
-                       std::to_string(kSchemaVersion) + ": open it with a newer gpuscope"),
+    EXPECT_NE(msg.find("schema version 99, this gpuscope reads version " + std::to_string(kSchemaVersion) +
+                       ": open it with a newer gpuscope"),
               std::string::npos)
         << msg;
     EXPECT_NE(msg.find("7.0.0"), std::string::npos) << msg;

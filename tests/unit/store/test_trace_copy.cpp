@@ -28,8 +28,8 @@ class TraceCopyTest : public ::testing::Test {
     RowWriter<rows::ApiCall> api(src);
     RowWriter<rows::Kernel> kernels(src);
     auto launch = [&](std::int64_t pid, std::int64_t corr, std::int64_t call, std::int64_t start, std::int64_t end) {
-      api.insert({.pid = pid, .tid = pid, .domain = "runtime", .start_ns = call, .end_ns = call + 10,
-                  .correlation_id = corr});
+      api.insert(
+          {.pid = pid, .tid = pid, .domain = "runtime", .start_ns = call, .end_ns = call + 10, .correlation_id = corr});
       kernels.insert({.pid = pid, .correlation_id = corr, .start_ns = start, .end_ns = end});
     };
     launch(1, 1, 100, 200, 300);
