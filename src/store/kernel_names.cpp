@@ -1,5 +1,7 @@
 #include "store/kernel_names.hpp"
 
+#include "core/utf8.hpp"
+
 #include <cxxabi.h>
 
 #include <cctype>
@@ -77,7 +79,10 @@ std::string demangle(std::string_view name) {
   std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
                                              std::free);
   if (status != 0 || !out) return mangled;
-  return out.get();
+  // A source name's length counts bytes: a damaged or foreign log's length can cut a
+  // multi-byte character (U+FFFD from the import's repair), and the demangler then puts ')'
+  // or '<' between its bytes. The result is repaired again so it stays UTF-8.
+  return core::repair_utf8(out.get());
 }
 
 std::string base_name(std::string_view demangled) {

@@ -11,7 +11,9 @@
 namespace gpuscope::store {
 
 /// Demangles an Itanium-ABI name ("_Z...") with abi::__cxa_demangle. A name that
-/// is not mangled, or that fails to demangle, is returned unchanged.
+/// is not mangled, or that fails to demangle, is returned unchanged. The result is valid
+/// UTF-8 whenever `name` is (core::repair_utf8 after the demangler, which may split a
+/// multi-byte character at a source name's byte length).
 [[nodiscard]] std::string demangle(std::string_view name);
 
 /// The base name of a demangled function name, as `nsys --base` shows it: no

@@ -1,9 +1,23 @@
 #include "store/kernel_names.hpp"
+#include "core/utf8.hpp"
 
 #include <gtest/gtest.h>
 
 namespace gpuscope::store {
 namespace {
+
+// Found by fuzz_event_log_import: a source name length (21) that cuts the third byte off a
+// U+FFFD; the demangler wrote "\xef\xbf)\xbd", which is not UTF-8.
+TEST(Demangle, ALengthThatCutsACharacterStillGivesUtf8) {
+  const std::string mangled =
+      "_ZN5cudnn19engines_precompiled16nhwcToNchwKernelIfffLb1ELb0EL21cudnnKerne"
+      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+      "aType_t0EEEvNS0_18nhwc2nchw_params_tIT1_EEPKT_PT0_";
+  const std::string out = demangle(mangled);
+  EXPECT_NE(out, mangled);  // it does demangle
+  EXPECT_TRUE(core::valid_utf8(out)) << out;
+  EXPECT_NE(out.find("nhwcToNchwKernel"), std::string::npos) << out;
+}
 
 TEST(Demangle, PlainFunction) { EXPECT_EQ(demangle("_Z6kernelPfi"), "kernel(float*, int)"); }
 
