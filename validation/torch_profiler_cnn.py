@@ -58,8 +58,18 @@ def main():
     for evt in prof.key_averages():
         if evt.key in kernels:
             self_cuda[evt.key] = float(getattr(evt, "self_device_time_total", getattr(evt, "self_cuda_time_total", 0)))
+    ops = {}  # every other key of key_averages(): operators (forward and backward), record_function ranges
+    for evt in prof.key_averages():
+        if evt.key in kernels or evt.key.startswith("cuda") or evt.key.startswith("Memcpy") or evt.key.startswith(
+                "Memset"):
+            continue
+        ops[evt.key] = {"count": int(evt.count),
+                        "self_device_us": float(getattr(evt, "self_device_time_total",
+                                                        getattr(evt, "self_cuda_time_total", 0))),
+                        "cpu_total_us": float(evt.cpu_time_total)}
     report = {
         "source": "torch.profiler (Chrome trace, cat=kernel)",
+        "ops": ops,
         "torch_version": torch.__version__,
         "steps": [first, last],
         "total": sum(kernels.values()),

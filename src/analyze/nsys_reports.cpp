@@ -230,12 +230,18 @@ Report cuda_gpu_mem_size_sum(Database& db) {
   return summarize(shape, memory_groups(db, "COALESCE(bytes, 0)"));
 }
 
+std::string detail::user_nvtx_only_sql(Database& db) {
+  if (!db.has_table("torch_ops") || !db.has_table("torch_modules")) return "";
+  return " AND id NOT IN (SELECT nvtx_id FROM torch_ops) AND id NOT IN (SELECT nvtx_id FROM torch_modules)";
+}
+
 Report nvtx_sum(Database& db) {
   static const SummaryShape shape{"nvtx_sum",  "NVTX Range Summary", false,
                                   "Instances", {"Style", "Range"},   "closed NVTX ranges"};
   return summarize(shape,
                    group_values(db, "SELECT COALESCE(style, ''), " + std::string(detail::kNvtxRangeNameSql) +
-                                        ", duration_ns FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL"));
+                                        ", duration_ns FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL" +
+                                        detail::user_nvtx_only_sql(db)));
 }
 
 Report cuda_gpu_sum(Database& db, const ReportOptions& options) {

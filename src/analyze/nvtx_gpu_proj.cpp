@@ -102,9 +102,9 @@ Report nvtx_gpu_proj_sum(Database& db) {
   const Ops ops = gpu_ops(db);
   std::map<std::pair<std::string, std::string>, Group> groups;  // (range, style)
   std::int64_t cross_thread = 0;
-  Statement st = db.prepare("SELECT pid, tid, end_tid, start_ns, end_ns, COALESCE(style, ''), " +
-                            std::string(detail::kNvtxRangeNameSql) +
-                            " FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL");
+  Statement st = db.prepare(
+      "SELECT pid, tid, end_tid, start_ns, end_ns, COALESCE(style, ''), " + std::string(detail::kNvtxRangeNameSql) +
+      " FROM v_nvtx WHERE style IS NOT 'Mark' AND end_ns IS NOT NULL" + detail::user_nvtx_only_sql(db));
   std::vector<Interval> intervals;
   std::set<Thread> range_threads;
   while (st.step()) {

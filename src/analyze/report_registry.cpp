@@ -9,6 +9,7 @@
 #include "analyze/memcpy_check.hpp"
 #include "analyze/nsys_reports.hpp"
 #include "analyze/nvtx_gpu_proj.hpp"
+#include "analyze/pytorch_reports.hpp"
 #include "analyze/top_report.hpp"
 #include "store/database.hpp"
 
@@ -54,6 +55,12 @@ constexpr ReportEntry kReports[] = {
      [](Database& db, const ReportOptions& o) { return one(cuda_gpu_trace(db, o)); }},
     {"cuda_api_trace", "one row per CUDA API call, for scripts", false,
      [](Database& db, const ReportOptions& o) { return one(cuda_api_trace(db, o)); }},
+    {"op_sum", "PyTorch: which operators take the GPU's time, forward and backward (--pytorch=ops)", false,
+     [](Database& db, const ReportOptions&) { return one(op_sum(db)); }},
+    {"module_sum", "PyTorch: which layers (nn.Module paths) take the GPU's time (--pytorch=modules)", false,
+     [](Database& db, const ReportOptions&) { return one(module_sum(db)); }},
+    {"step_sum", "PyTorch: each training step's time, GPU busy and launches; warm-up vs steady state", false,
+     [](Database& db, const ReportOptions&) { return one(step_sum(db)); }},
 };
 
 }  // namespace

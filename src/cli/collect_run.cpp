@@ -169,6 +169,17 @@ CollectRunResult collect_run(CollectRunSpec o) {
               {"GPUSCOPE_LAUNCH_REALTIME_NS", std::to_string(realtime_ns())}};
   spec.env.insert(spec.env.end(), o.env.begin(), o.env.end());
   if (o.nvtx) spec.env.emplace_back("NVTX_INJECTION64_PATH", inject->string());
+  if (o.pytorch_hooks) {
+    const fs::path hooks = inject->parent_path() / "python";
+    if (!fs::exists(hooks / "sitecustomize.py", ec)) {
+      fs::remove_all(log_dir, ec);
+      res.exit_code = cli_fail(tool, "gpuscope's PyTorch hooks are missing: " + (hooks / "sitecustomize.py").string(),
+                               "build the whole project (cmake --build build), which copies them beside the collector");
+      return res;
+    }
+    const char* old = std::getenv("PYTHONPATH");
+    spec.env.emplace_back("PYTHONPATH", hooks.string() + (old && *old ? ":" + std::string(old) : ""));
+  }
   spec.kill_after = o.kill_after;
   spec.kill_signal = o.kill_signal;
 

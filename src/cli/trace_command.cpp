@@ -143,6 +143,29 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
   sub->add_flag("-q,--quiet", o.quiet, "Do not print the summary at the end");
   count_option(sub->add_option("--top", o.top, "Kernels in the summary; 0 = all")->capture_default_str(),
                core::CountLimits{0, kMaxInt, "10"});
+  sub->add_option("--pytorch", o.pytorch,
+                  "Record PyTorch's view too, with no change to the script (Python programs that import\n"
+                  "torch; child processes and torchrun workers too): ops (every operator call, backward\n"
+                  "calls tied to their forward operator), modules (every nn.Module forward with its path,\n"
+                  "e.g. layer1.0.conv1), or ops,modules; add ,shapes for operators' input shapes (costs\n"
+                  "more). optimizer.step() calls mark the training steps either way. Needs -t nvtx\n"
+                  "(the default); docs/pytorch.md")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            bool any = false;
+            std::size_t b = 0;
+            while (b <= v.size()) {
+              std::size_t e = v.find(',', b);
+              if (e == std::string::npos) e = v.size();
+              const std::string w = v.substr(b, e - b);
+              if (w != "ops" && w != "modules" && w != "shapes")
+                return "'" + w + "' is not ops, modules or shapes (e.g. --pytorch=ops,modules)";
+              any = any || w != "shapes";
+              b = e + 1;
+            }
+            return any ? "" : "shapes goes with ops (e.g. --pytorch=ops,shapes)";
+          },
+          "ops|modules|ops,modules[,shapes]"));
   sub->add_option("command", o.command, "The command to run, after --")->required();
   sub->positionals_at_end();
   return sub;
@@ -183,6 +206,13 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
+  if (!o.pytorch.empty()) {
+    if (!spec.nvtx)
+      return fail("--pytorch records through NVTX, which -t " + o.trace + " leaves out",
+                  "use -t cuda,nvtx (the default)");
+    spec.env.emplace_back("GPUSCOPE_PYTORCH", o.pytorch);
+    spec.pytorch_hooks = true;
+  }
   if (o.sync_records) spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS", default_cuda_records() + ",sync");
   spec.after_checks = [&o](CollectRunSpec& s) { add_tracer_cost(o, s); };
   if (o.duration_ns > 0 && o.kill != "none") {
@@ -192,6 +222,7 @@ int run_trace(TraceOptions o) {
   spec.import.trace_sources = o.trace;
   spec.import.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
   spec.import.extra_meta.emplace_back("cuda_api_calls", o.cuda_api);
+  if (!o.pytorch.empty()) spec.import.extra_meta.emplace_back("pytorch", o.pytorch);
 
   const CollectRunResult res = collect_run(spec);
   if (!res.have_db) return res.exit_code;

@@ -27,7 +27,8 @@ struct TraceOptions {
   int flush_period_ms = 200;
   bool keep_logs = false;
   bool quiet = false;
-  int top = 10;  // kernels in the summary; 0 = all
+  int top = 10;         // kernels in the summary; 0 = all
+  std::string pytorch;  // --pytorch: "" (off) or ops / modules / ops,modules, each [+ ,shapes]
   std::vector<std::string> command;
 };
 

@@ -1,4 +1,5 @@
 #include "store/importer.hpp"
+#include "store/pytorch_tables.hpp"
 
 #include <optional>
 #include <string>
@@ -71,6 +72,7 @@ void finish(ImportState& state, Database& db, const ImportOptions& opts) {
   state.write_data_loss();
   state.processes.write_meta(db, opts, state.duration_ns());
   db.exec(create_indexes_sql());
+  write_pytorch_tables(state, db);  // reads the NVTX, kernel and API tables just indexed
   // A profiled launch whose facts the launch call did not give (a runtime launch has no
   // CUfunction to ask for registers) takes them from its kernel activity record.
   if (state.result.rows.kernel_profiles > 0 && state.result.rows.kernels > 0) {

@@ -36,6 +36,14 @@ constexpr ColumnDef kSyncs[] = {GPUSCOPE_COLUMNS_SYNCS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kNvtxEvents[] = {GPUSCOPE_COLUMNS_NVTX_EVENTS(GPUSCOPE_COLUMN_DEF)};
 
+constexpr ColumnDef kTorchOps[] = {GPUSCOPE_COLUMNS_TORCH_OPS(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kTorchModules[] = {GPUSCOPE_COLUMNS_TORCH_MODULES(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kTorchSteps[] = {GPUSCOPE_COLUMNS_TORCH_STEPS(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kTorchOpKernels[] = {GPUSCOPE_COLUMNS_TORCH_OP_KERNELS(GPUSCOPE_COLUMN_DEF)};
+
 constexpr ColumnDef kOverheads[] = {GPUSCOPE_COLUMNS_OVERHEADS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kCaptureWindows[] = {GPUSCOPE_COLUMNS_CAPTURE_WINDOWS(GPUSCOPE_COLUMN_DEF)};
@@ -83,6 +91,21 @@ constexpr TableDef kTables[] = {
      "either way.",
      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", kSyncs},
     {"nvtx_events", "NVTX ranges and marks, from C/C++ nvtx3 and torch.cuda.nvtx.", "NVTX_EVENTS", kNvtxEvents},
+    {"torch_ops",
+     "PyTorch operator calls (`gpuscope trace --pytorch=ops`): the ranges PyTorch's RecordFunction observer put in "
+     "nvtx_events, parsed at import (core/pytorch_ranges.hpp). Those ranges stay in nvtx_events (the timeline shows "
+     "them) but nvtx_sum and nvtx_gpu_proj_sum leave them out.",
+     "", kTorchOps},
+    {"torch_modules", "nn.Module forward calls (`gpuscope trace --pytorch=modules`), parsed from their NVTX ranges.",
+     "", kTorchModules},
+    {"torch_steps",
+     "Training steps of a PyTorch program traced with --pytorch: one per optimizer.step() call (its gpuscope.step "
+     "mark).",
+     "", kTorchSteps},
+    {"torch_op_kernels",
+     "Which operator call launched each kernel: the innermost torch_ops range on the launch call's thread that holds "
+     "the call.",
+     "", kTorchOpKernels},
     {"overheads", "CUPTI's own overhead (CUPTI_ACTIVITY_KIND_OVERHEAD).", "", kOverheads},
     {"capture_windows", "Time windows recorded (--capture-range, --delay, --duration).", "", kCaptureWindows},
     {"data_loss", "Everything known lost or doubtful; shown by every summary.", "", kDataLoss},
@@ -102,6 +125,13 @@ constexpr ViewDef kViews[] = {
     {"v_api_calls", "api_calls with the name resolved and duration_ns.",
      "SELECT a.*, a.end_ns - a.start_ns AS duration_ns, n.value AS name FROM api_calls a "
      "LEFT JOIN strings n ON n.id = a.name_id"},
+    {"v_torch_ops", "torch_ops with the name, times and duration_ns.",
+     "SELECT o.*, n.value AS name, e.start_ns, e.end_ns, e.end_ns - e.start_ns AS duration_ns, e.depth "
+     "FROM torch_ops o JOIN nvtx_events e ON e.id = o.nvtx_id LEFT JOIN strings n ON n.id = o.name_id"},
+    {"v_torch_modules", "torch_modules with the path, class, thread, times and duration_ns.",
+     "SELECT m.*, p.value AS path, c.value AS class_name, e.tid, e.start_ns, e.end_ns, "
+     "e.end_ns - e.start_ns AS duration_ns FROM torch_modules m JOIN nvtx_events e ON e.id = m.nvtx_id "
+     "LEFT JOIN strings p ON p.id = m.path_id LEFT JOIN strings c ON c.id = m.class_id"},
     {"v_nvtx", "nvtx_events with text and domain resolved and duration_ns.",
      "SELECT e.*, e.end_ns - e.start_ns AS duration_ns, t.value AS text, d.value AS domain "
      "FROM nvtx_events e LEFT JOIN strings t ON t.id = e.text_id LEFT JOIN strings d ON d.id = e.domain_id"},

@@ -368,6 +368,60 @@
   X(category, Int, "INTEGER", "", \
     "NVTX category, 0 if none.")
 
+#define GPUSCOPE_COLUMNS_TORCH_OPS(X) \
+  X(nvtx_id, Int, "INTEGER PRIMARY KEY", "", \
+    "nvtx_events.id of the operator's range (its pid, tid, start_ns, end_ns, depth and parent there).") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(tid, Int, "INTEGER", "", \
+    "Thread that ran it (the autograd engine's thread for backward calls).") \
+  X(name_id, Int, "INTEGER", "", \
+    "strings.id of the operator name as PyTorch records it ('aten::conv2d', 'autograd::engine::evaluate_function: ConvolutionBackward0').") \
+  X(seq, OptInt, "INTEGER", "", \
+    "Autograd sequence number: a backward call carries the one of the forward operator that created its node; NULL when PyTorch gave none.") \
+  X(op_id, OptInt, "INTEGER", "", \
+    "PyTorch's RecordFunction handle of the call.") \
+  X(sizes, OptText, "TEXT", "", \
+    "Input shapes ('[[32, 3, 112, 112], [64, 3, 7, 7]]') with --pytorch=ops,shapes; NULL otherwise.") \
+  X(is_backward, Int, "INTEGER", "", \
+    "1 for a call the autograd engine ran (a backward node, or an operator inside one), else 0.") \
+  X(parent_op, OptInt, "INTEGER", "", \
+    "torch_ops.nvtx_id of the enclosing operator call on the same thread; NULL at top level.") \
+  X(forward_op, OptInt, "INTEGER", "", \
+    "For backward calls: torch_ops.nvtx_id of the top-level forward call with the same seq in this process (the operator the backward work belongs to); NULL for forward calls or when none was recorded.") \
+  X(module_id, OptInt, "INTEGER", "", \
+    "torch_modules.nvtx_id of the innermost module forward around the call (for backward calls: around its forward operator); NULL if none.")
+
+#define GPUSCOPE_COLUMNS_TORCH_MODULES(X) \
+  X(nvtx_id, Int, "INTEGER PRIMARY KEY", "", \
+    "nvtx_events.id of the module forward's range.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(path_id, Int, "INTEGER", "", \
+    "strings.id of the module's path in its model ('layer1.0.conv1'; the outermost module called is its class name).") \
+  X(class_id, OptInt, "INTEGER", "", \
+    "strings.id of the module's class ('Conv2d').") \
+  X(parent_module, OptInt, "INTEGER", "", \
+    "torch_modules.nvtx_id of the enclosing module forward; NULL for the outermost.")
+
+#define GPUSCOPE_COLUMNS_TORCH_STEPS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(step, Int, "INTEGER", "", \
+    "Step number in the process, from 0.") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "Step start: the end of the previous optimizer.step() (step 0: the start of the first operator or module forward before its end).") \
+  X(end_ns, Int, "INTEGER", "ns", \
+    "Step end: the end of its optimizer.step() (the gpuscope.step mark).")
+
+#define GPUSCOPE_COLUMNS_TORCH_OP_KERNELS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "kernels.correlation_id (with pid): the kernel.") \
+  X(op_nvtx_id, Int, "INTEGER", "", \
+    "torch_ops.nvtx_id of the innermost operator call whose range holds the kernel's launch call (same thread).")
+
 #define GPUSCOPE_COLUMNS_OVERHEADS(X) \
   X(pid, Int, "INTEGER", "", \
     "Process id.") \

@@ -1,0 +1,60 @@
+// PyTorch's view of a trace recorded with `gpuscope trace --pytorch=ops|modules` (the
+// torch_* tables, store/pytorch_tables.hpp): per operator, per module, per training step.
+// Each report on a trace without those records is empty with a note saying how to get them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/report.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+/// op_sum — like torch.profiler's key_averages().table(): one row per operator name
+/// (forward and backward names as PyTorch records them). Columns: Calls; CPU Total and CPU
+/// Self (ns: the calls' range durations; self = minus the operator calls directly inside);
+/// Self GPU (ns, the kernels each call launched itself: torch_op_kernels) and its Kernels;
+/// GPU Total (ns, kernels launched inside the call, nested operators included); Bwd GPU (ns:
+/// the kernels of the backward calls that belong to this forward operator, by autograd
+/// sequence number); GPU (%) = Self GPU of all kernel time in the trace. Sorted by Self GPU.
+[[nodiscard]] Report op_sum(store::Database& db);
+
+/// module_sum — one row per nn.Module path ("layer1.0.conv1"): Calls, Fwd CPU (ns, the
+/// forward ranges), Fwd GPU (ns, kernels launched inside its forward, submodules included),
+/// Bwd GPU (ns, kernels of the backward calls whose forward operator ran inside it: needs
+/// --pytorch=ops,modules), Top Kernel (by Fwd + Bwd GPU time). In model order (first call).
+[[nodiscard]] Report module_sum(store::Database& db);
+
+/// One training step (torch_steps) with what happened inside it.
+struct StepFacts {
+  std::int64_t pid = 0, step = 0, start_ns = 0, end_ns = 0;
+  std::int64_t gpu_busy_ns = 0;    // union of kernel intervals, clipped to the step
+  std::int64_t kernels = 0;        // kernels that started inside it
+  std::int64_t launch_cpu_ns = 0;  // CPU time of the launch calls made inside it
+  enum class Kind { kSteady, kWarmup, kOutlier } kind = Kind::kSteady;
+};
+
+/// The steps of every process, in time order, each classified (steady_state below).
+[[nodiscard]] std::vector<StepFacts> step_facts(store::Database& db);
+
+/// Classifies steps (of one process, in order) from their wall times: the first step is
+/// warm-up (lazy initialisation, cuDNN autotuning, allocator growth), and so is each next
+/// one while its wall time is over 1.25 x the median of the later steps; a later step over
+/// 1.5 x that median (or under half of it) is an outlier. Pure: for tests.
+void classify_steps(std::vector<StepFacts>& steps);
+
+/// The window the steady-state steps span (first steady start, last steady end), or nullopt
+/// when fewer than 2 steps are steady.
+[[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> steady_window(const std::vector<StepFacts>& steps);
+
+/// step_sum — one row per training step: Wall, GPU Busy (ms and %), Kernels, Launch CPU (ms),
+/// Idle (ms: wall minus GPU busy) and State (steady, warm-up, outlier); notes give the
+/// steady state's median step time and its spread.
+[[nodiscard]] Report step_sum(store::Database& db);
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,142 @@
+"""gpuscope's PyTorch hooks, for `gpuscope trace --pytorch=ops|modules|ops,modules[,shapes]`.
+
+`gpuscope trace` puts this file's folder first on PYTHONPATH and names what to record in
+GPUSCOPE_PYTORCH; Python imports it at start-up (the `site` module's sitecustomize). It does
+nothing until the program imports torch, then hooks into torch, with no change to the
+program, and records through NVTX (which gpuscope's collector receives):
+
+  ops      every operator call, through PyTorch's own RecordFunction observer that
+           torch.autograd.profiler.emit_nvtx installs: one range per call, "NAME, seq = N,
+           op_id = M[, sizes = ...]"; backward calls carry the sequence number of the forward
+           operator that created them. ``shapes`` adds the input shapes (costs more).
+  modules  every nn.Module forward, as a range "nn.Module: PATH (CLASS)": PATH is the module's
+           path in its model ("layer1.0.conv1"; the outermost module called is its class name).
+  steps    always: a mark "gpuscope.step" after every optimizer.step() (global optimizer hook).
+
+The program's own sitecustomize, if any, still runs (imported after this one). Child
+processes inherit PYTHONPATH and GPUSCOPE_PYTORCH, so torchrun workers and multiprocessing
+children are hooked too. Nothing here initialises CUDA.
+"""
+import os
+import sys
+
+_MARK_STEP = "gpuscope.step"
+_MODULE_PREFIX = "nn.Module: "
+
+
+def _chain_user_sitecustomize():
+    """Imports the next sitecustomize on sys.path (the program's own), if there is one."""
+    import importlib.machinery
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the program's own start-up code: report, do not stop the program
+        print(f"gpuscope: warning: the program's sitecustomize failed: {e!r}", file=sys.stderr)
+
+
+def _enable_ops(torch, shapes):
+    # What torch.autograd.profiler.emit_nvtx.__enter__ does, without its
+    # torch.cuda.synchronize() (which would initialise CUDA at `import torch`). The observer
+    # is thread-local: it covers this thread and the autograd engine's threads, to which
+    # PyTorch propagates it.
+    from torch.autograd import profiler as ap
+    config = ap.ProfilerConfig(ap.ProfilerState.NVTX, shapes, False, False, False, False, ap._ExperimentalConfig())
+    ap._run_on_profiler_start()
+    ap._enable_profiler(config, set())
+
+    def disable():  # at exit: remove the observer (else PyTorch warns of a leaked callback handle)
+        try:
+            ap._disable_profiler()
+        except Exception:
+            pass
+    import atexit
+    atexit.register(disable)
+
+
+def _enable_modules(torch):
+    import weakref
+    from torch.nn.modules import module as nn_module
+    push, pop = torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+    paths = weakref.WeakKeyDictionary()
+
+    def name_of(mod):
+        path = paths.get(mod)
+        if path is None:  # first call of a module not seen inside a known model: a new root
+            root = type(mod).__name__
+            for sub_name, sub in mod.named_modules():
+                if sub not in paths:
+                    paths[sub] = sub_name or root
+            path = paths[mod]
+        return path
+
+    def pre(mod, args):
+        push(f"{_MODULE_PREFIX}{name_of(mod)} ({type(mod).__name__})")
+
+    def post(mod, args, output):
+        pop()
+
+    nn_module.register_module_forward_pre_hook(pre)
+    nn_module.register_module_forward_hook(post, always_call=True)
+
+
+def _enable_steps(torch):
+    import torch.optim.optimizer as optimizer  # a submodule torch's import does not bind as an attribute
+    mark = torch.cuda.nvtx.mark
+    optimizer.register_optimizer_step_post_hook(lambda opt, args, kwargs: mark(_MARK_STEP))
+
+
+def _install(torch, want):
+    done = []
+    for what, enable in (("ops", lambda: _enable_ops(torch, "shapes" in want)),
+                         ("modules", lambda: _enable_modules(torch)), ("steps", lambda: _enable_steps(torch))):
+        if what != "steps" and what not in want:
+            continue
+        try:
+            enable()
+            done.append(what)
+        except Exception as e:  # an older or newer torch without this hook: say so, run on
+            print(f"gpuscope: warning: --pytorch={what}: cannot hook into torch {getattr(torch, '__version__', '?')}: "
+                  f"{e!r}; the trace will have no {what}", file=sys.stderr)
+
+
+def _hook_torch_import(want):
+    import importlib.abc
+    import importlib.util
+
+    class TorchFinder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name != "torch":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec("torch")
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            loader_exec = spec.loader.exec_module
+
+            def exec_module(module):
+                loader_exec(module)
+                _install(module, want)
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    if "torch" in sys.modules:
+        _install(sys.modules["torch"], want)
+    else:
+        sys.meta_path.insert(0, TorchFinder())
+
+
+def _main():
+    want = {w.strip() for w in os.environ.get("GPUSCOPE_PYTORCH", "").split(",") if w.strip()}
+    if want:
+        _hook_torch_import(want)
+    _chain_user_sitecustomize()
+
+
+_main()

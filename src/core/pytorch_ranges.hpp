@@ -1,0 +1,48 @@
+// The NVTX messages gpuscope's PyTorch hooks produce (src/collect/python/sitecustomize.py,
+// `gpuscope trace --pytorch`), read back: pure string functions, no state.
+//
+// Operators come from PyTorch's own RecordFunction observer for NVTX (the one
+// torch.autograd.profiler.emit_nvtx installs; torch/csrc/profiler/util.cpp, getNvtxStr):
+//   "aten::conv2d, seq = 12, op_id = 345"
+//   "aten::add, op_id = 346, sizes = [[32, 64], [32, 64], []], input_op_ids = [...]"
+//   "autograd::engine::evaluate_function: ConvolutionBackward0, seq = 12, op_id = 400"
+// The sequence number of a backward call is the one its forward operator carried when
+// it created the autograd node (torch.profiler and nsys's autograd-nvtx tie them the same way).
+// Modules: "nn.Module: PATH (CLASS)"; steps: the mark "gpuscope.step".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpuscope::core {
+
+inline constexpr std::string_view kStepMark = "gpuscope.step";
+inline constexpr std::string_view kModulePrefix = "nn.Module: ";
+
+/// One operator range's message, parsed.
+struct OpRange {
+  std::string name;                   // "aten::conv2d", "autograd::engine::evaluate_function: ConvolutionBackward0"
+  std::optional<std::int64_t> seq;    // autograd sequence number; nullopt when absent
+  std::optional<std::int64_t> op_id;  // RecordFunction handle: unique per call
+  std::string sizes;                  // "[[32, 64], []]" with --pytorch=ops,shapes; "" otherwise
+  bool backward = false;              // run by the autograd engine (a backward node or inside one)
+};
+
+/// The operator range `text` describes, or nullopt when it is not one. An operator message
+/// carries ", op_id = N" (every call has an id: the hooks ask for ids); any user range that
+/// does not is left alone.
+[[nodiscard]] std::optional<OpRange> parse_op_range(std::string_view text);
+
+/// A module range "nn.Module: PATH (CLASS)".
+struct ModuleRange {
+  std::string path;        // "layer1.0.conv1"; the outermost module called is its class name
+  std::string class_name;  // "Conv2d"
+};
+[[nodiscard]] std::optional<ModuleRange> parse_module_range(std::string_view text);
+
+/// True for a backward node's name: "...Backward0", "autograd::engine::evaluate_function: ...".
+[[nodiscard]] bool is_backward_op_name(std::string_view name);
+
+}  // namespace gpuscope::core

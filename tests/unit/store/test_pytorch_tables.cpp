@@ -1,0 +1,155 @@
+// The PyTorch tables built at import (store/pytorch_tables.hpp) from a hand-built log of
+// what `gpuscope trace --pytorch=ops,modules` records: a model's forward (module and
+// operator ranges on the main thread), its backward on the autograd thread (nodes carrying
+// the forward operators' sequence numbers), optimizer steps, and the kernels each launched.
+#include "store/pytorch_tables.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "log_builder.hpp"
+#include "store/database.hpp"
+#include "store/importer.hpp"
+#include "store/trace.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+using test::LogBuilder;
+using test::TempDir;
+
+constexpr std::uint32_t kPid = 77, kMain = 77, kAutograd = 78;
+
+class PytorchTables : public ::testing::Test {
+ protected:
+  // Times in µs (x1000 ns). Step 0: forward 10..60, backward 70..110, optimizer.step ends 120.
+  // Step 1: a second, identical forward at 200..250 and its step mark at 300.
+  void SetUp() override {
+    const std::string log = m_dir.file("p.gslog");
+    {
+      LogBuilder b(log, kPid);
+      b.process(0);
+      std::uint32_t corr = 1;
+      auto launch = [&](std::uint64_t at_us, std::uint32_t tid, const char* kernel, std::uint64_t gpu_us) {
+        b.api(at_us * 1000, at_us * 1000 + 500, tid, corr, "cudaLaunchKernel");
+        b.kernel(at_us * 1000 + 2000, (at_us + gpu_us) * 1000 + 2000, corr, kernel);
+        ++corr;
+      };
+      for (std::uint64_t base : {0ull, 190ull}) {
+        b.push((base + 10) * 1000, kMain, "nn.Module: Net (Net)");
+        b.push((base + 12) * 1000, kMain, "nn.Module: conv1 (Conv2d)");
+        b.push((base + 13) * 1000, kMain, "aten::conv2d, seq = 5, op_id = 1");
+        b.push((base + 14) * 1000, kMain, "aten::convolution, seq = 5, op_id = 2");
+        launch(base + 15, kMain, "conv_fwd_kernel", 20);
+        b.pop((base + 30) * 1000, kMain);
+        b.pop((base + 31) * 1000, kMain);
+        b.pop((base + 32) * 1000, kMain);
+        b.push((base + 40) * 1000, kMain, "nn.Module: fc (Linear)");
+        b.push((base + 41) * 1000, kMain, "aten::linear, seq = 6, op_id = 3");
+        launch(base + 42, kMain, "gemm_fwd", 5);
+        b.pop((base + 50) * 1000, kMain);
+        b.pop((base + 51) * 1000, kMain);
+        b.pop((base + 60) * 1000, kMain);
+      }
+      // Backward of step 0 on the autograd thread, as PyTorch records it: the engine's range
+      // (no seq) around the node's (the forward op's seq) around the node's operators.
+      b.push(70'000, kAutograd, "autograd::engine::evaluate_function: AddmmBackward0, op_id = 10");
+      b.push(70'500, kAutograd, "AddmmBackward0, seq = 6, op_id = 11");
+      b.push(71'000, kAutograd, "aten::mm, op_id = 12");
+      launch(72, kAutograd, "gemm_bwd", 7);
+      b.pop(80'000, kAutograd);
+      b.pop(80'500, kAutograd);
+      b.pop(81'000, kAutograd);
+      b.push(90'000, kAutograd, "autograd::engine::evaluate_function: ConvolutionBackward0, op_id = 13");
+      b.push(90'500, kAutograd, "ConvolutionBackward0, seq = 5, op_id = 14");
+      launch(91, kAutograd, "conv_bwd_kernel", 30);
+      b.pop(109'000, kAutograd);
+      b.pop(110'000, kAutograd);
+      b.push(112'000, kMain, "step 0");  // a user range: not an operator
+      b.pop(118'000, kMain);
+      b.nvtx(log::NvtxEventType::kMark, 120'000, kMain, "gpuscope.step");
+      b.nvtx(log::NvtxEventType::kMark, 300'000, kMain, "gpuscope.step");
+      b.end(400'000);
+    }
+    ImportOptions opts;
+    opts.command = "python3 train.py";
+    (void)import_logs({log}, m_dir.file("p.sqlite"), opts);
+  }
+  std::int64_t count(const std::string& sql) {
+    Database db = open_trace(m_dir.file("p.sqlite"));
+    return db.query_int(sql).value_or(-1);
+  }
+  std::string text(const std::string& sql) {
+    Database db = open_trace(m_dir.file("p.sqlite"));
+    return db.query_text(sql).value_or("<null>");
+  }
+  TempDir m_dir;
+};
+
+TEST_F(PytorchTables, OperatorsModulesAndStepsAreRead) {
+  EXPECT_EQ(count("SELECT COUNT(*) FROM torch_ops"), 2 * 3 + 5);  // 3 forward ops per step, 5 backward
+  EXPECT_EQ(count("SELECT COUNT(*) FROM torch_ops WHERE is_backward = 1"), 5);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM torch_modules"), 6);
+  EXPECT_EQ(text("SELECT group_concat(path, ',') FROM (SELECT path FROM v_torch_modules ORDER BY start_ns LIMIT 3)"),
+            "Net,conv1,fc");
+  EXPECT_EQ(count("SELECT COUNT(*) FROM v_torch_ops WHERE name = 'aten::conv2d' AND seq = 5"), 2);
+  // The user's own range stays a plain NVTX range.
+  EXPECT_EQ(count("SELECT COUNT(*) FROM v_torch_ops WHERE name LIKE 'step%'"), 0);
+}
+
+TEST_F(PytorchTables, StepsRunFromTheFirstRangeToEachOptimizerStep) {
+  EXPECT_EQ(count("SELECT COUNT(*) FROM torch_steps"), 2);
+  EXPECT_EQ(count("SELECT start_ns FROM torch_steps WHERE step = 0"), 10'000);  // the first module range
+  EXPECT_EQ(count("SELECT end_ns FROM torch_steps WHERE step = 0"), 120'000);
+  EXPECT_EQ(count("SELECT start_ns FROM torch_steps WHERE step = 1"), 120'000);
+  EXPECT_EQ(count("SELECT end_ns FROM torch_steps WHERE step = 1"), 300'000);
+}
+
+TEST_F(PytorchTables, EachKernelGoesToTheInnermostOperatorAroundItsLaunch) {
+  EXPECT_EQ(count("SELECT COUNT(*) FROM torch_op_kernels"), 6);  // every kernel
+  const std::string by_op =
+      "SELECT group_concat(o.name || '=' || s.value, ';') FROM (SELECT * FROM torch_op_kernels ORDER BY "
+      "correlation_id) k JOIN v_torch_ops o ON o.nvtx_id = k.op_nvtx_id JOIN kernels kk ON kk.pid = k.pid AND "
+      "kk.correlation_id = k.correlation_id JOIN strings s ON s.id = kk.name_id";
+  EXPECT_EQ(text(by_op),
+            "aten::convolution=conv_fwd_kernel;aten::linear=gemm_fwd;aten::convolution=conv_fwd_kernel;"
+            "aten::linear=gemm_fwd;aten::mm=gemm_bwd;"
+            "ConvolutionBackward0=conv_bwd_kernel");
+}
+
+TEST_F(PytorchTables, BackwardCallsBelongToTheForwardOperatorWithTheirSequenceNumber) {
+  // The engine's range has no seq: no forward op of its own.
+  EXPECT_EQ(count("SELECT COUNT(*) FROM v_torch_ops WHERE name LIKE 'autograd::engine%' AND forward_op IS NULL"), 2);
+  // ConvolutionBackward0 (seq 5) -> the outermost forward op with seq 5 of step 0: aten::conv2d at 13 µs.
+  EXPECT_EQ(text("SELECT f.name || '@' || f.start_ns FROM v_torch_ops b JOIN v_torch_ops f ON f.nvtx_id = "
+                 "b.forward_op WHERE b.name = 'ConvolutionBackward0'"),
+            "aten::conv2d@13000");
+  // aten::mm inside AddmmBackward0 inherits its node's forward op (aten::linear) ...
+  EXPECT_EQ(text("SELECT f.name FROM v_torch_ops b JOIN v_torch_ops f ON f.nvtx_id = b.forward_op "
+                 "WHERE b.name = 'aten::mm'"),
+            "aten::linear");
+  // ... and the module of that forward op.
+  EXPECT_EQ(text("SELECT m.path FROM v_torch_ops b JOIN v_torch_modules m ON m.nvtx_id = b.module_id "
+                 "WHERE b.name = 'aten::mm'"),
+            "fc");
+}
+
+TEST(PytorchTablesEmpty, ATraceWithoutThemHasEmptyTables) {
+  TempDir dir;
+  const std::string log = dir.file("q.gslog");
+  {
+    LogBuilder b(log, kPid);
+    b.process(0);
+    b.push(1000, kMain, "step 0");
+    b.pop(2000, kMain);
+    b.end(3000);
+  }
+  (void)import_logs({log}, dir.file("q.sqlite"), ImportOptions{});
+  Database db = open_trace(dir.file("q.sqlite"));
+  for (const char* t : {"torch_ops", "torch_modules", "torch_steps", "torch_op_kernels"})
+    EXPECT_EQ(db.query_int(std::string("SELECT COUNT(*) FROM ") + t).value_or(-1), 0) << t;
+}
+
+}  // namespace
+}  // namespace gpuscope::store
