@@ -390,7 +390,7 @@ Report step_sum(Database& db) {
                          std::max(0.0, wall - static_cast<double>(s.gpu_busy_ns)) / kNsPerMs, s.kernels,
                          static_cast<double>(s.launch_cpu_ns) / kNsPerMs, std::string(state), s.pid});
   }
-  if (steady.empty()) {
+  if (steady.size() < 2) {  // as steady_window: one step is no steady state
     r.add_note(NoteLevel::kInfo,
                "no steady state: too few steps (" + std::to_string(steps.size()) + ") to tell warm-up from training");
   } else {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "log_builder.hpp"
+#include "pytorch_log.hpp"
 #include "store/database.hpp"
 #include "store/importer.hpp"
 #include "store/trace.hpp"
@@ -19,59 +19,14 @@ namespace {
 using test::LogBuilder;
 using test::TempDir;
 
-constexpr std::uint32_t kPid = 77, kMain = 77, kAutograd = 78;
+constexpr std::uint32_t kPid = test::kTorchPid, kMain = test::kTorchMain;
 
 class PytorchTables : public ::testing::Test {
  protected:
-  // Times in µs (x1000 ns). Step 0: forward 10..60, backward 70..110, optimizer.step ends 120.
-  // Step 1: a second, identical forward at 200..250 and its step mark at 300.
+  // The log of pytorch_log.hpp, imported.
   void SetUp() override {
     const std::string log = m_dir.file("p.gslog");
-    {
-      LogBuilder b(log, kPid);
-      b.process(0);
-      std::uint32_t corr = 1;
-      auto launch = [&](std::uint64_t at_us, std::uint32_t tid, const char* kernel, std::uint64_t gpu_us) {
-        b.api(at_us * 1000, at_us * 1000 + 500, tid, corr, "cudaLaunchKernel");
-        b.kernel(at_us * 1000 + 2000, (at_us + gpu_us) * 1000 + 2000, corr, kernel);
-        ++corr;
-      };
-      for (std::uint64_t base : {0ull, 190ull}) {
-        b.push((base + 10) * 1000, kMain, "nn.Module: Net (Net)");
-        b.push((base + 12) * 1000, kMain, "nn.Module: conv1 (Conv2d)");
-        b.push((base + 13) * 1000, kMain, "aten::conv2d, seq = 5, op_id = 1");
-        b.push((base + 14) * 1000, kMain, "aten::convolution, seq = 5, op_id = 2");
-        launch(base + 15, kMain, "conv_fwd_kernel", 20);
-        b.pop((base + 30) * 1000, kMain);
-        b.pop((base + 31) * 1000, kMain);
-        b.pop((base + 32) * 1000, kMain);
-        b.push((base + 40) * 1000, kMain, "nn.Module: fc (Linear)");
-        b.push((base + 41) * 1000, kMain, "aten::linear, seq = 6, op_id = 3");
-        launch(base + 42, kMain, "gemm_fwd", 5);
-        b.pop((base + 50) * 1000, kMain);
-        b.pop((base + 51) * 1000, kMain);
-        b.pop((base + 60) * 1000, kMain);
-      }
-      // Backward of step 0 on the autograd thread, as PyTorch records it: the engine's range
-      // (no seq) around the node's (the forward op's seq) around the node's operators.
-      b.push(70'000, kAutograd, "autograd::engine::evaluate_function: AddmmBackward0, op_id = 10");
-      b.push(70'500, kAutograd, "AddmmBackward0, seq = 6, op_id = 11");
-      b.push(71'000, kAutograd, "aten::mm, op_id = 12");
-      launch(72, kAutograd, "gemm_bwd", 7);
-      b.pop(80'000, kAutograd);
-      b.pop(80'500, kAutograd);
-      b.pop(81'000, kAutograd);
-      b.push(90'000, kAutograd, "autograd::engine::evaluate_function: ConvolutionBackward0, op_id = 13");
-      b.push(90'500, kAutograd, "ConvolutionBackward0, seq = 5, op_id = 14");
-      launch(91, kAutograd, "conv_bwd_kernel", 30);
-      b.pop(109'000, kAutograd);
-      b.pop(110'000, kAutograd);
-      b.push(112'000, kMain, "step 0");  // a user range: not an operator
-      b.pop(118'000, kMain);
-      b.nvtx(log::NvtxEventType::kMark, 120'000, kMain, "gpuscope.step");
-      b.nvtx(log::NvtxEventType::kMark, 300'000, kMain, "gpuscope.step");
-      b.end(400'000);
-    }
+    test::write_pytorch_log(log);
     ImportOptions opts;
     opts.command = "python3 train.py";
     (void)import_logs({log}, m_dir.file("p.sqlite"), opts);
