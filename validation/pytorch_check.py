@@ -53,7 +53,10 @@ def main():
         count_ok = gc == rc
         bad_counts += not count_ok
         diff = None if rt <= 0 else 100.0 * (gt - rt) / rt
-        judge = rt > 50.0
+        # A record_function range ("Optimizer.step#Adam.step") gets from torch.profiler the GPU
+        # span of its kernels (gpu_user_annotation) as device time; gpuscope charges each kernel
+        # to the operator that launched it: only its call count is compared.
+        judge = rt > 50.0 and "#" not in n
         time_ok = not judge or (diff is not None and abs(diff) <= 2.0)
         judged += judge
         bad_times += not time_ok

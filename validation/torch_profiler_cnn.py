@@ -60,8 +60,10 @@ def main():
             self_cuda[evt.key] = float(getattr(evt, "self_device_time_total", getattr(evt, "self_cuda_time_total", 0)))
     ops = {}  # every other key of key_averages(): operators (forward and backward), record_function ranges
     for evt in prof.key_averages():
-        if evt.key in kernels or evt.key.startswith("cuda") or evt.key.startswith("Memcpy") or evt.key.startswith(
-                "Memset"):
+        # Kernels, copies, CUDA runtime/driver calls (cudaLaunchKernel, cuLaunchKernel) and the
+        # profiler's own events are not operators.
+        if (evt.key in kernels or evt.key.startswith(("cuda", "Memcpy", "Memset", "Activity Buffer", "Command Buffer"))
+                or (evt.key.startswith("cu") and evt.key[2:3].isupper())):
             continue
         ops[evt.key] = {"count": int(evt.count),
                         "self_device_us": float(getattr(evt, "self_device_time_total",
