@@ -77,7 +77,9 @@ TEST(KernelMetricSets, FindMetricInfo) {
   const MetricSet* memory = find_metric_set("memory");
   for (const MetricInfo& a : quick->metrics)
     for (const MetricInfo& b : memory->metrics)
-      if (a.name == b.name) EXPECT_EQ(a.description, b.description);
+      if (a.name == b.name) {
+        EXPECT_EQ(a.description, b.description);
+      }
 }
 
 }  // namespace
