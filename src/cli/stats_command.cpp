@@ -5,11 +5,15 @@
 #include <stdexcept>
 #include <utility>
 
+#include "analyze/gpu_busy.hpp"
+#include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/trace_filter.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
 #include "core/report_transform.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
 #include "render/report_render.hpp"
 #include "store/atomic_file.hpp"
 #include "store/trace.hpp"
@@ -89,6 +93,9 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   add_force_overwrite_flag(*sub, o.force_overwrite);
   sub->add_flag("--base", o.base, "Kernel base names (no namespace, templates or parameters)");
   sub->add_flag("--mangled", o.mangled, "Kernel mangled names");
+  sub->add_flag("--whole-run", o.whole_run,
+                "With training steps known (gpuscope trace --pytorch), top, gpu_util and launch_overhead judge\n"
+                "only the steady-state steps (step_sum says which) unless this is given: then the whole process");
   sub->add_option("--filter-nvtx", o.filter_nvtx,
                   "Only events inside NVTX range RANGE[@DOMAIN][/N] (nsys's syntax: N-th instance, from 1)");
   duration_text_option(
@@ -109,6 +116,13 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   sub->footer(help_footer());
   return sub;
 }
+
+namespace {
+// The diagnoses that judge the steady-state steps when steps are known (--whole-run: not).
+bool is_steady_scoped(std::string_view report) {
+  return report == "top" || report == "gpu_util" || report == "launch_overhead";
+}
+}  // namespace
 
 int run_stats(const StatsOptions& o) {
   // Validate everything before opening files, so a typo costs nothing.
@@ -144,6 +158,34 @@ int run_stats(const StatsOptions& o) {
   ro.mangled = o.mangled;
   // Per-event reports then read only the rows --top keeps (after --sort, all are needed).
   if (o.top && *o.top > 0 && o.sort.empty()) ro.first_rows = *o.top;
+  // Steady-state scoping (docs/pytorch.md): when the trace knows its training steps and no
+  // filter is given, the diagnoses judge the steady-state steps, not set-up and warm-up.
+  std::optional<analyze::FilteredTrace> steady;
+  std::string steady_note;
+  if (filter.empty() && !o.whole_run &&
+      std::any_of(names.begin(), names.end(), [](const std::string& n) { return is_steady_scoped(n); })) {
+    const std::vector<analyze::StepFacts> steps = analyze::step_facts(db);
+    if (const auto window = analyze::steady_window(steps)) {
+      const stats::Interval wall = analyze::detail::wall_span(db);
+      analyze::TraceFilter f;
+      f.from_ns = window->first - wall.start_ns;
+      f.to_ns = window->second - wall.start_ns;
+      steady.emplace(analyze::filter_trace(db, f));
+      std::int64_t n = 0, first = -1, last = -1;
+      for (const analyze::StepFacts& st : steps) {
+        if (st.kind != analyze::StepFacts::Kind::kSteady) continue;
+        ++n;
+        if (first < 0) first = st.step;
+        last = st.step;
+      }
+      steady_note = "judged the steady-state training steps only: " + std::to_string(n) + " of " +
+                    std::to_string(steps.size()) + " steps (" + std::to_string(first) + " to " + std::to_string(last) +
+                    ", " + units::duration_ns(*f.from_ns) + " to " + units::duration_ns(*f.to_ns) +
+                    " since the start; warm-up and outlier steps left out: step_sum); --whole-run for the whole "
+                    "process";
+    }
+  }
+
   // A damaged trace (store::TraceDamagedError) may still hold intact tables: each report
   // that can run on them prints; the others are named on stderr and the exit code is 1.
   // Only when no report can run does the damage error itself come out (as before).
@@ -151,7 +193,11 @@ int run_stats(const StatsOptions& o) {
   std::vector<std::pair<std::string, std::string>> damaged;  // report, error
   for (const std::string& n : names) {
     try {
-      for (Report& r : analyze::run_report(db, n, ro)) reports.push_back(std::move(r));  // "top" gives two
+      const bool scoped = steady && is_steady_scoped(n);
+      for (Report& r : analyze::run_report(scoped ? steady->db : db, n, ro)) {  // "top" gives two
+        if (scoped) r.add_note(NoteLevel::kInfo, steady_note);
+        reports.push_back(std::move(r));
+      }
     } catch (const store::TraceDamagedError& e) {
       if (names.size() == 1) throw;
       damaged.emplace_back(n, e.what());

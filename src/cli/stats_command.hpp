@@ -36,6 +36,7 @@ struct StatsOptions {
   std::string to;
   std::optional<std::int64_t> process;
   std::optional<std::int64_t> device;  // physical GPU index
+  bool whole_run = false;              // top/gpu_util/launch_overhead over the whole process, not the steady steps
   // Report transforms (core/report_transform.hpp).
   std::optional<std::int64_t> top;  // rows per report
   std::string sort;                 // column name
