@@ -193,10 +193,20 @@ void TraceTimeline::api_calls(const Visitor<ApiCallEvent>& visit) {
 }
 
 void TraceTimeline::nvtx(const Visitor<NvtxEvent>& visit) {
+  // The PyTorch hooks' ranges (torch_ops, torch_modules; traces of earlier gpuscopes lack
+  // the tables) are named as torch.profiler names them: the operator, not the NVTX message.
+  const bool torch = m_db.has_table("torch_ops") && m_db.has_table("torch_modules");
   Statement st = m_db.prepare(
-      "SELECT e.pid, e.tid, COALESCE(e.style, ''), COALESCE(t.value, ''), COALESCE(d.value, ''), "
-      "e.start_ns, e.end_ns FROM nvtx_events e LEFT JOIN strings t ON t.id = e.text_id "
-      "LEFT JOIN strings d ON d.id = e.domain_id ORDER BY e.start_ns, e.id");
+      std::string("SELECT e.pid, e.tid, COALESCE(e.style, ''), COALESCE(t.value, ''), COALESCE(d.value, ''), "
+                  "e.start_ns, e.end_ns, ") +
+      (torch ? "CASE WHEN o.nvtx_id IS NOT NULL THEN 'cpu_op' WHEN m.nvtx_id IS NOT NULL THEN 'python_function' "
+               "ELSE '' END, n.value, o.seq, o.sizes "
+             : "'', NULL, NULL, NULL ") +
+      "FROM nvtx_events e LEFT JOIN strings t ON t.id = e.text_id LEFT JOIN strings d ON d.id = e.domain_id " +
+      (torch ? "LEFT JOIN torch_ops o ON o.nvtx_id = e.id LEFT JOIN strings n ON n.id = o.name_id "
+               "LEFT JOIN torch_modules m ON m.nvtx_id = e.id "
+             : "") +
+      "ORDER BY e.start_ns, e.id");
   while (st.step()) {
     NvtxEvent e;
     e.pid = int_or(st, 0);
@@ -206,6 +216,10 @@ void TraceTimeline::nvtx(const Visitor<NvtxEvent>& visit) {
     e.domain = st.column_text(4);
     e.start_ns = int_or(st, 5);
     e.end_ns = opt_int(st, 6);
+    e.pytorch_kind = st.column_text(7);
+    if (!st.is_null(8)) e.text = st.column_text(8);  // the operator's name
+    e.seq = opt_int(st, 9);
+    if (!st.is_null(10)) e.sizes = st.column_text(10);
     visit(e);
   }
 }

@@ -89,6 +89,12 @@ struct NvtxEvent {
   std::string domain;  // "" = default domain
   std::int64_t start_ns = 0;
   std::optional<std::int64_t> end_ns;  // nullopt for marks and ranges never closed
+  // A range gpuscope's PyTorch hooks made (trace --pytorch): "cpu_op" (an operator call:
+  // text is its name) or "python_function" (a module forward), as torch.profiler's trace
+  // names them; "" for the program's own NVTX.
+  std::string pytorch_kind;
+  std::optional<std::int64_t> seq;  // an operator's autograd sequence number
+  std::string sizes;                // an operator's input shapes (--pytorch=ops,shapes)
   bool is_mark() const { return style == "Mark"; }
 };
 

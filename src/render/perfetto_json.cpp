@@ -232,7 +232,10 @@ class Writer {
       end = (it != m_process_end.end() && it->second) ? *it->second : m_trace_end;
       args["unclosed"] = true;
     }
-    complete("user_annotation", e.text, e.pid, e.tid, e.start_ns, end, args);
+    if (e.seq) args["Sequence number"] = *e.seq;  // torch.profiler's argument names
+    if (!e.sizes.empty()) args["Input Dims"] = e.sizes;
+    complete(e.pytorch_kind.empty() ? std::string_view("user_annotation") : std::string_view(e.pytorch_kind), e.text,
+             e.pid, e.tid, e.start_ns, end, args);
   }
 
   void write_sync(const SyncEvent& e) {

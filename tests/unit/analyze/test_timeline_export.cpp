@@ -10,6 +10,7 @@
 #include "analyze/timeline.hpp"
 #include "render/perfetto_json.hpp"
 #include "store/database.hpp"
+#include "store/trace.hpp"
 #include "trace_db.hpp"
 
 namespace gpuscope::analyze {
@@ -64,6 +65,34 @@ TEST(TimelineExport, StreamedEqualsInMemoryOnTheCommittedRecording) {
   const std::string text = streamed(db);
   EXPECT_EQ(text, in_memory(db));
   EXPECT_GT(text.size(), 100'000u);  // 306 kernels, 331 API calls and their flows
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
+
+namespace gpuscope::analyze {
+namespace {
+
+// A recording made with --pytorch=ops,modules: the operator and module ranges come out as
+// torch.profiler's trace names them (cpu_op with the operator's name and sequence number,
+// python_function for module forwards), one per row of torch_ops and torch_modules.
+TEST(TimelineExport, PytorchRangesAreCpuOpsAndPythonFunctions) {
+  store::Database db = store::open_trace(gpuscope::test::committed_trace("cnn-pytorch"));
+  const nlohmann::json doc = nlohmann::json::parse(streamed(db));
+  std::int64_t ops = 0, modules = 0, with_seq = 0;
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    const std::string cat = e.value("cat", "");
+    if (cat == "cpu_op") {
+      ++ops;
+      EXPECT_EQ(e["name"].get<std::string>().find("op_id"), std::string::npos) << e.dump();
+      with_seq += e["args"].contains("Sequence number") ? 1 : 0;
+    }
+    if (cat == "python_function") ++modules;
+  }
+  EXPECT_EQ(ops, db.query_int("SELECT COUNT(*) FROM torch_ops").value_or(-1));
+  EXPECT_EQ(modules, db.query_int("SELECT COUNT(*) FROM torch_modules").value_or(-1));
+  EXPECT_EQ(with_seq, db.query_int("SELECT COUNT(*) FROM torch_ops WHERE seq IS NOT NULL").value_or(-1));
+  EXPECT_GT(with_seq, 0);
 }
 
 }  // namespace
