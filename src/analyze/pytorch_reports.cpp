@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/range_sweep.hpp"
 #include "core/saturating.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
@@ -174,7 +175,7 @@ Report module_sum(Database& db) {
   };
   std::unordered_map<std::int64_t, Call> calls;
   std::unordered_map<std::int64_t, std::pair<std::string, std::string>> paths;  // path id -> (path, class)
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::int64_t>> by_thread;
+  core::RangeSweep sweep;  // module forwards per thread, in start order
   {
     Statement st = db.prepare(
         "SELECT nvtx_id, pid, tid, start_ns, COALESCE(end_ns, start_ns), COALESCE(parent_module, 0), path_id, path, "
@@ -184,7 +185,7 @@ Report module_sum(Database& db) {
       calls.emplace(id, Call{st.column_int(1), st.column_int(2), st.column_int(3), st.column_int(4), st.column_int(5),
                              st.column_int(6)});
       paths.emplace(st.column_int(6), std::make_pair(st.column_text(7), st.column_text(8)));
-      by_thread[{st.column_int(1), st.column_int(2)}].push_back(id);
+      sweep.add({st.column_int(1), st.column_int(2)}, {st.column_int(3), st.column_int(4), id});
     }
   }
   struct Agg {
@@ -217,28 +218,10 @@ Report module_sum(Database& db) {
         "SELECT a.pid, a.tid, a.start_ns, k.end_ns - k.start_ns, COALESCE(s.value, '') FROM kernels k JOIN api_calls a "
         "ON a.pid = k.pid AND a.correlation_id = k.correlation_id LEFT JOIN strings s ON s.id = k.short_name_id "
         "ORDER BY a.pid, a.tid, a.start_ns");
-    std::pair<std::int64_t, std::int64_t> thread{-1, -1};
-    const std::vector<std::int64_t>* list = nullptr;
-    std::size_t next = 0;
-    std::vector<std::int64_t> open;
     while (st.step()) {
-      const std::pair<std::int64_t, std::int64_t> t{st.column_int(0), st.column_int(1)};
-      const std::int64_t at = st.column_int(2);
-      if (t != thread) {
-        thread = t;
-        const auto it = by_thread.find(t);
-        list = it == by_thread.end() ? nullptr : &it->second;
-        next = 0;
-        open.clear();
-      }
-      if (list == nullptr) continue;
-      while (next < list->size() && calls.at((*list)[next]).start <= at) {
-        const std::int64_t id = (*list)[next++];
-        while (!open.empty() && calls.at(open.back()).end < calls.at(id).start) open.pop_back();
-        open.push_back(id);
-      }
-      while (!open.empty() && calls.at(open.back()).end < at) open.pop_back();
-      if (!open.empty()) charge(open.back(), st.column_int(3), st.column_text(4), false);
+      const std::optional<std::int64_t> module =
+          sweep.innermost({st.column_int(0), st.column_int(1)}, st.column_int(2));
+      if (module) charge(*module, st.column_int(3), st.column_text(4), false);
     }
   }
   // Backward: kernels of backward operator calls, to the module of their forward operator.

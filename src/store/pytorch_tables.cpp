@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/pytorch_ranges.hpp"
+#include "core/range_sweep.hpp"
 #include "store/database.hpp"
 #include "store/import_state.hpp"
 #include "store/row_writer.hpp"
@@ -187,35 +188,17 @@ PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
   if (!ops.empty()) {
     // Each kernel's launch call, per thread in time order, against the thread's operator
     // ranges (properly nested: a stack holds the ranges open at the call).
-    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Op*>> by_thread;
-    for (const Op& o : ops) by_thread[{o.pid, o.tid}].push_back(&o);  // already in start order
+    core::RangeSweep sweep;
+    for (const Op& o : ops) sweep.add({o.pid, o.tid}, {o.start, o.end, o.id});  // already in start order
     Statement st = db.prepare(
         "SELECT a.pid, a.tid, a.start_ns, k.correlation_id FROM kernels k JOIN api_calls a "
         "ON a.pid = k.pid AND a.correlation_id = k.correlation_id ORDER BY a.pid, a.tid, a.start_ns");
     RowWriter<rows::TorchOpKernel> writer(db);
-    std::pair<std::int64_t, std::int64_t> thread{-1, -1};
-    const std::vector<const Op*>* list = nullptr;
-    std::size_t next = 0;
-    std::vector<const Op*> open;
     while (st.step()) {
       const std::pair<std::int64_t, std::int64_t> t{st.column_int(0), st.column_int(1)};
-      const std::int64_t at = st.column_int(2);
-      if (t != thread) {
-        thread = t;
-        const auto it = by_thread.find(t);
-        list = it == by_thread.end() ? nullptr : &it->second;
-        next = 0;
-        open.clear();
-      }
-      if (list == nullptr) continue;
-      while (next < list->size() && (*list)[next]->start <= at) {
-        const Op* o = (*list)[next++];
-        while (!open.empty() && open.back()->end < o->start) open.pop_back();
-        open.push_back(o);
-      }
-      while (!open.empty() && open.back()->end < at) open.pop_back();
-      if (open.empty()) continue;
-      writer.insert({.pid = t.first, .correlation_id = st.column_int(3), .op_nvtx_id = open.back()->id});
+      const std::optional<std::int64_t> op = sweep.innermost(t, st.column_int(2));
+      if (!op) continue;
+      writer.insert({.pid = t.first, .correlation_id = st.column_int(3), .op_nvtx_id = *op});
       ++n.op_kernels;
     }
   }
