@@ -24,7 +24,7 @@
 #include "core/version.hpp"
 #include "store/data_loss_kinds.hpp"
 
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 namespace {
 
 using collect::CaptureRange;
@@ -1092,4 +1092,4 @@ void Collector::on_fork_child() noexcept {
   s_active.store(nullptr, std::memory_order_release);
 }
 
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail

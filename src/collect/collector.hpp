@@ -37,7 +37,7 @@
 #include "core/event_log_format.hpp"
 #include "store/event_log_writer.hpp"
 
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 
 /// Something that happened on an application thread, for the writer thread.
 struct HostEvent {
@@ -190,4 +190,4 @@ class Collector {
   std::vector<std::pair<CUpti_ActivityDevice5, std::uint64_t>> m_pending_devices;
 };
 
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 namespace {
 std::atomic<check_sink_fn> g_sink{nullptr};
 std::atomic<bool> g_verbose{false};
@@ -38,4 +38,4 @@ void report_cu_failure(CUresult status, const char* call, const char* file, int 
   emit(text, printed);
 }
 
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail

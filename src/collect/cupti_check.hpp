@@ -13,7 +13,7 @@
 
 #include <atomic>
 
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 
 /// Receives one formatted failure line (no trailing newline). Must not throw.
 using check_sink_fn = void (*)(const char* text) noexcept;
@@ -26,21 +26,22 @@ void report_cupti_failure(CUptiResult status, const char* call, const char* file
 void report_cu_failure(CUresult status, const char* call, const char* file, int line,
                        std::atomic<bool>& printed) noexcept;
 
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail
 
 /// Evaluates a CUPTI call; on failure reports it and yields the status.
 #define GPUSCOPE_CUPTI_LOG_CALL(call) GPUSCOPE_CUPTI_LOG_CALL_EXPECT(call, CUPTI_SUCCESS)
 
 /// Same, but `expected` (besides CUPTI_SUCCESS) is returned silently: for
 /// statuses the caller handles itself (e.g. MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).
-#define GPUSCOPE_CUPTI_LOG_CALL_EXPECT(call, expected)                                                          \
-  ([&]() noexcept -> CUptiResult {                                                                              \
-    const CUptiResult gpuscope_status_ = (call);                                                                \
-    if (gpuscope_status_ != CUPTI_SUCCESS && gpuscope_status_ != (expected)) {                                  \
-      static std::atomic<bool> gpuscope_printed_{false};                                                        \
-      ::gpuscope::detail::report_cupti_failure(gpuscope_status_, #call, __FILE__, __LINE__, gpuscope_printed_); \
-    }                                                                                                           \
-    return gpuscope_status_;                                                                                    \
+#define GPUSCOPE_CUPTI_LOG_CALL_EXPECT(call, expected)                                               \
+  ([&]() noexcept -> CUptiResult {                                                                   \
+    const CUptiResult gpuscope_status_ = (call);                                                     \
+    if (gpuscope_status_ != CUPTI_SUCCESS && gpuscope_status_ != (expected)) {                       \
+      static std::atomic<bool> gpuscope_printed_{false};                                             \
+      ::gpuscope::collect::detail::report_cupti_failure(gpuscope_status_, #call, __FILE__, __LINE__, \
+                                                        gpuscope_printed_);                          \
+    }                                                                                                \
+    return gpuscope_status_;                                                                         \
   }())
 
 /// Evaluates a CUDA driver call; on failure reports it and yields the status.
@@ -48,12 +49,12 @@ void report_cu_failure(CUresult status, const char* call, const char* file, int 
 
 /// Same, but `expected` is returned silently (e.g. CUDA_ERROR_NOT_INITIALIZED
 /// while cuInit is still running).
-#define GPUSCOPE_CU_LOG_CALL_EXPECT(call, expected)                                                          \
-  ([&]() noexcept -> CUresult {                                                                              \
-    const CUresult gpuscope_status_ = (call);                                                                \
-    if (gpuscope_status_ != CUDA_SUCCESS && gpuscope_status_ != (expected)) {                                \
-      static std::atomic<bool> gpuscope_printed_{false};                                                     \
-      ::gpuscope::detail::report_cu_failure(gpuscope_status_, #call, __FILE__, __LINE__, gpuscope_printed_); \
-    }                                                                                                        \
-    return gpuscope_status_;                                                                                 \
+#define GPUSCOPE_CU_LOG_CALL_EXPECT(call, expected)                                                                   \
+  ([&]() noexcept -> CUresult {                                                                                       \
+    const CUresult gpuscope_status_ = (call);                                                                         \
+    if (gpuscope_status_ != CUDA_SUCCESS && gpuscope_status_ != (expected)) {                                         \
+      static std::atomic<bool> gpuscope_printed_{false};                                                              \
+      ::gpuscope::collect::detail::report_cu_failure(gpuscope_status_, #call, __FILE__, __LINE__, gpuscope_printed_); \
+    }                                                                                                                 \
+    return gpuscope_status_;                                                                                          \
   }())

@@ -6,7 +6,7 @@
 /// Returns 1 always: a failing collector must never fail the target's cuInit.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   try {
-    if (gpuscope::detail::Collector* c = gpuscope::detail::Collector::get_or_init()) {
+    if (gpuscope::collect::detail::Collector* c = gpuscope::collect::detail::Collector::get_or_init()) {
       c->setup_cupti();
     }
   } catch (...) {

@@ -20,7 +20,7 @@
 #include "collect/cupti_params.hpp"
 #include "collect/metric_catalog.hpp"
 
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 namespace {
 
 // The launching thread's profiled launch, between its API enter and exit callbacks.
@@ -614,4 +614,4 @@ std::vector<ProfiledLaunch> KernelProfiler::take() noexcept {
   return out;
 }
 
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail

@@ -45,7 +45,7 @@
 #include "collect/collector_config.hpp"
 #include "collect/launch_selector.hpp"
 
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 
 /// One profiled launch, handed to the writer thread.
 struct ProfiledLaunch {
@@ -119,4 +119,4 @@ class KernelProfiler {
   std::vector<ProfiledLaunch> m_done;
 };
 
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail

@@ -26,7 +26,7 @@
 #include "collect/nvtx_attributes.hpp"
 #include "collect/nvtx_support.hpp"
 
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 namespace {
 
 using collect::CaptureRange;
@@ -398,18 +398,18 @@ void assign(NvtxFunctionTable table, unsigned size, unsigned cbid, F* fn) {
 std::once_flag g_nvtx_once;
 
 }  // namespace
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail
 
-using namespace gpuscope::detail;  // NOLINT: entry point below only
+using namespace gpuscope::collect::detail;  // NOLINT: entry point below only
 
 /// NVTX injection entry point (NVTX_INJECTION64_PATH). May be called once per
 /// NVTX instance, before or after InitializeInjection. Returns 1 even when the
 /// collector is off (the NVTX calls then stay no-ops).
-namespace gpuscope::detail {
+namespace gpuscope::collect::detail {
 bool inside_nvtx_include() noexcept {
   return g_nvtx != nullptr && g_nvtx->include_enabled && (t_include.inside() || g_nvtx->include_open.load() > 0);
 }
-}  // namespace gpuscope::detail
+}  // namespace gpuscope::collect::detail
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     NvtxGetExportTableFunc_t get_export_table) {

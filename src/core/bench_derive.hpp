@@ -92,3 +92,8 @@ inline constexpr double kWriteShareForReadCeiling = 0.05;  // see memory_ceiling
 void derive_run(BenchRun& run, const MachineProfile* profile);
 
 }  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

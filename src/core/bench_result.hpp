@@ -14,7 +14,7 @@
 
 #include "core/machine_profile.hpp"
 
-namespace gpuscope {
+namespace gpuscope::core {
 
 /// The timing of one case (a copy of the engine's TimingResult without CUDA types).
 struct BenchTiming {
@@ -75,4 +75,9 @@ struct BenchRun {
   std::vector<std::string> warnings;
 };
 
+}  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
 }  // namespace gpuscope

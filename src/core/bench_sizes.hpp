@@ -29,3 +29,8 @@ inline constexpr std::size_t kMaxSizes = 4096;
 [[nodiscard]] std::vector<std::vector<std::int64_t>> parse_sizes(std::string_view text);
 
 }  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

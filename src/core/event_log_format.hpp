@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-namespace gpuscope::log {
+namespace gpuscope::core::log {
 
 inline constexpr char kMagic[8] = {'G', 'S', 'C', 'O', 'P', 'E', 'L', 'G'};
 inline constexpr std::uint32_t kFormatVersion = 1;
@@ -348,4 +348,9 @@ struct KernelMetricRecord {
 };
 #pragma pack(pop)
 
-}  // namespace gpuscope::log
+}  // namespace gpuscope::core::log
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

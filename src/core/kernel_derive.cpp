@@ -7,7 +7,7 @@
 #include "core/bench_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
 
-namespace gpuscope::kernels {
+namespace gpuscope::core::kernels {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -404,4 +404,4 @@ MetricValues mean_launch(std::span<const MetricValues> launches) {
   return out;
 }
 
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::core::kernels

@@ -93,7 +93,7 @@
 #include "core/machine_profile.hpp"
 #include "core/occupancy.hpp"
 
-namespace gpuscope::kernels {
+namespace gpuscope::core::kernels {
 
 /// Thresholds of the classification (see the file comment for their sources).
 inline constexpr double kLatencyBelowPct = 30.0;      // every unit below: latency/occupancy/launch
@@ -228,4 +228,9 @@ struct KernelDerived {
 /// some launches is averaged over those that have it. Empty input → empty map.
 [[nodiscard]] MetricValues mean_launch(std::span<const MetricValues> launches);
 
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::core::kernels
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-namespace gpuscope::kernels {
+namespace gpuscope::core::kernels {
 namespace {
 
 // One definition per metric; the sets below copy these (the views share the literals).
@@ -236,4 +236,4 @@ Report metric_set_report(const MetricSet& set) {
   return r;
 }
 
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::core::kernels

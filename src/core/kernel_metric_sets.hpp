@@ -29,7 +29,7 @@
 
 #include "core/report.hpp"
 
-namespace gpuscope::kernels {
+namespace gpuscope::core::kernels {
 
 /// One metric: its exact name, the unit of its value, a one-sentence meaning a beginner
 /// understands, and where it comes from (hardware unit, Nsight Compute section).
@@ -99,4 +99,9 @@ inline constexpr std::string_view k_l2_throughput = "lts__throughput.avg.pct_of_
 inline constexpr std::string_view k_l1_throughput = "l1tex__throughput.avg.pct_of_peak_sustained_elapsed";
 }  // namespace metric
 
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::core::kernels
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

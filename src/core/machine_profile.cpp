@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace gpuscope {
+namespace gpuscope::core {
 namespace {
 
 using K = CeilingKind;
@@ -135,4 +135,4 @@ const CeilingInfo* find_ceiling_info(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace gpuscope
+}  // namespace gpuscope::core

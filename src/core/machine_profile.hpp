@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpuscope {
+namespace gpuscope::core {
 
 /// What a ceiling limits.
 enum class CeilingKind {
@@ -116,4 +116,9 @@ struct MachineProfile {
   }
 };
 
+}  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
 }  // namespace gpuscope

@@ -4,7 +4,7 @@
 #include <limits>
 #include <utility>
 
-namespace gpuscope::occupancy {
+namespace gpuscope::core::occupancy {
 namespace {
 
 constexpr std::int64_t kWarpSize = 32;
@@ -109,4 +109,4 @@ std::optional<Occupancy> compute(const DeviceLimits& device, const LaunchConfig&
   return out;
 }
 
-}  // namespace gpuscope::occupancy
+}  // namespace gpuscope::core::occupancy

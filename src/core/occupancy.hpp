@@ -39,7 +39,7 @@
 #include <optional>
 #include <string_view>
 
-namespace gpuscope::occupancy {
+namespace gpuscope::core::occupancy {
 
 /// Per-SM limits of a GPU (devices table; cudaDeviceProp names in brackets).
 struct DeviceLimits {
@@ -91,4 +91,9 @@ struct ArchConstants {
 /// limits (grid x < 2^31, y and z < 2^16) keep a real grid below it.
 [[nodiscard]] std::int64_t dims_product(std::int64_t x, std::int64_t y, std::int64_t z);
 
-}  // namespace gpuscope::occupancy
+}  // namespace gpuscope::core::occupancy
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

@@ -97,3 +97,8 @@ struct SizeLimits {
 [[nodiscard]] std::string range_text(const SizeLimits& limits);
 
 }  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

@@ -7,7 +7,7 @@
 
 #include "core/roofline.hpp"
 
-namespace gpuscope {
+namespace gpuscope::core {
 namespace {
 
 constexpr double kSpreadWarningPct = 5.0;  // repetitions further apart than this get a warning
@@ -192,4 +192,4 @@ Report ceiling_catalog_report() {
   return r;
 }
 
-}  // namespace gpuscope
+}  // namespace gpuscope::core

@@ -35,7 +35,7 @@
 #include "core/machine_profile.hpp"
 #include "core/report.hpp"
 
-namespace gpuscope {
+namespace gpuscope::core {
 
 /// How a value in a catalog unit is shown: shown = value × scale, in `unit`.
 struct DisplayUnit {
@@ -54,4 +54,9 @@ struct DisplayUnit {
 [[nodiscard]] Report roofline_report(const MachineProfile& profile);
 [[nodiscard]] Report ceiling_catalog_report();
 
+}  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
 }  // namespace gpuscope

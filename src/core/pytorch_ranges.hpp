@@ -46,3 +46,8 @@ struct ModuleRange {
 [[nodiscard]] bool is_backward_op_name(std::string_view name);
 
 }  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-namespace gpuscope {
+namespace gpuscope::core {
 
 enum class ColumnType { kInteger, kReal, kText };
 
@@ -55,4 +55,9 @@ struct Report {
   void add_note(NoteLevel level, std::string text) { notes.push_back(Note{level, std::move(text)}); }
 };
 
+}  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
 }  // namespace gpuscope

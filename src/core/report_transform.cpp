@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <variant>
 
-namespace gpuscope {
+namespace gpuscope::core {
 namespace {
 
 std::optional<TimeUnit> time_unit_of(std::string_view unit) {
@@ -146,4 +146,4 @@ void keep_top_rows(Report& report, std::int64_t n) {
   if (static_cast<std::size_t>(n) < report.rows.size()) report.rows.resize(static_cast<std::size_t>(n));
 }
 
-}  // namespace gpuscope
+}  // namespace gpuscope::core

@@ -30,7 +30,7 @@
 
 #include "core/report.hpp"
 
-namespace gpuscope {
+namespace gpuscope::core {
 
 enum class TimeUnit { kNs, kUs, kMs, kS };
 
@@ -51,4 +51,9 @@ void convert_time_unit(Report& report, TimeUnit unit);
 void sort_rows(Report& report, std::string_view column);
 void keep_top_rows(Report& report, std::int64_t n);
 
+}  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
 }  // namespace gpuscope

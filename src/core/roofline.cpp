@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpuscope::roofline {
+namespace gpuscope::core::roofline {
 namespace {
 
 bool positive(double v) { return v > 0; }  // false for NaN too
@@ -89,4 +89,4 @@ Placement place(const MachineProfile& profile, double flops, double bytes, doubl
   return p;
 }
 
-}  // namespace gpuscope::roofline
+}  // namespace gpuscope::core::roofline

@@ -19,7 +19,7 @@
 
 #include "core/machine_profile.hpp"
 
-namespace gpuscope::roofline {
+namespace gpuscope::core::roofline {
 
 /// min(compute, intensity × bandwidth); NaN if any input is <= 0 or NaN
 /// (intensity 0 → 0: a kernel that does no arithmetic attains 0 FLOP/s).
@@ -66,4 +66,9 @@ struct Placement {
 [[nodiscard]] Placement place(const MachineProfile& profile, double flops, double bytes, double seconds,
                               std::string_view compute, std::string_view memory = "dram_copy");
 
-}  // namespace gpuscope::roofline
+}  // namespace gpuscope::core::roofline
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

@@ -11,7 +11,7 @@
 
 #include "core/stats.hpp"
 
-namespace gpuscope::stats {
+namespace gpuscope::core::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -93,4 +93,4 @@ StopRule stop_rule(std::span<const double> samples, double elapsed_s, double max
   return StopRule::kContinue;
 }
 
-}  // namespace gpuscope::stats
+}  // namespace gpuscope::core::stats

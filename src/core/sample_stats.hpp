@@ -35,7 +35,7 @@
 #include <span>
 #include <string_view>
 
-namespace gpuscope::stats {
+namespace gpuscope::core::stats {
 
 /// McKean–Schrader standard error of the median divided by the median (see above).
 /// Fewer than 3 samples, or a median <= 0 or not finite → NaN. Samples must be finite;
@@ -57,4 +57,9 @@ enum class StopRule { kContinue, kConverged, kBudget, kMaxSamples };
 [[nodiscard]] StopRule stop_rule(std::span<const double> samples, double elapsed_s, double max_rel_stderr,
                                  double budget_s, int min_samples, int max_samples);
 
-}  // namespace gpuscope::stats
+}  // namespace gpuscope::core::stats
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

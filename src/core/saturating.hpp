@@ -33,3 +33,8 @@ constexpr void add_span(std::int64_t& acc, std::int64_t end, std::int64_t start)
 }
 
 }  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace gpuscope::stats {
+namespace gpuscope::core::stats {
 
 double mean(std::span<const double> samples) {
   if (samples.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -55,4 +55,4 @@ std::int64_t union_length(std::vector<Interval> intervals) {
   return total;
 }
 
-}  // namespace gpuscope::stats
+}  // namespace gpuscope::core::stats

@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-namespace gpuscope::stats {
+namespace gpuscope::core::stats {
 
 /// Arithmetic mean. Empty input → NaN.
 [[nodiscard]] double mean(std::span<const double> samples);
@@ -40,4 +40,9 @@ struct Interval {
 /// Empty input → 0.
 [[nodiscard]] std::int64_t union_length(std::vector<Interval> intervals);
 
-}  // namespace gpuscope::stats
+}  // namespace gpuscope::core::stats
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

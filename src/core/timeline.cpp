@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-namespace gpuscope {
+namespace gpuscope::core {
 namespace {
 
 template <typename T>
@@ -80,4 +80,4 @@ void link_launches(Timeline& tl) {
   for (auto& e : tl.memsets) link(e);
 }
 
-}  // namespace gpuscope
+}  // namespace gpuscope::core

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpuscope {
+namespace gpuscope::core {
 
 struct TimelineProcess {
   std::int64_t pid = 0;
@@ -243,4 +243,9 @@ class TimelineVectors final : public TimelineEvents {
 /// GpuEventBase::launch_traced), for a Timeline built by hand.
 void link_launches(Timeline& timeline);
 
+}  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
 }  // namespace gpuscope

@@ -22,3 +22,8 @@ namespace gpuscope::core {
                                                          std::span<const double> traced_per_call);
 
 }  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

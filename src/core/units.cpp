@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace gpuscope::units {
+namespace gpuscope::core::units {
 namespace {
 
 // "%.*f" of `v`, trailing zeros (and a trailing '.') dropped.
@@ -85,4 +85,4 @@ std::string ns_count(double ns) {
   return buf;
 }
 
-}  // namespace gpuscope::units
+}  // namespace gpuscope::core::units

@@ -41,7 +41,7 @@
 #include <string>
 #include <string_view>
 
-namespace gpuscope::units {
+namespace gpuscope::core::units {
 
 /// `value` `unit` with an SI prefix and `significant` digits (rules above):
 /// (3.352e12, "B/s") → "3.35 TB/s", (1e12, "FLOP/s") → "1 TFLOP/s", (2.5e-6, "s") → "2.5 µs",
@@ -78,4 +78,9 @@ namespace gpuscope::units {
 /// A per-call cost in nanoseconds, exact: 4000 → "4000 ns", 812.5 → "812.5 ns". NaN → "-".
 [[nodiscard]] std::string ns_count(double ns);
 
-}  // namespace gpuscope::units
+}  // namespace gpuscope::core::units
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

@@ -21,3 +21,8 @@ namespace gpuscope::core {
 [[nodiscard]] std::string repair_utf8(std::string_view text);
 
 }  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope

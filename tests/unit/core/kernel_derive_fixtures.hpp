@@ -11,7 +11,7 @@
 #include "core/kernel_derive.hpp"
 #include "core/machine_profile.hpp"
 
-namespace gpuscope::kernels::testing {
+namespace gpuscope::core::kernels::testing {
 
 inline bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
@@ -139,4 +139,4 @@ inline MetricValues sol_compute() {
           {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 20}};
 }
 
-}  // namespace gpuscope::kernels::testing
+}  // namespace gpuscope::core::kernels::testing

@@ -10,7 +10,7 @@
 #include "core/bench_derive.hpp"
 #include "kernel_derive_fixtures.hpp"
 
-namespace gpuscope::kernels {
+namespace gpuscope::core::kernels {
 namespace {
 
 using namespace testing;
@@ -282,4 +282,4 @@ TEST(KernelDerive, MeanLaunchKeepsTotalRates) {
 }
 
 }  // namespace
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::core::kernels

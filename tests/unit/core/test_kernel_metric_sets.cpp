@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-namespace gpuscope::kernels {
+namespace gpuscope::core::kernels {
 namespace {
 
 bool contains(const std::vector<std::string>& v, std::string_view s) {
@@ -83,4 +83,4 @@ TEST(KernelMetricSets, FindMetricInfo) {
 }
 
 }  // namespace
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::core::kernels

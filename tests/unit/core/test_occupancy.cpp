@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpuscope::occupancy {
+namespace gpuscope::core::occupancy {
 namespace {
 
 // H100/H200 (cc 9.0): 64 warps, 32 blocks, 65536 registers, 228 KiB shared memory per SM.
@@ -115,4 +115,4 @@ TEST(Occupancy, DimsProductIsZeroWhenUnknownOrOverflowing) {
 }
 
 }  // namespace
-}  // namespace gpuscope::occupancy
+}  // namespace gpuscope::core::occupancy

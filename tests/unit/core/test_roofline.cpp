@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace gpuscope::roofline {
+namespace gpuscope::core::roofline {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -157,4 +157,4 @@ TEST(Roofline, PlaceRejectsUnusableWork) {
 }
 
 }  // namespace
-}  // namespace gpuscope::roofline
+}  // namespace gpuscope::core::roofline

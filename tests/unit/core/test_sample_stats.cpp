@@ -11,7 +11,7 @@
 
 #include "core/stats.hpp"
 
-namespace gpuscope::stats {
+namespace gpuscope::core::stats {
 namespace {
 
 constexpr double kZ = 2.5758293035489004;
@@ -196,4 +196,4 @@ TEST(StopRule, BadOptionsThrowNamingTheOption) {
 }
 
 }  // namespace
-}  // namespace gpuscope::stats
+}  // namespace gpuscope::core::stats

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpuscope::stats {
+namespace gpuscope::core::stats {
 namespace {
 
 TEST(Stats, MeanAndMedian) {
@@ -36,4 +36,4 @@ TEST(Stats, IntervalUnionMergesOverlapsAndTouching) {
 }
 
 }  // namespace
-}  // namespace gpuscope::stats
+}  // namespace gpuscope::core::stats

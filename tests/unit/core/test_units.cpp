@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace gpuscope::units {
+namespace gpuscope::core::units {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -129,4 +129,4 @@ TEST(Units, Infinities) {
 }
 
 }  // namespace
-}  // namespace gpuscope::units
+}  // namespace gpuscope::core::units

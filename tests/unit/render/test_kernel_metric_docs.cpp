@@ -8,7 +8,7 @@
 #include "core/kernel_metric_sets.hpp"
 #include "render/report_render.hpp"
 
-namespace gpuscope::kernels {
+namespace gpuscope::core::kernels {
 namespace {
 
 std::string generated() {
@@ -48,4 +48,4 @@ TEST(KernelMetricDocs, SetReportShape) {
 }
 
 }  // namespace
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::core::kernels
