@@ -267,7 +267,8 @@ void classify_steps(std::vector<StepFacts>& steps) {
   std::nth_element(later.begin(), later.begin() + static_cast<std::ptrdiff_t>(later.size() / 2), later.end());
   const double median = later[later.size() / 2];
   std::size_t i = 1;
-  for (; i < steps.size() && static_cast<double>(steps[i].end_ns - steps[i].start_ns) > 1.25 * median; ++i)
+  for (; i < steps.size() && static_cast<double>(core::sat_sub(steps[i].end_ns, steps[i].start_ns)) > 1.25 * median;
+       ++i)
     steps[i].kind = StepFacts::Kind::kWarmup;
   for (; i < steps.size(); ++i) {
     const double wall = static_cast<double>(core::sat_sub(steps[i].end_ns, steps[i].start_ns));

@@ -12,6 +12,7 @@
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
 #include "core/report_transform.hpp"
+#include "core/saturating.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "render/report_render.hpp"
@@ -168,8 +169,8 @@ int run_stats(const StatsOptions& o) {
     if (const auto window = analyze::steady_window(steps)) {
       const stats::Interval wall = analyze::detail::wall_span(db);
       analyze::TraceFilter f;
-      f.from_ns = window->first - wall.start_ns;
-      f.to_ns = window->second - wall.start_ns;
+      f.from_ns = core::sat_sub(window->first, wall.start_ns);
+      f.to_ns = core::sat_sub(window->second, wall.start_ns);
       steady.emplace(analyze::filter_trace(db, f));
       std::int64_t n = 0, first = -1, last = -1;
       for (const analyze::StepFacts& st : steps) {
