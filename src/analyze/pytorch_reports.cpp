@@ -256,7 +256,7 @@ Report module_sum(Database& db) {
   return r;
 }
 
-void classify_steps(std::vector<StepFacts>& steps) {
+void classify_steps(std::span<StepFacts> steps) {
   if (steps.empty()) return;
   for (StepFacts& s : steps) s.kind = StepFacts::Kind::kSteady;
   steps.front().kind = StepFacts::Kind::kWarmup;
@@ -291,13 +291,18 @@ std::vector<StepFacts> step_facts(Database& db) {
     }
   }
   if (out.empty()) return out;
-  // Kernels and launch calls per process, in time order, swept against the steps.
+  // Each step's kernels (GPU busy, clipped to the step) and launch calls.
+  Statement k = db.prepare(
+      "SELECT start_ns, end_ns FROM kernels WHERE pid = ?1 AND end_ns > ?2 AND start_ns < ?3 ORDER BY start_ns");
+  Statement a = db.prepare(
+      "SELECT COALESCE(SUM(a.end_ns - a.start_ns), 0) FROM api_calls a WHERE a.pid = ?1 AND a.start_ns >= ?2 AND "
+      "a.start_ns < ?3 AND EXISTS (SELECT 1 FROM kernels k WHERE k.pid = a.pid AND k.correlation_id = "
+      "a.correlation_id)");
   for (StepFacts& f : out) {
-    Statement k = db.prepare(
-        "SELECT start_ns, end_ns FROM kernels WHERE pid = ?1 AND end_ns > ?2 AND start_ns < ?3 ORDER BY start_ns");
-    k.bind(1, f.pid);
-    k.bind(2, f.start_ns);
-    k.bind(3, f.end_ns);
+    for (Statement* st : {&k, &a}) {
+      st->reset();
+      st->bind(1, f.pid).bind(2, f.start_ns).bind(3, f.end_ns);
+    }
     std::vector<stats::Interval> busy;
     while (k.step()) {
       const std::int64_t s = k.column_int(0), e = k.column_int(1);
@@ -305,22 +310,12 @@ std::vector<StepFacts> step_facts(Database& db) {
       if (s >= f.start_ns) ++f.kernels;
     }
     f.gpu_busy_ns = stats::union_length(std::move(busy));
-    Statement a = db.prepare(
-        "SELECT COALESCE(SUM(a.end_ns - a.start_ns), 0) FROM api_calls a WHERE a.pid = ?1 AND a.start_ns >= ?2 AND "
-        "a.start_ns < ?3 AND EXISTS (SELECT 1 FROM kernels k WHERE k.pid = a.pid AND k.correlation_id = "
-        "a.correlation_id)");
-    a.bind(1, f.pid);
-    a.bind(2, f.start_ns);
-    a.bind(3, f.end_ns);
     if (a.step()) f.launch_cpu_ns = a.column_int(0);
   }
   for (std::size_t b = 0; b < out.size();) {  // classify each process's steps on their own
     std::size_t e = b;
     while (e < out.size() && out[e].pid == out[b].pid) ++e;
-    std::vector<StepFacts> one(out.begin() + static_cast<std::ptrdiff_t>(b),
-                               out.begin() + static_cast<std::ptrdiff_t>(e));
-    classify_steps(one);
-    std::copy(one.begin(), one.end(), out.begin() + static_cast<std::ptrdiff_t>(b));
+    classify_steps(std::span<StepFacts>(out).subspan(b, e - b));
     b = e;
   }
   return out;

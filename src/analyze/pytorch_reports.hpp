@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/report.hpp"
@@ -46,7 +47,7 @@ struct StepFacts {
 /// warm-up (lazy initialisation, cuDNN autotuning, allocator growth), and so is each next
 /// one while its wall time is over 1.25 x the median of the later steps; a later step over
 /// 1.5 x that median (or under half of it) is an outlier. Pure: for tests.
-void classify_steps(std::vector<StepFacts>& steps);
+void classify_steps(std::span<StepFacts> steps);
 
 /// The window the steady-state steps span (first steady start, last steady end), or nullopt
 /// when fewer than 2 steps are steady.

@@ -200,7 +200,6 @@ int run_stats(const StatsOptions& o) {
         reports.push_back(std::move(r));
       }
     } catch (const store::TraceDamagedError& e) {
-      if (names.size() == 1) throw;
       damaged.emplace_back(n, e.what());
     }
   }

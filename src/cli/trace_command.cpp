@@ -2,11 +2,14 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include "analyze/trace_summary.hpp"
 #include "cli/collect_run.hpp"
@@ -19,6 +22,17 @@
 
 namespace gpuscope::cli {
 namespace {
+
+// "a,b,c" -> {"a", "b", "c"} ("" -> {""}): the items of a comma-separated option value.
+std::vector<std::string_view> comma_items(std::string_view v) {
+  std::vector<std::string_view> items;
+  for (std::size_t b = 0;;) {
+    const std::size_t e = std::min(v.find(',', b), v.size());
+    items.push_back(v.substr(b, e - b));
+    if (e == v.size()) return items;
+    b = e + 1;
+  }
+}
 
 int fail(const std::string& what, const std::string& todo) { return cli_fail("trace", what, todo); }
 
@@ -152,18 +166,15 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                   "(the default); docs/pytorch.md")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
-            bool any = false;
-            std::size_t b = 0;
-            while (b <= v.size()) {
-              std::size_t e = v.find(',', b);
-              if (e == std::string::npos) e = v.size();
-              const std::string w = v.substr(b, e - b);
+            const std::vector<std::string_view> items = comma_items(v);
+            for (std::string_view w : items)
               if (w != "ops" && w != "modules" && w != "shapes")
-                return "'" + w + "' is not ops, modules or shapes (e.g. --pytorch=ops,modules)";
-              any = any || w != "shapes";
-              b = e + 1;
-            }
-            return any ? "" : "shapes goes with ops (e.g. --pytorch=ops,shapes)";
+                return "'" + std::string(w) + "' is not ops, modules or shapes (e.g. --pytorch=ops,modules)";
+            const auto has = [&](std::string_view w) {
+              return std::find(items.begin(), items.end(), w) != items.end();
+            };
+            if (has("shapes") && !has("ops")) return "shapes goes with ops (e.g. --pytorch=ops,shapes)";
+            return has("ops") || has("modules") ? "" : "name ops, modules or both (e.g. --pytorch=ops,modules)";
           },
           "ops|modules|ops,modules[,shapes]"));
   sub->add_option("command", o.command, "The command to run, after --")->required();
@@ -176,17 +187,9 @@ int run_trace(TraceOptions o) {
     return fail("--capture-range=nvtx needs --nvtx-capture=RANGE", "name the NVTX range, e.g. -p 'step 5'");
   if (!o.nvtx_capture.empty() && o.capture_range != "nvtx")
     return fail("--nvtx-capture needs --capture-range=nvtx", "");
-  for (std::string_view src : {std::string_view(o.trace)}) {
-    std::size_t b = 0;
-    while (b <= src.size()) {
-      std::size_t e = src.find(',', b);
-      if (e == std::string_view::npos) e = src.size();
-      const std::string_view s = src.substr(b, e - b);
-      if (s != "cuda" && s != "nvtx")
-        return fail("unknown --trace source '" + std::string(s) + "'", "use cuda, nvtx or cuda,nvtx");
-      b = e + 1;
-    }
-  }
+  for (std::string_view s : comma_items(o.trace))
+    if (s != "cuda" && s != "nvtx")
+      return fail("unknown --trace source '" + std::string(s) + "'", "use cuda, nvtx or cuda,nvtx");
 
   CollectRunSpec spec;
   spec.tool = "trace";

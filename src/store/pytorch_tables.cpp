@@ -27,7 +27,7 @@ struct Op {
 };
 
 struct Module {
-  std::int64_t id, pid;
+  std::int64_t id, pid, start;
   core::ModuleRange parsed;
   std::optional<std::int64_t> parent;
 };
@@ -83,7 +83,7 @@ PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
         ops.push_back(Op{id, pid, tid, start, end, std::move(*op), {}, {}, {}, false});
       } else if (auto m = core::parse_module_range(text)) {
         module_at.emplace(id, modules.size());
-        modules.push_back(Module{id, pid, std::move(*m), {}});
+        modules.push_back(Module{id, pid, start, std::move(*m), {}});
       }
     }
   }
@@ -160,18 +160,12 @@ PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
   {
     // Step 0 starts at the process's first operator or module range before its first mark.
     std::map<std::int64_t, std::int64_t> first_range;  // pid -> earliest start
-    for (const Op& o : ops) {
-      auto [it, fresh] = first_range.emplace(o.pid, o.start);
-      if (!fresh) it->second = std::min(it->second, o.start);
-    }
-    {
-      Statement st = db.prepare(
-          "SELECT e.pid, MIN(e.start_ns) FROM torch_modules m JOIN nvtx_events e ON e.id = m.nvtx_id GROUP BY e.pid");
-      while (st.step()) {
-        auto [it, fresh] = first_range.emplace(st.column_int(0), st.column_int(1));
-        if (!fresh) it->second = std::min(it->second, st.column_int(1));
-      }
-    }
+    const auto earliest = [&](std::int64_t pid, std::int64_t start) {
+      auto [it, fresh] = first_range.emplace(pid, start);
+      if (!fresh) it->second = std::min(it->second, start);
+    };
+    for (const Op& o : ops) earliest(o.pid, o.start);
+    for (const Module& m : modules) earliest(m.pid, m.start);
     RowWriter<rows::TorchStep> writer(db);
     for (auto& [pid, times] : marks) {
       std::sort(times.begin(), times.end());

@@ -63,20 +63,20 @@ def _enable_modules(torch):
     import weakref
     from torch.nn.modules import module as nn_module
     push, pop = torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
-    paths = weakref.WeakKeyDictionary()
+    messages = weakref.WeakKeyDictionary()  # module -> its range message, made on its first call
 
-    def name_of(mod):
-        path = paths.get(mod)
-        if path is None:  # first call of a module not seen inside a known model: a new root
+    def message_of(mod):
+        text = messages.get(mod)
+        if text is None:  # a module not seen inside a known model: a new root, its tree named at once
             root = type(mod).__name__
             for sub_name, sub in mod.named_modules():
-                if sub not in paths:
-                    paths[sub] = sub_name or root
-            path = paths[mod]
-        return path
+                if sub not in messages:
+                    messages[sub] = f"{_MODULE_PREFIX}{sub_name or root} ({type(sub).__name__})"
+            text = messages[mod]
+        return text
 
     def pre(mod, args):
-        push(f"{_MODULE_PREFIX}{name_of(mod)} ({type(mod).__name__})")
+        push(message_of(mod))
 
     def post(mod, args, output):
         pop()
@@ -92,14 +92,12 @@ def _enable_steps(torch):
 
 
 def _install(torch, want):
-    done = []
     for what, enable in (("ops", lambda: _enable_ops(torch, "shapes" in want)),
                          ("modules", lambda: _enable_modules(torch)), ("steps", lambda: _enable_steps(torch))):
         if what != "steps" and what not in want:
             continue
         try:
             enable()
-            done.append(what)
         except Exception as e:  # an older or newer torch without this hook: say so, run on
             print(f"gpuscope: warning: --pytorch={what}: cannot hook into torch {getattr(torch, '__version__', '?')}: "
                   f"{e!r}; the trace will have no {what}", file=sys.stderr)
