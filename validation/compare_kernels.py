@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compares kernel names and counts seen by torch.profiler (torch_profiler_cnn.py's JSON)
+"""Compares kernel names and counts seen by torch.profiler (torch_profiler_window.py's JSON)
 with those in a gpuscope trace, and writes a markdown table.
 
 Names are matched exactly first, then after normalising (whitespace collapsed, a leading
@@ -42,7 +42,7 @@ def short(name, width=110):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--torch", required=True, help="JSON from validation/torch_profiler_cnn.py")
+    parser.add_argument("--torch", required=True, help="JSON from validation/torch_profiler_window.py")
     parser.add_argument("--trace", required=True, help="gpuscope trace (.sqlite)")
     parser.add_argument("--out", required=True, help="markdown file to write")
     args = parser.parse_args()

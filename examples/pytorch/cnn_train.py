@@ -8,8 +8,8 @@ before training (seed 0) and reused every step, so the loss falls step by step.
 
 Each step is in an NVTX range "step N" (N from 0) and ends with loss.item(), so all its
 GPU work finishes inside the range. torch.cuda.profiler.start() (cudaProfilerStart) is
-called before step 5 and torch.cuda.profiler.stop() after step 10, each after a
-torch.cuda.synchronize(); --no-profiler-range leaves both out (overhead benchmark).
+called before step 5 and torch.cuda.profiler.stop() after step 10 (--window FIRST LAST), each
+after a torch.cuda.synchronize(); --no-profiler-range leaves both out (overhead benchmark).
 --torch-profiler runs the steps under torch.profiler (CPU + CUDA activities).
 
 Prints loss and ms per step, then
@@ -87,12 +87,13 @@ class Trainer:
         return value
 
 
-def train(steps, profiler_range, on_step=None):
-    """Runs the steps; returns (losses, seconds per step). on_step(i, phase) hooks 'before'/'after'."""
+def train(steps, profiler_range, on_step=None, window=(PROFILER_START_STEP, PROFILER_STOP_STEP)):
+    """Runs the steps; returns (losses, seconds per step). on_step(i, phase) hooks 'before'/'after';
+    with profiler_range, cudaProfilerStart/Stop open and close the steps window[0]..window[1]."""
     trainer = Trainer()
     losses, seconds = [], []
     for i in range(steps):
-        if profiler_range and i == PROFILER_START_STEP:
+        if profiler_range and i == window[0]:
             torch.cuda.synchronize()
             torch.cuda.profiler.start()
         if on_step:
@@ -102,7 +103,7 @@ def train(steps, profiler_range, on_step=None):
         seconds.append(time.perf_counter() - t0)
         if on_step:
             on_step(i, "after")
-        if profiler_range and i == PROFILER_STOP_STEP:
+        if profiler_range and i == window[1]:
             torch.cuda.synchronize()
             torch.cuda.profiler.stop()
     return losses, seconds
@@ -115,6 +116,9 @@ def main():
     parser.add_argument("--deterministic", action="store_true", help="deterministic algorithms, full-precision loss")
     parser.add_argument("--no-profiler-range", action="store_true", help="do not call cudaProfilerStart/Stop")
     parser.add_argument("--torch-profiler", action="store_true", help="run under torch.profiler (CPU+CUDA)")
+    parser.add_argument("--window", type=int, nargs=2, metavar=("FIRST", "LAST"),
+                        default=(PROFILER_START_STEP, PROFILER_STOP_STEP),
+                        help=f"steps inside cudaProfilerStart/Stop (default {PROFILER_START_STEP} {PROFILER_STOP_STEP})")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("cnn_train: no CUDA device", file=sys.stderr)
@@ -122,15 +126,18 @@ def main():
     if args.steps <= args.warmup:
         print("cnn_train: --steps must exceed --warmup", file=sys.stderr)
         return 2
+    if not 0 <= args.window[0] <= args.window[1] < args.steps:
+        print("cnn_train: --window FIRST LAST must lie inside 0..steps-1", file=sys.stderr)
+        return 2
     configure(args.deterministic)
     profiler_range = not args.no_profiler_range
 
     if args.torch_profiler:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
-            losses, seconds = train(args.steps, profiler_range)
+            losses, seconds = train(args.steps, profiler_range, window=tuple(args.window))
     else:
-        losses, seconds = train(args.steps, profiler_range)
+        losses, seconds = train(args.steps, profiler_range, window=tuple(args.window))
 
     for i, (loss, sec) in enumerate(zip(losses, seconds)):
         print(f"step {i:3d}  loss {loss:.6f}  {sec * 1e3:8.3f} ms")

@@ -7,7 +7,9 @@ labels generated on the GPU once (seed 0) and reused every step.
 
 Each step (zero_grad, forward, loss, backward, optimizer step) ends with loss.item(), so
 its GPU work finishes inside the timed step; each is in an NVTX range "step N".
---torch-profiler runs the steps under torch.profiler (CPU + CUDA activities).
+--torch-profiler runs the steps under torch.profiler (CPU + CUDA activities); --window FIRST
+LAST brackets those steps with cudaProfilerStart/Stop (gpuscope trace
+--capture-range=cudaProfilerApi, validation/torch_profiler_window.py).
 
 Prints ``RESULT steps=S ms_per_step=M final_loss=L`` where M is the median over the steps
 after --warmup (default: steps 5..S-1). Exit status 1 if the loss is not finite, 2 if
@@ -30,12 +32,18 @@ def main():
     parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
     parser.add_argument("--size", type=int, default=112, help="image height and width (default 112)")
     parser.add_argument("--torch-profiler", action="store_true", help="run under torch.profiler (CPU+CUDA)")
+    parser.add_argument("--window", type=int, nargs=2, metavar=("FIRST", "LAST"),
+                        help="call cudaProfilerStart before step FIRST and cudaProfilerStop after step LAST "
+                             "(for gpuscope trace --capture-range=cudaProfilerApi)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("resnet_train: no CUDA device", file=sys.stderr)
         return 2
     if args.steps <= args.warmup:
         print("resnet_train: --steps must exceed --warmup", file=sys.stderr)
+        return 2
+    if args.window and not 0 <= args.window[0] <= args.window[1] < args.steps:
+        print("resnet_train: --window FIRST LAST must lie inside 0..steps-1", file=sys.stderr)
         return 2
     try:
         import torchvision
@@ -60,6 +68,9 @@ def main():
     losses, seconds = [], []
     with context:
         for i in range(args.steps):
+            if args.window and i == args.window[0]:
+                torch.cuda.synchronize()
+                torch.cuda.profiler.start()
             t0 = time.perf_counter()
             torch.cuda.nvtx.range_push(f"step {i}")
             optimizer.zero_grad(set_to_none=True)
@@ -69,6 +80,9 @@ def main():
             losses.append(loss.item())  # synchronizes: the step's GPU work ends here
             torch.cuda.nvtx.range_pop()
             seconds.append(time.perf_counter() - t0)
+            if args.window and i == args.window[1]:
+                torch.cuda.synchronize()
+                torch.cuda.profiler.stop()
 
     ms_per_step = statistics.median(seconds[args.warmup:]) * 1e3
     mode = "torch.profiler" if args.torch_profiler else "plain"

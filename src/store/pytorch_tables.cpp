@@ -45,6 +45,29 @@ std::optional<std::int64_t> nearest(const std::unordered_map<std::int64_t, std::
   return std::nullopt;  // a cycle: only a damaged log could make one
 }
 
+// torch.profiler's EventList._remove_dup_nodes: a call that is the only operator inside a
+// call of the same name (aten::div.Scalar redispatching to aten::div.Tensor) is one call:
+// it is dropped, its children and kernels go to the outer call. Ops are in start order per
+// thread, so an outer call is merged before its inner ones (chains collapse into the top).
+void merge_same_name_only_children(std::vector<Op>& ops, std::unordered_map<std::int64_t, std::size_t>& op_at) {
+  std::unordered_map<std::int64_t, int> children;  // op id -> operator calls directly inside it
+  for (const Op& o : ops)
+    if (o.parent_op) ++children[*o.parent_op];
+  std::unordered_map<std::int64_t, std::int64_t> merged_into;  // dropped op id -> the call kept
+  for (Op& o : ops) {
+    if (!o.parent_op) continue;
+    if (const auto m = merged_into.find(*o.parent_op); m != merged_into.end()) o.parent_op = m->second;
+    const Op& parent = ops[op_at.at(*o.parent_op)];
+    if (parent.parsed.name != o.parsed.name || children[parent.id] != 1) continue;
+    merged_into.emplace(o.id, parent.id);
+    children[parent.id] = children[o.id];
+  }
+  if (merged_into.empty()) return;
+  std::erase_if(ops, [&](const Op& o) { return merged_into.count(o.id) != 0; });
+  op_at.clear();
+  for (std::size_t i = 0; i < ops.size(); ++i) op_at.emplace(ops[i].id, i);
+}
+
 }  // namespace
 
 PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
@@ -94,6 +117,7 @@ PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
     o.parent_op = nearest(parent_of, o.id, is_op);
     o.module = nearest(parent_of, o.id, is_module);
   }
+  merge_same_name_only_children(ops, op_at);
   // Backward: a backward node, or anything inside one (ops are in start order per thread,
   // so a parent's flag is known before its children's).
   for (Op& o : ops) o.backward = o.parsed.backward || (o.parent_op && ops[op_at.at(*o.parent_op)].backward);

@@ -9,8 +9,9 @@ program, and records through NVTX (which gpuscope's collector receives):
            torch.autograd.profiler.emit_nvtx installs: one range per call, "NAME, seq = N,
            op_id = M[, sizes = ...]"; backward calls carry the sequence number of the forward
            operator that created them. ``shapes`` adds the input shapes (costs more).
-  modules  every nn.Module forward, as a range "nn.Module: PATH (CLASS)": PATH is the module's
-           path in its model ("layer1.0.conv1"; the outermost module called is its class name).
+  modules  every nn.Module call (its forward and hooks), as a range "nn.Module: PATH (CLASS)":
+           PATH is the module's path in its model ("layer1.0.conv1"; the outermost module
+           called is its class name). Code compiled by torch.compile has no module ranges.
   steps    always: a mark "gpuscope.step" after every optimizer.step() (global optimizer hook).
 
 The program's own sitecustomize, if any, still runs (imported after this one). Child
@@ -60,10 +61,17 @@ def _enable_ops(torch, shapes):
 
 
 def _enable_modules(torch):
+    # Wraps nn.Module.__call__ rather than registering global forward hooks: any global hook
+    # sends every module call down Module._call_impl's slow path (hook lists, try/finally,
+    # result checks), several times the cost of one more Python frame. Inside torch.compile
+    # tracing (torch.compiler.is_compiling() is True) the wrapper only calls through, so
+    # compiled graphs keep no NVTX calls and no graph breaks.
     import weakref
-    from torch.nn.modules import module as nn_module
+    from torch.nn.modules.module import Module
     push, pop = torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
     messages = weakref.WeakKeyDictionary()  # module -> its range message, made on its first call
+    call = Module.__call__
 
     def message_of(mod):
         text = messages.get(mod)
@@ -75,14 +83,17 @@ def _enable_modules(torch):
             text = messages[mod]
         return text
 
-    def pre(mod, args):
-        push(message_of(mod))
+    def traced_call(self, *args, **kwargs):
+        if is_compiling():
+            return call(self, *args, **kwargs)
+        push(message_of(self))
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            pop()
 
-    def post(mod, args, output):
-        pop()
-
-    nn_module.register_module_forward_pre_hook(pre)
-    nn_module.register_module_forward_hook(post, always_call=True)
+    traced_call.__wrapped__ = call
+    Module.__call__ = traced_call
 
 
 def _enable_steps(torch):

@@ -90,6 +90,44 @@ TEST_F(PytorchTables, BackwardCallsBelongToTheForwardOperatorWithTheirSequenceNu
             "fc");
 }
 
+// As torch.profiler's table counts them: a call that is the only operator inside a call of
+// the same name is one call (aten::div.Scalar redispatching to aten::div.Tensor), its kernel
+// charged to the outer call; same-name calls beside others stay separate.
+TEST(PytorchTablesMerge, AnOnlyChildOfTheSameNameIsOneCall) {
+  TempDir dir;
+  const std::string log = dir.file("m.gslog");
+  {
+    LogBuilder b(log, kPid);
+    b.process(0);
+    b.push(1'000, kMain, "aten::div, seq = 1, op_id = 1");
+    b.push(2'000, kMain, "aten::div, seq = 1, op_id = 2");
+    b.push(3'000, kMain, "aten::div, seq = 1, op_id = 3");  // a chain of three: one call
+    b.api(4'000, 4'500, kMain, 1, "cudaLaunchKernel");
+    b.kernel(5'000, 6'000, 1, "div_kernel");
+    b.pop(7'000, kMain);
+    b.pop(8'000, kMain);
+    b.pop(9'000, kMain);
+    b.push(10'000, kMain, "aten::add, seq = 2, op_id = 4");
+    b.push(11'000, kMain, "aten::add, seq = 2, op_id = 5");  // beside aten::mul: kept
+    b.pop(12'000, kMain);
+    b.push(13'000, kMain, "aten::mul, seq = 2, op_id = 6");
+    b.pop(14'000, kMain);
+    b.pop(15'000, kMain);
+    b.end(20'000);
+  }
+  (void)import_logs({log}, dir.file("m.sqlite"), ImportOptions{});
+  Database db = open_trace(dir.file("m.sqlite"));
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM v_torch_ops WHERE name = 'aten::div'"), 1);
+  EXPECT_EQ(db.query_int("SELECT start_ns FROM v_torch_ops WHERE name = 'aten::div'"), 1'000);
+  EXPECT_EQ(db.query_text("SELECT o.name || '@' || o.start_ns FROM torch_op_kernels k JOIN v_torch_ops o "
+                          "ON o.nvtx_id = k.op_nvtx_id"),
+            "aten::div@1000");
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM v_torch_ops WHERE name = 'aten::add'"), 2);
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM v_torch_ops o JOIN v_torch_ops p ON p.nvtx_id = o.parent_op "
+                         "WHERE p.name = 'aten::add'"),
+            2);
+}
+
 TEST(PytorchTablesEmpty, ATraceWithoutThemHasEmptyTables) {
   TempDir dir;
   const std::string log = dir.file("q.gslog");
