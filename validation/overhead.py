@@ -184,9 +184,11 @@ def to_markdown(report):
              f"{report['rounds']} rounds, variants alternating"
              + (f", every run pinned to CPUs {report['taskset']}" if report.get("taskset") else "")
              + "; median (and min..max) of the per-op times each "
-             "program measured itself. Wall s = whole command, including start-up and trace writing.", "",
-             "| benchmark | variant | median | unit | vs untraced | min..max | runs | median wall s |",
-             "|---|---|---:|---|---:|---|---|---:|"]
+             "program measured itself. Paired: the median over rounds of each run's ratio to the same round's "
+             "run of untraced (and, for gpuscope with options, of plain gpuscope), which cancels a machine drift "
+             "between rounds. Wall s = whole command, including start-up and trace writing.", "",
+             "| benchmark | variant | median | unit | vs untraced | paired | min..max | runs | median wall s |",
+             "|---|---|---:|---|---:|---:|---|---|---:|"]
     for bench in report["benchmarks"]:
         for variant, v in bench["variants"].items():
             med = "failed" if v["median"] is None else f"{v['median']:.3f}"
@@ -198,7 +200,9 @@ def to_markdown(report):
             if v["skipped"]:
                 runs += f" ({v['skipped']} skipped: time budget)"
             wall = "" if v["wall_s_median"] is None else f"{v['wall_s_median']:.1f}"
-            lines.append(f"| {bench['name']} | {variant} | {med} | {bench['unit']} | {over} | {spread} | {runs} | {wall} |")
+            paired = "; ".join(f"{pct:+.1f} % vs {ref}" for ref, pct in v.get("paired_pct", {}).items())
+            lines.append(f"| {bench['name']} | {variant} | {med} | {bench['unit']} | {over} | {paired} | {spread} | "
+                         f"{runs} | {wall} |")
     checks = [(b["name"], var, v["trace"]) for b in report["benchmarks"] for var, v in b["variants"].items()
               if v.get("trace")]
     if checks:
@@ -257,7 +261,7 @@ def main():
         if args.variants:
             plan = [(n, u, k, {v: c for v, c in variants.items() if v == "untraced" or v in args.variants})
                     for n, u, k, variants in plan]
-        results = {name: {var: {"values": [], "walls": [], "errors": [], "skipped": 0, "trace": None}
+        results = {name: {var: {"values": [], "by_round": {}, "walls": [], "errors": [], "skipped": 0, "trace": None}
                           for var in variants} for name, _, _, variants in plan}
         started = time.perf_counter()
         for rnd in range(1, args.rounds + 1):
@@ -278,6 +282,7 @@ def main():
                         print(f"    $ {shlex.join(cmd)}", flush=True)
                     else:
                         slot["values"].append(value)
+                        slot["by_round"][rnd] = value
                         print(f"round {rnd} {name:12s} {variant:34s} {value:10.3f} {unit:10s} wall {wall:6.1f} s",
                               flush=True)
                     if trace is not None:
@@ -294,7 +299,16 @@ def main():
             slot = results[name][variant]
             med = median_or_none(slot["values"])
             over = None if med is None or not base else (med / base - 1.0) * 100.0
+            # Paired: the ratio to the reference variant's run of the same round (they ran
+            # back to back, so a machine drift between rounds cancels), median over rounds.
+            paired = {}
+            for ref in ("untraced", "gpuscope"):
+                ref_runs = results[name].get(ref, {}).get("by_round", {})
+                pairs = [v / ref_runs[r] - 1.0 for r, v in slot["by_round"].items() if ref_runs.get(r)]
+                if variant != ref and pairs and (ref == "untraced" or variant.startswith("gpuscope --")):
+                    paired[ref] = 100.0 * statistics.median(pairs)
             entry["variants"][variant] = {"values": slot["values"], "median": med, "overhead_pct": over,
+                                          "paired_pct": paired,
                                           "wall_s": slot["walls"], "wall_s_median": median_or_none(slot["walls"]),
                                           "errors": slot["errors"], "skipped": slot["skipped"],
                                           "trace": slot["trace"]}

@@ -9,19 +9,25 @@ the script opens with cudaProfilerStart/Stop), alternating, --rounds times each:
      (Chrome trace, by External id) with count and time;
   2. `gpuscope trace --pytorch=ops --capture-range=cudaProfilerApi`, then `gpuscope stats -r
      op_sum --format json`: calls and Self GPU per operator name; per operator, the kernels
-     (torch_op_kernels in the trace).
+     (torch_op_activities in the trace).
 Compares, per operator name: the call counts (must be equal in every round) and the self
 GPU time summed over the rounds (within 2 % where torch.profiler's is over 50 µs per round;
 smaller totals are listed, not judged). Each tool's own round-to-round spread is shown as
 the noise floor, and for an operator off by more than 2 % the per-kernel counts and times of
 both tools tell a kernel charged to another operator (counts differ) from kernels that ran
 at another speed (same kernels, other durations).
-Writes OUT/pytorch_check_WORKLOAD.md and .json. Exit 1 when a count differs or a time is off.
+--launch-blocking runs both with CUDA_LAUNCH_BLOCKING=1: every kernel then starts on an idle
+GPU in both processes, so kernel durations no longer depend on how far each tool lets the
+CPU run ahead of the GPU (a tool's own cost changes the GPU's pacing, and with it some
+kernels' durations by a few %).
+Writes OUT/pytorch_check_WORKLOAD[_blocking].md and .json. Exit 1 when a count differs or a time is off.
 Usage: pytorch_check.py GPUSCOPE_BIN OUT_DIR [--workload cnn] [--steps 60] [--window 5 54] [--rounds 2]
+                        [--launch-blocking]
 """
 import argparse
 import collections
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -29,7 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OP_KERNELS_SQL = """
-SELECT o.name, s.value, COUNT(*), SUM(k.end_ns - k.start_ns) FROM torch_op_kernels t
+SELECT o.name, s.value, COUNT(*), SUM(k.end_ns - k.start_ns) FROM torch_op_activities t
 JOIN v_torch_ops o ON o.nvtx_id = t.op_nvtx_id
 JOIN kernels k ON k.pid = t.pid AND k.correlation_id = t.correlation_id
 JOIN strings s ON s.id = k.name_id GROUP BY 1, 2"""
@@ -40,19 +46,28 @@ def workload(a):
     return [str(REPO / SCRIPTS[a.workload]), "--steps", str(a.steps), "--window", *map(str, a.window)]
 
 
+def env(a, torch_run=False):
+    e = dict(os.environ)
+    if a.launch_blocking:
+        e["CUDA_LAUNCH_BLOCKING"] = "1"
+    if torch_run and a.torch_cupti:  # torch.profiler on the CUPTI library gpuscope uses
+        e["LD_PRELOAD"] = a.torch_cupti
+    return e
+
+
 def torch_round(out, i, a):
-    path = out / f"torch_profiler_ops_{i}.json"
+    path = out / f"torch_profiler_ops_{a.tag}_{i}.json"
     subprocess.run([sys.executable, str(REPO / "validation/torch_profiler_window.py"), "--out", str(path), "--",
-                    *workload(a)], check=True)
+                    *workload(a)], check=True, env=env(a, torch_run=True))
     doc = json.loads(path.read_text())
     ops = {n: {"count": r["count"], "self_gpu_us": r["self_device_us"]} for n, r in doc["ops"].items()}
     return ops, {op: {k: tuple(v) for k, v in ks.items()} for op, ks in doc["op_kernels"].items()}
 
 
 def gpuscope_round(out, i, a):
-    trace = out / f"{a.workload}-ops-{i}"
+    trace = out / f"{a.tag}-ops-{i}"
     subprocess.run([a.gpuscope, "trace", "-o", str(trace), "-f", "-q", "--pytorch=ops",
-                    "--capture-range=cudaProfilerApi", "--", sys.executable, *workload(a)], check=True)
+                    "--capture-range=cudaProfilerApi", "--", sys.executable, *workload(a)], check=True, env=env(a))
     doc = json.loads(subprocess.run([a.gpuscope, "stats", f"{trace}.sqlite", "-r", "op_sum", "--format", "json"],
                                     check=True, capture_output=True, text=True).stdout)
     rep = doc["reports"]["op_sum"]
@@ -80,7 +95,11 @@ def main():
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--window", type=int, nargs=2, default=(5, 54), metavar=("FIRST", "LAST"))
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--launch-blocking", action="store_true", help="CUDA_LAUNCH_BLOCKING=1 in both tools' runs")
+    p.add_argument("--torch-cupti", default="", help="libcupti.so to preload in torch.profiler's runs (the one "
+                   "gpuscope loads: both tools then time kernels with the same CUPTI)")
     a = p.parse_args()
+    a.tag = a.workload + ("_blocking" if a.launch_blocking else "") + ("_samecupti" if a.torch_cupti else "")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     tp_rounds, gs_rounds = [], []
@@ -120,7 +139,9 @@ def main():
                      "torch_spread_pct": spread(rt_r), "count_ok": count_ok, "time_ok": time_ok, "kernels": kernels})
     rows.sort(key=lambda r: -max(r["torch_self_cuda_us"], r["gpuscope_self_gpu_us"]))
     first, last = a.window
-    md = [f"# gpuscope --pytorch=ops vs torch.profiler ({a.workload}, steps {first}-{last}, {a.rounds} rounds each)",
+    mode = (", CUDA_LAUNCH_BLOCKING=1" if a.launch_blocking else "") + (
+        f", torch.profiler on {a.torch_cupti}" if a.torch_cupti else "")
+    md = [f"# gpuscope --pytorch=ops vs torch.profiler ({a.workload}, steps {first}-{last}, {a.rounds} rounds each{mode})",
           "", f"{len(names)} operator names; call counts differ for {bad_counts}; self GPU time (sum of the rounds) "
           f"judged for {judged} names (over 50 µs a round), off by more than 2 % for {bad_times}. Spread: the "
           "largest distance of one round from that tool's mean (its own run-to-run noise).", "",
@@ -143,8 +164,8 @@ def main():
                 (gn, gus), (rn, rus) = k["gpuscope"] or (0, 0.0), k["torch"] or (0, 0.0)
                 d = f"{100.0 * (gus - rus) / rus:+.2f} %" if rus > 0 else ""
                 md.append(f"| `{r['name']}` | `{k['kernel'][:90]}` | {gn} | {rn} | {gus:.1f} | {rus:.1f} | {d} |")
-    (out / f"pytorch_check_{a.workload}.md").write_text("\n".join(md) + "\n")
-    (out / f"pytorch_check_{a.workload}.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / f"pytorch_check_{a.tag}.md").write_text("\n".join(md) + "\n")
+    (out / f"pytorch_check_{a.tag}.json").write_text(json.dumps(rows, indent=1) + "\n")
     print("\n".join(md[:3]))
     return 0 if bad_counts == 0 and bad_times == 0 else 1
 

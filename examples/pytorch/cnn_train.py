@@ -126,8 +126,8 @@ def main():
     if args.steps <= args.warmup:
         print("cnn_train: --steps must exceed --warmup", file=sys.stderr)
         return 2
-    if not 0 <= args.window[0] <= args.window[1] < args.steps:
-        print("cnn_train: --window FIRST LAST must lie inside 0..steps-1", file=sys.stderr)
+    if not args.no_profiler_range and not 0 <= args.window[0] <= args.window[1]:
+        print("cnn_train: --window needs 0 <= FIRST <= LAST", file=sys.stderr)
         return 2
     configure(args.deterministic)
     profiler_range = not args.no_profiler_range

@@ -23,7 +23,7 @@ constexpr double kNsPerMs = 1e6;
 
 bool has_pytorch_tables(Database& db) {
   return db.has_table("torch_ops") && db.has_table("torch_modules") && db.has_table("torch_steps") &&
-         db.has_table("torch_op_kernels");
+         db.has_table("torch_op_activities");
 }
 
 void note_no_records(Report& r, const char* what) {
@@ -39,12 +39,20 @@ struct OpCall {
   bool backward = false;
 };
 
-// Every operator call by nvtx id, and each kernel (duration) by the call that launched it.
+// The tables of GPU work an API call can launch: torch.profiler's "self CUDA" of an operator
+// counts all three (a copy is aten::_local_scalar_dense's device time).
+constexpr const char* kGpuWorkTables[] = {"kernels", "memcpys", "memsets"};
+
+// Every operator call by nvtx id, and each GPU activity (duration) by the call that launched it.
 struct OpData {
+  struct Work {
+    std::int64_t op, ns;
+    bool kernel;
+  };
   std::unordered_map<std::int64_t, OpCall> calls;
   std::unordered_map<std::int64_t, std::string> names;
-  std::vector<std::pair<std::int64_t, std::int64_t>> kernels;  // (op nvtx id, kernel duration ns)
-  std::int64_t all_kernel_ns = 0;
+  std::vector<Work> work;
+  std::int64_t all_gpu_ns = 0;  // kernels, copies and sets of the whole trace
 };
 
 OpData load_ops(Database& db) {
@@ -58,11 +66,13 @@ OpData load_ops(Database& db) {
     d.names.emplace(c.name_id, st.column_text(2));
     d.calls.emplace(st.column_int(0), c);
   }
-  Statement k = db.prepare(
-      "SELECT t.op_nvtx_id, k.end_ns - k.start_ns FROM torch_op_kernels t JOIN kernels k "
-      "ON k.pid = t.pid AND k.correlation_id = t.correlation_id");
-  while (k.step()) d.kernels.emplace_back(k.column_int(0), k.column_int(1));
-  d.all_kernel_ns = db.query_int("SELECT COALESCE(SUM(end_ns - start_ns), 0) FROM kernels").value_or(0);
+  for (const std::string table : kGpuWorkTables) {
+    Statement k = db.prepare("SELECT t.op_nvtx_id, k.end_ns - k.start_ns FROM torch_op_activities t JOIN " + table +
+                             " k ON k.pid = t.pid AND k.correlation_id = t.correlation_id");
+    while (k.step()) d.work.push_back({k.column_int(0), k.column_int(1), table == "kernels"});
+    d.all_gpu_ns = core::sat_add(d.all_gpu_ns,
+                                 db.query_int("SELECT COALESCE(SUM(end_ns - start_ns), 0) FROM " + table).value_or(0));
+  }
   return d;
 }
 
@@ -105,13 +115,13 @@ Report op_sum(Database& db) {
     }
   }
   std::int64_t attributed_ns = 0;
-  for (const auto& [op, ns] : d.kernels) {
+  for (const auto& [op, ns, kernel] : d.work) {
     const auto it = d.calls.find(op);
     if (it == d.calls.end()) continue;
     attributed_ns = core::sat_add(attributed_ns, ns);
     Agg& self = by_name[it->second.name_id];
     self.self_gpu = core::sat_add(self.self_gpu, ns);
-    ++self.kernels;
+    self.kernels += kernel ? 1 : 0;
     // GPU Total: once per operator name on the chain of enclosing calls.
     std::unordered_set<std::int64_t> seen;
     std::int64_t forward = 0;
@@ -139,17 +149,17 @@ Report op_sum(Database& db) {
   });
   for (const auto& [name_id, a] : rows) {
     r.rows.push_back(Row{a.self_gpu,
-                         d.all_kernel_ns > 0
-                             ? Cell{100.0 * static_cast<double>(a.self_gpu) / static_cast<double>(d.all_kernel_ns)}
+                         d.all_gpu_ns > 0
+                             ? Cell{100.0 * static_cast<double>(a.self_gpu) / static_cast<double>(d.all_gpu_ns)}
                              : Cell{std::monostate{}},
                          a.calls, a.cpu_total, std::max<std::int64_t>(a.cpu_self, 0), a.gpu_total, a.bwd_gpu, a.kernels,
                          d.names.at(name_id)});
   }
   r.add_note(NoteLevel::kInfo,
-             "kernels launched inside an operator call: " + units::duration_ns(attributed_ns) + " of " +
-                 units::duration_ns(d.all_kernel_ns) + " of kernel time (" +
-                 units::percent(d.all_kernel_ns > 0
-                                    ? 100.0 * static_cast<double>(attributed_ns) / static_cast<double>(d.all_kernel_ns)
+             "GPU work (kernels, copies, sets) launched inside an operator call: " + units::duration_ns(attributed_ns) +
+                 " of " + units::duration_ns(d.all_gpu_ns) + " of GPU time (" +
+                 units::percent(d.all_gpu_ns > 0
+                                    ? 100.0 * static_cast<double>(attributed_ns) / static_cast<double>(d.all_gpu_ns)
                                     : 0.0) +
                  "); Bwd GPU is the backward work of a forward operator, found by autograd sequence number");
   return r;
@@ -207,17 +217,20 @@ Report module_sum(Database& db) {
       if (seen.insert(it->second.path_id).second) {
         Agg& a = agg[it->second.path_id];
         (backward ? a.bwd_gpu : a.fwd_gpu) = core::sat_add(backward ? a.bwd_gpu : a.fwd_gpu, ns);
-        a.kernels[kernel] = core::sat_add(a.kernels[kernel], ns);
+        if (!kernel.empty()) a.kernels[kernel] = core::sat_add(a.kernels[kernel], ns);
       }
       id = it->second.parent;
     }
   };
-  // Forward: each kernel's launch call against the module ranges open on its thread.
-  {
-    Statement st = db.prepare(
-        "SELECT a.pid, a.tid, a.start_ns, k.end_ns - k.start_ns, COALESCE(s.value, '') FROM kernels k JOIN api_calls a "
-        "ON a.pid = k.pid AND a.correlation_id = k.correlation_id LEFT JOIN strings s ON s.id = k.short_name_id "
-        "ORDER BY a.pid, a.tid, a.start_ns");
+  // Forward: each launching API call against the module ranges open on its thread (one
+  // sweep per table of GPU work: each in time order).
+  for (const std::string table : kGpuWorkTables) {
+    const std::string name = table == "kernels" ? "COALESCE(s.value, '')" : "''";
+    const std::string names = table == "kernels" ? " LEFT JOIN strings s ON s.id = k.short_name_id" : "";
+    sweep.rewind();
+    Statement st = db.prepare("SELECT a.pid, a.tid, a.start_ns, k.end_ns - k.start_ns, " + name + " FROM " + table +
+                              " k JOIN api_calls a ON a.pid = k.pid AND a.correlation_id = k.correlation_id" + names +
+                              " ORDER BY a.pid, a.tid, a.start_ns");
     while (st.step()) {
       const std::optional<std::int64_t> module =
           sweep.innermost({st.column_int(0), st.column_int(1)}, st.column_int(2));
@@ -227,12 +240,13 @@ Report module_sum(Database& db) {
   // Backward: kernels of backward operator calls, to the module of their forward operator.
   const std::int64_t backward_ops =
       db.query_int("SELECT COUNT(*) FROM torch_ops WHERE is_backward = 1 AND module_id IS NOT NULL").value_or(0);
-  {
-    Statement st = db.prepare(
-        "SELECT o.module_id, k.end_ns - k.start_ns, COALESCE(s.value, '') FROM torch_op_kernels t "
-        "JOIN torch_ops o ON o.nvtx_id = t.op_nvtx_id JOIN kernels k ON k.pid = t.pid AND k.correlation_id = "
-        "t.correlation_id LEFT JOIN strings s ON s.id = k.short_name_id WHERE o.is_backward = 1 AND o.module_id IS "
-        "NOT NULL");
+  for (const std::string table : kGpuWorkTables) {
+    const std::string name = table == "kernels" ? "COALESCE(s.value, '')" : "''";
+    const std::string names = table == "kernels" ? " LEFT JOIN strings s ON s.id = k.short_name_id" : "";
+    Statement st = db.prepare("SELECT o.module_id, k.end_ns - k.start_ns, " + name +
+                              " FROM torch_op_activities t JOIN torch_ops o ON o.nvtx_id = t.op_nvtx_id JOIN " + table +
+                              " k ON k.pid = t.pid AND k.correlation_id = t.correlation_id" + names +
+                              " WHERE o.is_backward = 1 AND o.module_id IS NOT NULL");
     while (st.step()) charge(st.column_int(0), st.column_int(1), st.column_text(2), true);
   }
   std::vector<std::pair<std::int64_t, const Agg*>> rows;

@@ -19,16 +19,19 @@ namespace gpuscope::analyze {
 /// op_sum — like torch.profiler's key_averages().table(): one row per operator name
 /// (forward and backward names as PyTorch records them). Columns: Calls; CPU Total and CPU
 /// Self (ns: the calls' range durations; self = minus the operator calls directly inside);
-/// Self GPU (ns, the kernels each call launched itself: torch_op_kernels) and its Kernels;
-/// GPU Total (ns, kernels launched inside the call, nested operators included); Bwd GPU (ns:
-/// the kernels of the backward calls that belong to this forward operator, by autograd
-/// sequence number); GPU (%) = Self GPU of all kernel time in the trace. Sorted by Self GPU.
+/// Self GPU (ns, the kernels, copies and sets each call launched itself: torch_op_activities;
+/// torch.profiler's self CUDA counts copies too) and its Kernels (kernels only); GPU Total
+/// (ns, the same launched inside the call, nested operators included); Bwd GPU (ns: the GPU
+/// work of the backward calls that belong to this forward operator, by autograd sequence
+/// number); GPU (%) = Self GPU of all GPU work time (kernels, copies, sets) in the trace.
+/// Sorted by Self GPU.
 [[nodiscard]] Report op_sum(store::Database& db);
 
 /// module_sum — one row per nn.Module path ("layer1.0.conv1"): Calls, Fwd CPU (ns, the
-/// forward ranges), Fwd GPU (ns, kernels launched inside its forward, submodules included),
-/// Bwd GPU (ns, kernels of the backward calls whose forward operator ran inside it: needs
-/// --pytorch=ops,modules), Top Kernel (by Fwd + Bwd GPU time). In model order (first call).
+/// forward ranges), Fwd GPU (ns, kernels, copies and sets launched inside its forward,
+/// submodules included), Bwd GPU (ns, the same of the backward calls whose forward operator
+/// ran inside it: needs --pytorch=ops,modules), Top Kernel (by Fwd + Bwd GPU time). In model
+/// order (first call).
 [[nodiscard]] Report module_sum(store::Database& db);
 
 /// One training step (torch_steps) with what happened inside it.

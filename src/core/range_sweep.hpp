@@ -24,6 +24,9 @@ class RangeSweep {
 
   void add(Thread thread, NestedRange r) { m_ranges[thread].push_back(r); }
 
+  /// Starts over: the next innermost() call may go back in time (a second sorted pass).
+  void rewind() { m_started = false; }
+
   /// The id of the innermost range of `thread` that holds `at_ns`, or nullopt. Calls must
   /// come grouped by thread and, within one, in time order (SQL: ORDER BY pid, tid, start).
   [[nodiscard]] std::optional<std::int64_t> innermost(Thread thread, std::int64_t at_ns) {

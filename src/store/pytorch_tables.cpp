@@ -204,20 +204,24 @@ PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
     }
   }
   if (!ops.empty()) {
-    // Each kernel's launch call, per thread in time order, against the thread's operator
-    // ranges (properly nested: a stack holds the ranges open at the call).
+    // Each API call that put work on the GPU (a kernel launch, a copy, a set), per thread in
+    // time order, against the thread's operator ranges (properly nested: a stack holds the
+    // ranges open at the call). torch.profiler charges copies and sets to operators too
+    // (aten::_local_scalar_dense's device-to-host copy).
     core::RangeSweep sweep;
     for (const Op& o : ops) sweep.add({o.pid, o.tid}, {o.start, o.end, o.id});  // already in start order
     Statement st = db.prepare(
-        "SELECT a.pid, a.tid, a.start_ns, k.correlation_id FROM kernels k JOIN api_calls a "
-        "ON a.pid = k.pid AND a.correlation_id = k.correlation_id ORDER BY a.pid, a.tid, a.start_ns");
-    RowWriter<rows::TorchOpKernel> writer(db);
+        "SELECT a.pid, a.tid, a.start_ns, a.correlation_id FROM (SELECT DISTINCT pid, correlation_id FROM (SELECT "
+        "pid, correlation_id FROM kernels UNION ALL SELECT pid, correlation_id FROM memcpys UNION ALL SELECT pid, "
+        "correlation_id FROM memsets)) w JOIN api_calls a ON a.pid = w.pid AND a.correlation_id = w.correlation_id "
+        "ORDER BY a.pid, a.tid, a.start_ns");
+    RowWriter<rows::TorchOpActivity> writer(db);
     while (st.step()) {
       const std::pair<std::int64_t, std::int64_t> t{st.column_int(0), st.column_int(1)};
       const std::optional<std::int64_t> op = sweep.innermost(t, st.column_int(2));
       if (!op) continue;
       writer.insert({.pid = t.first, .correlation_id = st.column_int(3), .op_nvtx_id = *op});
-      ++n.op_kernels;
+      ++n.op_activities;
     }
   }
   return n;

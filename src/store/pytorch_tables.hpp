@@ -1,4 +1,4 @@
-// The PyTorch tables (torch_ops, torch_modules, torch_steps, torch_op_kernels) of a trace
+// The PyTorch tables (torch_ops, torch_modules, torch_steps, torch_op_activities) of a trace
 // recorded with `gpuscope trace --pytorch`: built at import, after the event tables and
 // their indexes, from the NVTX ranges and marks gpuscope's PyTorch hooks left
 // (core/pytorch_ranges.hpp says which). A trace without them gets empty tables.
@@ -15,7 +15,7 @@ class ImportState;
 
 /// Counts of what write_pytorch_tables wrote.
 struct PytorchRows {
-  std::int64_t ops = 0, modules = 0, steps = 0, op_kernels = 0;
+  std::int64_t ops = 0, modules = 0, steps = 0, op_activities = 0;
 };
 
 /// Reads nvtx_events (default domain), kernels and api_calls of `db`; writes the four

@@ -8,7 +8,9 @@
    every kernel is inside an operator; the model's modules (nn.Sequential "0".."8") and the
    loss module are recorded; each optimizer step is a step (6 in the window); step_sum and
    op_sum run.
-2. examples/pytorch/torchrun_ranks.py with 2 ranks under `python3 -m torch.distributed.run`,
+2. Operators on a Python thread the program starts after importing torch (20 x.add_(1) on
+   it) are recorded, on that thread.
+3. examples/pytorch/torchrun_ranks.py with 2 ranks under `python3 -m torch.distributed.run`,
    traced with --pytorch=ops: both ranks report ok=1, and each rank's process has operator
    calls, kernels inside operators, and its 8 optimizer steps.
 """
@@ -16,6 +18,10 @@ import json
 import sys
 
 import gputest as g
+
+# Kernels launched inside an operator call (torch_op_activities also holds copies and sets).
+KERNELS_INSIDE = ("SELECT COUNT(*) FROM torch_op_activities t JOIN kernels k ON k.pid = t.pid AND k.correlation_id = "
+                  "t.correlation_id")
 
 
 def cnn(args, c):
@@ -33,7 +39,7 @@ def cnn(args, c):
     c.check(len(ref) > 40 and not differ, f"call counts equal torch.profiler's for all {len(ref)} operator names",
             f"gpuscope vs torch.profiler differ: {differ}")
     kernels = g.scalar(con, "SELECT COUNT(*) FROM kernels")
-    inside = g.scalar(con, "SELECT COUNT(*) FROM torch_op_kernels")
+    inside = g.scalar(con, KERNELS_INSIDE)
     c.check(kernels > 0 and inside == kernels, "every kernel is inside an operator", f"{inside} of {kernels}")
     paths = {row["path"] for row in g.query(con, "SELECT DISTINCT path FROM v_torch_modules")}
     c.check({"Sequential", "0", "8", "CrossEntropyLoss"} <= paths, "modules Sequential, 0..8, CrossEntropyLoss",
@@ -42,6 +48,37 @@ def cnn(args, c):
     for report in ("op_sum", "module_sum", "step_sum"):
         r = g.run([g.gpuscope_bin(args.build), "stats", db, "-r", report], label=report)
         c.check(r.returncode == 0, f"stats -r {report} exits 0", f"exit {r.returncode}")
+
+
+THREAD_SCRIPT = """
+import threading
+import torch
+x = torch.zeros(64, device="cuda")
+def work():
+    for _ in range(20):
+        x.add_(1)
+t = threading.Thread(target=work)
+t.start()
+t.join()
+torch.cuda.synchronize()
+print(f"RESULT ok={int(x[0].item() == 20)} main_tid={threading.get_native_id()}")
+"""
+
+
+def thread(args, c):
+    script = args.scratch / "thread_ops.py"
+    script.write_text(THREAD_SCRIPT)
+    r, db = g.trace(args.build, args.scratch, "thread", [sys.executable, str(script)], options=["--pytorch=ops"])
+    c.require(r.returncode == 0, "gpuscope trace of a program with a worker thread exits 0", f"exit {r.returncode}")
+    res = g.parse_result(g.result_lines(r.stdout)[-1])
+    c.require(res.get("ok") == "1", "the thread's adds ran", str(res))
+    con = g.open_db(db)
+    on_thread = g.scalar(con, "SELECT COUNT(*) FROM v_torch_ops WHERE name = 'aten::add_' AND tid != ?",
+                         (int(res["main_tid"]),))
+    c.equal("aten::add_ calls recorded on the worker thread", 20, on_thread)
+    kernels = g.scalar(con, "SELECT COUNT(*) FROM kernels")
+    inside = g.scalar(con, KERNELS_INSIDE)
+    c.check(kernels >= 21 and inside == kernels, "every kernel is inside an operator", f"{inside} of {kernels}")
 
 
 def torchrun(args, c):
@@ -56,7 +93,7 @@ def torchrun(args, c):
         pid = int(x["pid"])
         ops = g.scalar(con, "SELECT COUNT(*) FROM torch_ops WHERE pid = ?", (pid,))
         kernels = g.scalar(con, "SELECT COUNT(*) FROM kernels WHERE pid = ?", (pid,))
-        inside = g.scalar(con, "SELECT COUNT(*) FROM torch_op_kernels WHERE pid = ?", (pid,))
+        inside = g.scalar(con, KERNELS_INSIDE + " WHERE t.pid = ?", (pid,))
         steps = g.scalar(con, "SELECT COUNT(*) FROM torch_steps WHERE pid = ?", (pid,))
         c.check(ops > 100, f"rank {x['rank']} (pid {pid}) has operator calls", str(ops))
         c.check(kernels > 0 and inside == kernels, f"rank {x['rank']}: every kernel inside an operator",
@@ -70,6 +107,7 @@ def main():
     g.require_torch()
     c = g.Checks("gpuscope trace --pytorch")
     cnn(args, c)
+    thread(args, c)
     torchrun(args, c)
     c.finish()
 

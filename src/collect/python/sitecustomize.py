@@ -5,10 +5,10 @@ GPUSCOPE_PYTORCH; Python imports it at start-up (the `site` module's sitecustomi
 nothing until the program imports torch, then hooks into torch, with no change to the
 program, and records through NVTX (which gpuscope's collector receives):
 
-  ops      every operator call, through PyTorch's own RecordFunction observer that
-           torch.autograd.profiler.emit_nvtx installs: one range per call, "NAME, seq = N,
-           op_id = M[, sizes = ...]"; backward calls carry the sequence number of the forward
-           operator that created them. ``shapes`` adds the input shapes (costs more).
+  ops      every operator call on every thread, through PyTorch's own RecordFunction observer
+           that torch.autograd.profiler.emit_nvtx installs: one range per call, "NAME, seq =
+           N, op_id = M[, sizes = ...]"; backward calls carry the sequence number of the
+           forward operator that created them. ``shapes`` adds the input shapes (costs more).
   modules  every nn.Module call (its forward and hooks), as a range "nn.Module: PATH (CLASS)":
            PATH is the module's path in its model ("layer1.0.conv1"; the outermost module
            called is its class name). Code compiled by torch.compile has no module ranges.
@@ -44,20 +44,41 @@ def _chain_user_sitecustomize():
 def _enable_ops(torch, shapes):
     # What torch.autograd.profiler.emit_nvtx.__enter__ does, without its
     # torch.cuda.synchronize() (which would initialise CUDA at `import torch`). The observer
-    # is thread-local: it covers this thread and the autograd engine's threads, to which
-    # PyTorch propagates it.
+    # is thread-local: PyTorch carries it to the autograd engine's threads; every Python
+    # thread started later gets its own (threading.Thread._bootstrap_inner wrapped), so
+    # operators on any thread are recorded.
+    import threading
     from torch.autograd import profiler as ap
     config = ap.ProfilerConfig(ap.ProfilerState.NVTX, shapes, False, False, False, False, ap._ExperimentalConfig())
-    ap._run_on_profiler_start()
-    ap._enable_profiler(config, set())
 
-    def disable():  # at exit: remove the observer (else PyTorch warns of a leaked callback handle)
+    def enable():
+        ap._run_on_profiler_start()
+        ap._enable_profiler(config, set())
+
+    def disable():  # remove the observer (else PyTorch warns of a leaked callback handle)
         try:
             ap._disable_profiler()
         except Exception:
             pass
+
+    enable()
     import atexit
     atexit.register(disable)
+    bootstrap = getattr(threading.Thread, "_bootstrap_inner", None)
+    if bootstrap is None:  # another Python: operators on later threads go unrecorded
+        return
+
+    def traced_bootstrap(self):
+        try:
+            enable()
+        except Exception:  # already on for this thread, or torch refuses: run the thread anyway
+            return bootstrap(self)
+        try:
+            return bootstrap(self)
+        finally:
+            disable()
+
+    threading.Thread._bootstrap_inner = traced_bootstrap
 
 
 def _enable_modules(torch):
@@ -68,7 +89,9 @@ def _enable_modules(torch):
     # compiled graphs keep no NVTX calls and no graph breaks.
     import weakref
     from torch.nn.modules.module import Module
-    push, pop = torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+    nvtx = getattr(torch.cuda.nvtx, "_nvtx", None)  # the C functions behind range_push/pop: one frame less
+    push = getattr(nvtx, "rangePushA", None) or torch.cuda.nvtx.range_push
+    pop = getattr(nvtx, "rangePop", None) or torch.cuda.nvtx.range_pop
     is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
     messages = weakref.WeakKeyDictionary()  # module -> its range message, made on its first call
     call = Module.__call__

@@ -62,9 +62,9 @@ TEST_F(PytorchTables, StepsRunFromTheFirstRangeToEachOptimizerStep) {
 }
 
 TEST_F(PytorchTables, EachKernelGoesToTheInnermostOperatorAroundItsLaunch) {
-  EXPECT_EQ(count("SELECT COUNT(*) FROM torch_op_kernels"), 6);  // every kernel
+  EXPECT_EQ(count("SELECT COUNT(*) FROM torch_op_activities"), 6);  // every kernel
   const std::string by_op =
-      "SELECT group_concat(o.name || '=' || s.value, ';') FROM (SELECT * FROM torch_op_kernels ORDER BY "
+      "SELECT group_concat(o.name || '=' || s.value, ';') FROM (SELECT * FROM torch_op_activities ORDER BY "
       "correlation_id) k JOIN v_torch_ops o ON o.nvtx_id = k.op_nvtx_id JOIN kernels kk ON kk.pid = k.pid AND "
       "kk.correlation_id = k.correlation_id JOIN strings s ON s.id = kk.name_id";
   EXPECT_EQ(text(by_op),
@@ -119,7 +119,7 @@ TEST(PytorchTablesMerge, AnOnlyChildOfTheSameNameIsOneCall) {
   Database db = open_trace(dir.file("m.sqlite"));
   EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM v_torch_ops WHERE name = 'aten::div'"), 1);
   EXPECT_EQ(db.query_int("SELECT start_ns FROM v_torch_ops WHERE name = 'aten::div'"), 1'000);
-  EXPECT_EQ(db.query_text("SELECT o.name || '@' || o.start_ns FROM torch_op_kernels k JOIN v_torch_ops o "
+  EXPECT_EQ(db.query_text("SELECT o.name || '@' || o.start_ns FROM torch_op_activities k JOIN v_torch_ops o "
                           "ON o.nvtx_id = k.op_nvtx_id"),
             "aten::div@1000");
   EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM v_torch_ops WHERE name = 'aten::add'"), 2);
@@ -140,7 +140,7 @@ TEST(PytorchTablesEmpty, ATraceWithoutThemHasEmptyTables) {
   }
   (void)import_logs({log}, dir.file("q.sqlite"), ImportOptions{});
   Database db = open_trace(dir.file("q.sqlite"));
-  for (const char* t : {"torch_ops", "torch_modules", "torch_steps", "torch_op_kernels"})
+  for (const char* t : {"torch_ops", "torch_modules", "torch_steps", "torch_op_activities"})
     EXPECT_EQ(db.query_int(std::string("SELECT COUNT(*) FROM ") + t).value_or(-1), 0) << t;
 }
 
