@@ -14,6 +14,8 @@ static_assert(static_cast<int>(log::SyncType::kContextSynchronize) ==
               CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE);
 static_assert(static_cast<int>(log::SyncType::kStreamWaitEvent) ==
               CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT);
+static_assert(static_cast<int>(log::MemoryPoolType::kLocal) == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL);
+static_assert(static_cast<int>(log::MemoryPoolType::kImported) == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED);
 
 namespace {
 // Values CUPTI may add later map to kUnknown rather than to garbage.
@@ -22,6 +24,9 @@ std::uint8_t memcpy_kind(unsigned v) {
 }
 std::uint8_t memory_kind(unsigned v) {
   return v <= static_cast<unsigned>(log::MemoryKind::kManagedStatic) ? static_cast<std::uint8_t>(v) : 0;
+}
+std::uint8_t pool_type(unsigned v) {
+  return v <= static_cast<unsigned>(log::MemoryPoolType::kImported) ? static_cast<std::uint8_t>(v) : 0;
 }
 }  // namespace
 
@@ -201,6 +206,80 @@ log::OverheadRecord to_overhead_record(const CUpti_ActivityOverhead3& o) {
     default:
       r.thread_or_device_id = 0;
       break;
+  }
+  return r;
+}
+
+log::MemoryRecord to_memory_record(const CUpti_ActivityMemory4& m) {
+  log::MemoryRecord r{};
+  r.ts_ns = m.timestamp;
+  r.address = m.address;
+  r.bytes = m.bytes;
+  r.device_id = m.deviceId;
+  r.context_id = m.contextId;  // CUPTI_INVALID_CONTEXT_ID kept as is
+  r.stream_id = m.streamId;    // CUPTI_INVALID_STREAM_ID kept as is
+  r.correlation_id = m.correlationId;
+  switch (m.memoryOperationType) {
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION:
+      r.operation = static_cast<std::uint8_t>(log::MemoryOperation::kAlloc);
+      break;
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE:
+      r.operation = static_cast<std::uint8_t>(log::MemoryOperation::kFree);
+      break;
+    default:
+      r.operation = static_cast<std::uint8_t>(log::MemoryOperation::kUnknown);
+      break;
+  }
+  r.memory_kind = memory_kind(static_cast<unsigned>(m.memoryKind));
+  r.is_async = m.isAsync != 0 ? 1 : 0;
+  const auto& pool = m.memoryPoolConfig;
+  r.pool_type = pool_type(static_cast<unsigned>(pool.memoryPoolType));
+  if (r.pool_type != static_cast<std::uint8_t>(log::MemoryPoolType::kNone)) {
+    r.pool_address = pool.address;
+    // size and release threshold and utilized size are valid for local pools only (the
+    // union holds the owner's process id for an imported pool).
+    if (r.pool_type == static_cast<std::uint8_t>(log::MemoryPoolType::kLocal)) {
+      r.pool_size = pool.pool.size;
+      r.pool_release_threshold = pool.releaseThreshold;
+      r.pool_utilized_bytes = pool.utilizedSize;
+    }
+  }
+  return r;
+}
+
+log::MemoryRecord to_memory_record(const CUpti_ActivityMemoryPool3& p) {
+  log::MemoryRecord r{};
+  r.ts_ns = p.timestamp;
+  r.address = p.address;
+  r.bytes = p.size;
+  r.device_id = p.deviceId;
+  r.context_id = CUPTI_INVALID_CONTEXT_ID;  // pool records name no context
+  r.stream_id = CUPTI_INVALID_STREAM_ID;
+  r.correlation_id = p.correlationId;
+  switch (p.memoryPoolOperationType) {
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED:
+      r.operation = static_cast<std::uint8_t>(log::MemoryOperation::kPoolCreate);
+      break;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED:
+      r.operation = static_cast<std::uint8_t>(log::MemoryOperation::kPoolDestroy);
+      break;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED:
+      r.operation = static_cast<std::uint8_t>(log::MemoryOperation::kPoolTrim);
+      r.pool_min_bytes_to_keep = p.minBytesToKeep;
+      break;
+    default:
+      r.operation = static_cast<std::uint8_t>(log::MemoryOperation::kUnknown);
+      break;
+  }
+  r.memory_kind =
+      static_cast<std::uint8_t>(p.isManagedPool != 0 ? log::MemoryKind::kManaged : log::MemoryKind::kDevice);
+  r.is_managed_pool = p.isManagedPool != 0 ? 1 : 0;
+  r.pool_type = pool_type(static_cast<unsigned>(p.memoryPoolType));
+  r.pool_address = p.address;
+  if (r.pool_type == static_cast<std::uint8_t>(log::MemoryPoolType::kLocal)) {
+    r.pool_size = p.size;
+    r.pool_release_threshold = p.releaseThreshold;
+    r.pool_utilized_bytes = p.utilizedSize;
   }
   return r;
 }

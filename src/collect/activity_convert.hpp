@@ -44,4 +44,13 @@ namespace gpuscope::collect {
 /// thread_or_device_id: the thread id for process/thread objects, else the device id.
 [[nodiscard]] log::OverheadRecord to_overhead_record(const CUpti_ActivityOverhead3& o);
 
+/// CUPTI_ACTIVITY_KIND_MEMORY2: one allocation or free (kAlloc / kFree; kUnknown for an
+/// operation type CUPTI adds later). The pool fields come from memoryPoolConfig when the
+/// memory came from a pool (stream-ordered allocations), else 0.
+[[nodiscard]] log::MemoryRecord to_memory_record(const CUpti_ActivityMemory4& m);
+
+/// CUPTI_ACTIVITY_KIND_MEMORY_POOL: a pool created, destroyed or trimmed. address =
+/// pool_address = the pool's address; bytes = pool_size = its size.
+[[nodiscard]] log::MemoryRecord to_memory_record(const CUpti_ActivityMemoryPool3& p);
+
 }  // namespace gpuscope::collect

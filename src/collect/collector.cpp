@@ -80,6 +80,13 @@ std::int32_t env_int(const char* name) {
   return static_cast<std::int32_t>(n);
 }
 
+// "CUPTI_ERROR_NOT_SUPPORTED (27)": a status for a message the user reads.
+std::string cupti_error_name(CUptiResult status) {
+  const char* what = nullptr;
+  if (cuptiGetResultString(status, &what) != CUPTI_SUCCESS || what == nullptr) what = "unknown CUPTI error";
+  return std::string(what) + " (" + std::to_string(static_cast<int>(status)) + ")";
+}
+
 void check_sink(const char* text) noexcept {
   if (Collector* c = Collector::active()) c->post_message(log::Severity::kWarning, text);
 }
@@ -349,6 +356,7 @@ void Collector::setup_cupti() noexcept {
       if (m_config.cuda_records & collect::kRecordOverhead) {
         GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
       }
+      if (m_config.cuda_records & collect::kRecordMemory) enable_memory_records();
       // AndDump: also emits devices/contexts that exist already (late attach).
       GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE));
       GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT));
@@ -361,6 +369,34 @@ void Collector::setup_cupti() noexcept {
     });
   } catch (...) {
   }
+}
+
+// --cuda-memory-usage. Not gated by the capture windows (unlike memcpy): memory in use at
+// any moment depends on every allocation before it, so all are recorded and the importer
+// keeps the rows inside the windows. A kind CUPTI refuses leaves the trace without it.
+void Collector::enable_memory_records() noexcept {
+  const CUptiResult mem = GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2));
+  if (mem != CUPTI_SUCCESS) {
+    const std::string text =
+        "--cuda-memory-usage: CUPTI refused to record memory allocations in this process (MEMORY2 activity: " +
+        cupti_error_name(mem) + "); the trace goes on without them (no memory_events, no cuda_memory report)";
+    std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
+    post_message(log::Severity::kWarning, text);
+    return;
+  }
+  m_memory_kinds = true;
+  const CUptiResult pool = GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL));
+  if (pool != CUPTI_SUCCESS) {
+    const std::string text =
+        "--cuda-memory-usage: CUPTI refused to record memory pool operations in this process (MEMORY_POOL "
+        "activity: " +
+        cupti_error_name(pool) + "); allocations and frees are recorded, pool creation and trimming are not";
+    std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
+    post_message(log::Severity::kWarning, text);
+    return;
+  }
+  m_memory_pool_kind = true;
+  if (m_config.verbose) std::fprintf(stderr, "gpuscope: memory allocation records on\n");
 }
 
 void Collector::set_gated_kinds(bool on) noexcept {
@@ -498,6 +534,8 @@ void Collector::maybe_detach_cupti() noexcept {
                                   CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT}) {
     GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityDisable(kind));
   }
+  if (m_memory_kinds) GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2));
+  if (m_memory_pool_kind) GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY_POOL));
   // Gated kinds were already disabled by the stop edge.
   GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   if (m_subscriber != nullptr) {
@@ -892,6 +930,14 @@ void Collector::convert_record(const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       m_writer.add(log::RecordKind::kOverhead,
                    collect::to_overhead_record(*reinterpret_cast<const CUpti_ActivityOverhead3*>(rec)));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      m_writer.add(log::RecordKind::kMemory,
+                   collect::to_memory_record(*reinterpret_cast<const CUpti_ActivityMemory4*>(rec)));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+      m_writer.add(log::RecordKind::kMemory,
+                   collect::to_memory_record(*reinterpret_cast<const CUpti_ActivityMemoryPool3*>(rec)));
       break;
     default:
       break;  // kinds we do not enable

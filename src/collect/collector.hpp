@@ -111,6 +111,7 @@ class Collector {
   void handle_edge_locked(const collect::CaptureEdge& edge, std::uint64_t ts);
   void apply_recording() noexcept;
   void set_gated_kinds(bool on) noexcept;
+  void enable_memory_records() noexcept;  // --cuda-memory-usage (GPUSCOPE_CUDA_RECORDS memory)
 
   // Writer thread.
   void writer_main() noexcept;
@@ -154,6 +155,8 @@ class Collector {
   std::atomic<bool> m_recording{false};
 
   std::atomic<bool> m_cupti_ready{false};
+  bool m_memory_kinds = false;           // MEMORY2 enabled (set once in setup_cupti)
+  bool m_memory_pool_kind = false;       // MEMORY_POOL enabled
   std::uint64_t m_finished_seen_ns = 0;  // writer thread: when finished() was first seen
   CUpti_SubscriberHandle m_subscriber = nullptr;
   // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.

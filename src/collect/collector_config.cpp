@@ -154,9 +154,9 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
 
   if (const char* raw = getenv("GPUSCOPE_CUDA_RECORDS"); raw != nullptr && *raw != '\0') {
     static constexpr std::pair<std::string_view, CudaRecord> kNames[] = {
-        {"kernel", kRecordKernel}, {"memcpy", kRecordMemcpy},    {"memcpy_peer", kRecordMemcpyPeer},
-        {"memset", kRecordMemset}, {"runtime", kRecordRuntime},  {"driver", kRecordDriver},
-        {"sync", kRecordSync},     {"overhead", kRecordOverhead}};
+        {"kernel", kRecordKernel}, {"memcpy", kRecordMemcpy},     {"memcpy_peer", kRecordMemcpyPeer},
+        {"memset", kRecordMemset}, {"runtime", kRecordRuntime},   {"driver", kRecordDriver},
+        {"sync", kRecordSync},     {"overhead", kRecordOverhead}, {"memory", kRecordMemory}};
     std::uint32_t bits = 0;
     bool bad = false;
     for (const std::string& item : split_list(raw)) {
@@ -166,7 +166,7 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
       if (it == std::end(kNames) && token != "none") {
         warnings->push_back(
             "unknown GPUSCOPE_CUDA_RECORDS kind '" + token +
-            "' ignored (known: kernel, memcpy, memcpy_peer, memset, runtime, driver, sync, overhead, none)");
+            "' ignored (known: kernel, memcpy, memcpy_peer, memset, runtime, driver, sync, overhead, memory, none)");
         bad = true;
       } else if (it != std::end(kNames)) {
         bits |= it->second;

@@ -34,8 +34,11 @@ inline constexpr std::array<ConfigOption, 24> kConfigOptions{{
    "issues itself); 0 mutes them (list: api_filter.cpp)."},
   {"GPUSCOPE_CUDA_RECORDS", "kernel,memcpy,memcpy_peer,memset,runtime,driver,overhead",
    "With cuda tracing: what is recorded (comma list of kernel, memcpy, memcpy_peer, memset, "
-   "runtime, driver, sync, overhead; runtime/driver = the API calls, see GPUSCOPE_API_CALLS). sync (CUPTI "
-   "SYNCHRONIZATION records) is off by default: on H100 it cost about 5 us per PyTorch op. "
+   "runtime, driver, sync, overhead, memory; runtime/driver = the API calls, see GPUSCOPE_API_CALLS). sync (CUPTI "
+   "SYNCHRONIZATION records) is off by default: on H100 it cost about 5 us per PyTorch op. memory "
+   "(CUPTI MEMORY2 and MEMORY_POOL records: every allocation and free, memory pools; gpuscope trace "
+   "--cuda-memory-usage) is off by default: it adds CUPTI work to every allocation call, and is "
+   "recorded from the start whatever the capture range (memory in use needs every allocation). "
    "Devices and contexts are always recorded."},
   {"GPUSCOPE_API_CALLS", "gpu",
    "Which CUDA API calls get a record. gpu: only calls that put work on the GPU, move or "
@@ -105,10 +108,12 @@ enum CudaRecord : std::uint32_t {
   kRecordSync = 1u << 5,        // SYNCHRONIZATION
   kRecordOverhead = 1u << 6,    // OVERHEAD
   kRecordMemcpyPeer = 1u << 7,  // MEMCPY2 (peer-to-peer copies)
+  kRecordMemory = 1u << 8,      // MEMORY2 + MEMORY_POOL (allocations, frees, pools)
 };
-inline constexpr std::uint32_t kAllCudaRecords = 0xff;
-/// The default: everything but kRecordSync (measured: docs/performance.md).
-inline constexpr std::uint32_t kDefaultCudaRecords = kAllCudaRecords & ~kRecordSync;
+inline constexpr std::uint32_t kAllCudaRecords = 0x1ff;
+/// The default: everything but kRecordSync (measured: docs/performance.md) and kRecordMemory
+/// (gpuscope trace --cuda-memory-usage).
+inline constexpr std::uint32_t kDefaultCudaRecords = kAllCudaRecords & ~kRecordSync & ~kRecordMemory;
 
 /// GPUSCOPE_API_CALLS.
 enum class ApiCalls : std::uint8_t { kAll, kGpu };

@@ -16,7 +16,9 @@
 // Linux), the same for every process of one host, so logs merge on one clock.
 //
 // Versioning: bump kFormatVersion on any layout change; readers refuse other
-// versions with an error naming both (see store/event_log_reader.hpp).
+// versions with an error naming both (see store/event_log_reader.hpp). A new record
+// kind appended to RecordKind is not a layout change: logs without it read as before,
+// and a reader that does not know it skips and counts it (unknown_log_records).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +58,7 @@ enum class RecordKind : std::uint16_t {
   kMessage = 17,
   kKernelProfile = 18,
   kKernelMetric = 19,
+  kMemory = 20,  // MemoryRecord (gpuscope trace --cuda-memory-usage)
 };
 
 struct RecordHeader {
@@ -345,6 +348,44 @@ struct KernelMetricRecord {
   std::uint64_t profile_id;     // KernelProfileRecord.profile_id
   std::uint64_t metric_string;  // Nsight Compute metric name
   double value;
+};
+enum class MemoryOperation : std::uint8_t {
+  kUnknown = 0,
+  kAlloc = 1,        // CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+  kFree = 2,         // CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+  kPoolCreate = 3,   // CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED
+  kPoolDestroy = 4,  // ..._DESTROYED
+  kPoolTrim = 5,     // ..._TRIMMED
+};
+
+enum class MemoryPoolType : std::uint8_t {  // = CUpti_ActivityMemoryPoolType
+  kNone = 0,                                // not from a pool (CUPTI's INVALID)
+  kLocal = 1,
+  kImported = 2,
+};
+
+// An allocation or free (CUpti_ActivityMemory4, CUPTI_ACTIVITY_KIND_MEMORY2) or a memory
+// pool operation (CUpti_ActivityMemoryPool3, CUPTI_ACTIVITY_KIND_MEMORY_POOL). Pool facts
+// of an allocation come from its memoryPoolConfig (0 = not from a pool / not reported).
+struct MemoryRecord {
+  std::uint64_t ts_ns;                   // CUPTI timestamp of the operation (CPU side)
+  std::uint64_t address;                 // allocation address; pool operations: the pool's
+  std::uint64_t bytes;                   // allocated / freed; pool operations: the pool's size
+  std::uint64_t pool_address;            // the pool's base address, 0 = none
+  std::uint64_t pool_size;               // bytes (local pools), 0 = unknown
+  std::uint64_t pool_utilized_bytes;     // 0 = unknown
+  std::uint64_t pool_release_threshold;  // bytes (local pools), 0 = unknown
+  std::uint64_t pool_min_bytes_to_keep;  // kPoolTrim only, else 0
+  std::uint32_t device_id;
+  std::uint32_t context_id;  // 0xffffffff = none (CUPTI_INVALID_CONTEXT_ID)
+  std::uint32_t stream_id;   // 0xffffffff = not stream-ordered (CUPTI_INVALID_STREAM_ID)
+  std::uint32_t correlation_id;
+  std::uint8_t operation;    // MemoryOperation
+  std::uint8_t memory_kind;  // MemoryKind
+  std::uint8_t pool_type;    // MemoryPoolType
+  std::uint8_t is_async;     // stream-ordered (cudaMallocAsync / cudaFreeAsync)
+  std::uint8_t is_managed_pool;
+  std::uint8_t pad[3];
 };
 #pragma pack(pop)
 

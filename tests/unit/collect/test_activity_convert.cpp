@@ -224,5 +224,108 @@ TEST(ActivityConvert, DeviceContextOverhead) {
   EXPECT_EQ(ov.thread_or_device_id, 2u);
 }
 
+TEST(ActivityConvert, MemoryAllocationAndFree) {
+  CUpti_ActivityMemory4 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.correlationId = 77;
+  m.address = 0x7f0000200000ull;
+  m.bytes = 20u << 20;
+  m.timestamp = 123456;
+  m.deviceId = 1;
+  m.contextId = 3;
+  m.streamId = CUPTI_INVALID_STREAM_ID;
+  m.isAsync = 0;
+  m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+  m.memoryPoolConfig.address = 0xdead;  // ignored: not from a pool
+  auto r = to_memory_record(m);
+  EXPECT_EQ(v(r.ts_ns), 123456u);
+  EXPECT_EQ(v(r.address), 0x7f0000200000ull);
+  EXPECT_EQ(v(r.bytes), 20u << 20);
+  EXPECT_EQ(v(r.device_id), 1u);
+  EXPECT_EQ(v(r.context_id), 3u);
+  EXPECT_EQ(v(r.stream_id), CUPTI_INVALID_STREAM_ID);
+  EXPECT_EQ(v(r.correlation_id), 77u);
+  EXPECT_EQ(v(r.operation), static_cast<std::uint8_t>(log::MemoryOperation::kAlloc));
+  EXPECT_EQ(v(r.memory_kind), static_cast<std::uint8_t>(log::MemoryKind::kDevice));
+  EXPECT_EQ(v(r.is_async), 0u);
+  EXPECT_EQ(v(r.pool_type), static_cast<std::uint8_t>(log::MemoryPoolType::kNone));
+  EXPECT_EQ(v(r.pool_address), 0u);
+  EXPECT_EQ(v(r.pool_size), 0u);
+
+  // A stream-ordered free from a local pool.
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  m.isAsync = 1;
+  m.streamId = 13;
+  m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  m.memoryPoolConfig.address = 0x50000000;
+  m.memoryPoolConfig.releaseThreshold = 1u << 20;
+  m.memoryPoolConfig.pool.size = 64u << 20;
+  m.memoryPoolConfig.utilizedSize = 20u << 20;
+  r = to_memory_record(m);
+  EXPECT_EQ(v(r.operation), static_cast<std::uint8_t>(log::MemoryOperation::kFree));
+  EXPECT_EQ(v(r.is_async), 1u);
+  EXPECT_EQ(v(r.stream_id), 13u);
+  EXPECT_EQ(v(r.pool_type), static_cast<std::uint8_t>(log::MemoryPoolType::kLocal));
+  EXPECT_EQ(v(r.pool_address), 0x50000000u);
+  EXPECT_EQ(v(r.pool_size), 64u << 20);
+  EXPECT_EQ(v(r.pool_release_threshold), 1u << 20);
+  EXPECT_EQ(v(r.pool_utilized_bytes), 20u << 20);
+
+  // An imported pool: the union holds the owner's process id, not a size.
+  m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+  m.memoryPoolConfig.pool.processId = 4242;
+  r = to_memory_record(m);
+  EXPECT_EQ(v(r.pool_type), static_cast<std::uint8_t>(log::MemoryPoolType::kImported));
+  EXPECT_EQ(v(r.pool_size), 0u);
+
+  // Values CUPTI may add later read as unknown.
+  m.memoryOperationType = static_cast<CUpti_ActivityMemoryOperationType>(9);
+  m.memoryKind = static_cast<CUpti_ActivityMemoryKind>(99);
+  r = to_memory_record(m);
+  EXPECT_EQ(v(r.operation), static_cast<std::uint8_t>(log::MemoryOperation::kUnknown));
+  EXPECT_EQ(v(r.memory_kind), static_cast<std::uint8_t>(log::MemoryKind::kUnknown));
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  EXPECT_EQ(v(to_memory_record(m).memory_kind), static_cast<std::uint8_t>(log::MemoryKind::kPinned));
+}
+
+TEST(ActivityConvert, MemoryPool) {
+  CUpti_ActivityMemoryPool3 p{};
+  p.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+  p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+  p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  p.correlationId = 5;
+  p.deviceId = 2;
+  p.address = 0x60000000;
+  p.size = 32u << 20;
+  p.releaseThreshold = 4u << 20;
+  p.timestamp = 999;
+  p.utilizedSize = 0;
+  p.minBytesToKeep = 123;  // only a trim's
+  auto r = to_memory_record(p);
+  EXPECT_EQ(v(r.operation), static_cast<std::uint8_t>(log::MemoryOperation::kPoolCreate));
+  EXPECT_EQ(v(r.ts_ns), 999u);
+  EXPECT_EQ(v(r.address), 0x60000000u);
+  EXPECT_EQ(v(r.pool_address), 0x60000000u);
+  EXPECT_EQ(v(r.bytes), 32u << 20);
+  EXPECT_EQ(v(r.pool_size), 32u << 20);
+  EXPECT_EQ(v(r.pool_release_threshold), 4u << 20);
+  EXPECT_EQ(v(r.pool_min_bytes_to_keep), 0u);
+  EXPECT_EQ(v(r.device_id), 2u);
+  EXPECT_EQ(v(r.correlation_id), 5u);
+  EXPECT_EQ(v(r.context_id), CUPTI_INVALID_CONTEXT_ID);
+  EXPECT_EQ(v(r.memory_kind), static_cast<std::uint8_t>(log::MemoryKind::kDevice));
+  p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED;
+  p.isManagedPool = 1;
+  r = to_memory_record(p);
+  EXPECT_EQ(v(r.operation), static_cast<std::uint8_t>(log::MemoryOperation::kPoolTrim));
+  EXPECT_EQ(v(r.pool_min_bytes_to_keep), 123u);
+  EXPECT_EQ(v(r.memory_kind), static_cast<std::uint8_t>(log::MemoryKind::kManaged));
+  EXPECT_EQ(v(r.is_managed_pool), 1u);
+  p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED;
+  EXPECT_EQ(v(to_memory_record(p).operation), static_cast<std::uint8_t>(log::MemoryOperation::kPoolDestroy));
+}
+
 }  // namespace
 }  // namespace gpuscope::collect

@@ -43,8 +43,9 @@ TEST(CollectorConfig, CostlySourcesAreOffByDefault) {
   std::vector<std::string> w;
   const auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w);
   EXPECT_EQ(c.api_calls, ApiCalls::kGpu);
-  EXPECT_EQ(c.cuda_records & kRecordSync, 0u);  // SYNCHRONIZATION records: opt-in
-  EXPECT_EQ(c.cuda_records, kAllCudaRecords & ~kRecordSync);
+  EXPECT_EQ(c.cuda_records & kRecordSync, 0u);    // SYNCHRONIZATION records: opt-in
+  EXPECT_EQ(c.cuda_records & kRecordMemory, 0u);  // MEMORY2 + MEMORY_POOL: opt-in (--cuda-memory-usage)
+  EXPECT_EQ(c.cuda_records, kAllCudaRecords & ~kRecordSync & ~kRecordMemory);
   EXPECT_TRUE(c.zero_buffers);
   EXPECT_TRUE(c.system_thread_ids);
   EXPECT_TRUE(w.empty());
@@ -68,6 +69,12 @@ TEST(CollectorConfig, CudaRecordsList) {
   EXPECT_TRUE(w.empty());
   c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CUDA_RECORDS", "none"}}, &w);
   EXPECT_EQ(c.cuda_records, 0u);
+  // gpuscope trace --cuda-memory-usage appends ",memory" to the default (with --cuda-sync-records, ",sync" too).
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"},
+             {"GPUSCOPE_CUDA_RECORDS", "kernel,memcpy,memcpy_peer,memset,runtime,driver,overhead,sync,memory"}},
+            &w);
+  EXPECT_EQ(c.cuda_records, kAllCudaRecords);
+  EXPECT_TRUE(w.empty());
   c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CUDA_RECORDS", "kernel,bogus"}}, &w);
   EXPECT_EQ(c.cuda_records, kRecordKernel);  // the known kinds are kept, the unknown one named
   ASSERT_EQ(w.size(), 1u);
