@@ -195,6 +195,32 @@ void write_log(const fs::path& path, std::uint32_t pid, std::string_view name_a,
     log::KernelMetricRecord km{1, w.intern(metric), value};
     w.add(log::RecordKind::kKernelMetric, km);
   }
+  // Memory records (trace --cuda-memory-usage): a pool, allocations, a matched free, a free
+  // never seen allocated, pinned host memory.
+  auto memory = [&w](log::MemoryOperation op, std::uint64_t ts, std::uint64_t address, std::uint64_t bytes,
+                     log::MemoryKind kind, std::uint32_t corr) {
+    log::MemoryRecord m{};
+    m.ts_ns = ts;
+    m.address = address;
+    m.bytes = bytes;
+    m.context_id = 1;
+    m.stream_id = 0xffffffff;
+    m.correlation_id = corr;
+    m.operation = static_cast<std::uint8_t>(op);
+    m.memory_kind = static_cast<std::uint8_t>(kind);
+    if (op == log::MemoryOperation::kPoolCreate) {
+      m.pool_type = static_cast<std::uint8_t>(log::MemoryPoolType::kLocal);
+      m.pool_address = address;
+      m.pool_size = bytes;
+    }
+    w.add(log::RecordKind::kMemory, m);
+  };
+  memory(log::MemoryOperation::kPoolCreate, 2'000'500, 0x50000000, 32 << 20, log::MemoryKind::kDevice, 0);
+  memory(log::MemoryOperation::kAlloc, 2'001'500, 0x7f0000000000, 20 << 20, log::MemoryKind::kDevice, 10);
+  memory(log::MemoryOperation::kAlloc, 2'002'500, 0x7f0001400000, 2 << 20, log::MemoryKind::kDevice, 11);
+  memory(log::MemoryOperation::kFree, 2'003'500, 0x7f0000000000, 20 << 20, log::MemoryKind::kDevice, 12);
+  memory(log::MemoryOperation::kFree, 2'004'500, 0x7e0000000000, 4 << 20, log::MemoryKind::kDevice, 13);
+  memory(log::MemoryOperation::kAlloc, 2'005'500, 0x200000000, 1 << 20, log::MemoryKind::kPinned, 14);
   log::DataLossRecord dl{};
   dl.ts_ns = 2'070'000;
   dl.count = 3;

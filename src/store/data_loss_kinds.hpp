@@ -35,6 +35,8 @@ enum class DataLossKind {
   kUnclosedNvtxRange,         // ranges never closed by a process that exited cleanly
   kUnclosedNvtxRangeAtCrash,  // ranges still open when the process died (same name, info)
   kMissingKernelRecords,      // kernel launches but no kernel records
+  kUnmatchedMemoryFree,       // a free of an allocation the trace never saw
+  kMemoryAllocOverLive,       // an allocation at the address of a live one (its free was lost)
   // Reported by the collector (DataLossRecord.what_string):
   kCuptiDroppedRecords,  // CUPTI's activity buffers overflowed
   kApiRecordsDropped,    // a per-thread API ring was full
@@ -50,7 +52,7 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 12> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 14> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
@@ -71,6 +73,12 @@ inline constexpr std::array<DataLossKindDef, 12> kDataLossKinds{{
     {DataLossKind::kMissingKernelRecords, "missing_kernel_records", LossSeverity::kDataLoss, false,
      "{count} kernel launches but no kernel records: another CUPTI client (torch.profiler, ncu, "
      "nsys) may have taken over the activity buffers"},
+    {DataLossKind::kUnmatchedMemoryFree, "unmatched_memory_free", LossSeverity::kInfo, false,
+     "{count} frees of memory the trace never saw allocated (allocated before recording started, or the "
+     "record was lost): not subtracted from memory in use, which never goes below what the trace saw"},
+    {DataLossKind::kMemoryAllocOverLive, "memory_alloc_over_live", LossSeverity::kWarning, false,
+     "{count} allocations at the address of an allocation still live in the trace: its free record was lost; "
+     "the old allocation was counted as freed at that moment"},
     {DataLossKind::kCuptiDroppedRecords, "cupti_dropped_records", LossSeverity::kDataLoss, true,
      "CUPTI dropped {count} activity records (its buffers filled faster than they were drained): "
      "the GPU timeline has gaps; trace fewer activity kinds or a shorter range"},

@@ -224,6 +224,9 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
       case K::kKernelMetric:
         visit(log::KernelMetricRecord{}, [&](const auto& r) { v.on_kernel_metric(r); });
         break;
+      case K::kMemory:
+        visit(log::MemoryRecord{}, [&](const auto& r) { v.on_memory(r); });
+        break;
       default:
         ++stats.unknown_records;
         break;

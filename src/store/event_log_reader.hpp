@@ -74,6 +74,7 @@ class EventLogVisitor {
   virtual void on_message(const log::MessageRecord&) {}
   virtual void on_kernel_profile(const log::KernelProfileRecord&) {}
   virtual void on_kernel_metric(const log::KernelMetricRecord&) {}
+  virtual void on_memory(const log::MemoryRecord&) {}
 };
 
 class EventLogReader {

@@ -5,6 +5,7 @@
 #include "store/data_loss_kinds.hpp"
 #include "store/import_state.hpp"
 #include "store/kernel_names.hpp"
+#include "store/memory_tracker.hpp"
 #include "store/record_text.hpp"
 
 namespace gpuscope::store::detail {
@@ -20,6 +21,14 @@ constexpr std::uint32_t kUnknownStream = 0xffffffffu;  // KernelProfileRecord.st
 
 [[nodiscard]] rows::OptInt unless_not_applicable(std::uint32_t v) {
   return v == kNotApplicable ? std::nullopt : rows::OptInt(v);
+}
+
+[[nodiscard]] rows::OptInt nonzero(std::uint64_t v) { return v == 0 ? std::nullopt : rows::OptInt(i64(v)); }
+
+// Memory kinds that occupy the GPU's memory: counted in memory_events.in_use_bytes.
+[[nodiscard]] bool counts_as_device_memory(std::uint8_t kind) {
+  return kind == static_cast<std::uint8_t>(log::MemoryKind::kDevice) ||
+         kind == static_cast<std::uint8_t>(log::MemoryKind::kDeviceStatic);
 }
 
 }  // namespace
@@ -313,6 +322,70 @@ void EventTables::write_nvtx(const NvtxRange& range) {
   m_state.seen(open.ts_ns, range.end_ns.value_or(open.ts_ns));
 }
 
+// Every allocation and free goes through the tracker, in time order (CUPTI's per-thread
+// buffers reach the log out of order; the sort is stable, so equal times keep log order);
+// only those inside the windows become rows.
+void EventTables::write_memory_events() {
+  std::stable_sort(m_memory.begin(), m_memory.end(),
+                   [](const log::MemoryRecord& a, const log::MemoryRecord& b) { return a.ts_ns < b.ts_ns; });
+  MemoryTracker tracker;
+  using Op = log::MemoryOperation;
+  for (const log::MemoryRecord& r : m_memory) {
+    const bool keep = keep_gpu(r.correlation_id, r.ts_ns);
+    const std::optional<std::int64_t> id = keep ? std::optional(m_state.next_memory_id()) : std::nullopt;
+    const bool counted = counts_as_device_memory(r.memory_kind);
+    MemoryTracker::Effect effect;
+    effect.bytes = i64(r.bytes);
+    if (r.operation == static_cast<std::uint8_t>(Op::kAlloc)) {
+      effect = tracker.alloc(r.address, r.bytes, r.device_id, counted, id);
+    } else if (r.operation == static_cast<std::uint8_t>(Op::kFree)) {
+      effect = tracker.free(r.address, r.device_id, counted);
+      if (!effect.matched) effect.bytes = i64(r.bytes);  // never seen allocated: as the record says
+    }
+    if (!keep) {
+      ++m_clipped;
+      continue;
+    }
+    const auto pool = static_cast<log::MemoryPoolType>(r.pool_type);
+    m_state.memory_events.insert({
+        .id = id,
+        .pid = i64(m_pid),
+        .device_id = i64(r.device_id),
+        .context_id = unless_not_applicable(r.context_id),
+        .stream_id = unless_not_applicable(r.stream_id),
+        .correlation_id = i64(r.correlation_id),
+        .ts_ns = i64(r.ts_ns),
+        .operation = memory_operation_text(r.operation),
+        .memory_kind = memory_kind_text(r.memory_kind),
+        .address = i64(r.address),
+        .bytes = effect.bytes,
+        .is_async = r.is_async != 0 ? 1 : 0,
+        .pool_type =
+            pool == log::MemoryPoolType::kNone ? std::nullopt : rows::OptText(memory_pool_type_text(r.pool_type)),
+        .pool_address = nonzero(r.pool_address),
+        .pool_size_bytes = nonzero(r.pool_size),
+        .pool_utilized_bytes =
+            pool == log::MemoryPoolType::kLocal ? rows::OptInt(i64(r.pool_utilized_bytes)) : std::nullopt,
+        .pool_release_threshold_bytes = nonzero(r.pool_release_threshold),
+        .pool_min_bytes_to_keep = r.operation == static_cast<std::uint8_t>(Op::kPoolTrim)
+                                      ? rows::OptInt(i64(r.pool_min_bytes_to_keep))
+                                      : std::nullopt,
+        .alloc_id = effect.alloc_row,
+        .in_use_bytes = effect.in_use_bytes,
+    });
+    ++m_state.result.rows.memory_events;
+    if (r.ts_ns != 0) m_state.seen(r.ts_ns, r.ts_ns);  // 0 = no timestamp
+  }
+  m_memory.clear();
+  m_memory.shrink_to_fit();
+  if (tracker.unmatched_frees() > 0) {
+    m_state.add_data_loss(m_pid, DataLossKind::kUnmatchedMemoryFree, tracker.unmatched_frees());
+  }
+  if (tracker.replaced_allocations() > 0) {
+    m_state.add_data_loss(m_pid, DataLossKind::kMemoryAllocOverLive, tracker.replaced_allocations());
+  }
+}
+
 void EventTables::finish(bool ended_cleanly) {
   // NVTX: match in time order (the writer may interleave threads' batches).
   std::stable_sort(m_nvtx.begin(), m_nvtx.end(),
@@ -341,6 +414,7 @@ void EventTables::finish(bool ended_cleanly) {
                           ended_cleanly ? DataLossKind::kUnclosedNvtxRange : DataLossKind::kUnclosedNvtxRangeAtCrash,
                           tracker.unclosed());
   }
+  write_memory_events();
   for (const auto& [what, count] : m_collector_losses) {
     m_state.add_collector_loss(m_pid, what, count);
   }

@@ -1,7 +1,8 @@
 // The importer's second pass over one event log: writes the event tables (kernels,
-// kernel_profiles, kernel_metrics, memcpys, memsets, api_calls, syncs, nvtx_events,
-// overheads, messages) through the row writers of ImportState, clipped to the log's
-// capture windows, and hands NVTX records to an NvtxRangeTracker.
+// kernel_profiles, kernel_metrics, memcpys, memsets, memory_events, api_calls, syncs,
+// nvtx_events, overheads, messages) through the row writers of ImportState, clipped to the
+// log's capture windows, and hands NVTX records to an NvtxRangeTracker and allocations and
+// frees (in time order) to a MemoryTracker.
 //
 // Clipping: CPU-side events (API calls, NVTX, syncs, overheads) stay when they start
 // inside a window; GPU work stays when it starts inside one or was launched by an API
@@ -43,9 +44,11 @@ class EventTables final : public EventLogVisitor {
   void on_message(const log::MessageRecord& r) override;
   void on_kernel_profile(const log::KernelProfileRecord& r) override;
   void on_kernel_metric(const log::KernelMetricRecord& r) override;
+  void on_memory(const log::MemoryRecord& r) override { m_memory.push_back(r); }
 
-  /// After the pass: NVTX ranges (matched in time order) and this log's data_loss rows
-  /// (NVTX problems, collector-reported losses, missing kernel records).
+  /// After the pass: NVTX ranges (matched in time order), memory events (tracked in time
+  /// order) and this log's data_loss rows (NVTX problems, unmatched frees, collector-reported
+  /// losses, missing kernel records).
   /// `ended_cleanly`: the process closed its log (open NVTX ranges are then a warning).
   void finish(bool ended_cleanly);
 
@@ -57,6 +60,7 @@ class EventTables final : public EventLogVisitor {
   [[nodiscard]] std::int64_t str(std::uint64_t log_id);
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name, std::int64_t mangled_id);
   void write_nvtx(const NvtxRange& range);
+  void write_memory_events();
 
   ImportState& m_state;
   const EventLogReader& m_reader;
@@ -67,6 +71,7 @@ class EventTables final : public EventLogVisitor {
   std::int64_t m_clipped = 0;
   std::vector<std::int64_t> m_string_ids;  // log string id -> strings.id (0 = not yet)
   std::vector<log::NvtxRecord> m_nvtx;
+  std::vector<log::MemoryRecord> m_memory;
   std::unordered_map<std::uint64_t, std::uint64_t> m_domains;   // NVTX domain -> log string
   std::unordered_map<std::uint64_t, bool> m_launch_names;       // API name string -> launches
   std::unordered_map<std::uint64_t, std::int64_t> m_api_names;  // log string -> strings.id, suffix dropped

@@ -14,6 +14,7 @@ ImportState::ImportState(Database& database)
       memcpys(database),
       memsets(database),
       api_calls(database),
+      memory_events(database),
       syncs(database),
       nvtx_events(database),
       overheads(database),

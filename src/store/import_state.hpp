@@ -32,6 +32,8 @@ class ImportState {
   [[nodiscard]] std::uint64_t duration_ns() const { return m_last_ns >= m_first_ns ? m_last_ns - m_first_ns : 0; }
   /// nvtx_events.id for the next range: ids are trace-wide, in opening order.
   [[nodiscard]] std::int64_t next_nvtx_id() { return m_next_nvtx_id++; }
+  /// memory_events.id for the next row (a free names its allocation's row).
+  [[nodiscard]] std::int64_t next_memory_id() { return m_next_memory_id++; }
 
   /// Records a data_loss row of a declared kind (store/data_loss_kinds.hpp); `detail` fills
   /// the wording's {detail}. Anything but info also becomes a warning line.
@@ -52,6 +54,7 @@ class ImportState {
   RowWriter<rows::Memcpy> memcpys;
   RowWriter<rows::Memset> memsets;
   RowWriter<rows::ApiCall> api_calls;
+  RowWriter<rows::MemoryEvent> memory_events;
   RowWriter<rows::Sync> syncs;
   RowWriter<rows::NvtxEvent> nvtx_events;
   RowWriter<rows::Overhead> overheads;
@@ -72,6 +75,7 @@ class ImportState {
   std::uint64_t m_first_ns = kOpenEnd;
   std::uint64_t m_last_ns = 0;
   std::int64_t m_next_nvtx_id = 1;
+  std::int64_t m_next_memory_id = 1;
 };
 
 }  // namespace gpuscope::store::detail

@@ -6,10 +6,13 @@
 //    demangled and as base name (store/kernel_names.hpp);
 //  - NVTX push/pop matched per (pid, tid, domain) into ranges with depth and
 //    parent; start/end matched per (pid, range id), across threads;
+//  - allocations matched to their frees per process (store/memory_tracker.hpp), with
+//    the device memory in use after each (memory_events.in_use_bytes);
 //  - capture windows (CaptureRecords; none = the whole process, reason 'all'):
 //    CPU-side events (API calls, NVTX, syncs, overheads) are kept when they
-//    start inside a window; GPU work (kernels, memcpys, memsets) is kept when
-//    it starts inside a window or was launched by a kept API call;
+//    start inside a window; GPU work (kernels, memcpys, memsets) and memory
+//    events are kept when they start inside a window or were launched by a kept
+//    API call (memory in use still counts every allocation since the start);
 //  - everything lost or doubtful goes to data_loss (truncated or unreadable
 //    logs, collector-reported drops, unmatched NVTX, missing kernel records),
 //    each a kind declared in store/data_loss_kinds.hpp.
@@ -56,6 +59,7 @@ struct TableCounts {
   std::int64_t memcpys = 0;
   std::int64_t memsets = 0;
   std::int64_t api_calls = 0;
+  std::int64_t memory_events = 0;
   std::int64_t syncs = 0;
   std::int64_t nvtx_events = 0;
   std::int64_t overheads = 0;

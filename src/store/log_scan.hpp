@@ -50,6 +50,7 @@ class LogScan final : public EventLogVisitor {
   void on_sync(const log::SyncRecord& r) override { see(r.start_ns, r.end_ns); }
   void on_nvtx(const log::NvtxRecord& r) override { see(r.ts_ns); }
   void on_overhead(const log::OverheadRecord& r) override { see(r.start_ns, r.end_ns); }
+  void on_memory(const log::MemoryRecord& r) override { see(r.ts_ns); }
   void on_capture(const log::CaptureRecord& r) override;
   void on_process_end(const log::ProcessEndRecord& r) override;
 

@@ -57,6 +57,36 @@ std::string_view memory_kind_text(std::uint8_t k) {
   }
 }
 
+std::string_view memory_operation_text(std::uint8_t op) {
+  using O = log::MemoryOperation;
+  switch (static_cast<O>(op)) {
+    case O::kAlloc:
+      return "alloc";
+    case O::kFree:
+      return "free";
+    case O::kPoolCreate:
+      return "pool_create";
+    case O::kPoolDestroy:
+      return "pool_destroy";
+    case O::kPoolTrim:
+      return "pool_trim";
+    default:
+      return "unknown";
+  }
+}
+
+std::string_view memory_pool_type_text(std::uint8_t type) {
+  using P = log::MemoryPoolType;
+  switch (static_cast<P>(type)) {
+    case P::kLocal:
+      return "local";
+    case P::kImported:
+      return "imported";
+    default:
+      return "unknown";
+  }
+}
+
 std::string_view sync_type_text(std::uint8_t t) {
   using S = log::SyncType;
   switch (static_cast<S>(t)) {

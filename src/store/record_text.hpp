@@ -13,6 +13,11 @@ namespace gpuscope::store::detail {
 [[nodiscard]] std::string_view memcpy_kind_text(std::uint8_t kind);
 /// memcpys.src_kind/dst_kind, memsets.memory_kind of a log::MemoryKind.
 [[nodiscard]] std::string_view memory_kind_text(std::uint8_t kind);
+/// memory_events.operation of a log::MemoryOperation: "alloc", "free", "pool_create",
+/// "pool_destroy", "pool_trim", "unknown".
+[[nodiscard]] std::string_view memory_operation_text(std::uint8_t operation);
+/// memory_events.pool_type of a log::MemoryPoolType: "local", "imported", "unknown" (kNone too).
+[[nodiscard]] std::string_view memory_pool_type_text(std::uint8_t type);
 /// syncs.sync_type of a log::SyncType.
 [[nodiscard]] std::string_view sync_type_text(std::uint8_t type);
 /// overheads.overhead_kind of a CUpti_ActivityOverheadKind value.

@@ -30,6 +30,8 @@ constexpr ColumnDef kMemcpys[] = {GPUSCOPE_COLUMNS_MEMCPYS(GPUSCOPE_COLUMN_DEF)}
 
 constexpr ColumnDef kMemsets[] = {GPUSCOPE_COLUMNS_MEMSETS(GPUSCOPE_COLUMN_DEF)};
 
+constexpr ColumnDef kMemoryEvents[] = {GPUSCOPE_COLUMNS_MEMORY_EVENTS(GPUSCOPE_COLUMN_DEF)};
+
 constexpr ColumnDef kApiCalls[] = {GPUSCOPE_COLUMNS_API_CALLS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kSyncs[] = {GPUSCOPE_COLUMNS_SYNCS(GPUSCOPE_COLUMN_DEF)};
@@ -42,7 +44,7 @@ constexpr ColumnDef kTorchModules[] = {GPUSCOPE_COLUMNS_TORCH_MODULES(GPUSCOPE_C
 
 constexpr ColumnDef kTorchSteps[] = {GPUSCOPE_COLUMNS_TORCH_STEPS(GPUSCOPE_COLUMN_DEF)};
 
-constexpr ColumnDef kTorchOpKernels[] = {GPUSCOPE_COLUMNS_TORCH_OP_KERNELS(GPUSCOPE_COLUMN_DEF)};
+constexpr ColumnDef kTorchOpActivities[] = {GPUSCOPE_COLUMNS_TORCH_OP_ACTIVITIES(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kOverheads[] = {GPUSCOPE_COLUMNS_OVERHEADS(GPUSCOPE_COLUMN_DEF)};
 
@@ -57,7 +59,8 @@ constexpr TableDef kTables[] = {
      "Facts about the trace: schema_version, gpuscope_version, command, start_time (ISO 8601), host, capture_range, "
      "trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), "
      "process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' "
-     "or 'all', its --cuda-api), tracer_launch_cost_ns and tracer_api_cost_ns (CPU ns tracing adds to one kernel "
+     "or 'all', its --cuda-api), cuda_memory_usage ('1' with --cuda-memory-usage), tracer_launch_cost_ns and "
+     "tracer_api_cost_ns (CPU ns tracing adds to one kernel "
      "launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and "
      "tracer_cost_method (how they were measured, or 'not calibrated: WHY').",
      "META_DATA_CAPTURE", kMeta},
@@ -78,6 +81,12 @@ constexpr TableDef kTables[] = {
     {"memcpys", "One row per memory copy (CUPTI_ACTIVITY_KIND_MEMCPY, MEMCPY2).", "CUPTI_ACTIVITY_KIND_MEMCPY",
      kMemcpys},
     {"memsets", "One row per memset (CUPTI_ACTIVITY_KIND_MEMSET).", "CUPTI_ACTIVITY_KIND_MEMSET", kMemsets},
+    {"memory_events",
+     "Allocations, frees and memory pool operations, recorded with `gpuscope trace --cuda-memory-usage` (CUPTI "
+     "MEMORY2 and MEMORY_POOL records), with the device memory in use after each. PyTorch's caching allocator shows "
+     "as the segments it takes with cudaMalloc (2 MiB and up, kept and reused), not as tensors. Rows are kept inside "
+     "the capture windows; in_use_bytes counts every allocation since the process started.",
+     "CUDA_GPU_MEMORY_USAGE_EVENTS", kMemoryEvents},
     {"api_calls",
      "CUDA runtime and driver API calls. With `gpuscope trace --cuda-api=gpu` (the default) only the calls that put "
      "work on the GPU, move or allocate memory, or wait (launches, memcpy, memset, synchronize, event record, stream "
@@ -102,10 +111,10 @@ constexpr TableDef kTables[] = {
      "Training steps of a PyTorch program traced with --pytorch: one per optimizer.step() call (its gpuscope.step "
      "mark).",
      "", kTorchSteps},
-    {"torch_op_kernels",
-     "Which operator call launched each kernel: the innermost torch_ops range on the launch call's thread that holds "
-     "the call.",
-     "", kTorchOpKernels},
+    {"torch_op_activities",
+     "Which operator call launched each GPU activity (kernel, memcpy, memset): the innermost torch_ops range on the "
+     "launching API call's thread that holds the call.",
+     "", kTorchOpActivities},
     {"overheads", "CUPTI's own overhead (CUPTI_ACTIVITY_KIND_OVERHEAD).", "", kOverheads},
     {"capture_windows", "Time windows recorded (--capture-range, --delay, --duration).", "", kCaptureWindows},
     {"data_loss", "Everything known lost or doubtful; shown by every summary.", "", kDataLoss},
@@ -132,6 +141,12 @@ constexpr ViewDef kViews[] = {
      "SELECT m.*, p.value AS path, c.value AS class_name, e.tid, e.start_ns, e.end_ns, "
      "e.end_ns - e.start_ns AS duration_ns FROM torch_modules m JOIN nvtx_events e ON e.id = m.nvtx_id "
      "LEFT JOIN strings p ON p.id = m.path_id LEFT JOIN strings c ON c.id = m.class_id"},
+    {"v_memory",
+     "memory_events with the name of the API call that made each one (api_name, e.g. cudaMalloc; NULL if not "
+     "recorded).",
+     "SELECT m.*, (SELECT s.value FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE a.pid = m.pid AND "
+     "a.correlation_id = m.correlation_id AND m.correlation_id <> 0 ORDER BY a.start_ns, a.id LIMIT 1) AS api_name "
+     "FROM memory_events m"},
     {"v_nvtx", "nvtx_events with text and domain resolved and duration_ns.",
      "SELECT e.*, e.end_ns - e.start_ns AS duration_ns, t.value AS text, d.value AS domain "
      "FROM nvtx_events e LEFT JOIN strings t ON t.id = e.text_id LEFT JOIN strings d ON d.id = e.domain_id"},
@@ -146,6 +161,7 @@ constexpr std::string_view kIndexes[] = {
     "CREATE INDEX nvtx_start ON nvtx_events(start_ns)",
     "CREATE INDEX kernel_profiles_corr ON kernel_profiles(pid, correlation_id)",
     "CREATE INDEX kernel_metrics_profile ON kernel_metrics(profile_id)",
+    "CREATE INDEX memory_events_ts ON memory_events(ts_ns)",
 };
 
 #undef GPUSCOPE_COLUMN_DEF

@@ -296,6 +296,48 @@
   X(graph_node_id, OptInt, "INTEGER", "", \
     "CUDA graph node id, else NULL.")
 
+#define GPUSCOPE_COLUMNS_MEMORY_EVENTS(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id; rows of one process are numbered in time order.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal inside that process.") \
+  X(context_id, OptInt, "INTEGER", "", \
+    "CUDA context id, NULL if none (pool operations).") \
+  X(stream_id, OptInt, "INTEGER", "", \
+    "Stream of a stream-ordered operation (cudaMallocAsync, cudaFreeAsync), else NULL.") \
+  X(correlation_id, Int, "INTEGER", "", \
+    "api_calls.correlation_id (with pid) of the call that allocated, freed or changed the pool (cudaMalloc, cudaFree, cuMemAlloc, ...); 0 if none.") \
+  X(ts_ns, Int, "INTEGER", "ns", \
+    "When the operation happened (CPU side, inside its API call).") \
+  X(operation, Text, "TEXT", "", \
+    "'alloc', 'free', 'pool_create', 'pool_destroy', 'pool_trim' or 'unknown'.") \
+  X(memory_kind, Text, "TEXT", "", \
+    "Memory allocated: 'device', 'device_static' (a module's __device__ variables), 'pinned' (page-locked host memory), 'managed', 'managed_static', 'pageable', 'array', 'unknown' (as memcpys.src_kind). Pool rows: 'managed' for a managed pool, else 'device'.") \
+  X(address, Int, "INTEGER", "", \
+    "Virtual address of the allocation (pool rows: of the pool), as a signed 64-bit integer.") \
+  X(bytes, Int, "INTEGER", "bytes", \
+    "Bytes allocated or freed (a free matched to its allocation: the allocation's size); pool rows: the pool's size.") \
+  X(is_async, Int, "INTEGER", "", \
+    "1 for a stream-ordered allocation or free (from a memory pool), else 0.") \
+  X(pool_type, OptText, "TEXT", "", \
+    "'local' or 'imported' ('unknown' for a type this gpuscope does not know) when the memory came from (or the row is about) a CUDA memory pool; NULL otherwise.") \
+  X(pool_address, OptInt, "INTEGER", "", \
+    "Base address of that pool, NULL if none.") \
+  X(pool_size_bytes, OptInt, "INTEGER", "bytes", \
+    "The pool's size as CUPTI reported it with this row (local pools), NULL if unknown.") \
+  X(pool_utilized_bytes, OptInt, "INTEGER", "bytes", \
+    "Bytes of the pool in use as CUPTI reported it with this row (local pools), NULL if unknown.") \
+  X(pool_release_threshold_bytes, OptInt, "INTEGER", "bytes", \
+    "The pool's release threshold (local pools), NULL if unknown.") \
+  X(pool_min_bytes_to_keep, OptInt, "INTEGER", "bytes", \
+    "pool_trim rows: the minimum the trim kept; NULL otherwise.") \
+  X(alloc_id, OptInt, "INTEGER", "", \
+    "free rows: memory_events.id of the allocation freed; NULL when the allocation has no row (made before a capture window, or never seen: data_loss 'unmatched_memory_free').") \
+  X(in_use_bytes, OptInt, "INTEGER", "bytes", \
+    "Device memory in use by this process on this device just after the row: the sizes of its live 'device' and 'device_static' allocations (allocations minus frees, from the process start, whatever the capture windows). A free never seen allocated leaves it unchanged (never negative). NULL for other memory kinds and pool rows.")
+
 #define GPUSCOPE_COLUMNS_API_CALLS(X) \
   X(id, OptInt, "INTEGER PRIMARY KEY", "", \
     "Row id.") \
@@ -414,13 +456,13 @@
   X(end_ns, Int, "INTEGER", "ns", \
     "Step end: the end of its optimizer.step() (the gpuscope.step mark).")
 
-#define GPUSCOPE_COLUMNS_TORCH_OP_KERNELS(X) \
+#define GPUSCOPE_COLUMNS_TORCH_OP_ACTIVITIES(X) \
   X(pid, Int, "INTEGER", "", \
     "Process id.") \
   X(correlation_id, Int, "INTEGER", "", \
-    "kernels.correlation_id (with pid): the kernel.") \
+    "correlation_id (with pid) of the kernel(s), memcpy or memset: kernels, memcpys or memsets.correlation_id.") \
   X(op_nvtx_id, Int, "INTEGER", "", \
-    "torch_ops.nvtx_id of the innermost operator call whose range holds the kernel's launch call (same thread).")
+    "torch_ops.nvtx_id of the innermost operator call whose range holds the launching API call (same thread).")
 
 #define GPUSCOPE_COLUMNS_OVERHEADS(X) \
   X(pid, Int, "INTEGER", "", \
@@ -448,7 +490,7 @@
   X(pid, OptInt, "INTEGER", "", \
     "Process id (NULL for the whole trace).") \
   X(what, Text, "TEXT", "", \
-    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records'.") \
+    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records', 'unmatched_memory_free', 'memory_alloc_over_live'.") \
   X(count, Int, "INTEGER", "", \
     "How many records or bytes (see detail).") \
   X(severity, Text, "TEXT", "", \

@@ -64,7 +64,7 @@ std::string keep_condition(const TableDef& t, const TraceCopyFilter& f, const Wi
   if (f.pid && pid) all.push_back("(e.pid IS NULL OR e.pid = " + num(*f.pid) + ")");
 
   if (f.devices && pid) {
-    if (is_gpu_op(name) || name == "devices") {
+    if (is_gpu_op(name) || name == "devices" || name == "memory_events") {
       all.emplace_back(kOnGpu);
     } else if (name == "api_calls" || name == "syncs") {
       all.push_back(std::string(kGpuPid) + " AND " + std::string(kNotForeign));
@@ -96,6 +96,10 @@ std::string keep_condition(const TableDef& t, const TraceCopyFilter& f, const Wi
       all.push_back("(" + std::string(kLaunchKept) + " OR " + inside_ranges("e.end_ns") + ")");
     } else if (is_gpu_op(name)) {
       all.emplace_back(kLaunchKept);
+    } else if (name == "memory_events") {
+      all.push_back("(" + std::string(kLaunchKept) +
+                    " OR EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
+                    "e.ts_ns BETWEEN r.start_ns AND r.end_ns))");
     } else if (name == "overheads") {
       all.emplace_back(
           "EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "

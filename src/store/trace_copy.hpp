@@ -12,12 +12,13 @@
 //   from_ns / to_ns   [a, b] on the trace clock (ns, absolute; an unset end is unbounded).
 //     Rows with start_ns and end_ns: kept when they overlap (start ≤ b and end ≥ a), whole,
 //     not clipped. nvtx_events: a mark (end_ns NULL, style 'Mark') at its start, an unclosed
-//     range never ends. messages (ts_ns) and kernel_profiles (launch_ns): a ≤ t ≤ b.
+//     range never ends. messages and memory_events (ts_ns) and kernel_profiles (launch_ns):
+//     a ≤ t ≤ b. (memory_events.in_use_bytes keeps the levels computed on the whole trace.)
 //     capture_windows and processes: kept when they overlap, and clipped to [a, b].
 //   pid               rows of that process; rows whose pid is NULL (whole-trace data_loss)
 //                     are kept.
-//   devices           (pid, device_id) pairs: kernels, memcpys, memsets, kernel_profiles and
-//                     devices rows on one of them; api_calls and syncs of their processes
+//   devices           (pid, device_id) pairs: kernels, memcpys, memsets, kernel_profiles,
+//                     memory_events and devices rows on one of them; api_calls and syncs of their processes
 //                     except those whose (pid, correlation_id) launched a kernel, copy or
 //                     memset on another device; other rows of their processes (and NULL pid).
 //                     An empty set keeps no row that has a pid.
@@ -28,6 +29,7 @@
 //     kernels, memcpys, memsets, kernel_profiles: their launching API call (same pid and
 //       correlation_id) is kept by this rule, wherever they run in time.
 //     syncs: their API call is kept, or they lie inside themselves.
+//     memory_events: their API call is kept, or their ts_ns is inside an interval.
 //     overheads: they overlap an interval; messages: their ts_ns is inside one.
 //     capture_windows: none copied (give `capture_windows`).
 //   kernel_metrics follow their kernel_profiles row.

@@ -54,11 +54,13 @@ class LogBuilder {
     r.cuda_driver_version = 13000;
     m_w.add(log::RecordKind::kProcess, r);
   }
-  void device(std::uint32_t id, std::string_view name) {
+  // `uuid0`: the UUID's first byte (the rest 0): devices with the same one are one physical GPU.
+  void device(std::uint32_t id, std::string_view name, std::uint8_t uuid0 = 0xab, std::uint64_t memory_bytes = 0) {
     log::DeviceRecord r{};
     r.device_id = id;
     r.name_string = m_w.intern(name);
-    r.uuid[0] = 0xab;
+    r.uuid[0] = uuid0;
+    r.global_memory_bytes = memory_bytes;
     r.cc_major = 9;
     r.sm_count = 132;
     r.global_memory_bandwidth_kbps = 3'352'000'000;
@@ -175,6 +177,56 @@ class LogBuilder {
     r.text_string = m_w.intern(text);
     r.severity = static_cast<std::uint8_t>(sev);
     m_w.add(log::RecordKind::kMessage, r);
+  }
+  // Memory records (gpuscope trace --cuda-memory-usage), as the collector converts CUPTI's
+  // MEMORY2 and MEMORY_POOL records (collect/activity_convert.hpp).
+  log::MemoryRecord memory_record(log::MemoryOperation op, std::uint64_t ts, std::uint64_t address, std::uint64_t bytes,
+                                  std::uint32_t device, std::uint32_t corr, log::MemoryKind kind) {
+    log::MemoryRecord r{};
+    r.ts_ns = ts;
+    r.address = address;
+    r.bytes = bytes;
+    r.device_id = device;
+    r.context_id = 1;
+    r.stream_id = 0xffffffffu;  // not stream-ordered
+    r.correlation_id = corr;
+    r.operation = static_cast<std::uint8_t>(op);
+    r.memory_kind = static_cast<std::uint8_t>(kind);
+    return r;
+  }
+  void memory(const log::MemoryRecord& r) { m_w.add(log::RecordKind::kMemory, r); }
+  void alloc(std::uint64_t ts, std::uint64_t address, std::uint64_t bytes, std::uint32_t corr = 0,
+             std::uint32_t device = 0, log::MemoryKind kind = log::MemoryKind::kDevice) {
+    memory(memory_record(log::MemoryOperation::kAlloc, ts, address, bytes, device, corr, kind));
+  }
+  void free(std::uint64_t ts, std::uint64_t address, std::uint64_t bytes, std::uint32_t corr = 0,
+            std::uint32_t device = 0, log::MemoryKind kind = log::MemoryKind::kDevice) {
+    memory(memory_record(log::MemoryOperation::kFree, ts, address, bytes, device, corr, kind));
+  }
+  /// A stream-ordered allocation (cudaMallocAsync) from a local pool at `pool`.
+  void alloc_async(std::uint64_t ts, std::uint64_t address, std::uint64_t bytes, std::uint64_t pool,
+                   std::uint64_t pool_size, std::uint32_t stream, std::uint32_t corr = 0, std::uint32_t device = 0) {
+    log::MemoryRecord r =
+        memory_record(log::MemoryOperation::kAlloc, ts, address, bytes, device, corr, log::MemoryKind::kDevice);
+    r.stream_id = stream;
+    r.is_async = 1;
+    r.pool_type = static_cast<std::uint8_t>(log::MemoryPoolType::kLocal);
+    r.pool_address = pool;
+    r.pool_size = pool_size;
+    r.pool_utilized_bytes = bytes;
+    memory(r);
+  }
+  /// A memory pool operation (kPoolCreate, kPoolDestroy, kPoolTrim) on a local pool.
+  void pool(log::MemoryOperation op, std::uint64_t ts, std::uint64_t pool, std::uint64_t size, std::uint32_t corr = 0,
+            std::uint32_t device = 0, std::uint64_t min_bytes_to_keep = 0) {
+    log::MemoryRecord r = memory_record(op, ts, pool, size, device, corr, log::MemoryKind::kDevice);
+    r.context_id = 0xffffffffu;
+    r.pool_type = static_cast<std::uint8_t>(log::MemoryPoolType::kLocal);
+    r.pool_address = pool;
+    r.pool_size = size;
+    r.pool_release_threshold = 1 << 20;
+    r.pool_min_bytes_to_keep = min_bytes_to_keep;
+    memory(r);
   }
   void end(std::uint64_t ts) {
     log::ProcessEndRecord r{ts, m_w.records_written(), 1, m_w.bytes_written()};

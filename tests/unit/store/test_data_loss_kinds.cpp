@@ -84,6 +84,12 @@ TEST(DataLossKinds, StoredTextUnchanged) {
       {DataLossKind::kMissingKernelRecords, "missing_kernel_records", "data_loss", 5, "",
        "5 kernel launches but no kernel records: another CUPTI client (torch.profiler, ncu, "
        "nsys) may have taken over the activity buffers"},
+      {DataLossKind::kUnmatchedMemoryFree, "unmatched_memory_free", "info", 2, "",
+       "2 frees of memory the trace never saw allocated (allocated before recording started, or the record "
+       "was lost): not subtracted from memory in use, which never goes below what the trace saw"},
+      {DataLossKind::kMemoryAllocOverLive, "memory_alloc_over_live", "warning", 1, "",
+       "1 allocations at the address of an allocation still live in the trace: its free record was lost; the "
+       "old allocation was counted as freed at that moment"},
       {DataLossKind::kCuptiDroppedRecords, "cupti_dropped_records", "data_loss", 9, "",
        "CUPTI dropped 9 activity records (its buffers filled faster than they were drained): "
        "the GPU timeline has gaps; trace fewer activity kinds or a shorter range"},

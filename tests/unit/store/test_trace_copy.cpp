@@ -100,3 +100,40 @@ TEST_F(TraceCopyTest, TimeWindowKeepsOverlapsWholeAndClipsProcessesAndWindows) {
 
 }  // namespace
 }  // namespace gpuscope::store
+
+namespace gpuscope::store {
+namespace {
+
+// memory_events: by device like GPU work, by time at ts_ns, inside ranges by their API call
+// or their own time; in_use_bytes is copied as computed on the whole trace.
+TEST_F(TraceCopyTest, MemoryEventsFollowDevicesTimesAndRanges) {
+  RowWriter<rows::MemoryEvent> mem(src);
+  mem.insert({.pid = 1, .device_id = 0, .correlation_id = 1, .ts_ns = 105, .operation = "alloc", .in_use_bytes = 8});
+  mem.insert({.pid = 1, .device_id = 1, .correlation_id = 0, .ts_ns = 400, .operation = "alloc", .in_use_bytes = 4});
+  mem.insert({.pid = 2, .device_id = 0, .correlation_id = 0, .ts_ns = 800, .operation = "free", .in_use_bytes = 0});
+  {
+    TraceCopyFilter f;
+    f.devices = std::vector<PidDevice>{{1, 1}};
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM memory_events"), 1);
+    EXPECT_EQ(count(db, "SELECT in_use_bytes FROM memory_events"), 4);
+  }
+  {
+    TraceCopyFilter f;
+    f.from_ns = 300;
+    f.to_ns = 900;
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM memory_events"), 2);
+  }
+  {
+    TraceCopyFilter f;
+    f.ranges = std::vector<PidInterval>{{1, 90, 120}, {1, 390, 410}};
+    Database db = copy_trace(src, f);
+    // ts 105 (its call [100,110] is inside too) and ts 400 (no call: its own time).
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM memory_events"), 2);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM memory_events WHERE pid = 2"), 0);
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::store
