@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "core/memory_usage.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -117,6 +118,9 @@ TimelineHeader TraceTimeline::header() {
     Statement st = m_db.prepare(std::string("SELECT start_ns FROM ") + table + " ORDER BY start_ns, id LIMIT 1");
     if (st.step()) consider(int_or(st, 0));
   }
+  if (m_db.has_table("memory_events")) {
+    if (auto m = m_db.query_int("SELECT MIN(ts_ns) FROM memory_events WHERE in_use_bytes IS NOT NULL")) consider(*m);
+  }
   h.base_ns = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
   return h;
 }
@@ -158,6 +162,10 @@ TimelineTracks TraceTimeline::tracks(const TimelineHeader& header) {
   for (const char* table : kEventTables) {
     if (auto e = m_db.query_int(std::string("SELECT MAX(COALESCE(end_ns, start_ns, 0)) FROM ") + table))
       end = std::max(end, *e);
+  }
+  if (m_db.has_table("memory_events")) {
+    if (auto m = m_db.query_int("SELECT MAX(ts_ns) FROM memory_events WHERE in_use_bytes IS NOT NULL"))
+      end = std::max(end, *m);
   }
   t.end_ns = end;
   return t;
@@ -296,6 +304,25 @@ void TraceTimeline::memsets(const Visitor<MemsetEvent>& visit) {
   }
 }
 
+void TraceTimeline::memory(const Visitor<MemoryCounterEvent>& visit) {
+  if (!m_db.has_table("memory_events")) return;  // a trace from before --cuda-memory-usage
+  // Rows of memory kinds that count (in_use_bytes set), in time order (memory_events_ts); the
+  // GPU's total after each is the sum of its processes' latest levels: held per (GPU, pid,
+  // device), never per event.
+  Statement st = m_db.prepare(
+      "SELECT pid, device_id, ts_ns, in_use_bytes FROM memory_events WHERE in_use_bytes IS NOT NULL "
+      "ORDER BY ts_ns, id");
+  GpuMemorySum sum;
+  while (st.step()) {
+    MemoryCounterEvent e;
+    const std::int64_t pid = int_or(st, 0), device = int_or(st, 1);
+    e.gpu_index = m_gpus.index(pid, device);
+    e.ts_ns = int_or(st, 2);
+    e.in_use_bytes = sum.update(e.gpu_index, pid, device, int_or(st, 3));
+    visit(e);
+  }
+}
+
 Timeline load_timeline(store::Database& db) {
   TraceTimeline source(db);
   Timeline tl;
@@ -306,6 +333,7 @@ Timeline load_timeline(store::Database& db) {
   source.kernels([&tl](const KernelEvent& e) { tl.kernels.push_back(e); });
   source.memcpys([&tl](const MemcpyEvent& e) { tl.memcpys.push_back(e); });
   source.memsets([&tl](const MemsetEvent& e) { tl.memsets.push_back(e); });
+  source.memory([&tl](const MemoryCounterEvent& e) { tl.memory.push_back(e); });
   return tl;
 }
 

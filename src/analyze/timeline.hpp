@@ -23,6 +23,7 @@ using gpuscope::ApiCallEvent;
 using gpuscope::GpuEventBase;
 using gpuscope::KernelEvent;
 using gpuscope::MemcpyEvent;
+using gpuscope::MemoryCounterEvent;
 using gpuscope::MemsetEvent;
 using gpuscope::NvtxEvent;
 using gpuscope::SyncEvent;
@@ -51,6 +52,8 @@ class TraceTimeline final : public TimelineEvents {
   void kernels(const Visitor<KernelEvent>& visit) override;
   void memcpys(const Visitor<MemcpyEvent>& visit) override;
   void memsets(const Visitor<MemsetEvent>& visit) override;
+  /// memory_events' levels summed per physical GPU (a trace without the table: none).
+  void memory(const Visitor<MemoryCounterEvent>& visit) override;
 
  private:
   store::Database& m_db;

@@ -45,6 +45,7 @@ TimelineTracks timeline_tracks(const Timeline& tl) {
   for (const auto& e : tl.kernels) add_gpu(e);
   for (const auto& e : tl.memcpys) add_gpu(e);
   for (const auto& e : tl.memsets) add_gpu(e);
+  for (const auto& e : tl.memory) end_at(e.ts_ns);
 
   for (const auto& [pid, tid] : threads) pids.insert(pid);
   for (const auto& s : streams) pids.insert(s.pid);

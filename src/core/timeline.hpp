@@ -8,7 +8,7 @@
 //   - in memory: a Timeline holding every event in vectors (analyze::load_timeline, tests),
 //     with timeline_tracks() and TimelineVectors deriving the same from the vectors.
 // The tables behind them are those of store/schema.hpp (api_calls, nvtx_events, syncs,
-// kernels, memcpys, memsets, processes, threads, devices) with names resolved through
+// kernels, memcpys, memsets, memory_events, processes, threads, devices) with names resolved through
 // `strings`. All times are integer ns on the trace clock (CUPTI timestamps,
 // CLOCK_REALTIME); nothing is rounded.
 //
@@ -150,6 +150,15 @@ struct MemsetEvent : GpuEventBase {
   std::string memory_kind;
 };
 
+/// Device memory in use on one physical GPU just after an allocation or free, summed over
+/// the processes on it (core/memory_usage.hpp GpuMemorySum over memory_events.in_use_bytes):
+/// one sample of the GPU's "memory in use" counter.
+struct MemoryCounterEvent {
+  std::int64_t gpu_index = 0;
+  std::int64_t ts_ns = 0;
+  std::int64_t in_use_bytes = 0;
+};
+
 /// Everything but the events: the time base, the processes, threads and GPUs.
 struct TimelineHeader {
   /// Earliest timestamp in the trace (ns): the smallest of every event start,
@@ -172,6 +181,8 @@ struct Timeline : TimelineHeader {
   std::vector<KernelEvent> kernels;
   std::vector<MemcpyEvent> memcpys;
   std::vector<MemsetEvent> memsets;
+  // Memory in use per GPU (trace --cuda-memory-usage), sorted by ts_ns.
+  std::vector<MemoryCounterEvent> memory;
 };
 
 /// One GPU stream some process used: a track of the timeline.
@@ -187,7 +198,7 @@ struct TimelineStream {
 /// with the number of events.
 struct TimelineTracks {
   /// Latest timestamp (ns): the largest of base_ns, every event end (the start of an
-  /// NVTX mark or of a range never closed) and every process end.
+  /// NVTX mark or of a range never closed, a memory sample's time) and every process end.
   std::int64_t end_ns = 0;
   /// Every pid with a process row or any event, ascending, without repeats.
   std::vector<std::int64_t> pids;
@@ -213,6 +224,7 @@ class TimelineEvents {
   virtual void kernels(const Visitor<KernelEvent>& visit) = 0;
   virtual void memcpys(const Visitor<MemcpyEvent>& visit) = 0;
   virtual void memsets(const Visitor<MemsetEvent>& visit) = 0;
+  virtual void memory(const Visitor<MemoryCounterEvent>& visit) = 0;
 };
 
 /// The events of an in-memory Timeline, in vector order (the Timeline must outlive it).
@@ -225,6 +237,7 @@ class TimelineVectors final : public TimelineEvents {
   void kernels(const Visitor<KernelEvent>& visit) override { each(m_tl.kernels, visit); }
   void memcpys(const Visitor<MemcpyEvent>& visit) override { each(m_tl.memcpys, visit); }
   void memsets(const Visitor<MemsetEvent>& visit) override { each(m_tl.memsets, visit); }
+  void memory(const Visitor<MemoryCounterEvent>& visit) override { each(m_tl.memory, visit); }
 
  private:
   template <typename Event>

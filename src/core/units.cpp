@@ -57,6 +57,26 @@ std::string duration_ns(std::int64_t ns, int significant) {
 
 std::string bytes(double bytes, int significant) { return si(bytes, "B", significant); }
 
+std::string memory_size(double bytes, int significant) {
+  if (std::isnan(bytes)) return "-";
+  if (bytes == 0) return "0 B";
+  if (std::isinf(bytes)) return bytes > 0 ? "inf B" : "-inf B";
+  significant = std::max(1, significant);
+  static constexpr std::array<std::string_view, 7> kPrefix{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  const double a = std::fabs(bytes);
+  int group = a < 1 ? 0 : static_cast<int>(std::floor(std::log2(a) / 10));
+  group = std::clamp(group, 0, 6);
+  double m = a / std::pow(1024.0, group);
+  // Rounding may carry into the next prefix (1023.9 → "1024"): move up one group then.
+  const double scale = std::pow(10.0, decimals_for(m, significant));
+  if (std::round(m * scale) / scale >= 1024 && group < 6) {
+    ++group;
+    m /= 1024;
+  }
+  return (bytes < 0 ? "-" : "") + fixed_trimmed(m, decimals_for(m, significant)) + " " +
+         std::string(kPrefix[static_cast<std::size_t>(group)]) + "B";
+}
+
 std::string byte_rate(double bytes_per_s, int significant) { return si(bytes_per_s, "B/s", significant); }
 
 std::string flop_rate(double flop_per_s, int significant) { return si(flop_per_s, "FLOP/s", significant); }

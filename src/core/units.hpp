@@ -6,7 +6,8 @@
 //
 // Spellings (SI, one per unit): s with prefixes p n µ m k M G T P E ("µ" is U+00B5, UTF-8),
 // B (bytes), B/s, FLOP/s, FLOP/B, "%" after a space ("42 %"). There is no "us" in
-// formatted text: 2.5e-6 s prints "2.5 µs".
+// formatted text: 2.5e-6 s prints "2.5 µs". One exception, memory sizes (memory_size()):
+// KiB, MiB, GiB (powers of 1024), the unit allocators and their granules are counted in.
 //   Not formatted here: the column units of a Report ("ns", "us", "ms", "MB", "GB/s" in a
 //   CSV header such as "Duration (us)") and the --timeunit/--from values a user types
 //   (ns|us|ms|s). Those are ASCII identifiers that scripts and the committed golden files
@@ -31,7 +32,7 @@
 // Examples:
 //   duration(0) = "0 s"            duration_ns(999) = "999 ns"    duration_ns(1000) = "1 µs"
 //   duration(1.5e-3) = "1.5 ms"    duration(2.46e-6) = "2.46 µs"  duration_ns(45'000) = "45 µs"
-//   bytes(1073741824) = "1.07 GB"  byte_rate(2.98e12) = "2.98 TB/s"
+//   bytes(1073741824) = "1.07 GB"  byte_rate(2.98e12) = "2.98 TB/s"  memory_size(2^31) = "2 GiB"
 //   flop_rate(1e12) = "1 TFLOP/s"  si(0.5e6, "FLOP/s") = "500 kFLOP/s"
 //   percent(0.5) = "0.5 %"         percent(99.4) = "99 %"        percent_of(0.153) = "15 %"
 //   real3(916.2) = "916"           ns_count(4000) = "4000 ns"     ns_count(812.5) = "812.5 ns"
@@ -56,6 +57,12 @@ namespace gpuscope::core::units {
 
 /// A byte count, decimal prefixes: si(bytes, "B"). 2^30 → "1.07 GB", 512 → "512 B".
 [[nodiscard]] std::string bytes(double bytes, int significant = 3);
+
+/// A memory size, binary prefixes (as CUDA, PyTorch and nvidia-smi print memory): B, KiB,
+/// MiB, GiB, TiB, PiB, EiB (powers of 1024), `significant` digits and the rounding rule of
+/// si() with 1024 in place of 1000 (1023.9 MiB → "1 GiB"; a mantissa may have 4 digits below
+/// that: 1000 MiB → "1000 MiB"). 2^21 → "2 MiB", 1.5 × 2^30 → "1.5 GiB", 512 → "512 B".
+[[nodiscard]] std::string memory_size(double bytes, int significant = 3);
 
 /// Bytes per second: si(v, "B/s"). 2.98e12 → "2.98 TB/s".
 [[nodiscard]] std::string byte_rate(double bytes_per_s, int significant = 3);

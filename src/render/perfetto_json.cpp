@@ -67,6 +67,7 @@ class Writer {
     events.kernels([this](const KernelEvent& e) { write_kernel(e); });
     events.memcpys([this](const MemcpyEvent& e) { write_memcpy(e); });
     events.memsets([this](const MemsetEvent& e) { write_memset(e); });
+    events.memory([this](const MemoryCounterEvent& e) { write_memory(e); });
     m_out << "\n  ]\n}\n";
   }
 
@@ -300,6 +301,13 @@ class Writer {
 
   void write_memset(const MemsetEvent& e) {
     gpu_event("gpu_memset", "Memset (" + memory_kind_name(e.memory_kind) + ")", e, transfer_args(e, e.bytes));
+  }
+
+  // A counter sample on the GPU's row; Perfetto draws one track per name (and argument).
+  void write_memory(const MemoryCounterEvent& e) {
+    emit(fmt::format(R"j({{"ph": "C", "cat": "gpu_memory", "name": "memory in use (device {})", "pid": {}, )j"
+                     R"j("tid": 0, "ts": {}, "args": {{"bytes": {}}}}})j",
+                     e.gpu_index, e.gpu_index, ts(e.ts_ns), e.in_use_bytes));
   }
 
   const TimelineHeader& m_tl;

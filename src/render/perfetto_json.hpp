@@ -25,6 +25,9 @@
 //     cat "gpu_memcpy" name "Memcpy HtoD (Pageable -> Device)"; args device,
 //                      context, stream, correlation, bytes, memory bandwidth (GB/s)
 //     cat "gpu_memset" name "Memset (Device)"; same args
+//   Counters ("ph":"C", pid = GPU index, tid 0, cat "gpu_memory"): "memory in use
+//     (device N)", args {"bytes": B}: the device memory in use on GPU N (all its processes)
+//     just after each allocation or free (trace --cuda-memory-usage; core/memory_usage.hpp).
 //   Flows: "ph":"s" on the launching API call and "ph":"f" ("bp":"e") on each GPU
 //     activity it launched, "cat":"ac2g", "name":"ac2g", "id" = correlation id.
 //   Metadata ("ph":"M"): process_name ("python3 (pid 1234)", "GPU 0"), process_labels
@@ -40,7 +43,7 @@
 // JavaScript) and tids below 2^32 (Perfetto's limit).
 //
 // Streaming: events are written as the source visits them (API calls, then NVTX, syncs,
-// kernels, memcpys, memsets, each in the source's order); the writer keeps state per
+// kernels, memcpys, memsets, memory counters, each in the source's order); the writer keeps state per
 // process, thread, stream and device only, so memory does not grow with the number of
 // events. Flows come from the events' launch flags (ApiCallEvent::launched_traced_gpu_work,
 // GpuEventBase::launch_traced).

@@ -1,7 +1,11 @@
 // The streamed Perfetto export (analyze::TraceTimeline → render::write_perfetto_json) writes
 // the same bytes as the whole timeline in memory (analyze::load_timeline, flags re-derived
 // from the vectors by link_launches), on a built trace and on the committed recording.
+#include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -58,6 +62,48 @@ TEST(TimelineExport, StreamedEqualsInMemoryOnTwoProcessesSharingAGpu) {
   }
   EXPECT_EQ(flow_starts, 2);  // (1, 5) once, (2, 5)
   EXPECT_EQ(flow_ends, 2);    // correlation 9 has no launch call
+}
+
+// --cuda-memory-usage: the counter of a GPU sums the levels (memory_events.in_use_bytes) of
+// every process on it; rows without a level (host memory, pool operations) are not samples.
+TEST(TimelineExport, MemoryCountersSumTheProcessesOnAGpu) {
+  TraceDb t;
+  t.add<rows::Process>({{.pid = 1, .exe = "/bin/a", .start_ns = 100, .end_ns = 9000},
+                        {.pid = 2, .exe = "/bin/b", .start_ns = 150, .end_ns = 9500}});
+  rows::Device other = TraceDb::h100_row(1, "GPU-other");
+  other.device_id = 1;
+  t.add<rows::Device>({TraceDb::h100_row(1, "GPU-same"), TraceDb::h100_row(2, "GPU-same"), other});
+  constexpr std::int64_t kMiB = 1 << 20;
+  const auto row = [](std::int64_t pid, std::int64_t device, std::int64_t ts, std::string_view op,
+                      std::string_view kind, std::int64_t bytes, std::optional<std::int64_t> in_use) {
+    return rows::MemoryEvent{.pid = pid,
+                             .device_id = device,
+                             .ts_ns = ts,
+                             .operation = op,
+                             .memory_kind = kind,
+                             .bytes = bytes,
+                             .in_use_bytes = in_use};
+  };
+  t.add<rows::MemoryEvent>(
+      {row(1, 0, 1000, "alloc", "device", 2 * kMiB, 2 * kMiB), row(2, 0, 1100, "alloc", "device", 20 * kMiB, 20 * kMiB),
+       row(1, 1, 1200, "alloc", "device", 4 * kMiB, 4 * kMiB), row(1, 0, 1300, "alloc", "pinned", kMiB, std::nullopt),
+       row(1, 0, 1400, "pool_create", "device", 32 * kMiB, std::nullopt),
+       row(1, 0, 1500, "free", "device", 2 * kMiB, 0), row(2, 0, 9900, "free", "device", 20 * kMiB, 0)});
+  const std::string text = streamed(t.db());
+  EXPECT_EQ(text, in_memory(t.db()));
+  const nlohmann::json j = nlohmann::json::parse(text);
+  std::vector<std::pair<std::string, std::int64_t>> samples;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C") samples.emplace_back(e["name"], e["args"]["bytes"].get<std::int64_t>());
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {{"memory in use (device 0)", 2 * kMiB},
+                                                                      {"memory in use (device 0)", 22 * kMiB},
+                                                                      {"memory in use (device 1)", 4 * kMiB},
+                                                                      {"memory in use (device 0)", 20 * kMiB},
+                                                                      {"memory in use (device 0)", 0}};
+  EXPECT_EQ(samples, expected);
+  // The last free (9900 ns) is after both processes' ends: it ends the trace.
+  TraceTimeline source(t.db());
+  EXPECT_EQ(source.tracks(source.header()).end_ns, 9900);
 }
 
 TEST(TimelineExport, StreamedEqualsInMemoryOnTheCommittedRecording) {

@@ -63,6 +63,20 @@ TEST(Units, BytesAreDecimal) {
   EXPECT_EQ(bytes(48 * 1024), "49.2 kB");
 }
 
+TEST(Units, MemorySizesAreBinary) {
+  EXPECT_EQ(memory_size(0), "0 B");
+  EXPECT_EQ(memory_size(512), "512 B");
+  EXPECT_EQ(memory_size(1024), "1 KiB");
+  EXPECT_EQ(memory_size(2 * 1024 * 1024), "2 MiB");  // PyTorch's small-segment granule
+  EXPECT_EQ(memory_size(1.5 * 1024 * 1024 * 1024), "1.5 GiB");
+  EXPECT_EQ(memory_size(20.0 * 1024 * 1024 + 512 * 1024), "20.5 MiB");
+  EXPECT_EQ(memory_size(1000.0 * 1024 * 1024), "1000 MiB");  // four digits below 1024
+  EXPECT_EQ(memory_size(1023.9 * 1024 * 1024), "1 GiB");     // rounding carries into GiB
+  EXPECT_EQ(memory_size(80.0 * 1024 * 1024 * 1024), "80 GiB");
+  EXPECT_EQ(memory_size(-3.0 * 1024 * 1024), "-3 MiB");
+  EXPECT_EQ(memory_size(std::nan("")), "-");
+}
+
 TEST(Units, Rates) {
   EXPECT_EQ(byte_rate(2.98e12), "2.98 TB/s");
   EXPECT_EQ(byte_rate(3e12), "3 TB/s");

@@ -303,6 +303,35 @@ TEST(PerfettoJson, TwoProcessesOnOneGpuGetDistinctStreamRowsAndFlowIds) {
   EXPECT_TRUE(rank_named);
 }
 
+// --cuda-memory-usage: a counter "memory in use (device N)" on GPU N's row, in bytes.
+TEST(PerfettoJson, MemoryInUseIsACounterPerGpu) {
+  Timeline tl = one_process();
+  tl.memory.push_back({.gpu_index = 0, .ts_ns = kBase + 2'000, .in_use_bytes = 2 << 20});
+  tl.memory.push_back({.gpu_index = 1, .ts_ns = kBase + 2'500, .in_use_bytes = 8 << 20});
+  tl.memory.push_back({.gpu_index = 0, .ts_ns = kBase + 3'000, .in_use_bytes = 22 << 20});
+  tl.memory.push_back({.gpu_index = 0, .ts_ns = kBase + 9'000, .in_use_bytes = 0});
+  const std::string text = write(tl);
+  const json j = json::parse(text);
+  const auto counters = events(j, "C");
+  ASSERT_EQ(counters.size(), 4u) << text;
+  for (const json& c : counters) {
+    EXPECT_EQ(c["cat"], "gpu_memory");
+    EXPECT_EQ(c["name"], "memory in use (device " + std::to_string(c["pid"].get<std::int64_t>()) + ")");
+    EXPECT_EQ(c["tid"], 0);
+    ASSERT_TRUE(c["args"].contains("bytes"));
+  }
+  EXPECT_EQ(counters[0]["pid"], 0);  // the GPU's row group, as its kernels
+  EXPECT_EQ(counters[0]["args"]["bytes"].get<std::int64_t>(), 2 << 20);
+  EXPECT_EQ(counters[1]["name"], "memory in use (device 1)");
+  EXPECT_EQ(counters[1]["pid"], 1);
+  EXPECT_EQ(counters[2]["args"]["bytes"].get<std::int64_t>(), 22 << 20);
+  EXPECT_EQ(counters[3]["args"]["bytes"].get<std::int64_t>(), 0);  // back to zero: the track drops
+  EXPECT_NE(text.find(R"("ts": 3.000, "args": {"bytes": 23068672})"), std::string::npos) << text;
+  EXPECT_EQ(timeline_tracks(tl).end_ns, kBase + 5'000'000);  // inside the process span here
+  tl.memory.push_back({.gpu_index = 0, .ts_ns = kBase + 6'000'000, .in_use_bytes = 0});
+  EXPECT_EQ(timeline_tracks(tl).end_ns, kBase + 6'000'000);  // a later sample ends the trace
+}
+
 TEST(PerfettoJson, EmptyTimelineIsValidJson) {
   const json j = json::parse(write(Timeline{}));
   EXPECT_TRUE(j["traceEvents"].empty());

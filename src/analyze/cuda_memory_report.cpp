@@ -1,0 +1,334 @@
+#include "analyze/cuda_memory_report.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "analyze/event_budget.hpp"
+#include "analyze/gpu_busy.hpp"
+#include "analyze/gpu_index.hpp"
+#include "core/memory_usage.hpp"
+#include "core/saturating.hpp"
+#include "core/units.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+using store::Statement;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+// Held per allocation or free: the event (56 bytes) and its level in its series (16 bytes),
+// rounded up.
+constexpr std::int64_t kBytesPerEvent = 96;
+
+// One allocation or free of device memory, as memory_events holds it.
+struct MemEvent {
+  std::int64_t pid = 0, device = 0, gpu = 0, ts = 0, bytes = 0, in_use = 0, corr = 0;
+  bool alloc = false;
+};
+
+// Allocations and frees counted in a scope.
+struct Counts {
+  std::int64_t allocs = 0, alloc_bytes = 0, frees = 0, freed_bytes = 0;
+  void add(const MemEvent& e) {
+    if (e.alloc) {
+      ++allocs;
+      alloc_bytes = core::sat_add(alloc_bytes, e.bytes);
+    } else {
+      ++frees;
+      freed_bytes = core::sat_add(freed_bytes, e.bytes);
+    }
+  }
+};
+
+// The levels of one (pid, device), in time order, with the event behind each.
+struct Series {
+  std::int64_t gpu = 0;
+  std::vector<MemoryLevel> levels;
+  std::vector<std::size_t> events;  // index into the events vector, per level
+};
+
+// A step or top-level NVTX range.
+struct Scope {
+  std::string name;
+  std::int64_t pid = 0, start = 0, end = 0;
+};
+
+// The name of the API call (pid, correlation_id): "cudaMalloc"; nullopt if not recorded.
+class ApiNames {
+ public:
+  explicit ApiNames(Database& db)
+      : m_st(db.prepare("SELECT s.value FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE a.pid = ? AND "
+                        "a.correlation_id = ? ORDER BY a.start_ns, a.id LIMIT 1")) {}
+  std::optional<std::string> operator()(std::int64_t pid, std::int64_t corr) {
+    if (corr == 0) return std::nullopt;
+    m_st.rewind();
+    m_st.bind(1, pid).bind(2, corr);
+    if (!m_st.step()) return std::nullopt;
+    return m_st.column_text(0);
+  }
+
+ private:
+  Statement m_st;
+};
+
+std::vector<Scope> steps(Database& db) {
+  std::vector<Scope> out;
+  if (!db.has_table("torch_steps")) return out;
+  Statement st = db.prepare("SELECT pid, step, start_ns, end_ns FROM torch_steps ORDER BY start_ns, pid, step");
+  while (st.step()) {
+    out.push_back({"step " + std::to_string(st.column_int(1)), st.column_int(0), st.column_int(2), st.column_int(3)});
+  }
+  return out;
+}
+
+// Closed top-level ranges of the program's own NVTX: push/pop at depth 0 and start/end
+// ranges; the PyTorch hooks' operator and module ranges are not the program's.
+std::vector<Scope> nvtx_ranges(Database& db) {
+  std::string hooks;
+  if (db.has_table("torch_ops")) hooks += " AND e.id NOT IN (SELECT nvtx_id FROM torch_ops)";
+  if (db.has_table("torch_modules")) hooks += " AND e.id NOT IN (SELECT nvtx_id FROM torch_modules)";
+  Statement st = db.prepare(
+      "SELECT e.pid, COALESCE(t.value, ''), e.start_ns, e.end_ns FROM nvtx_events e "
+      "LEFT JOIN strings t ON t.id = e.text_id WHERE e.end_ns IS NOT NULL AND e.style <> 'Mark' AND "
+      "e.parent_id IS NULL AND COALESCE(e.depth, 0) = 0" +
+      hooks + " ORDER BY e.start_ns, e.id");
+  std::vector<Scope> out;
+  while (st.step()) out.push_back({st.column_text(1), st.column_int(0), st.column_int(2), st.column_int(3)});
+  return out;
+}
+
+Cell opt_text(const std::optional<std::string>& s) { return s ? Cell{*s} : Cell{std::monostate{}}; }
+
+// "1.5 GiB (1.9 % of its 79.6 GiB)" or "1.5 GiB".
+std::string with_share(std::int64_t bytes, std::int64_t device_bytes) {
+  std::string s = units::memory_size(static_cast<double>(bytes));
+  if (device_bytes > 0) {
+    s += " (" + units::percent_of(static_cast<double>(bytes) / static_cast<double>(device_bytes)) + " of its " +
+         units::memory_size(static_cast<double>(device_bytes)) + ")";
+  }
+  return s;
+}
+
+}  // namespace
+
+Report cuda_memory(Database& db) {
+  Report r;
+  r.name = "cuda_memory";
+  r.title = "CUDA Memory In Use: Peaks per Device and per Step";
+  r.add_column("Scope", "", ColumnType::kText)
+      .add_column("Name", "", ColumnType::kText)
+      .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("GPU", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Start", "ns", ColumnType::kInteger)
+      .add_column("Peak In Use", "bytes", ColumnType::kInteger)
+      .add_column("Peak In Use", "MiB", ColumnType::kReal)
+      .add_column("Peak At", "ns", ColumnType::kInteger)
+      .add_column("Peak Call", "", ColumnType::kText)
+      .add_column("Peak Alloc", "bytes", ColumnType::kInteger)
+      .add_column("Allocs", "", ColumnType::kInteger)
+      .add_column("Alloc Bytes", "bytes", ColumnType::kInteger)
+      .add_column("Frees", "", ColumnType::kInteger)
+      .add_column("Freed Bytes", "bytes", ColumnType::kInteger)
+      .add_column("End In Use", "bytes", ColumnType::kInteger);
+
+  if (!db.has_table("memory_events")) {
+    r.add_note(NoteLevel::kInfo,
+               "no memory allocations in the capture range: this trace has no memory_events table (recorded by an "
+               "older gpuscope); trace again with gpuscope trace --cuda-memory-usage");
+    return r;
+  }
+
+  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
+  const std::int64_t t0 = detail::wall_span(db).start_ns;
+  check_event_budget({"cuda_memory", "device-memory allocations and frees (memory_events)",
+                      db.query_int("SELECT COUNT(*) FROM memory_events WHERE in_use_bytes IS NOT NULL").value_or(0),
+                      kBytesPerEvent, ""});
+
+  // Every allocation and free of device memory, in time order; a series per (pid, device).
+  std::vector<MemEvent> events;
+  std::map<std::pair<std::int64_t, std::int64_t>, Series> series;
+  {
+    Statement st = db.prepare(
+        "SELECT pid, device_id, ts_ns, operation = 'alloc', bytes, in_use_bytes, correlation_id FROM memory_events "
+        "WHERE in_use_bytes IS NOT NULL AND operation IN ('alloc', 'free') ORDER BY ts_ns, id");
+    while (st.step()) {
+      MemEvent e;
+      e.pid = st.column_int(0);
+      e.device = st.column_int(1);
+      e.gpu = gpus.index(e.pid, e.device);
+      e.ts = st.column_int(2);
+      e.alloc = st.column_int(3) != 0;
+      e.bytes = st.is_null(4) ? 0 : st.column_int(4);
+      e.in_use = st.column_int(5);
+      e.corr = st.is_null(6) ? 0 : st.column_int(6);
+      Series& s = series[{e.pid, e.device}];
+      s.gpu = e.gpu;
+      s.levels.push_back({e.ts, e.in_use});
+      s.events.push_back(events.size());
+      events.push_back(e);
+    }
+  }
+
+  if (events.empty()) {
+    const bool any = db.query_int("SELECT COUNT(*) FROM memory_events").value_or(0) > 0;
+    r.add_note(NoteLevel::kInfo, any ? "no allocation or free of device memory in the capture range"
+                                     : "no memory allocations in the capture range: trace with gpuscope trace "
+                                       "--cuda-memory-usage to record them");
+    return r;
+  }
+  r.add_note(NoteLevel::kInfo,
+             "PyTorch's caching allocator shows here as segments, not tensors: the blocks it takes with cudaMalloc "
+             "and keeps for reuse (2 MiB for tensors up to 1 MiB, 20 MiB for those up to 10 MiB, larger ones rounded "
+             "up to 2 MiB), so memory in use compares with torch.cuda.memory_reserved() and max_memory_reserved(), "
+             "not memory_allocated()");
+
+  ApiNames api_name(db);
+  std::map<std::int64_t, std::string> gpu_name;
+  std::map<std::int64_t, std::int64_t> gpu_memory;  // device memory size, bytes
+  {
+    Statement st = db.prepare("SELECT pid, device_id, COALESCE(name, ''), global_memory_bytes FROM devices");
+    while (st.step()) {
+      const std::int64_t gpu = gpus.index(st.column_int(0), st.column_int(1));
+      if (!st.column_text(2).empty()) gpu_name.emplace(gpu, st.column_text(2));
+      if (!st.is_null(3) && st.column_int(3) > 0) gpu_memory.emplace(gpu, st.column_int(3));
+    }
+  }
+  const auto since_start = [t0](std::int64_t ts) { return core::sat_sub(ts, t0); };
+
+  // 'device' rows: the GPU's total after each event; its first maximum.
+  struct DevicePeak {
+    std::int64_t peak = -1;
+    std::size_t event = 0;
+    Counts counts;
+  };
+  std::map<std::int64_t, DevicePeak> devices;
+  core::GpuMemorySum sum;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const MemEvent& e = events[i];
+    const std::int64_t total = sum.update(e.gpu, e.pid, e.device, e.in_use);
+    DevicePeak& d = devices[e.gpu];
+    d.counts.add(e);
+    if (total > d.peak) {
+      d.peak = total;
+      d.event = i;
+    }
+  }
+  for (const auto& [gpu, d] : devices) {
+    const MemEvent& e = events[d.event];
+    const auto name_it = gpu_name.find(gpu);
+    std::optional<std::string> call;
+    Cell alloc_bytes = std::monostate{};
+    if (e.alloc) {
+      call = api_name(e.pid, e.corr);
+      alloc_bytes = e.bytes;
+    }
+    r.rows.push_back(Row{std::string("device"),
+                         name_it != gpu_name.end() ? name_it->second : "GPU " + std::to_string(gpu), std::monostate{},
+                         gpu, std::monostate{}, d.peak, static_cast<double>(d.peak) / kMiB, since_start(e.ts),
+                         opt_text(call), alloc_bytes, d.counts.allocs, d.counts.alloc_bytes, d.counts.frees,
+                         d.counts.freed_bytes, sum.total(gpu)});
+    const auto mem_it = gpu_memory.find(gpu);
+    std::string text = "GPU " + std::to_string(gpu) + ": peak " +
+                       with_share(d.peak, mem_it != gpu_memory.end() ? mem_it->second : 0) + " in use at " +
+                       units::duration_ns(since_start(e.ts)) + " into the trace";
+    if (e.alloc) {
+      text += ", reached by " + call.value_or("an allocation") + " of " +
+              units::memory_size(static_cast<double>(e.bytes)) + " (pid " + std::to_string(e.pid) + ")";
+    }
+    r.add_note(NoteLevel::kInfo, std::move(text));
+  }
+
+  // 'step' or 'nvtx' rows: per scope and device of its process.
+  std::vector<Scope> scopes = steps(db);
+  std::string kind = "step";
+  if (scopes.empty()) {
+    scopes = nvtx_ranges(db);
+    kind = "nvtx";
+  }
+  struct ScopeRow {
+    std::int64_t start, pid, gpu;
+    Row row;
+  };
+  std::vector<ScopeRow> scope_rows;
+  for (const Scope& sc : scopes) {
+    for (auto it = series.lower_bound({sc.pid, std::numeric_limits<std::int64_t>::min()});
+         it != series.end() && it->first.first == sc.pid; ++it) {
+      const Series& s = it->second;
+      const WindowPeak p = peak_in(s.levels, sc.start, sc.end);
+      if (p.peak_bytes == 0 && p.first == p.last) continue;  // nothing on this device during the scope
+      Counts counts;
+      for (std::size_t k = p.first; k < p.last; ++k) counts.add(events[s.events[k]]);
+      std::optional<std::string> call;
+      Cell alloc_bytes = std::monostate{};
+      if (p.peak_index) {
+        const MemEvent& e = events[s.events[*p.peak_index]];
+        if (e.alloc) {
+          call = api_name(e.pid, e.corr);
+          alloc_bytes = e.bytes;
+        }
+      }
+      scope_rows.push_back(
+          {sc.start, sc.pid, s.gpu,
+           Row{kind, sc.name, sc.pid, s.gpu, since_start(sc.start), p.peak_bytes,
+               static_cast<double>(p.peak_bytes) / kMiB, since_start(p.peak_ns), opt_text(call), alloc_bytes,
+               counts.allocs, counts.alloc_bytes, counts.frees, counts.freed_bytes, p.end_bytes}});
+    }
+  }
+  std::stable_sort(scope_rows.begin(), scope_rows.end(), [](const ScopeRow& a, const ScopeRow& b) {
+    return std::tie(a.start, a.pid, a.gpu) < std::tie(b.start, b.pid, b.gpu);
+  });
+  if (scope_rows.size() > 1) {
+    // The step or range that holds the most: the first of the highest.
+    const auto peak = [](const ScopeRow& s) { return std::get<std::int64_t>(s.row[5]); };
+    const auto top = std::max_element(scope_rows.begin(), scope_rows.end(),
+                                      [&](const ScopeRow& a, const ScopeRow& b) { return peak(a) < peak(b); });
+    const std::string& name = std::get<std::string>(top->row[1]);
+    r.add_note(NoteLevel::kInfo, (kind == "step" ? name : "NVTX range '" + name + "'") + " (pid " +
+                                     std::to_string(top->pid) +
+                                     ") holds the most: " + units::memory_size(static_cast<double>(peak(*top))) +
+                                     " on GPU " + std::to_string(top->gpu));
+  }
+  for (ScopeRow& s : scope_rows) r.rows.push_back(std::move(s.row));
+
+  // What memory in use leaves out.
+  {
+    Statement st = db.prepare(
+        "SELECT memory_kind, COUNT(*), SUM(bytes) FROM memory_events WHERE operation = 'alloc' AND "
+        "in_use_bytes IS NULL GROUP BY memory_kind ORDER BY memory_kind");
+    std::string left_out;
+    while (st.step()) {
+      left_out += (left_out.empty() ? "" : ", ") + std::to_string(st.column_int(1)) + " " + st.column_text(0) + " (" +
+                  units::memory_size(static_cast<double>(st.is_null(2) ? 0 : st.column_int(2))) + ")";
+    }
+    if (!left_out.empty()) {
+      r.add_note(NoteLevel::kInfo,
+                 "allocations not counted as GPU memory in use (host or managed memory): " + left_out);
+    }
+  }
+  if (const std::int64_t async =
+          db.query_int("SELECT COUNT(*) FROM memory_events WHERE operation = 'alloc' AND is_async = 1").value_or(0);
+      async > 0) {
+    r.add_note(NoteLevel::kInfo,
+               std::to_string(async) +
+                   " stream-ordered allocations (cudaMallocAsync) count while allocated; their memory "
+                   "pools may hold more (memory_events.pool_size_bytes)");
+  }
+  if (const std::int64_t unmatched =
+          db.query_int("SELECT SUM(count) FROM data_loss WHERE what = 'unmatched_memory_free'").value_or(0);
+      unmatched > 0) {
+    r.add_note(NoteLevel::kInfo, std::to_string(unmatched) +
+                                     " frees of memory the trace never saw allocated left memory in use unchanged "
+                                     "(data_loss unmatched_memory_free)");
+  }
+  return r;
+}
+
+}  // namespace gpuscope::analyze
