@@ -91,7 +91,8 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                          "Run a command with the collector injected and record its GPU timeline into NAME.sqlite.\n"
                          "Works on any unmodified CUDA program: a C++ binary, `python3 train.py` with PyTorch/Triton.\n"
                          "Records kernels, memcpy/memset, CUDA runtime+driver API calls, synchronization and NVTX\n"
-                         "ranges of the command and of its child processes, then prints a short summary.\n"
+                         "ranges of the command and of its child processes (allocations with --cuda-memory-usage),\n"
+                         "then prints a short summary.\n"
                          "Example: gpuscope trace -o cnn --capture-range=cudaProfilerApi -- python3 train.py");
   sub->add_option("-o,--output", o.output, "Trace name: writes NAME.sqlite (default gpuscope-<date>-<time>)");
   add_force_overwrite_flag(*sub, o.force_overwrite)
@@ -140,6 +141,14 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                 "Also record CUPTI synchronization records (the syncs table: event and stream waits as\n"
                 "the driver saw them). Off by default: on H100 they cost about 5 us per PyTorch op\n"
                 "(docs/performance.md); the synchronizing API calls are recorded either way");
+  sub->add_flag("--cuda-memory-usage", o.memory_usage,
+                "Also record every allocation and free of GPU memory (cudaMalloc, cuMemAlloc,\n"
+                "cudaMallocAsync and pools; CUPTI memory records) into memory_events, with the\n"
+                "memory in use after each: stats -r cuda_memory gives the peak per GPU (when, which\n"
+                "call) and per step or NVTX range; export draws it as a counter. PyTorch's caching\n"
+                "allocator shows as the segments it takes, not tensors. Off by default: it adds\n"
+                "CUPTI work to every allocation call. Recorded from the start even with a capture\n"
+                "range (memory in use needs every allocation); rows are kept inside the range");
   sub->add_option("--calibrate", o.calibrate,
                   "Measure what tracing costs per CUDA call on this machine, so launch_overhead, gpu_util\n"
                   "and top can tell the program's launch time from gpuscope's: auto (once a week, cached,\n"
@@ -216,7 +225,10 @@ int run_trace(TraceOptions o) {
     spec.env.emplace_back("GPUSCOPE_PYTORCH", o.pytorch);
     spec.pytorch_hooks = true;
   }
-  if (o.sync_records) spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS", default_cuda_records() + ",sync");
+  if (o.sync_records || o.memory_usage) {
+    spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS",
+                          default_cuda_records() + (o.sync_records ? ",sync" : "") + (o.memory_usage ? ",memory" : ""));
+  }
   spec.after_checks = [&o](CollectRunSpec& s) { add_tracer_cost(o, s); };
   if (o.duration_ns > 0 && o.kill != "none") {
     spec.kill_after = std::chrono::nanoseconds(o.delay_ns + o.duration_ns);  // <= 2 x 10^15 ns
@@ -225,6 +237,7 @@ int run_trace(TraceOptions o) {
   spec.import.trace_sources = o.trace;
   spec.import.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
   spec.import.extra_meta.emplace_back("cuda_api_calls", o.cuda_api);
+  if (o.memory_usage) spec.import.extra_meta.emplace_back("cuda_memory_usage", "1");
   if (!o.pytorch.empty()) spec.import.extra_meta.emplace_back("pytorch", o.pytorch);
 
   const CollectRunResult res = collect_run(spec);

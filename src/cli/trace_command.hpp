@@ -24,6 +24,7 @@ struct TraceOptions {
   std::string cuda_api = "gpu";    // gpu | all (GPUSCOPE_API_CALLS)
   std::string calibrate = "auto";  // auto (cached a week) | always | never
   bool sync_records = false;       // also CUPTI SYNCHRONIZATION records
+  bool memory_usage = false;       // --cuda-memory-usage: CUPTI MEMORY2 + MEMORY_POOL records
   int flush_period_ms = 200;
   bool keep_logs = false;
   bool quiet = false;
