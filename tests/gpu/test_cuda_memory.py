@@ -16,7 +16,8 @@ prints torch.cuda.max_memory_reserved() and every segment of PyTorch's caching a
     within 2 MiB when nothing else was allocated, and otherwise at least max_memory_reserved()
     - 2 MiB and at most that + 2 MiB + the bytes allocated outside PyTorch's segments
     (listed, with their calls, as evidence);
-  - the report has a row per NVTX step range and step 2 holds the most;
+  - the report has a row per NVTX step range, and step 2's peak is the spike's allocation
+    (256 MiB above step 1's peak);
   - the Perfetto export has the counter "memory in use (device N)" whose highest value is the
     report's peak.
 """
@@ -148,9 +149,15 @@ def main():
     steps = {row["Name"]: row for row in rep_rows if row["Scope"] == "nvtx" and row["Name"].startswith("step ")}
     c.check(len(steps) == int(res["steps"]), "a cuda_memory row per NVTX step range",
             f"{sorted(steps)}")
-    if steps:
-        top = max(steps.values(), key=lambda row: row["Peak In Use (bytes)"])
-        c.equal("the spike's step holds the most memory", "step 2", top["Name"])
+    spike = 256 * MIB  # memory_peak.py's default --spike-mib, in step 2 (--spike-step)
+    if "step 1" in steps and "step 2" in steps:
+        s1, s2 = steps["step 1"], steps["step 2"]
+        c.check(s2["Peak In Use (bytes)"] - s1["Peak In Use (bytes)"] >= spike - GRANULE,
+                "step 2's peak is the 256 MiB spike above step 1's",
+                f"step 1 {s1['Peak In Use (bytes)']} B, step 2 {s2['Peak In Use (bytes)']} B")
+        c.check(s2["Peak Alloc (bytes)"] == spike and (s2["Peak Call"] or "").startswith("cuda"),
+                "step 2's peak is reached by the spike's allocation call",
+                f"{s2['Peak Call']} of {s2['Peak Alloc (bytes)']} B")
 
     perfetto = args.scratch / "memory.perfetto.json"
     e = g.run([gpuscope, "export", db, "--format", "perfetto", "-o", perfetto, "--force-overwrite"])
