@@ -25,6 +25,18 @@ import torch
 from torch import nn
 
 
+def make_training(torchvision, batch=32, size=112):
+    """(model, optimizer, loss_fn, images, labels): resnet18 on the GPU, SGD, one fixed batch (seed 0)."""
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    images = torch.randn(batch, 3, size, size, device="cuda", generator=gen)
+    labels = torch.randint(0, 1000, (batch,), device="cuda", generator=gen)
+    return model, optimizer, nn.CrossEntropyLoss(), images, labels
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40, help="training steps (default 40)")
@@ -51,14 +63,7 @@ def main():
         print("resnet_train: torchvision is not installed", file=sys.stderr)
         return 2
 
-    torch.manual_seed(0)
-    model = torchvision.models.resnet18(weights=None).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    loss_fn = nn.CrossEntropyLoss()
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(0)
-    images = torch.randn(args.batch, 3, args.size, args.size, device="cuda", generator=gen)
-    labels = torch.randint(0, 1000, (args.batch,), device="cuda", generator=gen)
+    model, optimizer, loss_fn, images, labels = make_training(torchvision, args.batch, args.size)
 
     if args.torch_profiler:
         from torch.profiler import ProfilerActivity, profile

@@ -51,7 +51,10 @@ def main():
     every = [torch.zeros(1) for _ in range(dist.get_world_size())]
     dist.all_gather(every, final)
     ok = losses[-1] < losses[0] and all(abs(float(v) - losses[-1]) < 1e-5 for v in every)
-    print(f"RESULT rank={rank} pid={os.getpid()} steps={args.steps} loss={losses[-1]:.6f} ok={int(ok)}", flush=True)
+    # One write of the whole line: the ranks share stdout, and print() under PYTHONUNBUFFERED
+    # writes the text and its newline separately (another rank's line could land between).
+    sys.stdout.write(f"RESULT rank={rank} pid={os.getpid()} steps={args.steps} loss={losses[-1]:.6f} ok={int(ok)}\n")
+    sys.stdout.flush()
     dist.destroy_process_group()
     return 0 if ok else 1
 

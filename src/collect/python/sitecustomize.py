@@ -93,23 +93,25 @@ def _enable_modules(torch):
     push = getattr(nvtx, "rangePushA", None) or torch.cuda.nvtx.range_push
     pop = getattr(nvtx, "rangePop", None) or torch.cuda.nvtx.range_pop
     is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-    messages = weakref.WeakKeyDictionary()  # module -> its range message, made on its first call
+    # id(module) -> (weak reference to it, its range message), made on its first call. A plain
+    # dict by id is cheaper per call than a WeakKeyDictionary (no weak reference made per
+    # lookup); the reference tells a reused id of a dead module from the module itself.
+    messages = {}
     call = Module.__call__
 
-    def message_of(mod):
-        text = messages.get(mod)
-        if text is None:  # a module not seen inside a known model: a new root, its tree named at once
-            root = type(mod).__name__
-            for sub_name, sub in mod.named_modules():
-                if sub not in messages:
-                    messages[sub] = f"{_MODULE_PREFIX}{sub_name or root} ({type(sub).__name__})"
-            text = messages[mod]
-        return text
+    def name_tree(mod):  # a module not seen inside a known model: a new root, its tree named at once
+        root = type(mod).__name__
+        for sub_name, sub in mod.named_modules():
+            known = messages.get(id(sub))
+            if known is None or known[0]() is not sub:
+                messages[id(sub)] = (weakref.ref(sub), f"{_MODULE_PREFIX}{sub_name or root} ({type(sub).__name__})")
+        return messages[id(mod)][1]
 
     def traced_call(self, *args, **kwargs):
         if is_compiling():
             return call(self, *args, **kwargs)
-        push(message_of(self))
+        known = messages.get(id(self))
+        push(known[1] if known is not None and known[0]() is self else name_tree(self))
         try:
             return call(self, *args, **kwargs)
         finally:
