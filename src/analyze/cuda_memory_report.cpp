@@ -12,6 +12,7 @@
 #include "analyze/event_budget.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
+#include "analyze/nsys_reports.hpp"
 #include "core/memory_usage.hpp"
 #include "core/saturating.hpp"
 #include "core/units.hpp"
@@ -30,7 +31,7 @@ constexpr std::int64_t kBytesPerEvent = 96;
 
 // One allocation or free of device memory, as memory_events holds it.
 struct MemEvent {
-  std::int64_t pid = 0, device = 0, gpu = 0, ts = 0, bytes = 0, in_use = 0, corr = 0;
+  std::int64_t id = 0, pid = 0, device = 0, gpu = 0, ts = 0, bytes = 0, in_use = 0;
   bool alloc = false;
 };
 
@@ -61,17 +62,15 @@ struct Scope {
   std::int64_t pid = 0, start = 0, end = 0;
 };
 
-// The name of the API call (pid, correlation_id): "cudaMalloc"; nullopt if not recorded.
+// The name of the API call behind a memory_events row ("cudaMalloc"; v_memory.api_name), or
+// nullopt if not recorded.
 class ApiNames {
  public:
-  explicit ApiNames(Database& db)
-      : m_st(db.prepare("SELECT s.value FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE a.pid = ? AND "
-                        "a.correlation_id = ? ORDER BY a.start_ns, a.id LIMIT 1")) {}
-  std::optional<std::string> operator()(std::int64_t pid, std::int64_t corr) {
-    if (corr == 0) return std::nullopt;
+  explicit ApiNames(Database& db) : m_st(db.prepare("SELECT api_name FROM v_memory WHERE id = ?")) {}
+  std::optional<std::string> operator()(std::int64_t event_id) {
     m_st.rewind();
-    m_st.bind(1, pid).bind(2, corr);
-    if (!m_st.step()) return std::nullopt;
+    m_st.bind(1, event_id);
+    if (!m_st.step() || m_st.is_null(0)) return std::nullopt;
     return m_st.column_text(0);
   }
 
@@ -92,14 +91,10 @@ std::vector<Scope> steps(Database& db) {
 // Closed top-level ranges of the program's own NVTX: push/pop at depth 0 and start/end
 // ranges; the PyTorch hooks' operator and module ranges are not the program's.
 std::vector<Scope> nvtx_ranges(Database& db) {
-  std::string hooks;
-  if (db.has_table("torch_ops")) hooks += " AND e.id NOT IN (SELECT nvtx_id FROM torch_ops)";
-  if (db.has_table("torch_modules")) hooks += " AND e.id NOT IN (SELECT nvtx_id FROM torch_modules)";
   Statement st = db.prepare(
-      "SELECT e.pid, COALESCE(t.value, ''), e.start_ns, e.end_ns FROM nvtx_events e "
-      "LEFT JOIN strings t ON t.id = e.text_id WHERE e.end_ns IS NOT NULL AND e.style <> 'Mark' AND "
-      "e.parent_id IS NULL AND COALESCE(e.depth, 0) = 0" +
-      hooks + " ORDER BY e.start_ns, e.id");
+      "SELECT pid, COALESCE(text, ''), start_ns, end_ns FROM v_nvtx WHERE end_ns IS NOT NULL AND style <> 'Mark' AND "
+      "parent_id IS NULL AND COALESCE(depth, 0) = 0" +
+      detail::user_nvtx_only_sql(db) + " ORDER BY start_ns, id");
   std::vector<Scope> out;
   while (st.step()) out.push_back({st.column_text(1), st.column_int(0), st.column_int(2), st.column_int(3)});
   return out;
@@ -157,7 +152,7 @@ Report cuda_memory(Database& db) {
   std::map<std::pair<std::int64_t, std::int64_t>, Series> series;
   {
     Statement st = db.prepare(
-        "SELECT pid, device_id, ts_ns, operation = 'alloc', bytes, in_use_bytes, correlation_id FROM memory_events "
+        "SELECT pid, device_id, ts_ns, operation = 'alloc', bytes, in_use_bytes, id FROM memory_events "
         "WHERE in_use_bytes IS NOT NULL AND operation IN ('alloc', 'free') ORDER BY ts_ns, id");
     while (st.step()) {
       MemEvent e;
@@ -168,7 +163,7 @@ Report cuda_memory(Database& db) {
       e.alloc = st.column_int(3) != 0;
       e.bytes = st.is_null(4) ? 0 : st.column_int(4);
       e.in_use = st.column_int(5);
-      e.corr = st.is_null(6) ? 0 : st.column_int(6);
+      e.id = st.column_int(6);
       Series& s = series[{e.pid, e.device}];
       s.gpu = e.gpu;
       s.levels.push_back({e.ts, e.in_use});
@@ -202,6 +197,11 @@ Report cuda_memory(Database& db) {
     }
   }
   const auto since_start = [t0](std::int64_t ts) { return core::sat_sub(ts, t0); };
+  // The call and size of the allocation that reached a peak (nothing for a free).
+  const auto peak_call = [&](const MemEvent& e) -> std::pair<std::optional<std::string>, Cell> {
+    if (!e.alloc) return {std::nullopt, std::monostate{}};
+    return {api_name(e.id), Cell{e.bytes}};
+  };
 
   // 'device' rows: the GPU's total after each event; its first maximum.
   struct DevicePeak {
@@ -224,12 +224,7 @@ Report cuda_memory(Database& db) {
   for (const auto& [gpu, d] : devices) {
     const MemEvent& e = events[d.event];
     const auto name_it = gpu_name.find(gpu);
-    std::optional<std::string> call;
-    Cell alloc_bytes = std::monostate{};
-    if (e.alloc) {
-      call = api_name(e.pid, e.corr);
-      alloc_bytes = e.bytes;
-    }
+    const auto [call, alloc_bytes] = peak_call(e);
     r.rows.push_back(Row{std::string("device"),
                          name_it != gpu_name.end() ? name_it->second : "GPU " + std::to_string(gpu), std::monostate{},
                          gpu, std::monostate{}, d.peak, static_cast<double>(d.peak) / kMiB, since_start(e.ts),
@@ -266,15 +261,8 @@ Report cuda_memory(Database& db) {
       if (p.peak_bytes == 0 && p.first == p.last) continue;  // nothing on this device during the scope
       Counts counts;
       for (std::size_t k = p.first; k < p.last; ++k) counts.add(events[s.events[k]]);
-      std::optional<std::string> call;
-      Cell alloc_bytes = std::monostate{};
-      if (p.peak_index) {
-        const MemEvent& e = events[s.events[*p.peak_index]];
-        if (e.alloc) {
-          call = api_name(e.pid, e.corr);
-          alloc_bytes = e.bytes;
-        }
-      }
+      const auto [call, alloc_bytes] =
+          p.peak_index ? peak_call(events[s.events[*p.peak_index]]) : std::pair<std::optional<std::string>, Cell>{};
       scope_rows.push_back(
           {sc.start, sc.pid, s.gpu,
            Row{kind, sc.name, sc.pid, s.gpu, since_start(sc.start), p.peak_bytes,

@@ -43,6 +43,16 @@ struct OpCall {
 // counts all three (a copy is aten::_local_scalar_dense's device time).
 constexpr const char* kGpuWorkTables[] = {"kernels", "memcpys", "memsets"};
 
+// For a query over one of kGpuWorkTables aliased k: the select expression of its short name
+// (a kernel's base name; '' for copies and sets) and the join it needs.
+struct WorkName {
+  std::string select, join;
+};
+WorkName work_name(const std::string& table) {
+  if (table != "kernels") return {"''", ""};
+  return {"COALESCE(s.value, '')", " LEFT JOIN strings s ON s.id = k.short_name_id"};
+}
+
 // Every operator call by nvtx id, and each GPU activity (duration) by the call that launched it.
 struct OpData {
   struct Work {
@@ -225,12 +235,11 @@ Report module_sum(Database& db) {
   // Forward: each launching API call against the module ranges open on its thread (one
   // sweep per table of GPU work: each in time order).
   for (const std::string table : kGpuWorkTables) {
-    const std::string name = table == "kernels" ? "COALESCE(s.value, '')" : "''";
-    const std::string names = table == "kernels" ? " LEFT JOIN strings s ON s.id = k.short_name_id" : "";
+    const WorkName name = work_name(table);
     sweep.rewind();
-    Statement st = db.prepare("SELECT a.pid, a.tid, a.start_ns, k.end_ns - k.start_ns, " + name + " FROM " + table +
-                              " k JOIN api_calls a ON a.pid = k.pid AND a.correlation_id = k.correlation_id" + names +
-                              " ORDER BY a.pid, a.tid, a.start_ns");
+    Statement st = db.prepare("SELECT a.pid, a.tid, a.start_ns, k.end_ns - k.start_ns, " + name.select + " FROM " +
+                              table + " k JOIN api_calls a ON a.pid = k.pid AND a.correlation_id = k.correlation_id" +
+                              name.join + " ORDER BY a.pid, a.tid, a.start_ns");
     while (st.step()) {
       const std::optional<std::int64_t> module =
           sweep.innermost({st.column_int(0), st.column_int(1)}, st.column_int(2));
@@ -241,11 +250,10 @@ Report module_sum(Database& db) {
   const std::int64_t backward_ops =
       db.query_int("SELECT COUNT(*) FROM torch_ops WHERE is_backward = 1 AND module_id IS NOT NULL").value_or(0);
   for (const std::string table : kGpuWorkTables) {
-    const std::string name = table == "kernels" ? "COALESCE(s.value, '')" : "''";
-    const std::string names = table == "kernels" ? " LEFT JOIN strings s ON s.id = k.short_name_id" : "";
-    Statement st = db.prepare("SELECT o.module_id, k.end_ns - k.start_ns, " + name +
+    const WorkName name = work_name(table);
+    Statement st = db.prepare("SELECT o.module_id, k.end_ns - k.start_ns, " + name.select +
                               " FROM torch_op_activities t JOIN torch_ops o ON o.nvtx_id = t.op_nvtx_id JOIN " + table +
-                              " k ON k.pid = t.pid AND k.correlation_id = t.correlation_id" + names +
+                              " k ON k.pid = t.pid AND k.correlation_id = t.correlation_id" + name.join +
                               " WHERE o.is_backward = 1 AND o.module_id IS NOT NULL");
     while (st.step()) charge(st.column_int(0), st.column_int(1), st.column_text(2), true);
   }

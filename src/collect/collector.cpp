@@ -21,6 +21,7 @@
 #include "collect/api_ring.hpp"
 #include "collect/cupti_check.hpp"
 #include "collect/log_path.hpp"
+#include "collect/metric_catalog.hpp"
 #include "core/version.hpp"
 #include "store/data_loss_kinds.hpp"
 
@@ -78,13 +79,6 @@ std::int32_t env_int(const char* name) {
   std::uint64_t n = 0;
   if (v == nullptr || !collect::parse_u64(v, &n) || n > 0x7fffffff) return -1;
   return static_cast<std::int32_t>(n);
-}
-
-// "CUPTI_ERROR_NOT_SUPPORTED (27)": a status for a message the user reads.
-std::string cupti_error_name(CUptiResult status) {
-  const char* what = nullptr;
-  if (cuptiGetResultString(status, &what) != CUPTI_SUCCESS || what == nullptr) what = "unknown CUPTI error";
-  return std::string(what) + " (" + std::to_string(static_cast<int>(status)) + ")";
 }
 
 void check_sink(const char* text) noexcept {
@@ -375,28 +369,25 @@ void Collector::setup_cupti() noexcept {
 // any moment depends on every allocation before it, so all are recorded and the importer
 // keeps the rows inside the windows. A kind CUPTI refuses leaves the trace without it.
 void Collector::enable_memory_records() noexcept {
-  const CUptiResult mem = GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2));
-  if (mem != CUPTI_SUCCESS) {
-    const std::string text =
-        "--cuda-memory-usage: CUPTI refused to record memory allocations in this process (MEMORY2 activity: " +
-        cupti_error_name(mem) + "); the trace goes on without them (no memory_events, no cuda_memory report)";
-    std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
-    post_message(log::Severity::kWarning, text);
-    return;
-  }
-  m_memory_kinds = true;
-  const CUptiResult pool = GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL));
-  if (pool != CUPTI_SUCCESS) {
-    const std::string text =
-        "--cuda-memory-usage: CUPTI refused to record memory pool operations in this process (MEMORY_POOL "
-        "activity: " +
-        cupti_error_name(pool) + "); allocations and frees are recorded, pool creation and trimming are not";
-    std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
-    post_message(log::Severity::kWarning, text);
-    return;
-  }
-  m_memory_pool_kind = true;
-  if (m_config.verbose) std::fprintf(stderr, "gpuscope: memory allocation records on\n");
+  // Called raw (not through GPUSCOPE_CUPTI_LOG_CALL): a refusal gets one message, this one.
+  const auto enabled = [&](CUpti_ActivityKind kind, const char* what, const char* consequence) {
+    const CUptiResult status = cuptiActivityEnable(kind);
+    if (status == CUPTI_SUCCESS) return true;
+    try {
+      const std::string text = std::string("--cuda-memory-usage: CUPTI refused to record ") + what +
+                               " in this process (" + collect::cupti_status_text(status) + "); " + consequence;
+      std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
+      post_message(log::Severity::kWarning, text);
+    } catch (...) {  // out of memory for the message: the trace goes on regardless
+    }
+    return false;
+  };
+  m_memory_kinds = enabled(CUPTI_ACTIVITY_KIND_MEMORY2, "memory allocations (MEMORY2 activity)",
+                           "the trace goes on without them (no memory_events, no cuda_memory report)");
+  if (!m_memory_kinds) return;
+  m_memory_pool_kind = enabled(CUPTI_ACTIVITY_KIND_MEMORY_POOL, "memory pool operations (MEMORY_POOL activity)",
+                               "allocations and frees are recorded, pool creation and trimming are not");
+  if (m_memory_pool_kind && m_config.verbose) std::fprintf(stderr, "gpuscope: memory allocation records on\n");
 }
 
 void Collector::set_gated_kinds(bool on) noexcept {

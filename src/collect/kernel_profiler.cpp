@@ -160,12 +160,6 @@ void read_function(CUfunction f, ProfiledLaunch& l) {
   if (cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f) == CUDA_SUCCESS) l.local_memory_per_thread = v;
 }
 
-std::string result_name(CUptiResult r) {
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  return (s != nullptr ? std::string(s) : "CUPTI error") + " (" + std::to_string(r) + ")";
-}
-
 // Thrown inside KernelProfiler and caught at its callback boundary.
 struct ProfilerFailure {
   CUptiResult status;
@@ -492,18 +486,18 @@ void KernelProfiler::on_failure(const char* during) noexcept {
     throw;
   } catch (const ProfilerFailure& f) {
     if (f.status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-      fail(f.call + ": " + result_name(f.status) + ": this user may not read GPU performance counters",
+      fail(f.call + ": " + cupti_status_text(f.status) + ": this user may not read GPU performance counters",
            "allow them (as root: modprobe nvidia NVreg_RestrictProfilingToAdminUsers=0, or the "
            "options file in /etc/modprobe.d, then reload the driver) or run as an administrator; see "
            "https://developer.nvidia.com/ERR_NVGPUCTRPERM");
     } else if (f.status == CUPTI_ERROR_HARDWARE_BUSY) {
-      fail(f.call + ": " + result_name(f.status) + ": another profiler (ncu, nsys, DCGM) holds the counters",
+      fail(f.call + ": " + cupti_status_text(f.status) + ": another profiler (ncu, nsys, DCGM) holds the counters",
            "stop the other profiler (for DCGM: dcgmi profile --pause) and run again");
     } else if (f.status == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED) {
-      fail(f.call + ": " + result_name(f.status) + ": counters are not available on a MIG instance",
+      fail(f.call + ": " + cupti_status_text(f.status) + ": counters are not available on a MIG instance",
            "run on a whole GPU");
     } else {
-      fail(f.call + " failed: " + result_name(f.status), "");
+      fail(f.call + " failed: " + cupti_status_text(f.status), "");
     }
   } catch (const ConfigRefused& e) {
     fail(e.what, e.todo);

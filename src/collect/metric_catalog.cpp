@@ -15,14 +15,8 @@
 namespace gpuscope::collect {
 namespace {
 
-std::string status_text(CUptiResult status) {
-  const char* text = nullptr;
-  cuptiGetResultString(status, &text);
-  return std::string(text != nullptr ? text : "unknown CUPTI error") + " (" + std::to_string(status) + ")";
-}
-
 void check(CUptiResult status, const char* call) {
-  if (status != CUPTI_SUCCESS) throw MetricCatalogError(std::string(call) + " failed: " + status_text(status));
+  if (status != CUPTI_SUCCESS) throw MetricCatalogError(std::string(call) + " failed: " + cupti_status_text(status));
 }
 
 const char* type_name(CUpti_MetricType t) {
@@ -50,8 +44,8 @@ class HostObject {
     if (status != CUPTI_SUCCESS) {
       std::string chips;
       for (const std::string& c : MetricCatalog::supported_chips()) chips += (chips.empty() ? "" : ", ") + c;
-      throw MetricCatalogError("cuptiProfilerHostInitialize for chip '" + chip + "' failed: " + status_text(status) +
-                               (chips.empty() ? "" : "; this CUPTI supports: " + chips));
+      throw MetricCatalogError("cuptiProfilerHostInitialize for chip '" + chip + "' failed: " +
+                               cupti_status_text(status) + (chips.empty() ? "" : "; this CUPTI supports: " + chips));
     }
     m_obj = p.pHostObject;
   }
@@ -69,6 +63,12 @@ class HostObject {
 };
 
 }  // namespace
+
+std::string cupti_status_text(CUptiResult status) {
+  const char* text = nullptr;
+  cuptiGetResultString(status, &text);
+  return std::string(text != nullptr ? text : "unknown CUPTI error") + " (" + std::to_string(status) + ")";
+}
 
 struct MetricCatalog::Impl {
   explicit Impl(const std::string& chip) : host(chip) {}
@@ -250,13 +250,13 @@ std::optional<std::string> detect_chip(int device, std::string* why) {
   }
   auto init = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
   if (const CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
-    if (why != nullptr) *why = "cuptiProfilerInitialize: " + status_text(r);
+    if (why != nullptr) *why = "cuptiProfilerInitialize: " + cupti_status_text(r);
     return std::nullopt;
   }
   auto chip = GPUSCOPE_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<std::size_t>(device);
   if (const CUptiResult r = cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS || chip.pChipName == nullptr) {
-    if (why != nullptr) *why = "cuptiDeviceGetChipName: " + status_text(r);
+    if (why != nullptr) *why = "cuptiDeviceGetChipName: " + cupti_status_text(r);
     return std::nullopt;
   }
   return std::string(chip.pChipName);

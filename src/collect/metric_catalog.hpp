@@ -11,6 +11,8 @@
 // message (an unsupported chip name names the supported ones).
 #pragma once
 
+#include <cupti_result.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,6 +25,10 @@
 struct CUpti_Profiler_Host_Object;
 
 namespace gpuscope::collect {
+
+/// "CUPTI_ERROR_NOT_SUPPORTED (27)": CUPTI's name of a status and its number, for messages
+/// the user reads (cuptiGetResultString).
+[[nodiscard]] std::string cupti_status_text(CUptiResult status);
 
 class MetricCatalogError : public std::runtime_error {
  public:
