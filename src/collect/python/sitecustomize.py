@@ -95,8 +95,12 @@ def _enable_modules(torch):
     is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
     # id(module) -> (weak reference to it, its range message), made on its first call. A plain
     # dict by id is cheaper per call than a WeakKeyDictionary (no weak reference made per
-    # lookup); the reference tells a reused id of a dead module from the module itself.
+    # lookup); the reference tells a reused id of a dead module from the module itself, and
+    # its callback drops the entry when the module dies (modules made per call stay bounded).
     messages = {}
+
+    def forget(key):
+        return lambda _ref: messages.pop(key, None)
     call = Module.__call__
 
     def name_tree(mod):  # a module not seen inside a known model: a new root, its tree named at once
@@ -104,7 +108,8 @@ def _enable_modules(torch):
         for sub_name, sub in mod.named_modules():
             known = messages.get(id(sub))
             if known is None or known[0]() is not sub:
-                messages[id(sub)] = (weakref.ref(sub), f"{_MODULE_PREFIX}{sub_name or root} ({type(sub).__name__})")
+                text = f"{_MODULE_PREFIX}{sub_name or root} ({type(sub).__name__})"
+                messages[id(sub)] = (weakref.ref(sub, forget(id(sub))), text)
         return messages[id(mod)][1]
 
     def traced_call(self, *args, **kwargs):
