@@ -58,7 +58,9 @@ enum class RecordKind : std::uint16_t {
   kMessage = 17,
   kKernelProfile = 18,
   kKernelMetric = 19,
-  kMemory = 20,  // MemoryRecord (gpuscope trace --cuda-memory-usage)
+  kMemory = 20,             // MemoryRecord (gpuscope trace --cuda-memory-usage)
+  kGpuMetricsSession = 21,  // GpuMetricsSessionRecord + metric name ids (gpuscope trace --gpu-metrics)
+  kGpuMetricSample = 22,    // GpuMetricSampleRecord + values
 };
 
 struct RecordHeader {
@@ -386,6 +388,34 @@ struct MemoryRecord {
   std::uint8_t is_async;     // stream-ordered (cudaMallocAsync / cudaFreeAsync)
   std::uint8_t is_managed_pool;
   std::uint8_t pad[3];
+};
+
+// PM sampling of one GPU (gpuscope trace --gpu-metrics; CUPTI cupti_pmsampling.h). Written by
+// the launcher's sampler (collect/pm_sampler.hpp) into a log of its own that has no
+// ProcessRecord: a GPU's counters count the work of every process on it.
+//
+// Payload: GpuMetricsSessionRecord, then metric_count uint64 string ids (the Nsight Compute
+// metric names, in the order of every sample's values).
+struct GpuMetricsSessionRecord {
+  std::uint64_t start_ns;          // CUPTI clock when sampling started
+  std::uint64_t interval_ns;       // sampling interval asked of CUPTI (GPU time trigger)
+  std::uint64_t chip_string;       // cuptiDeviceGetChipName, e.g. "GH100"
+  std::uint64_t device_name_string;
+  std::uint8_t uuid[16];           // cuDeviceGetUuid: matches DeviceRecord.uuid of the traced processes
+  std::int64_t clock_offset_ns;    // added to CUPTI's sample timestamps to reach the CUPTI clock
+  std::uint64_t hardware_buffer_bytes;
+  std::uint32_t device_id;         // CUDA device index in the launcher (same CUDA_VISIBLE_DEVICES)
+  std::uint32_t metric_count;
+};
+
+// One sample of a session: values over [start_ns, end_ns) of the device. Payload:
+// GpuMetricSampleRecord, then `count` doubles (cuptiProfilerHostEvaluateToGpuValues), metric i
+// of the device's session. A sample's values are NaN where CUPTI could not evaluate them.
+struct GpuMetricSampleRecord {
+  std::uint64_t start_ns;  // CUPTI clock (clock_offset_ns applied)
+  std::uint64_t end_ns;
+  std::uint32_t device_id;  // GpuMetricsSessionRecord.device_id
+  std::uint32_t count;      // = the session's metric_count
 };
 #pragma pack(pop)
 
