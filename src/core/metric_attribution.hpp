@@ -1,0 +1,94 @@
+// core/metric_attribution: what the GPU's sampled hardware counters (`gpuscope trace
+// --gpu-metrics`, CUPTI PM sampling, core/gpu_metrics.hpp) say about each kernel. The
+// samples are device-wide: one value per interval [start_ns, end_ns) for the whole GPU,
+// whatever ran on it. A kernel gets the part of each sample that overlaps its execution.
+// Shared by the gpu_metrics_sum report and the sampled columns of top and gpu_util;
+// pure, no I/O.
+//
+// Per key (a kernel name's index, say) over all its kernels, for one metric:
+//   kernel_ns      Σ (end - start) of its kernels
+//   covered_ns     the part of that time inside at least one sample with a value: the
+//                  metric is known there. A kernel in a gap between samples (or before the
+//                  first) adds 0: its value is unknown, not 0.
+//   weight_ns      Σ over (kernel, sample) of overlap ns. Equals covered_ns when samples do
+//                  not overlap each other (PM sampling's are consecutive).
+//   value_ns       Σ value × overlap.      mean() = value_ns / weight_ns: the time-weighted
+//                                          mean for % and Hz metrics.
+//   bytes          Σ value × overlap / (sample end - start): for bytes metrics (.sum, bytes
+//                  moved during the sample) the bytes attributed, assuming an even rate
+//                  inside the sample. rate() = bytes / weight_ns in bytes per ns = GB/s.
+//   concurrent_ns  the part of kernel_ns during which another kernel of the list ran too.
+// Concurrent kernels each get the whole overlapping share: the counters cannot be split
+// between them, so attributed bytes of concurrent kernels may add up to more than the
+// device moved (concurrent_ns says how much of a key's time that concerns).
+//
+// Input rules: any order; a sample with a NaN or infinite value (NULL in gpu_metrics: not
+// evaluated) or end <= start is skipped; a kernel with end <= start counts as an instance
+// of 0 ns. Times are integer ns (trace clock); differences saturate (core/saturating.hpp).
+// Cost: O((samples + kernels) log (samples + kernels)) time (one sort, then a sweep that
+// keeps running integrals, so a kernel's share is a difference of two snapshots),
+// O(samples + kernels) memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace gpuscope::core {
+
+/// One sample of one metric on one GPU: `value` over [start_ns, end_ns); NaN = not evaluated.
+struct MetricSample {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  double value = 0;
+};
+
+/// One kernel execution [start_ns, end_ns) and the group it counts in (0 <= key < keys).
+struct KernelInterval {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::size_t key = 0;
+};
+
+/// The overlap of sampled values with some time (a key's kernels, or a window).
+struct MetricOverlap {
+  std::int64_t covered_ns = 0;
+  double weight_ns = 0;
+  double value_ns = 0;
+  double bytes = 0;
+  /// value_ns / weight_ns: the time-weighted mean value; NaN when nothing was covered.
+  [[nodiscard]] double mean() const;
+  /// bytes / weight_ns, in bytes per ns = GB/s (bytes metrics); NaN when nothing was covered.
+  [[nodiscard]] double rate() const;
+  /// covered_ns / of_ns (0..1); NaN when of_ns <= 0.
+  [[nodiscard]] double covered_share(std::int64_t of_ns) const;
+};
+
+/// One key's kernels and their share of a metric (definitions in the file comment).
+struct KernelMetricShare {
+  std::int64_t instances = 0;
+  std::int64_t kernel_ns = 0;
+  std::int64_t concurrent_ns = 0;
+  MetricOverlap metric;
+};
+
+/// Per key 0..keys-1, the share of `samples` (one metric, one GPU) of `kernels` (the same
+/// GPU's). A kernel whose key is >= keys is ignored. Empty samples: every covered_ns 0,
+/// instances, kernel_ns and concurrent_ns still counted.
+[[nodiscard]] std::vector<KernelMetricShare> attribute_metric(std::span<const MetricSample> samples,
+                                                              std::span<const KernelInterval> kernels,
+                                                              std::size_t keys);
+
+/// The device-wide overlap of `samples` with the window [from_ns, to_ns) (samples clipped
+/// to it; same skip rules): its mean() is the time-weighted mean over the sampled part of
+/// the window, bytes the bytes moved in it. An empty window (to_ns <= from_ns) gives zeros.
+[[nodiscard]] MetricOverlap summarize_metric(std::span<const MetricSample> samples, std::int64_t from_ns,
+                                             std::int64_t to_ns);
+
+}  // namespace gpuscope::core
+
+// Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.
+namespace gpuscope {
+using namespace core;  // NOLINT(google-build-using-namespace)
+}  // namespace gpuscope
