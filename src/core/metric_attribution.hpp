@@ -25,13 +25,17 @@
 // Input rules: any order; a sample with a NaN or infinite value (NULL in gpu_metrics: not
 // evaluated) or end <= start is skipped; a kernel with end <= start counts as an instance
 // of 0 ns. Times are integer ns (trace clock); differences saturate (core/saturating.hpp).
-// Cost: O((samples + kernels) log (samples + kernels)) time (one sort, then a sweep that
-// keeps running integrals, so a kernel's share is a difference of two snapshots),
-// O(samples + kernels) memory.
+// Cost: O((samples + kernels) log (samples + kernels)) time: a sweep over the kernels'
+// starts and ends (sorted once) and the samples (in start order) that keeps running
+// integrals, so a kernel's share is the difference of two snapshots of them. Memory:
+// O(kernels + samples running at once) for MetricAttribution, which takes the samples one
+// at a time (a trace's millions of samples stream from SQL); attribute_metric() and
+// summarize_metric() also hold a sorted copy of the samples given.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -73,6 +77,52 @@ struct KernelMetricShare {
   MetricOverlap metric;
 };
 
+/// The sweep behind attribute_metric(), fed one sample at a time.
+class MetricAttribution {
+ public:
+  /// `kernels` of one GPU, in any order (copied); per key 0..keys-1 (larger keys ignored).
+  MetricAttribution(std::span<const KernelInterval> kernels, std::size_t keys);
+  /// Adds one sample of the metric. Samples must come in start_ns order (ties in any order);
+  /// one that starts before a sample already added is taken from there on (its start is
+  /// clipped, its bytes per ns kept), which only a damaged trace needs.
+  void add(const MetricSample& sample);
+  /// The shares, once every sample has been added (call once; the sweep is finished).
+  [[nodiscard]] std::vector<KernelMetricShare> finish();
+
+ private:
+  struct Integrals {
+    std::int64_t covered_ns = 0;     // ∫ [a sample is running] dt
+    std::int64_t concurrent_ns = 0;  // ∫ [two or more kernels are running] dt
+    double weight_ns = 0;            // ∫ (samples running) dt
+    double value_ns = 0;             // ∫ Σ running values dt
+    double bytes = 0;                // ∫ Σ running values per ns dt
+  };
+  struct KernelEvent {
+    std::int64_t t = 0;
+    bool start = false;
+    std::size_t kernel = 0;
+  };
+  struct Running {  // a sample that has started and not ended
+    std::int64_t end_ns = 0;
+    double value = 0, per_ns = 0;
+    bool operator>(const Running& o) const { return end_ns > o.end_ns; }
+  };
+  void integrate_to(std::int64_t t);
+  void advance_to(std::int64_t t);  // handles every kernel event and sample end at or before t
+
+  std::vector<KernelInterval> m_kernels;
+  std::vector<KernelEvent> m_events;  // kernel starts and ends, by time
+  std::size_t m_next = 0;             // the next of m_events
+  std::vector<Integrals> m_at_start;  // per kernel: the integrals when it started
+  std::vector<Running> m_running;     // a min-heap on end_ns
+  std::vector<KernelMetricShare> m_out;
+  Integrals m_now;
+  std::int64_t m_t = 0;  // the time m_now is at
+  bool m_started = false;
+  std::int64_t m_kernels_running = 0;
+  double m_values = 0, m_values_per_ns = 0;  // Σ over m_running
+};
+
 /// Per key 0..keys-1, the share of `samples` (one metric, one GPU) of `kernels` (the same
 /// GPU's). A kernel whose key is >= keys is ignored. Empty samples: every covered_ns 0,
 /// instances, kernel_ns and concurrent_ns still counted.
@@ -83,6 +133,7 @@ struct KernelMetricShare {
 /// The device-wide overlap of `samples` with the window [from_ns, to_ns) (samples clipped
 /// to it; same skip rules): its mean() is the time-weighted mean over the sampled part of
 /// the window, bytes the bytes moved in it. An empty window (to_ns <= from_ns) gives zeros.
+/// (For samples streamed in start order: MetricAttribution with the window as its one kernel.)
 [[nodiscard]] MetricOverlap summarize_metric(std::span<const MetricSample> samples, std::int64_t from_ns,
                                              std::int64_t to_ns);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace gpuscope::core {
@@ -168,6 +169,88 @@ TEST(AttributeMetric, TraceClockTimesKeepTheirPrecision) {
   const auto r = one_key(s, {{last + 10, last + 1'010, 0}});
   EXPECT_EQ(r[0].metric.covered_ns, 1'000);
   EXPECT_NEAR(r[0].metric.mean(), 37.5 + 9'999 % 3, 1e-6);
+}
+
+TEST(MetricAttribution, StreamedSamplesGiveTheSameSharesAndHoldOnlyTheRunningOnes) {
+  // Fed one at a time in start order, as a trace's samples come from SQL.
+  std::vector<MetricSample> s;
+  for (std::int64_t i = 0; i < 100; ++i) s.push_back({i * 10, (i + 1) * 10, static_cast<double>(i)});
+  const std::vector<KernelInterval> k{{5, 15, 0}, {500, 995, 1}, {990, 2000, 0}};
+  MetricAttribution a(k, 2);
+  for (const MetricSample& x : s) a.add(x);
+  const auto streamed = a.finish();
+  const auto whole = attribute_metric(s, k, 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(streamed[i].metric.covered_ns, whole[i].metric.covered_ns);
+    EXPECT_DOUBLE_EQ(streamed[i].metric.value_ns, whole[i].metric.value_ns);
+    EXPECT_EQ(streamed[i].concurrent_ns, whole[i].concurrent_ns);
+  }
+  // Key 0: [5, 15) = 5 ns at 0 and 5 ns at 1; [990, 2000) = 10 ns at 99 (samples end at 1000).
+  EXPECT_EQ(streamed[0].metric.covered_ns, 20);
+  EXPECT_DOUBLE_EQ(streamed[0].metric.value_ns, 5.0 + 990.0);
+  EXPECT_EQ(streamed[1].concurrent_ns, 5);
+}
+
+TEST(MetricAttribution, ASampleOutOfOrderIsTakenFromWhereTheSweepIs) {
+  MetricAttribution a(std::vector<KernelInterval>{{0, 300, 0}}, 1);
+  a.add({100, 200, 10.0});
+  a.add({50, 150, 1000.0});  // starts before the one above: only [100, 150) counts
+  a.add({0, 90, 5.0});       // already over
+  const auto r = a.finish();
+  EXPECT_EQ(r[0].metric.covered_ns, 100);
+  EXPECT_DOUBLE_EQ(r[0].metric.weight_ns, 150.0);
+  EXPECT_DOUBLE_EQ(r[0].metric.value_ns, 10.0 * 100 + 1000.0 * 50);
+  EXPECT_DOUBLE_EQ(r[0].metric.bytes, 10.0 + 1000.0 / 100 * 50);  // its bytes per ns kept
+}
+
+TEST(AttributeMetric, AgreesWithCountingEveryNanosecond) {
+  // Random samples (with gaps, some overlapping, some NULL) and kernels on [0, 2000),
+  // against a brute force that walks every ns.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<MetricSample> s;
+    for (std::int64_t t = 0; t < 2000;) {
+      const std::int64_t len = 1 + static_cast<std::int64_t>(rng() % 60);
+      const double v = rng() % 10 == 0 ? kNaN : static_cast<double>(rng() % 1000);
+      if (rng() % 4 != 0) s.push_back({t, t + len, v});
+      t += rng() % 8 == 0 ? len / 2 + 1 : len;  // sometimes overlapping
+    }
+    std::vector<KernelInterval> k;
+    for (int i = 0; i < 40; ++i) {
+      const auto start = static_cast<std::int64_t>(rng() % 2000);
+      k.push_back({start, start + static_cast<std::int64_t>(rng() % 120), rng() % 5});
+    }
+    const auto fast = attribute_metric(s, k, 5);
+    std::vector<KernelMetricShare> slow(5);
+    for (const KernelInterval& x : k) {
+      KernelMetricShare& r = slow[x.key];
+      ++r.instances;
+      for (std::int64_t t = x.start_ns; t < x.end_ns; ++t) {
+        ++r.kernel_ns;
+        bool other = false;
+        for (const KernelInterval& y : k) other |= &y != &x && y.start_ns <= t && t < y.end_ns;
+        if (other) ++r.concurrent_ns;
+        bool covered = false;
+        for (const MetricSample& m : s) {
+          if (std::isnan(m.value) || t < m.start_ns || t >= m.end_ns) continue;
+          covered = true;
+          r.metric.weight_ns += 1;
+          r.metric.value_ns += m.value;
+          r.metric.bytes += m.value / static_cast<double>(m.end_ns - m.start_ns);
+        }
+        if (covered) ++r.metric.covered_ns;
+      }
+    }
+    for (std::size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(fast[i].instances, slow[i].instances);
+      EXPECT_EQ(fast[i].kernel_ns, slow[i].kernel_ns);
+      EXPECT_EQ(fast[i].concurrent_ns, slow[i].concurrent_ns);
+      EXPECT_EQ(fast[i].metric.covered_ns, slow[i].metric.covered_ns);
+      EXPECT_NEAR(fast[i].metric.weight_ns, slow[i].metric.weight_ns, 1e-6);
+      EXPECT_NEAR(fast[i].metric.value_ns, slow[i].metric.value_ns, 1e-6);
+      EXPECT_NEAR(fast[i].metric.bytes, slow[i].metric.bytes, 1e-6);
+    }
+  }
 }
 
 TEST(SummarizeMetric, TimeWeightedOverTheSampledPartOfTheWindow) {
