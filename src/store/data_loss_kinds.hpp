@@ -41,6 +41,7 @@ enum class DataLossKind {
   kCuptiDroppedRecords,  // CUPTI's activity buffers overflowed
   kApiRecordsDropped,    // a per-thread API ring was full
   kHostEventsDropped,    // the host event queue was full
+  kGpuMetricsOverflow,   // the GPU-metrics sampler's PM-sampling hardware buffer overflowed
   kCollectorDataLoss,    // a collector record with no name; also the wording of unknown names
 };
 
@@ -52,7 +53,7 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 14> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 15> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
@@ -86,6 +87,9 @@ inline constexpr std::array<DataLossKindDef, 14> kDataLossKinds{{
      "the collector reported {count} lost ({what})"},
     {DataLossKind::kHostEventsDropped, "host_events_dropped", LossSeverity::kDataLoss, true,
      "the collector reported {count} lost ({what})"},
+    {DataLossKind::kGpuMetricsOverflow, "gpu_metrics_overflow", LossSeverity::kDataLoss, true,
+     "{count} GPU metric samples lost: the PM-sampling hardware buffer overflowed before the sampler read it "
+     "(gpu_metrics has gaps); use a lower --gpu-metrics rate"},
     {DataLossKind::kCollectorDataLoss, "collector_data_loss", LossSeverity::kDataLoss, true,
      "the collector reported {count} lost ({what})"},
 }};

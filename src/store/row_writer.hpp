@@ -45,6 +45,13 @@ inline void bind_column(Statement& st, int i, const std::optional<std::int64_t>&
     st.bind_null(i);
   }
 }
+inline void bind_column(Statement& st, int i, const std::optional<double>& v) {
+  if (v) {
+    st.bind(i, *v);
+  } else {
+    st.bind_null(i);
+  }
+}
 inline void bind_column(Statement& st, int i, const std::optional<rows::Blob>& v) {
   if (v) {
     st.bind_blob(i, v->bytes);

@@ -21,6 +21,7 @@ using OptInt = std::optional<std::int64_t>;
 using Text = std::string_view;
 using OptText = std::optional<std::string_view>;
 using Real = double;
+using OptReal = std::optional<double>;
 /// Bytes bound as a BLOB (not text): for data that need not be UTF-8.
 struct Blob {
   std::string_view bytes;
@@ -59,6 +60,9 @@ GPUSCOPE_DEFINE_ROW(KernelMetric, "kernel_metrics", GPUSCOPE_COLUMNS_KERNEL_METR
 GPUSCOPE_DEFINE_ROW(Memcpy, "memcpys", GPUSCOPE_COLUMNS_MEMCPYS)
 GPUSCOPE_DEFINE_ROW(Memset, "memsets", GPUSCOPE_COLUMNS_MEMSETS)
 GPUSCOPE_DEFINE_ROW(MemoryEvent, "memory_events", GPUSCOPE_COLUMNS_MEMORY_EVENTS)
+GPUSCOPE_DEFINE_ROW(GpuMetricName, "gpu_metric_names", GPUSCOPE_COLUMNS_GPU_METRIC_NAMES)
+GPUSCOPE_DEFINE_ROW(GpuMetric, "gpu_metrics", GPUSCOPE_COLUMNS_GPU_METRICS)
+GPUSCOPE_DEFINE_ROW(GpuMetricsSession, "gpu_metrics_sessions", GPUSCOPE_COLUMNS_GPU_METRICS_SESSIONS)
 GPUSCOPE_DEFINE_ROW(ApiCall, "api_calls", GPUSCOPE_COLUMNS_API_CALLS)
 GPUSCOPE_DEFINE_ROW(Sync, "syncs", GPUSCOPE_COLUMNS_SYNCS)
 GPUSCOPE_DEFINE_ROW(NvtxEvent, "nvtx_events", GPUSCOPE_COLUMNS_NVTX_EVENTS)

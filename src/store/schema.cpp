@@ -32,6 +32,12 @@ constexpr ColumnDef kMemsets[] = {GPUSCOPE_COLUMNS_MEMSETS(GPUSCOPE_COLUMN_DEF)}
 
 constexpr ColumnDef kMemoryEvents[] = {GPUSCOPE_COLUMNS_MEMORY_EVENTS(GPUSCOPE_COLUMN_DEF)};
 
+constexpr ColumnDef kGpuMetricNames[] = {GPUSCOPE_COLUMNS_GPU_METRIC_NAMES(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kGpuMetrics[] = {GPUSCOPE_COLUMNS_GPU_METRICS(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kGpuMetricsSessions[] = {GPUSCOPE_COLUMNS_GPU_METRICS_SESSIONS(GPUSCOPE_COLUMN_DEF)};
+
 constexpr ColumnDef kApiCalls[] = {GPUSCOPE_COLUMNS_API_CALLS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kSyncs[] = {GPUSCOPE_COLUMNS_SYNCS(GPUSCOPE_COLUMN_DEF)};
@@ -87,6 +93,19 @@ constexpr TableDef kTables[] = {
      "as the segments it takes with cudaMalloc (2 MiB and up, kept and reused), not as tensors. Rows are kept inside "
      "the capture windows; in_use_bytes counts every allocation since the process started.",
      "CUDA_GPU_MEMORY_USAGE_EVENTS", kMemoryEvents},
+    {"gpu_metric_names",
+     "The hardware metrics sampled by `gpuscope trace --gpu-metrics`, with a short label and the unit of their values "
+     "(core/gpu_metrics.hpp).",
+     "", kGpuMetricNames},
+    {"gpu_metrics",
+     "GPU hardware counters sampled over time with `gpuscope trace --gpu-metrics` (CUPTI PM sampling, by the launcher: "
+     "a GPU's counters count the work of every process on it): one row per sample and metric. Samples are kept when "
+     "they overlap a capture window of the traced processes (all of them when no process has windows other than "
+     "'all').",
+     "GPU_METRICS", kGpuMetrics},
+    {"gpu_metrics_sessions",
+     "One row per GPU sampled by `gpuscope trace --gpu-metrics`: the chip, the interval and what was imported.", "",
+     kGpuMetricsSessions},
     {"api_calls",
      "CUDA runtime and driver API calls. With `gpuscope trace --cuda-api=gpu` (the default) only the calls that put "
      "work on the GPU, move or allocate memory, or wait (launches, memcpy, memset, synchronize, event record, stream "
@@ -147,6 +166,9 @@ constexpr ViewDef kViews[] = {
      "SELECT m.*, (SELECT s.value FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE a.pid = m.pid AND "
      "a.correlation_id = m.correlation_id AND m.correlation_id <> 0 ORDER BY a.start_ns, a.id LIMIT 1) AS api_name "
      "FROM memory_events m"},
+    {"v_gpu_metrics", "gpu_metrics with the metric's name, label and unit.",
+     "SELECT g.device_id, g.start_ns, g.end_ns, n.name, n.label, n.unit, g.value FROM gpu_metrics g "
+     "JOIN gpu_metric_names n ON n.id = g.metric_id"},
     {"v_nvtx", "nvtx_events with text and domain resolved and duration_ns.",
      "SELECT e.*, e.end_ns - e.start_ns AS duration_ns, t.value AS text, d.value AS domain "
      "FROM nvtx_events e LEFT JOIN strings t ON t.id = e.text_id LEFT JOIN strings d ON d.id = e.domain_id"},
@@ -162,6 +184,7 @@ constexpr std::string_view kIndexes[] = {
     "CREATE INDEX kernel_profiles_corr ON kernel_profiles(pid, correlation_id)",
     "CREATE INDEX kernel_metrics_profile ON kernel_metrics(profile_id)",
     "CREATE INDEX memory_events_ts ON memory_events(ts_ns)",
+    "CREATE INDEX gpu_metrics_device ON gpu_metrics(device_id, metric_id, start_ns)",
 };
 
 #undef GPUSCOPE_COLUMN_DEF

@@ -13,6 +13,7 @@
 //   Text    std::string_view             always bound ("" stays "")
 //   OptText std::optional<std::string_view>  nullopt binds NULL
 //   Real    double
+//   OptReal std::optional<double>         nullopt binds NULL
 //   OptBlob std::optional<rows::Blob>    bytes as a BLOB; nullopt binds NULL
 // Table order, table docs, views and indexes stay in schema.cpp.
 #pragma once
@@ -338,6 +339,54 @@
   X(in_use_bytes, OptInt, "INTEGER", "bytes", \
     "Device memory in use by this process on this device just after the row: the sizes of its live 'device' and 'device_static' allocations (allocations minus frees, from the process start, whatever the capture windows). A free never seen allocated leaves it unchanged (never negative). NULL for other memory kinds and pool rows.")
 
+#define GPUSCOPE_COLUMNS_GPU_METRIC_NAMES(X) \
+  X(id, Int, "INTEGER PRIMARY KEY", "", \
+    "Metric id referenced by gpu_metrics.metric_id.") \
+  X(name, Text, "TEXT NOT NULL UNIQUE", "", \
+    "Nsight Compute / CUPTI metric name, e.g. dram__bytes_read.sum.") \
+  X(label, Text, "TEXT", "", \
+    "Short name for columns and counter tracks, e.g. 'DRAM read' (core/gpu_metrics.hpp); the name itself for a metric outside gpuscope's list.") \
+  X(unit, Text, "TEXT", "", \
+    "Unit of gpu_metrics.value: '%' (of the peak sustained rate over the sample), 'bytes' (moved in the sample), 'Hz', '1/s' (a rate), or '' (a count in the sample).")
+
+#define GPUSCOPE_COLUMNS_GPU_METRICS(X) \
+  X(device_id, Int, "INTEGER NOT NULL", "", \
+    "CUDA device ordinal of the GPU in the traced processes (devices.device_id of the device with the session's UUID), or the sampler's own ordinal when no traced process saw that GPU.") \
+  X(start_ns, Int, "INTEGER NOT NULL", "ns", \
+    "Sample start, on the trace clock.") \
+  X(end_ns, Int, "INTEGER NOT NULL", "ns", \
+    "Sample end (the values cover [start_ns, end_ns)).") \
+  X(metric_id, Int, "INTEGER NOT NULL", "", \
+    "gpu_metric_names.id of the metric.") \
+  X(value, OptReal, "REAL", "", \
+    "The metric over the sample, in gpu_metric_names.unit; NULL where CUPTI could not evaluate it.")
+
+#define GPUSCOPE_COLUMNS_GPU_METRICS_SESSIONS(X) \
+  X(device_id, Int, "INTEGER", "", \
+    "gpu_metrics.device_id of the GPU sampled (see there).") \
+  X(chip, OptText, "TEXT", "", \
+    "Chip name, e.g. 'GH100' (cuptiDeviceGetChipName).") \
+  X(device_name, OptText, "TEXT", "", \
+    "Device name, e.g. 'NVIDIA H100 80GB HBM3'.") \
+  X(uuid, OptText, "TEXT", "", \
+    "GPU UUID, 'GPU-xxxxxxxx-xxxx-...' (as devices.uuid).") \
+  X(start_ns, Int, "INTEGER", "ns", \
+    "When sampling started.") \
+  X(interval_ns, Int, "INTEGER", "ns", \
+    "Sampling interval asked of CUPTI (GPU time trigger).") \
+  X(samples, Int, "INTEGER", "", \
+    "Samples imported into gpu_metrics (inside the capture windows).") \
+  X(first_ns, OptInt, "INTEGER", "ns", \
+    "Start of the first sample imported, NULL if none.") \
+  X(last_ns, OptInt, "INTEGER", "ns", \
+    "End of the last sample imported, NULL if none.") \
+  X(clock_offset_ns, Int, "INTEGER", "ns", \
+    "What the sampler added to CUPTI's sample timestamps to reach the trace clock.") \
+  X(hardware_buffer_bytes, Int, "INTEGER", "bytes", \
+    "Size of the PM-sampling hardware buffer (too small for the rate: data_loss 'gpu_metrics_overflow').") \
+  X(metrics, Int, "INTEGER", "", \
+    "Number of metrics sampled.")
+
 #define GPUSCOPE_COLUMNS_API_CALLS(X) \
   X(id, OptInt, "INTEGER PRIMARY KEY", "", \
     "Row id.") \
@@ -490,7 +539,7 @@
   X(pid, OptInt, "INTEGER", "", \
     "Process id (NULL for the whole trace).") \
   X(what, Text, "TEXT", "", \
-    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records', 'unmatched_memory_free', 'memory_alloc_over_live'.") \
+    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records', 'unmatched_memory_free', 'memory_alloc_over_live', 'gpu_metrics_overflow'.") \
   X(count, Int, "INTEGER", "", \
     "How many records or bytes (see detail).") \
   X(severity, Text, "TEXT", "", \
@@ -500,7 +549,7 @@
 
 #define GPUSCOPE_COLUMNS_MESSAGES(X) \
   X(pid, Int, "INTEGER", "", \
-    "Process id.") \
+    "Process id; for the GPU-metrics sampler (`gpuscope trace --gpu-metrics`) the launcher's pid, which has no processes row.") \
   X(ts_ns, Int, "INTEGER", "ns", \
     "When.") \
   X(severity, Text, "TEXT", "", \

@@ -47,6 +47,7 @@ TEST(DataLossKinds, CollectorNames) {
   EXPECT_EQ(collector_loss_kind("cupti_dropped_records"), DataLossKind::kCuptiDroppedRecords);
   EXPECT_EQ(collector_loss_kind("api_records_dropped"), DataLossKind::kApiRecordsDropped);
   EXPECT_EQ(collector_loss_kind("host_events_dropped"), DataLossKind::kHostEventsDropped);
+  EXPECT_EQ(collector_loss_kind("gpu_metrics_overflow"), DataLossKind::kGpuMetricsOverflow);
   EXPECT_EQ(collector_loss_kind("truncated_log"), std::nullopt);  // the importer's, not the collector's
   EXPECT_EQ(collector_loss_kind("from_a_newer_collector"), std::nullopt);
 }
@@ -97,6 +98,9 @@ TEST(DataLossKinds, StoredTextUnchanged) {
        "the collector reported 6 lost (api_records_dropped)"},
       {DataLossKind::kHostEventsDropped, "host_events_dropped", "data_loss", 6, "",
        "the collector reported 6 lost (host_events_dropped)"},
+      {DataLossKind::kGpuMetricsOverflow, "gpu_metrics_overflow", "data_loss", 12, "",
+       "12 GPU metric samples lost: the PM-sampling hardware buffer overflowed before the sampler read it "
+       "(gpu_metrics has gaps); use a lower --gpu-metrics rate"},
       {DataLossKind::kCollectorDataLoss, "collector_data_loss", "data_loss", 6, "",
        "the collector reported 6 lost (collector_data_loss)"},
   };
