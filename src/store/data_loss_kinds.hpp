@@ -37,6 +37,7 @@ enum class DataLossKind {
   kMissingKernelRecords,      // kernel launches but no kernel records
   kUnmatchedMemoryFree,       // a free of an allocation the trace never saw
   kMemoryAllocOverLive,       // an allocation at the address of a live one (its free was lost)
+  kTruncatedGpuMetricsLog,    // the GPU-metrics sampler's log ends in a partly written record
   // Reported by the collector (DataLossRecord.what_string):
   kCuptiDroppedRecords,  // CUPTI's activity buffers overflowed
   kApiRecordsDropped,    // a per-thread API ring was full
@@ -53,7 +54,7 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 15> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 16> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
@@ -80,6 +81,9 @@ inline constexpr std::array<DataLossKindDef, 15> kDataLossKinds{{
     {DataLossKind::kMemoryAllocOverLive, "memory_alloc_over_live", LossSeverity::kWarning, false,
      "{count} allocations at the address of an allocation still live in the trace: its free record was lost; "
      "the old allocation was counted as freed at that moment"},
+    {DataLossKind::kTruncatedGpuMetricsLog, "truncated_gpu_metrics_log", LossSeverity::kDataLoss, false,
+     "the GPU-metrics sampler's log ends in a partly written record ({count} bytes, dropped): the launcher "
+     "stopped while writing it (killed?); samples after the last whole record are missing"},
     {DataLossKind::kCuptiDroppedRecords, "cupti_dropped_records", LossSeverity::kDataLoss, true,
      "CUPTI dropped {count} activity records (its buffers filled faster than they were drained): "
      "the GPU timeline has gaps; trace fewer activity kinds or a shorter range"},

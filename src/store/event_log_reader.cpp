@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #include "core/utf8.hpp"
 
@@ -157,6 +158,25 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
       }
       fn(load<T>(payload));
     };
+    // Dispatches a record followed by count(record) elements: its size must be exactly that
+    // (anything else is damage: skipped and counted like a short record).
+    auto visit_array = [&](auto tag, auto& buffer, auto&& count, auto&& fn) {
+      using T = decltype(tag);
+      using E = typename std::remove_reference_t<decltype(buffer)>::value_type;
+      if (rh.size < sizeof(T)) {
+        ++stats.malformed_records;
+        return;
+      }
+      const auto r = load<T>(payload);
+      const std::uint64_t n = count(r);
+      if (rh.size - sizeof(T) != n * sizeof(E)) {
+        ++stats.malformed_records;
+        return;
+      }
+      buffer.resize(n);
+      if (n > 0) std::memcpy(buffer.data(), payload + sizeof(T), n * sizeof(E));
+      fn(r, std::span<const E>(buffer.data(), buffer.size()));
+    };
     using K = log::RecordKind;
     switch (static_cast<K>(rh.kind)) {
       case K::kString: {
@@ -226,6 +246,16 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
         break;
       case K::kMemory:
         visit(log::MemoryRecord{}, [&](const auto& r) { v.on_memory(r); });
+        break;
+      case K::kGpuMetricsSession:
+        visit_array(
+            log::GpuMetricsSessionRecord{}, m_ids, [](const auto& r) { return r.metric_count; },
+            [&](const auto& r, std::span<const std::uint64_t> ids) { v.on_gpu_metrics_session(r, ids); });
+        break;
+      case K::kGpuMetricSample:
+        visit_array(
+            log::GpuMetricSampleRecord{}, m_values, [](const auto& r) { return r.count; },
+            [&](const auto& r, std::span<const double> values) { v.on_gpu_metric_sample(r, values); });
         break;
       default:
         ++stats.unknown_records;

@@ -11,13 +11,16 @@
 // message names both versions). A trailing record cut short by a crash/SIGKILL
 // of the target is NOT an error: reading stops there and LogReadStats reports
 // truncated_bytes. Unknown record kinds are skipped and counted; records shorter
-// than their struct are skipped and counted as malformed.
+// than their struct are skipped and counted as malformed, and so are the
+// variable-length GPU-metrics records whose size is not their struct plus the array
+// their count announces.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -48,7 +51,8 @@ struct LogReadStats {
   std::uint64_t records = 0;            // whole records read (String records included)
   std::uint64_t truncated_bytes = 0;    // bytes after the last whole record (0 = clean)
   std::uint64_t unknown_records = 0;    // records of a kind this reader does not know
-  std::uint64_t malformed_records = 0;  // known kind, payload shorter than its struct
+  std::uint64_t malformed_records = 0;  // known kind, payload shorter than its struct (or not
+                                        // struct + array for a variable-length record)
 };
 
 /// Receives records in file order. Every method defaults to doing nothing.
@@ -75,6 +79,12 @@ class EventLogVisitor {
   virtual void on_kernel_profile(const log::KernelProfileRecord&) {}
   virtual void on_kernel_metric(const log::KernelMetricRecord&) {}
   virtual void on_memory(const log::MemoryRecord&) {}
+  /// `metric_ids`: the session's metric_count metric name string ids, in value order.
+  virtual void on_gpu_metrics_session(const log::GpuMetricsSessionRecord&,
+                                      std::span<const std::uint64_t> /*metric_ids*/) {}
+  /// `values`: the sample's `count` values (NaN where CUPTI could not evaluate one). The
+  /// span is valid during the call only.
+  virtual void on_gpu_metric_sample(const log::GpuMetricSampleRecord&, std::span<const double> /*values*/) {}
 };
 
 class EventLogReader {
@@ -126,6 +136,9 @@ class EventLogReader {
   // the original bytes of each, by id.
   std::deque<std::string> m_repaired;
   std::unordered_map<std::uint64_t, std::string_view> m_raw_strings;
+  // The trailing arrays of GPU-metrics records, copied out aligned (reused per record).
+  std::vector<std::uint64_t> m_ids;
+  std::vector<double> m_values;
 };
 
 /// Text for a version mismatch, e.g. "log format version 2, this gpuscope reads

@@ -52,7 +52,7 @@ void ImportState::add_data_loss(std::optional<std::uint32_t> pid, DataLossKind k
   add_loss_row(pid, std::string(def.name), count, def.severity, describe_data_loss(kind, count, pid, detail));
 }
 
-void ImportState::add_collector_loss(std::uint32_t pid, std::string_view what, std::uint64_t count) {
+void ImportState::add_collector_loss(std::optional<std::uint32_t> pid, std::string_view what, std::uint64_t count) {
   const DataLossKind kind = collector_loss_kind(what).value_or(DataLossKind::kCollectorDataLoss);
   add_loss_row(pid, std::string(what), count, data_loss_def(kind).severity,
                describe_data_loss(kind, count, pid, {}, what));

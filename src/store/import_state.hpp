@@ -39,9 +39,9 @@ class ImportState {
   /// the wording's {detail}. Anything but info also becomes a warning line.
   void add_data_loss(std::optional<std::uint32_t> pid, DataLossKind kind, std::uint64_t count,
                      std::string_view detail = {});
-  /// A loss the collector reported as `what` (DataLossRecord.what_string): stored under that
-  /// name, with its declaration, or kCollectorDataLoss's severity and wording if undeclared.
-  void add_collector_loss(std::uint32_t pid, std::string_view what, std::uint64_t count);
+  /// A loss the collector (or the GPU-metrics sampler, pid nullopt) reported as `what` (DataLossRecord.what_string):
+  /// stored under that name, with its declaration, or kCollectorDataLoss's severity and wording if undeclared.
+  void add_collector_loss(std::optional<std::uint32_t> pid, std::string_view what, std::uint64_t count);
   /// Writes every data_loss row recorded so far.
   void write_data_loss();
 

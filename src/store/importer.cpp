@@ -3,12 +3,14 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "store/atomic_file.hpp"
 #include "store/data_loss_kinds.hpp"
 #include "store/database.hpp"
 #include "store/event_log_reader.hpp"
 #include "store/event_tables.hpp"
+#include "store/gpu_metrics_tables.hpp"
 #include "store/import_state.hpp"
 #include "store/log_scan.hpp"
 #include "store/schema.hpp"
@@ -18,6 +20,8 @@
 //   event_tables    pass 2: the event tables, clipped to the windows; NVTX through
 //                   nvtx_range_tracker; the log's data_loss rows
 //   process_tables  processes, threads, devices, capture_windows, meta
+//   gpu_metrics_tables  the GPU-metrics sampler's logs, read after every process log (their
+//                   device ids and clipping come from the processes' devices and windows)
 //   import_state    what they share: row writers (row_writer.hpp), strings, data_loss
 //                   (kinds declared in data_loss_kinds.hpp), the ImportResult
 namespace gpuscope::store {
@@ -25,9 +29,17 @@ namespace {
 
 using detail::ImportState;
 
+// A GPU-metrics sampler's log, read after the process logs, and its session records.
+struct MetricsLog {
+  std::string path;
+  std::vector<log::GpuMetricsSessionRecord> sessions;
+  bool sampler_log = true;  // no ProcessRecord: the launcher's
+};
+
 // Reads one log (two passes) into `state`. A log that cannot be opened is skipped with an
-// 'unreadable_log' row.
-void import_log(ImportState& state, const std::string& path) {
+// 'unreadable_log' row. A log with GPU-metrics records is added to `metrics_logs`; without a
+// ProcessRecord it is the launcher's sampler log and nothing else of it is read here.
+void import_log(ImportState& state, const std::string& path, std::vector<MetricsLog>& metrics_logs) {
   EventLogReader reader;
   const LogStatus status = reader.open(path);
   if (!status.ok()) {
@@ -40,6 +52,10 @@ void import_log(ImportState& state, const std::string& path) {
 
   detail::LogScan scan(reader);
   const LogReadStats stats = reader.read(scan);
+  if (scan.has_gpu_metrics()) {
+    metrics_logs.push_back({path, std::move(scan.gpu_metrics_sessions), !scan.process});
+    if (!scan.process) return;  // no process: its losses are counted when it is read
+  }
 
   const bool clip = !scan.captures.empty();
   std::vector<detail::Window> windows = detail::capture_windows(scan.captures, scan.start_ns());
@@ -63,6 +79,28 @@ void import_log(ImportState& state, const std::string& path) {
   }
   if (const std::uint64_t skipped = stats.unknown_records + stats.malformed_records; skipped > 0) {
     state.add_data_loss(pid, DataLossKind::kUnknownLogRecords, skipped);
+  }
+}
+
+// After the process logs: the GPU-metrics sampler's logs (they need the processes' devices
+// and capture windows). A log that can no longer be opened is skipped like any other.
+void import_metrics_logs(ImportState& state, const std::vector<MetricsLog>& logs) {
+  if (logs.empty()) return;
+  std::vector<log::GpuMetricsSessionRecord> sessions;
+  for (const MetricsLog& l : logs) sessions.insert(sessions.end(), l.sessions.begin(), l.sessions.end());
+  detail::GpuMetricsTables tables(state, sessions);
+  for (const MetricsLog& l : logs) {
+    EventLogReader reader;
+    const LogStatus status = reader.open(l.path);
+    if (!status.ok()) {  // gone since its first pass
+      if (l.sampler_log) {
+        --state.result.logs_read;
+        ++state.result.logs_skipped;
+      }
+      state.add_data_loss(std::nullopt, DataLossKind::kUnreadableLog, 1, status.message);
+      continue;
+    }
+    tables.import_log(reader, l.sampler_log);
   }
 }
 
@@ -112,7 +150,9 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
     db.exec(create_tables_sql());
     {
       ImportState state(db);
-      for (const std::string& path : log_paths) import_log(state, path);
+      std::vector<MetricsLog> metrics_logs;
+      for (const std::string& path : log_paths) import_log(state, path, metrics_logs);
+      import_metrics_logs(state, metrics_logs);
       // Logs were given but none could be read: an empty trace would look like a run that
       // recorded nothing. Fail, and leave any trace already at db_path as it was.
       if (!log_paths.empty() && state.result.logs_read == 0) {

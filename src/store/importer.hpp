@@ -8,6 +8,11 @@
 //    parent; start/end matched per (pid, range id), across threads;
 //  - allocations matched to their frees per process (store/memory_tracker.hpp), with
 //    the device memory in use after each (memory_events.in_use_bytes);
+//  - the GPU-metrics sampler's log (`gpuscope trace --gpu-metrics`: no ProcessRecord,
+//    GpuMetricsSession and GpuMetricSample records) is read after the process logs into
+//    gpu_metrics, gpu_metric_names and gpu_metrics_sessions (store/gpu_metrics_tables.hpp):
+//    no processes row; device ids matched by UUID to the traced processes' devices; samples
+//    kept when they overlap a capture window (all of them with no window but 'all');
 //  - capture windows (CaptureRecords; none = the whole process, reason 'all'):
 //    CPU-side events (API calls, NVTX, syncs, overheads) are kept when they
 //    start inside a window; GPU work (kernels, memcpys, memsets) and memory
@@ -60,6 +65,9 @@ struct TableCounts {
   std::int64_t memsets = 0;
   std::int64_t api_calls = 0;
   std::int64_t memory_events = 0;
+  std::int64_t gpu_metric_names = 0;
+  std::int64_t gpu_metrics = 0;
+  std::int64_t gpu_metrics_sessions = 0;
   std::int64_t syncs = 0;
   std::int64_t nvtx_events = 0;
   std::int64_t overheads = 0;

@@ -1,7 +1,8 @@
 // The importer's first pass over one event log (LogScan) and the capture windows it
 // yields. Pass 2 (store/event_tables.hpp) needs these before it can clip or join:
 // the time span of the log, whether the process closed it, how many kernel records it
-// holds, each API call's start and thread by correlation id, and the capture edges.
+// holds, each API call's start and thread by correlation id, and the capture edges; and
+// for the GPU-metrics sampler's log (store/gpu_metrics_tables.hpp) its sessions.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,14 @@ class LogScan final : public EventLogVisitor {
   void on_nvtx(const log::NvtxRecord& r) override { see(r.ts_ns); }
   void on_overhead(const log::OverheadRecord& r) override { see(r.start_ns, r.end_ns); }
   void on_memory(const log::MemoryRecord& r) override { see(r.ts_ns); }
+  // GPU-metrics records (the launcher's sampler log) do not widen the span: the sampler
+  // runs before and after the traced processes.
+  void on_gpu_metrics_session(const log::GpuMetricsSessionRecord& r, std::span<const std::uint64_t>) override {
+    gpu_metrics_sessions.push_back(r);
+  }
+  void on_gpu_metric_sample(const log::GpuMetricSampleRecord&, std::span<const double>) override {
+    ++gpu_metric_samples;
+  }
   void on_capture(const log::CaptureRecord& r) override;
   void on_process_end(const log::ProcessEndRecord& r) override;
 
@@ -64,8 +73,13 @@ class LogScan final : public EventLogVisitor {
   std::uint64_t kernel_records = 0;
   std::uint64_t min_ts = kOpenEnd;  // over all records; 0 timestamps (not recorded) ignored
   std::uint64_t max_ts = 0;
-  std::vector<CaptureEdge> captures;                // in log order
-  std::unordered_map<std::uint32_t, ApiInfo> apis;  // by correlation_id
+  std::vector<CaptureEdge> captures;                               // in log order
+  std::unordered_map<std::uint32_t, ApiInfo> apis;                 // by correlation_id
+  std::vector<log::GpuMetricsSessionRecord> gpu_metrics_sessions;  // in log order
+  std::uint64_t gpu_metric_samples = 0;
+
+  /// The log holds GPU-metrics records (the launcher's sampler log when it has no process).
+  [[nodiscard]] bool has_gpu_metrics() const { return !gpu_metrics_sessions.empty() || gpu_metric_samples > 0; }
 
  private:
   void see(std::uint64_t t) {

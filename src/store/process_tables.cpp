@@ -54,6 +54,12 @@ void ProcessTables::add_device(std::uint32_t pid, const log::DeviceRecord& r, st
   if (m_devices.emplace(pid, r.device_id).second) m_device_rows.push_back({pid, r, std::move(name)});
 }
 
+std::map<std::string, std::set<std::uint32_t>> ProcessTables::device_ids_by_uuid() const {
+  std::map<std::string, std::set<std::uint32_t>> ids;
+  for (const DeviceRow& d : m_device_rows) ids[uuid_text(d.record.uuid)].insert(d.record.device_id);
+  return ids;
+}
+
 void ProcessTables::write(Database& db, const ImportOptions& opts, TableCounts& rows) const {
   {
     RowWriter<rows::Process> w(db);

@@ -34,6 +34,11 @@ class ProcessTables {
   /// The first record of each (pid, device) is kept.
   void add_device(std::uint32_t pid, const log::DeviceRecord& r, std::string name);
 
+  /// Every capture window so far (pid, window with its end resolved).
+  [[nodiscard]] const std::vector<std::pair<std::uint32_t, Window>>& windows() const { return m_windows; }
+  /// devices.device_id of every (pid, device) seen, by devices.uuid (uuid_text).
+  [[nodiscard]] std::map<std::string, std::set<std::uint32_t>> device_ids_by_uuid() const;
+
   /// Writes processes, threads, devices and capture_windows (in that order), counting rows.
   void write(Database& db, const ImportOptions& opts, TableCounts& rows) const;
   /// Writes meta: the fixed keys, then opts.extra_meta (a repeated key keeps its first value).

@@ -539,7 +539,7 @@
   X(pid, OptInt, "INTEGER", "", \
     "Process id (NULL for the whole trace).") \
   X(what, Text, "TEXT", "", \
-    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records', 'unmatched_memory_free', 'memory_alloc_over_live', 'gpu_metrics_overflow'.") \
+    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records', 'unmatched_memory_free', 'memory_alloc_over_live', 'truncated_gpu_metrics_log', 'gpu_metrics_overflow'.") \
   X(count, Int, "INTEGER", "", \
     "How many records or bytes (see detail).") \
   X(severity, Text, "TEXT", "", \

@@ -7,8 +7,10 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/event_log_format.hpp"
 #include "store/event_log_writer.hpp"
@@ -227,6 +229,47 @@ class LogBuilder {
     r.pool_release_threshold = 1 << 20;
     r.pool_min_bytes_to_keep = min_bytes_to_keep;
     memory(r);
+  }
+  // GPU-metrics sampler records (gpuscope trace --gpu-metrics), as collect/pm_sampler writes
+  // them into the launcher's own log: no ProcessRecord (build it with the launcher's pid and
+  // write only these, messages and data_loss). `uuid0` as in device().
+  void gpu_metrics_session(std::uint32_t device, std::uint8_t uuid0, const std::vector<std::string_view>& metrics,
+                           std::uint64_t start_ns = 1'000, std::uint64_t interval_ns = 1'000,
+                           std::string_view chip = "GH100", std::string_view name = "NVIDIA H100 80GB HBM3") {
+    log::GpuMetricsSessionRecord r{};
+    r.start_ns = start_ns;
+    r.interval_ns = interval_ns;
+    r.chip_string = m_w.intern(chip);
+    r.device_name_string = m_w.intern(name);
+    r.uuid[0] = uuid0;
+    r.clock_offset_ns = -250;
+    r.hardware_buffer_bytes = 512u << 20;
+    r.device_id = device;
+    r.metric_count = static_cast<std::uint32_t>(metrics.size());
+    std::string payload(reinterpret_cast<const char*>(&r), sizeof r);
+    for (std::string_view m : metrics) {
+      const std::uint64_t id = m_w.intern(m);
+      payload.append(reinterpret_cast<const char*>(&id), sizeof id);
+    }
+    raw(static_cast<std::uint16_t>(log::RecordKind::kGpuMetricsSession), payload);
+  }
+  /// A sample's payload; `count` (default: values.size()) may lie, to build damaged records.
+  static std::string gpu_metric_sample_payload(std::uint32_t device, std::uint64_t start, std::uint64_t end,
+                                               const std::vector<double>& values,
+                                               std::optional<std::uint32_t> count = std::nullopt) {
+    log::GpuMetricSampleRecord r{};
+    r.start_ns = start;
+    r.end_ns = end;
+    r.device_id = device;
+    r.count = count.value_or(static_cast<std::uint32_t>(values.size()));
+    std::string payload(reinterpret_cast<const char*>(&r), sizeof r);
+    payload.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+    return payload;
+  }
+  void gpu_metric_sample(std::uint32_t device, std::uint64_t start, std::uint64_t end,
+                         const std::vector<double>& values) {
+    raw(static_cast<std::uint16_t>(log::RecordKind::kGpuMetricSample),
+        gpu_metric_sample_payload(device, start, end, values));
   }
   void end(std::uint64_t ts) {
     log::ProcessEndRecord r{ts, m_w.records_written(), 1, m_w.bytes_written()};

@@ -91,6 +91,9 @@ TEST(DataLossKinds, StoredTextUnchanged) {
       {DataLossKind::kMemoryAllocOverLive, "memory_alloc_over_live", "warning", 1, "",
        "1 allocations at the address of an allocation still live in the trace: its free record was lost; the "
        "old allocation was counted as freed at that moment"},
+      {DataLossKind::kTruncatedGpuMetricsLog, "truncated_gpu_metrics_log", "data_loss", 24, "",
+       "the GPU-metrics sampler's log ends in a partly written record (24 bytes, dropped): the launcher stopped "
+       "while writing it (killed?); samples after the last whole record are missing"},
       {DataLossKind::kCuptiDroppedRecords, "cupti_dropped_records", "data_loss", 9, "",
        "CUPTI dropped 9 activity records (its buffers filled faster than they were drained): "
        "the GPU timeline has gaps; trace fewer activity kinds or a shorter range"},

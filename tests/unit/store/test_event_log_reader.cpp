@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "log_builder.hpp"
@@ -166,6 +168,54 @@ TEST(EventLogReader, StringIdsBeyondWhatTheFileCanHoldAllocateNothing) {
   EXPECT_EQ(c.names, (std::vector<std::string>{"far_kernel", "far_kernel"}));
   EXPECT_EQ(reader.string(kId), "far_kernel");
   EXPECT_EQ(reader.string(kId - 1), "");
+}
+
+// GPU-metrics records carry an array after their struct: the visitor gets it whole and
+// aligned; a record whose size is not struct + array (count too high or too low, or a
+// partial element) is skipped as malformed.
+TEST(EventLogReader, GpuMetricsRecordsCarryTheirArrays) {
+  struct Metrics final : EventLogVisitor {
+    explicit Metrics(const EventLogReader& r) : reader(r) {}
+    void on_gpu_metrics_session(const log::GpuMetricsSessionRecord& r, std::span<const std::uint64_t> ids) override {
+      device = r.device_id;
+      for (std::uint64_t id : ids) names.emplace_back(reader.string(id));
+    }
+    void on_gpu_metric_sample(const log::GpuMetricSampleRecord& r, std::span<const double> v) override {
+      starts.push_back(r.start_ns);
+      values.emplace_back(v.begin(), v.end());
+    }
+    const EventLogReader& reader;
+    std::uint32_t device = 0;
+    std::vector<std::string> names;
+    std::vector<std::uint64_t> starts;
+    std::vector<std::vector<double>> values;
+  };
+  TempDir dir;
+  const std::string path = dir.file("gm.gslog");
+  const auto sample = static_cast<std::uint16_t>(log::RecordKind::kGpuMetricSample);
+  {
+    LogBuilder b(path, 1);
+    b.gpu_metrics_session(2, 0xab, {"a.sum", "b.avg"});
+    b.gpu_metric_sample(2, 10, 20, {1.5, -2.0});
+    b.raw(sample, LogBuilder::gpu_metric_sample_payload(2, 30, 40, {1.0, 2.0}, 3));  // 3 announced, 2 there
+    b.raw(sample, LogBuilder::gpu_metric_sample_payload(2, 30, 40, {1.0, 2.0}, 1));  // 1 announced, 2 there
+    b.raw(sample, LogBuilder::gpu_metric_sample_payload(2, 30, 40, {1.0}) + "xyz");  // a partial element
+    b.raw(static_cast<std::uint16_t>(log::RecordKind::kGpuMetricsSession), "short");
+    b.gpu_metric_sample(2, 50, 60, {});  // no values: a valid empty sample
+    b.close();
+  }
+  EventLogReader reader;
+  ASSERT_TRUE(reader.open(path).ok());
+  Metrics m(reader);
+  const LogReadStats stats = reader.read(m);
+  EXPECT_EQ(m.device, 2u);
+  EXPECT_EQ(m.names, (std::vector<std::string>{"a.sum", "b.avg"}));
+  EXPECT_EQ(m.starts, (std::vector<std::uint64_t>{10, 50}));
+  ASSERT_EQ(m.values.size(), 2u);
+  EXPECT_EQ(m.values[0], (std::vector<double>{1.5, -2.0}));
+  EXPECT_TRUE(m.values[1].empty());
+  EXPECT_EQ(stats.malformed_records, 4u);
+  EXPECT_EQ(stats.truncated_bytes, 0u);
 }
 
 }  // namespace
