@@ -73,6 +73,11 @@ std::string keep_condition(const TableDef& t, const TraceCopyFilter& f, const Wi
     }
   }
 
+  // GPU metrics have no pid: a device filter keeps the GPUs whose UUID is one of its devices'.
+  if (f.devices && (name == "gpu_metrics" || name == "gpu_metrics_sessions")) {
+    all.emplace_back("e.device_id IN (SELECT device_id FROM temp.gs_filter_metric_devices)");
+  }
+
   if (w.set && name != "capture_windows" && name != "processes") {
     const std::string a = num(w.a), b = num(w.b);
     if (name == "nvtx_events") {
@@ -108,6 +113,12 @@ std::string keep_condition(const TableDef& t, const TraceCopyFilter& f, const Wi
       all.emplace_back(
           "EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
           "e.ts_ns BETWEEN r.start_ns AND r.end_ns)");
+    } else if (name == "gpu_metrics") {
+      // Samples overlapping an interval of any process (the GPU is shared): the last merged
+      // interval starting at or before the sample's end is the only candidate.
+      all.emplace_back(
+          "((SELECT r.end_ns FROM temp.gs_filter_all_ranges r WHERE r.start_ns <= e.end_ns "
+          "ORDER BY r.start_ns DESC LIMIT 1) >= e.start_ns)");
     } else if (name == "capture_windows") {
       all.emplace_back("0");  // the caller gives the windows
     }
@@ -151,15 +162,10 @@ void copy_table(Database& db, const TableDef& t, const TraceCopyFilter& f, const
 // Temp tables the keep conditions read: the intervals merged per process into disjoint
 // closed intervals, and the (pid, correlation_id) of the API calls inside.
 void build_range_tables(Database& db, const std::vector<PidInterval>& ranges) {
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_pid;
-  for (const PidInterval& i : ranges) by_pid[i.pid].push_back({i.start_ns, i.end_ns});
-  db.exec(
-      "CREATE TEMP TABLE gs_filter_ranges (pid INTEGER, start_ns INTEGER, end_ns INTEGER, "
-      "PRIMARY KEY (pid, start_ns)) WITHOUT ROWID");
-  Statement ins = db.prepare("INSERT INTO temp.gs_filter_ranges VALUES (?, ?, ?)");
-  for (auto& [pid, iv] : by_pid) {
+  using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  auto merge = [](Intervals iv) {
     std::sort(iv.begin(), iv.end());
-    std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+    Intervals merged;
     for (const auto& x : iv) {
       if (!merged.empty() && x.first <= merged.back().second) {
         merged.back().second = std::max(merged.back().second, x.second);
@@ -167,11 +173,31 @@ void build_range_tables(Database& db, const std::vector<PidInterval>& ranges) {
         merged.push_back(x);
       }
     }
-    for (const auto& [s, e] : merged) {
+    return merged;
+  };
+  std::map<std::int64_t, Intervals> by_pid;
+  Intervals every;  // all processes together, for gpu_metrics
+  for (const PidInterval& i : ranges) {
+    by_pid[i.pid].push_back({i.start_ns, i.end_ns});
+    every.push_back({i.start_ns, i.end_ns});
+  }
+  db.exec(
+      "CREATE TEMP TABLE gs_filter_ranges (pid INTEGER, start_ns INTEGER, end_ns INTEGER, "
+      "PRIMARY KEY (pid, start_ns)) WITHOUT ROWID");
+  Statement ins = db.prepare("INSERT INTO temp.gs_filter_ranges VALUES (?, ?, ?)");
+  for (auto& [pid, iv] : by_pid) {
+    for (const auto& [s, e] : merge(std::move(iv))) {
       ins.bind(1, pid).bind(2, s).bind(3, e);
       ins.step();
       ins.rewind();
     }
+  }
+  db.exec("CREATE TEMP TABLE gs_filter_all_ranges (start_ns INTEGER PRIMARY KEY, end_ns INTEGER) WITHOUT ROWID");
+  Statement all = db.prepare("INSERT INTO temp.gs_filter_all_ranges VALUES (?, ?)");
+  for (const auto& [s, e] : merge(std::move(every))) {
+    all.bind(1, s).bind(2, e);
+    all.step();
+    all.rewind();
   }
   db.exec("CREATE TEMP TABLE gs_filter_launch (pid INTEGER, corr INTEGER, PRIMARY KEY (pid, corr)) WITHOUT ROWID");
   db.exec(
@@ -195,6 +221,15 @@ void build_device_tables(Database& db, const std::vector<PidDevice>& devices) {
   for (std::string_view t : {"kernels", "memcpys", "memsets"}) {
     db.exec("INSERT OR IGNORE INTO temp.gs_filter_foreign SELECT e.pid, e.correlation_id FROM src." + std::string(t) +
             " e WHERE e.correlation_id IS NOT NULL AND NOT " + std::string(kOnGpu));
+  }
+  // gpu_metrics.device_id of the GPUs sampled whose UUID is that of a kept (pid, device_id).
+  db.exec("CREATE TEMP TABLE gs_filter_metric_devices (device_id INTEGER PRIMARY KEY)");
+  if (db.query_int("SELECT COUNT(*) FROM src.sqlite_master WHERE type = 'table' AND name = 'gpu_metrics_sessions'")
+          .value_or(0) > 0) {
+    db.exec(
+        "INSERT OR IGNORE INTO temp.gs_filter_metric_devices SELECT s.device_id FROM src.gpu_metrics_sessions s "
+        "WHERE s.uuid IS NOT NULL AND EXISTS (SELECT 1 FROM temp.gs_filter_gpus g JOIN src.devices d "
+        "ON d.pid = g.pid AND d.device_id = g.device_id WHERE d.uuid = s.uuid)");
   }
 }
 
@@ -242,7 +277,8 @@ Database copy_trace(Database& source, const TraceCopyFilter& filter) {
   }
   db.exec("COMMIT");
 
-  for (const char* t : {"gs_filter_ranges", "gs_filter_launch", "gs_filter_gpus", "gs_filter_foreign"})
+  for (const char* t : {"gs_filter_ranges", "gs_filter_all_ranges", "gs_filter_launch", "gs_filter_gpus",
+                        "gs_filter_foreign", "gs_filter_metric_devices"})
     db.exec("DROP TABLE IF EXISTS temp." + std::string(t));
   db.exec("DETACH DATABASE src");
   db.exec(create_indexes_sql());

@@ -10,8 +10,8 @@
 // A row is kept when every filter that is set keeps it (AND):
 //
 //   from_ns / to_ns   [a, b] on the trace clock (ns, absolute; an unset end is unbounded).
-//     Rows with start_ns and end_ns: kept when they overlap (start ≤ b and end ≥ a), whole,
-//     not clipped. nvtx_events: a mark (end_ns NULL, style 'Mark') at its start, an unclosed
+//     Rows with start_ns and end_ns (gpu_metrics too): kept when they overlap (start ≤ b and
+//     end ≥ a), whole, not clipped. nvtx_events: a mark (end_ns NULL, style 'Mark') at its start, an unclosed
 //     range never ends. messages and memory_events (ts_ns) and kernel_profiles (launch_ns):
 //     a ≤ t ≤ b. (memory_events.in_use_bytes keeps the levels computed on the whole trace.)
 //     capture_windows and processes: kept when they overlap, and clipped to [a, b].
@@ -21,7 +21,9 @@
 //                     memory_events and devices rows on one of them; api_calls and syncs of their processes
 //                     except those whose (pid, correlation_id) launched a kernel, copy or
 //                     memset on another device; other rows of their processes (and NULL pid).
-//                     An empty set keeps no row that has a pid.
+//                     An empty set keeps no row that has a pid. gpu_metrics and
+//                     gpu_metrics_sessions (no pid): the GPUs whose session UUID is the
+//                     devices.uuid of one of the pairs (a GPU no traced process saw: none).
 //   ranges            per-process intervals [start_ns, end_ns] (merged here when they
 //                     overlap; "inside" = inside their union):
 //     api_calls: start ≥ an interval's start and end ≤ its end, on any thread of the process.
@@ -31,9 +33,13 @@
 //     syncs: their API call is kept, or they lie inside themselves.
 //     memory_events: their API call is kept, or their ts_ns is inside an interval.
 //     overheads: they overlap an interval; messages: their ts_ns is inside one.
+//     gpu_metrics: they overlap an interval of any process (a GPU's counters count every
+//       process on it).
 //     capture_windows: none copied (give `capture_windows`).
 //   kernel_metrics follow their kernel_profiles row.
-// Copied whole: meta, strings, and every table not named above (threads, data_loss by pid).
+// Copied whole: meta, strings, and every table not named above (threads, data_loss by pid,
+// gpu_metric_names; gpu_metrics_sessions but for a device filter: their samples and
+// first_ns/last_ns stay as imported).
 //
 // capture_windows, when set, are inserted as they are (after the copied ones, if any).
 // widen_spans: after copying, the earliest capture_windows and processes start is moved

@@ -135,5 +135,65 @@ TEST_F(TraceCopyTest, MemoryEventsFollowDevicesTimesAndRanges) {
   }
 }
 
+// gpu_metrics (no pid): by device through the sessions' UUIDs (GPU-x is device 0 of both
+// processes, GPU-y device 1 of pid 1, GPU-z no process's), by time like any start/end rows,
+// inside ranges when they overlap an interval of any process; names and sessions copied.
+TEST_F(TraceCopyTest, GpuMetricsFollowDevicesTimesAndRanges) {
+  insert(src, rows::Device{.pid = 1, .device_id = 1, .uuid = "GPU-y"});
+  insert(src, rows::GpuMetricName{.id = 1, .name = "dram__bytes_read.sum", .label = "DRAM read", .unit = "bytes"});
+  RowWriter<rows::GpuMetricsSession> sessions(src);
+  sessions.insert({.device_id = 0, .uuid = "GPU-x", .samples = 2});
+  sessions.insert({.device_id = 1, .uuid = "GPU-y", .samples = 1});
+  sessions.insert({.device_id = 2, .uuid = "GPU-z", .samples = 1});
+  RowWriter<rows::GpuMetric> metrics(src);
+  auto sample = [&](std::int64_t device, std::int64_t start, std::int64_t end, double value) {
+    metrics.insert({.device_id = device, .start_ns = start, .end_ns = end, .metric_id = 1, .value = value});
+  };
+  sample(0, 100, 200, 1);
+  sample(0, 400, 450, 2);
+  sample(1, 100, 200, 3);
+  sample(2, 100, 200, 4);
+  {
+    TraceCopyFilter f;
+    f.devices = std::vector<PidDevice>{{2, 0}};  // GPU-x, as pid 2 sees it
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics"), 2);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics WHERE device_id <> 0"), 0);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics_sessions"), 1);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metric_names"), 1);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM v_gpu_metrics WHERE label = 'DRAM read'"), 2);
+  }
+  {
+    TraceCopyFilter f;
+    f.devices = std::vector<PidDevice>{{1, 1}};
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT device_id FROM gpu_metrics"), 1);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics"), 1);
+  }
+  {
+    TraceCopyFilter f;
+    f.from_ns = 300;
+    f.to_ns = 900;
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics"), 1);
+    EXPECT_EQ(count(db, "SELECT start_ns FROM gpu_metrics"), 400);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics_sessions"), 3);
+  }
+  {
+    TraceCopyFilter f;
+    f.ranges = std::vector<PidInterval>{{2, 420, 430}};  // pid 2's interval: a GPU counts every process
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics"), 1);
+    EXPECT_EQ(count(db, "SELECT start_ns FROM gpu_metrics"), 400);
+  }
+  {
+    TraceCopyFilter f;
+    f.ranges = std::vector<PidInterval>{{1, 90, 105}, {2, 200, 210}};
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM gpu_metrics"), 3);  // the three [100,200] samples
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM sqlite_temp_master"), 0);
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope::store
