@@ -6,6 +6,8 @@
 //   fuzz_event_log_import  a log holding every record kind; the same log cut mid-record
 //                          (a killed process); a header-only log; names that are not
 //                          UTF-8 or hold quotes and newlines; two processes in one input;
+//                          the GPU-metrics sampler's log (no process) alone, cut, and
+//                          after a process log whose GPU it samples;
 //                          tests/data/kernels-h100's log; the first 16 KiB of cnn's;
 //   fuzz_trace_reports     traces imported from those logs, VACUUMed to 512-byte pages so
 //                          a mutation hits a page header, a cell or the schema often;
@@ -19,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -52,6 +55,43 @@ void write_file(const fs::path& path, std::string_view bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + path.string());
   std::cout << "  " << path.string() << " (" << bytes.size() << " B)\n";
+}
+
+// GPU-metrics records (trace --gpu-metrics): a session of `metrics` on GPU `uuid0` (the
+// process logs' device has 0xab) and `samples` samples 1 us apart from `t0`, every third
+// value NaN.
+void write_gpu_metrics(store::EventLogWriter& w, std::uint32_t device, std::uint8_t uuid0,
+                       const std::vector<std::string_view>& metrics, std::uint64_t t0, int samples) {
+  log::GpuMetricsSessionRecord s{};
+  s.start_ns = t0 - 500;
+  s.interval_ns = 1'000;
+  s.chip_string = w.intern("GH100");
+  s.device_name_string = w.intern("NVIDIA H100 80GB HBM3");
+  s.uuid[0] = uuid0;
+  s.clock_offset_ns = -1'234;
+  s.hardware_buffer_bytes = 512u << 20;
+  s.device_id = device;
+  s.metric_count = static_cast<std::uint32_t>(metrics.size());
+  std::string payload(reinterpret_cast<const char*>(&s), sizeof s);
+  for (std::string_view m : metrics) {
+    const std::uint64_t id = w.intern(m);
+    payload.append(reinterpret_cast<const char*>(&id), sizeof id);
+  }
+  w.add_raw(log::RecordKind::kGpuMetricsSession, payload.data(), static_cast<std::uint32_t>(payload.size()));
+  int n = 0;
+  for (int i = 0; i < samples; ++i) {
+    log::GpuMetricSampleRecord r{};
+    r.start_ns = t0 + static_cast<std::uint64_t>(i) * 1'000;
+    r.end_ns = r.start_ns + 1'000;
+    r.device_id = device;
+    r.count = s.metric_count;
+    std::string p(reinterpret_cast<const char*>(&r), sizeof r);
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      const double v = ++n % 3 == 0 ? std::numeric_limits<double>::quiet_NaN() : 10.0 * static_cast<double>(n);
+      p.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    w.add_raw(log::RecordKind::kGpuMetricSample, p.data(), static_cast<std::uint32_t>(p.size()));
+  }
 }
 
 // A log of one process holding every record kind, as the collector writes them.
@@ -221,6 +261,9 @@ void write_log(const fs::path& path, std::uint32_t pid, std::string_view name_a,
   memory(log::MemoryOperation::kFree, 2'003'500, 0x7f0000000000, 20 << 20, log::MemoryKind::kDevice, 12);
   memory(log::MemoryOperation::kFree, 2'004'500, 0x7e0000000000, 4 << 20, log::MemoryKind::kDevice, 13);
   memory(log::MemoryOperation::kAlloc, 2'005'500, 0x200000000, 1 << 20, log::MemoryKind::kPinned, 14);
+  // GPU-metrics records, which only the launcher's log holds: here in a process's log too.
+  write_gpu_metrics(w, 0, 0xab, {"sm__warps_active.avg.pct_of_peak_sustained_elapsed", "dram__bytes_write.sum"},
+                    2'001'000, 3);
   log::DataLossRecord dl{};
   dl.ts_ns = 2'070'000;
   dl.count = 3;
@@ -238,6 +281,31 @@ void write_log(const fs::path& path, std::uint32_t pid, std::string_view name_a,
     log::ProcessEndRecord e{2'090'000, w.records_written(), 1, w.bytes_written()};
     w.add(log::RecordKind::kProcessEnd, e);
   }
+  if (!w.flush()) throw std::runtime_error(w.last_error());
+  w.close();
+}
+
+// The launcher's GPU-metrics sampler log: no ProcessRecord; a warning, two GPUs (one the
+// process logs' 0xab, one no process saw), a metric outside core/gpu_metrics, an overflow.
+void write_sampler_log(const fs::path& path, std::uint32_t pid) {
+  store::EventLogWriter w;
+  std::string err;
+  if (!w.open(path.string(), pid, &err)) throw std::runtime_error(err);
+  log::MessageRecord msg{};
+  msg.ts_ns = 1'000'100;
+  msg.text_string = w.intern("gpu metrics: nvlrx__bytes.sum dropped (two passes on this chip)");
+  msg.severity = static_cast<std::uint8_t>(log::Severity::kWarning);
+  w.add(log::RecordKind::kMessage, msg);
+  write_gpu_metrics(w, 0, 0xab,
+                    {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum",
+                     "gpc__cycles_elapsed.avg.per_second", "lts__t_sectors.sum"},
+                    1'990'000, 40);
+  write_gpu_metrics(w, 1, 0xcd, {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed"}, 1'995'000, 20);
+  log::DataLossRecord dl{};
+  dl.ts_ns = 2'030'000;
+  dl.count = 17;
+  dl.what_string = w.intern("gpu_metrics_overflow");
+  w.add(log::RecordKind::kDataLoss, dl);
   if (!w.flush()) throw std::runtime_error(w.last_error());
   w.close();
 }
@@ -304,12 +372,18 @@ int main(int argc, char** argv) {
     write_file(imp / "header-only", full_bytes.substr(0, sizeof(log::FileHeader)));
     write_file(imp / "hostile-names", read_file(hostile));
     write_file(imp / "two-processes", full_bytes + std::string(kLogSeparator) + read_file(hostile));
+    const std::string sampler = (work / "gpu-metrics.gslog").string();
+    write_sampler_log(sampler, 4000);
+    const std::string sampler_bytes = read_file(sampler);
+    write_file(imp / "gpu-metrics-log", sampler_bytes);
+    write_file(imp / "gpu-metrics-log-cut", sampler_bytes.substr(0, sampler_bytes.size() / 2 + 3));
+    write_file(imp / "process-and-gpu-metrics", full_bytes + std::string(kLogSeparator) + sampler_bytes);
     const fs::path kernels_log = data / "kernels-h100.logs" / "vm-681.gslog";
     write_file(imp / "kernels-h100-log", read_file(kernels_log));
     write_file(imp / "cnn-log-first-16KiB", read_file(data / "cnn.logs" / "vm-499.gslog").substr(0, 16384));
 
     const fs::path rep = corpus / "fuzz_trace_reports";
-    make_trace({full, hostile}, rep / "synthetic-trace");
+    make_trace({full, hostile, sampler}, rep / "synthetic-trace");
     make_trace({kernels_log.string()}, rep / "kernels-h100-trace");
 
     for (const char* f : {"profile-test.json", "profile-h100.json"}) {
