@@ -17,7 +17,9 @@ CLI::Option* attach(CLI::Option* option, Parse parse, bool rewrite, const std::s
         return {};
       },
       "");
-  return option->check(v)->type_name(type);
+  // transform, not check: CLI11 hands check() validators a copy of the text, so the
+  // rewritten value (e.g. "0.5" seconds -> "500000000" ns) would never reach the option.
+  return option->transform(v)->type_name(type);
 }
 
 }  // namespace
