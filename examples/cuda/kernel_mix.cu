@@ -183,6 +183,8 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: kernel_mix [--repeat R] [--only NAME[,NAME...]] [--copy-n N] [--transpose-n N] [--gemm MxNxK]\n"
+               "                  [--fma-blocks B] [--fma-iters I]   (fma_loop, hfma2_loop: B blocks of 256 threads, I\n"
+               "                  steps per chain; default 1024 x 512; e.g. 4224 x 200000 for a ~100 ms FMA kernel)\n"
                "       kernel_mix --launches L\n"
                "NAME: copy_f4 fma_loop dfma_loop hfma2_loop transpose_bank_conflicts transpose_padded tiny\n"
                "      gemm_bf16 gemm_f16 gemm_tf32, or the groups own (hand-written) and gemm\n"
@@ -212,6 +214,7 @@ struct Options {
   long long copy_n = 1LL << 28;
   long long transpose_n = 4096;
   long long gemm_m = 4096, gemm_n = 4096, gemm_k = 4096;
+  long long fma_blocks = 1024, fma_iters = 512;
   std::vector<std::string> only;  // expanded names, in kOwn + kGemm order
 };
 
@@ -232,6 +235,14 @@ bool parse_options(int argc, char** argv, Options& o) {
       o.launches = gpuscope::examples::parse_count(argv[++i], "L");
     } else if (a == "--copy-n" && has_value) {
       o.copy_n = parse_size(argv[++i], "N");
+    } else if (a == "--fma-blocks" && has_value) {
+      o.fma_blocks = gpuscope::examples::parse_count(argv[++i], "B");
+    } else if (a == "--fma-iters" && has_value) {
+      o.fma_iters = gpuscope::examples::parse_count(argv[++i], "I");
+      if (o.fma_iters > (1LL << 30)) {
+        std::fprintf(stderr, "invalid --fma-iters '%s' (at most 2^30)\n", argv[i]);
+        return false;
+      }
     } else if (a == "--transpose-n" && has_value) {
       o.transpose_n = parse_size(argv[++i], "N");
     } else if (a == "--gemm" && has_value) {
@@ -645,7 +656,7 @@ int run_mix(const Options& o) {
     }
     const bool f = wanted(o, "fma_loop"), d = wanted(o, "dfma_loop"), h = wanted(o, "hfma2_loop");
     if (f || d || h) {
-      Fma fma(1024, 512);
+      Fma fma(o.fma_blocks, static_cast<int>(o.fma_iters));
       Fma dfma(1024, 128);
       if (f) fma.expect("fma_loop", r);
       if (d) dfma.expect("dfma_loop", r);

@@ -1,5 +1,7 @@
 #include "cli/collect_run.hpp"
 
+#include "collect/pm_sampler.hpp"
+
 #include <time.h>
 
 #include <algorithm>
@@ -203,7 +205,9 @@ CollectRunResult collect_run(CollectRunSpec o) {
     describe_run("at the start");
   };
 
+  if (o.before_launch) o.before_launch(log_dir);
   res.run = launch_and_wait(spec);
+  if (o.after_exit) o.after_exit();
   const LaunchResult& run = res.run;
   if (!run.started) {
     fs::remove_all(log_dir, ec);
@@ -221,7 +225,11 @@ CollectRunResult collect_run(CollectRunSpec o) {
   for (const auto& entry : fs::directory_iterator(log_dir, ec))
     if (entry.path().extension() == ".gslog") logs.push_back(entry.path().string());
   std::sort(logs.begin(), logs.end());
-  if (logs.empty())
+  // The GPU-metrics sampler's log (gpuscope trace --gpu-metrics) is not a traced process's.
+  const bool any_process = std::any_of(logs.begin(), logs.end(), [](const std::string& p) {
+    return !fs::path(p).filename().string().starts_with(collect::kGpuMetricsLogPrefix);
+  });
+  if (!any_process)
     std::cerr << "gpuscope " << tool
               << ": warning: no process initialised CUDA, so nothing was recorded "
                  "(the command ran without using the GPU, or CUDA failed to start)\n";

@@ -45,6 +45,12 @@ struct CollectRunSpec {
   /// right before the logs directory is made and the command runs (trace: the tracer-cost
   /// calibration, which adds meta rows).
   std::function<void(CollectRunSpec&)> after_checks;
+  /// Called once the logs folder exists, right before the command starts (trace: starts the
+  /// GPU-metrics sampler, whose log goes in that folder).
+  std::function<void(const std::filesystem::path& log_dir)> before_launch;
+  /// Called when the command has ended (or failed to start), before the import (trace: stops
+  /// the sampler, so its log is whole).
+  std::function<void()> after_exit;
 };
 
 struct CollectRunResult {

@@ -1,6 +1,7 @@
 #include "cli/trace_command.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,11 +18,15 @@
 #include "cli/output_files.hpp"
 #include "cli/tracer_calibration.hpp"
 #include "collect/collector_config.hpp"
+#include "collect/pm_sampler.hpp"
+#include "core/units.hpp"
 #include "render/report_render.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::cli {
 namespace {
+
+constexpr const char* kDefaultGpuMetricsRate = "20k";
 
 // "a,b,c" -> {"a", "b", "c"} ("" -> {""}): the items of a comma-separated option value.
 std::vector<std::string_view> comma_items(std::string_view v) {
@@ -149,6 +154,26 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                 "allocator shows as the segments it takes, not tensors. Off by default: it adds\n"
                 "CUPTI work to every allocation call. Recorded from the start even with a capture\n"
                 "range (memory in use needs every allocation); rows are kept inside the range");
+  sub->add_option("--gpu-metrics", o.gpu_metrics,
+                  "Also sample each GPU's hardware counters over time (CUPTI PM sampling, as nsys\n"
+                  "--gpu-metrics-device): SM active, warps active (achieved occupancy), tensor-core\n"
+                  "and FP32/FP64 pipe activity, DRAM read/write and L2 bytes, PCIe and NVLink bytes,\n"
+                  "SM clock, into gpu_metrics. RATE in Hz (default 20k = one sample every 50 us):\n"
+                  "stats -r gpu_metrics_sum gives each kernel its sampled SM/tensor activity and\n"
+                  "DRAM GB/s, top and gpu_util show them, export draws them as counters. The counters\n"
+                  "are the whole GPU's (every process on it). Needs counter access (not restricted to\n"
+                  "admins) and no other counter user (ncu, DCGM); without them the trace goes on\n"
+                  "without metrics")
+      ->expected(0, 1)
+      ->default_str(kDefaultGpuMetricsRate)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            double hz = 0;
+            return collect::parse_sampling_rate(v, &hz)
+                       ? ""
+                       : "'" + v + "' is not a sampling rate from 10 Hz to 1 MHz (e.g. 20k, 5000, 100kHz)";
+          },
+          "RATE"));
   sub->add_option("--calibrate", o.calibrate,
                   "Measure what tracing costs per CUDA call on this machine, so launch_overhead, gpu_util\n"
                   "and top can tell the program's launch time from gpuscope's: auto (once a week, cached,\n"
@@ -239,6 +264,31 @@ int run_trace(TraceOptions o) {
   spec.import.extra_meta.emplace_back("cuda_api_calls", o.cuda_api);
   if (o.memory_usage) spec.import.extra_meta.emplace_back("cuda_memory_usage", "1");
   if (!o.pytorch.empty()) spec.import.extra_meta.emplace_back("pytorch", o.pytorch);
+
+  collect::PmSampler sampler;
+  if (!o.gpu_metrics.empty()) {
+    double hz = 0;
+    (void)collect::parse_sampling_rate(o.gpu_metrics, &hz);  // checked by the option
+    spec.import.extra_meta.emplace_back("gpu_metrics_rate_hz", std::to_string(static_cast<long long>(hz)));
+    spec.before_launch = [&sampler, &o, hz](const std::filesystem::path& log_dir) {
+      collect::PmSamplerOptions so;
+      so.interval_ns = static_cast<std::uint64_t>(1e9 / hz);
+      so.verbose = std::getenv("GPUSCOPE_VERBOSE") != nullptr && std::string(std::getenv("GPUSCOPE_VERBOSE")) == "1";
+      std::vector<std::string> messages;
+      const std::string path =
+          (log_dir / (std::string(collect::kGpuMetricsLogPrefix) + std::to_string(::getpid()) + ".gslog")).string();
+      const std::size_t n = sampler.start(path, so, &messages);
+      for (const std::string& m : messages) std::cerr << "gpuscope trace: " << (n == 0 ? "warning: " : "") << m << "\n";
+      if (n > 0 && !o.quiet)
+        std::cerr << "gpuscope trace: sampling GPU metrics on " << n << " GPU(s) every "
+                  << units::duration_ns(static_cast<double>(so.interval_ns)) << "\n";
+    };
+    spec.after_exit = [&sampler] {
+      std::vector<std::string> messages;
+      sampler.stop(&messages);
+      for (const std::string& m : messages) std::cerr << "gpuscope trace: warning: " << m << "\n";
+    };
+  }
 
   const CollectRunResult res = collect_run(spec);
   if (!res.have_db) return res.exit_code;

@@ -25,6 +25,7 @@ struct TraceOptions {
   std::string calibrate = "auto";  // auto (cached a week) | always | never
   bool sync_records = false;       // also CUPTI SYNCHRONIZATION records
   bool memory_usage = false;       // --cuda-memory-usage: CUPTI MEMORY2 + MEMORY_POOL records
+  std::string gpu_metrics;         // --gpu-metrics[=RATE]: "" = off, else the rate ("20k" when given bare)
   int flush_period_ms = 200;
   bool keep_logs = false;
   bool quiet = false;
