@@ -9,7 +9,8 @@ import and trace import/writing are excluded from the per-op numbers):
                SGD, 40 steps, median of steps 5..39)                 ms_per_step
   cnn_train    examples/pytorch/cnn_train.py --steps 50           ms_per_step (--only cnn_train)
 Variants: untraced | gpuscope (the default trace) | torch.profiler (CPU+CUDA; Python
-workloads) | with --pytorch, gpuscope trace --pytorch=ops / modules / ops,modules (Python) | nsys (`nsys profile -t cuda`, when --nsys names an nsys binary that exists) |
+workloads) | with --pytorch, gpuscope trace --pytorch=ops / modules / ops,modules (Python) |
+with --options, gpuscope trace --gpu-metrics and --cuda-memory-usage | nsys (`nsys profile -t cuda`, when --nsys names an nsys binary that exists) |
 and with --ablation, gpuscope with one part of the collector switched off or changed at a
 time (GPUSCOPE_CUDA_RECORDS, GPUSCOPE_API_CALLS, ... in the environment; collector_config.hpp):
 the difference between two variants is what that part costs.
@@ -91,6 +92,10 @@ def benchmarks(build, tmp, args):
             for opt in ("ops", "modules", "ops,modules"):
                 argv, path = traced(f"pt-{opt.replace(',', '-')}", f"--pytorch={opt}")
                 variants[f"gpuscope --pytorch={opt}"] = (argv, None, path)
+        if args.options:
+            for opt in ("--gpu-metrics", "--cuda-memory-usage"):
+                argv, path = traced(f"opt{opt.replace('-', '_')}", opt)
+                variants[f"gpuscope {opt}"] = (argv, None, path)
         if args.ablation:
             for i, (variant, (env, opts)) in enumerate(ABLATION.items()):
                 argv, path = traced(f"ab{i}", *opts)
@@ -241,6 +246,9 @@ def main():
     parser.add_argument("--variants", nargs="*", help="variants to run (default all); untraced always runs")
     parser.add_argument("--pytorch", action="store_true",
                         help="also run gpuscope trace --pytorch=ops, =modules and =ops,modules (Python workloads)")
+    parser.add_argument("--options", action="store_true",
+                        help="also run gpuscope trace --gpu-metrics and --cuda-memory-usage (their cost over the "
+                        "default trace: the paired ratio vs gpuscope)")
     parser.add_argument("--ablation", action="store_true", help="also run gpuscope with one part switched off at a time")
     parser.add_argument("--nsys", default=DEFAULT_NSYS, help=f"nsys binary (default {DEFAULT_NSYS}); '' = none")
     parser.add_argument("--taskset", default="",

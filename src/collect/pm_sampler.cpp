@@ -343,15 +343,32 @@ struct PmSampler::Impl {
   // Stop + Start after an overflow; false when the device cannot go on.
   bool restart(Device& d) {
     stop_device(d);
+    // First the same sampling object again; CUPTI may refuse a Start after an overflow,
+    // then a new object (Disable, Enable, SetConfig, counter data, Start).
     auto st = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_Start_Params);
     st.pPmSamplingObject = d.sampler;
-    if (const CUptiResult r = cuptiPmSamplingStart(&st); r != CUPTI_SUCCESS) {
+    CUptiResult r = cuptiPmSamplingStart(&st);
+    if (r != CUPTI_SUCCESS) {
+      auto off = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params);
+      off.pPmSamplingObject = d.sampler;
+      cuptiPmSamplingDisable(&off);
+      d.sampler = nullptr;
+      try {
+        arm(d);
+        r = CUPTI_SUCCESS;
+      } catch (const CuptiFailure& f) {
+        r = f.status;
+      }
+    } else {
+      d.started = true;
+    }
+    d.dropped_first = false;  // the first sample after a restart spans the gap
+    if (r != CUPTI_SUCCESS) {
       message(log::Severity::kWarning, "GPU metrics: restarting sampling on device " + std::to_string(d.index) +
                                            " after a buffer overflow failed: " + cupti_status_text(r) +
                                            "; sampling of this device ends here");
       return false;
     }
-    d.started = true;
     return true;
   }
 
@@ -389,6 +406,11 @@ struct PmSampler::Impl {
       message(log::Severity::kInfo, text);
     }
 
+    arm(d);
+  }
+
+  // Enable, SetConfig, counter data image, Start (d.config and d.metric_ptrs set); throws CuptiFailure.
+  void arm(Device& d) {
     auto en = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params);
     en.deviceIndex = static_cast<std::size_t>(d.index);
     must(cuptiPmSamplingEnable(&en), "cuptiPmSamplingEnable");
