@@ -65,7 +65,8 @@ constexpr TableDef kTables[] = {
      "Facts about the trace: schema_version, gpuscope_version, command, start_time (ISO 8601), host, capture_range, "
      "trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), "
      "process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' "
-     "or 'all', its --cuda-api), cuda_memory_usage ('1' with --cuda-memory-usage), tracer_launch_cost_ns and "
+     "or 'all', its --cuda-api), cuda_memory_usage ('1' with --cuda-memory-usage), gpu_metrics_rate_hz (the "
+     "sampling rate asked with --gpu-metrics), tracer_launch_cost_ns and "
      "tracer_api_cost_ns (CPU ns tracing adds to one kernel "
      "launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and "
      "tracer_cost_method (how they were measured, or 'not calibrated: WHY').",
