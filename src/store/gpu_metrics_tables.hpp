@@ -1,7 +1,9 @@
 // The importer's pass over the GPU-metrics sampler's logs (`gpuscope trace --gpu-metrics`:
 // CUPTI PM sampling by the launcher, core/event_log_format.hpp GpuMetricsSessionRecord and
 // GpuMetricSampleRecord). Such a log has no ProcessRecord and makes no processes row; it is
-// read after every process log, because its rows depend on theirs:
+// read after every process log, because its rows depend on theirs (a process log holding
+// such records, which gpuscope does not write, has them read here too, the rest with its
+// process):
 //
 //  - device_id: the GPU's ordinal in the traced processes, found by UUID in their
 //    DeviceRecords, when that gives one ordinal per GPU (every process that saw the GPU
