@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpuscope trace --gpu-metrics against independent references, on the GPU machine.
 
-Workloads (each traced with --gpu-metrics at 20 kHz and --keep-logs):
+Workloads (each traced with --gpu-metrics at 10 kHz and --keep-logs):
   copy  gpuscope bench copy --sizes 2^30 (f32, grid_stride_vec4): its own GB/s is the reference
   gemm  gpuscope bench gemm --dtype bf16 --sizes 8192 (cuBLASLt): tensor cores
   fma   kernel_mix --only fma_loop (4224 blocks x 200000 steps): SM active

@@ -26,7 +26,7 @@
 namespace gpuscope::cli {
 namespace {
 
-constexpr const char* kDefaultGpuMetricsRate = "20k";
+constexpr const char* kDefaultGpuMetricsRate = "10k";
 
 // "a,b,c" -> {"a", "b", "c"} ("" -> {""}): the items of a comma-separated option value.
 std::vector<std::string_view> comma_items(std::string_view v) {
@@ -158,7 +158,7 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                   "Also sample each GPU's hardware counters over time (CUPTI PM sampling, as nsys\n"
                   "--gpu-metrics-device): SM active, warps active (achieved occupancy), tensor-core\n"
                   "and FP32/FP64 pipe activity, DRAM read/write and L2 bytes, PCIe and NVLink bytes,\n"
-                  "SM clock, into gpu_metrics. RATE in Hz (default 20k = one sample every 50 us):\n"
+                  "SM clock, into gpu_metrics. RATE in Hz (default 10k = one sample every 100 us, as nsys):\n"
                   "stats -r gpu_metrics_sum gives each kernel its sampled SM/tensor activity and\n"
                   "DRAM GB/s, top and gpu_util show them, export draws them as counters. The counters\n"
                   "are the whole GPU's (every process on it). Needs counter access (not restricted to\n"

@@ -36,7 +36,7 @@ namespace gpuscope::collect {
 inline constexpr const char* kGpuMetricsLogPrefix = "gpu-metrics-";
 
 struct PmSamplerOptions {
-  std::uint64_t interval_ns = 50'000;  // 20 kHz
+  std::uint64_t interval_ns = 100'000;  // 10 kHz
   std::vector<std::string> metrics;    // empty = core::kGpuMetrics
   std::uint64_t hardware_buffer_bytes = 256ull << 20;
   std::uint32_t decode_period_ms = 20;
