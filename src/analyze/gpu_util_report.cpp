@@ -14,6 +14,7 @@
 #include "analyze/event_budget.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
+#include "analyze/gpu_metrics_data.hpp"
 #include "analyze/launch_reports.hpp"
 #include "analyze/report_text.hpp"
 #include "analyze/tracer_share.hpp"
@@ -198,9 +199,17 @@ Report gpu_util(Database& db) {
       .add_column("Wall Time", "ms", ColumnType::kReal)
       .add_column("Busy Time", "ms", ColumnType::kReal)
       .add_column("Busy", "%", ColumnType::kReal)
-      .add_column("SM Coverage", "%", ColumnType::kReal)
-      .add_column("Max Concurrent Streams", "", ColumnType::kInteger)
-      .add_column("Kernels", "", ColumnType::kInteger);
+      .add_column("SM Coverage", "%", ColumnType::kReal);
+  // Sampled by the GPU's counters (trace --gpu-metrics): only in a trace that has them.
+  const detail::SampledActivity& sampled = detail::sampled_activity(db);
+  if (sampled.present)
+    r.add_column("SM Active", "%", ColumnType::kReal).add_column("Tensor Active", "%", ColumnType::kReal);
+  r.add_column("Max Concurrent Streams", "", ColumnType::kInteger).add_column("Kernels", "", ColumnType::kInteger);
+  const auto sampled_mean = [](const std::map<std::int64_t, MetricOverlap>& per_gpu, std::int64_t gpu) -> Cell {
+    const auto it = per_gpu.find(gpu);
+    return it == per_gpu.end() ? Cell{std::monostate{}} : detail::real_or_null(it->second.mean());
+  };
+  std::int64_t sampled_ns = 0;  // Σ over GPUs: wall time inside an SM active sample
 
   std::vector<Note> verdicts, gaps, warnings;
   const std::vector<detail::GpuUtilization> util = detail::gpu_utilization(db);
@@ -220,12 +229,26 @@ Report gpu_util(Database& db) {
     if (std::holds_alternative<double>(busy_pct) && std::holds_alternative<double>(coverage))
       verdicts.push_back(verdict(g.gpu, std::get<double>(busy_pct), std::get<double>(coverage)));
     gaps.push_back({NoteLevel::kInfo, gaps_note(g.gpu, g.gaps)});
-    r.rows.push_back(Row{g.gpu, g.name, wall / kNsPerMs, static_cast<double>(g.busy_ns) / kNsPerMs, busy_pct, coverage,
-                         g.max_streams, g.kernels});
+    Row row{g.gpu, g.name, wall / kNsPerMs, static_cast<double>(g.busy_ns) / kNsPerMs, busy_pct, coverage};
+    if (sampled.present) {
+      row.push_back(sampled_mean(sampled.sm_active, g.gpu));
+      row.push_back(sampled_mean(sampled.tensor_active, g.gpu));
+      if (const auto it = sampled.sm_active.find(g.gpu); it != sampled.sm_active.end())
+        sampled_ns = core::sat_add(sampled_ns, it->second.covered_ns);
+    }
+    // Built in place: a temporary Cell here trips GCC 12's -Wmaybe-uninitialized.
+    row.emplace_back(std::in_place_type<std::int64_t>, g.max_streams);
+    row.emplace_back(std::in_place_type<std::int64_t>, g.kernels);
+    r.rows.push_back(std::move(row));
   }
   if (util.empty()) r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
   for (auto* group : {&verdicts, &warnings, &gaps})
     for (Note& n : *group) r.notes.push_back(std::move(n));
+  if (sampled.present && !util.empty()) {
+    const double capacity = static_cast<double>(util.front().wall_ns) * static_cast<double>(util.size());
+    r.add_note(NoteLevel::kInfo,
+               detail::sampled_columns_note(capacity > 0 ? static_cast<double>(sampled_ns) / capacity : std::nan("")));
+  }
   if (!util.empty())
     if (std::optional<Note> n = tracer_note(db, util.front().wall_ns)) r.notes.push_back(std::move(*n));
   return r;

@@ -2,7 +2,7 @@
 //
 // One row per physical GPU with activity (GPU index as in trace_summary), sorted by index:
 //   GPU, Name, Wall Time (ms), Busy Time (ms), Busy (%), SM Coverage (%),
-//   Max Concurrent Streams, Kernels
+//   [SM Active (%), Tensor Active (%)], Max Concurrent Streams, Kernels
 //
 // Definitions
 //   Wall, Busy: as trace_summary (analyze/gpu_busy.hpp): busy = union of the GPU's kernel,
@@ -17,6 +17,12 @@
 //     × 100. Memcpys and memsets occupy no SMs, so SM Coverage ≤ Busy. Kernels without
 //     launch facts (grid, block, device limits) count as occupying no SMs, with a warning
 //     note; NULL when no kernel has them or the wall time is 0.
+//   SM Active (%), Tensor Active (%): only in a trace with sampled GPU metrics (trace
+//     --gpu-metrics): the GPU's counters sm__cycles_active (cycles with a warp on an SM,
+//     averaged over the SMs) and the tensor pipe's, time-weighted over the GPU's samples inside
+//     the wall span (analyze/gpu_metrics_data.hpp); NULL for a GPU without samples. One info
+//     note (after the idle gaps) says what they are beside Busy and SM Coverage and how much
+//     of the wall time the samples cover. Without samples the report is as before.
 //   Max Concurrent Streams: the most distinct streams with a kernel running at one instant
 //     (a kernel ending at t and one starting at t do not overlap).
 //   Idle gaps: the gaps between consecutive busy intervals (before the first and after

@@ -136,13 +136,6 @@ std::vector<Group> memory_groups(Database& db, std::string_view value_sql) {
   });
 }
 
-// The v_kernels name column for the options (a missing short/mangled name falls back
-// to the demangled one).
-std::string kernel_name_sql(const ReportOptions& options) {
-  const char* name_col = options.base ? "short_name" : options.mangled ? "mangled_name" : "name";
-  return std::string("COALESCE(") + name_col + ", name, '<unknown kernel>')";
-}
-
 // Appends one row per result row of `sql`, read by the report's column types (NULL
 // stays NULL). `sql` may have more columns than the report; the extra ones are ignored.
 template <typename Fix>
@@ -213,7 +206,8 @@ Report cuda_api_sum(Database& db) {
 Report cuda_gpu_kern_sum(Database& db, const ReportOptions& options) {
   static const SummaryShape shape{"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", false, "Instances", {"Name"},
                                   "CUDA kernels"};
-  return summarize(shape, group_values(db, "SELECT " + kernel_name_sql(options) + ", duration_ns FROM v_kernels"));
+  return summarize(shape,
+                   group_values(db, "SELECT " + detail::kernel_name_sql(options) + ", duration_ns FROM v_kernels"));
 }
 
 Report cuda_gpu_mem_time_sum(Database& db) {
@@ -248,7 +242,7 @@ Report cuda_gpu_sum(Database& db, const ReportOptions& options) {
   static const SummaryShape shape{
       "cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", false,
       "Instances",    {"Category", "Operation"},           "CUDA kernels or memory operations"};
-  const std::string sql = "SELECT 'CUDA_KERNEL', " + kernel_name_sql(options) +
+  const std::string sql = "SELECT 'CUDA_KERNEL', " + detail::kernel_name_sql(options) +
                           ", duration_ns FROM v_kernels UNION ALL SELECT 'MEMORY_OPER', * FROM (" +
                           memory_ops_sql("end_ns - start_ns") + ")";
   return summarize(shape, group_values(db, sql, [](Key k) {
@@ -288,7 +282,7 @@ Report cuda_gpu_trace(Database& db, const ReportOptions& options) {
       "SELECT start_ns, duration_ns, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
       "registers_per_thread, static_shared_memory, dynamic_shared_memory, NULL, NULL, NULL, NULL, "
       "device_id, context_id, stream_id, " +
-      kernel_name_sql(options) +
+      detail::kernel_name_sql(options) +
       ", 0 AS cls, id FROM v_kernels "
       "UNION ALL SELECT start_ns, end_ns - start_ns, correlation_id, NULL, NULL, NULL, NULL, NULL, NULL, "
       "NULL, NULL, NULL, bytes, " +
@@ -374,6 +368,11 @@ Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
   if (!all.rows.empty())
     r.add_note(NoteLevel::kInfo, "Time (%) is of the summed kernel time; concurrent kernels each count in full");
   return r;
+}
+
+std::string detail::kernel_name_sql(const ReportOptions& options) {
+  const char* name_col = options.base ? "short_name" : options.mangled ? "mangled_name" : "name";
+  return std::string("COALESCE(") + name_col + ", name, '<unknown kernel>')";
 }
 
 std::vector<detail::ValueGroup> detail::group_values_by_key(Database& db, std::string_view sql) {

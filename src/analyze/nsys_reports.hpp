@@ -93,6 +93,11 @@ namespace gpuscope::analyze {
 
 namespace detail {
 
+/// SQL over v_kernels naming a kernel as every kernel report does for `options`: the
+/// demangled name, --base the short name, --mangled the mangled one (a missing short or
+/// mangled name falls back to the demangled one; none: '<unknown kernel>').
+[[nodiscard]] std::string kernel_name_sql(const ReportOptions& options);
+
 /// SQL over v_nvtx naming a range as nvtx_sum does: its text, "domain:text" in a
 /// non-default domain.
 inline constexpr std::string_view kNvtxRangeNameSql =

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "analyze/cuda_memory_report.hpp"
+#include "analyze/gpu_metrics_report.hpp"
 #include "analyze/gpu_util_report.hpp"
 #include "analyze/launch_reports.hpp"
 #include "analyze/memcpy_check.hpp"
@@ -52,6 +53,8 @@ constexpr ReportEntry kReports[] = {
      [](Database& db, const ReportOptions&) { return one(memcpy_check(db)); }},
     {"cuda_memory", "GPU memory in use: peak per GPU, when, which call; per step (--cuda-memory-usage)", false,
      [](Database& db, const ReportOptions&) { return one(cuda_memory(db)); }},
+    {"gpu_metrics_sum", "what the GPU's sampled counters saw per kernel: SM, tensor, DRAM activity (--gpu-metrics)",
+     false, [](Database& db, const ReportOptions& o) { return one(gpu_metrics_sum(db, o)); }},
     {"cuda_gpu_sum", "kernels and memory operations in one table", false,
      [](Database& db, const ReportOptions& o) { return one(cuda_gpu_sum(db, o)); }},
     {"cuda_gpu_trace", "one row per kernel/memcpy/memset, for scripts", false,

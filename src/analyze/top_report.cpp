@@ -1,15 +1,19 @@
 #include "analyze/top_report.hpp"
 
+#include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "analyze/gpu_busy.hpp"
+#include "analyze/gpu_metrics_data.hpp"
 #include "analyze/gpu_util_report.hpp"
 #include "analyze/launch_reports.hpp"
 #include "analyze/memcpy_check.hpp"
 #include "analyze/report_text.hpp"
 #include "analyze/trace_summary.hpp"
+#include "core/saturating.hpp"
 #include "core/units.hpp"
 #include "store/database.hpp"
 
@@ -43,6 +47,27 @@ Numbers numbers(const std::vector<detail::GpuUtilization>& util) {
     }
   }
   return n;
+}
+
+// The sampled SM active and tensor active of the GPUs with activity, summed over them.
+struct SampledShares {
+  MetricOverlap sm_active, tensor_active;
+};
+
+SampledShares sampled_shares(const detail::SampledActivity& a, const std::vector<detail::GpuUtilization>& util) {
+  SampledShares out;
+  const auto add = [](MetricOverlap& sum, const std::map<std::int64_t, MetricOverlap>& per_gpu, std::int64_t gpu) {
+    const auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end()) return;
+    sum.covered_ns = core::sat_add(sum.covered_ns, it->second.covered_ns);
+    sum.weight_ns += it->second.weight_ns;
+    sum.value_ns += it->second.value_ns;
+  };
+  for (const detail::GpuUtilization& g : util) {
+    add(out.sm_active, a.sm_active, g.gpu);
+    add(out.tensor_active, a.tensor_active, g.gpu);
+  }
+  return out;
 }
 
 std::optional<double> ratio(double part, double whole) {
@@ -105,9 +130,12 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   r.title = "Where the Time Goes";
   r.add_column("Wall Time", "ms", ColumnType::kReal)
       .add_column("GPU Busy", "%", ColumnType::kReal)
-      .add_column("SM Coverage", "%", ColumnType::kReal)
-      .add_column("Launch-Bound", "%", ColumnType::kReal)
-      .add_column("Sync-Blocked", "%", ColumnType::kReal);
+      .add_column("SM Coverage", "%", ColumnType::kReal);
+  // Sampled by the GPU's counters (trace --gpu-metrics): only in a trace that has them.
+  const detail::SampledActivity& sampled = detail::sampled_activity(db);
+  if (sampled.present)
+    r.add_column("SM Active", "%", ColumnType::kReal).add_column("Tensor Active", "%", ColumnType::kReal);
+  r.add_column("Launch-Bound", "%", ColumnType::kReal).add_column("Sync-Blocked", "%", ColumnType::kReal);
   Report kernels = top_kernels(db, kTopKernelCount, options);
   detail::add_trace_notes(db, r);
 
@@ -134,7 +162,15 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
       static_cast<double>(n.busy_ns), static_cast<double>(n.wall_ns - lb.tracer_idle_ns) * static_cast<double>(n.gpus));
   const std::optional<double> launching = n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
   const std::optional<double> blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
-  r.rows.push_back(Row{wall / kNsPerMs, percent(busy), percent(coverage), percent(launching), percent(blocked)});
+  Row row{wall / kNsPerMs, percent(busy), percent(coverage)};
+  const SampledShares s = sampled_shares(sampled, util);
+  if (sampled.present) {
+    row.push_back(detail::real_or_null(s.sm_active.mean()));
+    row.push_back(detail::real_or_null(s.tensor_active.mean()));
+  }
+  row.push_back(percent(launching));
+  row.push_back(percent(blocked));
+  r.rows.push_back(std::move(row));
   if (n.gpus > 1) {
     r.add_note(NoteLevel::kInfo,
                "GPU Busy (%) and SM Coverage (%) are of the wall time x " + std::to_string(n.gpus) + " GPUs");
@@ -184,6 +220,12 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
                                      ", sync-blocked " + units::percent_of(sb.share) + " of the wall time");
   }
   for (std::string& text : only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
+  // After the diagnoses: what the sampled columns are.
+  if (sampled.present) {
+    const std::optional<double> covered =
+        ratio(static_cast<double>(s.sm_active.covered_ns), wall * static_cast<double>(n.gpus));
+    r.add_note(NoteLevel::kInfo, detail::sampled_columns_note(covered.value_or(std::nan(""))));
+  }
 
   std::vector<Report> out;
   out.push_back(std::move(r));

@@ -18,6 +18,14 @@
 //                      the GPU was never idle)
 //   Sync-Blocked (%)   sync_wait's blocked time (union of synchronizing calls and sync
 //                      records) / wall × 100
+//   SM Active (%), Tensor Active (%)
+//                      only in a trace with sampled GPU metrics (trace --gpu-metrics; after SM
+//                      Coverage): the GPU's own counters sm__cycles_active and the tensor pipe's,
+//                      time-weighted over the samples inside the wall span of the GPUs with
+//                      activity (analyze/gpu_metrics_data.hpp); NULL where none has samples.
+//                      An info note after the others says what they are and how much of the
+//                      wall time the samples cover. A trace without samples: as before, byte
+//                      for byte.
 //   Percentages are NULL when the wall time is 0.
 // Its notes: first the trace's data loss and collector messages (as trace_overview), then
 // one warning per diagnosis that fired, in the order below, or one info note
