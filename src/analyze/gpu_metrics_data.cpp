@@ -130,6 +130,29 @@ void each_sample(Database& db, std::int64_t device_id, std::int64_t metric_id,
   while (st.step()) visit({st.column_int(0), st.column_int(1), st.is_null(2) ? kNaN : st.column_double(2)});
 }
 
+std::optional<std::pair<std::int64_t, std::int64_t>> sample_starts(Database& db, const SampledMetrics& m) {
+  std::optional<std::pair<std::int64_t, std::int64_t>> out;
+  if (m.empty()) return out;  // perhaps no table to prepare against
+  for (const char* order : {"ASC", "DESC"}) {
+    Statement st = db.prepare(
+        std::string("SELECT start_ns FROM gpu_metrics WHERE device_id = ? AND metric_id = ? AND value IS NOT NULL "
+                    "ORDER BY start_ns ") +
+        order + " LIMIT 1");
+    for (const SampledGpu& g : m.gpus) {
+      for (const std::int64_t id : g.metric_ids) {
+        st.rewind();
+        st.bind(1, g.device_id).bind(2, id);
+        if (!st.step()) continue;
+        const std::int64_t t = st.column_int(0);
+        if (!out) out.emplace(t, t);
+        out->first = std::min(out->first, t);
+        out->second = std::max(out->second, t);
+      }
+    }
+  }
+  return out;
+}
+
 std::map<std::int64_t, MetricOverlap> overlap_per_gpu(Database& db, const SampledMetrics& m, std::string_view name,
                                                       std::int64_t from_ns, std::int64_t to_ns) {
   std::map<std::int64_t, MetricOverlap> out;

@@ -89,6 +89,11 @@ void each_sample(store::Database& db, std::int64_t device_id, std::int64_t metri
                  const std::function<void(const MetricSample&)>& visit,
                  std::optional<std::pair<std::int64_t, std::int64_t>> window = std::nullopt);
 
+/// The earliest start and the latest start of a sample with a value (the timeline's counter
+/// points), by index seeks per device and metric; nullopt without any.
+[[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> sample_starts(store::Database& db,
+                                                                                 const SampledMetrics& m);
+
 /// Metric `name`'s overlap with [from_ns, to_ns) per sampled GPU index that has it.
 [[nodiscard]] std::map<std::int64_t, MetricOverlap> overlap_per_gpu(store::Database& db, const SampledMetrics& m,
                                                                     std::string_view name, std::int64_t from_ns,

@@ -1,11 +1,14 @@
 #include "analyze/timeline.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <string>
 
+#include "analyze/gpu_metrics_data.hpp"
 #include "core/memory_usage.hpp"
+#include "core/saturating.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -121,6 +124,7 @@ TimelineHeader TraceTimeline::header() {
   if (m_db.has_table("memory_events")) {
     if (auto m = m_db.query_int("SELECT MIN(ts_ns) FROM memory_events WHERE in_use_bytes IS NOT NULL")) consider(*m);
   }
+  if (const auto starts = detail::sample_starts(m_db, detail::sampled_metrics(m_db, m_gpus))) consider(starts->first);
   h.base_ns = base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
   return h;
 }
@@ -167,6 +171,9 @@ TimelineTracks TraceTimeline::tracks(const TimelineHeader& header) {
     if (auto m = m_db.query_int("SELECT MAX(ts_ns) FROM memory_events WHERE in_use_bytes IS NOT NULL"))
       end = std::max(end, *m);
   }
+  // A metric's counter point is at its sample's start.
+  if (const auto starts = detail::sample_starts(m_db, detail::sampled_metrics(m_db, m_gpus)))
+    end = std::max(end, starts->second);
   t.end_ns = end;
   return t;
 }
@@ -320,6 +327,24 @@ void TraceTimeline::memory(const Visitor<MemoryCounterEvent>& visit) {
     e.ts_ns = int_or(st, 2);
     e.in_use_bytes = sum.update(e.gpu_index, pid, device, int_or(st, 3));
     visit(e);
+  }
+}
+
+void TraceTimeline::gpu_metric_counters(const std::function<void(const GpuMetricCounterEvent&)>& visit) {
+  const detail::SampledMetrics m = detail::sampled_metrics(m_db, m_gpus);
+  for (const detail::SampledGpu& g : m.gpus) {
+    for (const std::int64_t id : g.metric_ids) {
+      const detail::SampledMetric* metric = m.by_id(id);
+      if (metric == nullptr) continue;  // a sample of a metric without a name row
+      const std::string unit(counter_value(metric->unit, 0, 1).unit);
+      std::string label = metric->label;  // "L2 bytes" in GB/s: "L2 GB/s"
+      if (metric->unit == "bytes" && label.ends_with(" bytes")) label.resize(label.size() - 6);
+      const std::string track = label + (unit.empty() ? "" : " " + unit) + " (device " + std::to_string(g.gpu) + ")";
+      detail::each_sample(m_db, g.device_id, id, [&](const MetricSample& s) {
+        const double value = counter_value(metric->unit, s.value, core::sat_sub(s.end_ns, s.start_ns)).value;
+        if (std::isfinite(value)) visit({g.gpu, s.start_ns, track, value});
+      });
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "analyze/gpu_index.hpp"
+#include "core/metric_attribution.hpp"
 #include "core/timeline.hpp"
 
 namespace gpuscope::store {
@@ -36,7 +37,8 @@ using gpuscope::TimelineThread;
 using gpuscope::TimelineTracks;
 
 /// The timeline of one trace database, read as it is visited. `db` must outlive it.
-class TraceTimeline final : public TimelineEvents {
+/// Also a GpuMetricCounterSource (core/metric_attribution.hpp): the sampled GPU metrics.
+class TraceTimeline final : public TimelineEvents, public GpuMetricCounterSource {
  public:
   /// Reads the physical GPU numbering (analyze/gpu_index.hpp).
   explicit TraceTimeline(store::Database& db);
@@ -54,6 +56,11 @@ class TraceTimeline final : public TimelineEvents {
   void memsets(const Visitor<MemsetEvent>& visit) override;
   /// memory_events' levels summed per physical GPU (a trace without the table: none).
   void memory(const Visitor<MemoryCounterEvent>& visit) override;
+  /// gpu_metrics (trace --gpu-metrics) per GPU and metric, each sample in start order, as
+  /// counter_value() converts it; tracks "LABEL UNIT (device N)" ("SM active % (device 0)",
+  /// "DRAM read GB/s (device 0)", "SM clock MHz (device 0)"); NULL values skipped. A trace
+  /// without the tables: none.
+  void gpu_metric_counters(const std::function<void(const GpuMetricCounterEvent&)>& visit) override;
 
  private:
   store::Database& m_db;

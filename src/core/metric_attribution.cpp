@@ -38,6 +38,15 @@ double MetricOverlap::covered_share(std::int64_t of_ns) const {
   return of_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(of_ns) : kNaN;
 }
 
+CounterValue counter_value(std::string_view unit, double value, std::int64_t duration_ns) {
+  const double ns = duration_ns > 0 ? static_cast<double>(duration_ns) : kNaN;
+  if (unit == "%") return {value, "%"};
+  if (unit == "bytes") return {value / ns, "GB/s"};  // bytes per ns = GB/s
+  if (unit == "Hz") return {value / 1e6, "MHz"};
+  if (unit.empty()) return {value / ns * 1e9, "/s"};
+  return {value, unit};
+}
+
 MetricAttribution::MetricAttribution(std::span<const KernelInterval> kernels, std::size_t keys)
     : m_kernels(kernels.begin(), kernels.end()), m_at_start(kernels.size()), m_out(keys) {
   m_events.reserve(2 * m_kernels.size());

@@ -2,8 +2,9 @@
 // --gpu-metrics`, CUPTI PM sampling, core/gpu_metrics.hpp) say about each kernel. The
 // samples are device-wide: one value per interval [start_ns, end_ns) for the whole GPU,
 // whatever ran on it. A kernel gets the part of each sample that overlaps its execution.
-// Shared by the gpu_metrics_sum report and the sampled columns of top and gpu_util;
-// pure, no I/O.
+// Shared by the gpu_metrics_sum report and the sampled columns of top and gpu_util; also
+// the sampled metrics' counter tracks of the timeline (counter_value, GpuMetricCounterSource
+// at the end: core/timeline.hpp's TimelineEvents has no visitor for them). Pure, no I/O.
 //
 // Per key (a kernel name's index, say) over all its kernels, for one metric:
 //   kernel_ns      Σ (end - start) of its kernels
@@ -37,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace gpuscope::core {
@@ -136,6 +138,35 @@ class MetricAttribution {
 /// (For samples streamed in start order: MetricAttribution with the window as its one kernel.)
 [[nodiscard]] MetricOverlap summarize_metric(std::span<const MetricSample> samples, std::int64_t from_ns,
                                              std::int64_t to_ns);
+
+/// A sample's value as a counter track shows it: % as is ("%"), bytes moved in the sample
+/// as GB/s over it (bytes per ns, "GB/s"), Hz as MHz ("MHz"), a count ('' unit) as a rate
+/// ("/s"), any other unit as is. NaN for a NaN value or a sample of 0 ns that needs its
+/// length.
+struct CounterValue {
+  double value = 0;
+  std::string_view unit;
+};
+[[nodiscard]] CounterValue counter_value(std::string_view unit, double value, std::int64_t duration_ns);
+
+/// One point of a sampled metric's counter track: at a sample's start, its value over the
+/// sample (counter_value), on GPU gpu_index's row. `track` names the track, e.g.
+/// "SM active % (device 0)".
+struct GpuMetricCounterEvent {
+  std::int64_t gpu_index = 0;
+  std::int64_t ts_ns = 0;
+  std::string_view track;
+  double value = 0;
+};
+
+/// A source of those points, each track's in time order: a timeline source that has
+/// sampled metrics implements it beside core::TimelineEvents (analyze::TraceTimeline), and
+/// the Perfetto export asks for it. Errors: whatever the source throws.
+class GpuMetricCounterSource {
+ public:
+  virtual ~GpuMetricCounterSource() = default;
+  virtual void gpu_metric_counters(const std::function<void(const GpuMetricCounterEvent&)>& visit) = 0;
+};
 
 }  // namespace gpuscope::core
 

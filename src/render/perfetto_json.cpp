@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/metric_attribution.hpp"
 #include "core/occupancy.hpp"
 #include "core/saturating.hpp"
 
@@ -68,6 +69,10 @@ class Writer {
     events.memcpys([this](const MemcpyEvent& e) { write_memcpy(e); });
     events.memsets([this](const MemsetEvent& e) { write_memset(e); });
     events.memory([this](const MemoryCounterEvent& e) { write_memory(e); });
+    // Sampled GPU metrics come from a source that has them beside its timeline events
+    // (core/timeline.hpp's TimelineEvents has no visitor for them).
+    if (auto* metrics = dynamic_cast<GpuMetricCounterSource*>(&events))
+      metrics->gpu_metric_counters([this](const GpuMetricCounterEvent& e) { write_gpu_metric(e); });
     m_out << "\n  ]\n}\n";
   }
 
@@ -308,6 +313,13 @@ class Writer {
     emit(fmt::format(R"j({{"ph": "C", "cat": "gpu_memory", "name": "memory in use (device {})", "pid": {}, )j"
                      R"j("tid": 0, "ts": {}, "args": {{"bytes": {}}}}})j",
                      e.gpu_index, e.gpu_index, ts(e.ts_ns), e.in_use_bytes));
+  }
+
+  // One point of a sampled metric's counter track on the GPU's row.
+  void write_gpu_metric(const GpuMetricCounterEvent& e) {
+    emit(fmt::format(R"j({{"ph": "C", "cat": "gpu_metrics", "name": {}, "pid": {}, "tid": 0, "ts": {}, )j"
+                     R"j("args": {{"value": {}}}}})j",
+                     quote(e.track), e.gpu_index, ts(e.ts_ns), dump(Json(e.value))));
   }
 
   const TimelineHeader& m_tl;

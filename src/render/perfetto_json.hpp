@@ -28,6 +28,13 @@
 //   Counters ("ph":"C", pid = GPU index, tid 0, cat "gpu_memory"): "memory in use
 //     (device N)", args {"bytes": B}: the device memory in use on GPU N (all its processes)
 //     just after each allocation or free (trace --cuda-memory-usage; core/memory_usage.hpp).
+//     cat "gpu_metrics": one track per sampled metric and GPU (trace --gpu-metrics), named
+//     "LABEL UNIT (device N)" ("SM active % (device 0)", "DRAM read GB/s (device 0)",
+//     "SM clock MHz (device 0)"), args {"value": V}: one point at each sample's start with
+//     its value over the sample (percent as is, bytes moved as GB/s, Hz as MHz:
+//     core::counter_value). Only when `events` is also a core::GpuMetricCounterSource
+//     (analyze::TraceTimeline is); a sample without a value (NULL) gets no point, so the
+//     track holds the previous value across it.
 //   Flows: "ph":"s" on the launching API call and "ph":"f" ("bp":"e") on each GPU
 //     activity it launched, "cat":"ac2g", "name":"ac2g", "id" = correlation id.
 //   Metadata ("ph":"M"): process_name ("python3 (pid 1234)", "GPU 0"), process_labels
@@ -43,10 +50,10 @@
 // JavaScript) and tids below 2^32 (Perfetto's limit).
 //
 // Streaming: events are written as the source visits them (API calls, then NVTX, syncs,
-// kernels, memcpys, memsets, memory counters, each in the source's order); the writer keeps state per
-// process, thread, stream and device only, so memory does not grow with the number of
-// events. Flows come from the events' launch flags (ApiCallEvent::launched_traced_gpu_work,
-// GpuEventBase::launch_traced).
+// kernels, memcpys, memsets, memory counters, metric counters, each in the source's
+// order); the writer keeps state per process, thread, stream and device only, so memory
+// does not grow with the number of events. Flows come from the events' launch flags
+// (ApiCallEvent::launched_traced_gpu_work, GpuEventBase::launch_traced).
 //
 // Errors: those of the stream (check out.fail() after the call) and of the source
 // (store::DatabaseError from analyze::TraceTimeline); std::logic_error if an event's pid

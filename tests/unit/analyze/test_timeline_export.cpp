@@ -1,6 +1,7 @@
 // The streamed Perfetto export (analyze::TraceTimeline → render::write_perfetto_json) writes
 // the same bytes as the whole timeline in memory (analyze::load_timeline, flags re-derived
 // from the vectors by link_launches), on a built trace and on the committed recording.
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "render/perfetto_json.hpp"
 #include "store/database.hpp"
 #include "store/trace.hpp"
+#include "gpu_metrics_trace.hpp"
 #include "trace_db.hpp"
 
 namespace gpuscope::analyze {
@@ -104,6 +106,48 @@ TEST(TimelineExport, MemoryCountersSumTheProcessesOnAGpu) {
   // The last free (9900 ns) is after both processes' ends: it ends the trace.
   TraceTimeline source(t.db());
   EXPECT_EQ(source.tracks(source.header()).end_ns, 9900);
+}
+
+// --gpu-metrics: one counter track per metric and GPU, in the track's unit, a point at each
+// sample's start; NULL values and the gap (sample 7) get no point.
+TEST(TimelineExport, SampledMetricsAreCounterTracksPerGpu) {
+  TraceDb t;
+  test::build_metrics_trace(t);
+  const nlohmann::json j = nlohmann::json::parse(streamed(t.db()));
+  std::map<std::string, std::vector<std::pair<std::string, double>>> tracks;  // name → (ts, value)
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "C" || e["cat"] != "gpu_metrics") continue;
+    EXPECT_EQ(e["pid"], 0);
+    EXPECT_EQ(e["tid"], 0);
+    tracks[e["name"]].emplace_back(e["ts"].dump(), e["args"]["value"].get<double>());
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, points] : tracks) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"DRAM read GB/s (device 0)", "DRAM write GB/s (device 0)",
+                                             "L2 GB/s (device 0)", "SM active % (device 0)", "SM clock MHz (device 0)",
+                                             "tensor active % (device 0)", "warps active % (device 0)"}));
+  ASSERT_EQ(tracks["SM active % (device 0)"].size(), 9u);
+  EXPECT_EQ(tracks["tensor active % (device 0)"].size(), 8u);  // NULL in sample 6
+  // Times in µs from the trace start (the first sample, the process and the window: kT0).
+  EXPECT_EQ(tracks["SM active % (device 0)"][3], (std::pair<std::string, double>{"300.0", 30.0}));
+  EXPECT_EQ(tracks["SM active % (device 0)"][7], (std::pair<std::string, double>{"800.0", 80.0}));  // after the gap
+  EXPECT_DOUBLE_EQ(tracks["DRAM read GB/s (device 0)"][2].second, 300.0);  // 3e7 bytes in 100 µs
+  EXPECT_DOUBLE_EQ(tracks["SM clock MHz (device 0)"][0].second, 1980.0);
+  // A sample after every other event ends the trace (its point is at its start).
+  const std::int64_t late = test::kMetricsT0 + 2000 * test::kMetricsUs;
+  t.add(rows::GpuMetric{.device_id = 0, .start_ns = late, .end_ns = late + 100, .metric_id = 1, .value = 5.0});
+  TraceTimeline source(t.db());
+  EXPECT_EQ(source.tracks(source.header()).end_ns, late);
+  EXPECT_EQ(source.header().base_ns, test::kMetricsT0);
+  // Without the tables (a trace from before --gpu-metrics) the export is as before.
+  TraceDb old;
+  test::build_metrics_trace(old, false);
+  const std::string before = streamed(old.db());
+  old.db().exec(
+      "DROP VIEW v_gpu_metrics; DROP TABLE gpu_metrics; DROP TABLE gpu_metric_names; "
+      "DROP TABLE gpu_metrics_sessions");
+  EXPECT_EQ(streamed(old.db()), before);
+  EXPECT_EQ(before, in_memory(old.db()));
 }
 
 TEST(TimelineExport, StreamedEqualsInMemoryOnTheCommittedRecording) {

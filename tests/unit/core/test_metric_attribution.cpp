@@ -274,3 +274,23 @@ TEST(SummarizeMetric, TimeWeightedOverTheSampledPartOfTheWindow) {
 
 }  // namespace
 }  // namespace gpuscope::core
+
+namespace gpuscope::core {
+namespace {
+
+TEST(CounterValue, PercentAsIsBytesAsGbPerSecondHertzAsMegahertz) {
+  EXPECT_DOUBLE_EQ(counter_value("%", 42.5, 100'000).value, 42.5);
+  EXPECT_EQ(counter_value("%", 42.5, 100'000).unit, "%");
+  EXPECT_DOUBLE_EQ(counter_value("bytes", 3e7, 100'000).value, 300.0);  // 3e7 B in 100 µs = 300 GB/s
+  EXPECT_EQ(counter_value("bytes", 3e7, 100'000).unit, "GB/s");
+  EXPECT_DOUBLE_EQ(counter_value("Hz", 1.98e9, 100'000).value, 1980.0);
+  EXPECT_EQ(counter_value("Hz", 1.98e9, 100'000).unit, "MHz");
+  EXPECT_DOUBLE_EQ(counter_value("", 500, 100'000).value, 5e6);  // a count: per second
+  EXPECT_EQ(counter_value("", 500, 100'000).unit, "/s");
+  EXPECT_DOUBLE_EQ(counter_value("1/s", 7, 100'000).value, 7.0);
+  EXPECT_TRUE(std::isnan(counter_value("bytes", 3e7, 0).value));  // needs the length
+  EXPECT_DOUBLE_EQ(counter_value("%", 1.0, 0).value, 1.0);        // does not
+}
+
+}  // namespace
+}  // namespace gpuscope::core

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/metric_attribution.hpp"
+
 namespace gpuscope::render {
 namespace {
 
@@ -330,6 +332,54 @@ TEST(PerfettoJson, MemoryInUseIsACounterPerGpu) {
   EXPECT_EQ(timeline_tracks(tl).end_ns, kBase + 5'000'000);  // inside the process span here
   tl.memory.push_back({.gpu_index = 0, .ts_ns = kBase + 6'000'000, .in_use_bytes = 0});
   EXPECT_EQ(timeline_tracks(tl).end_ns, kBase + 6'000'000);  // a later sample ends the trace
+}
+
+// A timeline source that also has sampled GPU metrics (as analyze::TraceTimeline).
+class WithMetrics final : public TimelineEvents, public GpuMetricCounterSource {
+ public:
+  WithMetrics(const Timeline& tl, std::vector<GpuMetricCounterEvent> points) : m_v(tl), m_points(std::move(points)) {}
+  void api_calls(const Visitor<ApiCallEvent>& visit) override { m_v.api_calls(visit); }
+  void nvtx(const Visitor<NvtxEvent>& visit) override { m_v.nvtx(visit); }
+  void syncs(const Visitor<SyncEvent>& visit) override { m_v.syncs(visit); }
+  void kernels(const Visitor<KernelEvent>& visit) override { m_v.kernels(visit); }
+  void memcpys(const Visitor<MemcpyEvent>& visit) override { m_v.memcpys(visit); }
+  void memsets(const Visitor<MemsetEvent>& visit) override { m_v.memsets(visit); }
+  void memory(const Visitor<MemoryCounterEvent>& visit) override { m_v.memory(visit); }
+  void gpu_metric_counters(const std::function<void(const GpuMetricCounterEvent&)>& visit) override {
+    for (const GpuMetricCounterEvent& e : m_points) visit(e);
+  }
+
+ private:
+  TimelineVectors m_v;
+  std::vector<GpuMetricCounterEvent> m_points;
+};
+
+// --gpu-metrics: a counter track per metric on the GPU's row, after the timeline's events.
+TEST(PerfettoJson, SampledMetricsAreCountersOnTheGpuRow) {
+  Timeline tl = one_process();
+  link_launches(tl);
+  WithMetrics source(tl,
+                     {{.gpu_index = 0, .ts_ns = kBase + 2'000, .track = "SM active % (device 0)", .value = 42.5},
+                      {.gpu_index = 0, .ts_ns = kBase + 2'100, .track = "SM active % (device 0)", .value = 0},
+                      {.gpu_index = 1, .ts_ns = kBase + 2'000, .track = "DRAM read GB/s (device 1)", .value = 1234.5}});
+  std::ostringstream out;
+  write_perfetto_json(tl, timeline_tracks(tl), source, out);
+  const std::string text = out.str();
+  const json j = json::parse(text);
+  const auto counters = events(j, "C");
+  ASSERT_EQ(counters.size(), 3u) << text;
+  EXPECT_NE(text.find(R"j({"ph": "C", "cat": "gpu_metrics", "name": "SM active % (device 0)", "pid": 0, "tid": 0, )j"
+                      R"j("ts": 2.000, "args": {"value": 42.5}})j"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(counters[1]["args"]["value"], 0.0);
+  EXPECT_EQ(counters[2]["name"], "DRAM read GB/s (device 1)");
+  EXPECT_EQ(counters[2]["pid"], 1);
+  // The same timeline from a source without metrics: the same bytes less the counters.
+  std::ostringstream plain;
+  TimelineVectors vectors(tl);
+  write_perfetto_json(tl, timeline_tracks(tl), vectors, plain);
+  EXPECT_TRUE(events(json::parse(plain.str()), "C").empty());
 }
 
 TEST(PerfettoJson, EmptyTimelineIsValidJson) {
