@@ -273,6 +273,8 @@ int run_trace(TraceOptions o) {
     spec.before_launch = [&sampler, &o, hz](const std::filesystem::path& log_dir) {
       collect::PmSamplerOptions so;
       so.interval_ns = static_cast<std::uint64_t>(1e9 / hz);
+      if (const char* duty = std::getenv("GPUSCOPE_GPU_METRICS_DUTY_MS"))  // validation/duty_cost.py
+        so.duty_ms = static_cast<std::uint32_t>(std::strtoul(duty, nullptr, 10));
       so.verbose = std::getenv("GPUSCOPE_VERBOSE") != nullptr && std::string(std::getenv("GPUSCOPE_VERBOSE")) == "1";
       std::vector<std::string> messages;
       const std::string path =

@@ -770,6 +770,19 @@ void Collector::writer_main() noexcept {
     const bool stop = m_stop.load();
     check_time_gate();
     maybe_detach_cupti();
+    if (m_config.memory_duty_ms > 0 && m_memory_kinds && m_cupti_ready.load()) {
+      // Validation only (GPUSCOPE_MEMORY_DUTY_MS): memory records on in even periods, switched
+      // on this thread's wake-ups (up to one flush period late).
+      const bool on = (now_ns() / (m_config.memory_duty_ms * 1'000'000)) % 2 == 0;
+      if (on != m_memory_duty_on) {
+        m_memory_duty_on = on;
+        if (on) {
+          cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+        } else {
+          cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2);
+        }
+      }
+    }
     // cuptiActivityFlushPeriod alone did not hand over partly filled buffers (a
     // SIGKILLed target lost every kernel on the GPU machine): ask for the completed
     // records ourselves each period, so a crash loses at most one period.

@@ -157,6 +157,7 @@ class Collector {
   std::atomic<bool> m_cupti_ready{false};
   bool m_memory_kinds = false;           // MEMORY2 enabled (set once in setup_cupti)
   bool m_memory_pool_kind = false;       // MEMORY_POOL enabled
+  bool m_memory_duty_on = true;          // writer thread: GPUSCOPE_MEMORY_DUTY_MS phase
   std::uint64_t m_finished_seen_ns = 0;  // writer thread: when finished() was first seen
   CUpti_SubscriberHandle m_subscriber = nullptr;
   // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.

@@ -223,6 +223,7 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   read_u64(getenv, "GPUSCOPE_LAUNCH_SKIP", 0, kMax, &c.launch_skip, warnings);
   read_u64(getenv, "GPUSCOPE_LAUNCH_COUNT", 0, kMax, &c.launch_count, warnings);
   read_u64(getenv, "GPUSCOPE_KERNEL_BATCH", 1, 4096, &c.kernel_batch, warnings);
+  read_u64(getenv, "GPUSCOPE_MEMORY_DUTY_MS", 0, 3'600'000, &c.memory_duty_ms, warnings);
   if (const char* raw = getenv("GPUSCOPE_KERNEL_REPLAY"); raw != nullptr && *raw != '\0') {
     const std::string_view v = raw;
     if (v == "none" || v == "kernel") {

@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 24> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 25> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -93,6 +93,10 @@ inline constexpr std::array<ConfigOption, 24> kConfigOptions{{
    "Kernels mode with GPUSCOPE_KERNEL_REPLAY=none: profiled launches per session (1-4096). A "
    "session ends early before any other GPU work (an unprofiled launch, a memset, memcpy or graph "
    "launch); a killed target loses the open session's launches."},
+  {"GPUSCOPE_MEMORY_DUTY_MS", "0",
+   "Validation only (validation/duty_cost.py): with memory records on, record them while "
+   "floor(CUPTI clock / this) is even and not while it is odd, so one run holds steps with and "
+   "without them (memory in use is then wrong). 0 = always."},
 }};
 // clang-format on
 
@@ -148,6 +152,7 @@ struct CollectorConfig {
   std::string nvtx_include_domain;   // "" = default domain
   bool kernel_replay = true;         // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
   std::uint64_t kernel_batch = 64;   // with replay none: launches per range-profiler session
+  std::uint64_t memory_duty_ms = 0;  // validation: memory records on/off by CUPTI-clock phase
 
   [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
   [[nodiscard]] bool kernels_mode() const { return !kernel_metrics.empty(); }

@@ -119,6 +119,8 @@ struct Device {
   std::uint64_t last_end = 0;            // raw end of the last sample kept (drops repeats)
   std::uint64_t start_cpu_ns = 0;        // CUPTI clock just before Start
   bool started = false;
+  bool paused = false;  // duty_ms: stopped for the off half of the period
+  bool failed = false;  // sampling ended for good
   bool dropped_first = false;
 };
 
@@ -326,17 +328,40 @@ struct PmSampler::Impl {
       for (auto& d : devices) {
         if (!d->started) continue;
         try {
-          if (!decode(*d)) stop_device(*d);
+          if (!decode(*d)) {
+            stop_device(*d);
+            d->failed = true;
+          }
         } catch (const CuptiFailure& f) {
           message(log::Severity::kWarning, "GPU metrics: " + f.call + " on device " + std::to_string(d->index) +
                                                " failed: " + cupti_status_text(f.status) +
                                                "; sampling of it ends here");
           stop_device(*d);
+          d->failed = true;
         }
       }
       writer.flush();
       if (last) return;
+      if (options.duty_ms > 0) apply_duty();
       cv.wait_for(lock, std::chrono::milliseconds(options.decode_period_ms), [&] { return stopping; });
+    }
+  }
+
+  // Validation only (PmSamplerOptions::duty_ms): sampling on while floor(CUPTI clock / duty)
+  // is even, off while it is odd, so one traced run holds steps with and without sampling.
+  void apply_duty() {
+    const std::uint64_t period = std::uint64_t{options.duty_ms} * 1'000'000;
+    const bool on = (now_ns() / period) % 2 == 0;
+    for (auto& d : devices) {
+      if (d->failed || d->paused == !on) continue;
+      if (!on && d->started) {
+        decode(*d);  // what was sampled before the pause
+        stop_device(*d);
+        d->paused = true;
+      } else if (on && d->paused) {
+        d->paused = false;
+        if (!restart(*d)) d->failed = true;
+      }
     }
   }
 
@@ -365,8 +390,7 @@ struct PmSampler::Impl {
     d.dropped_first = false;  // the first sample after a restart spans the gap
     if (r != CUPTI_SUCCESS) {
       message(log::Severity::kWarning, "GPU metrics: restarting sampling on device " + std::to_string(d.index) +
-                                           " after a buffer overflow failed: " + cupti_status_text(r) +
-                                           "; sampling of this device ends here");
+                                           " failed: " + cupti_status_text(r) + "; sampling of this device ends here");
       return false;
     }
     return true;

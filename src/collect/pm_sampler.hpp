@@ -37,9 +37,12 @@ inline constexpr const char* kGpuMetricsLogPrefix = "gpu-metrics-";
 
 struct PmSamplerOptions {
   std::uint64_t interval_ns = 100'000;  // 10 kHz
-  std::vector<std::string> metrics;    // empty = core::kGpuMetrics
+  std::vector<std::string> metrics;     // empty = core::kGpuMetrics
   std::uint64_t hardware_buffer_bytes = 256ull << 20;
   std::uint32_t decode_period_ms = 20;
+  // Validation only (GPUSCOPE_GPU_METRICS_DUTY_MS, validation/duty_cost.py): sample while
+  // floor(CUPTI clock / duty) is even, pause while odd; 0 = always on.
+  std::uint32_t duty_ms = 0;
   bool verbose = false;
 };
 
