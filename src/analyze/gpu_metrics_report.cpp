@@ -187,7 +187,7 @@ Report gpu_metrics_sum(Database& db, const ReportOptions& options) {
   if (write) r.add_column("DRAM Write", "GB/s", ColumnType::kReal);
   if (read && write)
     r.add_column("DRAM", "GB/s", ColumnType::kReal).add_column("DRAM of Ceiling", "%", ColumnType::kReal);
-  if (read || write) r.add_column("DRAM Per Instance", "bytes", ColumnType::kInteger);
+  if (read || write) r.add_column("DRAM Bytes", "bytes", ColumnType::kInteger);
   if (sampled(detail::kL2Bytes)) r.add_column("L2", "GB/s", ColumnType::kReal);
   r.add_column("Concurrent", "%", ColumnType::kReal).add_column("Name", "", ColumnType::kText);
 
@@ -288,7 +288,13 @@ Report gpu_metrics_sum(Database& db, const ReportOptions& options) {
                         ? Cell{std::monostate{}}
                         : Cell{s.ceiling_share_ns / s.ceiling_weight_ns * 100.0});
     }
-    if (read || write) row.push_back(std::llround((rd.bytes + wr.bytes) / static_cast<double>(s.instances)));
+    if (read || write) {
+      // The sampled rate over the kernels' whole time: the bytes of an execution, also when
+      // samples are missing for part of it (Sampled below 100 %).
+      const double rate = (read ? rd.rate() : 0.0) + (write ? wr.rate() : 0.0);
+      const double bytes = rate * static_cast<double>(s.kernel_ns) / static_cast<double>(s.instances);
+      row.push_back(std::isfinite(bytes) ? Cell{std::llround(bytes)} : Cell{std::monostate{}});
+    }
     if (sampled(detail::kL2Bytes)) row.push_back(real_cell(metric(s, detail::kL2Bytes).rate()));
     row.push_back(detail::percent_cell(s.concurrent_ns, s.kernel_ns));
     row.push_back(names[k]);
@@ -331,7 +337,8 @@ Report gpu_metrics_sum(Database& db, const ReportOptions& options) {
     if (partly_sampled) {
       r.add_note(NoteLevel::kInfo,
                  "Sampled (%) below 100: part of the kernels' time fell between samples or outside the sampling; the "
-                 "values there are unknown (not 0) and the averages are of the sampled part");
+                 "values there are unknown (not 0): the averages are of the sampled part, and DRAM Bytes carries the "
+                 "sampled rate over the whole kernel time");
     }
     if (read && write) {
       std::vector<std::string> measured, missing;

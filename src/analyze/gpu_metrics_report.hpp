@@ -25,8 +25,10 @@
 //                                that `gpuscope peak` measured and cached for the GPU's UUID
 //                                (store::load_cached_profile, as `gpuscope kernels` finds
 //                                it), time-weighted over GPUs; NULL without a profile
-//   DRAM Per Instance (bytes)    attributed read + write bytes / Instances (time outside
-//                                samples adds none)
+//   DRAM Bytes (bytes)           per instance: DRAM Read + Write rates × Total Time /
+//                                Instances, the sampled rate carried over the kernels' whole
+//                                time (= the attributed bytes per instance when Sampled is
+//                                100 %); NULL when nothing was sampled
 //   L2 (GB/s)                    lts__t_bytes: attributed bytes / covered ns
 //   Concurrent (%)               share of the kernels' time another kernel ran on its GPU
 //   Name

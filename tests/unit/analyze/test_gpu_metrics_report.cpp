@@ -102,8 +102,8 @@ TEST(GpuMetricsReport, PerKernelNameFromTheSamplesItOverlaps) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "DRAM Read"), 240.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "DRAM Write"), 50.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "DRAM"), 290.0);
-  EXPECT_NEAR(cell<double>(r, 0, "DRAM of Ceiling"), 10.0, 1e-9);        // of 2.9 TB/s
-  EXPECT_EQ(cell<std::int64_t>(r, 0, "DRAM Per Instance"), 36'250'000);  // (6e7 + 1.25e7) / 2
+  EXPECT_NEAR(cell<double>(r, 0, "DRAM of Ceiling"), 10.0, 1e-9);  // of 2.9 TB/s
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "DRAM Bytes"), 36'250'000);   // (6e7 + 1.25e7) / 2
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "L2"), 200.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Concurrent"), 20.0 / 250 * 100);  // relu inside it
 
@@ -112,7 +112,8 @@ TEST(GpuMetricsReport, PerKernelNameFromTheSamplesItOverlaps) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 1, "SM Active"), 60.0);
   EXPECT_TRUE(null_at(r, 1, "Tensor Active"));
   EXPECT_DOUBLE_EQ(cell<double>(r, 1, "DRAM Read"), 700.0);
-  EXPECT_EQ(cell<std::int64_t>(r, 1, "DRAM Per Instance"), 750 * 50'000);  // the 50 µs sampled only
+  // 750 GB/s over the 50 sampled µs, carried over its 150 µs.
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "DRAM Bytes"), 750 * 150'000);
 
   // relu: inside sample 3 and inside gemm the whole time.
   EXPECT_DOUBLE_EQ(cell<double>(r, 2, "SM Active"), 30.0);
