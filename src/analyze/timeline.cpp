@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -340,9 +341,14 @@ void TraceTimeline::gpu_metric_counters(const std::function<void(const GpuMetric
       std::string label = metric->label;  // "L2 bytes" in GB/s: "L2 GB/s"
       if (metric->unit == "bytes" && label.ends_with(" bytes")) label.resize(label.size() - 6);
       const std::string track = label + (unit.empty() ? "" : " " + unit) + " (device " + std::to_string(g.gpu) + ")";
+      // A point where the value changes: a counter holds its value until the next point, so
+      // repeats add nothing to the track (idle pipes, steady clocks) but size.
+      std::optional<double> last;
       detail::each_sample(m_db, g.device_id, id, [&](const MetricSample& s) {
         const double value = counter_value(metric->unit, s.value, core::sat_sub(s.end_ns, s.start_ns)).value;
-        if (std::isfinite(value)) visit({g.gpu, s.start_ns, track, value});
+        if (!std::isfinite(value) || value == last) return;
+        last = value;
+        visit({g.gpu, s.start_ns, track, value});
       });
     }
   }

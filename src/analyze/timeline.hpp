@@ -56,9 +56,10 @@ class TraceTimeline final : public TimelineEvents, public GpuMetricCounterSource
   void memsets(const Visitor<MemsetEvent>& visit) override;
   /// memory_events' levels summed per physical GPU (a trace without the table: none).
   void memory(const Visitor<MemoryCounterEvent>& visit) override;
-  /// gpu_metrics (trace --gpu-metrics) per GPU and metric, each sample in start order, as
-  /// counter_value() converts it; tracks "LABEL UNIT (device N)" ("SM active % (device 0)",
-  /// "DRAM read GB/s (device 0)", "SM clock MHz (device 0)"); NULL values skipped. A trace
+  /// gpu_metrics (trace --gpu-metrics) per GPU and metric, in start order, as counter_value()
+  /// converts them: a point at each sample whose value differs from the track's last point
+  /// (a counter holds its value; NULL values skipped); tracks "LABEL UNIT (device N)" ("SM
+  /// active % (device 0)", "DRAM read GB/s (device 0)", "SM clock MHz (device 0)"). A trace
   /// without the tables: none.
   void gpu_metric_counters(const std::function<void(const GpuMetricCounterEvent&)>& visit) override;
 

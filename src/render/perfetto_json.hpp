@@ -30,11 +30,11 @@
 //     just after each allocation or free (trace --cuda-memory-usage; core/memory_usage.hpp).
 //     cat "gpu_metrics": one track per sampled metric and GPU (trace --gpu-metrics), named
 //     "LABEL UNIT (device N)" ("SM active % (device 0)", "DRAM read GB/s (device 0)",
-//     "SM clock MHz (device 0)"), args {"value": V}: one point at each sample's start with
-//     its value over the sample (percent as is, bytes moved as GB/s, Hz as MHz:
-//     core::counter_value). Only when `events` is also a core::GpuMetricCounterSource
-//     (analyze::TraceTimeline is); a sample without a value (NULL) gets no point, so the
-//     track holds the previous value across it.
+//     "SM clock MHz (device 0)"), args {"value": V}: a point at a sample's start with its
+//     value over the sample (percent as is, bytes moved as GB/s, Hz as MHz:
+//     core::counter_value) where the value changes. Only when `events` is also a
+//     core::GpuMetricCounterSource (analyze::TraceTimeline is); a sample without a value
+//     (NULL) gets no point, so the track holds the previous value across it and any gap.
 //   Flows: "ph":"s" on the launching API call and "ph":"f" ("bp":"e") on each GPU
 //     activity it launched, "cat":"ac2g", "name":"ac2g", "id" = correlation id.
 //   Metadata ("ph":"M"): process_name ("python3 (pid 1234)", "GPU 0"), process_labels

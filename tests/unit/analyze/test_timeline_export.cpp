@@ -108,8 +108,8 @@ TEST(TimelineExport, MemoryCountersSumTheProcessesOnAGpu) {
   EXPECT_EQ(source.tracks(source.header()).end_ns, 9900);
 }
 
-// --gpu-metrics: one counter track per metric and GPU, in the track's unit, a point at each
-// sample's start; NULL values and the gap (sample 7) get no point.
+// --gpu-metrics: one counter track per metric and GPU, in the track's unit, a point at a
+// sample's start where the value changes; NULL values and the gap (sample 7) get no point.
 TEST(TimelineExport, SampledMetricsAreCounterTracksPerGpu) {
   TraceDb t;
   test::build_metrics_trace(t);
@@ -128,6 +128,8 @@ TEST(TimelineExport, SampledMetricsAreCounterTracksPerGpu) {
                                              "tensor active % (device 0)", "warps active % (device 0)"}));
   ASSERT_EQ(tracks["SM active % (device 0)"].size(), 9u);
   EXPECT_EQ(tracks["tensor active % (device 0)"].size(), 8u);  // NULL in sample 6
+  EXPECT_EQ(tracks["warps active % (device 0)"].size(), 1u);   // 50 % throughout: one point
+  EXPECT_EQ(tracks["SM clock MHz (device 0)"].size(), 1u);
   // Times in µs from the trace start (the first sample, the process and the window: kT0).
   EXPECT_EQ(tracks["SM active % (device 0)"][3], (std::pair<std::string, double>{"300.0", 30.0}));
   EXPECT_EQ(tracks["SM active % (device 0)"][7], (std::pair<std::string, double>{"800.0", 80.0}));  // after the gap
