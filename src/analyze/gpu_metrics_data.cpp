@@ -30,7 +30,7 @@ std::vector<std::int64_t> distinct_by_seek(Database& db, const std::string& next
     int i = 1;
     for (std::int64_t p : prefix) st.bind(i++, p);
     st.bind(i, after);
-    if (!st.step() || st.is_null(0)) break;
+    if (!st.step() || st.is_null(0) || st.column_int(0) <= after) break;  // (a damaged index could repeat)
     after = st.column_int(0);
     out.push_back(after);
   }
@@ -108,6 +108,7 @@ SampledMetrics sampled_metrics(Database& db, const GpuIndexMap& gpus) {
     g.gpu = gpu_of(db, gpus, device, g.uuid);
     g.metric_ids =
         distinct_by_seek(db, "SELECT MIN(metric_id) FROM gpu_metrics WHERE device_id = ? AND metric_id > ?", {device});
+    if (g.metric_ids.empty()) continue;  // only in a damaged file
     // Every metric is read at every sample: the first one's rows count the samples.
     Statement st = db.prepare("SELECT COUNT(*) FROM gpu_metrics WHERE device_id = ? AND metric_id = ?");
     st.bind(1, device).bind(2, g.metric_ids.front());
