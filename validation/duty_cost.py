@@ -98,14 +98,19 @@ def main():
                 continue
             steps, sampled = steps_of(f"{db}.sqlite")
             on, off = split(steps, period, guard, a.skip)
-            res = {"mode": mode, "run": r, "steps": len(steps), "on": len(on), "off": len(off)}
+            res = {"mode": mode, "run": r, "steps": len(steps)}
+            if mode == "--gpu-metrics" and sampled is not None:
+                # The trace says which steps were sampled: compare those in "on" periods that
+                # were with those in "off" periods that were not.
+                res["on_steps_sampled"] = covered(on, sampled)
+                res["off_steps_sampled"] = covered(off, sampled)
+                on = [st for st in on if covered([st], sampled)]
+                off = [st for st in off if not covered([st], sampled)]
+            res.update(on=len(on), off=len(off))
             if on and off:
                 mon = statistics.median(e - s for s, e in on) / 1e6
                 moff = statistics.median(e - s for s, e in off) / 1e6
                 res.update(on_ms=mon, off_ms=moff, cost_pct=100 * (mon / moff - 1))
-            if mode == "--gpu-metrics" and sampled is not None:
-                res["on_steps_sampled"] = covered(on, sampled)
-                res["off_steps_sampled"] = covered(off, sampled)
             print(f"  {res}", flush=True)
             results.append(res)
             Path(f"{db}.sqlite").unlink(missing_ok=True)
@@ -121,8 +126,8 @@ def main():
             continue
         check = ""
         if "on_steps_sampled" in res:
-            check = f"{res['on_steps_sampled']}/{res['on']} on-steps sampled, {res['off_steps_sampled']}/{res['off']} " \
-                    f"off-steps sampled"
+            check = f"{res['on_steps_sampled']} steps of on periods sampled, {res['off_steps_sampled']} of off " \
+                    f"periods sampled (compared: sampled on-steps, unsampled off-steps)"
         lines.append(f"| {res['mode']} | {res['run']} | {res['on']} | {res['off']} | {res.get('on_ms', 0):.3f} | "
                      f"{res.get('off_ms', 0):.3f} | {res.get('cost_pct', float('nan')):+.2f} % | {check} |")
     for mode in modes:

@@ -145,6 +145,10 @@ def main():
         durs = sorted(e - s for s, e, _ in sm)
         print(f"  sample length: median {durs[len(durs) // 2]} ns, min {durs[0]}, max {durs[-1]}; "
               f"first sample {sm[0][0] - sess['start']:+d} ns from the sampling start")
+        gaps = [b[0] - a[1] for a, b in zip(sm, sm[1:]) if b[0] - a[1] > sess["interval_ns"] // 2]
+        span = sm[-1][1] - sm[0][0]
+        print(f"  gaps between samples: {len(gaps)}, {sum(gaps) / 1e6:.3f} ms of {span / 1e6:.3f} ms "
+              f"({100 * sum(gaps) / max(span, 1):.1f} %); largest {max(gaps, default=0) / 1e6:.3f} ms")
         kdev = [r for r in rows if r[0] == dev] or rows
         spans = merged_busy(kdev, kdev[0][0]) if kdev else []
         gr = names.index("gr__cycles_active.avg.pct_of_peak_sustained_elapsed") if \

@@ -181,14 +181,15 @@ namespace {
 // ---- arguments ----
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: kernel_mix [--repeat R] [--only NAME[,NAME...]] [--copy-n N] [--transpose-n N] [--gemm MxNxK]\n"
-               "                  [--fma-blocks B] [--fma-iters I]   (fma_loop, hfma2_loop: B blocks of 256 threads, I\n"
-               "                  steps per chain; default 1024 x 512; e.g. 4224 x 200000 for a ~100 ms FMA kernel)\n"
-               "       kernel_mix --launches L\n"
-               "NAME: copy_f4 fma_loop dfma_loop hfma2_loop transpose_bank_conflicts transpose_padded tiny\n"
-               "      gemm_bf16 gemm_f16 gemm_tf32, or the groups own (hand-written) and gemm\n"
-               "N may be written 2^K.\n");
+  std::fprintf(
+      stderr,
+      "usage: kernel_mix [--repeat R] [--only NAME[,NAME...]] [--copy-n N] [--transpose-n N] [--gemm MxNxK]\n"
+      "                  [--fma-blocks B] [--fma-iters I]   (fma_loop, hfma2_loop: B blocks of 256 threads, I\n"
+      "                  steps per chain; default 1024 x 512; e.g. 4224 x 200000 for a ~100 ms FMA kernel)\n"
+      "       kernel_mix --launches L\n"
+      "NAME: copy_f4 fma_loop dfma_loop hfma2_loop transpose_bank_conflicts transpose_padded tiny\n"
+      "      gemm_bf16 gemm_f16 gemm_tf32, or the groups own (hand-written) and gemm\n"
+      "N may be written 2^K.\n");
   return 2;
 }
 

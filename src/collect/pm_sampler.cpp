@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -108,20 +109,23 @@ struct Device {
   CUpti_Profiler_Host_Object* host = nullptr;
   CUpti_PmSampling_Object* sampler = nullptr;
   std::vector<std::uint8_t> availability;
-  std::vector<std::uint8_t> config;  // alive while sampling: CUPTI keeps the pointer
-  std::vector<std::uint8_t> counter_data;
-  std::vector<std::uint8_t> counter_data_blank;  // initialized image, copied back after a decode
+  std::vector<std::uint8_t> config;              // alive while sampling: CUPTI keeps the pointer
+  std::vector<std::uint8_t> counter_data;        // size and layout of every image (initialized once)
+  std::vector<std::vector<std::uint8_t>> spare;  // initialized images for the decoder (Impl::mutex)
+  bool fresh = true;                             // next image decoded is the first after a (re)start
   std::vector<std::string> metrics;
   std::vector<const char*> metric_ptrs;
   std::uint64_t samples = 0;
   std::uint64_t overflows = 0;
+  std::uint64_t decodes = 0, incomplete = 0, unreadable = 0, out_of_order = 0, image_full = 0;  // GPUSCOPE_VERBOSE
+  std::uint64_t evaluator_behind = 0;                                                           // GPUSCOPE_VERBOSE
+  std::uint64_t decode_ns = 0, evaluate_ns = 0, reset_ns = 0;                                   // GPUSCOPE_VERBOSE
   std::uint64_t first_sample_start = 0;  // raw CUPTI sample timestamp of the first sample kept
   std::uint64_t last_end = 0;            // raw end of the last sample kept (drops repeats)
   std::uint64_t start_cpu_ns = 0;        // CUPTI clock just before Start
   bool started = false;
   bool paused = false;  // duty_ms: stopped for the off half of the period
   bool failed = false;  // sampling ended for good
-  bool dropped_first = false;
 };
 
 void host_deinit(CUpti_Profiler_Host_Object*& host) {
@@ -194,14 +198,26 @@ void choose_metrics(Device& d, std::vector<std::string>* dropped) {
 }  // namespace
 
 struct PmSampler::Impl {
+  static constexpr int kImages = 4;  // counter data images per device
   PmSamplerOptions options;
   std::vector<std::unique_ptr<Device>> devices;
-  store::EventLogWriter writer;  // decode thread (start/stop aside)
-  std::mutex mutex;              // writer and devices between the thread and stop()
-  std::condition_variable cv;
+  store::EventLogWriter writer;     // decode thread (start/stop aside)
+  std::mutex mutex;                 // writer and devices between the thread and stop()
+  std::condition_variable cv;       // wakes the decoder (stopping)
+  std::condition_variable eval_cv;  // wakes the evaluator (an image filled, or the decoder done)
   bool stopping = false;
-  bool stopped = false;  // stop() has run
-  std::thread thread;
+  bool decoder_done = false;
+  bool stopped = false;   // stop() has run
+  std::thread thread;     // decoder: cuptiPmSamplingDecodeData into spare images
+  std::thread evaluator;  // samples of filled images -> log records, images back to spare
+  // An image the decoder filled, for the evaluator.
+  struct Filled {
+    Device* device;
+    CUpti_PmSampling_Object* sampler;
+    std::vector<std::uint8_t> image;
+    bool drop_first;  // its first sample spans a (re)start: an outlier (CUPTI docs)
+  };
+  std::deque<Filled> filled;
   std::atomic<std::uint64_t> samples{0};
   std::int64_t clock_offset_ns = 0;
   std::vector<double> values;
@@ -235,15 +251,49 @@ struct PmSampler::Impl {
     writer.add_raw(log::RecordKind::kGpuMetricsSession, payload.data(), static_cast<std::uint32_t>(payload.size()));
   }
 
-  // Decodes what the hardware buffer holds (mutex held). Returns false on a CUPTI error.
-  bool decode(Device& d) {
+  // An image emptied for the next decode (cuptiPmSamplingCounterDataImageInitialize).
+  static void reset_image(CUpti_PmSampling_Object* sampler, std::vector<std::uint8_t>& image) {
+    auto ini = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+    ini.pPmSamplingObject = sampler;
+    ini.counterDataSize = image.size();
+    ini.pCounterData = image.data();
+    must(cuptiPmSamplingCounterDataImageInitialize(&ini), "cuptiPmSamplingCounterDataImageInitialize");
+  }
+
+  // Decodes what the hardware buffer holds into spare images and hands them to the evaluator
+  // (decoder thread; `lock` holds mutex, released around DecodeData). Returns false on a CUPTI
+  // error.
+  bool decode(Device& d, std::unique_lock<std::mutex>& lock) {
     for (int round = 0; round < 64; ++round) {
+      if (d.spare.empty()) {  // the evaluator is behind: the hardware buffer keeps the records
+        ++d.evaluator_behind;
+        break;
+      }
+      std::vector<std::uint8_t> image = std::move(d.spare.back());
+      d.spare.pop_back();
       auto dec = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
       dec.pPmSamplingObject = d.sampler;
-      dec.pCounterDataImage = d.counter_data.data();
-      dec.counterDataImageSize = d.counter_data.size();
+      dec.pCounterDataImage = image.data();
+      dec.counterDataImageSize = image.size();
+      lock.unlock();
+      const std::uint64_t t0 = now_ns();
       const CUptiResult r = cuptiPmSamplingDecodeData(&dec);
-      if (r == CUPTI_ERROR_OUT_OF_MEMORY || dec.overflow != 0) {
+      const std::uint64_t t1 = now_ns();
+      lock.lock();
+      d.decode_ns += t1 - t0;
+      ++d.decodes;
+      const bool overflow = r == CUPTI_ERROR_OUT_OF_MEMORY || dec.overflow != 0;
+      if (r != CUPTI_SUCCESS && !overflow) {
+        d.spare.push_back(std::move(image));
+        message(log::Severity::kWarning, "GPU metrics: cuptiPmSamplingDecodeData on device " + std::to_string(d.index) +
+                                             " failed: " + cupti_status_text(r) +
+                                             "; sampling of this device ends here");
+        return false;
+      }
+      filled.push_back(Filled{&d, d.sampler, std::move(image), d.fresh});
+      d.fresh = false;
+      eval_cv.notify_one();
+      if (overflow) {
         ++d.overflows;
         log::DataLossRecord loss{};
         loss.ts_ns = now_ns();
@@ -254,51 +304,83 @@ struct PmSampler::Impl {
         writer.add(log::RecordKind::kDataLoss, loss);
         // The hardware buffer keeps its oldest records and takes no new ones once full:
         // sampling goes on only after a restart (the gap shows in the samples' times).
-        if (r == CUPTI_SUCCESS) {
-          auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
-          info.pCounterDataImage = d.counter_data.data();
-          info.counterDataImageSize = d.counter_data.size();
-          if (cuptiPmSamplingGetCounterDataInfo(&info) == CUPTI_SUCCESS) write_samples(d, info.numCompletedSamples);
-        }
-        std::memcpy(d.counter_data.data(), d.counter_data_blank.data(), d.counter_data.size());
         return restart(d);
-      } else if (r != CUPTI_SUCCESS) {
-        message(log::Severity::kWarning, "GPU metrics: cuptiPmSamplingDecodeData on device " + std::to_string(d.index) +
-                                             " failed: " + cupti_status_text(r) +
-                                             "; sampling of this device ends here");
-        return false;
       }
-      auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
-      info.pCounterDataImage = d.counter_data.data();
-      info.counterDataImageSize = d.counter_data.size();
-      must(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
-      write_samples(d, info.numCompletedSamples);
-      std::memcpy(d.counter_data.data(), d.counter_data_blank.data(), d.counter_data.size());
       if (dec.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
+      ++d.image_full;  // more records wait: decode on into the next spare image
     }
     return true;
   }
 
-  void write_samples(Device& d, std::size_t completed) {
+  // Evaluator thread: each filled image's completed samples become GpuMetricSampleRecords.
+  void evaluate_loop() {
+    std::unique_lock lock(mutex);
+    std::vector<char> batch;
+    for (;;) {
+      eval_cv.wait(lock, [&] { return !filled.empty() || decoder_done; });
+      if (filled.empty()) break;
+      Filled f = std::move(filled.front());
+      filled.pop_front();
+      Device& d = *f.device;
+      lock.unlock();
+      batch.clear();
+      const std::uint64_t t0 = now_ns();
+      auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+      info.pCounterDataImage = f.image.data();
+      info.counterDataImageSize = f.image.size();
+      if (cuptiPmSamplingGetCounterDataInfo(&info) == CUPTI_SUCCESS) {
+        d.incomplete += info.numPopulatedSamples - info.numCompletedSamples;
+        encode_samples(d, f, info.numCompletedSamples, batch);
+      }
+      const std::uint64_t t1 = now_ns();
+      bool reset_ok = true;
+      try {
+        reset_image(f.sampler, f.image);
+      } catch (const CuptiFailure&) {
+        reset_ok = false;
+      }
+      d.evaluate_ns += t1 - t0;
+      d.reset_ns += now_ns() - t1;
+      lock.lock();
+      for (std::size_t at = 0; at + sizeof(log::RecordHeader) <= batch.size();) {  // the encoded records
+        log::RecordHeader h{};
+        std::memcpy(&h, batch.data() + at, sizeof h);
+        writer.add_raw(log::RecordKind::kGpuMetricSample, batch.data() + at + sizeof h, h.size);
+        at += sizeof h + h.size;
+      }
+      if (reset_ok) d.spare.push_back(std::move(f.image));
+      if (writer.pending_bytes() > (1u << 20)) writer.flush();
+    }
+    writer.flush();
+  }
+
+  // The completed samples of f.image as encoded records appended to `batch` (evaluator
+  // thread, mutex not held).
+  void encode_samples(Device& d, Filled& f, std::size_t completed, std::vector<char>& batch) {
     values.assign(d.metrics.size(), 0.0);
-    std::vector<char> payload(sizeof(log::GpuMetricSampleRecord) + d.metrics.size() * sizeof(double));
     for (std::size_t i = 0; i < completed; ++i) {
       auto si = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
-      si.pPmSamplingObject = d.sampler;
-      si.pCounterDataImage = d.counter_data.data();
-      si.counterDataImageSize = d.counter_data.size();
+      si.pPmSamplingObject = f.sampler;
+      si.pCounterDataImage = f.image.data();
+      si.counterDataImageSize = f.image.size();
       si.sampleIndex = i;
-      if (cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS) continue;
-      if (!d.dropped_first) {  // the first sample spans the set-up: an outlier (CUPTI docs)
-        d.dropped_first = true;
+      if (cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS) {
+        ++d.unreadable;
+        continue;
+      }
+      if (f.drop_first) {  // the first sample spans the set-up: an outlier (CUPTI docs)
+        f.drop_first = false;
         d.last_end = si.endTimestamp;
         continue;
       }
-      if (si.endTimestamp <= si.startTimestamp || si.endTimestamp <= d.last_end) continue;
+      if (si.endTimestamp <= si.startTimestamp || si.endTimestamp <= d.last_end) {
+        ++d.out_of_order;
+        continue;
+      }
       auto ev = GPUSCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
       ev.pHostObject = d.host;
-      ev.pCounterDataImage = d.counter_data.data();
-      ev.counterDataImageSize = d.counter_data.size();
+      ev.pCounterDataImage = f.image.data();
+      ev.counterDataImageSize = f.image.size();
       ev.rangeIndex = i;
       ev.ppMetricNames = d.metric_ptrs.data();
       ev.numMetrics = d.metric_ptrs.size();
@@ -313,9 +395,14 @@ struct PmSampler::Impl {
       rec.end_ns = static_cast<std::uint64_t>(static_cast<std::int64_t>(si.endTimestamp) + clock_offset_ns);
       rec.device_id = static_cast<std::uint32_t>(d.index);
       rec.count = static_cast<std::uint32_t>(values.size());
-      std::memcpy(payload.data(), &rec, sizeof rec);
-      std::memcpy(payload.data() + sizeof rec, values.data(), values.size() * sizeof(double));
-      writer.add_raw(log::RecordKind::kGpuMetricSample, payload.data(), static_cast<std::uint32_t>(payload.size()));
+      log::RecordHeader h{};
+      h.kind = static_cast<std::uint16_t>(log::RecordKind::kGpuMetricSample);
+      h.size = static_cast<std::uint32_t>(sizeof rec + values.size() * sizeof(double));
+      const std::size_t at = batch.size();
+      batch.resize(at + sizeof h + h.size);
+      std::memcpy(batch.data() + at, &h, sizeof h);
+      std::memcpy(batch.data() + at + sizeof h, &rec, sizeof rec);
+      std::memcpy(batch.data() + at + sizeof h + sizeof rec, values.data(), values.size() * sizeof(double));
       ++d.samples;
       samples.fetch_add(1, std::memory_order_relaxed);
     }
@@ -328,7 +415,7 @@ struct PmSampler::Impl {
       for (auto& d : devices) {
         if (!d->started) continue;
         try {
-          if (!decode(*d)) {
+          if (!decode(*d, lock)) {
             stop_device(*d);
             d->failed = true;
           }
@@ -341,21 +428,25 @@ struct PmSampler::Impl {
         }
       }
       writer.flush();
-      if (last) return;
-      if (options.duty_ms > 0) apply_duty();
+      if (last) {
+        decoder_done = true;
+        eval_cv.notify_all();
+        return;
+      }
+      if (options.duty_ms > 0) apply_duty(lock);
       cv.wait_for(lock, std::chrono::milliseconds(options.decode_period_ms), [&] { return stopping; });
     }
   }
 
   // Validation only (PmSamplerOptions::duty_ms): sampling on while floor(CUPTI clock / duty)
   // is even, off while it is odd, so one traced run holds steps with and without sampling.
-  void apply_duty() {
+  void apply_duty(std::unique_lock<std::mutex>& lock) {
     const std::uint64_t period = std::uint64_t{options.duty_ms} * 1'000'000;
     const bool on = (now_ns() / period) % 2 == 0;
     for (auto& d : devices) {
       if (d->failed || d->paused == !on) continue;
       if (!on && d->started) {
-        decode(*d);  // what was sampled before the pause
+        decode(*d, lock);  // what was sampled before the pause
         stop_device(*d);
         d->paused = true;
       } else if (on && d->paused) {
@@ -387,7 +478,7 @@ struct PmSampler::Impl {
     } else {
       d.started = true;
     }
-    d.dropped_first = false;  // the first sample after a restart spans the gap
+    d.fresh = true;  // the first sample after a restart spans the gap
     if (r != CUPTI_SUCCESS) {
       message(log::Severity::kWarning, "GPU metrics: restarting sampling on device " + std::to_string(d.index) +
                                            " failed: " + cupti_status_text(r) + "; sampling of this device ends here");
@@ -450,22 +541,28 @@ struct PmSampler::Impl {
     cfg.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
     must(cuptiPmSamplingSetConfig(&cfg), "cuptiPmSamplingSetConfig");
 
-    // Room for two decode periods of samples (the decode loops while the image fills).
-    const std::uint64_t per_period =
-        std::uint64_t{options.decode_period_ms} * 1'000'000 / std::max<std::uint64_t>(options.interval_ns, 1);
+    // Images of 0.1 s of samples, kImages of them: the decoder fills one per decode period
+    // (20 ms) while the evaluator turns the previous ones into records. Measured at 10 kHz on
+    // H100 with one thread doing both: DecodeData ~60 us, evaluation ~40 us and an image reset
+    // ~20 us per sample, slower than the samples come; and a decode that stops on a full image
+    // lost samples (gaps of 1-30 ms).
+    const std::uint64_t per_tenth = 100'000'000 / std::max<std::uint64_t>(options.interval_ns, 1);
     auto size = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
     size.pPmSamplingObject = d.sampler;
     size.pMetricNames = d.metric_ptrs.data();
     size.numMetrics = d.metric_ptrs.size();
-    size.maxSamples = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(2 * per_period + 64, 256, 1u << 20));
+    size.maxSamples = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(per_tenth, 256, 1u << 16));
     must(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
-    d.counter_data.resize(size.counterDataSize);
-    auto ini = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
-    ini.pPmSamplingObject = d.sampler;
-    ini.counterDataSize = d.counter_data.size();
-    ini.pCounterData = d.counter_data.data();
-    must(cuptiPmSamplingCounterDataImageInitialize(&ini), "cuptiPmSamplingCounterDataImageInitialize");
-    d.counter_data_blank = d.counter_data;
+    if (d.counter_data.size() != size.counterDataSize) {  // first arm (a re-arm keeps its images)
+      d.counter_data.assign(size.counterDataSize, 0);
+      d.spare.clear();
+      for (int i = 0; i < kImages; ++i) {
+        std::vector<std::uint8_t> image(size.counterDataSize);
+        reset_image(d.sampler, image);
+        d.spare.push_back(std::move(image));
+      }
+    }
+    d.fresh = true;
 
     d.start_cpu_ns = now_ns();
     auto st = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_Start_Params);
@@ -543,7 +640,10 @@ std::size_t PmSampler::start(const std::string& log_path, const PmSamplerOptions
     m.devices.push_back(std::move(d));
   }
   m.writer.flush();
-  if (started > 0) m.thread = std::thread([&m] { m.run(); });
+  if (started > 0) {
+    m.evaluator = std::thread([&m] { m.evaluate_loop(); });
+    m.thread = std::thread([&m] { m.run(); });
+  }
   return started;
 }
 
@@ -557,17 +657,31 @@ void PmSampler::stop(std::vector<std::string>* messages) {
     }
     m.cv.notify_all();
     m.thread.join();
+    m.evaluator.join();
   }
   for (auto& d : m.devices) {
     m.stop_device(*d);
     if (m.options.verbose) {
-      std::fprintf(stderr,
-                   "gpuscope: GPU metrics device %d: %llu samples, %llu overflow(s); first sample start %llu, "
-                   "sampling started at CUPTI clock %llu (difference %lld ns)\n",
-                   d->index, static_cast<unsigned long long>(d->samples), static_cast<unsigned long long>(d->overflows),
-                   static_cast<unsigned long long>(d->first_sample_start),
-                   static_cast<unsigned long long>(d->start_cpu_ns),
-                   static_cast<long long>(d->first_sample_start) - static_cast<long long>(d->start_cpu_ns));
+      std::fprintf(
+          stderr,
+          "gpuscope: GPU metrics device %d: %llu samples, %llu overflow(s), %llu decodes, %llu populated but "
+          "incomplete at a decode, %llu unreadable, %llu out of order, %llu image full (image %zu bytes), %llu "
+          "decoder waits for the evaluator; "
+          "first sample start %llu, sampling "
+          "started at CUPTI clock %llu (difference %lld ns)\n",
+          d->index, static_cast<unsigned long long>(d->samples), static_cast<unsigned long long>(d->overflows),
+          static_cast<unsigned long long>(d->decodes), static_cast<unsigned long long>(d->incomplete),
+          static_cast<unsigned long long>(d->unreadable), static_cast<unsigned long long>(d->out_of_order),
+          static_cast<unsigned long long>(d->image_full), d->counter_data.size(),
+          static_cast<unsigned long long>(d->evaluator_behind), static_cast<unsigned long long>(d->first_sample_start),
+          static_cast<unsigned long long>(d->start_cpu_ns),
+          static_cast<long long>(d->first_sample_start) - static_cast<long long>(d->start_cpu_ns));
+    }
+    if (m.options.verbose) {
+      std::fprintf(
+          stderr,
+          "gpuscope: GPU metrics device %d: decode thread: DecodeData %.1f ms, samples %.1f ms, image reset %.1f ms\n",
+          d->index, d->decode_ns / 1e6, d->evaluate_ns / 1e6, d->reset_ns / 1e6);
     }
     if (messages != nullptr && d->overflows > 0) {
       messages->push_back("GPU metrics on device " + std::to_string(d->index) + ": the hardware buffer overflowed " +

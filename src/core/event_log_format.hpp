@@ -397,14 +397,14 @@ struct MemoryRecord {
 // Payload: GpuMetricsSessionRecord, then metric_count uint64 string ids (the Nsight Compute
 // metric names, in the order of every sample's values).
 struct GpuMetricsSessionRecord {
-  std::uint64_t start_ns;          // CUPTI clock when sampling started
-  std::uint64_t interval_ns;       // sampling interval asked of CUPTI (GPU time trigger)
-  std::uint64_t chip_string;       // cuptiDeviceGetChipName, e.g. "GH100"
+  std::uint64_t start_ns;     // CUPTI clock when sampling started
+  std::uint64_t interval_ns;  // sampling interval asked of CUPTI (GPU time trigger)
+  std::uint64_t chip_string;  // cuptiDeviceGetChipName, e.g. "GH100"
   std::uint64_t device_name_string;
-  std::uint8_t uuid[16];           // cuDeviceGetUuid: matches DeviceRecord.uuid of the traced processes
-  std::int64_t clock_offset_ns;    // added to CUPTI's sample timestamps to reach the CUPTI clock
+  std::uint8_t uuid[16];         // cuDeviceGetUuid: matches DeviceRecord.uuid of the traced processes
+  std::int64_t clock_offset_ns;  // added to CUPTI's sample timestamps to reach the CUPTI clock
   std::uint64_t hardware_buffer_bytes;
-  std::uint32_t device_id;         // CUDA device index in the launcher (same CUDA_VISIBLE_DEVICES)
+  std::uint32_t device_id;  // CUDA device index in the launcher (same CUDA_VISIBLE_DEVICES)
   std::uint32_t metric_count;
 };
 
