@@ -113,12 +113,13 @@ struct Device {
   std::vector<std::uint8_t> counter_data;        // size and layout of every image (initialized once)
   std::vector<std::vector<std::uint8_t>> spare;  // initialized images for the decoder (Impl::mutex)
   bool fresh = true;                             // next image decoded is the first after a (re)start
+  bool drop_next = false;                        // evaluator: drop the next sample (the first after a start)
   std::vector<std::string> metrics;
   std::vector<const char*> metric_ptrs;
   std::uint64_t samples = 0;
   std::uint64_t overflows = 0;
   std::uint64_t decodes = 0, incomplete = 0, unreadable = 0, out_of_order = 0, image_full = 0;  // GPUSCOPE_VERBOSE
-  std::uint64_t evaluator_behind = 0;                                                           // GPUSCOPE_VERBOSE
+  std::uint64_t evaluator_behind = 0, outliers = 0;                                             // GPUSCOPE_VERBOSE
   std::uint64_t decode_ns = 0, evaluate_ns = 0, reset_ns = 0;                                   // GPUSCOPE_VERBOSE
   std::uint64_t first_sample_start = 0;  // raw CUPTI sample timestamp of the first sample kept
   std::uint64_t last_end = 0;            // raw end of the last sample kept (drops repeats)
@@ -357,6 +358,7 @@ struct PmSampler::Impl {
   // The completed samples of f.image as encoded records appended to `batch` (evaluator
   // thread, mutex not held).
   void encode_samples(Device& d, Filled& f, std::size_t completed, std::vector<char>& batch) {
+    if (f.drop_first) d.drop_next = true;
     values.assign(d.metrics.size(), 0.0);
     for (std::size_t i = 0; i < completed; ++i) {
       auto si = GPUSCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
@@ -368,9 +370,13 @@ struct PmSampler::Impl {
         ++d.unreadable;
         continue;
       }
-      if (f.drop_first) {  // the first sample spans the set-up: an outlier (CUPTI docs)
-        f.drop_first = false;
-        d.last_end = si.endTimestamp;
+      // The first sample after a (re)start spans the set-up: an outlier (CUPTI docs; seen on
+      // H200: 735 ms long, starting before sampling did). The first image may have no sample
+      // yet, so the drop waits for the first one. Any sample over 4 intervals is one too.
+      if (d.drop_next || si.endTimestamp - si.startTimestamp > 4 * options.interval_ns) {
+        d.drop_next = false;
+        d.last_end = std::max(d.last_end, si.endTimestamp);
+        ++d.outliers;
         continue;
       }
       if (si.endTimestamp <= si.startTimestamp || si.endTimestamp <= d.last_end) {
@@ -666,15 +672,15 @@ void PmSampler::stop(std::vector<std::string>* messages) {
           stderr,
           "gpuscope: GPU metrics device %d: %llu samples, %llu overflow(s), %llu decodes, %llu populated but "
           "incomplete at a decode, %llu unreadable, %llu out of order, %llu image full (image %zu bytes), %llu "
-          "decoder waits for the evaluator; "
+          "decoder waits for the evaluator, %llu outliers dropped; "
           "first sample start %llu, sampling "
           "started at CUPTI clock %llu (difference %lld ns)\n",
           d->index, static_cast<unsigned long long>(d->samples), static_cast<unsigned long long>(d->overflows),
           static_cast<unsigned long long>(d->decodes), static_cast<unsigned long long>(d->incomplete),
           static_cast<unsigned long long>(d->unreadable), static_cast<unsigned long long>(d->out_of_order),
           static_cast<unsigned long long>(d->image_full), d->counter_data.size(),
-          static_cast<unsigned long long>(d->evaluator_behind), static_cast<unsigned long long>(d->first_sample_start),
-          static_cast<unsigned long long>(d->start_cpu_ns),
+          static_cast<unsigned long long>(d->evaluator_behind), static_cast<unsigned long long>(d->outliers),
+          static_cast<unsigned long long>(d->first_sample_start), static_cast<unsigned long long>(d->start_cpu_ns),
           static_cast<long long>(d->first_sample_start) - static_cast<long long>(d->start_cpu_ns));
     }
     if (m.options.verbose) {
