@@ -30,13 +30,17 @@ def steps_of(db):
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = con.execute("SELECT e.start_ns, e.end_ns, s.value FROM nvtx_events e JOIN strings s ON s.id = e.text_id "
                        "WHERE s.value LIKE 'step %' AND e.end_ns IS NOT NULL ORDER BY e.start_ns").fetchall()
-    sampled = None
+    sampled, allocs = None, None
+    try:
+        allocs = [r[0] for r in con.execute("SELECT ts_ns FROM memory_events WHERE operation IN ('alloc', 'free')")]
+    except sqlite3.Error:
+        pass
     try:
         sampled = [r[0] for r in con.execute("SELECT DISTINCT start_ns FROM gpu_metrics ORDER BY start_ns")]
     except sqlite3.Error:
         pass
     con.close()
-    return [(s, e, int(n.split()[1])) for s, e, n in rows], sampled
+    return [(s, e, int(n.split()[1])) for s, e, n in rows], sampled, allocs
 
 
 def split(steps, period_ns, guard_ns, skip):
@@ -96,7 +100,7 @@ def main():
                 print(p.stderr[-2000:])
                 results.append({"mode": mode, "run": r, "error": p.stderr[-500:]})
                 continue
-            steps, sampled = steps_of(f"{db}.sqlite")
+            steps, sampled, allocs = steps_of(f"{db}.sqlite")
             on, off = split(steps, period, guard, a.skip)
             res = {"mode": mode, "run": r, "steps": len(steps)}
             if mode == "--gpu-metrics" and sampled is not None:
@@ -107,6 +111,11 @@ def main():
                 on = [st for st in on if covered([st], sampled)]
                 off = [st for st in off if not covered([st], sampled)]
             res.update(on=len(on), off=len(off))
+            if mode == "--cuda-memory-usage" and allocs is not None:
+                warm = next((st for st, _, i in steps if i == a.skip), None)
+                # Allocations and frees recorded after the warm-up (only in "on" periods: the
+                # records are off in the others, so this is a lower bound there).
+                res["allocs_after_warmup"] = sum(1 for t in allocs if warm is not None and t >= warm)
             if on and off:
                 mon = statistics.median(e - s for s, e in on) / 1e6
                 moff = statistics.median(e - s for s, e in off) / 1e6
@@ -125,6 +134,8 @@ def main():
             lines.append(f"| {res['mode']} | {res['run']} | | | | | | failed: {res['error'][-120:]} |")
             continue
         check = ""
+        if "allocs_after_warmup" in res:
+            check = f"{res['allocs_after_warmup']} allocations/frees recorded after step {a.skip}"
         if "on_steps_sampled" in res:
             check = f"{res['on_steps_sampled']} steps of on periods sampled, {res['off_steps_sampled']} of off " \
                     f"periods sampled (compared: sampled on-steps, unsampled off-steps)"

@@ -158,7 +158,9 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                   "Also sample each GPU's hardware counters over time (CUPTI PM sampling, as nsys\n"
                   "--gpu-metrics-device): SM active, warps active (achieved occupancy), tensor-core\n"
                   "and FP32/FP64 pipe activity, DRAM read/write and L2 bytes, PCIe and NVLink bytes,\n"
-                  "SM clock, into gpu_metrics. RATE in Hz (default 10k = one sample every 100 us, as nsys):\n"
+                  "SM clock, into gpu_metrics. RATE in Hz, 10 to 20k (default 10k = one sample every 100 us,\n"
+                  "as nsys; above about 15k the launcher cannot decode samples as fast as they come on\n"
+                  "H100, and the ones lost are reported):\n"
                   "stats -r gpu_metrics_sum gives each kernel its sampled SM/tensor activity and\n"
                   "DRAM GB/s, top and gpu_util show them, export draws them as counters. The counters\n"
                   "are the whole GPU's (every process on it). Needs counter access (not restricted to\n"
@@ -171,7 +173,7 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
             double hz = 0;
             return collect::parse_sampling_rate(v, &hz)
                        ? ""
-                       : "'" + v + "' is not a sampling rate from 10 Hz to 1 MHz (e.g. 20k, 5000, 100kHz)";
+                       : "'" + v + "' is not a sampling rate from 10 Hz to 20 kHz (e.g. 10k, 5000, 2kHz)";
           },
           "RATE"));
   sub->add_option("--calibrate", o.calibrate,

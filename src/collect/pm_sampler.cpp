@@ -718,7 +718,7 @@ bool parse_sampling_rate(const std::string& text, double* hz) {
   const double v = std::strtod(t.c_str(), &end);
   if (end == nullptr || *end != '\0' || !std::isfinite(v)) return false;
   const double r = v * scale;
-  if (r < 10 || r > 1e6) return false;
+  if (r < 10 || r > kMaxSamplingRateHz) return false;
   *hz = r;
   return true;
 }

@@ -69,7 +69,12 @@ class PmSampler {
   std::unique_ptr<Impl> m_impl;
 };
 
-/// "20k", "20kHz", "500", "1.5k" -> Hz; false when not a rate in [10 Hz, 1 MHz].
+/// The highest --gpu-metrics rate: at 10 kHz each of the sampler's two threads is ~63 % busy on
+/// H100 with GH100's 13 metrics (docs/validation.md); at 100 kHz the hardware buffer overflowed
+/// within 0.1 s. Above ~15 kHz samples may be lost, which is reported (gpu_metrics_overflow).
+inline constexpr double kMaxSamplingRateHz = 20'000;
+
+/// "20k", "20kHz", "500", "1.5k" -> Hz; false when not a rate in [10 Hz, kMaxSamplingRateHz].
 [[nodiscard]] bool parse_sampling_rate(const std::string& text, double* hz);
 
 }  // namespace gpuscope::collect
