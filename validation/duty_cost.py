@@ -120,6 +120,17 @@ def main():
                 mon = statistics.median(e - s for s, e in on) / 1e6
                 moff = statistics.median(e - s for s, e in off) / 1e6
                 res.update(on_ms=mon, off_ms=moff, cost_pct=100 * (mon / moff - 1))
+                # Paired by period: each "on" period's median step against the mean of the
+                # "off" periods on either side, so a drift slower than a period cancels.
+                per = {}
+                for st, en in on + off:
+                    per.setdefault(st // period, []).append(en - st)
+                med = {k: statistics.median(v) for k, v in per.items() if len(v) >= 3}
+                pairs = [med[k] / ((med[k - 1] + med[k + 1]) / 2) - 1 for k in med
+                         if k % 2 == 0 and k - 1 in med and k + 1 in med]
+                if pairs:
+                    res["paired_cost_pct"] = 100 * statistics.median(pairs)
+                    res["pairs"] = len(pairs)
             print(f"  {res}", flush=True)
             results.append(res)
             Path(f"{db}.sqlite").unlink(missing_ok=True)
@@ -127,8 +138,8 @@ def main():
              f"Each run: {a.steps} steps of examples/pytorch/resnet_train.py under gpuscope trace with the option "
              f"switched on and off every {a.period_ms} ms (on in even periods); steps within {a.guard_ms} ms of a "
              f"switch and the first {a.skip} are left out. Cost = median step on / median step off - 1.", "",
-             "| option | run | steps on | steps off | median on (ms) | median off (ms) | cost | check |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+             "| option | run | steps on | steps off | median on (ms) | median off (ms) | cost | paired by period | check |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for res in results:
         if "error" in res:
             lines.append(f"| {res['mode']} | {res['run']} | | | | | | failed: {res['error'][-120:]} |")
@@ -139,13 +150,17 @@ def main():
         if "on_steps_sampled" in res:
             check = f"{res['on_steps_sampled']} steps of on periods sampled, {res['off_steps_sampled']} of off " \
                     f"periods sampled (compared: sampled on-steps, unsampled off-steps)"
+        paired = f"{res['paired_cost_pct']:+.2f} % ({res['pairs']} periods)" if "paired_cost_pct" in res else ""
         lines.append(f"| {res['mode']} | {res['run']} | {res['on']} | {res['off']} | {res.get('on_ms', 0):.3f} | "
-                     f"{res.get('off_ms', 0):.3f} | {res.get('cost_pct', float('nan')):+.2f} % | {check} |")
+                     f"{res.get('off_ms', 0):.3f} | {res.get('cost_pct', float('nan')):+.2f} % | {paired} | {check} |")
     for mode in modes:
         costs = [res["cost_pct"] for res in results if res["mode"] == mode and "cost_pct" in res]
+        paired = [res["paired_cost_pct"] for res in results if res["mode"] == mode and "paired_cost_pct" in res]
         if costs:
             lines.append(f"\n{mode}: median cost over {len(costs)} runs {statistics.median(costs):+.2f} % "
-                         f"(runs: {', '.join(f'{c:+.2f} %' for c in costs)})")
+                         f"(runs: {', '.join(f'{c:+.2f} %' for c in costs)})" +
+                         (f"; paired by period {statistics.median(paired):+.2f} % "
+                          f"(runs: {', '.join(f'{c:+.2f} %' for c in paired)})" if paired else ""))
     Path(f"{out}.md").write_text("\n".join(lines) + "\n")
     Path(f"{out}.json").write_text(json.dumps(results, indent=1))
     print("\n".join(lines))

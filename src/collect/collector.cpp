@@ -762,6 +762,11 @@ void Collector::writer_main() noexcept {
         wait = std::chrono::nanoseconds(to_edge);
       }
     }
+    if (m_config.memory_duty_ms > 0 && m_memory_kinds) {  // wake at the next duty switch
+      const std::uint64_t duty = m_config.memory_duty_ms * 1'000'000;
+      const auto to_switch = std::chrono::nanoseconds(duty - now_ns() % duty + 100'000);
+      if (to_switch < wait) wait = to_switch;
+    }
     {
       std::unique_lock lock(m_wake_mutex);
       m_wake_cv.wait_for(lock, wait, [this] { return m_stop.load() || m_wake.load(); });
@@ -772,7 +777,7 @@ void Collector::writer_main() noexcept {
     maybe_detach_cupti();
     if (m_config.memory_duty_ms > 0 && m_memory_kinds && m_cupti_ready.load()) {
       // Validation only (GPUSCOPE_MEMORY_DUTY_MS): memory records on in even periods, switched
-      // on this thread's wake-ups (up to one flush period late).
+      // when this thread wakes just after each switch time.
       const bool on = (now_ns() / (m_config.memory_duty_ms * 1'000'000)) % 2 == 0;
       if (on != m_memory_duty_on) {
         m_memory_duty_on = on;
