@@ -179,11 +179,16 @@ Report cuda_memory(Database& db) {
                                        "--cuda-memory-usage to record them");
     return r;
   }
-  r.add_note(NoteLevel::kInfo,
-             "PyTorch's caching allocator shows here as segments, not tensors: the blocks it takes with cudaMalloc "
-             "and keeps for reuse (2 MiB for tensors up to 1 MiB, 20 MiB for those up to 10 MiB, larger ones rounded "
-             "up to 2 MiB), so memory in use compares with torch.cuda.memory_reserved() and max_memory_reserved(), "
-             "not memory_allocated()");
+  // Only where a Python process ran (a CUDA C++ program's allocations are its own calls).
+  const bool python =
+      db.query_int("SELECT COUNT(*) FROM processes WHERE exe LIKE '%python%' OR cmdline LIKE '%python%'").value_or(1) >
+      0;
+  if (python)
+    r.add_note(NoteLevel::kInfo,
+               "PyTorch's caching allocator shows here as segments, not tensors: the blocks it takes with cudaMalloc "
+               "and keeps for reuse (2 MiB for tensors up to 1 MiB, 20 MiB for those up to 10 MiB, larger ones rounded "
+               "up to 2 MiB), so memory in use compares with torch.cuda.memory_reserved() and max_memory_reserved(), "
+               "not memory_allocated()");
 
   ApiNames api_name(db);
   std::map<std::int64_t, std::string> gpu_name;

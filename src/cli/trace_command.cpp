@@ -168,6 +168,7 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                   "without metrics")
       ->expected(0, 1)
       ->default_str(kDefaultGpuMetricsRate)
+      ->type_name("[RATE]")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
             double hz = 0;

@@ -92,8 +92,8 @@ inline constexpr std::array<DataLossKindDef, 16> kDataLossKinds{{
     {DataLossKind::kHostEventsDropped, "host_events_dropped", LossSeverity::kDataLoss, true,
      "the collector reported {count} lost ({what})"},
     {DataLossKind::kGpuMetricsOverflow, "gpu_metrics_overflow", LossSeverity::kDataLoss, true,
-     "{count} GPU metric samples lost: the PM-sampling hardware buffer overflowed before the sampler read it "
-     "(gpu_metrics has gaps); use a lower --gpu-metrics rate"},
+     "GPU metric samples lost: the PM-sampling hardware buffer overflowed {count} time(s) before the sampler "
+     "read it (gpu_metrics has gaps there); use a lower --gpu-metrics rate"},
     {DataLossKind::kCollectorDataLoss, "collector_data_loss", LossSeverity::kDataLoss, true,
      "the collector reported {count} lost ({what})"},
 }};

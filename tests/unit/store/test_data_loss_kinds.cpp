@@ -102,8 +102,8 @@ TEST(DataLossKinds, StoredTextUnchanged) {
       {DataLossKind::kHostEventsDropped, "host_events_dropped", "data_loss", 6, "",
        "the collector reported 6 lost (host_events_dropped)"},
       {DataLossKind::kGpuMetricsOverflow, "gpu_metrics_overflow", "data_loss", 12, "",
-       "12 GPU metric samples lost: the PM-sampling hardware buffer overflowed before the sampler read it "
-       "(gpu_metrics has gaps); use a lower --gpu-metrics rate"},
+       "GPU metric samples lost: the PM-sampling hardware buffer overflowed 12 time(s) before the sampler read "
+       "it (gpu_metrics has gaps there); use a lower --gpu-metrics rate"},
       {DataLossKind::kCollectorDataLoss, "collector_data_loss", "data_loss", 6, "",
        "the collector reported 6 lost (collector_data_loss)"},
   };
