@@ -33,22 +33,15 @@ class Database;
 namespace gpuscope::analyze::detail {
 
 // The metrics the reports name (core/gpu_metrics.hpp).
-inline constexpr std::string_view kSmActive = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
-inline constexpr std::string_view kWarpsActive = "sm__warps_active.avg.pct_of_peak_sustained_elapsed";
-inline constexpr std::string_view kTensorActive =
-    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed";
-inline constexpr std::string_view kDramRead = "dram__bytes_read.sum";
-inline constexpr std::string_view kDramWrite = "dram__bytes_write.sum";
-inline constexpr std::string_view kSmClock = "gpc__cycles_elapsed.avg.per_second";
-inline constexpr std::string_view kL2Bytes = "lts__t_bytes.sum";
-inline constexpr std::string_view kFmaPipe =
-    "TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed";
-inline constexpr std::string_view kFp64Pipe =
-    "TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed";
-static_assert(core::gpu_metric_def(kSmActive) && core::gpu_metric_def(kWarpsActive) &&
-              core::gpu_metric_def(kTensorActive) && core::gpu_metric_def(kDramRead) &&
-              core::gpu_metric_def(kDramWrite) && core::gpu_metric_def(kSmClock) && core::gpu_metric_def(kL2Bytes) &&
-              core::gpu_metric_def(kFmaPipe) && core::gpu_metric_def(kFp64Pipe));
+using core::gpu_metric::kDramRead;
+using core::gpu_metric::kDramWrite;
+using core::gpu_metric::kFmaPipe;
+using core::gpu_metric::kFp64Pipe;
+using core::gpu_metric::kL2Bytes;
+using core::gpu_metric::kSmActive;
+using core::gpu_metric::kSmClock;
+using core::gpu_metric::kTensorActive;
+using core::gpu_metric::kWarpsActive;
 
 /// One gpu_metric_names row.
 struct SampledMetric {

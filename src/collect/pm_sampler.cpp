@@ -110,7 +110,7 @@ struct Device {
   CUpti_PmSampling_Object* sampler = nullptr;
   std::vector<std::uint8_t> availability;
   std::vector<std::uint8_t> config;              // alive while sampling: CUPTI keeps the pointer
-  std::vector<std::uint8_t> counter_data;        // size and layout of every image (initialized once)
+  std::size_t image_bytes = 0;                   // size of every counter-data image (0: none made yet)
   std::vector<std::vector<std::uint8_t>> spare;  // initialized images for the decoder (Impl::mutex)
   bool fresh = true;                             // next image decoded is the first after a (re)start
   bool drop_next = false;                        // evaluator: drop the next sample (the first after a start)
@@ -222,7 +222,6 @@ struct PmSampler::Impl {
   std::atomic<std::uint64_t> samples{0};
   std::int64_t clock_offset_ns = 0;
   std::vector<double> values;
-  std::vector<std::string> late_messages;  // from the decode thread, for stop()
 
   void message(log::Severity severity, const std::string& text) {
     log::MessageRecord r{};
@@ -559,8 +558,8 @@ struct PmSampler::Impl {
     size.numMetrics = d.metric_ptrs.size();
     size.maxSamples = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(per_tenth, 256, 1u << 16));
     must(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
-    if (d.counter_data.size() != size.counterDataSize) {  // first arm (a re-arm keeps its images)
-      d.counter_data.assign(size.counterDataSize, 0);
+    if (d.image_bytes != size.counterDataSize) {  // first arm (a re-arm keeps its images)
+      d.image_bytes = size.counterDataSize;
       d.spare.clear();
       for (int i = 0; i < kImages; ++i) {
         std::vector<std::uint8_t> image(size.counterDataSize);
@@ -678,7 +677,7 @@ void PmSampler::stop(std::vector<std::string>* messages) {
           d->index, static_cast<unsigned long long>(d->samples), static_cast<unsigned long long>(d->overflows),
           static_cast<unsigned long long>(d->decodes), static_cast<unsigned long long>(d->incomplete),
           static_cast<unsigned long long>(d->unreadable), static_cast<unsigned long long>(d->out_of_order),
-          static_cast<unsigned long long>(d->image_full), d->counter_data.size(),
+          static_cast<unsigned long long>(d->image_full), d->image_bytes,
           static_cast<unsigned long long>(d->evaluator_behind), static_cast<unsigned long long>(d->outliers),
           static_cast<unsigned long long>(d->first_sample_start), static_cast<unsigned long long>(d->start_cpu_ns),
           static_cast<long long>(d->first_sample_start) - static_cast<long long>(d->start_cpu_ns));

@@ -19,6 +19,22 @@
 
 namespace gpuscope::core {
 
+// The metrics reports name directly (the rest are read from kGpuMetrics).
+namespace gpu_metric {
+inline constexpr std::string_view kSmActive = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view kWarpsActive = "sm__warps_active.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view kTensorActive =
+    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view kDramRead = "dram__bytes_read.sum";
+inline constexpr std::string_view kDramWrite = "dram__bytes_write.sum";
+inline constexpr std::string_view kSmClock = "gpc__cycles_elapsed.avg.per_second";
+inline constexpr std::string_view kL2Bytes = "lts__t_bytes.sum";
+inline constexpr std::string_view kFmaPipe =
+    "TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view kFp64Pipe =
+    "TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed";
+}  // namespace gpu_metric
+
 enum class GpuMetricKind { kPercent, kBytes, kHertz };
 
 struct GpuMetricDef {
@@ -32,25 +48,25 @@ struct GpuMetricDef {
 
 // clang-format off
 inline constexpr std::array<GpuMetricDef, 15> kGpuMetrics{{
-  {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "SM active", "%", GpuMetricKind::kPercent, false,
+  {gpu_metric::kSmActive, "SM active", "%", GpuMetricKind::kPercent, false,
    "cycles with at least one warp resident on the SM, averaged over SMs: how much of the GPU has work (not how busy its pipes are)"},
-  {"sm__warps_active.avg.pct_of_peak_sustained_elapsed", "warps active", "%", GpuMetricKind::kPercent, false,
+  {gpu_metric::kWarpsActive, "warps active", "%", GpuMetricKind::kPercent, false,
    "resident warps over the SMs' maximum, averaged over elapsed cycles: achieved occupancy over time"},
-  {"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "tensor active", "%", GpuMetricKind::kPercent, false,
+  {gpu_metric::kTensorActive, "tensor active", "%", GpuMetricKind::kPercent, false,
    "cycles the tensor-core pipe is busy: how much of the tensor-core peak is used"},
-  {"dram__bytes_read.sum", "DRAM read", "bytes", GpuMetricKind::kBytes, false,
+  {gpu_metric::kDramRead, "DRAM read", "bytes", GpuMetricKind::kBytes, false,
    "bytes read from device memory (HBM) in the sample"},
-  {"dram__bytes_write.sum", "DRAM write", "bytes", GpuMetricKind::kBytes, false,
+  {gpu_metric::kDramWrite, "DRAM write", "bytes", GpuMetricKind::kBytes, false,
    "bytes written to device memory (HBM) in the sample"},
-  {"gpc__cycles_elapsed.avg.per_second", "SM clock", "Hz", GpuMetricKind::kHertz, false,
+  {gpu_metric::kSmClock, "SM clock", "Hz", GpuMetricKind::kHertz, false,
    "GPC (SM) clock frequency over the sample"},
   {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", "GR active", "%", GpuMetricKind::kPercent, false,
    "cycles the graphics/compute engine has work: the GPU-busy figure of nvidia-smi, at sample resolution"},
-  {"lts__t_bytes.sum", "L2 bytes", "bytes", GpuMetricKind::kBytes, false,
+  {gpu_metric::kL2Bytes, "L2 bytes", "bytes", GpuMetricKind::kBytes, false,
    "bytes through the L2 cache slices (all requests) in the sample"},
-  {"TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed", "FMA pipe", "%", GpuMetricKind::kPercent, true,
+  {gpu_metric::kFmaPipe, "FMA pipe", "%", GpuMetricKind::kPercent, true,
    "FP32 FMA-pipe instructions issued over the pipe's peak issue rate (FP32 CUDA-core use)"},
-  {"TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "FP64 pipe", "%", GpuMetricKind::kPercent, true,
+  {gpu_metric::kFp64Pipe, "FP64 pipe", "%", GpuMetricKind::kPercent, true,
    "cycles the FP64 pipe is busy"},
   {"pcie__read_bytes.sum", "PCIe read", "bytes", GpuMetricKind::kBytes, true,
    "bytes the GPU read over PCIe (host to device traffic) in the sample"},
