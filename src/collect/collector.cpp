@@ -20,6 +20,7 @@
 #include "collect/api_filter.hpp"
 #include "collect/api_ring.hpp"
 #include "collect/cupti_check.hpp"
+#include "collect/launcher_ranks.hpp"
 #include "collect/log_path.hpp"
 #include "collect/metric_catalog.hpp"
 #include "core/version.hpp"
@@ -72,13 +73,6 @@ std::uint64_t realtime_ns() noexcept {
 std::string read_file(const char* path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::int32_t env_int(const char* name) {
-  const char* v = std::getenv(name);
-  std::uint64_t n = 0;
-  if (v == nullptr || !collect::parse_u64(v, &n) || n > 0x7fffffff) return -1;
-  return static_cast<std::int32_t>(n);
 }
 
 void check_sink(const char* text) noexcept {
@@ -213,8 +207,11 @@ void Collector::write_process_record() {
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) p.exe_string = m_writer.intern(std::string_view(exe, static_cast<std::size_t>(n)));
   p.version_string = m_writer.intern(kVersion);
-  p.rank = env_int("RANK");
-  p.local_rank = env_int("LOCAL_RANK");
+  // Older readers see the rank in the ProcessRecord; the RankRecord after it adds the
+  // world size and the launcher.
+  const collect::LauncherRanks ranks = collect::launcher_ranks(&std::getenv);
+  p.rank = ranks.rank;
+  p.local_rank = ranks.local_rank;
   std::uint32_t cupti_version = 0;
   if (GPUSCOPE_CUPTI_LOG_CALL(cuptiGetVersion(&cupti_version)) == CUPTI_SUCCESS) {
     p.cupti_api_version = cupti_version;
@@ -224,6 +221,14 @@ void Collector::write_process_record() {
     p.cuda_driver_version = static_cast<std::uint32_t>(driver);
   }
   m_writer.add(log::RecordKind::kProcess, p);
+  if (ranks.launcher != log::RankLauncher::kNone) {
+    log::RankRecord r{};
+    r.rank = ranks.rank;
+    r.local_rank = ranks.local_rank;
+    r.world_size = ranks.world_size;
+    r.launcher = static_cast<std::uint8_t>(ranks.launcher);
+    m_writer.add(log::RecordKind::kRank, r);
+  }
 }
 
 // ---------------------------------------------------------------- CUPTI setup

@@ -61,6 +61,7 @@ enum class RecordKind : std::uint16_t {
   kMemory = 20,             // MemoryRecord (gpuscope trace --cuda-memory-usage)
   kGpuMetricsSession = 21,  // GpuMetricsSessionRecord + metric name ids (gpuscope trace --gpu-metrics)
   kGpuMetricSample = 22,    // GpuMetricSampleRecord + values
+  kRank = 23,               // RankRecord: rank, local rank, world size and the launcher that set them
 };
 
 struct RecordHeader {
@@ -82,8 +83,8 @@ struct ProcessRecord {
   std::uint64_t cmdline_string;       // argv joined by '\0' (from /proc/self/cmdline)
   std::uint64_t exe_string;           // /proc/self/exe target
   std::uint64_t version_string;       // gpuscope version of the collector
-  std::int32_t rank;                  // $RANK, -1 if unset
-  std::int32_t local_rank;            // $LOCAL_RANK, -1 if unset
+  std::int32_t rank;                  // the launcher's rank (RankRecord), -1 if none
+  std::int32_t local_rank;            // the launcher's local rank, -1 if none
   std::uint32_t cupti_api_version;    // cuptiGetVersion
   std::uint32_t cuda_driver_version;  // cuDriverGetVersion, 0 if unknown
 };
@@ -416,6 +417,25 @@ struct GpuMetricSampleRecord {
   std::uint64_t end_ns;
   std::uint32_t device_id;  // GpuMetricsSessionRecord.device_id
   std::uint32_t count;      // = the session's metric_count
+};
+// Which launcher's environment gave a process its rank (collect/launcher_ranks.hpp reads
+// them in this order; the first whose rank variable is set wins).
+enum class RankLauncher : std::uint8_t {
+  kNone = 0,
+  kTorchrun = 1,  // RANK, LOCAL_RANK, WORLD_SIZE (torchrun, torch.distributed.launch)
+  kOpenMpi = 2,   // OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE
+  kSlurm = 3,     // SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS (srun)
+  kPmi = 4,       // PMI_RANK, PMI_SIZE (MPICH/Intel MPI Hydra); no local rank
+};
+
+// Written right after the ProcessRecord when a launcher set a rank. Logs of older
+// collectors have none: their ProcessRecord's rank/local_rank came from $RANK/$LOCAL_RANK.
+struct RankRecord {
+  std::int32_t rank;        // >= 0
+  std::int32_t local_rank;  // -1 = the launcher gave none
+  std::int32_t world_size;  // -1 = the launcher gave none
+  std::uint8_t launcher;    // RankLauncher
+  std::uint8_t pad[3];
 };
 #pragma pack(pop)
 

@@ -247,6 +247,9 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
       case K::kMemory:
         visit(log::MemoryRecord{}, [&](const auto& r) { v.on_memory(r); });
         break;
+      case K::kRank:
+        visit(log::RankRecord{}, [&](const auto& r) { v.on_rank(r); });
+        break;
       case K::kGpuMetricsSession:
         visit_array(
             log::GpuMetricsSessionRecord{}, m_ids, [](const auto& r) { return r.metric_count; },

@@ -79,6 +79,7 @@ class EventLogVisitor {
   virtual void on_kernel_profile(const log::KernelProfileRecord&) {}
   virtual void on_kernel_metric(const log::KernelMetricRecord&) {}
   virtual void on_memory(const log::MemoryRecord&) {}
+  virtual void on_rank(const log::RankRecord&) {}
   /// `metric_ids`: the session's metric_count metric name string ids, in value order.
   virtual void on_gpu_metrics_session(const log::GpuMetricsSessionRecord&,
                                       std::span<const std::uint64_t> /*metric_ids*/) {}

@@ -44,6 +44,9 @@ class LogScan final : public EventLogVisitor {
   explicit LogScan(const EventLogReader& reader) : m_reader(reader) {}
 
   void on_process(const log::ProcessRecord& r) override;
+  void on_rank(const log::RankRecord& r) override {
+    if (!rank) rank = r;
+  }
   void on_kernel(const log::KernelRecord& r) override;
   void on_memcpy(const log::MemcpyRecord& r) override { see(r.start_ns, r.end_ns); }
   void on_memset(const log::MemsetRecord& r) override { see(r.start_ns, r.end_ns); }
@@ -69,6 +72,7 @@ class LogScan final : public EventLogVisitor {
   [[nodiscard]] std::uint64_t end_ns() const;
 
   std::optional<log::ProcessRecord> process;  // the first ProcessRecord
+  std::optional<log::RankRecord> rank;        // the first RankRecord (none from older collectors)
   bool has_end = false;                       // a ProcessEndRecord: the log was closed
   std::uint64_t kernel_records = 0;
   std::uint64_t min_ts = kOpenEnd;  // over all records; 0 timestamps (not recorded) ignored

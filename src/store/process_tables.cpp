@@ -32,6 +32,7 @@ bool ProcessTables::add_log(std::uint32_t pid, const LogScan& scan, const EventL
     p.exe = reader.string(scan.process->exe_string);
     p.collector_version = reader.string(scan.process->version_string);
   }
+  if (scan.rank && !p.rank) p.rank = scan.rank;
   p.start_ns = std::min(p.start_ns, scan.start_ns());
   p.end_ns = std::max(p.end_ns, scan.end_ns());
   p.ended_cleanly = p.ended_cleanly && scan.has_end;
@@ -79,8 +80,16 @@ void ProcessTables::write(Database& db, const ImportOptions& opts, TableCounts& 
         row.ppid = i64(p.record->ppid);
         row.rank = rank_or_null(p.record->rank);
         row.local_rank = rank_or_null(p.record->local_rank);
+        // Collectors before RankRecord read $RANK/$LOCAL_RANK only: torchrun's variables.
+        if (row.rank) row.launcher = "torchrun";
         row.cupti_api_version = i64(p.record->cupti_api_version);
         row.cuda_driver_version = i64(p.record->cuda_driver_version);
+      }
+      if (p.rank) {
+        row.rank = rank_or_null(p.rank->rank);
+        row.local_rank = rank_or_null(p.rank->local_rank);
+        row.world_size = rank_or_null(p.rank->world_size);
+        row.launcher = rows::text_or_null(rank_launcher_text(p.rank->launcher));
       }
       if (pid == opts.launched_pid) {
         row.exit_status = opt_int(opts.exit_status);

@@ -47,6 +47,7 @@ class ProcessTables {
  private:
   struct ProcessInfo {
     std::optional<log::ProcessRecord> record;
+    std::optional<log::RankRecord> rank;  // none from collectors older than RankRecord
     std::string host, cmdline, exe, collector_version;
     std::uint64_t start_ns = kOpenEnd;
     std::uint64_t end_ns = 0;

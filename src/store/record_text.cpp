@@ -149,6 +149,21 @@ std::string_view message_severity_text(std::uint8_t s) {
   }
 }
 
+std::string_view rank_launcher_text(std::uint8_t launcher) {
+  switch (static_cast<log::RankLauncher>(launcher)) {
+    case log::RankLauncher::kTorchrun:
+      return "torchrun";
+    case log::RankLauncher::kOpenMpi:
+      return "openmpi";
+    case log::RankLauncher::kSlurm:
+      return "slurm";
+    case log::RankLauncher::kPmi:
+      return "pmi";
+    default:
+      return "";
+  }
+}
+
 bool is_kernel_launch(std::string_view name) {
   if (name.find("HostFunc") != std::string_view::npos) return false;
   return name.starts_with("cudaLaunch") || name.starts_with("cuLaunch") ||

@@ -26,6 +26,9 @@ namespace gpuscope::store::detail {
 [[nodiscard]] std::string_view api_domain_text(std::uint8_t domain);
 /// messages.severity of a log::Severity: "info", "warning", "error".
 [[nodiscard]] std::string_view message_severity_text(std::uint8_t severity);
+/// processes.launcher of a log::RankLauncher: "torchrun", "openmpi", "slurm", "pmi"; "" for
+/// kNone or a value this gpuscope does not know.
+[[nodiscard]] std::string_view rank_launcher_text(std::uint8_t launcher);
 
 /// True for API calls that launch kernels (cudaLaunch*, cuLaunch*, *LaunchKernel*,
 /// *GraphLaunch*; not host functions). Names may carry a "_v7000" suffix.

@@ -55,9 +55,13 @@
   X(term_signal, OptInt, "INTEGER", "", \
     "Signal that killed the process (launched command only), else NULL.") \
   X(rank, OptInt, "INTEGER", "", \
-    "$RANK of a torchrun/MPI worker, NULL if unset.") \
+    "Rank the launcher gave the process (see launcher), NULL if none.") \
   X(local_rank, OptInt, "INTEGER", "", \
-    "$LOCAL_RANK, NULL if unset.") \
+    "Rank among the processes of its host (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID); NULL if none (PMI gives none).") \
+  X(world_size, OptInt, "INTEGER", "", \
+    "Number of ranks of the job (WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS, PMI_SIZE); NULL if none.") \
+  X(launcher, OptText, "TEXT", "", \
+    "Whose environment gave the rank, the first found of: 'torchrun' (RANK, LOCAL_RANK, WORLD_SIZE), 'openmpi' (OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE), 'slurm' (SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS), 'pmi' (PMI_RANK, PMI_SIZE); NULL without a rank. Traces recorded before gpuscope read the others say 'torchrun' when $RANK was set.") \
   X(cupti_api_version, OptInt, "INTEGER", "", \
     "cuptiGetVersion() in the process.") \
   X(cuda_driver_version, OptInt, "INTEGER", "", \

@@ -50,11 +50,23 @@ class LogBuilder {
     r.cmdline_string = m_w.intern(cmdline);
     r.exe_string = m_w.intern("/usr/bin/python3");
     r.version_string = m_w.intern("0.1.0");
-    r.rank = -1;
-    r.local_rank = -1;
+    r.rank = process_rank;
+    r.local_rank = process_local_rank;
     r.cupti_api_version = 26;
     r.cuda_driver_version = 13000;
     m_w.add(log::RecordKind::kProcess, r);
+  }
+  // What the ProcessRecord says (older collectors: $RANK and $LOCAL_RANK, no RankRecord).
+  std::int32_t process_rank = -1;
+  std::int32_t process_local_rank = -1;
+  // A RankRecord, as the collector writes after the ProcessRecord when a launcher set a rank.
+  void rank(std::int32_t rank, std::int32_t local_rank, std::int32_t world_size, log::RankLauncher launcher) {
+    log::RankRecord r{};
+    r.rank = rank;
+    r.local_rank = local_rank;
+    r.world_size = world_size;
+    r.launcher = static_cast<std::uint8_t>(launcher);
+    m_w.add(log::RecordKind::kRank, r);
   }
   // `uuid0`: the UUID's first byte (the rest 0): devices with the same one are one physical GPU.
   void device(std::uint32_t id, std::string_view name, std::uint8_t uuid0 = 0xab, std::uint64_t memory_bytes = 0) {

@@ -181,6 +181,59 @@ TEST_F(ImporterTest, KernelsApiCallsAndNames) {
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM data_loss"), 0);
 }
 
+// Ranks from every launcher (RankRecord), and logs of collectors older than RankRecord,
+// whose ProcessRecord held $RANK/$LOCAL_RANK: they still import, as torchrun ranks.
+TEST_F(ImporterTest, RanksAndTheirLauncher) {
+  struct Case {
+    std::uint32_t pid;
+    int rank, local_rank, world_size;
+    log::RankLauncher launcher;
+  };
+  const Case cases[] = {{10, 3, 1, 4, log::RankLauncher::kTorchrun},
+                        {11, 5, 0, 8, log::RankLauncher::kOpenMpi},
+                        {12, 6, 2, 16, log::RankLauncher::kSlurm},
+                        {13, 2, -1, 3, log::RankLauncher::kPmi}};
+  std::vector<std::string> logs;
+  for (const Case& c : cases) {
+    logs.push_back(log("r" + std::to_string(c.pid) + ".gslog"));
+    LogBuilder b(logs.back(), c.pid);
+    b.process_rank = c.rank;
+    b.process_local_rank = c.local_rank;
+    b.process(1000);
+    b.rank(c.rank, c.local_rank, c.world_size, c.launcher);
+    b.end(2000);
+  }
+  {
+    logs.push_back(log("old.gslog"));  // an older collector: no RankRecord
+    LogBuilder b(logs.back(), 20);
+    b.process_rank = 1;
+    b.process_local_rank = 1;
+    b.process(1000);
+    b.end(2000);
+  }
+  {
+    logs.push_back(log("none.gslog"));
+    LogBuilder b(logs.back(), 21);
+    b.process(1000);
+    b.end(2000);
+  }
+  const ImportResult r = import(logs);
+  EXPECT_EQ(r.logs_read, 6u);
+  Database d = db();
+  auto row = [&](int pid) {
+    return q_text(d,
+                  "SELECT quote(rank) || ' ' || quote(local_rank) || ' ' || quote(world_size) || ' ' || "
+                  "quote(launcher) FROM processes WHERE pid = " +
+                      std::to_string(pid));
+  };
+  EXPECT_EQ(row(10), "3 1 4 'torchrun'");
+  EXPECT_EQ(row(11), "5 0 8 'openmpi'");
+  EXPECT_EQ(row(12), "6 2 16 'slurm'");
+  EXPECT_EQ(row(13), "2 NULL 3 'pmi'");
+  EXPECT_EQ(row(20), "1 1 NULL 'torchrun'");
+  EXPECT_EQ(row(21), "NULL NULL NULL NULL");
+}
+
 TEST_F(ImporterTest, MemcpyMemsetSyncOverheadMessage) {
   {
     LogBuilder b(log("a.gslog"), 100);
