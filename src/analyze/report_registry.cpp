@@ -9,6 +9,7 @@
 #include "analyze/gpu_util_report.hpp"
 #include "analyze/launch_reports.hpp"
 #include "analyze/memcpy_check.hpp"
+#include "analyze/nccl_reports.hpp"
 #include "analyze/nsys_reports.hpp"
 #include "analyze/nvtx_gpu_proj.hpp"
 #include "analyze/pytorch_reports.hpp"
@@ -67,6 +68,15 @@ constexpr ReportEntry kReports[] = {
      [](Database& db, const ReportOptions&) { return one(module_sum(db)); }},
     {"step_sum", "PyTorch: each training step's time, GPU busy and launches; warm-up vs steady state", false,
      [](Database& db, const ReportOptions&) { return one(step_sum(db)); }},
+    {"nccl_sum", "NCCL: time, size and algbw/busbw (GB/s) per collective and message size, against the link ceiling",
+     false, [](Database& db, const ReportOptions&) { return one(nccl_sum(db)); }},
+    {"comm_overlap",
+     "many GPUs: per rank and step, how much communication hides behind compute and how much is exposed", false,
+     [](Database& db, const ReportOptions&) { return one(comm_overlap(db)); }},
+    {"rank_sum", "many GPUs: per rank busy, idle and communication time, and the step time's spread across ranks",
+     false, [](Database& db, const ReportOptions&) { return one(rank_sum(db)); }},
+    {"stragglers", "many GPUs: which rank arrives last at the collectives and holds the others back, from which step",
+     false, [](Database& db, const ReportOptions&) { return one(stragglers(db)); }},
 };
 
 }  // namespace

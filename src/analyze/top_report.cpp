@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "analyze/comm_findings.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_metrics_data.hpp"
 #include "analyze/gpu_util_report.hpp"
@@ -212,6 +213,20 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
                     units::duration_ns(copies.serialized_ns) + ", " + units::percent_of(copies.serialized_share) +
                     " of the wall time — use cudaMemcpyAsync from pinned memory on their own stream so "
                     "they overlap compute (see memcpy_check)");
+  }
+  // Many GPUs: only a trace with NCCL kernels (comm_findings is empty otherwise).
+  const detail::CommFindings comm = detail::comm_findings(db);
+  if (comm.exposed_fires()) {
+    fired.push_back("exposed communication: " + detail::exposed_sentence(db, comm) +
+                    " — overlap it with compute: DDP's gradient buckets start all-reduces during backward "
+                    "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
+                    "fewer, larger collectives or a larger batch per GPU (see comm_overlap)");
+  }
+  if (comm.straggler_fires()) {
+    fired.push_back("straggler: " + detail::straggler_sentence(db, comm) +
+                    " — find what that rank does that the others do not: its data loading, extra work "
+                    "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
+                    "(clocks, temperature; see rank_sum and stragglers)");
   }
   for (std::string& text : fired) r.add_note(NoteLevel::kWarning, std::move(text));
   if (fired.empty()) {

@@ -66,6 +66,18 @@
 //                     host buffer (DataLoader(pin_memory=True), cudaMallocHost).
 //   serialized copies memcpy_check's warning: serialized copy time ≥ 5 % of the wall. Try:
 //                     cudaMemcpyAsync from pinned memory on its own stream.
+//   exposed communication
+//                     a trace with NCCL kernels: NCCL time with no compute kernel beside it on
+//                     the same GPU ≥ kExposedCommShare (10 %) of the step time, all ranks
+//                     together (their spans without steps; analyze/comm_findings.hpp).
+//                     Evidence: exposed and total communication, the hidden share, the rank
+//                     with the most. Try: DDP gradient buckets, FSDP prefetch, fewer and larger
+//                     collectives.
+//   straggler         a rank that holds the others back (Σ of how much later it arrived at a
+//                     collective than the next-to-last rank) by ≥ kStragglerShare (5 %) of the
+//                     mean step time (stragglers). Evidence: the stragglers sentence — how often
+//                     it came last, by how much, how long the others waited, from which step.
+//                     Try: its data loading, extra work on one rank, uneven data, a slow GPU.
 //
 // "top_kernels" — top_kernels(db, kTopKernelCount) (analyze/nsys_reports.hpp): Time (%),
 // Total Time (ns), Instances, Avg (ns), Name of the 10 kernel names with the most time.

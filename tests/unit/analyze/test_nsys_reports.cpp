@@ -221,12 +221,30 @@ TEST(NsysReports, EmptyDatabaseGivesNoRowsAndANote) {
 
 TEST(NsysReports, RegistryNamesAndUnknownName) {
   EXPECT_EQ(report_names(), (std::vector<std::string_view>{"top"}));
-  EXPECT_EQ(
-      all_report_names(),
-      (std::vector<std::string_view>{
-          "top", "cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum",
-          "nvtx_gpu_proj_sum", "gpu_util", "launch_overhead", "sync_wait", "memcpy_check", "cuda_memory",
-          "gpu_metrics_sum", "cuda_gpu_sum", "cuda_gpu_trace", "cuda_api_trace", "op_sum", "module_sum", "step_sum"}));
+  const std::vector<std::string_view> names{"top",
+                                            "cuda_api_sum",
+                                            "cuda_gpu_kern_sum",
+                                            "cuda_gpu_mem_time_sum",
+                                            "cuda_gpu_mem_size_sum",
+                                            "nvtx_sum",
+                                            "nvtx_gpu_proj_sum",
+                                            "gpu_util",
+                                            "launch_overhead",
+                                            "sync_wait",
+                                            "memcpy_check",
+                                            "cuda_memory",
+                                            "gpu_metrics_sum",
+                                            "cuda_gpu_sum",
+                                            "cuda_gpu_trace",
+                                            "cuda_api_trace",
+                                            "op_sum",
+                                            "module_sum",
+                                            "step_sum",
+                                            "nccl_sum",
+                                            "comm_overlap",
+                                            "rank_sum",
+                                            "stragglers"};
+  EXPECT_EQ(all_report_names(), names);
   TraceDb t;
   const std::vector<Report> top_reports = run_report(t.db(), "top", {});
   ASSERT_EQ(top_reports.size(), 2u);

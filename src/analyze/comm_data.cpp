@@ -1,0 +1,252 @@
+#include "analyze/comm_data.hpp"
+
+#include <algorithm>
+#include <map>
+#include <span>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "analyze/analysis_cache.hpp"
+#include "core/saturating.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze::detail {
+namespace {
+
+using core::Interval;
+using store::Database;
+using store::Statement;
+
+// What a PyTorch communication operator says about the kernels it launched.
+struct OpFacts {
+  core::NcclCollective kind = core::NcclCollective::kUnknown;
+  std::int64_t elements = -1;  // -1 without shapes
+};
+
+// NCCL kernels' name ids and what each name says.
+std::unordered_map<std::int64_t, core::NcclKernelInfo> nccl_names(Database& db) {
+  std::unordered_map<std::int64_t, core::NcclKernelInfo> out;
+  Statement st = db.prepare(
+      "SELECT s.id, s.value FROM strings s WHERE s.id IN (SELECT DISTINCT name_id FROM kernels) AND s.value LIKE "
+      "'%nccl%'");
+  while (st.step())
+    if (auto info = core::parse_nccl_kernel(st.column_text(1))) out.emplace(st.column_int(0), std::move(*info));
+  return out;
+}
+
+// (pid, correlation id) of each GPU activity launched inside a PyTorch communication operator.
+std::map<std::pair<std::int64_t, std::int64_t>, OpFacts> comm_ops(Database& db) {
+  std::map<std::pair<std::int64_t, std::int64_t>, OpFacts> out;
+  if (!db.has_table("torch_ops") || !db.has_table("torch_op_activities")) return out;
+  std::unordered_map<std::int64_t, OpFacts> ops;
+  {
+    Statement st = db.prepare(
+        "SELECT o.nvtx_id, s.value, o.sizes FROM torch_ops o JOIN strings s ON s.id = o.name_id WHERE s.value LIKE "
+        "'nccl:%' OR s.value LIKE 'c10d::%'");
+    while (st.step()) {
+      const std::optional<core::NcclCollective> kind = core::collective_from_op(st.column_text(1));
+      if (!kind) continue;
+      OpFacts f{*kind, -1};
+      if (!st.is_null(2))
+        if (const std::optional<std::int64_t> n = core::shape_elements(st.column_text(2))) f.elements = *n;
+      ops.emplace(st.column_int(0), f);
+    }
+  }
+  if (ops.empty()) return out;
+  Statement st = db.prepare(
+      "SELECT t.pid, t.correlation_id, t.op_nvtx_id, COALESCE(o.parent_op, 0), COALESCE(p.parent_op, 0) FROM "
+      "torch_op_activities t LEFT JOIN torch_ops o ON o.nvtx_id = t.op_nvtx_id LEFT JOIN torch_ops p ON p.nvtx_id = "
+      "o.parent_op");
+  while (st.step()) {
+    for (int c = 2; c <= 4; ++c) {
+      const auto it = ops.find(st.column_int(c));
+      if (it == ops.end()) continue;
+      out.emplace(std::make_pair(st.column_int(0), st.column_int(1)), it->second);
+      break;
+    }
+  }
+  return out;
+}
+
+// Copies and sets of every process: (device, interval) by pid.
+std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, Interval>>> copies(Database& db) {
+  std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, Interval>>> out;
+  Statement st = db.prepare(
+      "SELECT pid, device_id, start_ns, end_ns FROM memcpys UNION ALL SELECT pid, device_id, start_ns, end_ns FROM "
+      "memsets");
+  while (st.step()) out[st.column_int(0)].emplace_back(st.column_int(1), Interval{st.column_int(2), st.column_int(3)});
+  return out;
+}
+
+bool has_world_size_column(Database& db) {
+  return db.query_int("SELECT COUNT(*) FROM pragma_table_info('processes') WHERE name = 'world_size'").value_or(0) > 0;
+}
+
+// The intervals of a sorted disjoint union that reach into [start, end).
+std::span<const Interval> inside(const std::vector<Interval>& u, std::int64_t start, std::int64_t end) {
+  const auto b =
+      std::lower_bound(u.begin(), u.end(), start, [](const Interval& i, std::int64_t t) { return i.end_ns <= t; });
+  const auto e = std::lower_bound(b, u.end(), end, [](const Interval& i, std::int64_t t) { return i.start_ns < t; });
+  return {b, e};
+}
+
+// One GPU's intervals of one rank.
+struct GpuWork {
+  std::vector<Interval> compute, comm, busy;
+};
+
+}  // namespace
+
+std::int64_t RankFacts::step_time_ns() const {
+  if (steps.empty()) return core::sat_sub(span.end_ns, span.start_ns);
+  std::int64_t sum = 0;
+  for (const StepSplit& s : steps) sum = core::sat_add(sum, core::sat_sub(s.end_ns, s.start_ns));
+  return sum;
+}
+
+bool may_have_nccl(Database& db) {
+  return db.query_int("SELECT COUNT(*) FROM (SELECT 1 FROM strings WHERE value LIKE '%nccl%Kernel%' LIMIT 1)")
+             .value_or(0) > 0;
+}
+
+std::string rank_label(const RankFacts& r) {
+  if (r.rank) return "rank " + std::to_string(*r.rank);
+  return "pid " + std::to_string(r.pids.empty() ? 0 : r.pids.front());
+}
+
+namespace {
+
+CommData load(Database& db) {
+  CommData d;
+  // The ranks: processes with kernels, grouped by rank.
+  std::map<std::tuple<int, std::int64_t>, RankFacts> by_key;  // (0, rank) or (1, pid)
+  {
+    Statement st = db.prepare(
+        "SELECT k.pid, p.rank, p.local_rank, p.host FROM (SELECT DISTINCT pid FROM kernels) k LEFT JOIN processes p ON "
+        "p.pid = k.pid ORDER BY k.pid");
+    while (st.step()) {
+      const std::int64_t pid = st.column_int(0);
+      const bool ranked = !st.is_null(1);
+      RankFacts& r = by_key[{ranked ? 0 : 1, ranked ? st.column_int(1) : pid}];
+      if (r.pids.empty()) {
+        if (ranked) r.rank = st.column_int(1);
+        if (!st.is_null(2)) r.local_rank = st.column_int(2);
+        if (!st.is_null(3)) r.host = st.column_text(3);
+      }
+      r.pids.push_back(pid);
+    }
+  }
+  if (by_key.empty()) return d;
+  const auto names = nccl_names(db);
+  const auto ops = names.empty() ? decltype(comm_ops(db)){} : comm_ops(db);
+  auto copy_work = copies(db);
+  const bool steps_table = db.has_table("torch_steps");
+
+  Statement kernels = db.prepare(
+      "SELECT device_id, stream_id, start_ns, end_ns, COALESCE(name_id, -1), correlation_id FROM kernels WHERE pid = "
+      "?1");
+  Statement steps = db.prepare("SELECT step, start_ns, end_ns FROM torch_steps WHERE pid = ?1 ORDER BY step");
+  Statement uuid = db.prepare(
+      "SELECT uuid FROM devices WHERE pid = ?1 AND uuid IS NOT NULL AND uuid <> '' ORDER BY device_id LIMIT 1");
+  std::int64_t max_rank = -1;
+  int nccl_ranks = 0;
+  for (auto& [key, r] : by_key) {
+    std::map<std::int64_t, GpuWork> gpus;  // by device id (one process per rank, as a rule)
+    r.span = {0, 0};
+    bool any = false;
+    const auto extend = [&](const Interval& i) {
+      r.span = any ? Interval{std::min(r.span.start_ns, i.start_ns), std::max(r.span.end_ns, i.end_ns)} : i;
+      any = true;
+    };
+    for (const std::int64_t pid : r.pids) {
+      kernels.reset();
+      kernels.bind(1, pid);
+      while (kernels.step()) {
+        const std::int64_t device = kernels.column_int(0);
+        const Interval i{kernels.column_int(2), kernels.column_int(3)};
+        GpuWork& g = gpus[device];
+        g.busy.push_back(i);
+        extend(i);
+        const auto n = names.find(kernels.column_int(4));
+        if (n == names.end()) {
+          g.compute.push_back(i);
+          continue;
+        }
+        g.comm.push_back(i);
+        NcclCall c{n->second.collective, device, kernels.column_int(1), i.start_ns, i.end_ns, -1};
+        std::int64_t elements = -1;
+        if (const auto op = ops.find({pid, kernels.column_int(5)}); op != ops.end()) {
+          c.kind = op->second.kind;
+          elements = op->second.elements;
+          ++d.op_kernels;
+        }
+        if (c.kind == core::NcclCollective::kUnknown) ++d.generic_kernels;
+        r.nccl.push_back(c);
+        // S needs the world size: filled in below with `elements` kept in bytes meanwhile.
+        if (elements >= 0 && elements < (std::int64_t{1} << 59) && n->second.element_bytes > 0)
+          r.nccl.back().bytes = elements * n->second.element_bytes;
+      }
+      if (const auto it = copy_work.find(pid); it != copy_work.end()) {
+        for (const auto& [device, i] : it->second) {
+          gpus[device].busy.push_back(i);
+          extend(i);
+        }
+        copy_work.erase(it);
+      }
+      if (steps_table) {
+        steps.reset();
+        steps.bind(1, pid);
+        while (steps.step()) r.steps.push_back({steps.column_int(0), steps.column_int(1), steps.column_int(2), {}});
+      }
+      if (r.uuid.empty()) {
+        uuid.reset();
+        uuid.bind(1, pid);
+        if (uuid.step()) r.uuid = uuid.column_text(0);
+      }
+    }
+    std::sort(r.nccl.begin(), r.nccl.end(), [](const NcclCall& a, const NcclCall& b) {
+      return std::tie(a.start_ns, a.stream_id, a.end_ns) < std::tie(b.start_ns, b.stream_id, b.end_ns);
+    });
+    std::stable_sort(r.steps.begin(), r.steps.end(),
+                     [](const StepSplit& a, const StepSplit& b) { return a.start_ns < b.start_ns; });
+    for (auto& [device, g] : gpus) {
+      r.busy_ns = core::sat_add(r.busy_ns, stats::union_length(std::move(g.busy)));
+      const std::vector<Interval> compute = stats::interval_union(std::move(g.compute));
+      const std::vector<Interval> comm = stats::interval_union(std::move(g.comm));
+      r.whole += core::split_overlap(compute, comm, r.span);
+      for (StepSplit& s : r.steps)
+        s.split += core::split_overlap(inside(compute, s.start_ns, s.end_ns), inside(comm, s.start_ns, s.end_ns),
+                                       {s.start_ns, s.end_ns});
+    }
+    for (StepSplit& s : r.steps)  // a step's window is counted once, not once per GPU
+      s.split.window_ns = core::sat_sub(s.end_ns, s.start_ns);
+    r.whole.window_ns = core::sat_sub(r.span.end_ns, r.span.start_ns);
+    d.nccl_kernels += static_cast<std::int64_t>(r.nccl.size());
+    d.has_steps = d.has_steps || !r.steps.empty();
+    if (!r.nccl.empty()) ++nccl_ranks;
+    if (r.rank) max_rank = std::max(max_rank, *r.rank);
+  }
+  d.world_size = std::max<int>(nccl_ranks, static_cast<int>(max_rank + 1));
+  if (has_world_size_column(db))
+    d.world_size = std::max<int>(d.world_size,
+                                 static_cast<int>(db.query_int("SELECT MAX(world_size) FROM processes").value_or(0)));
+  // S from the element bytes, now that the world size is known.
+  for (auto& [key, r] : by_key) {
+    for (NcclCall& c : r.nccl) {
+      if (c.bytes < 0) continue;
+      c.bytes = core::collective_bytes(c.kind, c.bytes, 1, d.world_size).value_or(-1);
+      if (c.bytes >= 0) ++d.sized_kernels;
+    }
+    d.ranks.push_back(std::move(r));
+  }
+  return d;
+}
+
+}  // namespace
+
+const CommData& comm_data(Database& db) {
+  return cached<CommData>(db, "comm_data", [&] { return load(db); });
+}
+
+}  // namespace gpuscope::analyze::detail

@@ -1,0 +1,87 @@
+// Internal: what nccl_sum, comm_overlap, rank_sum, stragglers and top's communication
+// diagnoses read from a trace with one or more ranks, gathered once per trace state
+// (analysis_cache.hpp).
+//
+// Ranks. A rank is every process with the same processes.rank (DataLoader workers inherit
+// $RANK; only processes with kernels count); a process with kernels and no rank is a rank of
+// its own, named by its pid. Ranks are in rank order, then the rankless ones by pid.
+// World size: the most of the ranks that ran NCCL kernels, the highest rank + 1 and the
+// largest processes.world_size (where the schema has that column).
+//
+// NCCL kernels: kernels whose name core::parse_nccl_kernel recognises. The collective and
+// the size S (bytes, as nccl-tests counts it) come from the PyTorch communication operator
+// that launched the kernel, where the trace has one (torch_op_activities: the innermost
+// operator holding the launch, or its parent or grandparent, named "nccl:*" or "c10d::*";
+// its shapes need --pytorch=ops,shapes) — the kernel name's collective otherwise, and S needs
+// the element size from the kernel name (core::collective_bytes); -1 when unknown.
+//
+// Per rank and GPU (the rank's (pid, device_id) pairs): compute is the union of non-NCCL
+// kernels, communication the union of NCCL kernels, busy the union of kernels, copies and
+// sets (core/comm_intervals.hpp splits them); per rank the GPUs' numbers are summed.
+// The rank's span: its first GPU activity's start to its last one's end.
+// Steps: torch_steps of the rank's processes (trace --pytorch), each split over its window.
+//
+// Memory: the NCCL kernels of all ranks (about 48 bytes each) and one rank's other
+// intervals at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/comm_intervals.hpp"
+#include "core/nccl.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze::detail {
+
+struct NcclCall {
+  core::NcclCollective kind = core::NcclCollective::kUnknown;
+  std::int64_t device_id = 0, stream_id = 0, start_ns = 0, end_ns = 0;
+  std::int64_t bytes = -1;  // S in bytes; -1 when unknown
+};
+
+struct StepSplit {
+  std::int64_t step = 0, start_ns = 0, end_ns = 0;
+  core::OverlapSplit split;  // over [start_ns, end_ns), summed over the rank's GPUs
+};
+
+struct RankFacts {
+  std::optional<std::int64_t> rank, local_rank;
+  std::vector<std::int64_t> pids;  // ascending
+  std::string host;                // processes.host of its first process, "" if unknown
+  std::string uuid;                // its first GPU's UUID, "" if unknown
+  core::Interval span;             // first to last GPU activity
+  std::int64_t busy_ns = 0;        // union of kernels, copies and sets per GPU, summed
+  core::OverlapSplit whole;        // over the span, summed over its GPUs
+  std::vector<StepSplit> steps;    // in step order
+  std::vector<NcclCall> nccl;      // in start order
+  /// Σ step walls; the span's length without steps.
+  [[nodiscard]] std::int64_t step_time_ns() const;
+};
+
+struct CommData {
+  std::vector<RankFacts> ranks;
+  int world_size = 0;
+  std::int64_t nccl_kernels = 0;     // Σ over ranks
+  std::int64_t generic_kernels = 0;  // with no collective in the name
+  std::int64_t sized_kernels = 0;    // with S known
+  std::int64_t op_kernels = 0;       // launched inside a PyTorch communication operator
+  bool has_steps = false;            // some rank has torch_steps
+};
+
+/// The facts above, computed once per trace state. Errors: store::DatabaseError.
+[[nodiscard]] const CommData& comm_data(store::Database& db);
+
+/// Whether any string of the trace looks like an NCCL kernel's name ("%nccl%Kernel%"): a
+/// cheap test (the strings table only) before comm_data on traces without NCCL.
+[[nodiscard]] bool may_have_nccl(store::Database& db);
+
+/// "rank 3", or "pid 4012" for a process without a rank.
+[[nodiscard]] std::string rank_label(const RankFacts& r);
+
+}  // namespace gpuscope::analyze::detail

@@ -1,0 +1,177 @@
+#include "analyze/comm_findings.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "analyze/analysis_cache.hpp"
+#include "analyze/comm_data.hpp"
+#include "core/comm_intervals.hpp"
+#include "core/saturating.hpp"
+#include "core/units.hpp"
+
+namespace gpuscope::analyze::detail {
+namespace {
+
+// The step of `r` that holds `t`, if any.
+std::optional<std::int64_t> step_at(const RankFacts& r, std::int64_t t) {
+  const auto it = std::upper_bound(r.steps.begin(), r.steps.end(), t,
+                                   [](std::int64_t v, const StepSplit& s) { return v < s.start_ns; });
+  if (it == r.steps.begin()) return std::nullopt;
+  const StepSplit& s = *(it - 1);
+  return t < s.end_ns ? std::optional<std::int64_t>(s.step) : std::nullopt;
+}
+
+StragglerMatch match(const CommData& d) {
+  StragglerMatch m;
+  m.per_rank.resize(d.ranks.size());
+  // Per kind: each rank's kernels of that kind, in start order (indices into its nccl).
+  std::map<core::NcclCollective, std::vector<std::vector<std::size_t>>> by_kind;
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
+    const RankFacts& r = d.ranks[i];
+    if (r.nccl.empty()) continue;
+    ++m.participants;
+    m.step_time_ns += static_cast<double>(r.step_time_ns());
+    for (std::size_t j = 0; j < r.nccl.size(); ++j) {
+      auto& lists = by_kind[r.nccl[j].kind];
+      lists.resize(d.ranks.size());
+      lists[i].push_back(j);
+    }
+  }
+  if (m.participants > 0) m.step_time_ns /= m.participants;
+  std::map<std::int64_t, std::vector<std::int64_t>> held_per_step;  // step → held back per rank
+  std::vector<std::int64_t> who, t;
+  for (const auto& [kind, lists] : by_kind) {
+    std::vector<std::size_t> ranks;
+    std::size_t fewest = SIZE_MAX;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < lists.size(); ++i) {
+      if (lists[i].empty()) continue;
+      ranks.push_back(i);
+      fewest = std::min(fewest, lists[i].size());
+      total += lists[i].size();
+    }
+    if (ranks.size() < 2) {
+      m.unmatched += static_cast<std::int64_t>(total);
+      continue;
+    }
+    m.unmatched += static_cast<std::int64_t>(total - fewest * ranks.size());
+    for (std::size_t k = 0; k < fewest; ++k) {
+      t.clear();
+      for (std::size_t i : ranks) t.push_back(d.ranks[i].nccl[lists[i][k]].start_ns);
+      const std::optional<core::Arrivals> a = core::arrivals(t);
+      const std::size_t last = ranks[a->last];
+      ++m.instances;
+      for (std::size_t x = 0; x < ranks.size(); ++x) {
+        RankStraggle& s = m.per_rank[ranks[x]];
+        ++s.instances;
+        s.waited_ns = core::sat_add(s.waited_ns, a->wait_ns[x]);
+        s.delay_sum_ns += static_cast<double>(a->spread_ns - a->wait_ns[x]);
+      }
+      if (a->lateness_ns > 0) {
+        RankStraggle& s = m.per_rank[last];
+        ++s.last;
+        s.held_back_ns = core::sat_add(s.held_back_ns, a->lateness_ns);
+        for (std::int64_t w : a->wait_ns) s.others_waited_ns = core::sat_add(s.others_waited_ns, w);
+        if (const auto step = step_at(d.ranks[last], t[a->last])) {
+          auto& v = held_per_step[*step];
+          v.resize(d.ranks.size());
+          v[last] = core::sat_add(v[last], a->lateness_ns);
+        }
+      }
+      m.order.push_back({kind, static_cast<std::int64_t>(k), last, a->lateness_ns, t[a->last]});
+    }
+  }
+  std::sort(m.order.begin(), m.order.end(), [](const StragglerMatch::Instance& a, const StragglerMatch::Instance& b) {
+    return a.last_arrival_ns < b.last_arrival_ns;
+  });
+  // Onsets: per step, the rank that held the job back most in it; else per instance.
+  std::vector<std::int64_t> steps, step_straggler, instance_last;
+  for (const auto& [step, held] : held_per_step) {
+    const auto top = std::max_element(held.begin(), held.end());
+    steps.push_back(step);
+    step_straggler.push_back(*top > 0 ? top - held.begin() : -1);
+  }
+  for (const StragglerMatch::Instance& i : m.order)
+    instance_last.push_back(i.lateness_ns > 0 ? static_cast<std::int64_t>(i.last) : -1);
+  for (std::size_t i = 0; i < m.per_rank.size(); ++i) {
+    const auto who_i = static_cast<std::int64_t>(i);
+    if (const auto s = core::first_run_start(step_straggler, who_i, 2)) m.per_rank[i].onset_step = steps[*s];
+    if (const auto s = core::first_run_start(instance_last, who_i, 3))
+      m.per_rank[i].onset_instance = static_cast<std::int64_t>(*s);
+  }
+  return m;
+}
+
+}  // namespace
+
+const StragglerMatch& straggler_match(store::Database& db) {
+  return cached<StragglerMatch>(db, "straggler_match", [&] { return match(comm_data(db)); });
+}
+
+CommFindings comm_findings(store::Database& db) {
+  CommFindings f;
+  if (!may_have_nccl(db)) return f;
+  const CommData& d = comm_data(db);
+  if (d.nccl_kernels == 0) return f;
+  std::int64_t worst = -1;
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
+    core::OverlapSplit s;
+    if (d.has_steps) {
+      for (const StepSplit& step : d.ranks[i].steps) s += step.split;
+    } else {
+      s = d.ranks[i].whole;
+    }
+    f.comm_ns = core::sat_add(f.comm_ns, s.comm_ns);
+    f.exposed_ns = core::sat_add(f.exposed_ns, s.exposed_ns);
+    f.wall_ns = core::sat_add(f.wall_ns, s.window_ns);
+    if (s.exposed_ns > worst) worst = s.exposed_ns, f.worst_exposed = i;
+  }
+  const StragglerMatch& m = straggler_match(db);
+  std::int64_t held = 0;
+  for (std::size_t i = 0; i < m.per_rank.size(); ++i) {
+    if (m.per_rank[i].held_back_ns > held) held = m.per_rank[i].held_back_ns, f.straggler = i;
+  }
+  if (f.straggler && m.step_time_ns > 0) f.straggler_share = static_cast<double>(held) / m.step_time_ns;
+  return f;
+}
+
+std::string straggler_sentence(store::Database& db, const CommFindings& f) {
+  const CommData& d = comm_data(db);
+  const StragglerMatch& m = straggler_match(db);
+  if (!f.straggler) return {};
+  const RankFacts& r = d.ranks[*f.straggler];
+  const RankStraggle& s = m.per_rank[*f.straggler];
+  std::string text = rank_label(r) + " holds the job back by " + units::percent_of(f.straggler_share) + " of " +
+                     (d.has_steps ? "step time" : "the wall time") + ": it arrived last at " + std::to_string(s.last) +
+                     " of " + std::to_string(s.instances) + " collectives, " + units::duration_ns(s.held_back_ns) +
+                     " after the next-to-last rank in all, and the other ranks waited " +
+                     units::duration_ns(s.others_waited_ns) + " inside those collectives for it";
+  if (s.onset_step) {
+    text += "; it is the step's straggler from step " + std::to_string(*s.onset_step) + " on";
+  }
+  if (s.onset_instance) {
+    const StragglerMatch::Instance& i = m.order[static_cast<std::size_t>(*s.onset_instance)];
+    text += std::string(s.onset_step ? " (" : "; ") + "last repeatedly from " +
+            std::string(core::collective_name(i.kind)) + " #" + std::to_string(i.k) + ", collective " +
+            std::to_string(*s.onset_instance) + " of " + std::to_string(m.instances) + " in time order" +
+            (s.onset_step ? ")" : "");
+  }
+  return text;
+}
+
+std::string exposed_sentence(store::Database& db, const CommFindings& f) {
+  const CommData& d = comm_data(db);
+  std::string text =
+      units::duration_ns(f.exposed_ns) + " of " + units::duration_ns(f.comm_ns) +
+      " of NCCL communication ran with no compute kernel beside it on the same GPU, " +
+      units::percent_of(f.wall_ns > 0 ? static_cast<double>(f.exposed_ns) / static_cast<double>(f.wall_ns) : 0.0) +
+      " of the " + (d.has_steps ? "step time" : "wall time") + " of " + std::to_string(d.ranks.size()) + " rank(s); " +
+      units::percent_of(f.comm_ns > 0 ? 1.0 - static_cast<double>(f.exposed_ns) / static_cast<double>(f.comm_ns)
+                                      : 0.0) +
+      " of it was hidden behind compute";
+  if (f.worst_exposed) text += "; most on " + rank_label(d.ranks[*f.worst_exposed]);
+  return text;
+}
+
+}  // namespace gpuscope::analyze::detail

@@ -1,0 +1,353 @@
+#include "analyze/nccl_reports.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "analyze/comm_data.hpp"
+#include "analyze/comm_findings.hpp"
+#include "analyze/report_text.hpp"
+#include "core/machine_profile.hpp"
+#include "core/saturating.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "store/database.hpp"
+#include "store/machine_profile_json.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using detail::CommData;
+using detail::RankFacts;
+using store::Database;
+
+constexpr double kNsPerMs = 1e6;
+constexpr const char* kNoNccl =
+    "no NCCL kernels in the capture range: collectives appear when the traced program communicates through NCCL "
+    "(PyTorch DDP/FSDP, torch.distributed with the nccl backend)";
+
+Cell ms(std::int64_t ns) { return static_cast<double>(ns) / kNsPerMs; }
+Cell opt_int(const std::optional<std::int64_t>& v) { return v ? Cell{*v} : Cell{std::monostate{}}; }
+Cell share(std::int64_t part, std::int64_t whole) { return detail::percent_cell(part, whole); }
+
+// The measured GPU-to-GPU ceiling (B/s) of `gpuscope peak`'s cached profile of a GPU.
+struct LinkCeiling {
+  double bytes_per_s = std::nan("");
+  std::string problem;
+};
+
+LinkCeiling link_ceiling(const std::string& uuid) {
+  LinkCeiling c;
+  if (uuid.empty()) return c;
+  try {
+    if (const std::optional<MachineProfile> p = store::load_cached_profile(uuid)) {
+      if (const core::Ceiling* link = p->find("p2p"); link != nullptr && link->measured > 0)
+        c.bytes_per_s = link->measured;
+    }
+  } catch (const std::exception& e) {  // store::ProfileError: a broken file, or no cache folder
+    c.problem = e.what();
+  }
+  return c;
+}
+
+// Size range of S: [2^k, 2^(k+1)) bytes; -1 for an unknown size, -2 for 0 bytes.
+int size_bucket(std::int64_t bytes) {
+  if (bytes < 0) return -1;
+  if (bytes == 0) return -2;
+  int k = 0;
+  while (k < 62 && (std::int64_t{1} << (k + 1)) <= bytes) ++k;
+  return k;
+}
+
+std::string bucket_label(int k) {
+  if (k == -1) return "unknown";
+  if (k == -2) return "0 B";
+  return "[" + units::memory_size(std::ldexp(1.0, k)) + ", " + units::memory_size(std::ldexp(1.0, k + 1)) + ")";
+}
+
+const RankFacts* first_nccl_rank(const CommData& d) {
+  for (const RankFacts& r : d.ranks)
+    if (!r.nccl.empty()) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+Report nccl_sum(Database& db) {
+  Report r;
+  r.name = "nccl_sum";
+  r.title = "NCCL Collective Summary";
+  r.add_column("Collective", "", ColumnType::kText, ColumnKind::kIdentifier)
+      .add_column("Size Range", "", ColumnType::kText, ColumnKind::kIdentifier)
+      .add_column("Count", "", ColumnType::kInteger)
+      .add_column("Ranks", "", ColumnType::kInteger)
+      .add_column("Avg Size", "bytes", ColumnType::kInteger)
+      .add_column("Total Time", "ns", ColumnType::kInteger)
+      .add_column("Avg Time", "ns", ColumnType::kInteger)
+      .add_column("Algbw", "GB/s", ColumnType::kReal)
+      .add_column("Busbw", "GB/s", ColumnType::kReal)
+      .add_column("Link Ceiling", "%", ColumnType::kReal);
+  if (!detail::may_have_nccl(db)) {
+    r.add_note(NoteLevel::kInfo, kNoNccl);
+    return r;
+  }
+  const CommData& d = detail::comm_data(db);
+  if (d.nccl_kernels == 0) {
+    r.add_note(NoteLevel::kInfo, kNoNccl);
+    return r;
+  }
+  struct Agg {
+    std::int64_t count = 0, ns = 0, sized = 0, sized_ns = 0;
+    double bytes = 0;
+    std::vector<bool> ranks;
+  };
+  std::map<std::tuple<bool, core::NcclCollective, int>, Agg> by;  // generic kernels last
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
+    for (const detail::NcclCall& c : d.ranks[i].nccl) {
+      int bucket = size_bucket(c.bytes);
+      if (bucket == -1) bucket = 1 << 20;  // unknown sizes last
+      Agg& a = by[{c.kind == core::NcclCollective::kUnknown, c.kind, bucket}];
+      a.ranks.resize(d.ranks.size());
+      a.ranks[i] = true;
+      ++a.count;
+      const std::int64_t ns = core::sat_sub(c.end_ns, c.start_ns);
+      a.ns = core::sat_add(a.ns, ns);
+      if (c.bytes >= 0) {
+        ++a.sized;
+        a.sized_ns = core::sat_add(a.sized_ns, ns);
+        a.bytes += static_cast<double>(c.bytes);
+      }
+    }
+  }
+  const RankFacts* first = first_nccl_rank(d);
+  const LinkCeiling link = link_ceiling(first ? first->uuid : std::string());
+  for (const auto& [key, a] : by) {
+    const auto [generic, kind, bucket] = key;
+    const double algbw =
+        a.sized > 0 ? core::algorithm_bandwidth_gbps(a.bytes, static_cast<double>(a.sized_ns)) : std::nan("");
+    const double busbw = algbw * core::bus_bandwidth_factor(kind, d.world_size);
+    const double ceiling = busbw * 1e9 / link.bytes_per_s * 100.0;
+    r.rows.push_back(
+        Row{std::string(core::collective_name(kind)), bucket_label(bucket == 1 << 20 ? -1 : bucket), a.count,
+            static_cast<std::int64_t>(std::count(a.ranks.begin(), a.ranks.end(), true)),
+            a.sized > 0 ? Cell{static_cast<std::int64_t>(std::llround(a.bytes / a.sized))} : Cell{std::monostate{}},
+            a.ns, static_cast<std::int64_t>(std::llround(static_cast<double>(a.ns) / a.count)),
+            detail::real_or_null(algbw), detail::real_or_null(busbw), detail::real_or_null(ceiling)});
+  }
+  r.add_note(NoteLevel::kInfo,
+             "world size " + std::to_string(d.world_size) +
+                 " ranks (the ranks with NCCL kernels, the highest rank + 1 and the launcher's world size, whichever "
+                 "is most); Busbw = Algbw x the nccl-tests factor for that many ranks (AllReduce 2(n-1)/n, AllGather, "
+                 "ReduceScatter and AllToAll (n-1)/n, others 1)");
+  r.add_note(NoteLevel::kInfo,
+             "sizes: " + std::to_string(d.sized_kernels) + " of " + std::to_string(d.nccl_kernels) +
+                 " kernels have one (the shapes of the PyTorch nccl:* operator that launched them, recorded with "
+                 "--pytorch=ops,shapes, times the element size in the kernel name; AllGather, Broadcast and SendRecv "
+                 "kernels name no type); Algbw and Busbw are over the kernels with a size");
+  if (d.generic_kernels > 0)
+    r.add_note(NoteLevel::kInfo, std::to_string(d.generic_kernels) +
+                                     " kernels are NCCL's generic kernel (ncclDevKernel_Generic), whose name says no "
+                                     "collective, and were launched outside a PyTorch communication operator");
+  r.add_note(NoteLevel::kInfo,
+             "times are kernel durations on each rank: they include the time a rank waits inside the collective for "
+             "late ranks (see stragglers), so Algbw and Busbw are lower than nccl-tests reports for the same sizes "
+             "when ranks arrive apart");
+  if (std::isfinite(link.bytes_per_s)) {
+    r.add_note(NoteLevel::kInfo,
+               "Link Ceiling (%) is Busbw of the peer-to-peer copy bandwidth gpuscope peak measured "
+               "on this GPU (" +
+                   units::byte_rate(link.bytes_per_s) + ")");
+  } else {
+    r.add_note(NoteLevel::kInfo,
+               "Link Ceiling (%) is empty: no measured GPU-to-GPU ceiling for this GPU (run `gpuscope peak` on the "
+               "machine; its p2p copy is the ceiling)" +
+                   (link.problem.empty() ? std::string() : ": " + link.problem));
+  }
+  return r;
+}
+
+Report comm_overlap(Database& db) {
+  Report r;
+  r.name = "comm_overlap";
+  r.title = "Compute and Communication Overlap";
+  r.add_column("Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Step", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Wall", "ms", ColumnType::kReal)
+      .add_column("Compute", "ms", ColumnType::kReal)
+      .add_column("Communication", "ms", ColumnType::kReal)
+      .add_column("Overlapped", "ms", ColumnType::kReal)
+      .add_column("Exposed Comm", "ms", ColumnType::kReal)
+      .add_column("Overlap", "%", ColumnType::kReal)
+      .add_column("Exposed of Wall", "%", ColumnType::kReal)
+      .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier);
+  if (!detail::may_have_nccl(db)) {
+    r.add_note(NoteLevel::kInfo, kNoNccl);
+    return r;
+  }
+  const CommData& d = detail::comm_data(db);
+  if (d.nccl_kernels == 0) {
+    r.add_note(NoteLevel::kInfo, kNoNccl);
+    return r;
+  }
+  core::OverlapSplit all;
+  const auto add = [&](const RankFacts& rank, const std::optional<std::int64_t>& step, const core::OverlapSplit& s) {
+    r.rows.push_back(Row{opt_int(rank.rank), opt_int(step), ms(s.window_ns), ms(s.compute_ns), ms(s.comm_ns),
+                         ms(s.overlapped_ns), ms(s.exposed_ns), detail::real_or_null(s.overlap_percent()),
+                         share(s.exposed_ns, s.window_ns), rank.pids.front()});
+    all += s;
+  };
+  for (const RankFacts& rank : d.ranks) {
+    if (d.has_steps) {
+      for (const detail::StepSplit& s : rank.steps) add(rank, s.step, s.split);
+    } else {
+      add(rank, std::nullopt, rank.whole);
+    }
+  }
+  const std::string scope = d.has_steps ? "the steps (torch_steps)" : "each rank's span (first to last GPU activity)";
+  r.add_note(NoteLevel::kInfo, "all ranks over " + scope + ": communication " + units::duration_ns(all.comm_ns) + ", " +
+                                   units::percent(all.overlap_percent()) +
+                                   " of it behind compute on the same "
+                                   "GPU; exposed communication " +
+                                   units::duration_ns(all.exposed_ns) + ", " +
+                                   units::percent_of(all.window_ns > 0 ? static_cast<double>(all.exposed_ns) /
+                                                                             static_cast<double>(all.window_ns)
+                                                                       : std::nan("")) +
+                                   " of the wall time");
+  r.add_note(NoteLevel::kInfo,
+             "compute: the union of a GPU's non-NCCL kernels, communication: the union of its NCCL kernels (any "
+             "stream); exposed communication runs while no compute kernel runs on the same GPU; Overlap (%) = "
+             "Overlapped / Communication");
+  if (d.has_steps)
+    for (const RankFacts& rank : d.ranks)
+      if (rank.steps.empty()) r.add_note(NoteLevel::kInfo, detail::rank_label(rank) + " has no steps: it has no row");
+  return r;
+}
+
+Report rank_sum(Database& db) {
+  Report r;
+  r.name = "rank_sum";
+  r.title = "Rank Summary";
+  r.add_column("Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Local Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Host", "", ColumnType::kText, ColumnKind::kIdentifier)
+      .add_column("Wall", "ms", ColumnType::kReal)
+      .add_column("Busy", "ms", ColumnType::kReal)
+      .add_column("Busy", "%", ColumnType::kReal)
+      .add_column("Idle", "ms", ColumnType::kReal)
+      .add_column("Communication", "ms", ColumnType::kReal)
+      .add_column("Exposed Comm", "ms", ColumnType::kReal)
+      .add_column("Steps", "", ColumnType::kInteger)
+      .add_column("Median Step", "ms", ColumnType::kReal)
+      .add_column("Step vs Median", "%", ColumnType::kReal)
+      .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier);
+  const CommData& d = detail::comm_data(db);
+  if (d.ranks.empty()) {
+    r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
+    return r;
+  }
+  // Each rank's median step, and the median of those.
+  std::vector<double> medians(d.ranks.size(), std::nan(""));
+  std::vector<double> known;
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
+    std::vector<double> walls;
+    for (const detail::StepSplit& s : d.ranks[i].steps)
+      walls.push_back(static_cast<double>(core::sat_sub(s.end_ns, s.start_ns)));
+    if (walls.empty()) continue;
+    medians[i] = stats::median(walls);
+    known.push_back(medians[i]);
+  }
+  const double job_median = stats::median(known);
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
+    const RankFacts& k = d.ranks[i];
+    const std::int64_t wall = core::sat_sub(k.span.end_ns, k.span.start_ns);
+    r.rows.push_back(Row{opt_int(k.rank), opt_int(k.local_rank), k.host, ms(wall), ms(k.busy_ns),
+                         share(k.busy_ns, wall), ms(std::max<std::int64_t>(0, wall - k.busy_ns)), ms(k.whole.comm_ns),
+                         ms(k.whole.exposed_ns), static_cast<std::int64_t>(k.steps.size()),
+                         detail::real_or_null(medians[i] / kNsPerMs),
+                         detail::real_or_null((medians[i] - job_median) / job_median * 100.0), k.pids.front()});
+  }
+  r.add_note(NoteLevel::kInfo,
+             "Wall: the rank's first to last GPU activity; Busy: the union of its kernels, copies and sets per GPU; "
+             "Idle = Wall - Busy; Communication and Exposed Comm as comm_overlap over the whole span");
+  if (known.size() >= 2) {
+    std::optional<std::size_t> fast, slow;
+    for (std::size_t i = 0; i < medians.size(); ++i) {
+      if (std::isnan(medians[i])) continue;
+      if (!fast || medians[i] < medians[*fast]) fast = i;
+      if (!slow || medians[i] > medians[*slow]) slow = i;
+    }
+    r.add_note(NoteLevel::kInfo,
+               "step time across " + std::to_string(known.size()) + " ranks: median " +
+                   units::duration(job_median / 1e9) + "; fastest " + detail::rank_label(d.ranks[*fast]) + " " +
+                   units::duration(medians[*fast] / 1e9) + ", slowest " + detail::rank_label(d.ranks[*slow]) + " " +
+                   units::duration(medians[*slow] / 1e9) + ": a spread of " +
+                   units::percent((medians[*slow] - medians[*fast]) / job_median * 100.0) + " of the median");
+  } else if (known.empty()) {
+    r.add_note(NoteLevel::kInfo,
+               "no steps: per-rank step times need training steps (`gpuscope trace --pytorch=ops`, docs/pytorch.md)");
+  }
+  return r;
+}
+
+Report stragglers(Database& db) {
+  Report r;
+  r.name = "stragglers";
+  r.title = "Stragglers";
+  r.add_column("Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Last Arrivals", "", ColumnType::kInteger)
+      .add_column("Last", "%", ColumnType::kReal)
+      .add_column("Held Back", "ms", ColumnType::kReal)
+      .add_column("Held Back", "%", ColumnType::kReal)
+      .add_column("Others Waited", "ms", ColumnType::kReal)
+      .add_column("Waited", "ms", ColumnType::kReal)
+      .add_column("Avg Arrival Delay", "us", ColumnType::kReal)
+      .add_column("Last From Step", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier);
+  if (!detail::may_have_nccl(db)) {
+    r.add_note(NoteLevel::kInfo, kNoNccl);
+    return r;
+  }
+  const CommData& d = detail::comm_data(db);
+  if (d.nccl_kernels == 0) {
+    r.add_note(NoteLevel::kInfo, kNoNccl);
+    return r;
+  }
+  const detail::StragglerMatch& m = detail::straggler_match(db);
+  if (m.instances == 0) {
+    r.add_note(NoteLevel::kInfo, "no collective ran on two or more ranks: nothing to compare (" +
+                                     std::to_string(d.nccl_kernels) + " NCCL kernels on " +
+                                     std::to_string(m.participants) + " rank(s))");
+    return r;
+  }
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
+    const detail::RankStraggle& s = m.per_rank[i];
+    if (s.instances == 0) continue;
+    r.rows.push_back(Row{opt_int(d.ranks[i].rank), s.last, share(s.last, s.instances), ms(s.held_back_ns),
+                         detail::real_or_null(static_cast<double>(s.held_back_ns) / m.step_time_ns * 100.0),
+                         ms(s.others_waited_ns), ms(s.waited_ns),
+                         detail::real_or_null(s.delay_sum_ns / static_cast<double>(s.instances) / 1e3),
+                         opt_int(s.onset_step), d.ranks[i].pids.front()});
+  }
+  const detail::CommFindings f = detail::comm_findings(db);
+  if (f.straggler)
+    r.add_note(f.straggler_fires() ? NoteLevel::kWarning : NoteLevel::kInfo, detail::straggler_sentence(db, f));
+  r.add_note(NoteLevel::kInfo, std::to_string(m.instances) +
+                                   " collective instances matched across ranks (the k-th NCCL kernel of each "
+                                   "collective on every rank that runs it, in start order)" +
+                                   (m.unmatched > 0 ? "; " + std::to_string(m.unmatched) +
+                                                          " kernels past the fewest any rank has were left out"
+                                                    : std::string()));
+  r.add_note(NoteLevel::kInfo,
+             "arrival: the start of a rank's kernel; Held Back: the time between the last arrival and the one before "
+             "it, summed over the instances where this rank came last, and its share of the mean step time (" +
+                 units::duration_ns(m.step_time_ns) + (d.has_steps ? " of steps" : " of wall time, no steps") +
+                 "); Others Waited: the time the other ranks waited in those instances; Waited: this rank's own wait "
+                 "for the last one; Last From Step: the first step of two or more in a row in which it held the job "
+                 "back most");
+  return r;
+}
+
+}  // namespace gpuscope::analyze

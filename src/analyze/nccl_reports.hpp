@@ -1,0 +1,40 @@
+// The reports of a job on many GPUs (issue 20), over the facts of analyze/comm_data.hpp
+// (ranks, NCCL kernels, compute/communication per GPU and step). docs/stats.md has every
+// column with its unit.
+//
+// nccl_sum     per collective and size range: count, size S, time, algbw and busbw as
+//              nccl-tests defines them (core/nccl.hpp), % of the measured link ceiling.
+// comm_overlap per rank and step (the whole rank without steps): compute, communication,
+//              communication hidden behind compute on the same GPU, exposed communication.
+// rank_sum     per rank: wall, busy, idle, communication, steps; the step time's spread
+//              across ranks in the notes.
+// stragglers   per rank: how often it arrived last at a collective, by how much, how long
+//              the others waited for it, from which step on; the worst rank in one line.
+//
+// Matching a collective across ranks (stragglers): on every rank the NCCL kernels of one
+// collective kind are numbered in start order (all streams together); the k-th of each
+// rank that has that kind is one instance. Kernels past the fewest any rank has are left
+// out and counted. A rank's arrival is its kernel's start; all ranks are on one clock (one
+// host, or a merged trace whose clocks were aligned).
+//
+// A trace without NCCL kernels gives nccl_sum, comm_overlap and stragglers no rows and the
+// note "no NCCL kernels in the capture range: ..."; without GPU activity rank_sum says
+// "no GPU activity in the capture range".
+// The matching and top's two diagnoses: analyze/comm_findings.hpp.
+// Errors: store::DatabaseError if the database lacks the schema's tables/views.
+#pragma once
+
+#include "core/report.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+[[nodiscard]] Report nccl_sum(store::Database& db);
+[[nodiscard]] Report comm_overlap(store::Database& db);
+[[nodiscard]] Report rank_sum(store::Database& db);
+[[nodiscard]] Report stragglers(store::Database& db);
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,251 @@
+// nccl_sum, comm_overlap, rank_sum, stragglers and top's communication diagnoses on
+// synthetic jobs (comm_trace.hpp) whose every number is worked out by hand below.
+#include "analyze/nccl_reports.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <variant>
+
+#include "analyze/comm_findings.hpp"
+#include "analyze/report_registry.hpp"
+#include "analyze/top_report.hpp"
+#include "comm_trace.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using test::build_comm_job;
+using test::cell;
+using test::CommJob;
+using test::has_note;
+using test::TraceDb;
+namespace rows = store::rows;
+
+bool is_null(const Report& r, std::size_t row, const std::string& column) {
+  return std::holds_alternative<std::monostate>(r.rows.at(row).at(test::col(r, column)));
+}
+
+// The default job: 4 ranks, 3 steps of 1 ms, rank 2 arrives 100 us late at the AllReduce
+// from step 1 (the second) on.
+//   per step, every rank: compute = [0,400) ∪ [100,200) ∪ [500,700) ∪ [900,950) = 650 us
+//   on time: comm [600,900) = 300 us, overlapped with [500,700) = 100 us, exposed 200 us
+//   rank 2 late: comm [700,900) = 200 us, overlapped 0, exposed 200 us
+class FourRanks : public ::testing::Test {
+ protected:
+  void SetUp() override { build_comm_job(t, CommJob{}); }
+  TraceDb t;
+};
+
+TEST_F(FourRanks, CommOverlapPerRankAndStep) {
+  const Report r = comm_overlap(t.db());
+  ASSERT_EQ(r.rows.size(), 12u);  // 4 ranks x 3 steps, rank-major
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const std::int64_t rank = cell<std::int64_t>(r, i, "Rank");
+    const std::int64_t step = cell<std::int64_t>(r, i, "Step");
+    EXPECT_EQ(rank, static_cast<std::int64_t>(i / 3));
+    EXPECT_EQ(step, static_cast<std::int64_t>(i % 3));
+    const bool late = rank == 2 && step >= 1;
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Wall"), 1.0);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Compute"), 0.65);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Communication"), late ? 0.2 : 0.3);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Overlapped"), late ? 0.0 : 0.1);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Exposed Comm"), 0.2);
+    EXPECT_NEAR(cell<double>(r, i, "Overlap"), late ? 0.0 : 100.0 / 3.0, 1e-9);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Exposed of Wall"), 20.0);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "PID"), 100 + rank);
+  }
+  // All ranks: 3.4 ms of communication, 1.0 ms hidden (29 %), 2.4 ms exposed of 12 ms.
+  EXPECT_TRUE(has_note(r, "communication 3.4 ms, 29 % of it behind compute")) << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, "exposed communication 2.4 ms, 20 % of the wall time")) << r.notes[0].text;
+}
+
+TEST_F(FourRanks, RankSumPerRank) {
+  const Report r = rank_sum(t.db());
+  ASSERT_EQ(r.rows.size(), 4u);
+  // Span 0 .. 2 ms + 950 us = 2.95 ms; busy per step [0,400) ∪ [500,950) = 850 us → 2.55 ms.
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Rank"), static_cast<std::int64_t>(i));
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Local Rank"), static_cast<std::int64_t>(i));
+    EXPECT_EQ(cell<std::string>(r, i, "Host"), "node0");
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Wall"), 2.95);
+    EXPECT_NEAR(cell<double>(r, i, "Idle"), 0.4, 1e-12);
+    EXPECT_NEAR(cell<double>(r, i, "Communication"), i == 2 ? 0.7 : 0.9, 1e-12);
+    EXPECT_NEAR(cell<double>(r, i, "Exposed Comm"), 0.6, 1e-12);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Steps"), 3);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Median Step"), 1.0);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Step vs Median"), 0.0);
+  }
+  // "Busy" is there twice: ms, then %.
+  EXPECT_DOUBLE_EQ(std::get<double>(r.rows[0][4]), 2.55);
+  EXPECT_NEAR(std::get<double>(r.rows[0][5]), 2.55 / 2.95 * 100.0, 1e-9);
+  EXPECT_TRUE(has_note(r, "step time across 4 ranks: median 1 ms")) << r.notes.back().text;
+}
+
+TEST_F(FourRanks, StragglersNameRank2FromStep1) {
+  const Report r = stragglers(t.db());
+  ASSERT_EQ(r.rows.size(), 4u);
+  // 3 instances (one AllReduce per step). Step 0: all arrive together (no one last).
+  // Steps 1, 2: rank 2 arrives 100 us after the others: held back 2 x 100 us = 0.2 ms of a
+  // 3 ms mean step time (6.67 %); each time the 3 others wait 100 us (0.6 ms in all).
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Last Arrivals"), 2);
+  EXPECT_NEAR(cell<double>(r, 2, "Last"), 200.0 / 3.0, 1e-9);
+  EXPECT_NEAR(std::get<double>(r.rows[2][3]), 0.2, 1e-12);             // Held Back (ms)
+  EXPECT_NEAR(std::get<double>(r.rows[2][4]), 100.0 * 0.2 / 3, 1e-9);  // Held Back (%)
+  EXPECT_NEAR(cell<double>(r, 2, "Others Waited"), 0.6, 1e-12);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 2, "Waited"), 0.0);
+  EXPECT_NEAR(cell<double>(r, 2, "Avg Arrival Delay"), 200.0 / 3.0, 1e-9);  // us
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Last From Step"), 1);
+  for (std::size_t i : {0u, 1u, 3u}) {
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Last Arrivals"), 0);
+    EXPECT_NEAR(cell<double>(r, i, "Waited"), 0.2, 1e-12);
+    EXPECT_DOUBLE_EQ(cell<double>(r, i, "Avg Arrival Delay"), 0.0);
+    EXPECT_TRUE(is_null(r, i, "Last From Step"));
+  }
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "rank 2 holds the job back by 6.7 % of step time")) << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, "arrived last at 2 of 3 collectives, 200 µs after the next-to-last rank")) << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, "from step 1 on")) << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, "3 collective instances matched")) << r.notes[1].text;
+}
+
+TEST_F(FourRanks, NcclSumBytesAndBandwidths) {
+  const Report r = nccl_sum(t.db());
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Collective"), "AllReduce");
+  EXPECT_EQ(cell<std::string>(r, 0, "Size Range"), "[4 MiB, 8 MiB)");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Count"), 12);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Ranks"), 4);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Avg Size"), 4194304);  // 1048576 f32
+  // 11 kernels of 300 us and rank 2's two of 200 us: 3.4 ms; avg 283,333 ns.
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Total Time"), 3'400'000);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Avg Time"), 283'333);
+  // algbw = 12 x 4 MiB / 3.4 ms; busbw = algbw x 2 (4 - 1) / 4.
+  const double algbw = 12.0 * 4194304.0 / 3.4e6;
+  EXPECT_NEAR(cell<double>(r, 0, "Algbw"), algbw, 1e-9);
+  EXPECT_NEAR(cell<double>(r, 0, "Busbw"), algbw * 1.5, 1e-9);
+  EXPECT_TRUE(is_null(r, 0, "Link Ceiling"));
+  EXPECT_TRUE(has_note(r, "world size 4 ranks"));
+  EXPECT_TRUE(has_note(r, "sizes: 12 of 12 kernels"));
+  EXPECT_TRUE(has_note(r, "Link Ceiling (%) is empty"));
+}
+
+TEST_F(FourRanks, TopDiagnosesExposedCommunicationAndTheStraggler) {
+  const std::vector<Report> r = top(t.db());
+  const std::vector<std::string> w = test::warnings(r[0]);
+  EXPECT_NE(std::find(w.begin(), w.end(), "exposed communication"), w.end());
+  EXPECT_NE(std::find(w.begin(), w.end(), "straggler"), w.end());
+  EXPECT_TRUE(has_note(r[0], NoteLevel::kWarning, "2.4 ms of 3.4 ms of NCCL communication ran with no compute"));
+  EXPECT_TRUE(has_note(r[0], NoteLevel::kWarning, "straggler: rank 2 holds the job back by 6.7 % of step time"));
+  const detail::CommFindings f = detail::comm_findings(t.db());
+  EXPECT_EQ(f.exposed_ns, 2'400'000);
+  EXPECT_EQ(f.comm_ns, 3'400'000);
+  EXPECT_EQ(f.wall_ns, 12'000'000);
+  EXPECT_EQ(f.straggler, 2u);
+}
+
+TEST(CommReports, NoDelayNoStragglerAndNoDiagnosis) {
+  TraceDb t;
+  build_comm_job(t, CommJob{.delay_ns = 0});
+  const Report r = stragglers(t.db());
+  for (std::size_t i = 0; i < r.rows.size(); ++i) EXPECT_EQ(cell<std::int64_t>(r, i, "Last Arrivals"), 0);
+  EXPECT_FALSE(detail::comm_findings(t.db()).straggler);
+  const std::vector<std::string> w = test::warnings(top(t.db())[0]);
+  EXPECT_EQ(std::find(w.begin(), w.end(), "straggler"), w.end());
+}
+
+TEST(CommReports, WithoutOpsOrStepsSizesAreUnknownAndRanksAreWhole) {
+  TraceDb t;
+  build_comm_job(t, CommJob{.with_ops = false, .with_steps = false});
+  const Report s = nccl_sum(t.db());
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(cell<std::string>(s, 0, "Size Range"), "unknown");
+  EXPECT_TRUE(is_null(s, 0, "Avg Size"));
+  EXPECT_TRUE(is_null(s, 0, "Algbw"));
+  EXPECT_TRUE(is_null(s, 0, "Busbw"));
+  EXPECT_TRUE(has_note(s, "sizes: 0 of 12 kernels"));
+  // One row per rank over its span (2.95 ms): exposed 3 x 200 us = 0.6 ms.
+  const Report o = comm_overlap(t.db());
+  ASSERT_EQ(o.rows.size(), 4u);
+  EXPECT_TRUE(is_null(o, 0, "Step"));
+  EXPECT_DOUBLE_EQ(cell<double>(o, 0, "Wall"), 2.95);
+  EXPECT_NEAR(cell<double>(o, 0, "Exposed Comm"), 0.6, 1e-12);
+  EXPECT_NEAR(cell<double>(o, 2, "Communication"), 0.7, 1e-12);
+  // Without steps the straggler is measured against the span and found by instances: rank 2
+  // is last at instances 1 and 2 only (a run of 2 < 3), so no onset.
+  const Report g = stragglers(t.db());
+  EXPECT_TRUE(is_null(g, 2, "Last From Step"));
+  EXPECT_TRUE(has_note(g, "rank 2 holds the job back by 6.8 % of the wall time")) << g.notes[0].text;
+}
+
+TEST(CommReports, GenericKernelsTakeTheOperatorsCollective) {
+  TraceDb t;
+  t.strings({{2, "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"}, {3, "nccl:all_to_all"}});
+  for (int pid : {1, 2}) {
+    t.add(rows::Process{.pid = pid, .start_ns = 0, .end_ns = 1000, .ended_cleanly = 1, .rank = pid - 1});
+    t.kernel(pid, 0, 20, 1, 0, 1000, 2);
+    t.kernel(pid, 0, 20, 2, 2000, 3000, 2);  // outside any operator: generic
+    t.add(rows::TorchOp{.nvtx_id = pid, .pid = pid, .tid = pid, .name_id = 3, .sizes = "[[256]]"});
+    t.add(rows::TorchOpActivity{.pid = pid, .correlation_id = 1, .op_nvtx_id = pid});
+  }
+  const Report r = nccl_sum(t.db());
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Collective"), "AllToAll");
+  EXPECT_TRUE(is_null(r, 0, "Avg Size"));  // the generic kernel names no type
+  EXPECT_EQ(cell<std::string>(r, 1, "Collective"), "NCCL (generic)");
+  EXPECT_TRUE(has_note(r, "2 kernels are NCCL's generic kernel"));
+}
+
+TEST(CommReports, ProcessesWithoutRankAreRanksOfTheirOwn) {
+  TraceDb t;
+  t.strings({{1, "gemm(float*)"}});
+  t.kernel(7, 0, 7, 1, 0, 1000, 1);
+  t.kernel(9, 0, 7, 1, 500, 2500, 1);
+  const Report r = rank_sum(t.db());
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_TRUE(is_null(r, 0, "Rank"));
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "PID"), 7);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "PID"), 9);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Wall"), 0.002);
+  EXPECT_TRUE(has_note(r, "no steps"));
+  for (std::string_view name : {"nccl_sum", "comm_overlap", "stragglers"}) {
+    const Report n = run_report(t.db(), name).at(0);
+    EXPECT_TRUE(n.rows.empty()) << name;
+    ASSERT_EQ(n.notes.size(), 1u) << name;
+    EXPECT_EQ(n.notes[0].text.rfind("no NCCL kernels in the capture range", 0), 0u) << name;
+  }
+}
+
+// The generated 64-rank job: rank 37 late by 100 us from step 2 of 5. Each of its 3 late
+// AllReduces holds the job back 100 us (0.3 ms of a 5 ms mean step time: 6 %) and makes the
+// 63 others wait 100 us each (18.9 ms in all). Exposed communication is 200 us per rank and
+// step whatever the delay: 20 % of the wall.
+TEST(CommReports, SixtyFourRanks) {
+  TraceDb t;
+  const auto start = std::chrono::steady_clock::now();
+  build_comm_job(t, CommJob{.ranks = 64, .steps = 5, .delayed_rank = 37, .delay_from = 2});
+  const Report g = stragglers(t.db());
+  ASSERT_EQ(g.rows.size(), 64u);
+  EXPECT_EQ(cell<std::int64_t>(g, 37, "Last Arrivals"), 3);
+  EXPECT_EQ(cell<std::int64_t>(g, 37, "Last From Step"), 2);
+  EXPECT_NEAR(std::get<double>(g.rows[37][4]), 6.0, 1e-9);
+  EXPECT_NEAR(cell<double>(g, 37, "Others Waited"), 18.9, 1e-9);
+  EXPECT_TRUE(has_note(g, "rank 37 holds the job back by 6.0 % of step time")) << g.notes[0].text;
+  // Run of 3 late instances (2, 3, 4 in time order): AllReduce #2.
+  EXPECT_TRUE(has_note(g, "last repeatedly from AllReduce #2, collective 2 of 5")) << g.notes[0].text;
+  const Report o = comm_overlap(t.db());
+  ASSERT_EQ(o.rows.size(), 64u * 5u);
+  for (std::size_t i = 0; i < o.rows.size(); ++i) EXPECT_DOUBLE_EQ(cell<double>(o, i, "Exposed of Wall"), 20.0);
+  const Report s = nccl_sum(t.db());
+  EXPECT_EQ(cell<std::int64_t>(s, 0, "Count"), 320);
+  EXPECT_EQ(cell<std::int64_t>(s, 0, "Ranks"), 64);
+  EXPECT_TRUE(has_note(s, "world size 64 ranks"));
+  // busbw factor 2 x 63 / 64.
+  EXPECT_NEAR(cell<double>(s, 0, "Busbw") / cell<double>(s, 0, "Algbw"), 2.0 * 63 / 64, 1e-12);
+  EXPECT_EQ(rank_sum(t.db()).rows.size(), 64u);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 10.0);  // a guard against a quadratic blow-up, not a benchmark
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
