@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <stdexcept>
 
 #include "cli/driver_check.hpp"
+#include "cli/output_name.hpp"
 #include "core/version.hpp"
 #include "store/atomic_file.hpp"
 #include "store/database.hpp"
@@ -78,6 +80,12 @@ CollectRunResult collect_run(CollectRunSpec o) {
   const std::string& tool = o.tool;
   // Output names: NAME.sqlite and the per-process logs in NAME.logs/.
   if (o.output.empty()) o.output = "gpuscope-" + now_stamp("%Y%m%d-%H%M%S");
+  try {
+    o.output = expand_output_name(o.output);  // %h, %p, %q{VAR}: a name per host or rank
+  } catch (const std::invalid_argument& e) {
+    res.exit_code = cli_fail(tool, std::string(e.what()) + "; nothing was run", "");
+    return res;
+  }
   if (o.output.size() > 7 && o.output.ends_with(".sqlite")) o.output.resize(o.output.size() - 7);
   const fs::path db_path = fs::absolute(o.output + ".sqlite");
   const fs::path log_dir = fs::absolute(o.output + ".logs");

@@ -135,7 +135,9 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
       "  gpuscope kernels --set roofline -k gemm --launch-count 5 -- python3 train.py\n"
       "  gpuscope kernels --metrics dram__bytes_read.sum,gpu__time_duration.sum -- ./app\n"
       "  gpuscope kernels --list-sets ;  gpuscope kernels --list-metrics dram__ --chip GH100");
-  sub->add_option("-o,--output", o.output, "Writes NAME.sqlite (default gpuscope-<date>-<time>)");
+  sub->add_option("-o,--output", o.output,
+                  "Writes NAME.sqlite (default gpuscope-<date>-<time>); %h (host), %p (pid), %q{VAR}\n"
+                  "(environment variable) and %% are replaced, as in gpuscope trace -o");
   add_force_overwrite_flag(*sub, o.force_overwrite)
       ->description(
           "Replace NAME.sqlite and the --svg file if they exist. Without it gpuscope keeps an existing\n"

@@ -11,6 +11,7 @@
 #include "cli/import_command.hpp"
 #include "cli/kernels_command.hpp"
 #include "cli/launcher.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/peak_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/schema_command.hpp"
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
   cli::ImportOptions import_opts;
   CLI::App* imp = cli::add_import_command(app, import_opts);
 
+  cli::MergeOptions merge_opts;
+  CLI::App* merge = cli::add_merge_command(app, merge_opts);
+
   // Internal: the loop `gpuscope trace` times with and without the collector
   // (cli/tracer_calibration.hpp). Hidden from --help.
   std::string calib_out;
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
     if (peak->parsed()) return cli::run_peak(peak_opts);
     if (kernels->parsed()) return cli::run_kernels(kernels_opts);
     if (imp->parsed()) return cli::run_import(import_opts);
+    if (merge->parsed()) return cli::run_merge(merge_opts);
     if (calib->parsed()) return cli::run_calibrate_child(calib_out);
     if (schema->parsed()) return cli::run_schema(schema_opts);
   } catch (const std::exception& e) {

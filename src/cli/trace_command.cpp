@@ -99,7 +99,10 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                          "ranges of the command and of its child processes (allocations with --cuda-memory-usage),\n"
                          "then prints a short summary.\n"
                          "Example: gpuscope trace -o cnn --capture-range=cudaProfilerApi -- python3 train.py");
-  sub->add_option("-o,--output", o.output, "Trace name: writes NAME.sqlite (default gpuscope-<date>-<time>)");
+  sub->add_option("-o,--output", o.output,
+                  "Trace name: writes NAME.sqlite (default gpuscope-<date>-<time>). %h is the host name,\n"
+                  "%p gpuscope's pid, %q{VAR} an environment variable, %% a %: one trace per node or task,\n"
+                  "e.g. srun gpuscope trace -o 'run.%h.%q{SLURM_PROCID}' -- ... (join them with gpuscope merge)");
   add_force_overwrite_flag(*sub, o.force_overwrite)
       ->description(
           "Replace NAME.sqlite if it exists (and discard NAME.logs/ left by an interrupted run).\n"

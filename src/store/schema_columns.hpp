@@ -560,4 +560,34 @@
     "'info', 'warning' or 'error'.") \
   X(text, Text, "TEXT", "", \
     "Message from the collector (e.g. another CUPTI client holds the subscription).")
+#define GPUSCOPE_COLUMNS_MERGED_TRACES(X) \
+  X(trace, Int, "INTEGER PRIMARY KEY", "", \
+    "Position of the trace in `gpuscope merge`'s arguments, from 0 (the reference clock).") \
+  X(path, Text, "TEXT", "", \
+    "The trace file as given to gpuscope merge.") \
+  X(host, OptText, "TEXT", "", \
+    "Its meta.host.") \
+  X(processes, Int, "INTEGER", "", \
+    "Processes it holds.") \
+  X(clock_offset_ns, Int, "INTEGER", "ns", \
+    "Added to every timestamp of this trace to put it on trace 0's clock.") \
+  X(offset_method, Text, "TEXT", "", \
+    "'reference' (trace 0), 'nccl_kernel_ends' (median difference of the ends of the k-th NCCL kernel of every rank: store/clock_offset.hpp), or 'none' (no NCCL kernel on some rank: offset 0, the hosts' clocks are trusted as they are).") \
+  X(matched_collectives, Int, "INTEGER", "", \
+    "Collective instances the offset was estimated from (0 for 'reference' and 'none').") \
+  X(residual_median_ns, OptInt, "INTEGER", "ns", \
+    "The error left after the offset: median over the matched instances of |end difference - offset|; NULL when no offset was estimated.") \
+  X(residual_max_ns, OptInt, "INTEGER", "ns", \
+    "The largest such difference: how far apart the same moment can still be between this trace and trace 0.") \
+  X(gpu_metrics_device_base, Int, "INTEGER", "", \
+    "Added to this trace's gpu_metrics.device_id and gpu_metrics_sessions.device_id (1000 x trace), so the sampled GPUs of different hosts stay apart.")
+
+#define GPUSCOPE_COLUMNS_MERGED_PIDS(X) \
+  X(trace, Int, "INTEGER", "", \
+    "merged_traces.trace the process came from.") \
+  X(original_pid, Int, "INTEGER", "", \
+    "Its pid in that trace (on its host).") \
+  X(pid, Int, "INTEGER", "", \
+    "Its pid in this trace: the original, or, when an earlier trace already used it, original_pid + 4194304 x k (above any Linux pid) for the smallest k that is free.")
+
 // clang-format on
