@@ -25,6 +25,8 @@ std::optional<std::int64_t> step_at(const RankFacts& r, std::int64_t t) {
 StragglerMatch match(const CommData& d) {
   StragglerMatch m;
   m.per_rank.resize(d.ranks.size());
+  m.matched.resize(d.ranks.size());
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) m.matched[i].resize(d.ranks[i].nccl.size());
   // Per kind: each rank's kernels of that kind, in start order (indices into its nccl).
   std::map<core::NcclCollective, std::vector<std::vector<std::size_t>>> by_kind;
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
@@ -79,7 +81,10 @@ StragglerMatch match(const CommData& d) {
           v[last] = core::sat_add(v[last], a->lateness_ns);
         }
       }
-      m.order.push_back({kind, static_cast<std::int64_t>(k), last, a->lateness_ns, t[a->last]});
+      for (std::size_t i : ranks) m.matched[i][lists[i][k]] = true;
+      const NcclCall& lk = d.ranks[last].nccl[lists[last][k]];
+      m.order.push_back({kind, static_cast<std::int64_t>(k), last, a->lateness_ns, t[a->last],
+                         core::sat_sub(lk.end_ns, lk.start_ns), lk.bytes});
     }
   }
   std::sort(m.order.begin(), m.order.end(), [](const StragglerMatch::Instance& a, const StragglerMatch::Instance& b) {

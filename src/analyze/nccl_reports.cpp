@@ -53,6 +53,8 @@ LinkCeiling link_ceiling(const std::string& uuid) {
   return c;
 }
 
+constexpr int kUnknownBucket = 1 << 20;  // sorts after every real size range
+
 // Size range of S: [2^k, 2^(k+1)) bytes; -1 for an unknown size, -2 for 0 bytes.
 int size_bucket(std::int64_t bytes) {
   if (bytes < 0) return -1;
@@ -87,6 +89,8 @@ Report nccl_sum(Database& db) {
       .add_column("Avg Size", "bytes", ColumnType::kInteger)
       .add_column("Total Time", "ns", ColumnType::kInteger)
       .add_column("Avg Time", "ns", ColumnType::kInteger)
+      .add_column("Instances", "", ColumnType::kInteger)
+      .add_column("Avg Transfer", "ns", ColumnType::kInteger)
       .add_column("Algbw", "GB/s", ColumnType::kReal)
       .add_column("Busbw", "GB/s", ColumnType::kReal)
       .add_column("Link Ceiling", "%", ColumnType::kReal);
@@ -100,16 +104,32 @@ Report nccl_sum(Database& db) {
     return r;
   }
   struct Agg {
-    std::int64_t count = 0, ns = 0, sized = 0, sized_ns = 0;
+    std::int64_t count = 0, ns = 0, sized = 0;  // kernels
     double bytes = 0;
+    // Collective instances: each matched one once, a kernel with no partner on its own.
+    std::int64_t instances = 0, transfer_ns = 0, sized_transfer_ns = 0;
+    double transfer_bytes = 0;
     std::vector<bool> ranks;
   };
-  std::map<std::tuple<bool, core::NcclCollective, int>, Agg> by;  // generic kernels last
+  const detail::StragglerMatch& m = detail::straggler_match(db);
+  std::map<std::tuple<bool, core::NcclCollective, int>, Agg> by;  // generic kernels and unknown sizes last
+  const auto agg = [&](core::NcclCollective kind, std::int64_t bytes) -> Agg& {
+    int bucket = size_bucket(bytes);
+    if (bucket == -1) bucket = kUnknownBucket;
+    return by[{kind == core::NcclCollective::kUnknown, kind, bucket}];
+  };
+  const auto add_instance = [](Agg& a, std::int64_t ns, std::int64_t bytes) {
+    ++a.instances;
+    a.transfer_ns = core::sat_add(a.transfer_ns, ns);
+    if (bytes >= 0) {
+      a.sized_transfer_ns = core::sat_add(a.sized_transfer_ns, ns);
+      a.transfer_bytes += static_cast<double>(bytes);
+    }
+  };
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
-    for (const detail::NcclCall& c : d.ranks[i].nccl) {
-      int bucket = size_bucket(c.bytes);
-      if (bucket == -1) bucket = 1 << 20;  // unknown sizes last
-      Agg& a = by[{c.kind == core::NcclCollective::kUnknown, c.kind, bucket}];
+    for (std::size_t j = 0; j < d.ranks[i].nccl.size(); ++j) {
+      const detail::NcclCall& c = d.ranks[i].nccl[j];
+      Agg& a = agg(c.kind, c.bytes);
       a.ranks.resize(d.ranks.size());
       a.ranks[i] = true;
       ++a.count;
@@ -117,25 +137,34 @@ Report nccl_sum(Database& db) {
       a.ns = core::sat_add(a.ns, ns);
       if (c.bytes >= 0) {
         ++a.sized;
-        a.sized_ns = core::sat_add(a.sized_ns, ns);
         a.bytes += static_cast<double>(c.bytes);
       }
+      if (!m.matched[i][j]) add_instance(a, ns, c.bytes);
     }
   }
+  for (const detail::StragglerMatch::Instance& in : m.order)
+    add_instance(agg(in.kind, in.bytes), in.transfer_ns, in.bytes);
   const RankFacts* first = first_nccl_rank(d);
   const LinkCeiling link = link_ceiling(first ? first->uuid : std::string());
   for (const auto& [key, a] : by) {
     const auto [generic, kind, bucket] = key;
     const double algbw =
-        a.sized > 0 ? core::algorithm_bandwidth_gbps(a.bytes, static_cast<double>(a.sized_ns)) : std::nan("");
+        a.transfer_bytes > 0 || a.sized_transfer_ns > 0
+            ? core::algorithm_bandwidth_gbps(a.transfer_bytes, static_cast<double>(a.sized_transfer_ns))
+            : std::nan("");
     const double busbw = algbw * core::bus_bandwidth_factor(kind, d.world_size);
     const double ceiling = busbw * 1e9 / link.bytes_per_s * 100.0;
-    r.rows.push_back(
-        Row{std::string(core::collective_name(kind)), bucket_label(bucket == 1 << 20 ? -1 : bucket), a.count,
-            static_cast<std::int64_t>(std::count(a.ranks.begin(), a.ranks.end(), true)),
-            a.sized > 0 ? Cell{static_cast<std::int64_t>(std::llround(a.bytes / a.sized))} : Cell{std::monostate{}},
-            a.ns, static_cast<std::int64_t>(std::llround(static_cast<double>(a.ns) / a.count)),
-            detail::real_or_null(algbw), detail::real_or_null(busbw), detail::real_or_null(ceiling)});
+    const auto mean = [](std::int64_t sum, std::int64_t n) {
+      return n > 0 ? Cell{static_cast<std::int64_t>(std::llround(static_cast<double>(sum) / static_cast<double>(n)))}
+                   : Cell{std::monostate{}};
+    };
+    r.rows.push_back(Row{std::string(core::collective_name(kind)), bucket_label(bucket == kUnknownBucket ? -1 : bucket),
+                         a.count, static_cast<std::int64_t>(std::count(a.ranks.begin(), a.ranks.end(), true)),
+                         a.sized > 0
+                             ? Cell{static_cast<std::int64_t>(std::llround(a.bytes / static_cast<double>(a.sized)))}
+                             : Cell{std::monostate{}},
+                         a.ns, mean(a.ns, a.count), a.instances, mean(a.transfer_ns, a.instances),
+                         detail::real_or_null(algbw), detail::real_or_null(busbw), detail::real_or_null(ceiling)});
   }
   r.add_note(NoteLevel::kInfo,
              "world size " + std::to_string(d.world_size) +
@@ -146,18 +175,22 @@ Report nccl_sum(Database& db) {
              "sizes: " + std::to_string(d.sized_kernels) + " of " + std::to_string(d.nccl_kernels) +
                  " kernels have one (the shapes of the PyTorch nccl:* operator that launched them, recorded with "
                  "--pytorch=ops,shapes, times the element size in the kernel name; AllGather, Broadcast and SendRecv "
-                 "kernels name no type); Algbw and Busbw are over the kernels with a size");
+                 "kernels name no type); Algbw and Busbw are over the instances with a size");
   if (d.generic_kernels > 0)
     r.add_note(NoteLevel::kInfo, std::to_string(d.generic_kernels) +
                                      " kernels are NCCL's generic kernel (ncclDevKernel_Generic), whose name says no "
                                      "collective, and were launched outside a PyTorch communication operator");
   r.add_note(NoteLevel::kInfo,
-             "times are kernel durations on each rank: they include the time a rank waits inside the collective for "
-             "late ranks (see stragglers), so Algbw and Busbw are lower than nccl-tests reports for the same sizes "
-             "when ranks arrive apart");
+             "Total Time and Avg Time are kernel durations on every rank: they include the time a rank waits inside "
+             "the collective for late ranks (see stragglers). Avg Transfer, Algbw and Busbw are per collective "
+             "instance (" +
+                 std::to_string(m.instances) +
+                 " matched across ranks as stragglers matches them; a kernel with no partner on another rank is an "
+                 "instance of its own): its time is the duration of the last-arriving rank's kernel, the collective "
+                 "once every rank is in");
   if (std::isfinite(link.bytes_per_s)) {
     r.add_note(NoteLevel::kInfo,
-               "Link Ceiling (%) is Busbw of the peer-to-peer copy bandwidth gpuscope peak measured "
+               "Link Ceiling (%) = Busbw / the peer-to-peer copy bandwidth gpuscope peak measured "
                "on this GPU (" +
                    units::byte_rate(link.bytes_per_s) + ")");
   } else {

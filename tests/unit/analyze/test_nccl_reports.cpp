@@ -5,13 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <variant>
 
 #include "analyze/comm_findings.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/top_report.hpp"
+#include "../store/log_builder.hpp"
 #include "comm_trace.hpp"
+#include "store/machine_profile_json.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -27,6 +31,39 @@ bool is_null(const Report& r, std::size_t row, const std::string& column) {
   return std::holds_alternative<std::monostate>(r.rows.at(row).at(test::col(r, column)));
 }
 
+// A profile cache of its own (GPUSCOPE_CACHE_DIR, restored after): empty unless add() is called.
+class ProfileCache {
+ public:
+  ProfileCache() {
+    if (const char* old = std::getenv("GPUSCOPE_CACHE_DIR")) m_old = old;
+    ::setenv("GPUSCOPE_CACHE_DIR", m_dir.file("profiles").c_str(), 1);
+  }
+  ~ProfileCache() {
+    if (m_old) {
+      ::setenv("GPUSCOPE_CACHE_DIR", m_old->c_str(), 1);
+    } else {
+      ::unsetenv("GPUSCOPE_CACHE_DIR");
+    }
+  }
+  ProfileCache(const ProfileCache&) = delete;
+  ProfileCache& operator=(const ProfileCache&) = delete;
+  /// Caches a profile of `uuid` whose peer-to-peer copy ceiling is `bytes_per_s`.
+  void add(const std::string& uuid, double bytes_per_s) {
+    MachineProfile p;
+    p.device.name = "NVIDIA H100 80GB HBM3";
+    p.device.uuid = uuid;
+    core::Ceiling c;
+    c.name = "p2p";
+    c.measured = bytes_per_s;
+    p.ceilings.push_back(c);
+    (void)store::save_to_cache(p);
+  }
+
+ private:
+  store::test::TempDir m_dir;
+  std::optional<std::string> m_old;
+};
+
 // The default job: 4 ranks, 3 steps of 1 ms, rank 2 arrives 100 us late at the AllReduce
 // from step 1 (the second) on.
 //   per step, every rank: compute = [0,400) ∪ [100,200) ∪ [500,700) ∪ [900,950) = 650 us
@@ -35,6 +72,7 @@ bool is_null(const Report& r, std::size_t row, const std::string& column) {
 class FourRanks : public ::testing::Test {
  protected:
   void SetUp() override { build_comm_job(t, CommJob{}); }
+  ProfileCache cache;
   TraceDb t;
 };
 
@@ -120,14 +158,25 @@ TEST_F(FourRanks, NcclSumBytesAndBandwidths) {
   // 11 kernels of 300 us and rank 2's two of 200 us: 3.4 ms; avg 283,333 ns.
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Total Time"), 3'400'000);
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Avg Time"), 283'333);
-  // algbw = 12 x 4 MiB / 3.4 ms; busbw = algbw x 2 (4 - 1) / 4.
-  const double algbw = 12.0 * 4194304.0 / 3.4e6;
+  // 3 instances, timed by the last arrival's kernel: step 0 (a tie: rank 0's) 300 us, steps 1
+  // and 2 rank 2's 200 us → 700 us, 233,333 ns on average; algbw = 3 x 4 MiB / 700 us,
+  // busbw = algbw x 2 (4 - 1) / 4.
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Instances"), 3);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Avg Transfer"), 233'333);
+  const double algbw = 3.0 * 4194304.0 / 700'000.0;
   EXPECT_NEAR(cell<double>(r, 0, "Algbw"), algbw, 1e-9);
   EXPECT_NEAR(cell<double>(r, 0, "Busbw"), algbw * 1.5, 1e-9);
   EXPECT_TRUE(is_null(r, 0, "Link Ceiling"));
   EXPECT_TRUE(has_note(r, "world size 4 ranks"));
   EXPECT_TRUE(has_note(r, "sizes: 12 of 12 kernels"));
   EXPECT_TRUE(has_note(r, "Link Ceiling (%) is empty"));
+}
+
+TEST_F(FourRanks, LinkCeilingFromTheMeasuredPeerToPeerCopy) {
+  cache.add("GPU-100", 300e9);  // rank 0's GPU: 300 GB/s
+  const Report r = nccl_sum(t.db());
+  EXPECT_NEAR(cell<double>(r, 0, "Link Ceiling"), cell<double>(r, 0, "Busbw") / 300.0 * 100.0, 1e-9);
+  EXPECT_TRUE(has_note(r, "peer-to-peer copy bandwidth gpuscope peak measured on this GPU (300 GB/s)"));
 }
 
 TEST_F(FourRanks, TopDiagnosesExposedCommunicationAndTheStraggler) {
@@ -194,6 +243,20 @@ TEST(CommReports, GenericKernelsTakeTheOperatorsCollective) {
   EXPECT_TRUE(is_null(r, 0, "Avg Size"));  // the generic kernel names no type
   EXPECT_EQ(cell<std::string>(r, 1, "Collective"), "NCCL (generic)");
   EXPECT_TRUE(has_note(r, "2 kernels are NCCL's generic kernel"));
+}
+
+TEST(CommReports, OneRankKernelsAreInstancesOfTheirOwn) {
+  TraceDb t;
+  build_comm_job(t, CommJob{.ranks = 1, .delayed_rank = -1});
+  const Report r = nccl_sum(t.db());
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Instances"), 3);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Avg Transfer"), 300'000);
+  EXPECT_NEAR(cell<double>(r, 0, "Algbw"), 4194304.0 / 300'000.0, 1e-9);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Busbw"), 0.0);  // one rank: nothing crosses a link
+  const Report g = stragglers(t.db());
+  EXPECT_TRUE(g.rows.empty());
+  EXPECT_TRUE(has_note(g, "no collective ran on two or more ranks"));
 }
 
 TEST(CommReports, ProcessesWithoutRankAreRanksOfTheirOwn) {
