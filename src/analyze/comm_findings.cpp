@@ -70,16 +70,19 @@ StragglerMatch match(const CommData& d) {
         s.waited_ns = core::sat_add(s.waited_ns, a->wait_ns[x]);
         s.delay_sum_ns += static_cast<double>(a->spread_ns - a->wait_ns[x]);
       }
+      // Every step with an instance is in held_per_step, so that a step where no rank came
+      // last breaks a run.
+      std::vector<std::int64_t>* step_held = nullptr;
+      if (const auto step = step_at(d.ranks[last], t[a->last])) {
+        step_held = &held_per_step[*step];
+        step_held->resize(d.ranks.size());
+      }
       if (a->lateness_ns > 0) {
         RankStraggle& s = m.per_rank[last];
         ++s.last;
         s.held_back_ns = core::sat_add(s.held_back_ns, a->lateness_ns);
         for (std::int64_t w : a->wait_ns) s.others_waited_ns = core::sat_add(s.others_waited_ns, w);
-        if (const auto step = step_at(d.ranks[last], t[a->last])) {
-          auto& v = held_per_step[*step];
-          v.resize(d.ranks.size());
-          v[last] = core::sat_add(v[last], a->lateness_ns);
-        }
+        if (step_held != nullptr) (*step_held)[last] = core::sat_add((*step_held)[last], a->lateness_ns);
       }
       for (std::size_t i : ranks) m.matched[i][lists[i][k]] = true;
       const NcclCall& lk = d.ranks[last].nccl[lists[last][k]];

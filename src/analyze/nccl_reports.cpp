@@ -253,9 +253,15 @@ Report comm_overlap(Database& db) {
              "compute: the union of a GPU's non-NCCL kernels, communication: the union of its NCCL kernels (any "
              "stream); exposed communication runs while no compute kernel runs on the same GPU; Overlap (%) = "
              "Overlapped / Communication");
-  if (d.has_steps)
+  if (d.has_steps) {
+    std::string without;
+    int n = 0;
     for (const RankFacts& rank : d.ranks)
-      if (rank.steps.empty()) r.add_note(NoteLevel::kInfo, detail::rank_label(rank) + " has no steps: it has no row");
+      if (rank.steps.empty() && n++ < 8) without += (without.empty() ? "" : ", ") + detail::rank_label(rank);
+    if (n > 0)
+      r.add_note(NoteLevel::kInfo,
+                 std::to_string(n) + " rank(s) have no steps and so no rows: " + without + (n > 8 ? ", ..." : ""));
+  }
   return r;
 }
 

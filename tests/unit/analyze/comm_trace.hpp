@@ -15,6 +15,7 @@
 // [[1048576]] (4 MiB of f32) when `with_ops`.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct CommJob {
   long long delay_ns = 100'000;
   bool with_ops = true;
   bool with_steps = true;
+  std::vector<int> delayed_steps;  // when not empty: the steps the delayed rank is late in (not delay_from on)
 };
 
 inline constexpr long long kStepNs = 1'000'000;
@@ -53,7 +55,10 @@ inline void build_comm_job(TraceDb& t, const CommJob& job) {
     int corr = 0;
     for (int s = 0; s < job.steps; ++s) {
       const long long o = s * kStepNs;
-      const long long delay = r == job.delayed_rank && s >= job.delay_from ? job.delay_ns : 0;
+      const bool late_step = job.delayed_steps.empty() ? s >= job.delay_from
+                                                       : std::find(job.delayed_steps.begin(), job.delayed_steps.end(),
+                                                                   s) != job.delayed_steps.end();
+      const long long delay = r == job.delayed_rank && late_step ? job.delay_ns : 0;
       t.kernel(pid, 0, 7, ++corr, o, o + 400'000, 1);
       t.kernel(pid, 0, 8, ++corr, o + 100'000, o + 200'000, 4);
       t.kernel(pid, 0, 7, ++corr, o + 500'000, o + 700'000, 1);

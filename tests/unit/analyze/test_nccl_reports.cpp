@@ -203,6 +203,19 @@ TEST(CommReports, NoDelayNoStragglerAndNoDiagnosis) {
   EXPECT_EQ(std::find(w.begin(), w.end(), "straggler"), w.end());
 }
 
+// Late in steps 1 and 3 of 0..3 but on time in step 2, where no rank comes last: never late
+// two steps in a row, so no onset; late in 2 and 3: from step 2.
+TEST(CommReports, OnsetNeedsConsecutiveSteps) {
+  TraceDb apart;
+  build_comm_job(apart, CommJob{.steps = 4, .delayed_steps = {1, 3}});
+  const Report a = stragglers(apart.db());
+  EXPECT_EQ(cell<std::int64_t>(a, 2, "Last Arrivals"), 2);
+  EXPECT_TRUE(is_null(a, 2, "Last From Step"));
+  TraceDb together;
+  build_comm_job(together, CommJob{.steps = 4, .delayed_steps = {2, 3}});
+  EXPECT_EQ(cell<std::int64_t>(stragglers(together.db()), 2, "Last From Step"), 2);
+}
+
 TEST(CommReports, WithoutOpsOrStepsSizesAreUnknownAndRanksAreWhole) {
   TraceDb t;
   build_comm_job(t, CommJob{.with_ops = false, .with_steps = false});
