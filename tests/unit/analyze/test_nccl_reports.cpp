@@ -15,7 +15,9 @@
 #include "analyze/top_report.hpp"
 #include "../store/log_builder.hpp"
 #include "comm_trace.hpp"
+#include "store/importer.hpp"
 #include "store/machine_profile_json.hpp"
+#include "store/trace.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -290,6 +292,58 @@ TEST(CommReports, ProcessesWithoutRankAreRanksOfTheirOwn) {
     ASSERT_EQ(n.notes.size(), 1u) << name;
     EXPECT_EQ(n.notes[0].text.rfind("no NCCL kernels in the capture range", 0), 0u) << name;
   }
+}
+
+// Through the collector's event logs and the importer: two torchrun ranks (RankRecord), each
+// a 100 us GEMM then an AllReduce (bf16, old-generation name on rank 0, new on rank 1, as two
+// NCCL builds would not mix, but the parser takes both) that rank 1 reaches 30 us late, twice.
+TEST(CommReports, ImportedTwoRankLogs) {
+  store::test::TempDir dir;
+  std::vector<std::string> logs;
+  constexpr std::uint64_t kT0 = 1'000'000;
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    logs.push_back(dir.file("r" + std::to_string(rank) + ".gslog"));
+    store::test::LogBuilder b(logs.back(), 200 + rank);
+    b.process(kT0 - 1000);
+    b.rank(static_cast<std::int32_t>(rank), static_cast<std::int32_t>(rank), 2, log::RankLauncher::kTorchrun);
+    b.device(0, "NVIDIA H100 80GB HBM3", static_cast<std::uint8_t>(0x10 + rank));
+    std::uint32_t corr = 0;
+    for (std::uint64_t i = 0; i < 2; ++i) {
+      const std::uint64_t o = kT0 + i * 1'000'000;
+      const std::uint64_t late = rank == 1 ? 30'000 : 0;
+      b.kernel(o, o + 100'000 + late, ++corr, "gemm_kernel");
+      b.kernel(o + 100'000 + late, o + 300'000, ++corr,
+               rank == 0 ? "ncclKernel_AllReduce_RING_LL_Sum___nv_bfloat16(ncclDevComm*, unsigned long, ncclWork*)"
+                         : "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+               20);
+    }
+    b.end(kT0 + 2'000'000);
+    b.flush();
+  }
+  (void)store::import_logs(logs, dir.file("job.sqlite"), store::ImportOptions{});
+  store::Database db = store::open_trace(dir.file("job.sqlite"));
+  const Report g = stragglers(db);
+  ASSERT_EQ(g.rows.size(), 2u);
+  EXPECT_EQ(cell<std::int64_t>(g, 1, "Rank"), 1);
+  EXPECT_EQ(cell<std::int64_t>(g, 1, "Last Arrivals"), 2);
+  EXPECT_NEAR(std::get<double>(g.rows[1][3]), 0.06, 1e-12);  // Held Back: 2 x 30 us
+  EXPECT_NEAR(cell<double>(g, 0, "Waited"), 0.06, 1e-12);
+  // Each GEMM ends where its rank's AllReduce starts: all communication is exposed. Rank 0:
+  // 2 x 200 us (30 us of each waiting for rank 1); rank 1: 2 x 170 us.
+  const Report o = comm_overlap(db);
+  ASSERT_EQ(o.rows.size(), 2u);
+  EXPECT_NEAR(cell<double>(o, 0, "Communication"), 0.4, 1e-12);
+  EXPECT_NEAR(cell<double>(o, 0, "Exposed Comm"), 0.4, 1e-12);
+  EXPECT_NEAR(cell<double>(o, 1, "Communication"), 0.34, 1e-12);
+  const Report s = nccl_sum(db);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(cell<std::int64_t>(s, 0, "Count"), 4);
+  EXPECT_EQ(cell<std::int64_t>(s, 0, "Instances"), 2);
+  EXPECT_EQ(cell<std::int64_t>(s, 0, "Avg Transfer"), 170'000);  // rank 1's kernels
+  EXPECT_TRUE(has_note(s, "world size 2 ranks"));
+  const Report k = rank_sum(db);
+  ASSERT_EQ(k.rows.size(), 2u);
+  EXPECT_EQ(cell<std::int64_t>(k, 1, "Local Rank"), 1);
 }
 
 // The generated 64-rank job: rank 37 late by 100 us from step 2 of 5. Each of its 3 late
