@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "core/nccl.hpp"
 #include "store/row_writer.hpp"
 #include "store/trace.hpp"
 
@@ -69,15 +70,23 @@ constexpr std::string_view kNsLengths[] = {"interval_ns", "clock_offset_ns"};
   return cols;
 }
 
-// The ends of every rank's NCCL kernels (a rank = a GPU of a process), by start.
+// The ends of every rank's NCCL kernels (a rank = a GPU of a process), by start. Names are
+// recognised by core::parse_nccl_kernel (both generations, "void " or not), each once.
 [[nodiscard]] RankEnds nccl_kernel_ends(Database& trace) {
+  std::map<std::int64_t, bool> is_nccl;  // by strings.id
+  {
+    Statement st =
+        trace.prepare("SELECT DISTINCT k.name_id, s.value FROM kernels k JOIN strings s ON s.id = k.name_id");
+    while (st.step()) is_nccl[st.column_int(0)] = core::parse_nccl_kernel(st.column_text(1)).has_value();
+  }
   Statement st = trace.prepare(
-      "SELECT k.pid, k.device_id, k.end_ns FROM kernels k LEFT JOIN strings n ON n.id = k.name_id "
-      "LEFT JOIN strings s ON s.id = k.short_name_id WHERE substr(n.value, 1, 4) = 'nccl' OR substr(s.value, 1, 4) = "
-      "'nccl' "
-      "ORDER BY k.pid, k.device_id, k.start_ns, k.id");
+      "SELECT pid, device_id, end_ns, name_id FROM kernels WHERE name_id IS NOT NULL "
+      "ORDER BY pid, device_id, start_ns, id");
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::int64_t>> by_rank;
-  while (st.step()) by_rank[{st.column_int(0), st.column_int(1)}].push_back(st.column_int(2));
+  while (st.step()) {
+    const auto it = is_nccl.find(st.column_int(3));
+    if (it != is_nccl.end() && it->second) by_rank[{st.column_int(0), st.column_int(1)}].push_back(st.column_int(2));
+  }
   RankEnds ends;
   for (auto& [rank, e] : by_rank) ends.push_back(std::move(e));
   return ends;

@@ -14,7 +14,7 @@
 //     profile_id, torch_ops.nvtx_id, ...): shifted past the rows of the earlier inputs.
 //   - timestamps (unit ns, except intervals and offsets): moved by the input's clock offset
 //     onto the first input's clock (store/clock_offset.hpp: from the ends of NCCL kernels,
-//     recognised by a name starting with "nccl"). 0 (not recorded) stays 0.
+//     as core::parse_nccl_kernel recognises them). 0 (not recorded) stays 0.
 //   - gpu_metrics(_sessions).device_id (the launcher's device index, per host): + 1000 x input.
 //   - meta: the first input's, with process_count, host (every host, comma-separated),
 //     duration_ns (first capture-window start to last end) and merged_traces updated.
