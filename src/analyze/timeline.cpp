@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "analyze/gpu_metrics_data.hpp"
 #include "core/memory_usage.hpp"
+#include "core/nccl.hpp"
 #include "core/saturating.hpp"
 #include "store/database.hpp"
 
@@ -65,7 +67,7 @@ TimelineHeader TraceTimeline::header() {
   {
     Statement st = m_db.prepare(
         "SELECT pid, COALESCE(exe, ''), COALESCE(cmdline, ''), start_ns, end_ns, "
-        "COALESCE(ended_cleanly, 1), rank FROM processes ORDER BY pid");
+        "COALESCE(ended_cleanly, 1), rank, COALESCE(host, '') FROM processes ORDER BY pid");
     while (st.step()) {
       TimelineProcess p;
       p.pid = st.column_int(0);
@@ -75,6 +77,7 @@ TimelineHeader TraceTimeline::header() {
       p.end_ns = opt_int(st, 4);
       p.ended_cleanly = st.column_int(5) != 0;
       p.rank = opt_int(st, 6);
+      p.host = st.column_text(7);
       h.processes.push_back(std::move(p));
     }
   }
@@ -158,6 +161,19 @@ TimelineTracks TraceTimeline::tracks(const TimelineHeader& header) {
     t.gpu_streams.assign(streams.begin(), streams.end());
   }
   t.pids.assign(pids.begin(), pids.end());
+  {
+    // NCCL lanes: kernels counted per (pid, device, name), each name parsed once.
+    std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> lanes;
+    Statement st = m_db.prepare(
+        "SELECT k.pid, k.device_id, s.value, COUNT(*) FROM kernels k JOIN strings s ON s.id = k.name_id "
+        "GROUP BY k.pid, k.device_id, k.name_id");
+    while (st.step()) {
+      if (!parse_nccl_kernel(st.column_text(2))) continue;
+      const std::int64_t pid = int_or(st, 0);
+      lanes[{pid, m_gpus.index(pid, int_or(st, 1))}] += st.column_int(3);
+    }
+    for (const auto& [lane, n] : lanes) t.nccl_lanes.push_back({lane.first, lane.second, n});
+  }
 
   // end_ns: as visited, an event ends at end_ns, else at its start (NVTX marks, unclosed
   // ranges, records without an end).

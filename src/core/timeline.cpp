@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "core/nccl.hpp"
+
 namespace gpuscope::core {
 namespace {
 
@@ -42,7 +44,11 @@ TimelineTracks timeline_tracks(const Timeline& tl) {
     streams.insert({e.gpu_index, e.pid, e.stream_id});
     end_at(e.end_ns);
   };
-  for (const auto& e : tl.kernels) add_gpu(e);
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> nccl;  // (pid, gpu_index) -> kernels
+  for (const auto& e : tl.kernels) {
+    add_gpu(e);
+    if (parse_nccl_kernel(e.name)) ++nccl[{e.pid, e.gpu_index}];
+  }
   for (const auto& e : tl.memcpys) add_gpu(e);
   for (const auto& e : tl.memsets) add_gpu(e);
   for (const auto& e : tl.memory) end_at(e.ts_ns);
@@ -53,6 +59,7 @@ TimelineTracks timeline_tracks(const Timeline& tl) {
   t.pids = sorted(pids);
   t.cpu_threads = sorted(threads);
   t.gpu_streams = sorted(streams);
+  for (const auto& [lane, n] : nccl) t.nccl_lanes.push_back({lane.first, lane.second, n});
   return t;
 }
 

@@ -32,7 +32,8 @@ struct TimelineProcess {
   std::optional<std::int64_t> start_ns;
   std::optional<std::int64_t> end_ns;
   bool ended_cleanly = true;
-  std::optional<std::int64_t> rank;  // $RANK of a torchrun/MPI worker
+  std::optional<std::int64_t> rank;  // the launcher's rank (processes.rank), nullopt if none
+  std::string host;                  // processes.host, "" if unknown
 };
 
 struct TimelineThread {
@@ -193,6 +194,15 @@ struct TimelineStream {
   friend auto operator<=>(const TimelineStream&, const TimelineStream&) = default;
 };
 
+/// The NCCL kernels of one process on one GPU (a rank's communication lane): kernels whose
+/// name core::parse_nccl_kernel recognises (core/nccl.hpp).
+struct NcclLane {
+  std::int64_t pid = 0;
+  std::int64_t gpu_index = 0;
+  std::int64_t kernels = 0;  // how many
+  friend auto operator<=>(const NcclLane&, const NcclLane&) = default;
+};
+
 /// The tracks the events fall on and the trace's end: what an exporter needs before it
 /// writes the first event. Its size grows with processes, threads and streams, never
 /// with the number of events.
@@ -207,6 +217,9 @@ struct TimelineTracks {
   std::vector<std::pair<std::int64_t, std::int64_t>> cpu_threads;
   /// Every stream with a kernel, memcpy or memset, ascending, without repeats.
   std::vector<TimelineStream> gpu_streams;
+  /// Every (pid, GPU) with NCCL kernels, ascending by (pid, gpu_index): the k-th NCCL kernel
+  /// of each lane is taken as the same collective instance (an exporter joins them).
+  std::vector<NcclLane> nccl_lanes;
 };
 
 /// A source of events, each kind in time order (start_ns, then trace order), with the

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <string>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/metric_attribution.hpp"
+#include "core/nccl.hpp"
 #include "core/occupancy.hpp"
 #include "core/saturating.hpp"
 
@@ -21,9 +23,13 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::int64_t kGpuTidStride = 1'000'000;              // see "Several processes on one GPU"
-constexpr std::int64_t kGpuSortIndexBase = 1'000'000;          // GPU rows after every CPU process
-constexpr std::int64_t kDefaultSharedMemPerBlock = 48 * 1024;  // CUDA's limit without opt-in
+constexpr std::int64_t kGpuTidStride = 1'000'000;                    // see "Several processes on one GPU"
+constexpr std::int64_t kGpuSortIndexBase = 1'000'000;                // GPU rows after every CPU process
+constexpr std::int64_t kDefaultSharedMemPerBlock = 48 * 1024;        // CUDA's limit without opt-in
+constexpr std::int64_t kUnrankedSortIndexBase = 500'000;             // ranked processes first, by rank
+constexpr std::int64_t kLaneTidBase = 4'000'000'000;                 // a rank's GPU lanes: above any OS tid, < 2^32
+constexpr std::int64_t kCollectiveFlowBase = std::int64_t{1} << 52;  // above every ac2g flow id, < 2^53
+constexpr std::int64_t kMaxCollectiveLanes = std::int64_t{1} << 16;  // lanes one collective flow id space holds
 
 // A JSON string literal, escaped; invalid UTF-8 is replaced, never fatal.
 std::string quote(std::string_view s) { return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -96,7 +102,46 @@ class Writer {
     for (const TimelineStream& s : m_tracks.gpu_streams) m_gpu_pids[s.gpu_index].insert(s.pid);
     for (const auto& d : m_tl.devices) m_devices[{d.pid, d.device_id}] = &d;
     m_trace_end = m_tracks.end_ns;
-    for (const auto& p : m_tl.processes) m_process_end[p.pid] = p.end_ns;
+    for (const auto& p : m_tl.processes) {
+      m_process_end[p.pid] = p.end_ns;
+      m_process[p.pid] = &p;
+      if (p.rank) m_ranked = true;
+    }
+    // A rank's GPU work goes in its own process group: one lane per stream and one for its
+    // NCCL kernels per GPU, numbered from kLaneTidBase.
+    std::int64_t lane = kLaneTidBase;
+    for (const TimelineStream& s : m_tracks.gpu_streams)
+      if (ranked(s.pid)) m_lane_tid[{s.gpu_index, s.pid, s.stream_id}] = lane++;
+    for (const NcclLane& l : m_tracks.nccl_lanes) {
+      m_nccl_tid[{l.pid, l.gpu_index}] = ranked(l.pid) ? lane++ : unranked_nccl_tid(l.gpu_index, l.pid);
+      m_nccl_counts.push_back(l.kernels);
+    }
+    std::sort(m_nccl_counts.begin(), m_nccl_counts.end(), std::greater<>());
+  }
+
+  // A process whose GPU work has a process group of its own (the trace has ranks, it has one).
+  bool ranked(std::int64_t pid) const {
+    if (!m_ranked) return false;
+    const auto it = m_process.find(pid);
+    return it != m_process.end() && it->second->rank.has_value();
+  }
+
+  // The NCCL lane of a process without a rank, on its GPU's row: after the streams.
+  std::int64_t unranked_nccl_tid(std::int64_t gpu_index, std::int64_t pid) const {
+    return gpu_shared(gpu_index) ? (ordinal(pid) + 1) * kGpuTidStride + (kGpuTidStride - 1) : kGpuTidStride - 1;
+  }
+
+  // Where a GPU activity is drawn: (pid, tid) of its row.
+  std::pair<std::int64_t, std::int64_t> gpu_track(const GpuEventBase& e, bool nccl) const {
+    if (nccl) {
+      const auto it = m_nccl_tid.find({e.pid, e.gpu_index});
+      if (it != m_nccl_tid.end()) return {ranked(e.pid) ? e.pid : e.gpu_index, it->second};
+    }
+    if (ranked(e.pid)) {
+      const auto it = m_lane_tid.find({e.gpu_index, e.pid, e.stream_id});
+      if (it != m_lane_tid.end()) return {e.pid, it->second};
+    }
+    return {e.gpu_index, gpu_tid(e.gpu_index, e.pid, e.stream_id)};
   }
 
   bool gpu_shared(std::int64_t gpu_index) const {
@@ -157,17 +202,22 @@ class Writer {
     for (const auto& [pid, ordinal] : m_ordinal) {
       std::string label = "process";
       std::optional<std::int64_t> rank;
-      for (const auto& p : m_tl.processes) {
-        if (p.pid == pid) {
-          if (!p.name.empty()) label = p.name;
-          rank = p.rank;
-        }
+      if (const auto it = m_process.find(pid); it != m_process.end()) {
+        if (!it->second->name.empty()) label = it->second->name;
+        rank = it->second->rank;
       }
       label += " (pid " + std::to_string(pid);
       if (rank) label += ", rank " + std::to_string(*rank);
       label += ")";
+      if (ranked(pid)) {
+        // One group per rank: "rank 3 (node2, GPU 1)", the command in its labels.
+        meta("process_name", pid, 0, Json{{"name", rank_label(pid, *rank)}});
+        meta("process_labels", pid, 0, Json{{"labels", label}});
+        meta("process_sort_index", pid, 0, Json{{"sort_index", *rank}});
+        continue;
+      }
       meta("process_name", pid, 0, Json{{"name", label}});
-      meta("process_sort_index", pid, 0, Json{{"sort_index", ordinal}});
+      meta("process_sort_index", pid, 0, Json{{"sort_index", m_ranked ? kUnrankedSortIndexBase + ordinal : ordinal}});
     }
     // CPU threads that have events.
     const auto& threads = m_tracks.cpu_threads;
@@ -184,14 +234,24 @@ class Writer {
     for (const auto& d : m_tl.devices) gpus.emplace(d.gpu_index, d.name);
     std::map<std::pair<std::int64_t, std::int64_t>, std::pair<std::int64_t, std::int64_t>> streams;
     for (const TimelineStream& st : m_tracks.gpu_streams) {
+      if (ranked(st.pid)) {
+        const std::int64_t tid = m_lane_tid.at({st.gpu_index, st.pid, st.stream_id});
+        meta("thread_name", st.pid, tid,
+             Json{{"name", "GPU " + std::to_string(st.gpu_index) + " stream " + std::to_string(st.stream_id)}});
+        meta("thread_sort_index", st.pid, tid, Json{{"sort_index", tid}});
+        continue;
+      }
       gpus.emplace(st.gpu_index, "");
       streams.emplace(std::pair{st.gpu_index, gpu_tid(st.gpu_index, st.pid, st.stream_id)},
                       std::pair{st.pid, st.stream_id});
     }
     for (const auto& [gpu, name] : gpus) {
-      meta("process_name", gpu, 0, Json{{"name", "GPU " + std::to_string(gpu)}});
-      if (!name.empty()) meta("process_labels", gpu, 0, Json{{"labels", name}});
-      meta("process_sort_index", gpu, 0, Json{{"sort_index", kGpuSortIndexBase + gpu}});
+      // With ranks, a GPU row holds only the work of processes without one (and counters,
+      // which name it when they come: gpu_group()).
+      if (m_ranked &&
+          !std::any_of(streams.begin(), streams.end(), [gpu](const auto& s) { return s.first.first == gpu; }))
+        continue;
+      gpu_group(gpu);
     }
     for (const auto& [key, owner] : streams) {
       const auto& [gpu, tid] = key;
@@ -200,6 +260,57 @@ class Writer {
       meta("thread_name", gpu, tid, Json{{"name", name}});
       meta("thread_sort_index", gpu, tid, Json{{"sort_index", tid}});
     }
+    // NCCL lanes: a rank's per GPU in its group; otherwise on the GPU's row.
+    for (const NcclLane& l : m_tracks.nccl_lanes) {
+      const std::int64_t tid = m_nccl_tid.at({l.pid, l.gpu_index});
+      std::string name = "NCCL";
+      std::int64_t pid = l.gpu_index;
+      if (ranked(l.pid)) {
+        name = "GPU " + std::to_string(l.gpu_index) + " NCCL";
+        pid = l.pid;
+      } else {
+        gpu_group(l.gpu_index);
+        if (gpu_shared(l.gpu_index)) name += " (pid " + std::to_string(l.pid) + ")";
+      }
+      meta("thread_name", pid, tid, Json{{"name", name}});
+      meta("thread_sort_index", pid, tid, Json{{"sort_index", tid}});
+    }
+  }
+
+  // The process group of GPU `gpu` (name, label, sort index), written once.
+  void gpu_group(std::int64_t gpu) {
+    if (!m_gpu_named.insert(gpu).second) return;
+    std::string name;
+    for (const auto& d : m_tl.devices)
+      if (d.gpu_index == gpu && name.empty()) name = d.name;
+    meta("process_name", gpu, 0, Json{{"name", "GPU " + std::to_string(gpu)}});
+    if (!name.empty()) meta("process_labels", gpu, 0, Json{{"labels", name}});
+    meta("process_sort_index", gpu, 0, Json{{"sort_index", kGpuSortIndexBase + gpu}});
+  }
+
+  // "rank 3 (node2, GPU 1)": host and the GPUs the process worked on (else those it saw).
+  std::string rank_label(std::int64_t pid, std::int64_t rank) const {
+    std::set<std::int64_t> gpus;
+    for (const TimelineStream& s : m_tracks.gpu_streams)
+      if (s.pid == pid) gpus.insert(s.gpu_index);
+    if (gpus.empty())
+      for (const auto& d : m_tl.devices)
+        if (d.pid == pid) gpus.insert(d.gpu_index);
+    std::vector<std::string> parts;
+    if (const auto it = m_process.find(pid); it != m_process.end() && !it->second->host.empty())
+      parts.push_back(it->second->host);
+    if (!gpus.empty()) {
+      std::string g = gpus.size() == 1 ? "GPU " : "GPUs ";
+      bool first = true;
+      for (std::int64_t i : gpus) {
+        g += (first ? "" : ",") + std::to_string(i);
+        first = false;
+      }
+      parts.push_back(g);
+    }
+    std::string label = "rank " + std::to_string(rank);
+    for (std::size_t i = 0; i < parts.size(); ++i) label += (i == 0 ? " (" : ", ") + parts[i];
+    return parts.empty() ? label : label + ")";
   }
 
   // --- events -------------------------------------------------------------
@@ -209,9 +320,26 @@ class Writer {
                      cat, quote(name), pid, tid, ts(start), dur(start, end), dump(args)));
   }
 
-  void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, std::int64_t at) {
-    emit(fmt::format(R"({{"ph": "{}", "id": {}, "pid": {}, "tid": {}, "ts": {}, "cat": "ac2g", "name": "ac2g"{}}})",
-                     phase, id, pid, tid, ts(at), phase == 'f' ? R"(, "bp": "e")" : ""));
+  void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, std::int64_t at,
+            std::string_view cat = "ac2g") {
+    emit(fmt::format(R"({{"ph": "{}", "id": {}, "pid": {}, "tid": {}, "ts": {}, "cat": "{}", "name": "{}"{}}})", phase,
+                     id, pid, tid, ts(at), cat, cat, phase == 'f' ? R"(, "bp": "e")" : ""));
+  }
+
+  // The k-th NCCL kernel of every lane is one collective instance: its kernels are chained
+  // in the order they start (an arrow from each to the next), so the last to start, the one
+  // the others waited for, ends the chain. Held per instance still open, never per event.
+  void collective_flow(const GpuEventBase& e, std::pair<std::int64_t, std::int64_t> track) {
+    const std::int64_t k = m_nccl_seen[{e.pid, e.gpu_index}]++;
+    // Lanes that have a k-th NCCL kernel (counts sorted in descending order).
+    const auto lanes = static_cast<std::int64_t>(
+        std::upper_bound(m_nccl_counts.begin(), m_nccl_counts.end(), k, std::greater<>()) - m_nccl_counts.begin());
+    if (lanes < 2 || lanes > kMaxCollectiveLanes) return;
+    const std::int64_t arrival = ++m_arrivals[k];  // 1 = the first to start
+    const std::int64_t id = kCollectiveFlowBase + k * kMaxCollectiveLanes;
+    if (arrival > 1) flow('f', id + arrival - 2, track.first, track.second, e.start_ns, "nccl");
+    if (arrival < lanes) flow('s', id + arrival - 1, track.first, track.second, e.start_ns, "nccl");
+    if (arrival >= lanes) m_arrivals.erase(k);
   }
 
   void write_api_call(const ApiCallEvent& e) {
@@ -256,10 +384,12 @@ class Writer {
         {"device", e.device_id}, {"context", e.context_id}, {"stream", e.stream_id}, {"correlation", e.correlation_id}};
   }
 
-  void gpu_event(std::string_view cat, std::string_view name, const GpuEventBase& e, const Json& args) {
-    const std::int64_t tid = gpu_tid(e.gpu_index, e.pid, e.stream_id);
-    complete(cat, name, e.gpu_index, tid, e.start_ns, e.end_ns, args);
-    if (e.launch_traced) flow('f', flow_id(e.pid, e.correlation_id), e.gpu_index, tid, e.start_ns);
+  void gpu_event(std::string_view cat, std::string_view name, const GpuEventBase& e, const Json& args,
+                 bool nccl = false) {
+    const auto track = gpu_track(e, nccl);
+    complete(cat, name, track.first, track.second, e.start_ns, e.end_ns, args);
+    if (e.launch_traced) flow('f', flow_id(e.pid, e.correlation_id), track.first, track.second, e.start_ns);
+    if (nccl) collective_flow(e, track);
   }
 
   void write_kernel(const KernelEvent& e) {
@@ -285,7 +415,10 @@ class Writer {
     }
     args["grid"] = Json::array({e.grid[0], e.grid[1], e.grid[2]});
     args["block"] = Json::array({e.block[0], e.block[1], e.block[2]});
-    gpu_event("kernel", e.name, e, args);
+    // NCCL kernels: on their lane (with tracks that list it), joined across ranks.
+    const bool nccl =
+        !m_nccl_tid.empty() && parse_nccl_kernel(e.name).has_value() && m_nccl_tid.contains({e.pid, e.gpu_index});
+    gpu_event("kernel", e.name, e, args, nccl);
   }
 
   Json transfer_args(const GpuEventBase& e, std::int64_t bytes) const {
@@ -310,6 +443,7 @@ class Writer {
 
   // A counter sample on the GPU's row; Perfetto draws one track per name (and argument).
   void write_memory(const MemoryCounterEvent& e) {
+    if (m_ranked) gpu_group(e.gpu_index);
     emit(fmt::format(R"j({{"ph": "C", "cat": "gpu_memory", "name": "memory in use (device {})", "pid": {}, )j"
                      R"j("tid": 0, "ts": {}, "args": {{"bytes": {}}}}})j",
                      e.gpu_index, e.gpu_index, ts(e.ts_ns), e.in_use_bytes));
@@ -317,6 +451,7 @@ class Writer {
 
   // One point of a sampled metric's counter track on the GPU's row.
   void write_gpu_metric(const GpuMetricCounterEvent& e) {
+    if (m_ranked) gpu_group(e.gpu_index);
     emit(fmt::format(R"j({{"ph": "C", "cat": "gpu_metrics", "name": {}, "pid": {}, "tid": 0, "ts": {}, )j"
                      R"j("args": {{"value": {}}}}})j",
                      quote(e.track), e.gpu_index, ts(e.ts_ns), dump(Json(e.value))));
@@ -332,6 +467,14 @@ class Writer {
   std::map<std::int64_t, std::set<std::int64_t>> m_gpu_pids;  // gpu_index → pids with GPU work
   std::map<std::pair<std::int64_t, std::int64_t>, const TimelineDevice*> m_devices;
   std::map<std::int64_t, std::optional<std::int64_t>> m_process_end;
+  std::map<std::int64_t, const TimelineProcess*> m_process;                                 // by pid
+  bool m_ranked = false;                                                                    // some process has a rank
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::int64_t> m_lane_tid;  // (gpu, pid, stream)
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> m_nccl_tid;                 // (pid, gpu) → tid
+  std::vector<std::int64_t> m_nccl_counts;                                    // NCCL kernels per lane, descending
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> m_nccl_seen;  // (pid, gpu) → NCCL kernels so far
+  std::map<std::int64_t, std::int64_t> m_arrivals;  // collective instance → lanes seen so far
+  std::set<std::int64_t> m_gpu_named;               // GPU groups whose metadata is written
 };
 
 }  // namespace

@@ -37,6 +37,19 @@
 //     (NULL) gets no point, so the track holds the previous value across it and any gap.
 //   Flows: "ph":"s" on the launching API call and "ph":"f" ("bp":"e") on each GPU
 //     activity it launched, "cat":"ac2g", "name":"ac2g", "id" = correlation id.
+//     Collectives, "cat":"nccl", "name":"nccl": the k-th NCCL kernel of every lane (a process
+//     on a GPU; TimelineTracks::nccl_lanes) is one collective instance; its kernels are
+//     chained in the order they start, "s" on one and "f" on the next, so the last arrow
+//     ends on the rank that started last. id = 2^52 + k * 2^16 + position in the chain.
+//   NCCL kernels (core::parse_nccl_kernel) go on a lane of their own per process and GPU:
+//     on the GPU's row, tid 999999 ("NCCL"; (P + 1) * 1000000 + 999999, "NCCL (pid N)" when
+//     several processes share the GPU), or in the rank's group (below).
+//   Ranks: when some process has a rank (processes.rank), each such process is one
+//     process group (pid = OS pid), "rank N (host, GPU i)", sorted by rank, its command in
+//     process_labels; it holds its CPU threads and, as threads numbered from 4000000000,
+//     its GPU work: "GPU i stream S" per stream and "GPU i NCCL" per GPU. GPU rows then hold
+//     only processes without a rank and the counters. Processes without a rank sort after
+//     the ranks (500000 + index).
 //   Metadata ("ph":"M"): process_name ("python3 (pid 1234)", "GPU 0"), process_labels
 //     (GPU name), process_sort_index (CPU processes first, then GPUs), thread_name
 //     ("stream 7"; CPU threads by nvtxNameOsThread name or "thread TID"),

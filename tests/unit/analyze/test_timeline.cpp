@@ -215,6 +215,32 @@ TEST(Timeline, TracksFromSqlMatchTheVectors) {
   EXPECT_EQ(streamed.end_ns, in_memory.end_ns);
 }
 
+// NCCL lanes (every process and GPU with NCCL kernels) and each process's host and rank,
+// the same from SQL and from the vectors.
+TEST(Timeline, NcclLanesAndHostsFromSqlMatchTheVectors) {
+  TraceDb t;
+  t.add(rows::Process{.pid = 1, .host = "node1", .rank = 0});
+  t.add(rows::Process{.pid = 2, .host = "node2", .rank = 1});
+  t.strings({{1, "gemm"},
+             {2, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"},
+             {3, "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"}});
+  t.kernel(1, 0, 7, 1, 100, 200, 1);
+  t.kernel(1, 0, 13, 2, 300, 400, 2);
+  t.kernel(1, 0, 13, 3, 500, 600, 3);
+  t.kernel(2, 0, 13, 2, 310, 400, 2);
+  TraceTimeline source(t.db());
+  const TimelineHeader header = source.header();
+  ASSERT_EQ(header.processes.size(), 2u);
+  EXPECT_EQ(header.processes[1].host, "node2");
+  EXPECT_EQ(header.processes[1].rank, 1);
+  const TimelineTracks streamed = source.tracks(header);
+  ASSERT_EQ(streamed.nccl_lanes.size(), 2u);
+  EXPECT_EQ(streamed.nccl_lanes[0].pid, 1);
+  EXPECT_EQ(streamed.nccl_lanes[0].kernels, 2);  // both generations of names; gemm is not one
+  EXPECT_EQ(streamed.nccl_lanes[1].kernels, 1);
+  EXPECT_EQ(streamed.nccl_lanes, timeline_tracks(load_timeline(t.db())).nccl_lanes);
+}
+
 TEST(Timeline, EventsAreVisitedInTimeOrderOneAtATime) {
   TraceDb t;
   add_two_process_trace(t);

@@ -1,5 +1,6 @@
 #include "render/perfetto_json.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -271,7 +272,7 @@ TEST(PerfettoJson, TwoProcessesOnOneGpuGetDistinctStreamRowsAndFlowIds) {
   Timeline tl;
   tl.base_ns = 0;
   tl.processes.push_back({.pid = 10, .name = "a"});
-  tl.processes.push_back({.pid = 20, .name = "b", .rank = 1});
+  tl.processes.push_back({.pid = 20, .name = "b"});
   for (std::int64_t pid : {10, 20}) {
     tl.api_calls.push_back(
         {.pid = pid, .tid = pid, .name = "cudaLaunchKernel", .start_ns = 0, .end_ns = 10, .correlation_id = 1});
@@ -299,10 +300,101 @@ TEST(PerfettoJson, TwoProcessesOnOneGpuGetDistinctStreamRowsAndFlowIds) {
   for (const json& m : events(j, "M"))
     if (m["name"] == "thread_name" && m["args"]["name"] == "stream 7 (pid 20)") named = true;
   EXPECT_TRUE(named);
-  bool rank_named = false;
+}
+
+// A job: two ranks on two hosts, each with a compute kernel and three all-reduces.
+Timeline two_ranks() {
+  Timeline tl;
+  tl.base_ns = 0;
+  tl.processes.push_back({.pid = 10, .name = "python3", .rank = 0, .host = "node1"});
+  tl.processes.push_back({.pid = 20, .name = "python3", .rank = 1, .host = "node2"});
+  for (std::int64_t pid : {10, 20}) {
+    const std::int64_t gpu = pid == 10 ? 0 : 1;
+    KernelEvent k;
+    k.pid = pid;
+    k.gpu_index = gpu;
+    k.stream_id = 7;
+    k.start_ns = 100;
+    k.end_ns = 200;
+    k.name = "gemm";
+    tl.kernels.push_back(k);
+    for (std::int64_t i = 0; i < 3; ++i) {
+      KernelEvent n = k;
+      n.stream_id = 13;
+      // Rank 1 starts each all-reduce 50 ns after rank 0; both end together.
+      n.start_ns = 1000 * (i + 1) + (pid == 20 ? 50 : 0);
+      n.end_ns = 1000 * (i + 1) + 500;
+      n.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+      tl.kernels.push_back(n);
+    }
+  }
+  std::sort(tl.kernels.begin(), tl.kernels.end(),
+            [](const KernelEvent& a, const KernelEvent& b) { return a.start_ns < b.start_ns; });
+  return tl;
+}
+
+std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names(const json& j) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> names;
   for (const json& m : events(j, "M"))
-    if (m["name"] == "process_name" && m["args"]["name"] == "b (pid 20, rank 1)") rank_named = true;
-  EXPECT_TRUE(rank_named);
+    if (m["name"] == "thread_name") names[{m["pid"], m["tid"]}] = m["args"]["name"];
+  return names;
+}
+
+TEST(PerfettoJson, EachRankIsAProcessGroupWithItsGpuAndNcclLanes) {
+  const json j = json::parse(write(two_ranks()));
+  std::map<std::int64_t, std::string> groups;
+  for (const json& m : events(j, "M"))
+    if (m["name"] == "process_name") groups[m["pid"]] = m["args"]["name"];
+  EXPECT_EQ(groups[10], "rank 0 (node1, GPU 0)");
+  EXPECT_EQ(groups[20], "rank 1 (node2, GPU 1)");
+  EXPECT_EQ(groups.count(0), 0u);  // no GPU group: every kernel is in its rank's
+  const auto names = thread_names(j);
+  for (const json& k : events(j, "X", "kernel")) {
+    const std::string lane = names.at({k["pid"], k["tid"]});
+    if (k["name"] == "gemm") {
+      EXPECT_EQ(lane, k["pid"] == 10 ? "GPU 0 stream 7" : "GPU 1 stream 7");
+    } else {
+      EXPECT_EQ(lane, k["pid"] == 10 ? "GPU 0 NCCL" : "GPU 1 NCCL");
+    }
+    EXPECT_GE(k["tid"].get<std::int64_t>(), 4'000'000'000);  // never an OS thread's
+    EXPECT_LT(k["tid"].get<std::int64_t>(), std::int64_t{1} << 32);
+  }
+}
+
+TEST(PerfettoJson, FlowsJoinTheSameCollectiveAcrossRanks) {
+  const json j = json::parse(write(two_ranks()));
+  const auto starts = events(j, "s", "nccl");
+  const auto ends = events(j, "f", "nccl");
+  ASSERT_EQ(starts.size(), 3u);  // one arrow per all-reduce: rank 0 (first to start) → rank 1
+  ASSERT_EQ(ends.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(starts[i]["id"], ends[i]["id"]);
+    EXPECT_EQ(starts[i]["pid"], 10);
+    EXPECT_EQ(ends[i]["pid"], 20);
+    EXPECT_EQ(ends[i]["bp"], "e");
+  }
+  EXPECT_NE(starts[0]["id"], starts[1]["id"]);
+  EXPECT_DOUBLE_EQ(starts[1]["ts"].get<double>(), 2.0);  // the 2nd all-reduce of rank 0 (µs)
+  EXPECT_DOUBLE_EQ(ends[1]["ts"].get<double>(), 2.05);   // joins the 2nd of rank 1
+}
+
+TEST(PerfettoJson, WithoutRanksNcclKernelsGetALaneOnTheGpuRow) {
+  Timeline tl = two_ranks();
+  for (auto& p : tl.processes) p.rank.reset();
+  const json j = json::parse(write(tl));
+  const auto names = thread_names(j);
+  EXPECT_EQ(names.at({0, 999'999}), "NCCL");
+  EXPECT_EQ(names.at({1, 999'999}), "NCCL");
+  std::size_t on_lane = 0;
+  for (const json& k : events(j, "X", "kernel"))
+    if (k["tid"] == 999'999) ++on_lane;
+  EXPECT_EQ(on_lane, 6u);
+  EXPECT_EQ(events(j, "s", "nccl").size(), 3u);  // still joined across processes
+  std::map<std::int64_t, std::string> groups;
+  for (const json& m : events(j, "M"))
+    if (m["name"] == "process_name") groups[m["pid"]] = m["args"]["name"];
+  EXPECT_EQ(groups[10], "python3 (pid 10)");
+  EXPECT_EQ(groups[0], "GPU 0");
 }
 
 // --cuda-memory-usage: a counter "memory in use (device N)" on GPU N's row, in bytes.
