@@ -73,7 +73,8 @@ StragglerMatch match(const CommData& d) {
       // Every step with an instance is in held_per_step, so that a step where no rank came
       // last breaks a run.
       std::vector<std::int64_t>* step_held = nullptr;
-      if (const auto step = step_at(d.ranks[last], t[a->last])) {
+      const std::optional<std::int64_t> step = step_at(d.ranks[last], t[a->last]);
+      if (step) {
         step_held = &held_per_step[*step];
         step_held->resize(d.ranks.size());
       }
@@ -86,8 +87,11 @@ StragglerMatch match(const CommData& d) {
       }
       for (std::size_t i : ranks) m.matched[i][lists[i][k]] = true;
       const NcclCall& lk = d.ranks[last].nccl[lists[last][k]];
+      std::int64_t waited = 0;
+      for (const std::int64_t w : a->wait_ns) waited = core::sat_add(waited, w);
       m.order.push_back({kind, static_cast<std::int64_t>(k), last, a->lateness_ns, t[a->last],
-                         core::sat_sub(lk.end_ns, lk.start_ns), lk.bytes});
+                         core::sat_sub(lk.end_ns, lk.start_ns), lk.bytes, static_cast<std::int64_t>(ranks.size()),
+                         a->spread_ns, waited, step});
     }
   }
   std::sort(m.order.begin(), m.order.end(), [](const StragglerMatch::Instance& a, const StragglerMatch::Instance& b) {

@@ -54,8 +54,12 @@ struct StragglerMatch {
     std::int64_t k = 0;  // its number among the rank's kernels of that kind, from 0
     std::size_t last = 0;
     std::int64_t lateness_ns = 0, last_arrival_ns = 0;
-    std::int64_t transfer_ns = 0;  // the last arrival's kernel duration: the collective once all are in
-    std::int64_t bytes = -1;       // S of the last arrival's kernel; -1 when unknown
+    std::int64_t transfer_ns = 0;      // the last arrival's kernel duration: the collective once all are in
+    std::int64_t bytes = -1;           // S of the last arrival's kernel; -1 when unknown
+    std::int64_t ranks = 0;            // ranks taking part
+    std::int64_t spread_ns = 0;        // last − first arrival
+    std::int64_t waited_ns = 0;        // Σ every rank's wait for the last arrival
+    std::optional<std::int64_t> step;  // the step of the last arrival (StragglerMatch comment)
   };
   std::vector<Instance> order;  // by last arrival
   /// Per rank (as comm_data().ranks), per NCCL kernel (as RankFacts::nccl): in an instance.

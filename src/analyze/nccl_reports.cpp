@@ -389,4 +389,46 @@ Report stragglers(Database& db) {
   return r;
 }
 
+Report collective_trace(Database& db, std::int64_t first_rows) {
+  Report r;
+  r.name = "collective_trace";
+  r.title = "NCCL Collective Instances";
+  r.add_column("Start", "ns", ColumnType::kInteger)
+      .add_column("Collective", "", ColumnType::kText, ColumnKind::kIdentifier)
+      .add_column("Number", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Step", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Ranks", "", ColumnType::kInteger)
+      .add_column("Last Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Lateness", "ns", ColumnType::kInteger)
+      .add_column("Spread", "ns", ColumnType::kInteger)
+      .add_column("Others Waited", "ns", ColumnType::kInteger)
+      .add_column("Transfer", "ns", ColumnType::kInteger)
+      .add_column("Size", "bytes", ColumnType::kInteger);
+  if (!detail::may_have_nccl(db) || detail::comm_data(db).nccl_kernels == 0) {
+    r.add_note(NoteLevel::kInfo, kNoNccl);
+    return r;
+  }
+  const CommData& d = detail::comm_data(db);
+  const detail::StragglerMatch& m = detail::straggler_match(db);
+  if (m.instances == 0) {
+    r.add_note(NoteLevel::kInfo, "no collective ran on two or more ranks: nothing to compare");
+    return r;
+  }
+  for (const detail::StragglerMatch::Instance& in : m.order) {
+    if (first_rows > 0 && static_cast<std::int64_t>(r.rows.size()) >= first_rows) break;
+    const RankFacts& last = d.ranks[in.last];
+    const bool strictly = in.lateness_ns > 0;
+    r.rows.push_back(Row{
+        core::sat_sub(in.last_arrival_ns, in.spread_ns), std::string(core::collective_name(in.kind)), in.k,
+        opt_int(in.step), in.ranks, strictly && last.rank ? Cell{*last.rank} : Cell{std::monostate{}}, in.lateness_ns,
+        in.spread_ns, in.waited_ns, in.transfer_ns, in.bytes >= 0 ? Cell{in.bytes} : Cell{std::monostate{}}});
+  }
+  r.add_note(NoteLevel::kInfo,
+             "Start: the first rank's arrival (kernel start); Number: the instance's place among its collective's "
+             "kernels on every rank; Last Rank: the rank that arrived strictly last (empty on a tie, or for a "
+             "process without a rank); Lateness: last minus next-to-last arrival; Spread: last minus first; Others "
+             "Waited: the other ranks' waits for the last, summed; Transfer: the last rank's kernel duration");
+  return r;
+}
+
 }  // namespace gpuscope::analyze

@@ -10,6 +10,7 @@
 //              across ranks in the notes.
 // stragglers   per rank: how often it arrived last at a collective, by how much, how long
 //              the others waited for it, from which step on; the worst rank in one line.
+// collective_trace  per collective instance: its arrivals' spread, the last rank, the waits.
 //
 // Matching a collective across ranks (stragglers): on every rank the NCCL kernels of one
 // collective kind are numbered in start order (all streams together); the k-th of each
@@ -24,6 +25,8 @@
 // Errors: store::DatabaseError if the database lacks the schema's tables/views.
 #pragma once
 
+#include <cstdint>
+
 #include "core/report.hpp"
 
 namespace gpuscope::store {
@@ -36,5 +39,9 @@ namespace gpuscope::analyze {
 [[nodiscard]] Report comm_overlap(store::Database& db);
 [[nodiscard]] Report rank_sum(store::Database& db);
 [[nodiscard]] Report stragglers(store::Database& db);
+/// collective_trace — one row per collective instance matched across ranks, in time order
+/// (the last arrival's): its first arrival, who came last and by how much, the others' waits,
+/// the transfer time and size. `first_rows` > 0: only the first that many rows.
+[[nodiscard]] Report collective_trace(store::Database& db, std::int64_t first_rows = 0);
 
 }  // namespace gpuscope::analyze

@@ -77,6 +77,8 @@ constexpr ReportEntry kReports[] = {
      false, [](Database& db, const ReportOptions&) { return one(rank_sum(db)); }},
     {"stragglers", "many GPUs: which rank arrives last at the collectives and holds the others back, from which step",
      false, [](Database& db, const ReportOptions&) { return one(stragglers(db)); }},
+    {"collective_trace", "many GPUs: one row per NCCL collective instance: who arrived last, by how much, the waits",
+     false, [](Database& db, const ReportOptions& o) { return one(collective_trace(db, o.first_rows)); }},
 };
 
 }  // namespace

@@ -53,7 +53,8 @@ struct ReportEntry {
 /// Every name run_report() accepts: "top", cuda_api_sum, cuda_gpu_kern_sum,
 /// cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_sum, nvtx_gpu_proj_sum, gpu_util,
 /// launch_overhead, sync_wait, memcpy_check, cuda_memory, gpu_metrics_sum, cuda_gpu_sum, cuda_gpu_trace,
-/// cuda_api_trace, op_sum, module_sum, step_sum, nccl_sum, comm_overlap, rank_sum, stragglers.
+/// cuda_api_trace, op_sum, module_sum, step_sum, nccl_sum, comm_overlap, rank_sum, stragglers,
+/// collective_trace.
 [[nodiscard]] std::vector<std::string_view> all_report_names();
 
 /// The question `report` answers (one line, for --help); empty for an unknown name.

@@ -149,6 +149,32 @@ TEST_F(FourRanks, StragglersNameRank2FromStep1) {
   EXPECT_TRUE(has_note(r, "3 collective instances matched")) << r.notes[1].text;
 }
 
+TEST_F(FourRanks, CollectiveTraceOneRowPerInstance) {
+  const Report r = collective_trace(t.db());
+  ASSERT_EQ(r.rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(cell<std::string>(r, i, "Collective"), "AllReduce");
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Number"), static_cast<std::int64_t>(i));
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Step"), static_cast<std::int64_t>(i));
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Ranks"), 4);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Start"), static_cast<std::int64_t>(i) * 1'000'000 + 600'000);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Size"), 4194304);
+  }
+  // Step 0: a tie (no one last, no wait); steps 1 and 2: rank 2, 100 us late, 3 x 100 us waited.
+  EXPECT_TRUE(is_null(r, 0, "Last Rank"));
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Lateness"), 0);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Others Waited"), 0);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Transfer"), 300'000);
+  for (std::size_t i : {1u, 2u}) {
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Last Rank"), 2);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Lateness"), 100'000);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Spread"), 100'000);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Others Waited"), 300'000);
+    EXPECT_EQ(cell<std::int64_t>(r, i, "Transfer"), 200'000);
+  }
+  EXPECT_EQ(collective_trace(t.db(), 2).rows.size(), 2u);
+}
+
 TEST_F(FourRanks, NcclSumBytesAndBandwidths) {
   const Report r = nccl_sum(t.db());
   ASSERT_EQ(r.rows.size(), 1u);
@@ -286,7 +312,7 @@ TEST(CommReports, ProcessesWithoutRankAreRanksOfTheirOwn) {
   EXPECT_EQ(cell<std::int64_t>(r, 1, "PID"), 9);
   EXPECT_DOUBLE_EQ(cell<double>(r, 1, "Wall"), 0.002);
   EXPECT_TRUE(has_note(r, "no steps"));
-  for (std::string_view name : {"nccl_sum", "comm_overlap", "stragglers"}) {
+  for (std::string_view name : {"nccl_sum", "comm_overlap", "stragglers", "collective_trace"}) {
     const Report n = run_report(t.db(), name).at(0);
     EXPECT_TRUE(n.rows.empty()) << name;
     ASSERT_EQ(n.notes.size(), 1u) << name;

@@ -243,7 +243,8 @@ TEST(NsysReports, RegistryNamesAndUnknownName) {
                                             "nccl_sum",
                                             "comm_overlap",
                                             "rank_sum",
-                                            "stragglers"};
+                                            "stragglers",
+                                            "collective_trace"};
   EXPECT_EQ(all_report_names(), names);
   TraceDb t;
   const std::vector<Report> top_reports = run_report(t.db(), "top", {});
