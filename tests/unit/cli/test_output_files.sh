@@ -98,8 +98,11 @@ check "trace -o: nothing was run" test ! -e t.logs
 refused "import -o" imp.sqlite "$bin" import "$src/tests/data/cnn.logs" -o imp
 replaced "import -o" imp.sqlite "$bin" import "$src/tests/data/cnn.logs" -o imp -f
 check "import -f: the new trace holds the 306 kernels" test "$(sqlite3 imp.sqlite 'SELECT COUNT(*) FROM kernels')" = 306
+refused "merge -o" job.sqlite "$bin" merge "$cnn" imp.sqlite -o job
+replaced "merge -o" job.sqlite "$bin" merge "$cnn" imp.sqlite -o job -f
+check "merge -f: the job trace holds both traces' kernels" test "$(sqlite3 job.sqlite 'SELECT COUNT(*) FROM kernels')" = 612
 check "--help of every writing command states the rule" sh -c "
-  for c in trace export stats roofline bench peak kernels import; do
+  for c in trace export stats roofline bench peak kernels import merge; do
     '$bin' \$c --help | tr -s ' \n' ' ' | grep -q -- '-f,--force-overwrite.* only once ' || { echo \$c; exit 1; }
   done"
 
@@ -123,6 +126,7 @@ fails_half_way "bench report --csv, ulimit -f 4" fullb.csv limited "$bin" bench 
 REASON="disk\|too large\|full"
 fails_half_way "import -f, ulimit -f 4" full.sqlite limited "$bin" import "$src/tests/data/cnn.logs" -o full -f
 check "import: the logs it read are untouched" test -s "$src/tests/data/cnn.logs/run.json"
+fails_half_way "merge -f, ulimit -f 4" fullm.sqlite limited "$bin" merge "$cnn" imp.sqlite -o fullm -f
 
 # An unwritable folder (as root: run as nobody, for whom the permissions hold).
 mkdir ro && old ro/kept.json && chmod 555 ro
