@@ -403,5 +403,19 @@ TEST(CommReports, SixtyFourRanks) {
   EXPECT_LT(seconds, 10.0);  // a guard against a quadratic blow-up, not a benchmark
 }
 
+// A benchmark, not a test (run with --gtest_also_run_disabled_tests): the four reports on
+// 64 ranks x 200 steps (64,000 kernels, 12,800 AllReduces, 200 instances), timed apart from
+// building the trace; the seconds go to the test's properties (--gtest_output=xml).
+TEST(CommReports, DISABLED_SixtyFourRanksBenchmark) {
+  TraceDb t;
+  build_comm_job(t, CommJob{.ranks = 64, .steps = 200, .delayed_rank = 37, .delay_from = 100});
+  const auto start = std::chrono::steady_clock::now();
+  for (std::string_view name : {"nccl_sum", "comm_overlap", "rank_sum", "stragglers", "collective_trace", "top"})
+    (void)run_report(t.db(), name);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::testing::Test::RecordProperty("report_seconds", std::to_string(seconds));
+  EXPECT_EQ(cell<std::int64_t>(stragglers(t.db()), 37, "Last From Step"), 100);
+}
+
 }  // namespace
 }  // namespace gpuscope::analyze
