@@ -12,6 +12,9 @@ namespace gpuscope::cli {
 namespace {
 
 constexpr const char* kTool = "merge";
+// Ends of one collective differ across ranks by about a network hop (microseconds); a median
+// residual this large means the k-th NCCL kernels were mostly not the same collective.
+constexpr std::int64_t kSuspectResidualNs = 100'000;
 
 }  // namespace
 
@@ -80,6 +83,12 @@ int run_merge(const MergeOptions& o) {
     }
   }
   for (const store::MergedInput& in : r.inputs) {
+    if (in.offset.residual_median_ns.value_or(0) > kSuspectResidualNs) {
+      std::cerr << "gpuscope merge: warning: " << in.path << ": after the offset, the same collective still ends "
+                << *in.offset.residual_median_ns / 1000
+                << " us apart (median): its k-th NCCL kernels are probably not the first trace's k-th (did the traces "
+                   "start at different steps?); record whole runs, or capture the same NVTX range on every host\n";
+    }
     if (in.method == "none") {
       std::cerr << "gpuscope merge: warning: " << in.path
                 << " has a rank without NCCL kernels, so its clock offset could not be estimated; its times are "
