@@ -60,16 +60,16 @@ constexpr ColumnDef kDataLoss[] = {GPUSCOPE_COLUMNS_DATA_LOSS(GPUSCOPE_COLUMN_DE
 
 constexpr ColumnDef kMessages[] = {GPUSCOPE_COLUMNS_MESSAGES(GPUSCOPE_COLUMN_DEF)};
 
+constexpr ColumnDef kMergedTraces[] = {GPUSCOPE_COLUMNS_MERGED_TRACES(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kMergedPids[] = {GPUSCOPE_COLUMNS_MERGED_PIDS(GPUSCOPE_COLUMN_DEF)};
+
 constexpr TableDef kTables[] = {
     {"meta",
      "Facts about the trace: schema_version, gpuscope_version, command, start_time (ISO 8601), host, capture_range, "
      "trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), "
      "process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' "
      "or 'all', its --cuda-api), cuda_memory_usage ('1' with --cuda-memory-usage), gpu_metrics_rate_hz (the "
-constexpr ColumnDef kMergedTraces[] = {GPUSCOPE_COLUMNS_MERGED_TRACES(GPUSCOPE_COLUMN_DEF)};
-
-constexpr ColumnDef kMergedPids[] = {GPUSCOPE_COLUMNS_MERGED_PIDS(GPUSCOPE_COLUMN_DEF)};
-
      "sampling rate asked with --gpu-metrics), tracer_launch_cost_ns and "
      "tracer_api_cost_ns (CPU ns tracing adds to one kernel "
      "launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and "
@@ -143,6 +143,18 @@ constexpr ColumnDef kMergedPids[] = {GPUSCOPE_COLUMNS_MERGED_PIDS(GPUSCOPE_COLUM
     {"capture_windows", "Time windows recorded (--capture-range, --delay, --duration).", "", kCaptureWindows},
     {"data_loss", "Everything known lost or doubtful; shown by every summary.", "", kDataLoss},
     {"messages", "Messages the collector left for the user.", "", kMessages},
+    {"merged_traces",
+     "The traces `gpuscope merge` joined into this one (empty in a trace it did not write), with the clock offset "
+     "applied to each: hosts' clocks differ, so every timestamp of trace N was moved by its clock_offset_ns onto trace "
+     "0's clock. The offset comes from NCCL collective kernels, which end at nearly the same moment on every rank; "
+     "residual_median_ns and residual_max_ns say how far apart the same moment can still be across hosts (compare "
+     "them with the intervals you read across hosts). String ids, row ids and pids are renumbered; every row is "
+     "kept.",
+     "", kMergedTraces},
+    {"merged_pids",
+     "Every process of the traces `gpuscope merge` joined: its pid in its own trace and here (two hosts can run "
+     "processes with the same pid; the later one is renumbered).",
+     "", kMergedPids},
 };
 
 constexpr ViewDef kViews[] = {
@@ -162,18 +174,6 @@ constexpr ViewDef kViews[] = {
      "SELECT o.*, n.value AS name, e.start_ns, e.end_ns, e.end_ns - e.start_ns AS duration_ns, e.depth "
      "FROM torch_ops o JOIN nvtx_events e ON e.id = o.nvtx_id LEFT JOIN strings n ON n.id = o.name_id"},
     {"v_torch_modules", "torch_modules with the path, class, thread, times and duration_ns.",
-    {"merged_traces",
-     "The traces `gpuscope merge` joined into this one (empty in a trace it did not write), with the clock offset "
-     "applied to each: hosts' clocks differ, so every timestamp of trace N was moved by its clock_offset_ns onto trace "
-     "0's clock. The offset comes from NCCL collective kernels, which end at nearly the same moment on every rank; "
-     "residual_median_ns and residual_max_ns say how far apart the same moment can still be across hosts (compare "
-     "them with the intervals you read across hosts). String ids, row ids and pids are renumbered; every row is "
-     "kept.",
-     "", kMergedTraces},
-    {"merged_pids",
-     "Every process of the traces `gpuscope merge` joined: its pid in its own trace and here (two hosts can run "
-     "processes with the same pid; the later one is renumbered).",
-     "", kMergedPids},
      "SELECT m.*, p.value AS path, c.value AS class_name, e.tid, e.start_ns, e.end_ns, "
      "e.end_ns - e.start_ns AS duration_ns FROM torch_modules m JOIN nvtx_events e ON e.id = m.nvtx_id "
      "LEFT JOIN strings p ON p.id = m.path_id LEFT JOIN strings c ON c.id = m.class_id"},
