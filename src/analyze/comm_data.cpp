@@ -111,8 +111,10 @@ bool may_have_nccl(Database& db) {
 }
 
 std::string rank_label(const RankFacts& r) {
-  if (r.rank) return "rank " + std::to_string(*r.rank);
-  return "pid " + std::to_string(r.pids.empty() ? 0 : r.pids.front());
+  std::string label =
+      r.rank ? "rank " + std::to_string(*r.rank) : "pid " + std::to_string(r.pids.empty() ? 0 : r.pids.front());
+  if (r.gpus > 1) label += " GPU " + std::to_string(r.device);
+  return label;
 }
 
 namespace {
@@ -148,32 +150,52 @@ CommData load(Database& db) {
       "?1");
   Statement steps = db.prepare("SELECT step, start_ns, end_ns FROM torch_steps WHERE pid = ?1 ORDER BY step");
   Statement uuid = db.prepare(
-      "SELECT uuid FROM devices WHERE pid = ?1 AND uuid IS NOT NULL AND uuid <> '' ORDER BY device_id LIMIT 1");
+      "SELECT uuid FROM devices WHERE pid = ?1 AND device_id = ?2 AND uuid IS NOT NULL AND uuid <> '' LIMIT 1");
   std::int64_t max_rank = -1;
   int nccl_ranks = 0;
-  for (auto& [key, r] : by_key) {
-    std::map<std::int64_t, GpuWork> gpus;  // by device id (one process per rank, as a rule)
-    r.span = {0, 0};
-    bool any = false;
-    const auto extend = [&](const Interval& i) {
-      r.span = any ? Interval{std::min(r.span.start_ns, i.start_ns), std::max(r.span.end_ns, i.end_ns)} : i;
-      any = true;
+  for (auto& [key, head] : by_key) {
+    // One unit per GPU of the rank (NCCL's ranks are GPUs: one process may drive several).
+    struct Unit {
+      RankFacts facts;
+      GpuWork work;
+      bool any = false;
+      void extend(const Interval& i) {
+        facts.span =
+            any ? Interval{std::min(facts.span.start_ns, i.start_ns), std::max(facts.span.end_ns, i.end_ns)} : i;
+        any = true;
+      }
     };
-    for (const std::int64_t pid : r.pids) {
+    std::map<std::int64_t, Unit> units;  // by device id
+    const auto unit = [&](std::int64_t device, std::int64_t pid) -> Unit& {
+      Unit& u = units[device];
+      if (!u.any && u.facts.pids.empty()) {
+        u.facts.rank = head.rank;
+        u.facts.local_rank = head.local_rank;
+        u.facts.host = head.host;
+        u.facts.pids = head.pids;
+        u.facts.device = device;
+        uuid.reset();
+        uuid.bind(1, pid).bind(2, device);
+        if (uuid.step()) u.facts.uuid = uuid.column_text(0);
+      }
+      return u;
+    };
+    std::vector<StepSplit> rank_steps;
+    for (const std::int64_t pid : head.pids) {
       kernels.reset();
       kernels.bind(1, pid);
       while (kernels.step()) {
         const std::int64_t device = kernels.column_int(0);
         const Interval i{kernels.column_int(2), kernels.column_int(3)};
-        GpuWork& g = gpus[device];
-        g.busy.push_back(i);
-        extend(i);
+        Unit& u = unit(device, pid);
+        u.work.busy.push_back(i);
+        u.extend(i);
         const auto n = names.find(kernels.column_int(4));
         if (n == names.end()) {
-          g.compute.push_back(i);
+          u.work.compute.push_back(i);
           continue;
         }
-        g.comm.push_back(i);
+        u.work.comm.push_back(i);
         NcclCall c{n->second.collective, device, kernels.column_int(1), i.start_ns, i.end_ns, -1};
         std::int64_t elements = -1;
         if (const auto op = ops.find({pid, kernels.column_int(5)}); op != ops.end()) {
@@ -182,63 +204,59 @@ CommData load(Database& db) {
           ++d.op_kernels;
         }
         if (c.kind == core::NcclCollective::kUnknown) ++d.generic_kernels;
-        r.nccl.push_back(c);
-        // S needs the world size: filled in below with `elements` kept in bytes meanwhile.
+        // S needs the world size: filled in below, from the bytes of the elements.
         if (elements >= 0 && elements < (std::int64_t{1} << 59) && n->second.element_bytes > 0)
-          r.nccl.back().bytes = elements * n->second.element_bytes;
+          c.bytes = elements * n->second.element_bytes;
+        u.facts.nccl.push_back(c);
       }
       if (const auto it = copy_work.find(pid); it != copy_work.end()) {
         for (const auto& [device, i] : it->second) {
-          gpus[device].busy.push_back(i);
-          extend(i);
+          Unit& u = unit(device, pid);
+          u.work.busy.push_back(i);
+          u.extend(i);
         }
         copy_work.erase(it);
       }
       if (steps_table) {
         steps.reset();
         steps.bind(1, pid);
-        while (steps.step()) r.steps.push_back({steps.column_int(0), steps.column_int(1), steps.column_int(2), {}});
-      }
-      if (r.uuid.empty()) {
-        uuid.reset();
-        uuid.bind(1, pid);
-        if (uuid.step()) r.uuid = uuid.column_text(0);
+        while (steps.step()) rank_steps.push_back({steps.column_int(0), steps.column_int(1), steps.column_int(2), {}});
       }
     }
-    std::sort(r.nccl.begin(), r.nccl.end(), [](const NcclCall& a, const NcclCall& b) {
-      return std::tie(a.start_ns, a.stream_id, a.end_ns) < std::tie(b.start_ns, b.stream_id, b.end_ns);
-    });
-    std::stable_sort(r.steps.begin(), r.steps.end(),
+    std::stable_sort(rank_steps.begin(), rank_steps.end(),
                      [](const StepSplit& a, const StepSplit& b) { return a.start_ns < b.start_ns; });
-    for (auto& [device, g] : gpus) {
-      r.busy_ns = core::sat_add(r.busy_ns, stats::union_length(std::move(g.busy)));
-      const std::vector<Interval> compute = stats::interval_union(std::move(g.compute));
-      const std::vector<Interval> comm = stats::interval_union(std::move(g.comm));
-      r.whole += core::split_overlap(compute, comm, r.span);
+    for (auto& [device, u] : units) {
+      RankFacts& r = u.facts;
+      std::sort(r.nccl.begin(), r.nccl.end(), [](const NcclCall& a, const NcclCall& b) {
+        return std::tie(a.start_ns, a.stream_id, a.end_ns) < std::tie(b.start_ns, b.stream_id, b.end_ns);
+      });
+      r.gpus = static_cast<int>(units.size());
+      r.steps = rank_steps;
+      r.busy_ns = stats::union_length(std::move(u.work.busy));
+      const std::vector<Interval> compute = stats::interval_union(std::move(u.work.compute));
+      const std::vector<Interval> comm = stats::interval_union(std::move(u.work.comm));
+      r.whole = core::split_overlap(compute, comm, r.span);
       for (StepSplit& s : r.steps)
-        s.split += core::split_overlap(inside(compute, s.start_ns, s.end_ns), inside(comm, s.start_ns, s.end_ns),
-                                       {s.start_ns, s.end_ns});
+        s.split = core::split_overlap(inside(compute, s.start_ns, s.end_ns), inside(comm, s.start_ns, s.end_ns),
+                                      {s.start_ns, s.end_ns});
+      d.nccl_kernels += static_cast<std::int64_t>(r.nccl.size());
+      d.has_steps = d.has_steps || !r.steps.empty();
+      if (!r.nccl.empty()) ++nccl_ranks;
+      if (r.rank) max_rank = std::max(max_rank, *r.rank);
+      d.ranks.push_back(std::move(r));
     }
-    for (StepSplit& s : r.steps)  // a step's window is counted once, not once per GPU
-      s.split.window_ns = core::sat_sub(s.end_ns, s.start_ns);
-    r.whole.window_ns = core::sat_sub(r.span.end_ns, r.span.start_ns);
-    d.nccl_kernels += static_cast<std::int64_t>(r.nccl.size());
-    d.has_steps = d.has_steps || !r.steps.empty();
-    if (!r.nccl.empty()) ++nccl_ranks;
-    if (r.rank) max_rank = std::max(max_rank, *r.rank);
   }
   d.world_size = std::max<int>(nccl_ranks, static_cast<int>(max_rank + 1));
   if (has_world_size_column(db))
     d.world_size = std::max<int>(d.world_size,
                                  static_cast<int>(db.query_int("SELECT MAX(world_size) FROM processes").value_or(0)));
   // S from the element bytes, now that the world size is known.
-  for (auto& [key, r] : by_key) {
+  for (RankFacts& r : d.ranks) {
     for (NcclCall& c : r.nccl) {
       if (c.bytes < 0) continue;
       c.bytes = core::collective_bytes(c.kind, c.bytes, 1, d.world_size).value_or(-1);
       if (c.bytes >= 0) ++d.sized_kernels;
     }
-    d.ranks.push_back(std::move(r));
   }
   return d;
 }

@@ -4,7 +4,9 @@
 //
 // Ranks. A rank is every process with the same processes.rank (DataLoader workers inherit
 // $RANK; only processes with kernels count); a process with kernels and no rank is a rank of
-// its own, named by its pid. Ranks are in rank order, then the rankless ones by pid.
+// its own, named by its pid. A rank that used several GPUs (one process driving them all, as
+// nccl-tests -g N or a stray context on GPU 0) is one unit per GPU ("rank 0 GPU 1"): NCCL's
+// ranks are GPUs. Units are in rank order, then the rankless ones by pid, then by device.
 // World size: the most of the ranks that ran NCCL kernels, the highest rank + 1 and the
 // largest processes.world_size (where the schema has that column).
 //
@@ -15,10 +17,10 @@
 // its shapes need --pytorch=ops,shapes) — the kernel name's collective otherwise, and S needs
 // the element size from the kernel name (core::collective_bytes); -1 when unknown.
 //
-// Per rank and GPU (the rank's (pid, device_id) pairs): compute is the union of non-NCCL
-// kernels, communication the union of NCCL kernels, busy the union of kernels, copies and
-// sets (core/comm_intervals.hpp splits them); per rank the GPUs' numbers are summed.
-// The rank's span: its first GPU activity's start to its last one's end.
+// Per unit (one GPU of a rank): compute is the union of its non-NCCL kernels, communication
+// the union of its NCCL kernels, busy the union of kernels, copies and sets
+// (core/comm_intervals.hpp splits them). Its span: its first GPU activity's start to its
+// last one's end.
 // Steps: torch_steps of the rank's processes (trace --pytorch), each split over its window.
 //
 // Memory: the NCCL kernels of all ranks (about 48 bytes each) and one rank's other
@@ -47,17 +49,20 @@ struct NcclCall {
 
 struct StepSplit {
   std::int64_t step = 0, start_ns = 0, end_ns = 0;
-  core::OverlapSplit split;  // over [start_ns, end_ns), summed over the rank's GPUs
+  core::OverlapSplit split;  // over [start_ns, end_ns)
 };
 
+/// One GPU of one rank (the unit NCCL calls a rank); "rank" below means this unit.
 struct RankFacts {
   std::optional<std::int64_t> rank, local_rank;
+  std::int64_t device = 0;         // CUDA device ordinal in its process
+  int gpus = 1;                    // GPUs its rank (process) used: > 1 splits a process into units
   std::vector<std::int64_t> pids;  // ascending
   std::string host;                // processes.host of its first process, "" if unknown
-  std::string uuid;                // its first GPU's UUID, "" if unknown
+  std::string uuid;                // its GPU's UUID, "" if unknown
   core::Interval span;             // first to last GPU activity
-  std::int64_t busy_ns = 0;        // union of kernels, copies and sets per GPU, summed
-  core::OverlapSplit whole;        // over the span, summed over its GPUs
+  std::int64_t busy_ns = 0;        // union of its kernels, copies and sets
+  core::OverlapSplit whole;        // over the span
   std::vector<StepSplit> steps;    // in step order
   std::vector<NcclCall> nccl;      // in start order
   /// Σ step walls; the span's length without steps.

@@ -207,6 +207,7 @@ Report comm_overlap(Database& db) {
   r.name = "comm_overlap";
   r.title = "Compute and Communication Overlap";
   r.add_column("Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Device", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Step", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Wall", "ms", ColumnType::kReal)
       .add_column("Compute", "ms", ColumnType::kReal)
@@ -227,9 +228,10 @@ Report comm_overlap(Database& db) {
   }
   core::OverlapSplit all;
   const auto add = [&](const RankFacts& rank, const std::optional<std::int64_t>& step, const core::OverlapSplit& s) {
-    r.rows.push_back(Row{opt_int(rank.rank), opt_int(step), ms(s.window_ns), ms(s.compute_ns), ms(s.comm_ns),
-                         ms(s.overlapped_ns), ms(s.exposed_ns), detail::real_or_null(s.overlap_percent()),
-                         share(s.exposed_ns, s.window_ns), rank.pids.front()});
+    r.rows.push_back(Row{opt_int(rank.rank), rank.device, opt_int(step), ms(s.window_ns), ms(s.compute_ns),
+                         ms(s.comm_ns), ms(s.overlapped_ns), ms(s.exposed_ns),
+                         detail::real_or_null(s.overlap_percent()), share(s.exposed_ns, s.window_ns),
+                         rank.pids.front()});
     all += s;
   };
   for (const RankFacts& rank : d.ranks) {
@@ -270,6 +272,7 @@ Report rank_sum(Database& db) {
   r.name = "rank_sum";
   r.title = "Rank Summary";
   r.add_column("Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Device", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Local Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Host", "", ColumnType::kText, ColumnKind::kIdentifier)
       .add_column("Wall", "ms", ColumnType::kReal)
@@ -302,14 +305,14 @@ Report rank_sum(Database& db) {
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
     const RankFacts& k = d.ranks[i];
     const std::int64_t wall = core::sat_sub(k.span.end_ns, k.span.start_ns);
-    r.rows.push_back(Row{opt_int(k.rank), opt_int(k.local_rank), k.host, ms(wall), ms(k.busy_ns),
+    r.rows.push_back(Row{opt_int(k.rank), k.device, opt_int(k.local_rank), k.host, ms(wall), ms(k.busy_ns),
                          share(k.busy_ns, wall), ms(std::max<std::int64_t>(0, wall - k.busy_ns)), ms(k.whole.comm_ns),
                          ms(k.whole.exposed_ns), static_cast<std::int64_t>(k.steps.size()),
                          detail::real_or_null(medians[i] / kNsPerMs),
                          detail::real_or_null((medians[i] - job_median) / job_median * 100.0), k.pids.front()});
   }
   r.add_note(NoteLevel::kInfo,
-             "Wall: the rank's first to last GPU activity; Busy: the union of its kernels, copies and sets per GPU; "
+             "Wall: the rank's first to last GPU activity; Busy: the union of its kernels, copies and sets; "
              "Idle = Wall - Busy; Communication and Exposed Comm as comm_overlap over the whole span");
   if (known.size() >= 2) {
     std::optional<std::size_t> fast, slow;
@@ -336,6 +339,7 @@ Report stragglers(Database& db) {
   r.name = "stragglers";
   r.title = "Stragglers";
   r.add_column("Rank", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Device", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Last Arrivals", "", ColumnType::kInteger)
       .add_column("Last", "%", ColumnType::kReal)
       .add_column("Held Back", "ms", ColumnType::kReal)
@@ -364,11 +368,11 @@ Report stragglers(Database& db) {
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
     const detail::RankStraggle& s = m.per_rank[i];
     if (s.instances == 0) continue;
-    r.rows.push_back(Row{opt_int(d.ranks[i].rank), s.last, share(s.last, s.instances), ms(s.held_back_ns),
-                         detail::real_or_null(static_cast<double>(s.held_back_ns) / m.step_time_ns * 100.0),
-                         ms(s.others_waited_ns), ms(s.waited_ns),
-                         detail::real_or_null(s.delay_sum_ns / static_cast<double>(s.instances) / 1e3),
-                         opt_int(s.onset_step), d.ranks[i].pids.front()});
+    r.rows.push_back(
+        Row{opt_int(d.ranks[i].rank), d.ranks[i].device, s.last, share(s.last, s.instances), ms(s.held_back_ns),
+            detail::real_or_null(static_cast<double>(s.held_back_ns) / m.step_time_ns * 100.0), ms(s.others_waited_ns),
+            ms(s.waited_ns), detail::real_or_null(s.delay_sum_ns / static_cast<double>(s.instances) / 1e3),
+            opt_int(s.onset_step), d.ranks[i].pids.front()});
   }
   const detail::CommFindings f = detail::comm_findings(db);
   if (f.straggler)

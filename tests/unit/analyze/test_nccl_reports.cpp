@@ -118,8 +118,8 @@ TEST_F(FourRanks, RankSumPerRank) {
     EXPECT_DOUBLE_EQ(cell<double>(r, i, "Step vs Median"), 0.0);
   }
   // "Busy" is there twice: ms, then %.
-  EXPECT_DOUBLE_EQ(std::get<double>(r.rows[0][4]), 2.55);
-  EXPECT_NEAR(std::get<double>(r.rows[0][5]), 2.55 / 2.95 * 100.0, 1e-9);
+  EXPECT_DOUBLE_EQ(std::get<double>(r.rows[0][5]), 2.55);
+  EXPECT_NEAR(std::get<double>(r.rows[0][6]), 2.55 / 2.95 * 100.0, 1e-9);
   EXPECT_TRUE(has_note(r, "step time across 4 ranks: median 1 ms")) << r.notes.back().text;
 }
 
@@ -131,8 +131,8 @@ TEST_F(FourRanks, StragglersNameRank2FromStep1) {
   // 3 ms mean step time (6.67 %); each time the 3 others wait 100 us (0.6 ms in all).
   EXPECT_EQ(cell<std::int64_t>(r, 2, "Last Arrivals"), 2);
   EXPECT_NEAR(cell<double>(r, 2, "Last"), 200.0 / 3.0, 1e-9);
-  EXPECT_NEAR(std::get<double>(r.rows[2][3]), 0.2, 1e-12);             // Held Back (ms)
-  EXPECT_NEAR(std::get<double>(r.rows[2][4]), 100.0 * 0.2 / 3, 1e-9);  // Held Back (%)
+  EXPECT_NEAR(std::get<double>(r.rows[2][4]), 0.2, 1e-12);             // Held Back (ms)
+  EXPECT_NEAR(std::get<double>(r.rows[2][5]), 100.0 * 0.2 / 3, 1e-9);  // Held Back (%)
   EXPECT_NEAR(cell<double>(r, 2, "Others Waited"), 0.6, 1e-12);
   EXPECT_DOUBLE_EQ(cell<double>(r, 2, "Waited"), 0.0);
   EXPECT_NEAR(cell<double>(r, 2, "Avg Arrival Delay"), 200.0 / 3.0, 1e-9);  // us
@@ -352,7 +352,7 @@ TEST(CommReports, ImportedTwoRankLogs) {
   ASSERT_EQ(g.rows.size(), 2u);
   EXPECT_EQ(cell<std::int64_t>(g, 1, "Rank"), 1);
   EXPECT_EQ(cell<std::int64_t>(g, 1, "Last Arrivals"), 2);
-  EXPECT_NEAR(std::get<double>(g.rows[1][3]), 0.06, 1e-12);  // Held Back: 2 x 30 us
+  EXPECT_NEAR(std::get<double>(g.rows[1][4]), 0.06, 1e-12);  // Held Back: 2 x 30 us
   EXPECT_NEAR(cell<double>(g, 0, "Waited"), 0.06, 1e-12);
   // Each GEMM ends where its rank's AllReduce starts: all communication is exposed. Rank 0:
   // 2 x 200 us (30 us of each waiting for rank 1); rank 1: 2 x 170 us.
@@ -372,6 +372,28 @@ TEST(CommReports, ImportedTwoRankLogs) {
   EXPECT_EQ(cell<std::int64_t>(k, 1, "Local Rank"), 1);
 }
 
+// One process driving two GPUs (as nccl-tests -g 2 runs): NCCL's two ranks are its two GPUs.
+// On device 1 the AllReduce starts 50 us after device 0's, both end at 300 us.
+TEST(CommReports, OneProcessTwoGpusIsTwoRanks) {
+  TraceDb t;
+  t.strings({{1, "gemm(float*)"}, {2, test::kAllReduceName}});
+  t.add(rows::Process{.pid = 7, .start_ns = 0, .end_ns = 1000, .ended_cleanly = 1});
+  t.kernel(7, 0, 20, 1, 100'000, 300'000, 2);
+  t.kernel(7, 1, 20, 2, 150'000, 300'000, 2);
+  t.kernel(7, 1, 7, 3, 0, 150'000, 1);
+  const Report g = stragglers(t.db());
+  ASSERT_EQ(g.rows.size(), 2u);
+  EXPECT_EQ(cell<std::int64_t>(g, 1, "Device"), 1);
+  EXPECT_EQ(cell<std::int64_t>(g, 1, "Last Arrivals"), 1);
+  EXPECT_NEAR(cell<double>(g, 0, "Waited"), 0.05, 1e-12);
+  EXPECT_TRUE(has_note(g, "pid 7 GPU 1 holds the job back")) << g.notes[0].text;
+  EXPECT_TRUE(has_note(nccl_sum(t.db()), "world size 2 ranks"));
+  const Report k = rank_sum(t.db());
+  ASSERT_EQ(k.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(cell<double>(k, 1, "Wall"), 0.3);  // device 1: 0 .. 300 us
+  EXPECT_DOUBLE_EQ(cell<double>(k, 0, "Wall"), 0.2);  // device 0: 100 .. 300 us
+}
+
 // The generated 64-rank job: rank 37 late by 100 us from step 2 of 5. Each of its 3 late
 // AllReduces holds the job back 100 us (0.3 ms of a 5 ms mean step time: 6 %) and makes the
 // 63 others wait 100 us each (18.9 ms in all). Exposed communication is 200 us per rank and
@@ -384,7 +406,7 @@ TEST(CommReports, SixtyFourRanks) {
   ASSERT_EQ(g.rows.size(), 64u);
   EXPECT_EQ(cell<std::int64_t>(g, 37, "Last Arrivals"), 3);
   EXPECT_EQ(cell<std::int64_t>(g, 37, "Last From Step"), 2);
-  EXPECT_NEAR(std::get<double>(g.rows[37][4]), 6.0, 1e-9);
+  EXPECT_NEAR(std::get<double>(g.rows[37][5]), 6.0, 1e-9);
   EXPECT_NEAR(cell<double>(g, 37, "Others Waited"), 18.9, 1e-9);
   EXPECT_TRUE(has_note(g, "rank 37 holds the job back by 6.0 % of step time")) << g.notes[0].text;
   // Run of 3 late instances (2, 3, 4 in time order): AllReduce #2.
