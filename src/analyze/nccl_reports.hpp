@@ -1,6 +1,6 @@
 // The reports of a job on many GPUs (issue 20), over the facts of analyze/comm_data.hpp
-// (ranks, NCCL kernels, compute/communication per GPU and step). docs/stats.md has every
-// column with its unit.
+// (ranks — one GPU of a process each —, NCCL kernels, compute/communication per rank and
+// step). docs/stats.md has every column with its unit.
 //
 // nccl_sum     per collective and size range: count, size S, time, algbw and busbw as
 //              nccl-tests defines them (core/nccl.hpp), % of the measured link ceiling.
@@ -18,8 +18,8 @@
 // out and counted. A rank's arrival is its kernel's start; all ranks are on one clock (one
 // host, or a merged trace whose clocks were aligned).
 //
-// A trace without NCCL kernels gives nccl_sum, comm_overlap and stragglers no rows and the
-// note "no NCCL kernels in the capture range: ..."; without GPU activity rank_sum says
+// A trace without NCCL kernels gives nccl_sum, comm_overlap, stragglers and collective_trace
+// no rows and the note "no NCCL kernels in the capture range: ..."; without GPU activity rank_sum says
 // "no GPU activity in the capture range".
 // The matching and top's two diagnoses: analyze/comm_findings.hpp.
 // Errors: store::DatabaseError if the database lacks the schema's tables/views.
