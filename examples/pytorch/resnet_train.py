@@ -11,12 +11,15 @@ its GPU work finishes inside the timed step; each is in an NVTX range "step N".
 LAST brackets those steps with cudaProfilerStart/Stop (gpuscope trace
 --capture-range=cudaProfilerApi, validation/torch_profiler_window.py).
 
-Prints ``RESULT steps=S ms_per_step=M final_loss=L`` where M is the median over the steps
+Prints ``RESULT steps=S ms_per_step=M final_loss=L pid=P device=D max_reserved=B max_allocated=B
+max_requested=B`` (torch.cuda.max_memory_reserved(), max_memory_allocated(),
+memory_stats()['requested_bytes.all.peak'] at the end, bytes) where M is the median over the steps
 after --warmup (default: steps 5..S-1). Exit status 1 if the loss is not finite, 2 if
 there is no GPU or torchvision is missing.
 """
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import time
@@ -94,7 +97,10 @@ def main():
     print(f"resnet_train ({mode}): {args.steps} steps, batch {args.batch}, {args.size}x{args.size}, "
           f"first step {seconds[0] * 1e3:.1f} ms, median of steps {args.warmup}..{args.steps - 1} "
           f"{ms_per_step:.3f} ms")
-    print(f"RESULT steps={args.steps} ms_per_step={ms_per_step:.4f} final_loss={losses[-1]:.6f}")
+    print(f"RESULT steps={args.steps} ms_per_step={ms_per_step:.4f} final_loss={losses[-1]:.6f} pid={os.getpid()} "
+          f"device={torch.cuda.current_device()} max_reserved={torch.cuda.max_memory_reserved()} "
+          f"max_allocated={torch.cuda.max_memory_allocated()} "
+          f"max_requested={torch.cuda.memory_stats().get('requested_bytes.all.peak', 0)}")
     if not all(v == v and abs(v) != float("inf") for v in losses):
         print("resnet_train: loss is not finite", file=sys.stderr)
         return 1

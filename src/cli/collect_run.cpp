@@ -229,13 +229,11 @@ CollectRunResult collect_run(CollectRunSpec o) {
               << "; the database keeps what was flushed before it ended\n";
 
   // Build the database from every process's log, then publish it atomically.
-  std::vector<std::string> logs;
-  for (const auto& entry : fs::directory_iterator(log_dir, ec))
-    if (entry.path().extension() == ".gslog") logs.push_back(entry.path().string());
-  std::sort(logs.begin(), logs.end());
+  const std::vector<std::string> logs = store::list_trace_inputs(log_dir.string(), ec);
   // The GPU-metrics sampler's log (gpuscope trace --gpu-metrics) is not a traced process's.
   const bool any_process = std::any_of(logs.begin(), logs.end(), [](const std::string& p) {
-    return !fs::path(p).filename().string().starts_with(collect::kGpuMetricsLogPrefix);
+    const fs::path path(p);
+    return path.extension() == ".gslog" && !path.filename().string().starts_with(collect::kGpuMetricsLogPrefix);
   });
   if (!any_process)
     std::cerr << "gpuscope " << tool

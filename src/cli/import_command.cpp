@@ -46,14 +46,16 @@ int run_import(const ImportOptions& o) {
   if (const int stale = lock->remove_stale_temporaries(); stale > 0)
     std::cerr << "gpuscope import: removed " << stale << " unfinished temporary file(s) of " << db_path
               << " left by a gpuscope that was killed\n";
-  std::vector<std::string> logs;
-  for (const auto& e : fs::directory_iterator(o.logs))
-    if (e.path().extension() == ".gslog") logs.push_back(e.path().string());
-  if (logs.empty()) {
+  std::error_code ec;
+  const std::vector<std::string> logs = store::list_trace_inputs(o.logs, ec);
+  if (ec) {
+    std::cerr << "gpuscope import: error: cannot read " << o.logs << ": " << ec.message() << "\n";
+    return 1;
+  }
+  if (std::none_of(logs.begin(), logs.end(), [](const std::string& p) { return p.ends_with(".gslog"); })) {
     std::cerr << "gpuscope import: error: no .gslog event logs in " << o.logs << "\n";
     return 1;
   }
-  std::sort(logs.begin(), logs.end());
   // run.json (written by the launcher beside the logs) holds the command line, options and
   // exit status; logs without one (an older gpuscope) import with those unknown.
   store::ImportOptions io;

@@ -38,6 +38,8 @@ enum class DataLossKind {
   kUnmatchedMemoryFree,       // a free of an allocation the trace never saw
   kMemoryAllocOverLive,       // an allocation at the address of a live one (its free was lost)
   kTruncatedGpuMetricsLog,    // the GPU-metrics sampler's log ends in a partly written record
+  kUnreadableTorchMemory,     // a torch-memory-PID.json that could not be read or parsed
+  kTorchMemoryHistoryFull,    // PyTorch's allocator history reached its limit: the earliest events dropped
   // Reported by the collector (DataLossRecord.what_string):
   kCuptiDroppedRecords,  // CUPTI's activity buffers overflowed
   kApiRecordsDropped,    // a per-thread API ring was full
@@ -54,7 +56,7 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 16> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 18> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
@@ -84,6 +86,11 @@ inline constexpr std::array<DataLossKindDef, 16> kDataLossKinds{{
     {DataLossKind::kTruncatedGpuMetricsLog, "truncated_gpu_metrics_log", LossSeverity::kDataLoss, false,
      "the GPU-metrics sampler's log ends in a partly written record ({count} bytes, dropped): the launcher "
      "stopped while writing it (killed?); samples after the last whole record are missing"},
+    {DataLossKind::kUnreadableTorchMemory, "unreadable_torch_memory", LossSeverity::kDataLoss, false,
+     "{detail} (PyTorch's allocator state of that process is missing; the rest was imported)"},
+    {DataLossKind::kTorchMemoryHistoryFull, "torch_memory_history_full", LossSeverity::kDataLoss, false,
+     "PyTorch's allocator kept its latest {count} events only{detail}: torch_memory_events misses the earlier "
+     "ones; raise GPUSCOPE_TORCH_MEMORY_ENTRIES"},
     {DataLossKind::kCuptiDroppedRecords, "cupti_dropped_records", LossSeverity::kDataLoss, true,
      "CUPTI dropped {count} activity records (its buffers filled faster than they were drained): "
      "the GPU timeline has gaps; trace fewer activity kinds or a shorter range"},

@@ -17,6 +17,9 @@ ImportState::ImportState(Database& database)
       memory_events(database),
       syncs(database),
       nvtx_events(database),
+      torch_memory_stats(database),
+      torch_memory_segments(database),
+      torch_memory_events(database),
       overheads(database),
       messages(database),
       m_strings_writer(database) {}

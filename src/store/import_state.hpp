@@ -57,6 +57,9 @@ class ImportState {
   RowWriter<rows::MemoryEvent> memory_events;
   RowWriter<rows::Sync> syncs;
   RowWriter<rows::NvtxEvent> nvtx_events;
+  RowWriter<rows::TorchMemoryStat> torch_memory_stats;
+  RowWriter<rows::TorchMemorySegment> torch_memory_segments;
+  RowWriter<rows::TorchMemoryEvent> torch_memory_events;
   RowWriter<rows::Overhead> overheads;
   RowWriter<rows::Message> messages;
 

@@ -1,6 +1,8 @@
 #include "store/importer.hpp"
 #include "store/pytorch_tables.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "store/import_state.hpp"
 #include "store/log_scan.hpp"
 #include "store/schema.hpp"
+#include "store/torch_memory_tables.hpp"
 
 // import_logs() runs the pieces, each in its own file:
 //   log_scan        pass 1 over a log: time span, API calls by correlation id, capture windows
@@ -22,6 +25,7 @@
 //   process_tables  processes, threads, devices, capture_windows, meta
 //   gpu_metrics_tables  the GPU-metrics sampler's logs, read after every process log (their
 //                   device ids and clipping come from the processes' devices and windows)
+//   torch_memory_tables  PyTorch's allocator state (torch-memory-PID.json files among the paths)
 //   import_state    what they share: row writers (row_writer.hpp), strings, data_loss
 //                   (kinds declared in data_loss_kinds.hpp), the ImportResult
 namespace gpuscope::store {
@@ -126,6 +130,17 @@ void finish(ImportState& state, Database& db, const ImportOptions& opts) {
 
 }  // namespace
 
+std::vector<std::string> list_trace_inputs(const std::string& dir, std::error_code& ec) {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".gslog" || detail::is_torch_memory_file(name))
+      out.push_back(entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 ImportResult import_logs(const std::vector<std::string>& log_paths, const std::string& db_path,
                          const ImportOptions& options) {
   // Built in a hidden temporary file beside db_path (store/atomic_file.hpp), renamed over it
@@ -151,13 +166,23 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
     {
       ImportState state(db);
       std::vector<MetricsLog> metrics_logs;
-      for (const std::string& path : log_paths) import_log(state, path, metrics_logs);
+      std::vector<std::string> torch_memory;
+      std::size_t event_logs = 0;
+      for (const std::string& path : log_paths) {
+        if (detail::is_torch_memory_file(std::filesystem::path(path).filename().string())) {
+          torch_memory.push_back(path);
+          continue;
+        }
+        ++event_logs;
+        import_log(state, path, metrics_logs);
+      }
       import_metrics_logs(state, metrics_logs);
+      for (const std::string& path : torch_memory) detail::import_torch_memory(state, path);
       // Logs were given but none could be read: an empty trace would look like a run that
       // recorded nothing. Fail, and leave any trace already at db_path as it was.
-      if (!log_paths.empty() && state.result.logs_read == 0) {
+      if (event_logs > 0 && state.result.logs_read == 0) {
         throw DatabaseError(
-            "none of the " + std::to_string(log_paths.size()) + " event log(s) could be read, so no trace was written" +
+            "none of the " + std::to_string(event_logs) + " event log(s) could be read, so no trace was written" +
             (state.result.warnings.empty() ? std::string() : " (first: " + state.result.warnings.front() + ")"));
       }
       finish(state, db, options);

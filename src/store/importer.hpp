@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct TableCounts {
   std::int64_t memsets = 0;
   std::int64_t api_calls = 0;
   std::int64_t memory_events = 0;
+  std::int64_t torch_memory_stats = 0;
+  std::int64_t torch_memory_segments = 0;
+  std::int64_t torch_memory_events = 0;
   std::int64_t gpu_metric_names = 0;
   std::int64_t gpu_metrics = 0;
   std::int64_t gpu_metrics_sessions = 0;
@@ -97,8 +101,13 @@ struct ImportResult {
   std::int64_t data_loss_total = 0;         // data_loss rows with severity 'data_loss'
 };
 
-/// Imports `log_paths` into a new database at `db_path`. See the file comment
-/// for semantics and errors.
+/// What a trace is built from in the log folder `dir`: every event log (*.gslog) and every
+/// file of PyTorch's allocator state (torch-memory-PID.json, store/torch_memory_tables.hpp),
+/// sorted by path. Errors: `ec` set (and what was listed so far returned) if `dir` cannot be read.
+[[nodiscard]] std::vector<std::string> list_trace_inputs(const std::string& dir, std::error_code& ec);
+
+/// Imports `log_paths` (event logs and torch-memory files, as list_trace_inputs gives) into
+/// a new database at `db_path`. See the file comment for semantics and errors.
 [[nodiscard]] ImportResult import_logs(const std::vector<std::string>& log_paths, const std::string& db_path,
                                        const ImportOptions& options);
 

@@ -52,6 +52,12 @@ constexpr ColumnDef kTorchSteps[] = {GPUSCOPE_COLUMNS_TORCH_STEPS(GPUSCOPE_COLUM
 
 constexpr ColumnDef kTorchOpActivities[] = {GPUSCOPE_COLUMNS_TORCH_OP_ACTIVITIES(GPUSCOPE_COLUMN_DEF)};
 
+constexpr ColumnDef kTorchMemoryStats[] = {GPUSCOPE_COLUMNS_TORCH_MEMORY_STATS(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kTorchMemorySegments[] = {GPUSCOPE_COLUMNS_TORCH_MEMORY_SEGMENTS(GPUSCOPE_COLUMN_DEF)};
+
+constexpr ColumnDef kTorchMemoryEvents[] = {GPUSCOPE_COLUMNS_TORCH_MEMORY_EVENTS(GPUSCOPE_COLUMN_DEF)};
+
 constexpr ColumnDef kOverheads[] = {GPUSCOPE_COLUMNS_OVERHEADS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kCaptureWindows[] = {GPUSCOPE_COLUMNS_CAPTURE_WINDOWS(GPUSCOPE_COLUMN_DEF)};
@@ -139,6 +145,19 @@ constexpr TableDef kTables[] = {
      "Which operator call launched each GPU activity (kernel, memcpy, memset): the innermost torch_ops range on the "
      "launching API call's thread that holds the call.",
      "", kTorchOpActivities},
+    {"torch_memory_stats",
+     "PyTorch's caching-allocator counters per process and device, read at exit by gpuscope's hooks (`gpuscope trace "
+     "--cuda-memory-usage` or --pytorch=memory on a program that imports torch; collect/python/sitecustomize.py).",
+     "", kTorchMemoryStats},
+    {"torch_memory_segments",
+     "The segments PyTorch's caching allocator held at exit (torch.cuda.memory._snapshot()): which memory_events "
+     "allocations are PyTorch's.",
+     "", kTorchMemorySegments},
+    {"torch_memory_events",
+     "Every event of PyTorch's caching allocator (`gpuscope trace --pytorch=memory`: "
+     "torch.cuda.memory._record_memory_history(context=None) from `import torch` on): tensors' blocks handed out and "
+     "freed, segments taken and released.",
+     "", kTorchMemoryEvents},
     {"overheads", "CUPTI's own overhead (CUPTI_ACTIVITY_KIND_OVERHEAD).", "", kOverheads},
     {"capture_windows", "Time windows recorded (--capture-range, --delay, --duration).", "", kCaptureWindows},
     {"data_loss", "Everything known lost or doubtful; shown by every summary.", "", kDataLoss},

@@ -560,6 +560,64 @@
     "'info', 'warning' or 'error'.") \
   X(text, Text, "TEXT", "", \
     "Message from the collector (e.g. another CUPTI client holds the subscription).")
+#define GPUSCOPE_COLUMNS_TORCH_MEMORY_STATS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal inside that process.") \
+  X(ts_ns, Int, "INTEGER", "ns", \
+    "When the counters were read (at the process's exit, after torch.cuda.synchronize()).") \
+  X(max_reserved_bytes, Int, "INTEGER", "bytes", \
+    "torch.cuda.max_memory_reserved(device): the most memory PyTorch's caching allocator held in segments (since the start or the program's last reset_peak_memory_stats()).") \
+  X(reserved_bytes, Int, "INTEGER", "bytes", \
+    "torch.cuda.memory_reserved(device) at exit.") \
+  X(max_allocated_bytes, Int, "INTEGER", "bytes", \
+    "torch.cuda.max_memory_allocated(device): the most memory held by tensors (blocks handed out).") \
+  X(allocated_bytes, Int, "INTEGER", "bytes", \
+    "torch.cuda.memory_allocated(device) at exit.") \
+  X(max_requested_bytes, Int, "INTEGER", "bytes", \
+    "torch.cuda.memory_stats(device)['requested_bytes.all.peak']: the most bytes tensors asked for at once (max_memory_allocated() counts whole blocks: sizes rounded up to 512 bytes, or more when a cached block is not split).") \
+  X(requested_bytes, Int, "INTEGER", "bytes", \
+    "torch.cuda.memory_stats(device)['requested_bytes.all.current'] at exit.") \
+  X(segments, Int, "INTEGER", "", \
+    "Segments the allocator held at exit (rows in torch_memory_segments).") \
+  X(history_events, OptInt, "INTEGER", "", \
+    "Allocator events recorded (rows in torch_memory_events) with --pytorch=memory; NULL without.") \
+  X(history_max_events, OptInt, "INTEGER", "", \
+    "The most events the allocator keeps (GPUSCOPE_TORCH_MEMORY_ENTRIES): when history_events reaches it, the earliest were dropped (data_loss 'torch_memory_history_full').") \
+  X(torch_version, OptText, "TEXT", "", \
+    "torch.__version__.")
+
+#define GPUSCOPE_COLUMNS_TORCH_MEMORY_SEGMENTS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal inside that process.") \
+  X(address, Int, "INTEGER", "", \
+    "Segment base address (as memory_events.address of the cudaMalloc that made it), signed 64-bit.") \
+  X(bytes, Int, "INTEGER", "bytes", \
+    "Segment size (total_size).") \
+  X(stream, OptInt, "INTEGER", "", \
+    "The CUDA stream (cudaStream_t value) the segment was allocated for; 0 = the default stream.") \
+  X(pool, OptText, "TEXT", "", \
+    "'large' or 'small' (PyTorch's segment_type), as PyTorch named it.")
+
+#define GPUSCOPE_COLUMNS_TORCH_MEMORY_EVENTS(X) \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(device_id, Int, "INTEGER", "", \
+    "CUDA device ordinal inside that process.") \
+  X(ts_ns, Int, "INTEGER", "ns", \
+    "When the allocator recorded the event (its time_us, CLOCK_REALTIME in microseconds, times 1000: 1 us resolution).") \
+  X(action, Text, "TEXT", "", \
+    "PyTorch's name: 'alloc' (a tensor's block handed out), 'free_requested' (the tensor released it), 'free_completed' (the block is reusable: the streams that used it are done), 'segment_alloc' / 'segment_free' (cudaMalloc / cudaFree of a segment), 'segment_map' / 'segment_unmap' (expandable segments), 'oom', 'snapshot'.") \
+  X(address, Int, "INTEGER", "", \
+    "Block or segment address, signed 64-bit.") \
+  X(bytes, Int, "INTEGER", "bytes", \
+    "Segment size; for a tensor's block (alloc, free_requested, free_completed) the bytes the tensor asked for (PyTorch records the requested size, not the block's); for 'oom' the bytes asked for.") \
+  X(stream, OptInt, "INTEGER", "", \
+    "The CUDA stream (cudaStream_t value) of the block; 0 = the default stream.")
+
 #define GPUSCOPE_COLUMNS_MERGED_TRACES(X) \
   X(trace, Int, "INTEGER PRIMARY KEY", "", \
     "Position of the trace in `gpuscope merge`'s arguments, from 0 (the reference clock).") \

@@ -19,7 +19,15 @@ prints torch.cuda.max_memory_reserved() and every segment of PyTorch's caching a
   - the report has a row per NVTX step range, and step 2's peak is the spike's allocation
     (256 MiB above step 1's peak);
   - the Perfetto export has the counter "memory in use (device N)" whose highest value is the
-    report's peak.
+    report's peak;
+  - PyTorch's allocator state saved at exit (torch_memory_stats) holds the printed
+    max_memory_reserved(), and the report's PyTorch Reserved Peak (its segments only, replayed
+    from memory_events) equals it within 2 MiB, its Outside PyTorch at Peak is what the other
+    allocations held;
+  - on resnet18 training (examples/pytorch/resnet_train.py) under --cuda-memory-usage
+    --pytorch=memory: PyTorch Reserved Peak = max_memory_reserved() within 2 MiB and PyTorch
+    Tensors Peak (from the allocator's events) = memory_stats()['requested_bytes.all.peak']
+    exactly (the bytes tensors asked for; max_memory_allocated() counts whole blocks).
 """
 import json
 
@@ -59,6 +67,48 @@ def report(gpuscope, db, name):
     doc = json.loads(r.stdout)["reports"][name]
     cols = [c["name"] + (f" ({c['unit']})" if c["unit"] else "") for c in doc["columns"]]
     return [dict(zip(cols, row)) for row in doc["rows"]], doc["notes"]
+
+
+def pytorch_columns(c, rep_rows, max_reserved, max_requested=None, what=""):
+    """Checks the device row's PyTorch columns against the program's own counters."""
+    devices = [row for row in rep_rows if row["Scope"] == "device" and row["PyTorch Reserved Peak (bytes)"] is not None]
+    c.require(len(devices) == 1, f"{what}: one device row with PyTorch columns", f"{len(devices)}")
+    row = devices[0]
+    reserved = row["PyTorch Reserved Peak (bytes)"]
+    c.check(abs(reserved - max_reserved) <= GRANULE,
+            f"{what}: report's PyTorch Reserved Peak = max_memory_reserved() within 2 MiB",
+            f"report {reserved} B, PyTorch {max_reserved} B, difference {reserved - max_reserved} B")
+    outside = row["Outside PyTorch at Peak (bytes)"]
+    c.check(outside is not None and 0 <= outside <= row["Peak In Use (bytes)"],
+            f"{what}: Outside PyTorch at Peak lies in [0, peak]", f"{outside} of {row['Peak In Use (bytes)']} B")
+    if max_requested is not None:
+        c.equal(f"{what}: report's PyTorch Tensors Peak = memory_stats()['requested_bytes.all.peak']", max_requested,
+                row["PyTorch Tensors Peak (bytes)"])
+    print(f"RESULT {what.replace(' ', '_')} pytorch_reserved_peak={reserved} max_memory_reserved={max_reserved} "
+          f"pytorch_tensors_peak={row['PyTorch Tensors Peak (bytes)']} max_requested={max_requested} "
+          f"outside_pytorch_at_peak={outside} peak={row['Peak In Use (bytes)']}")
+
+
+def resnet(c, gpuscope, scratch):
+    db = scratch / "resnet-memory.sqlite"
+    r = g.run([gpuscope, "trace", "-o", scratch / "resnet-memory", "--force-overwrite", "--cuda-memory-usage",
+               "--pytorch=memory", "--", *g.pyexample("resnet_train.py"), "--steps", "30"],
+              env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:False"}, timeout=600)
+    c.require(r.returncode == 0, "resnet18: gpuscope trace --cuda-memory-usage --pytorch=memory exits 0",
+              f"exit {r.returncode}")
+    res = g.parse_result(g.result_lines(r.stdout)[-1])
+    con = g.open_db(db)
+    stats = g.query(con, "SELECT max_reserved_bytes, max_allocated_bytes, history_events FROM torch_memory_stats "
+                         "WHERE pid = ?", (int(res["pid"]),))
+    c.require(len(stats) == 1, "resnet18: the allocator's state was saved at exit", str(stats))
+    c.equal("resnet18: torch_memory_stats holds the printed max_memory_reserved()", int(res["max_reserved"]),
+            stats[0]["max_reserved_bytes"])
+    rep = report(gpuscope, db, "cuda_memory")
+    c.require(rep is not None, "resnet18: gpuscope stats -r cuda_memory runs")
+    for n in rep[1]:
+        print(f"    note: {n['text']}")
+    print(f"  max_memory_allocated() {res['max_allocated']} B (whole blocks)")
+    pytorch_columns(c, rep[0], int(res["max_reserved"]), int(res["max_requested"]), "resnet18")
 
 
 def main():
@@ -144,6 +194,10 @@ def main():
                 f"{other_bytes} B")
     print(f"RESULT trace_peak={peak} torch_segments_peak={torch_peak} max_memory_reserved={max_reserved} "
           f"outside_allocator_bytes={other_bytes}")
+    c.equal("torch_memory_stats holds the printed max_memory_reserved()", max_reserved,
+            g.scalar(con, "SELECT max_reserved_bytes FROM torch_memory_stats WHERE pid = ? AND device_id = ?",
+                     (pid, device)))
+    pytorch_columns(c, rep_rows, max_reserved, what="memory_peak")
     c.check(any("caching allocator shows here as segments" in n["text"] for n in notes),
             "the report says PyTorch's caching allocator shows as segments")
     steps = {row["Name"]: row for row in rep_rows if row["Scope"] == "nvtx" and row["Name"].startswith("step ")}
@@ -170,6 +224,7 @@ def main():
     if counters:
         c.equal("the counter's highest value is the report's peak", peak,
                 max(ev["args"]["bytes"] for ev in counters))
+    resnet(c, gpuscope, args.scratch)
     c.finish()
 
 

@@ -1,4 +1,5 @@
-"""gpuscope's PyTorch hooks, for `gpuscope trace --pytorch=ops|modules|ops,modules[,shapes]`.
+"""gpuscope's PyTorch hooks, for `gpuscope trace --pytorch=ops|modules|memory[,shapes]` and
+`gpuscope trace --cuda-memory-usage`.
 
 `gpuscope trace` puts this file's folder first on PYTHONPATH and names what to record in
 GPUSCOPE_PYTORCH; Python imports it at start-up (the `site` module's sitecustomize). It does
@@ -12,7 +13,22 @@ program, and records through NVTX (which gpuscope's collector receives):
   modules  every nn.Module call (its forward and hooks), as a range "nn.Module: PATH (CLASS)":
            PATH is the module's path in its model ("layer1.0.conv1"; the outermost module
            called is its class name). Code compiled by torch.compile has no module ranges.
-  steps    always: a mark "gpuscope.step" after every optimizer.step() (global optimizer hook).
+  memory   the allocator's events (history below).
+  steps    with any of these: a mark "gpuscope.step" after every optimizer.step() (global
+           optimizer hook).
+
+GPUSCOPE_TORCH_MEMORY (set by --cuda-memory-usage and --pytorch=memory) adds, at exit, a file
+torch-memory-PID.json in $GPUSCOPE_LOG_DIR that the importer reads (store/torch_memory_tables.hpp):
+  segments every segment the caching allocator holds at exit (address, size, stream), and its own
+           counters per device (torch.cuda.max_memory_reserved(), memory_reserved(),
+           max_memory_allocated(), memory_allocated()): the trace tells PyTorch's cudaMalloc
+           calls from other libraries' by these addresses. Costs nothing while the program runs.
+  history  also every allocator event (alloc, free_requested, free_completed, segment_alloc,
+           segment_free, ...: torch.cuda.memory._record_memory_history(context=None), from
+           `import torch` on, up to GPUSCOPE_TORCH_MEMORY_ENTRIES events, the latest kept):
+           tensors' memory over time. Costs about 0.5 us per allocator event.
+The file is written by an atexit handler: a process that ends with os._exit() or a signal
+writes none, and its segments count as memory outside PyTorch.
 
 The program's own sitecustomize, if any, still runs (imported after this one). Child
 processes inherit PYTHONPATH and GPUSCOPE_PYTORCH, so torchrun workers and multiprocessing
@@ -132,10 +148,82 @@ def _enable_steps(torch):
     optimizer.register_optimizer_step_post_hook(lambda opt, args, kwargs: mark(_MARK_STEP))
 
 
+_HISTORY_ENTRIES = 2_000_000  # default of GPUSCOPE_TORCH_MEMORY_ENTRIES
+
+
+def _history_entries():
+    try:
+        return max(1, int(os.environ.get("GPUSCOPE_TORCH_MEMORY_ENTRIES", _HISTORY_ENTRIES)))
+    except ValueError:
+        return _HISTORY_ENTRIES
+
+
+def _memory_record(torch, history, entries):
+    """What torch-memory-PID.json holds (see the module's docstring); None if CUDA never started."""
+    import time
+    cuda = torch.cuda
+    if not cuda.is_initialized():
+        return None
+    cuda.synchronize()  # frees still pending on streams complete, so the counters are final
+    snap = cuda.memory._snapshot()
+    devices = []
+    for d in range(cuda.device_count()):
+        segments = [{"address": s["address"], "bytes": s["total_size"], "stream": s.get("stream", 0),
+                     "pool": s.get("segment_type", "")} for s in snap.get("segments", []) if s.get("device") == d]
+        stats = cuda.memory_stats(d)
+        if not segments and not stats.get("reserved_bytes.all.peak", 0):
+            continue
+        dev = {"device": d, "max_reserved": cuda.max_memory_reserved(d), "reserved": cuda.memory_reserved(d),
+               "max_allocated": cuda.max_memory_allocated(d), "allocated": cuda.memory_allocated(d),
+               "max_requested": stats.get("requested_bytes.all.peak", 0),
+               "requested": stats.get("requested_bytes.all.current", 0),
+               "segments": segments}
+        traces = snap.get("device_traces") or []
+        if history and d < len(traces):
+            dev["history"] = [[e.get("action", ""), e.get("addr", 0), e.get("size", 0), e.get("stream", 0),
+                               e.get("time_us", 0)] for e in traces[d]]
+        devices.append(dev)
+    return {"format": "gpuscope torch memory 1", "pid": os.getpid(), "time_ns": time.time_ns(),
+            "torch_version": getattr(torch, "__version__", ""), "history_max_entries": entries if history else None,
+            "devices": devices}
+
+
+def _enable_memory(torch, history):
+    # History must start before the first allocation: at `import torch`, before CUDA starts.
+    entries = _history_entries()
+    if history:
+        torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=entries)
+    log_dir = os.environ.get("GPUSCOPE_LOG_DIR", "")
+    if not log_dir:
+        return
+
+    def write():
+        import json
+        try:
+            record = _memory_record(torch, history, entries)
+            if record is None:
+                return
+            path = os.path.join(log_dir, f"torch-memory-{os.getpid()}.json")
+            tmp = path + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(record, f, separators=(",", ":"))
+            os.replace(tmp, path)  # whole or absent: the importer never reads half a file
+        except Exception as e:  # at exit, in someone else's program: say so, never raise
+            print(f"gpuscope: warning: cannot record PyTorch's allocator state: {e!r}", file=sys.stderr)
+    import atexit
+    atexit.register(write)
+
+
 def _install(torch, want):
-    for what, enable in (("ops", lambda: _enable_ops(torch, "shapes" in want)),
-                         ("modules", lambda: _enable_modules(torch)), ("steps", lambda: _enable_steps(torch))):
-        if what != "steps" and what not in want:
+    memory = {w for w in os.environ.get("GPUSCOPE_TORCH_MEMORY", "").split(",") if w}
+    hooks = (("ops", lambda: _enable_ops(torch, "shapes" in want)), ("modules", lambda: _enable_modules(torch)),
+             ("steps", lambda: _enable_steps(torch)), ("memory", lambda: _enable_memory(torch, "history" in memory)))
+    for what, enable in hooks:
+        if what == "steps" and not want:
+            continue
+        if what == "memory" and not memory:
+            continue
+        if what not in ("steps", "memory") and what not in want:
             continue
         try:
             enable()
@@ -173,7 +261,7 @@ def _hook_torch_import(want):
 
 def _main():
     want = {w.strip() for w in os.environ.get("GPUSCOPE_PYTORCH", "").split(",") if w.strip()}
-    if want:
+    if want or os.environ.get("GPUSCOPE_TORCH_MEMORY"):
         _hook_torch_import(want)
     _chain_user_sitecustomize()
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -43,7 +44,10 @@ enum Col {
   kAllocBytes,
   kFrees,
   kFreedBytes,
-  kEndInUse
+  kEndInUse,
+  kTorchReserved,
+  kTorchTensors,
+  kOutsideTorch
 };
 
 std::int64_t i(const Row& r, Col c) { return std::get<std::int64_t>(r[c]); }
@@ -58,7 +62,7 @@ bool null(const Row& r, Col c) { return std::holds_alternative<std::monostate>(r
 // pid 200: cudaMalloc 10 MiB at 160: GPU 0 holds 62 + 10 = 72 MiB then, its peak.
 // `steps`: pid 100 is a PyTorch program instead (a module forward at 60..90 and
 // optimizer.step() marks at 200 and 300: torch_steps 0 = [60, 200), 1 = [200, 300)).
-std::string build(const TempDir& dir, bool steps) {
+std::string build(const TempDir& dir, bool steps, const std::string& torch_memory = "") {
   const std::string a = dir.file("a.gslog"), b = dir.file("b.gslog");
   {
     LogBuilder l(a, 100);
@@ -115,9 +119,27 @@ std::string build(const TempDir& dir, bool steps) {
   opts.launched_pid = 100;
   opts.start_time = "2026-11-25T08:00:00+0000";
   opts.gpuscope_version = "0.1.0";
-  (void)store::import_logs({a, b}, db, opts);
+  std::vector<std::string> inputs{a, b};
+  if (!torch_memory.empty()) {
+    inputs.push_back(dir.file("torch-memory-100.json"));
+    std::ofstream(inputs.back()) << torch_memory;
+  }
+  (void)store::import_logs(inputs, db, opts);
   return db;
 }
+
+// pid 100's allocator state at exit (what gpuscope's PyTorch hooks write): on device 0 its
+// segments are the 20 MiB and 40 MiB cudaMallocs (0x2000000, 0x4000000), torch said
+// max_memory_reserved() = 60 MiB; its history: a 8 MiB tensor at 121 us, a 4 MiB one at
+// 151 us, the 8 MiB freed at 175 us (requested_bytes.all.peak = 12 MiB, 4 MiB at exit).
+const std::string kTorchMemory = R"({"format": "gpuscope torch memory 1", "pid": 100, "time_ns": 400000,
+  "torch_version": "2.11.0", "history_max_entries": 1000, "devices": [{"device": 0,
+  "max_reserved": 62914560, "reserved": 62914560, "max_allocated": 12582912, "allocated": 4194304,
+  "max_requested": 12582912, "requested": 4194304,
+  "segments": [{"address": 33554432, "bytes": 20971520, "stream": 0, "pool": "large"},
+               {"address": 67108864, "bytes": 41943040, "stream": 0, "pool": "large"}],
+  "history": [["alloc", 33554432, 8388608, 0, 121], ["alloc", 67108864, 4194304, 0, 151],
+              ["free_requested", 33554432, 8388608, 0, 175], ["free_completed", 33554432, 8388608, 0, 175]]}]})";
 
 std::string rendered(const Report& r, render::Format format) {
   std::ostringstream out;
@@ -242,6 +264,40 @@ TEST(CudaMemoryReport, PerPytorchStepWhenTheTraceHasSteps) {
   for (const Row& row : r.rows) EXPECT_NE(t(row, kScope), "nvtx");  // steps replace NVTX ranges
   EXPECT_TRUE(has_note(r, "step 0 (pid 100) holds the most: 62 MiB on GPU 0")) << notes(r);
   test::expect_matches_file(rendered(r, render::Format::kTable), "cuda_memory/steps.txt");
+}
+
+TEST(CudaMemoryReport, PytorchSegmentsAndTensorsFromTheAllocatorState) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, true, kTorchMemory));
+  ASSERT_EQ(db.query_int("SELECT COUNT(*) FROM torch_memory_events"), 4);
+  const Report r = cuda_memory(db);
+  ASSERT_GE(r.rows.size(), 2u) << rendered(r, render::Format::kTable);
+  // GPU 0: PyTorch's segments reach 20 + 40 MiB at 150 us; the GPU's peak, 72 MiB at 160 us,
+  // holds pid 100's other 2 MiB and pid 200's 10 MiB outside them; tensors peak at 12 MiB.
+  const Row& gpu0 = r.rows[0];
+  EXPECT_EQ(i(gpu0, kGpu), 0);
+  EXPECT_EQ(i(gpu0, kPeakBytes), static_cast<std::int64_t>(72 * kMiB));
+  EXPECT_EQ(i(gpu0, kTorchReserved), static_cast<std::int64_t>(60 * kMiB));
+  EXPECT_EQ(i(gpu0, kTorchTensors), static_cast<std::int64_t>(12 * kMiB));
+  EXPECT_EQ(i(gpu0, kOutsideTorch), static_cast<std::int64_t>(12 * kMiB));
+  // GPU 1 (pid 100's device 1): no allocator state for it.
+  const Row& gpu1 = r.rows[1];
+  EXPECT_EQ(i(gpu1, kGpu), 1);
+  EXPECT_TRUE(null(gpu1, kTorchReserved) && null(gpu1, kTorchTensors) && null(gpu1, kOutsideTorch));
+  // step 0 = [60, 200) of pid 100 on GPU 0: 62 MiB at 150 us, 60 of them PyTorch's.
+  const Row* step0 = nullptr;
+  for (const Row& row : r.rows)
+    if (t(row, kScope) == "step" && t(row, kName) == "step 0") step0 = &row;
+  ASSERT_NE(step0, nullptr);
+  EXPECT_EQ(i(*step0, kTorchReserved), static_cast<std::int64_t>(60 * kMiB));
+  EXPECT_EQ(i(*step0, kTorchTensors), static_cast<std::int64_t>(12 * kMiB));
+  EXPECT_EQ(i(*step0, kOutsideTorch), static_cast<std::int64_t>(2 * kMiB));
+  EXPECT_TRUE(has_note(r,
+                       "PyTorch in pid 100 on GPU 0: its segments' peak in the trace 60 MiB, "
+                       "torch.cuda.max_memory_reserved() at exit 60 MiB (equal); tensors' peak from the allocator's "
+                       "events 12 MiB, memory_stats()['requested_bytes.all.peak'] 12 MiB (equal)"))
+      << notes(r);
+  test::expect_matches_file(rendered(r, render::Format::kTable), "cuda_memory/pytorch.txt");
 }
 
 TEST(CudaMemoryReport, RegisteredAndSaysWhenNothingWasRecorded) {
