@@ -206,7 +206,8 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
                   "calls tied to their forward operator), modules (every nn.Module forward with its path,\n"
                   "e.g. layer1.0.conv1), or ops,modules; add ,shapes for operators' input shapes (costs\n"
                   "more); memory: every event of PyTorch's caching allocator (tensors allocated and freed,\n"
-                  "segments taken and released; about 0.5 us per event, +4 % on a resnet18 step), for\n"
+                  "segments taken and released; 804 events per resnet18 step, a cost within the\n"
+                  "+-3 % noise of one process, docs/performance.md), for\n"
                   "stats -r cuda_memory. optimizer.step() calls mark the training steps either way. Needs\n"
                   "-t nvtx (the default); docs/pytorch.md")
       ->check(CLI::Validator(
