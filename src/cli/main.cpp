@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/bench_command.hpp"
+#include "cli/diff_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/import_command.hpp"
 #include "cli/kernels_command.hpp"
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
   cli::ImportOptions import_opts;
   CLI::App* imp = cli::add_import_command(app, import_opts);
 
+  cli::DiffOptions diff_opts;
+  CLI::App* diff = cli::add_diff_command(app, diff_opts);
+
   cli::MergeOptions merge_opts;
   CLI::App* merge = cli::add_merge_command(app, merge_opts);
 
@@ -91,6 +95,7 @@ int main(int argc, char** argv) {
     if (peak->parsed()) return cli::run_peak(peak_opts);
     if (kernels->parsed()) return cli::run_kernels(kernels_opts);
     if (imp->parsed()) return cli::run_import(import_opts);
+    if (diff->parsed()) return cli::run_diff(diff_opts);
     if (merge->parsed()) return cli::run_merge(merge_opts);
     if (calib->parsed()) return cli::run_calibrate_child(calib_out);
     if (schema->parsed()) return cli::run_schema(schema_opts);
