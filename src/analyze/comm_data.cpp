@@ -9,6 +9,7 @@
 
 #include "analyze/analysis_cache.hpp"
 #include "core/saturating.hpp"
+#include "store/clock_offset.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze::detail {
@@ -117,10 +118,10 @@ std::string rank_label(const RankFacts& r) {
   return label;
 }
 
-namespace {
-
-CommData load(Database& db) {
-  CommData d;
+CommSummary comm_map(Database& db) {
+  CommSummary d;
+  d.clock_domain = db.query_text("SELECT value FROM meta WHERE key = 'host'").value_or("");
+  d.merged = db.has_table("merged_traces") && db.query_int("SELECT COUNT(*) FROM merged_traces").value_or(0) > 0;
   // The ranks: processes with kernels, grouped by rank.
   std::map<std::tuple<int, std::int64_t>, RankFacts> by_key;  // (0, rank) or (1, pid)
   {
@@ -151,8 +152,6 @@ CommData load(Database& db) {
   Statement steps = db.prepare("SELECT step, start_ns, end_ns FROM torch_steps WHERE pid = ?1 ORDER BY step");
   Statement uuid = db.prepare(
       "SELECT uuid FROM devices WHERE pid = ?1 AND device_id = ?2 AND uuid IS NOT NULL AND uuid <> '' LIMIT 1");
-  std::int64_t max_rank = -1;
-  int nccl_ranks = 0;
   for (auto& [key, head] : by_key) {
     // One unit per GPU of the rank (NCCL's ranks are GPUs: one process may drive several).
     struct Unit {
@@ -203,10 +202,9 @@ CommData load(Database& db) {
           elements = op->second.elements;
           ++d.op_kernels;
         }
-        if (c.kind == core::NcclCollective::kUnknown) ++d.generic_kernels;
-        // S needs the world size: filled in below, from the bytes of the elements.
+        // S needs the world size: comm_reduce computes it from the bytes of the elements.
         if (elements >= 0 && elements < (std::int64_t{1} << 59) && n->second.element_bytes > 0)
-          c.bytes = elements * n->second.element_bytes;
+          c.payload_bytes = elements * n->second.element_bytes;
         u.facts.nccl.push_back(c);
       }
       if (const auto it = copy_work.find(pid); it != copy_work.end()) {
@@ -239,32 +237,112 @@ CommData load(Database& db) {
       for (StepSplit& s : r.steps)
         s.split = core::split_overlap(inside(compute, s.start_ns, s.end_ns), inside(comm, s.start_ns, s.end_ns),
                                       {s.start_ns, s.end_ns});
-      d.nccl_kernels += static_cast<std::int64_t>(r.nccl.size());
-      d.has_steps = d.has_steps || !r.steps.empty();
-      if (!r.nccl.empty()) ++nccl_ranks;
-      if (r.rank) max_rank = std::max(max_rank, *r.rank);
       d.ranks.push_back(std::move(r));
     }
   }
-  d.world_size = std::max<int>(nccl_ranks, static_cast<int>(max_rank + 1));
   if (has_world_size_column(db))
-    d.world_size = std::max<int>(d.world_size,
-                                 static_cast<int>(db.query_int("SELECT MAX(world_size) FROM processes").value_or(0)));
+    d.world_size = static_cast<int>(db.query_int("SELECT MAX(world_size) FROM processes").value_or(0));
+  return d;
+}
+
+namespace {
+
+// Every timestamp of a rank, moved by `offset` (0 stays as it is: nothing to move).
+void shift(RankFacts& r, std::int64_t offset) {
+  if (offset == 0) return;
+  const auto move = [&](std::int64_t& t) { t = core::sat_add(t, offset); };
+  move(r.span.start_ns);
+  move(r.span.end_ns);
+  for (StepSplit& s : r.steps) move(s.start_ns), move(s.end_ns);
+  for (NcclCall& c : r.nccl) move(c.start_ns), move(c.end_ns);
+}
+
+// The ends of the NCCL kernels of every rank of some summaries (store/clock_offset.hpp's
+// input), each rank's in start order.
+store::RankEnds nccl_ends(const std::vector<CommSummary>& parts, const std::vector<std::size_t>& which) {
+  store::RankEnds ends;
+  for (const std::size_t p : which) {
+    for (const RankFacts& r : parts[p].ranks) {
+      if (r.nccl.empty()) continue;
+      std::vector<std::int64_t>& e = ends.emplace_back();
+      for (const NcclCall& c : r.nccl) e.push_back(c.end_ns);
+    }
+  }
+  return ends;
+}
+
+// The reduce's sort key: rank order, then the rankless by pid, then device (as comm_map).
+std::tuple<int, std::int64_t, std::int64_t> rank_key(const RankFacts& r) {
+  return {r.rank ? 0 : 1, r.rank ? *r.rank : (r.pids.empty() ? 0 : r.pids.front()), r.device};
+}
+
+}  // namespace
+
+CommData comm_reduce(std::vector<CommSummary> parts) {
+  CommData d;
+  // Clock domains in order of first appearance; the first is the reference.
+  std::vector<std::string> domains;
+  std::vector<std::vector<std::size_t>> members;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const auto it = std::find(domains.begin(), domains.end(), parts[p].clock_domain);
+    if (it == domains.end()) {
+      domains.push_back(parts[p].clock_domain);
+      members.push_back({p});
+    } else {
+      members[static_cast<std::size_t>(it - domains.begin())].push_back(p);
+    }
+  }
+  if (!domains.empty()) {
+    const store::RankEnds reference = nccl_ends(parts, members[0]);
+    for (std::size_t i = 0; i < domains.size(); ++i) {
+      ClockAlignment a{domains[i], i == 0 ? "reference" : "none", 0, 0, std::nullopt};
+      if (i > 0) {
+        const store::ClockOffset o = store::estimate_clock_offset(reference, nccl_ends(parts, members[i]));
+        if (o.matched > 0) a = {domains[i], "nccl_kernel_ends", o.offset_ns, o.matched, o.residual_max_ns};
+        for (const std::size_t p : members[i])
+          for (RankFacts& r : parts[p].ranks) shift(r, a.offset_ns);
+      } else if (members[0].size() > 1) {
+        a.method = "same clock";
+      }
+      d.clocks.push_back(std::move(a));
+    }
+  }
+  std::int64_t max_rank = -1;
+  int nccl_ranks = 0;
+  for (CommSummary& part : parts) {
+    d.world_size = std::max(d.world_size, part.world_size);
+    d.op_kernels += part.op_kernels;
+    for (RankFacts& r : part.ranks) d.ranks.push_back(std::move(r));
+  }
+  std::stable_sort(d.ranks.begin(), d.ranks.end(),
+                   [](const RankFacts& a, const RankFacts& b) { return rank_key(a) < rank_key(b); });
+  for (const RankFacts& r : d.ranks) {
+    d.nccl_kernels += static_cast<std::int64_t>(r.nccl.size());
+    d.has_steps = d.has_steps || !r.steps.empty();
+    if (!r.nccl.empty()) ++nccl_ranks;
+    if (r.rank) max_rank = std::max(max_rank, *r.rank);
+    for (const NcclCall& c : r.nccl)
+      if (c.kind == core::NcclCollective::kUnknown) ++d.generic_kernels;
+  }
+  d.world_size = std::max({d.world_size, nccl_ranks, static_cast<int>(max_rank + 1)});
   // S from the element bytes, now that the world size is known.
   for (RankFacts& r : d.ranks) {
     for (NcclCall& c : r.nccl) {
-      if (c.bytes < 0) continue;
-      c.bytes = core::collective_bytes(c.kind, c.bytes, 1, d.world_size).value_or(-1);
+      c.bytes = -1;
+      if (c.payload_bytes < 0) continue;
+      c.bytes = core::collective_bytes(c.kind, c.payload_bytes, 1, d.world_size).value_or(-1);
       if (c.bytes >= 0) ++d.sized_kernels;
     }
   }
   return d;
 }
 
-}  // namespace
-
 const CommData& comm_data(Database& db) {
-  return cached<CommData>(db, "comm_data", [&] { return load(db); });
+  return cached<CommData>(db, "comm_data", [&] {
+    std::vector<CommSummary> one;
+    one.push_back(comm_map(db));
+    return comm_reduce(std::move(one));
+  });
 }
 
 }  // namespace gpuscope::analyze::detail

@@ -23,11 +23,25 @@
 // last one's end.
 // Steps: torch_steps of the rank's processes (trace --pytorch), each split over its window.
 //
-// Memory: the NCCL kernels of all ranks (about 48 bytes each) and one rank's other
-// intervals at a time.
+// Map and reduce (issue 20, "Scale"): comm_map reads ONE trace (one rank's, one host's or a
+// whole job's) and returns its ranks' facts, a CommSummary, with nothing that needs the other
+// ranks (S needs the job's world size: the map keeps the payload, elements x element size);
+// comm_reduce joins the summaries of many traces into the job's CommData: aligns the hosts'
+// clocks, sorts the ranks, finds the world size, computes S. The one-trace path is
+// comm_reduce({comm_map(db)}), so both paths are one code path. analyze/comm_summary.hpp
+// writes a CommSummary as JSON (gpuscope comm-summary) and reads it back.
+//
+// Clocks in the reduce: summaries with the same clock domain (the trace's meta host; a merged
+// trace's hosts, already aligned) share a clock. The first summary's domain is the reference;
+// every other domain is moved onto it by store::estimate_clock_offset over the ends of its
+// ranks' NCCL kernels (as gpuscope merge does), and CommData::clocks says by how much.
+//
+// Memory: the map holds one rank's intervals at a time and the NCCL kernels of the trace's
+// ranks (about 56 bytes each); the reduce holds the summaries (no compute intervals).
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,7 +58,8 @@ namespace gpuscope::analyze::detail {
 struct NcclCall {
   core::NcclCollective kind = core::NcclCollective::kUnknown;
   std::int64_t device_id = 0, stream_id = 0, start_ns = 0, end_ns = 0;
-  std::int64_t bytes = -1;  // S in bytes; -1 when unknown
+  std::int64_t bytes = -1;          // S in bytes; -1 when unknown (set by comm_reduce)
+  std::int64_t payload_bytes = -1;  // elements x element size from the PyTorch operator; -1 unknown
 };
 
 struct StepSplit {
@@ -69,15 +84,43 @@ struct RankFacts {
   [[nodiscard]] std::int64_t step_time_ns() const;
 };
 
+/// The map's output for one trace: its ranks (NcclCall::bytes still -1) and what the reduce
+/// cannot recompute from them.
+struct CommSummary {
+  std::vector<RankFacts> ranks;  // in rank order, then the rankless ones by pid, then device
+  int world_size = 0;            // the largest processes.world_size; 0 when not recorded
+  std::int64_t op_kernels = 0;   // NCCL kernels launched inside a PyTorch communication operator
+  std::string clock_domain;      // meta host (a merged trace's hosts, comma-separated); "" unknown
+  bool merged = false;           // a gpuscope merge output: its hosts are already on one clock
+  std::string source;            // the trace's path, for messages; "" for an in-memory one
+};
+
+/// How comm_reduce moved one clock domain onto the reference's clock.
+struct ClockAlignment {
+  std::string domain;
+  std::string method;          // "reference", "same clock", "nccl_kernel_ends", "none"
+  std::int64_t offset_ns = 0;  // added to the domain's timestamps
+  std::size_t matched = 0;     // collectives the estimate used
+  std::optional<std::int64_t> residual_max_ns;
+};
+
 struct CommData {
   std::vector<RankFacts> ranks;
   int world_size = 0;
-  std::int64_t nccl_kernels = 0;     // Σ over ranks
-  std::int64_t generic_kernels = 0;  // with no collective in the name
-  std::int64_t sized_kernels = 0;    // with S known
-  std::int64_t op_kernels = 0;       // launched inside a PyTorch communication operator
-  bool has_steps = false;            // some rank has torch_steps
+  std::int64_t nccl_kernels = 0;       // Σ over ranks
+  std::int64_t generic_kernels = 0;    // with no collective in the name
+  std::int64_t sized_kernels = 0;      // with S known
+  std::int64_t op_kernels = 0;         // launched inside a PyTorch communication operator
+  bool has_steps = false;              // some rank has torch_steps
+  std::vector<ClockAlignment> clocks;  // one per clock domain, the reference first (the reduce)
 };
+
+/// The map: one trace's ranks (file comment). Errors: store::DatabaseError.
+[[nodiscard]] CommSummary comm_map(store::Database& db);
+
+/// The reduce: the job's facts from the summaries of its traces (file comment). The same
+/// rank in two summaries stays two units. Pure: no I/O.
+[[nodiscard]] CommData comm_reduce(std::vector<CommSummary> parts);
 
 /// The facts above, computed once per trace state. Errors: store::DatabaseError.
 [[nodiscard]] const CommData& comm_data(store::Database& db);

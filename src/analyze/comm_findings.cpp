@@ -22,7 +22,9 @@ std::optional<std::int64_t> step_at(const RankFacts& r, std::int64_t t) {
   return t < s.end_ns ? std::optional<std::int64_t>(s.step) : std::nullopt;
 }
 
-StragglerMatch match(const CommData& d) {
+}  // namespace
+
+StragglerMatch match_collectives(const CommData& d) {
   StragglerMatch m;
   m.per_rank.resize(d.ranks.size());
   m.matched.resize(d.ranks.size());
@@ -115,16 +117,19 @@ StragglerMatch match(const CommData& d) {
   return m;
 }
 
-}  // namespace
-
 const StragglerMatch& straggler_match(store::Database& db) {
-  return cached<StragglerMatch>(db, "straggler_match", [&] { return match(comm_data(db)); });
+  return cached<StragglerMatch>(db, "straggler_match", [&] { return match_collectives(comm_data(db)); });
 }
 
 CommFindings comm_findings(store::Database& db) {
-  CommFindings f;
-  if (!may_have_nccl(db)) return f;
+  if (!may_have_nccl(db)) return {};
   const CommData& d = comm_data(db);
+  if (d.nccl_kernels == 0) return {};
+  return comm_findings(d, straggler_match(db));
+}
+
+CommFindings comm_findings(const CommData& d, const StragglerMatch& m) {
+  CommFindings f;
   if (d.nccl_kernels == 0) return f;
   std::int64_t worst = -1;
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
@@ -139,7 +144,6 @@ CommFindings comm_findings(store::Database& db) {
     f.wall_ns = core::sat_add(f.wall_ns, s.window_ns);
     if (s.exposed_ns > worst) worst = s.exposed_ns, f.worst_exposed = i;
   }
-  const StragglerMatch& m = straggler_match(db);
   std::int64_t held = 0;
   for (std::size_t i = 0; i < m.per_rank.size(); ++i) {
     if (m.per_rank[i].held_back_ns > held) held = m.per_rank[i].held_back_ns, f.straggler = i;
@@ -149,8 +153,10 @@ CommFindings comm_findings(store::Database& db) {
 }
 
 std::string straggler_sentence(store::Database& db, const CommFindings& f) {
-  const CommData& d = comm_data(db);
-  const StragglerMatch& m = straggler_match(db);
+  return straggler_sentence(comm_data(db), straggler_match(db), f);
+}
+
+std::string straggler_sentence(const CommData& d, const StragglerMatch& m, const CommFindings& f) {
   if (!f.straggler) return {};
   const RankFacts& r = d.ranks[*f.straggler];
   const RankStraggle& s = m.per_rank[*f.straggler];
@@ -172,8 +178,9 @@ std::string straggler_sentence(store::Database& db, const CommFindings& f) {
   return text;
 }
 
-std::string exposed_sentence(store::Database& db, const CommFindings& f) {
-  const CommData& d = comm_data(db);
+std::string exposed_sentence(store::Database& db, const CommFindings& f) { return exposed_sentence(comm_data(db), f); }
+
+std::string exposed_sentence(const CommData& d, const CommFindings& f) {
   std::string text =
       units::duration_ns(f.exposed_ns) + " of " + units::duration_ns(f.comm_ns) +
       " of NCCL communication ran with no compute kernel beside it on the same GPU, " +

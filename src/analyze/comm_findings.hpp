@@ -33,6 +33,8 @@ inline constexpr double kStragglerShare = 0.05;
 
 namespace detail {
 
+struct CommData;  // analyze/comm_data.hpp
+
 struct RankStraggle {
   std::int64_t instances = 0;                  // instances it took part in
   std::int64_t last = 0;                       // instances where it arrived strictly last
@@ -66,6 +68,9 @@ struct StragglerMatch {
   std::vector<std::vector<bool>> matched;
 };
 
+/// The matching over a job's facts (comm_data(db) or comm_reduce of summaries).
+[[nodiscard]] StragglerMatch match_collectives(const CommData& d);
+/// match_collectives(comm_data(db)), computed once per trace state.
 [[nodiscard]] const StragglerMatch& straggler_match(store::Database& db);
 
 /// The numbers behind top's two diagnoses.
@@ -82,11 +87,15 @@ struct CommFindings {
   [[nodiscard]] bool straggler_fires() const { return straggler && straggler_share >= kStragglerShare; }
 };
 
+[[nodiscard]] CommFindings comm_findings(const CommData& d, const StragglerMatch& m);
+/// The same over a trace (empty without NCCL kernels, cheaply).
 [[nodiscard]] CommFindings comm_findings(store::Database& db);
 
 /// "rank 5 holds the job back by 11 % of step time: ..." (stragglers' note, top's evidence).
+[[nodiscard]] std::string straggler_sentence(const CommData& d, const StragglerMatch& m, const CommFindings& f);
 [[nodiscard]] std::string straggler_sentence(store::Database& db, const CommFindings& f);
 /// "exposed communication: ..." (top's evidence).
+[[nodiscard]] std::string exposed_sentence(const CommData& d, const CommFindings& f);
 [[nodiscard]] std::string exposed_sentence(store::Database& db, const CommFindings& f);
 
 }  // namespace detail

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -78,7 +80,7 @@ const RankFacts* first_nccl_rank(const CommData& d) {
 
 }  // namespace
 
-Report nccl_sum(Database& db) {
+Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
   Report r;
   r.name = "nccl_sum";
   r.title = "NCCL Collective Summary";
@@ -94,11 +96,6 @@ Report nccl_sum(Database& db) {
       .add_column("Algbw", "GB/s", ColumnType::kReal)
       .add_column("Busbw", "GB/s", ColumnType::kReal)
       .add_column("Link Ceiling", "%", ColumnType::kReal);
-  if (!detail::may_have_nccl(db)) {
-    r.add_note(NoteLevel::kInfo, kNoNccl);
-    return r;
-  }
-  const CommData& d = detail::comm_data(db);
   if (d.nccl_kernels == 0) {
     r.add_note(NoteLevel::kInfo, kNoNccl);
     return r;
@@ -111,7 +108,6 @@ Report nccl_sum(Database& db) {
     double transfer_bytes = 0;
     std::vector<bool> ranks;
   };
-  const detail::StragglerMatch& m = detail::straggler_match(db);
   std::map<std::tuple<bool, core::NcclCollective, int>, Agg> by;  // generic kernels and unknown sizes last
   const auto agg = [&](core::NcclCollective kind, std::int64_t bytes) -> Agg& {
     int bucket = size_bucket(bytes);
@@ -202,7 +198,7 @@ Report nccl_sum(Database& db) {
   return r;
 }
 
-Report comm_overlap(Database& db) {
+Report comm_overlap(const CommData& d) {
   Report r;
   r.name = "comm_overlap";
   r.title = "Compute and Communication Overlap";
@@ -217,11 +213,6 @@ Report comm_overlap(Database& db) {
       .add_column("Overlap", "%", ColumnType::kReal)
       .add_column("Exposed of Wall", "%", ColumnType::kReal)
       .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier);
-  if (!detail::may_have_nccl(db)) {
-    r.add_note(NoteLevel::kInfo, kNoNccl);
-    return r;
-  }
-  const CommData& d = detail::comm_data(db);
   if (d.nccl_kernels == 0) {
     r.add_note(NoteLevel::kInfo, kNoNccl);
     return r;
@@ -267,7 +258,7 @@ Report comm_overlap(Database& db) {
   return r;
 }
 
-Report rank_sum(Database& db) {
+Report rank_sum(const CommData& d) {
   Report r;
   r.name = "rank_sum";
   r.title = "Rank Summary";
@@ -285,7 +276,6 @@ Report rank_sum(Database& db) {
       .add_column("Median Step", "ms", ColumnType::kReal)
       .add_column("Step vs Median", "%", ColumnType::kReal)
       .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier);
-  const CommData& d = detail::comm_data(db);
   if (d.ranks.empty()) {
     r.add_note(NoteLevel::kInfo, "no GPU activity in the capture range");
     return r;
@@ -334,7 +324,7 @@ Report rank_sum(Database& db) {
   return r;
 }
 
-Report stragglers(Database& db) {
+Report stragglers(const CommData& d, const detail::StragglerMatch& m) {
   Report r;
   r.name = "stragglers";
   r.title = "Stragglers";
@@ -349,16 +339,10 @@ Report stragglers(Database& db) {
       .add_column("Avg Arrival Delay", "us", ColumnType::kReal)
       .add_column("Last From Step", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier);
-  if (!detail::may_have_nccl(db)) {
-    r.add_note(NoteLevel::kInfo, kNoNccl);
-    return r;
-  }
-  const CommData& d = detail::comm_data(db);
   if (d.nccl_kernels == 0) {
     r.add_note(NoteLevel::kInfo, kNoNccl);
     return r;
   }
-  const detail::StragglerMatch& m = detail::straggler_match(db);
   if (m.instances == 0) {
     r.add_note(NoteLevel::kInfo, "no collective ran on two or more ranks: nothing to compare (" +
                                      std::to_string(d.nccl_kernels) + " NCCL kernels on " +
@@ -374,9 +358,9 @@ Report stragglers(Database& db) {
             ms(s.waited_ns), detail::real_or_null(s.delay_sum_ns / static_cast<double>(s.instances) / 1e3),
             opt_int(s.onset_step), d.ranks[i].pids.front()});
   }
-  const detail::CommFindings f = detail::comm_findings(db);
+  const detail::CommFindings f = detail::comm_findings(d, m);
   if (f.straggler)
-    r.add_note(f.straggler_fires() ? NoteLevel::kWarning : NoteLevel::kInfo, detail::straggler_sentence(db, f));
+    r.add_note(f.straggler_fires() ? NoteLevel::kWarning : NoteLevel::kInfo, detail::straggler_sentence(d, m, f));
   r.add_note(NoteLevel::kInfo, std::to_string(m.instances) +
                                    " collective instances matched across ranks (the k-th NCCL kernel of each "
                                    "collective on every rank that runs it, in start order)" +
@@ -393,7 +377,7 @@ Report stragglers(Database& db) {
   return r;
 }
 
-Report collective_trace(Database& db, std::int64_t first_rows) {
+Report collective_trace(const CommData& d, const detail::StragglerMatch& m, std::int64_t first_rows) {
   Report r;
   r.name = "collective_trace";
   r.title = "NCCL Collective Instances";
@@ -408,12 +392,10 @@ Report collective_trace(Database& db, std::int64_t first_rows) {
       .add_column("Others Waited", "ns", ColumnType::kInteger)
       .add_column("Transfer", "ns", ColumnType::kInteger)
       .add_column("Size", "bytes", ColumnType::kInteger);
-  if (!detail::may_have_nccl(db) || detail::comm_data(db).nccl_kernels == 0) {
+  if (d.nccl_kernels == 0) {
     r.add_note(NoteLevel::kInfo, kNoNccl);
     return r;
   }
-  const CommData& d = detail::comm_data(db);
-  const detail::StragglerMatch& m = detail::straggler_match(db);
   if (m.instances == 0) {
     r.add_note(NoteLevel::kInfo, "no collective ran on two or more ranks: nothing to compare");
     return r;
@@ -432,6 +414,88 @@ Report collective_trace(Database& db, std::int64_t first_rows) {
              "kernels on every rank; Last Rank: the rank that arrived strictly last (empty on a tie, or for a "
              "process without a rank); Lateness: last minus next-to-last arrival; Spread: last minus first; Others "
              "Waited: the other ranks' waits for the last, summed; Transfer: the last rank's kernel duration");
+  return r;
+}
+
+namespace {
+
+// A trace without any NCCL kernel name skips loading its facts (may_have_nccl).
+const CommData& no_data() {
+  static const CommData d;
+  return d;
+}
+const detail::StragglerMatch& no_match() {
+  static const detail::StragglerMatch m;
+  return m;
+}
+
+// The clocks the reduce aligned, when the summaries came from more than one host.
+void add_clock_note(Report& r, const CommData& d) {
+  if (d.clocks.size() < 2) return;
+  std::string text = "clocks of " + std::to_string(d.clocks.size()) + " hosts aligned onto " +
+                     (d.clocks[0].domain.empty() ? std::string("the first summary's") : d.clocks[0].domain) + "'s:";
+  for (std::size_t i = 1; i < d.clocks.size(); ++i) {
+    const detail::ClockAlignment& c = d.clocks[i];
+    text += std::string(i > 1 ? ";" : "") + " " + (c.domain.empty() ? "(no host)" : c.domain) + " ";
+    if (c.method == "nccl_kernel_ends") {
+      text += "moved by " + std::to_string(c.offset_ns) + " ns (" + std::to_string(c.matched) +
+              " collectives' ends; error left up to " +
+              (c.residual_max_ns ? units::duration_ns(*c.residual_max_ns) : std::string("?")) + ")";
+    } else {
+      text += "not moved (no collective on every rank to align by)";
+    }
+  }
+  r.add_note(NoteLevel::kInfo, text);
+}
+
+}  // namespace
+
+Report nccl_sum(Database& db) {
+  if (!detail::may_have_nccl(db)) return nccl_sum(no_data(), no_match());
+  return nccl_sum(detail::comm_data(db), detail::straggler_match(db));
+}
+
+Report comm_overlap(Database& db) {
+  return comm_overlap(detail::may_have_nccl(db) ? detail::comm_data(db) : no_data());
+}
+
+Report rank_sum(Database& db) { return rank_sum(detail::comm_data(db)); }
+
+Report stragglers(Database& db) {
+  if (!detail::may_have_nccl(db)) return stragglers(no_data(), no_match());
+  return stragglers(detail::comm_data(db), detail::straggler_match(db));
+}
+
+Report collective_trace(Database& db, std::int64_t first_rows) {
+  if (!detail::may_have_nccl(db)) return collective_trace(no_data(), no_match(), first_rows);
+  return collective_trace(detail::comm_data(db), detail::straggler_match(db), first_rows);
+}
+
+std::span<const std::string_view> comm_report_names() {
+  static constexpr std::string_view kNames[] = {"nccl_sum", "comm_overlap", "rank_sum", "stragglers",
+                                                "collective_trace"};
+  return kNames;
+}
+
+Report comm_report(std::string_view name, const CommData& d, const detail::StragglerMatch& m, std::int64_t first_rows) {
+  Report r;
+  if (name == "nccl_sum") {
+    r = nccl_sum(d, m);
+  } else if (name == "comm_overlap") {
+    r = comm_overlap(d);
+  } else if (name == "rank_sum") {
+    r = rank_sum(d);
+  } else if (name == "stragglers") {
+    r = stragglers(d, m);
+  } else if (name == "collective_trace") {
+    r = collective_trace(d, m, first_rows);
+  } else {
+    std::string valid;
+    for (std::string_view n : comm_report_names()) valid += (valid.empty() ? "" : ", ") + std::string(n);
+    throw std::invalid_argument("report '" + std::string(name) +
+                                "' does not run on several traces or on summaries (those run: " + valid + ")");
+  }
+  add_clock_note(r, d);
   return r;
 }
 

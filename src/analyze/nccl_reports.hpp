@@ -26,6 +26,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 #include "core/report.hpp"
 
@@ -35,6 +37,11 @@ class Database;
 
 namespace gpuscope::analyze {
 
+namespace detail {
+struct CommData;        // analyze/comm_data.hpp
+struct StragglerMatch;  // analyze/comm_findings.hpp
+}  // namespace detail
+
 [[nodiscard]] Report nccl_sum(store::Database& db);
 [[nodiscard]] Report comm_overlap(store::Database& db);
 [[nodiscard]] Report rank_sum(store::Database& db);
@@ -43,5 +50,23 @@ namespace gpuscope::analyze {
 /// (the last arrival's): its first arrival, who came last and by how much, the others' waits,
 /// the transfer time and size. `first_rows` > 0: only the first that many rows.
 [[nodiscard]] Report collective_trace(store::Database& db, std::int64_t first_rows = 0);
+
+// The same reports over a job's facts: the reduce of per-rank summaries (comm_data.hpp's
+// comm_reduce, analyze/comm_summary.hpp) and match_collectives of them. The functions above
+// are these over comm_data(db): one code path.
+[[nodiscard]] Report nccl_sum(const detail::CommData& d, const detail::StragglerMatch& m);
+[[nodiscard]] Report comm_overlap(const detail::CommData& d);
+[[nodiscard]] Report rank_sum(const detail::CommData& d);
+[[nodiscard]] Report stragglers(const detail::CommData& d, const detail::StragglerMatch& m);
+[[nodiscard]] Report collective_trace(const detail::CommData& d, const detail::StragglerMatch& m,
+                                      std::int64_t first_rows = 0);
+
+/// The reports above that run on summaries: nccl_sum, comm_overlap, rank_sum, stragglers,
+/// collective_trace.
+[[nodiscard]] std::span<const std::string_view> comm_report_names();
+/// One of them by name, with a note naming the clock offsets when the summaries came from
+/// several hosts. Unknown name → std::invalid_argument listing the valid ones.
+[[nodiscard]] Report comm_report(std::string_view name, const detail::CommData& d, const detail::StragglerMatch& m,
+                                 std::int64_t first_rows = 0);
 
 }  // namespace gpuscope::analyze
