@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/bench_command.hpp"
+#include "cli/comm_summary_command.hpp"
 #include "cli/diff_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/import_command.hpp"
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
   cli::MergeOptions merge_opts;
   CLI::App* merge = cli::add_merge_command(app, merge_opts);
 
+  cli::CommSummaryOptions comm_summary_opts;
+  CLI::App* comm_summary = cli::add_comm_summary_command(app, comm_summary_opts);
+
   // Internal: the loop `gpuscope trace` times with and without the collector
   // (cli/tracer_calibration.hpp). Hidden from --help.
   std::string calib_out;
@@ -97,6 +101,7 @@ int main(int argc, char** argv) {
     if (imp->parsed()) return cli::run_import(import_opts);
     if (diff->parsed()) return cli::run_diff(diff_opts);
     if (merge->parsed()) return cli::run_merge(merge_opts);
+    if (comm_summary->parsed()) return cli::run_comm_summary(comm_summary_opts);
     if (calib->parsed()) return cli::run_calibrate_child(calib_out);
     if (schema->parsed()) return cli::run_schema(schema_opts);
   } catch (const std::exception& e) {

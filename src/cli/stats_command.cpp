@@ -5,10 +5,15 @@
 #include <stdexcept>
 #include <utility>
 
+#include "analyze/comm_data.hpp"
+#include "analyze/comm_findings.hpp"
+#include "analyze/comm_summary.hpp"
 #include "analyze/gpu_busy.hpp"
+#include "analyze/nccl_reports.hpp"
 #include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/trace_filter.hpp"
+#include "cli/comm_inputs.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
 #include "core/report_transform.hpp"
@@ -50,7 +55,16 @@ std::string help_footer() {
        "  gpuscope stats run.sqlite -r gpu_util,launch_overhead --from 2s --to 2.5s\n"
        "  gpuscope stats run.sqlite -r cuda_api_sum --sort 'Num Calls'\n"
        "  gpuscope stats run.sqlite -r cuda_gpu_trace --format csv -o gpu_trace.csv\n"
-       "Every report and column: docs/stats.md.";
+       "\n"
+       "Many GPUs, one trace per rank or per host (nccl_sum, comm_overlap, rank_sum, stragglers,\n"
+       "collective_trace; all five when no -r is given): give every trace, or the summaries that\n"
+       "`gpuscope comm-summary` made of them. Each input is mapped to a small summary (in parallel,\n"
+       "-j), then the summaries are joined, so memory is bounded by one rank, not by the job;\n"
+       "hosts' clocks are aligned by their NCCL collectives, as gpuscope merge does:\n"
+       "  gpuscope stats run.node*.sqlite -r stragglers,rank_sum -j 8\n"
+       "  gpuscope comm-summary run.node1.sqlite -o node1.summary.json   (on each host)\n"
+       "  gpuscope stats node*.summary.json -r stragglers\n"
+       "Every report and column: docs/stats.md; many GPUs: docs/multi-gpu.md.";
   return s;
 }
 
@@ -86,7 +100,13 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
                          "Summary reports of a trace: where the GPU and CPU time goes (nsys stats' reports,\n"
                          "same names and columns) and the diagnoses nsys leaves to the reader (is the GPU really\n"
                          "busy, is the run launch-bound, where does the CPU wait).");
-  sub->add_option("trace", o.trace, "NAME.sqlite")->required()->check(CLI::ExistingFile);
+  sub->add_option("traces", o.inputs,
+                  "NAME.sqlite; several traces or comm summaries (X.summary.json) for the many-GPU reports")
+      ->required()
+      ->check(CLI::ExistingFile);
+  count_option(
+      sub->add_option("-j,--jobs", o.jobs, "Several inputs: how many are mapped at once (default: every core)"),
+      core::CountLimits{1, 1024, "2"});
   sub->add_option("-r,--report", o.reports, "Reports, comma-separated (list below)")->delimiter(',');
   sub->add_option("--format", o.format, "table, csv, json or markdown (one document: docs/output-formats.md)")
       ->capture_default_str();
@@ -125,12 +145,60 @@ bool is_steady_scoped(std::string_view report) {
 }
 }  // namespace
 
-int run_stats(const StatsOptions& o) {
+namespace {
+
+// Reports in the order given, each once.
+std::vector<std::string> unique_names(const std::vector<std::string>& reports) {
+  std::vector<std::string> names;
+  for (const std::string& n : reports)
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  return names;
+}
+
+// --timeunit, --sort, --top on each report, then the document (as for one trace).
+// `last_note`, when not empty, is added to every report after them.
+void finish_reports(const StatsOptions& o, std::vector<Report>& reports, render::Format format,
+                    const std::string& last_note = {});
+
+// Several inputs: the many-GPU reports by map (in parallel) and reduce (header comment).
+int run_stats_job(const StatsOptions& o) {
+  const render::Format format = render::parse_format(o.format);
+  std::vector<std::string> names = unique_names(o.reports);
+  const auto valid = analyze::comm_report_names();
+  if (names.empty()) names.assign(valid.begin(), valid.end());
+  std::string list;
+  for (std::string_view v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
+  for (const std::string& n : names)
+    if (std::find(valid.begin(), valid.end(), n) == valid.end())
+      throw std::invalid_argument("report '" + n + "' reads one trace; over several traces or summaries these run: " +
+                                  list + " (merge the traces with gpuscope merge for the others)");
+  if (!make_filter(o).empty() || o.whole_run)
+    throw std::invalid_argument(
+        "filters and --whole-run need one trace; over several traces or summaries the many-GPU reports see every "
+        "event (merge the traces with gpuscope merge, then filter)");
+  if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
+  check_outputs({o.output}, o.force_overwrite);
+  const int jobs = o.jobs > 0 ? o.jobs : default_map_jobs();
+  const analyze::detail::CommData d = analyze::detail::comm_reduce(map_comm_inputs(o.inputs, jobs));
+  const analyze::detail::StragglerMatch m = analyze::detail::match_collectives(d);
+  const std::int64_t first_rows = o.top && *o.top > 0 && o.sort.empty() ? *o.top : 0;
+  std::vector<Report> reports;
+  for (const std::string& n : names) reports.push_back(analyze::comm_report(n, d, m, first_rows));
+  finish_reports(o, reports, format);
+  return 0;
+}
+
+}  // namespace
+
+int run_stats(const StatsOptions& options) {
+  if (options.inputs.size() > 1 ||
+      (options.inputs.size() == 1 && analyze::is_comm_summary_file(options.inputs.front())))
+    return run_stats_job(options);
+  StatsOptions o = options;
+  if (o.trace.empty() && !o.inputs.empty()) o.trace = o.inputs.front();
   // Validate everything before opening files, so a typo costs nothing.
   const render::Format format = render::parse_format(o.format);
-  std::vector<std::string> names;
-  for (const std::string& n : o.reports)  // a report named twice prints once
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  std::vector<std::string> names = unique_names(o.reports);
   if (names.empty())
     for (std::string_view n : analyze::report_names()) names.emplace_back(n);
   const auto valid = analyze::all_report_names();
@@ -141,8 +209,7 @@ int run_stats(const StatsOptions& o) {
     throw std::invalid_argument("unknown report '" + n + "' (valid: " + list +
                                 "; gpuscope stats --help says what each answers)");
   }
-  const bool convert = !o.timeunit.empty();
-  const TimeUnit unit = convert ? parse_time_unit(o.timeunit) : TimeUnit::kNs;
+  if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
   const analyze::TraceFilter filter = make_filter(o);
   check_outputs({o.output}, o.force_overwrite);
 
@@ -204,7 +271,28 @@ int run_stats(const StatsOptions& o) {
     }
   }
   if (reports.empty() && !damaged.empty()) throw store::TraceDamagedError(damaged.front().second);
+  finish_reports(o, reports, format, filtered ? "events filtered by " + filter_text(o) : std::string());
+  if (!damaged.empty()) {
+    std::string which;
+    std::vector<std::string> whys;  // each distinct damage once
+    for (const auto& [name, why] : damaged) {
+      which += (which.empty() ? "" : ", ") + name;
+      if (std::find(whys.begin(), whys.end(), why) == whys.end()) whys.push_back(why);
+    }
+    std::cerr << "gpuscope stats: " << damaged.size() << " of " << names.size() << " reports could not run (" << which
+              << "): their tables are damaged; the reports printed read intact tables.\n";
+    for (const std::string& why : whys) std::cerr << "gpuscope stats: " << why << "\n";
+    return 1;
+  }
+  return 0;
+}
 
+namespace {
+
+void finish_reports(const StatsOptions& o, std::vector<Report>& reports, render::Format format,
+                    const std::string& last_note) {
+  const bool convert = !o.timeunit.empty();
+  const TimeUnit unit = convert ? parse_time_unit(o.timeunit) : TimeUnit::kNs;
   // Per-report transforms: unit first, so --sort may name the converted header.
   std::vector<std::string> unsorted;
   for (Report& r : reports) {
@@ -217,7 +305,7 @@ int run_stats(const StatsOptions& o) {
       }
     }
     if (o.top && *o.top > 0) keep_top_rows(r, *o.top);
-    if (filtered) r.add_note(NoteLevel::kInfo, "events filtered by " + filter_text(o));
+    if (!last_note.empty()) r.add_note(NoteLevel::kInfo, last_note);
   }
   if (!unsorted.empty() && unsorted.size() == reports.size()) {
     std::string cols;
@@ -232,7 +320,6 @@ int run_stats(const StatsOptions& o) {
     std::cerr << "gpuscope stats: warning: --sort '" << o.sort << "': report " << n
               << " has no such column; its rows keep their order\n";
 
-  const int rc = damaged.empty() ? 0 : 1;
   if (!o.output.empty()) {
     store::write_file_atomically(o.output, store::overwrite_if(o.force_overwrite),
                                  [&](std::ostream& out) { render::render(reports, format, out, kDocument); });
@@ -241,18 +328,7 @@ int run_stats(const StatsOptions& o) {
     std::cout.flush();
     if (!std::cout) throw std::runtime_error("writing stdout failed");
   }
-  if (!damaged.empty()) {
-    std::string which;
-    std::vector<std::string> whys;  // each distinct damage once
-    for (const auto& [name, why] : damaged) {
-      which += (which.empty() ? "" : ", ") + name;
-      if (std::find(whys.begin(), whys.end(), why) == whys.end()) whys.push_back(why);
-    }
-    std::cerr << "gpuscope stats: " << damaged.size() << " of " << names.size() << " reports could not run (" << which
-              << "): their tables are damaged; the reports printed read intact tables.\n";
-    for (const std::string& why : whys) std::cerr << "gpuscope stats: " << why << "\n";
-  }
-  return rc;
 }
 
+}  // namespace
 }  // namespace gpuscope::cli

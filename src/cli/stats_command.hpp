@@ -10,6 +10,14 @@
 // matched nothing, a report without the --sort column) go to stderr. -o FILE is written
 // atomically and an existing FILE is kept unless -f (cli/output_files.hpp). docs/stats.md
 // documents the reports and options for users.
+//
+// Several inputs (`gpuscope stats A.sqlite B.sqlite ...`, or summaries that gpuscope
+// comm-summary wrote, or both): the many-GPU reports (analyze/nccl_reports.hpp's
+// comm_report_names) over the whole job, as map → reduce: each input is mapped to its
+// summary in parallel (-j, cli/comm_inputs.hpp), the summaries are reduced
+// (analyze/comm_data.hpp's comm_reduce), the reports run on the result. One input that is a
+// summary takes the same path; one trace takes the ordinary path (which is the same map and
+// reduce inside). Filters and --whole-run need one trace and are refused with several.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -23,7 +31,9 @@
 namespace gpuscope::cli {
 
 struct StatsOptions {
-  std::string trace;                 // NAME.sqlite
+  std::string trace;                 // NAME.sqlite (the first input)
+  std::vector<std::string> inputs;   // every input: traces and/or comm summaries
+  int jobs = 0;                      // -j: inputs mapped at once; 0 = every core
   std::vector<std::string> reports;  // empty → analyze::report_names() (report_registry.hpp)
   std::string format = "table";      // table | csv | json | markdown
   std::string output;                // file; empty → stdout
