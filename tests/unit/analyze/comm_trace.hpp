@@ -13,9 +13,12 @@
 //   gemm    stream 7   [900, 950 us)          after the collective (the next layer)
 // The AllReduce is launched inside a PyTorch "nccl:all_reduce" operator with shapes
 // [[1048576]] (4 MiB of f32) when `with_ops`.
+// `only_rank` ≥ 0 builds that rank's part of the job alone (one rank's trace: the map's input);
+// write_trace_file saves a TraceDb as a trace file that gpuscope opens.
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,7 @@ struct CommJob {
   bool with_ops = true;
   bool with_steps = true;
   std::vector<int> delayed_steps;  // when not empty: the steps the delayed rank is late in (not delay_from on)
+  int only_rank = -1;              // ≥ 0: only this rank's process and events
 };
 
 inline constexpr long long kStepNs = 1'000'000;
@@ -43,6 +47,7 @@ inline void build_comm_job(TraceDb& t, const CommJob& job) {
   std::vector<std::string> hosts;
   for (int r = 0; r < job.ranks; ++r) hosts.push_back("node" + std::to_string(r / 8));
   for (int r = 0; r < job.ranks; ++r) {
+    if (job.only_rank >= 0 && r != job.only_rank) continue;
     const int pid = 100 + r;
     t.add(rows::Process{.pid = pid,
                         .host = hosts[static_cast<std::size_t>(r)],
@@ -72,6 +77,17 @@ inline void build_comm_job(TraceDb& t, const CommJob& job) {
       if (job.with_steps) t.add(rows::TorchStep{.pid = pid, .step = s, .start_ns = o, .end_ns = o + kStepNs});
     }
   }
+}
+
+/// Saves `t` as a trace file at `path` (replaced if there) whose meta names `host` (the map's
+/// clock domain; "" for none) and this schema version, so that store::open_trace reads it.
+inline void write_trace_file(TraceDb& t, const std::string& path, const std::string& host) {
+  t.add(rows::Meta{.key = "schema_version", .value = std::to_string(store::kSchemaVersion)});
+  if (!host.empty()) t.add(rows::Meta{.key = "host", .value = host});
+  std::remove(path.c_str());
+  std::string quoted;
+  for (const char c : path) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  t.db().exec("VACUUM INTO '" + quoted + "'");
 }
 
 }  // namespace gpuscope::test
