@@ -144,12 +144,18 @@ CommSummary comm_map(Database& db) {
   const auto names = nccl_names(db);
   const auto ops = names.empty() ? decltype(comm_ops(db)){} : comm_ops(db);
   auto copy_work = copies(db);
-  const bool steps_table = db.has_table("torch_steps");
+  // Every process's steps in one pass (torch_steps has no pid index: a query per rank would
+  // scan the table once per rank).
+  std::unordered_map<std::int64_t, std::vector<StepSplit>> steps_by_pid;
+  if (db.has_table("torch_steps")) {
+    Statement st = db.prepare("SELECT pid, step, start_ns, end_ns FROM torch_steps ORDER BY pid, step");
+    while (st.step())
+      steps_by_pid[st.column_int(0)].push_back({st.column_int(1), st.column_int(2), st.column_int(3), {}});
+  }
 
   Statement kernels = db.prepare(
       "SELECT device_id, stream_id, start_ns, end_ns, COALESCE(name_id, -1), correlation_id FROM kernels WHERE pid = "
       "?1");
-  Statement steps = db.prepare("SELECT step, start_ns, end_ns FROM torch_steps WHERE pid = ?1 ORDER BY step");
   Statement uuid = db.prepare(
       "SELECT uuid FROM devices WHERE pid = ?1 AND device_id = ?2 AND uuid IS NOT NULL AND uuid <> '' LIMIT 1");
   for (auto& [key, head] : by_key) {
@@ -215,10 +221,9 @@ CommSummary comm_map(Database& db) {
         }
         copy_work.erase(it);
       }
-      if (steps_table) {
-        steps.reset();
-        steps.bind(1, pid);
-        while (steps.step()) rank_steps.push_back({steps.column_int(0), steps.column_int(1), steps.column_int(2), {}});
+      if (const auto it = steps_by_pid.find(pid); it != steps_by_pid.end()) {
+        rank_steps.insert(rank_steps.end(), it->second.begin(), it->second.end());
+        steps_by_pid.erase(it);
       }
     }
     std::stable_sort(rank_steps.begin(), rank_steps.end(),
