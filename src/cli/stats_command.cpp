@@ -1,6 +1,8 @@
 #include "cli/stats_command.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <set>
 #include <iostream>
 #include <stdexcept>
 #include <utility>
@@ -177,6 +179,12 @@ int run_stats_job(const StatsOptions& o) {
         "filters and --whole-run need one trace; over several traces or summaries the many-GPU reports see every "
         "event (merge the traces with gpuscope merge, then filter)");
   if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
+  std::set<std::filesystem::path> seen;
+  for (const std::string& in : o.inputs) {
+    std::error_code ec;
+    if (!seen.insert(std::filesystem::weakly_canonical(in, ec)).second)
+      throw std::invalid_argument(in + " is given twice; give each rank's trace or summary once");
+  }
   check_outputs({o.output}, o.force_overwrite);
   const int jobs = o.jobs > 0 ? o.jobs : default_map_jobs();
   const analyze::detail::CommData d = analyze::detail::comm_reduce(map_comm_inputs(o.inputs, jobs));
