@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # recipes/dask_comm.py on a dask.distributed LocalCluster (2 worker processes) over a
-# generated 16-rank job split into per-rank traces (gpuscope_make_comm_job: 2 hosts of 8,
-# rank 5 late from step 2): its reports equal the one-machine paths' — gpuscope stats over
-# the per-rank traces (map in threads, reduce) and over the one trace holding every rank —
-# row for row and note for note (but the note naming the 2 hosts' clock offsets, which the
-# one trace has no reason to print). Exit 77 (skipped) without Debian's python3-distributed.
+# generated 64-rank job split into per-rank traces (gpuscope_make_comm_job: 8 hosts of 8,
+# rank 37 late from step 2 of 5): its reports equal the one-machine paths' — gpuscope stats
+# over the per-rank traces (map in threads, reduce), over the summaries the recipe kept, and
+# over the one trace holding every rank — row for row and note for note (but the note naming
+# the 8 hosts' clock offsets, which the one trace has no reason to print). Exit 77 (skipped) without Debian's python3-distributed.
 set -euo pipefail
 BUILD=$1
 SRC=$2
@@ -17,7 +17,7 @@ fi
 G="$BUILD/bin/gpuscope"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$BUILD/bin/gpuscope_make_comm_job" "$tmp/job" 16 5 5 2
+"$BUILD/bin/gpuscope_make_comm_job" "$tmp/job" 64 5 37 2
 R=nccl_sum,comm_overlap,rank_sum,stragglers,collective_trace
 "$PY" "$SRC/recipes/dask_comm.py" --local 2 --gpuscope "$G" -r "$R" --format json -o "$tmp/dask.json" \
   --keep-summaries "$tmp/sums" "$tmp"/job/rank*.sqlite
@@ -44,8 +44,9 @@ assert strip(dask) == strip(one), "Dask recipe != gpuscope stats of the one trac
 clock = [n for n in dask["stragglers"]["notes"] if "clocks of" in str(n)]
 assert clock and "node1 moved by 0 ns" in str(clock[0]), clock
 g = dask["stragglers"]
-rank5 = g["rows"][5]
-assert rank5[0] == 5 and rank5[2] == 3, rank5  # rank 5 came last at 3 collectives
-assert any("rank 5 holds the job back by 6.0 % of step time" in str(n) for n in g["notes"]), g["notes"]
+late = g["rows"][37]
+assert late[0] == 37 and late[2] == 3, late  # rank 37 came last at 3 collectives
+assert any("rank 37 holds the job back by 6.0 % of step time" in str(n) for n in g["notes"]), g["notes"]
+assert len(dask["comm_overlap"]["rows"]) == 64 * 5
 print("dask recipe == one-machine paths: %d reports, %d comm_overlap rows" % (len(dask), len(dask["comm_overlap"]["rows"])))
 PYEOF
