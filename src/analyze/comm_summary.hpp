@@ -21,7 +21,7 @@
 //              core::collective_name spells it ("AllReduce", "Generic" ...); payload_bytes
 //              elements x element size, -1 unknown (S needs the job's world size: the reduce)
 //    }]}
-// Size: about 50 bytes per NCCL kernel and 70 per step (docs/performance.md measures it).
+// Size: about 50 bytes per NCCL kernel and 55 per step (docs/performance.md measures it).
 //
 // Errors: CommSummaryError naming the file: not JSON, not this format, a field missing or of
 // the wrong type, or another version (the message names both versions).
