@@ -136,10 +136,12 @@ def gpu_count():
 
 
 def result_lines(text):
-    """[{key: value}] of the 'RESULT k=v ...' lines."""
+    """[{key: value}] of the 'RESULT k=v ...' records, also where two ranks' lines ran together
+    on the shared stdout ("...ms_per_step=25.2RESULT rank=0 ...")."""
     out = []
-    for line in text.splitlines():
-        if line.startswith("RESULT "):
+    for chunk in re.split(r"(?=RESULT )", text):
+        if chunk.startswith("RESULT "):
+            line = chunk.splitlines()[0]
             out.append(dict(tok.partition("=")[::2] for tok in line.split()[1:]))
     return out
 

@@ -136,8 +136,11 @@ def main():
                                    "steps": [args.profile_from, args.profile_to], "kernels": kernel_counts(prof),
                                    "torch_version": torch.__version__}, indent=1, sort_keys=True))
     steady = walls[3:] or walls
-    print(f"RESULT rank={rank} pid={os.getpid()} device={local_rank} world={world} steps={args.steps} "
-          f"ms_per_step={statistics.median(steady) * 1e3:.3f}", flush=True)
+    # One write of the whole line: the ranks share stdout, and print() writes the text and the
+    # newline apart, so two ranks' lines could run together.
+    sys.stdout.write(f"RESULT rank={rank} pid={os.getpid()} device={local_rank} world={world} steps={args.steps} "
+                     f"ms_per_step={statistics.median(steady) * 1e3:.3f}\n")
+    sys.stdout.flush()
     dist.destroy_process_group()
     return 0
 

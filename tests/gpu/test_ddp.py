@@ -15,6 +15,7 @@ torch.profiler in separate processes (CUDA 13: one CUPTI client per process). Pa
     communication with the test's own union arithmetic on the kernels table.
 Skipped (77) with fewer than 2 GPUs or without PyTorch.
 """
+import re
 import sys
 
 import gputest as g
@@ -51,7 +52,9 @@ def main():
            "--slow-rank", "1", "--slow-from", str(SLOW_FROM), "--delay-ms", str(DELAY_MS)]
     r, db = g.trace(args.build, args.scratch, "ddp", ddp, options=["--pytorch=ops"], timeout=120)
     c.require(r.returncode == 0, "gpuscope trace -- torchrun ddp_train.py exits 0", f"exit {r.returncode}")
-    results = [g.parse_result(line) for line in g.result_lines(r.stdout)]
+    # The ranks share stdout: split at every "RESULT " (two lines can run together).
+    results = [g.parse_result(chunk.splitlines()[0]) for chunk in re.split(r"(?=RESULT )", r.stdout)
+               if chunk.startswith("RESULT ")]
     c.require(len(results) == 2, "both ranks printed RESULT", f"{len(results)} lines")
 
     t = g.run([*ddp, "--torch-profiler", args.scratch / "torch", "--profile-from", str(PROFILE[0]),
