@@ -13,8 +13,8 @@
 //
 // Several inputs (`gpuscope stats A.sqlite B.sqlite ...`, or summaries that gpuscope
 // comm-summary wrote, or both): the many-GPU reports (analyze/nccl_reports.hpp's
-// comm_report_names; all five without -r) over the whole job, as map → reduce: each input is mapped to its
-// summary in parallel (-j, cli/comm_inputs.hpp), the summaries are reduced
+// comm_report_names; all five without -r) over the whole job, as map → reduce: each input
+// is mapped to its summary in parallel (-j, cli/comm_inputs.hpp), the summaries are reduced
 // (analyze/comm_data.hpp's comm_reduce), the reports run on the result. One input that is a
 // summary takes the same path; one trace takes the ordinary path (which is the same map and
 // reduce inside). Filters and --whole-run need one trace and are refused with several.
