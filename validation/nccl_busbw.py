@@ -50,8 +50,44 @@ def parse_args():
                    help="most timed calls per size (default 100: they must fit CUDA's launch queue)")
     p.add_argument("--queue-ms", type=float, default=40.0,
                    help="GPU sleep the timed calls are queued behind, ms (default 40; 0: none)")
+    p.add_argument("--graph", action="store_true",
+                   help="also time the same N calls captured in one CUDA graph (as nccl-tests -G): no launch gap "
+                        "between the kernels; graph_time_us, graph_busbw_gbs")
     p.add_argument("--out", default=None, help="JSON file rank 0 writes")
     return p.parse_args()
+
+
+def graph_time_us(t, iters, sleep_cycles, queue_ms):
+    """Time per call of `iters` all_reduce(t) captured in one CUDA graph and replayed between two
+    events (nccl-tests -G): the kernels follow each other with no launch gap. NaN when capture
+    fails (an older NCCL or torch)."""
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up outside capture, on a side stream, as torch asks
+            for _ in range(3):
+                dist.all_reduce(t)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(iters):
+                dist.all_reduce(t)
+        graph.replay()  # the first replay uploads the graph
+        torch.cuda.synchronize()
+        dist.barrier()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if queue_ms > 0:
+            torch.cuda._sleep(sleep_cycles)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e3 / iters
+    except Exception as e:  # report, keep the stream figures
+        print(f"nccl_busbw: CUDA graph timing failed: {e!r}", file=sys.stderr)
+        return float("nan")
 
 
 def main():
@@ -107,17 +143,26 @@ def main():
         cpu_s = time.perf_counter() - cpu0
         end.record()
         end.synchronize()
-        mine = torch.tensor([start.elapsed_time(end) * 1e3 / iters, cpu_s * 1e6 / iters], dtype=torch.float64,
-                            device=device)
+        graph_us = float("nan")
+        if args.graph:
+            graph_us = graph_time_us(t, iters, sleep_cycles, args.queue_ms)
+        mine = torch.tensor([start.elapsed_time(end) * 1e3 / iters, cpu_s * 1e6 / iters, graph_us],
+                            dtype=torch.float64, device=device)
         dist.all_reduce(mine)
-        time_us, cpu_us = (v / world for v in mine.tolist())
+        time_us, cpu_us, graph_us = (v / world for v in mine.tolist())
         queued = int(args.queue_ms > 0 and cpu_us * iters < args.queue_ms * 1e3)
         algbw = size / (time_us * 1e-6) / 1e9
-        rows.append({"bytes": size, "iters": iters, "time_us": time_us, "algbw_gbs": algbw,
-                     "busbw_gbs": algbw * factor, "cpu_us": cpu_us, "queued": queued})
+        row = {"bytes": size, "iters": iters, "time_us": time_us, "algbw_gbs": algbw,
+               "busbw_gbs": algbw * factor, "cpu_us": cpu_us, "queued": queued}
+        graph = ""
+        if graph_us == graph_us:  # not NaN
+            row["graph_time_us"] = graph_us
+            row["graph_busbw_gbs"] = size / (graph_us * 1e-6) / 1e9 * factor
+            graph = f" graph_time_us={graph_us:.2f} graph_busbw_gbs={row['graph_busbw_gbs']:.2f}"
+        rows.append(row)
         if rank == 0:
             print(f"RESULT size={size} iters={iters} time_us={time_us:.2f} algbw_gbs={algbw:.2f} "
-                  f"busbw_gbs={algbw * factor:.2f} cpu_us={cpu_us:.2f} queued={queued}", flush=True)
+                  f"busbw_gbs={algbw * factor:.2f} cpu_us={cpu_us:.2f} queued={queued}{graph}", flush=True)
         del t
     if rank == 0 and args.out:
         try:

@@ -1,5 +1,7 @@
 #include "analyze/comm_data.hpp"
 
+#include "analyze/pytorch_reports.hpp"
+
 #include <algorithm>
 #include <map>
 #include <span>
@@ -99,10 +101,25 @@ struct GpuWork {
 
 }  // namespace
 
+std::vector<bool> RankFacts::warmup_steps() const {
+  std::vector<StepFacts> facts(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    facts[i].start_ns = steps[i].start_ns;
+    facts[i].end_ns = steps[i].end_ns;
+  }
+  classify_steps(facts);
+  std::vector<bool> out(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) out[i] = facts[i].kind == StepFacts::Kind::kWarmup;
+  return out;
+}
+
 std::int64_t RankFacts::step_time_ns() const {
   if (steps.empty()) return core::sat_sub(span.end_ns, span.start_ns);
+  const std::vector<bool> warmup = warmup_steps();
+  const bool any_after = std::find(warmup.begin(), warmup.end(), false) != warmup.end();
   std::int64_t sum = 0;
-  for (const StepSplit& s : steps) sum = core::sat_add(sum, core::sat_sub(s.end_ns, s.start_ns));
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (!any_after || !warmup[i]) sum = core::sat_add(sum, core::sat_sub(steps[i].end_ns, steps[i].start_ns));
   return sum;
 }
 

@@ -80,7 +80,13 @@ struct RankFacts {
   core::OverlapSplit whole;        // over the span
   std::vector<StepSplit> steps;    // in step order
   std::vector<NcclCall> nccl;      // in start order
-  /// Σ step walls; the span's length without steps.
+  /// Per step (as `steps`): a warm-up step, as step_sum classifies them
+  /// (analyze/pytorch_reports.hpp classify_steps: the first step, holding start-up such as
+  /// NCCL's and DDP's initialisation, and each next one while over 1.25 x the median of the
+  /// later ones).
+  [[nodiscard]] std::vector<bool> warmup_steps() const;
+  /// Σ the walls of the steps after warm-up (of every step when all are warm-up); the span's
+  /// length without steps.
   [[nodiscard]] std::int64_t step_time_ns() const;
 };
 

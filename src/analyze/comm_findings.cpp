@@ -13,13 +13,13 @@
 namespace gpuscope::analyze::detail {
 namespace {
 
-// The step of `r` that holds `t`, if any.
-std::optional<std::int64_t> step_at(const RankFacts& r, std::int64_t t) {
+// The index in r.steps of the step that holds `t`, if any.
+std::optional<std::size_t> step_index_at(const RankFacts& r, std::int64_t t) {
   const auto it = std::upper_bound(r.steps.begin(), r.steps.end(), t,
                                    [](std::int64_t v, const StepSplit& s) { return v < s.start_ns; });
   if (it == r.steps.begin()) return std::nullopt;
-  const StepSplit& s = *(it - 1);
-  return t < s.end_ns ? std::optional<std::int64_t>(s.step) : std::nullopt;
+  const auto i = static_cast<std::size_t>(it - 1 - r.steps.begin());
+  return t < r.steps[i].end_ns ? std::optional<std::size_t>(i) : std::nullopt;
 }
 
 }  // namespace
@@ -31,6 +31,8 @@ StragglerMatch match_collectives(const CommData& d) {
   for (std::size_t i = 0; i < d.ranks.size(); ++i) m.matched[i].resize(d.ranks[i].nccl.size());
   // Per kind: each rank's kernels of that kind, in start order (indices into its nccl).
   std::map<core::NcclCollective, std::vector<std::vector<std::size_t>>> by_kind;
+  std::vector<std::vector<bool>> warmup(d.ranks.size());
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) warmup[i] = d.ranks[i].warmup_steps();
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
     const RankFacts& r = d.ranks[i];
     if (r.nccl.empty()) continue;
@@ -75,7 +77,12 @@ StragglerMatch match_collectives(const CommData& d) {
       // Every step with an instance is in held_per_step, so that a step where no rank came
       // last breaks a run.
       std::vector<std::int64_t>* step_held = nullptr;
-      const std::optional<std::int64_t> step = step_at(d.ranks[last], t[a->last]);
+      const std::optional<std::size_t> step_index = step_index_at(d.ranks[last], t[a->last]);
+      const std::optional<std::int64_t> step =
+          step_index ? std::optional<std::int64_t>(d.ranks[last].steps[*step_index].step) : std::nullopt;
+      // Counted in the share of step time when outside warm-up (or the rank has no steps:
+      // the share is of its wall time then). An instance between steps counts too.
+      const bool steady = !step_index || !warmup[last][*step_index];
       if (step) {
         step_held = &held_per_step[*step];
         step_held->resize(d.ranks.size());
@@ -84,6 +91,7 @@ StragglerMatch match_collectives(const CommData& d) {
         RankStraggle& s = m.per_rank[last];
         ++s.last;
         s.held_back_ns = core::sat_add(s.held_back_ns, a->lateness_ns);
+        if (steady) s.held_back_steady_ns = core::sat_add(s.held_back_steady_ns, a->lateness_ns);
         for (std::int64_t w : a->wait_ns) s.others_waited_ns = core::sat_add(s.others_waited_ns, w);
         if (step_held != nullptr) (*step_held)[last] = core::sat_add((*step_held)[last], a->lateness_ns);
       }
@@ -146,7 +154,7 @@ CommFindings comm_findings(const CommData& d, const StragglerMatch& m) {
   }
   std::int64_t held = 0;
   for (std::size_t i = 0; i < m.per_rank.size(); ++i) {
-    if (m.per_rank[i].held_back_ns > held) held = m.per_rank[i].held_back_ns, f.straggler = i;
+    if (m.per_rank[i].held_back_steady_ns > held) held = m.per_rank[i].held_back_steady_ns, f.straggler = i;
   }
   if (f.straggler && m.step_time_ns > 0) f.straggler_share = static_cast<double>(held) / m.step_time_ns;
   return f;
@@ -161,8 +169,9 @@ std::string straggler_sentence(const CommData& d, const StragglerMatch& m, const
   const RankFacts& r = d.ranks[*f.straggler];
   const RankStraggle& s = m.per_rank[*f.straggler];
   std::string text = rank_label(r) + " holds the job back by " + units::percent_of(f.straggler_share) + " of " +
-                     (d.has_steps ? "step time" : "the wall time") + ": it arrived last at " + std::to_string(s.last) +
-                     " of " + std::to_string(s.instances) + " collectives, " + units::duration_ns(s.held_back_ns) +
+                     (d.has_steps ? "step time after warm-up" : "the wall time") + ": it arrived last at " +
+                     std::to_string(s.last) + " of " + std::to_string(s.instances) + " collectives, " +
+                     units::duration_ns(s.held_back_ns) +
                      " after the next-to-last rank in all, and the other ranks waited " +
                      units::duration_ns(s.others_waited_ns) + " inside those collectives for it";
   if (s.onset_step) {

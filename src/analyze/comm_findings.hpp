@@ -39,6 +39,7 @@ struct RankStraggle {
   std::int64_t instances = 0;                  // instances it took part in
   std::int64_t last = 0;                       // instances where it arrived strictly last
   std::int64_t held_back_ns = 0;               // Σ lateness (last − next-to-last) where it was last
+  std::int64_t held_back_steady_ns = 0;        // the same in the steps after warm-up (all without steps)
   std::int64_t others_waited_ns = 0;           // Σ the other ranks' waits where it was last
   std::int64_t waited_ns = 0;                  // Σ its own wait for the last arrival
   double delay_sum_ns = 0;                     // Σ (its arrival − the first arrival)
@@ -49,7 +50,7 @@ struct RankStraggle {
 struct StragglerMatch {
   std::int64_t instances = 0, unmatched = 0;
   int participants = 0;                // ranks with NCCL kernels
-  double step_time_ns = 0;             // mean over participants of RankFacts::step_time_ns
+  double step_time_ns = 0;             // mean over participants of RankFacts::step_time_ns (after warm-up)
   std::vector<RankStraggle> per_rank;  // as comm_data().ranks
   struct Instance {
     core::NcclCollective kind = core::NcclCollective::kUnknown;
@@ -80,7 +81,7 @@ struct CommFindings {
   std::optional<std::size_t> worst_exposed;  // index into comm_data().ranks
   // The rank that held the others back the most (index into comm_data().ranks).
   std::optional<std::size_t> straggler;
-  double straggler_share = 0;  // its held-back time / StragglerMatch::step_time_ns
+  double straggler_share = 0;  // its held-back time after warm-up / StragglerMatch::step_time_ns
   [[nodiscard]] bool exposed_fires() const {
     return wall_ns > 0 && static_cast<double>(exposed_ns) >= kExposedCommShare * static_cast<double>(wall_ns);
   }

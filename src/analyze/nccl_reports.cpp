@@ -352,11 +352,12 @@ Report stragglers(const CommData& d, const detail::StragglerMatch& m) {
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
     const detail::RankStraggle& s = m.per_rank[i];
     if (s.instances == 0) continue;
-    r.rows.push_back(
-        Row{opt_int(d.ranks[i].rank), d.ranks[i].device, s.last, share(s.last, s.instances), ms(s.held_back_ns),
-            detail::real_or_null(static_cast<double>(s.held_back_ns) / m.step_time_ns * 100.0), ms(s.others_waited_ns),
-            ms(s.waited_ns), detail::real_or_null(s.delay_sum_ns / static_cast<double>(s.instances) / 1e3),
-            opt_int(s.onset_step), d.ranks[i].pids.front()});
+    r.rows.push_back(Row{opt_int(d.ranks[i].rank), d.ranks[i].device, s.last, share(s.last, s.instances),
+                         ms(s.held_back_ns),
+                         detail::real_or_null(static_cast<double>(s.held_back_steady_ns) / m.step_time_ns * 100.0),
+                         ms(s.others_waited_ns), ms(s.waited_ns),
+                         detail::real_or_null(s.delay_sum_ns / static_cast<double>(s.instances) / 1e3),
+                         opt_int(s.onset_step), d.ranks[i].pids.front()});
   }
   const detail::CommFindings f = detail::comm_findings(d, m);
   if (f.straggler)
@@ -369,7 +370,9 @@ Report stragglers(const CommData& d, const detail::StragglerMatch& m) {
                                                     : std::string()));
   r.add_note(NoteLevel::kInfo,
              "arrival: the start of a rank's kernel; Held Back: the time between the last arrival and the one before "
-             "it, summed over the instances where this rank came last, and its share of the mean step time (" +
+             "it, summed over the instances where this rank came last; Held Back (%): that time in the steps after "
+             "warm-up (the first step, with NCCL's and DDP's start-up, and the slow ones after it, as step_sum "
+             "classifies them) as a share of the mean time of those steps (" +
                  units::duration_ns(m.step_time_ns) + (d.has_steps ? " of steps" : " of wall time, no steps") +
                  "); Others Waited: the time the other ranks waited in those instances; Waited: this rank's own wait "
                  "for the last one; Last From Step: the first step of two or more in a row in which it held the job "

@@ -46,7 +46,7 @@ assert clock and "node1 moved by 0 ns" in str(clock[0]), clock
 g = dask["stragglers"]
 late = g["rows"][37]
 assert late[0] == 37 and late[2] == 3, late  # rank 37 came last at 3 collectives
-assert any("rank 37 holds the job back by 6.0 % of step time" in str(n) for n in g["notes"]), g["notes"]
+assert any("rank 37 holds the job back by 7.5 % of step time after warm-up" in str(n) for n in g["notes"]), g["notes"]
 assert len(dask["comm_overlap"]["rows"]) == 64 * 5
 print("dask recipe == one-machine paths: %d reports, %d comm_overlap rows" % (len(dask), len(dask["comm_overlap"]["rows"])))
 PYEOF
