@@ -19,6 +19,7 @@
 #include "analyze/top_report.hpp"
 #include "gpu_metrics_trace.hpp"
 #include "render/report_render.hpp"
+#include "profile_cache.hpp"
 #include "store/machine_profile_json.hpp"
 
 namespace gpuscope::analyze {
@@ -27,6 +28,7 @@ namespace {
 using test::cell;
 using test::col;
 using test::has_note;
+using test::ProfileCache;
 using test::TraceDb;
 namespace rows = store::rows;
 
@@ -46,40 +48,9 @@ bool has_column(const Report& r, const std::string& name) {
   return false;
 }
 
-// A profile cache of its own for each test: GPUSCOPE_CACHE_DIR, restored after.
-class ProfileCache {
- public:
-  ProfileCache() {
-    if (const char* old = std::getenv("GPUSCOPE_CACHE_DIR")) m_old = old;
-    ::setenv("GPUSCOPE_CACHE_DIR", m_dir.file("profiles").c_str(), 1);
-  }
-  ~ProfileCache() {
-    if (m_old) {
-      ::setenv("GPUSCOPE_CACHE_DIR", m_old->c_str(), 1);
-    } else {
-      ::unsetenv("GPUSCOPE_CACHE_DIR");
-    }
-  }
-  /// Caches a profile of `uuid` with a DRAM copy ceiling of `bytes_per_s`.
-  void add(const std::string& uuid, double bytes_per_s) {
-    MachineProfile p;
-    p.device.name = "NVIDIA H100 80GB HBM3";
-    p.device.uuid = uuid;
-    core::Ceiling c;
-    c.name = "dram_copy";
-    c.measured = bytes_per_s;
-    p.ceilings.push_back(c);
-    (void)store::save_to_cache(p);
-  }
-
- private:
-  store::test::TempDir m_dir;
-  std::optional<std::string> m_old;
-};
-
 TEST(GpuMetricsReport, PerKernelNameFromTheSamplesItOverlaps) {
   ProfileCache cache;
-  cache.add("GPU-100", 2.9e12);
+  cache.add("GPU-100", "dram_copy", 2.9e12);
   TraceDb t;
   test::build_metrics_trace(t);
   const Report r = gpu_metrics_sum(t.db());
@@ -159,7 +130,7 @@ TEST(GpuMetricsReport, WithoutAProfileTheCeilingIsBlankAndSaysWhy) {
 
 TEST(GpuMetricsReport, KernelsOnSeveralGpusShareOneRowPerName) {
   ProfileCache cache;
-  cache.add("GPU-a", 2e12);  // GPU 1 has none: the ceiling share is blank
+  cache.add("GPU-a", "dram_copy", 2e12);  // GPU 1 has none: the ceiling share is blank
   TraceDb t;
   t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 1'000'000, .reason = "all"});
   rows::Device b = TraceDb::h100_row(1, "GPU-b");

@@ -16,6 +16,7 @@
 #include "../store/log_builder.hpp"
 #include "comm_trace.hpp"
 #include "store/importer.hpp"
+#include "profile_cache.hpp"
 #include "store/machine_profile_json.hpp"
 #include "store/trace.hpp"
 
@@ -26,45 +27,13 @@ using test::build_comm_job;
 using test::cell;
 using test::CommJob;
 using test::has_note;
+using test::ProfileCache;
 using test::TraceDb;
 namespace rows = store::rows;
 
 bool is_null(const Report& r, std::size_t row, const std::string& column) {
   return std::holds_alternative<std::monostate>(r.rows.at(row).at(test::col(r, column)));
 }
-
-// A profile cache of its own (GPUSCOPE_CACHE_DIR, restored after): empty unless add() is called.
-class ProfileCache {
- public:
-  ProfileCache() {
-    if (const char* old = std::getenv("GPUSCOPE_CACHE_DIR")) m_old = old;
-    ::setenv("GPUSCOPE_CACHE_DIR", m_dir.file("profiles").c_str(), 1);
-  }
-  ~ProfileCache() {
-    if (m_old) {
-      ::setenv("GPUSCOPE_CACHE_DIR", m_old->c_str(), 1);
-    } else {
-      ::unsetenv("GPUSCOPE_CACHE_DIR");
-    }
-  }
-  ProfileCache(const ProfileCache&) = delete;
-  ProfileCache& operator=(const ProfileCache&) = delete;
-  /// Caches a profile of `uuid` whose peer-to-peer copy ceiling is `bytes_per_s`.
-  void add(const std::string& uuid, double bytes_per_s) {
-    MachineProfile p;
-    p.device.name = "NVIDIA H100 80GB HBM3";
-    p.device.uuid = uuid;
-    core::Ceiling c;
-    c.name = "p2p";
-    c.measured = bytes_per_s;
-    p.ceilings.push_back(c);
-    (void)store::save_to_cache(p);
-  }
-
- private:
-  store::test::TempDir m_dir;
-  std::optional<std::string> m_old;
-};
 
 // The default job: 4 ranks, 3 steps of 1 ms, rank 2 arrives 100 us late at the AllReduce
 // from step 1 (the second) on.
@@ -203,7 +172,7 @@ TEST_F(FourRanks, NcclSumBytesAndBandwidths) {
 }
 
 TEST_F(FourRanks, LinkCeilingFromTheMeasuredPeerToPeerCopy) {
-  cache.add("GPU-100", 300e9);  // rank 0's GPU: 300 GB/s
+  cache.add("GPU-100", "p2p", 300e9);  // rank 0's GPU: 300 GB/s
   const Report r = nccl_sum(t.db());
   EXPECT_NEAR(cell<double>(r, 0, "Link Ceiling"), cell<double>(r, 0, "Busbw") / 300.0 * 100.0, 1e-9);
   EXPECT_TRUE(has_note(r, "peer-to-peer copy bandwidth gpuscope peak measured on this GPU (300 GB/s)"));
