@@ -1,7 +1,9 @@
-// `gpuscope export TRACE [--format perfetto] [-o FILE]`: converts a trace into a timeline
-// for ui.perfetto.dev / chrome://tracing (Chrome trace-event JSON with PyTorch-profiler
-// field names; render/perfetto_json.hpp writes it from analyze/timeline.hpp).
-// The default output is NAME.perfetto.json beside NAME.sqlite; an existing file is kept
+// `gpuscope export TRACE [--format perfetto|pftrace] [-o FILE]`: converts a trace into a
+// timeline for ui.perfetto.dev: `perfetto`, Chrome trace-event JSON with PyTorch-profiler
+// field names, that chrome://tracing opens too (render/perfetto_json.hpp); `pftrace`,
+// Perfetto's native protobuf trace, several times smaller, for big traces
+// (render/perfetto_proto.hpp). Both are written from analyze/timeline.hpp, streamed.
+// The default output is NAME.perfetto.json (NAME.pftrace) beside NAME.sqlite; an existing file is kept
 // unless force_overwrite (-f), and replaced only once the new one is complete
 // (cli/output_files.hpp).
 #pragma once
@@ -14,8 +16,8 @@ namespace gpuscope::cli {
 
 struct ExportOptions {
   std::string trace;                // NAME.sqlite
-  std::string format = "perfetto";  // perfetto (the only one today)
-  std::string output;               // empty → NAME.perfetto.json
+  std::string format = "perfetto";  // perfetto (Chrome JSON) or pftrace (Perfetto protobuf)
+  std::string output;               // empty → NAME.perfetto.json or NAME.pftrace
   bool force_overwrite = false;     // -f: replace an existing output
 };
 

@@ -62,6 +62,9 @@
 // id, since correlation ids are per process too. Both stay below 2^53 (exact in
 // JavaScript) and tids below 2^32 (Perfetto's limit).
 //
+// The layout below (rows, names, flows, counters) is render/timeline_layout.hpp's, which
+// render/perfetto_proto.hpp (Perfetto's protobuf trace) shares.
+//
 // Streaming: events are written as the source visits them (API calls, then NVTX, syncs,
 // kernels, memcpys, memsets, memory counters, metric counters, each in the source's
 // order); the writer keeps state per process, thread, stream and device only, so memory

@@ -55,3 +55,15 @@ ts = min(e["ts"] for e in kern)
 assert abs(ts - (first - base) / 1000) < 0.0005, (ts, first, base)
 print("ok   perfetto export: 306 kernels, steps 5-10, flows, Kineto args, ns-exact ts")
 PY
+
+# --format pftrace: the default name NAME.pftrace; a Trace whose first packet (field 1,
+# length-delimited) is there and smaller than the JSON (its content: test_timeline_pftrace).
+cp "$cnn" "$work/cnn_pb.sqlite"
+"$bin" export "$work/cnn_pb.sqlite" --format pftrace 2>/dev/null
+python3 - "$work/cnn_pb.pftrace" "$work/cnn.json" <<'PY'
+import os, sys
+data = open(sys.argv[1], "rb").read()
+assert data[:1] == b"\x0a", data[:4]
+assert 5 * len(data) < os.path.getsize(sys.argv[2]), (len(data), os.path.getsize(sys.argv[2]))
+print(f"ok   pftrace export: {len(data)} bytes, {os.path.getsize(sys.argv[2]) / len(data):.1f}x smaller than the JSON")
+PY
