@@ -325,7 +325,11 @@ class EndToEnd(unittest.TestCase):
 
     def run_check(self, out, env=None):
         cmd = [sys.executable, str(REPO / "validation" / "kernels_check.py"), "--build", str(self.tmp / "build"),
-               "--out", str(out), "--rounds", "1", "--ncu", str(self.bin / "ncu"), "--timeout", "60"]
+               "--out", str(out), "--rounds", "1", "--ncu", str(self.bin / "ncu"), "--timeout", "60",
+               # The fakes' wall times are not what is tested: a loaded CI machine slows the fake
+               # gpuscope's start-up (8 s of fake ncu gave 9.7x), so the speed part is judged on a
+               # target it meets with room; the ratio's arithmetic and its report still run.
+               "--speed-target", "2"]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
 
     def test_pass_then_fail(self):
