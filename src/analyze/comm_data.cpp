@@ -175,7 +175,8 @@ CommSummary comm_map(Database& db) {
       "?1");
   Statement uuid = db.prepare(
       "SELECT uuid FROM devices WHERE pid = ?1 AND device_id = ?2 AND uuid IS NOT NULL AND uuid <> '' LIMIT 1");
-  for (auto& [key, head] : by_key) {
+  for (auto& entry : by_key) {
+    auto& head = entry.second;  // a plain reference: clang 14 cannot capture a structured binding
     // One unit per GPU of the rank (NCCL's ranks are GPUs: one process may drive several).
     struct Unit {
       RankFacts facts;

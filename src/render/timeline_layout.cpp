@@ -201,8 +201,9 @@ class Writer {
     for (const auto& [gpu, name] : gpus) {
       // With ranks, a GPU row holds only the work of processes without one (and counters,
       // which name it when they come: gpu_group()).
+      const std::int64_t this_gpu = gpu;  // clang 14 cannot capture a structured binding
       if (m_ranked &&
-          !std::any_of(streams.begin(), streams.end(), [gpu](const auto& s) { return s.first.first == gpu; }))
+          !std::any_of(streams.begin(), streams.end(), [this_gpu](const auto& s) { return s.first.first == this_gpu; }))
         continue;
       gpu_group(gpu);
     }
