@@ -48,15 +48,7 @@ Exports both(store::Database& db) {
 
 void expect_same_content(const Exports& e) {
   test::PftraceFacts facts;
-  const test::ExportSummary proto = test::summarize_pftrace(e.pftrace, &facts);
-  const test::ExportSummary json = test::summarize_json(e.json);
-  EXPECT_EQ(proto.slices, json.slices);
-  EXPECT_EQ(proto.instants, json.instants);
-  EXPECT_EQ(proto.counter_points, json.counter_points);
-  EXPECT_EQ(proto.flow_steps, json.flow_steps);
-  EXPECT_EQ(proto.process_names, json.process_names);
-  EXPECT_EQ(proto.thread_names, json.thread_names);
-  EXPECT_EQ(facts.slice_begins, facts.slice_ends);
+  (void)test::expect_same_events(e.pftrace, e.json, facts);
   EXPECT_EQ(facts.interned_names, static_cast<std::int64_t>(facts.distinct_names.size()));
 }
 

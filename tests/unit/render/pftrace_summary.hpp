@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "perfetto_trace.pb.h"
@@ -108,6 +109,22 @@ inline ExportSummary summarize_pftrace(const std::string& bytes, PftraceFacts* f
   }
   if (facts) *facts = f;
   return s;
+}
+
+/// Expects (gtest) the .pftrace and the Chrome JSON export of one trace to hold the same
+/// slices, instants, counter points, flow steps, process and thread names, and every slice
+/// begun to end; returns the JSON's summary, `facts` set from the .pftrace.
+inline ExportSummary expect_same_events(const std::string& pftrace, const std::string& json, PftraceFacts& facts) {
+  const ExportSummary from_proto = summarize_pftrace(pftrace, &facts);
+  ExportSummary from_json = summarize_json(json);
+  EXPECT_EQ(from_proto.slices, from_json.slices);
+  EXPECT_EQ(from_proto.instants, from_json.instants);
+  EXPECT_EQ(from_proto.counter_points, from_json.counter_points);
+  EXPECT_EQ(from_proto.flow_steps, from_json.flow_steps);
+  EXPECT_EQ(from_proto.process_names, from_json.process_names);
+  EXPECT_EQ(from_proto.thread_names, from_json.thread_names);
+  EXPECT_EQ(facts.slice_begins, facts.slice_ends);
+  return from_json;
 }
 
 }  // namespace gpuscope::test
