@@ -28,15 +28,16 @@ using store::Database;
 using store::Statement;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-// Held per allocation or free: the event (56 bytes) and its level in its series (16 bytes),
-// rounded up.
-constexpr std::int64_t kBytesPerEvent = 96;
+// Held per allocation or free: the event (80 bytes), its level in its series (16 bytes) and,
+// at a PyTorch segment's address, its level in the series' PyTorch levels (16 bytes).
+constexpr std::int64_t kBytesPerEvent = 112;
 
 // One allocation or free of device memory, as memory_events holds it.
 struct MemEvent {
   std::int64_t id = 0, pid = 0, device = 0, gpu = 0, ts = 0, bytes = 0, in_use = 0, address = 0;
   bool alloc = false;
-  bool pytorch = false;  // at the address of one of PyTorch's segments (torch_memory_data.hpp)
+  bool pytorch = false;             // at the address of one of PyTorch's segments (torch_memory_data.hpp)
+  std::int64_t pytorch_in_use = 0;  // then: PyTorch's segments in use by (pid, device) after it
 };
 
 // Allocations and frees counted in a scope.
@@ -221,6 +222,7 @@ Report cuda_memory(Database& db) {
           s.pytorch_live.erase(e.address);
         }
         s.pytorch.push_back({e.ts, s.pytorch_in_use});
+        e.pytorch_in_use = s.pytorch_in_use;
       }
       s.events.push_back(events.size());
       events.push_back(e);
@@ -275,14 +277,10 @@ Report cuda_memory(Database& db) {
   };
   std::map<std::int64_t, DevicePeak> devices;
   core::GpuMemorySum sum, pytorch_sum;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> pytorch_seen;  // levels of each series so far
   for (std::size_t i = 0; i < events.size(); ++i) {
     const MemEvent& e = events[i];
     const std::int64_t total = sum.update(e.gpu, e.pid, e.device, e.in_use);
-    if (e.pytorch) {
-      const Series& s = series[{e.pid, e.device}];
-      (void)pytorch_sum.update(e.gpu, e.pid, e.device, s.pytorch[pytorch_seen[{e.pid, e.device}]++].in_use_bytes);
-    }
+    if (e.pytorch) (void)pytorch_sum.update(e.gpu, e.pid, e.device, e.pytorch_in_use);
     DevicePeak& d = devices[e.gpu];
     d.counts.add(e);
     if (total > d.peak) {

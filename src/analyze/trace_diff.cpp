@@ -12,6 +12,7 @@
 #include "analyze/nsys_reports.hpp"
 #include "analyze/pytorch_reports.hpp"
 #include "core/sample_stats.hpp"
+#include "core/stats.hpp"
 #include "core/units.hpp"
 #include "store/database.hpp"
 
@@ -63,14 +64,6 @@ Side read_side(Database& db, bool steady) {
   return s;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) return *mid;
-  return (*mid + *std::max_element(v.begin(), mid)) / 2;
-}
-
 double total(const std::vector<double>& v) {
   double t = 0;
   for (double x : v) t += x;
@@ -115,8 +108,8 @@ Report diff_traces(Database& a, Database& b, const DiffOptions& options) {
     c.count_b = vb.size();
     c.total_a = total(va);
     c.total_b = total(vb);
-    c.median_a = median(va);
-    c.median_b = median(vb);
+    c.median_a = core::stats::median(va);
+    c.median_b = core::stats::median(vb);
     if (va.empty()) {
       c.verdict = "unknown";
       c.category = "added";
