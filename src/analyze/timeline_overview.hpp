@@ -1,0 +1,47 @@
+// analyze/timeline_overview: a trace database → core::TimelineOverview (core/
+// timeline_overview.hpp), the timeline gpuscope report's page draws.
+//
+// Reads the trace once through analyze::TraceTimeline (GPU kinds first: kernels, memcpys,
+// memsets; then API calls and NVTX; syncs and counters are not drawn). Memory grows with
+// lanes × bins and with the item cap, never with the number of events.
+//
+// Lanes: per process (tracks' pid order) a "CUDA API" and an "NVTX" lane per thread that has
+// such events (main thread first, then by tid); per physical GPU its streams (several
+// processes on one GPU: one lane per (pid, stream), labelled with the pid). Labels are those
+// of `gpuscope export` (core/timeline_labels.hpp).
+//
+// Items: every event when the trace has at most options.item_cap of them (selection "all").
+// Otherwise (selection "longest and spread") at most item_cap: the cap is shared between
+// GPU and CPU events in proportion to their counts; within each side half goes to the
+// longest events and half to a spread across time (each lane's span cut into equal slots,
+// the longest event starting in each slot kept); on the CPU side the API calls that launched
+// an included kernel, memcpy or memset come first, so hovering GPU work can name its launch.
+// Unclosed NVTX ranges end at their process's end, else at the trace's end (as export).
+//
+// Errors: those of TraceTimeline (store::DatabaseError).
+#pragma once
+
+#include <cstdint>
+
+#include "core/timeline_overview.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+struct TimelineOverviewOptions {
+  /// The most individual events included (the page's size budget: ≈ 13 bytes each encoded).
+  std::int64_t item_cap = 150'000;
+  /// Density bins per lane, at most: fewer when lanes × bins would exceed density_budget.
+  std::int32_t max_bins = 16'384;
+  /// The most density bytes over all lanes (lanes × bins); bins never go below 256.
+  std::int64_t density_budget = 2'000'000;
+};
+
+/// The overview of the trace in `db`.
+[[nodiscard]] core::TimelineOverview timeline_overview(store::Database& db,
+                                                       const TimelineOverviewOptions& options = {});
+
+}  // namespace gpuscope::analyze
