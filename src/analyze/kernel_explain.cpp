@@ -116,6 +116,125 @@ std::string busy_unit_text(const KernelDerived& d, const Utilization& top, const
   return e;
 }
 
+// What each stall reason means and what to try (Nsight Compute Kernel Profiling Guide,
+// "Warp Scheduler" stall reasons, said in plain words).
+std::string_view stall_advice(std::string_view reason) {
+  struct Advice {
+    std::string_view reason, text;
+  };
+  static constexpr Advice kAdvice[] = {
+      {"long_scoreboard",
+       "waiting for data from global or local memory (L1TEX): raise the bytes in flight (more warps, more independent "
+       "loads per thread), reuse data through shared memory, or cut register spills to local memory"},
+      {"barrier",
+       "waiting at __syncthreads for the slowest warps of the block: even out the work between warps, or use smaller "
+       "blocks so fewer warps wait on each barrier"},
+      {"mio_throttle",
+       "the shared-memory/special-math instruction queue is full: fewer shared-memory accesses (wider accesses, no "
+       "bank conflicts) or fewer special-math instructions"},
+      {"not_selected",
+       "ready, but another warp was issued: the scheduler has more ready warps than it can issue, which is healthy; "
+       "fewer, busier warps would not be slower"},
+      {"math_pipe_throttle",
+       "the math pipe it needs is busy: the kernel is near that pipe's throughput; move work to another pipe or use "
+       "fewer or cheaper instructions"},
+      {"short_scoreboard",
+       "waiting for a shared-memory or special-math result: fewer shared-memory bank conflicts, or more independent "
+       "work between the access and its use"},
+      {"wait",
+       "waiting on a fixed-latency dependency between consecutive instructions: more independent instructions "
+       "(unrolling, more warps) to hide it"},
+      {"lg_throttle",
+       "the global/local memory instruction queue is full: fewer, wider memory instructions (vectorized loads, "
+       "float4) or fewer local-memory spills"},
+      {"dispatch_stall", "the dispatcher held back a selected instruction: usually rare; check for pipe conflicts"},
+      {"drain", "finished and waiting for its memory writes to drain: usual at the end of short kernels"},
+      {"membar", "waiting at a memory fence: fewer __threadfence calls or narrower fences"},
+      {"branch_resolving", "waiting for a branch target: fewer divergent branches (predication, uniform conditions)"},
+      {"no_instruction",
+       "no instruction fetched (instruction cache miss): smaller code (less unrolling or inlining) or more warps"},
+      {"imc_miss", "waiting on a constant-cache miss: threads of a warp should read the same constant address"},
+      {"tex_throttle", "the texture queue is full: fewer texture fetches, or plain loads instead"},
+      {"sleeping", "asleep (__nanosleep or a waiting barrier): check the kernel's spin-waits"},
+      {"gmma", "waiting for a Hopper warpgroup MMA: keep more wgmma work in flight (deeper pipelining)"},
+      {"misc", "a reason in no other category"},
+  };
+  for (const Advice& a : kAdvice)
+    if (a.reason == reason) return a.text;
+  return {};
+}
+
+// "Compute workload: busiest pipe FMA at 79 % of its peak (then ALU 20 %, LSU 5.0 %); executed IPC ..."
+std::string compute_sentence(const kernels::ComputeWorkload& w) {
+  std::string s = "Compute workload:";
+  std::string sep = " ";
+  if (!w.pipes.empty()) {
+    const kernels::PipeUse& top = w.pipes.front();
+    s += " busiest pipe " + top.label + " at " + units::percent(top.pct) + " of its peak";
+    std::string rest;
+    for (std::size_t i = 1; i < w.pipes.size() && i < 3; ++i)
+      rest += (rest.empty() ? "" : ", ") + w.pipes[i].label + " " + units::percent(w.pipes[i].pct);
+    if (!rest.empty()) s += " (then " + rest + ")";
+    sep = "; ";
+  }
+  if (known(w.ipc_active)) {
+    s += sep + "executed IPC " + units::real3(w.ipc_active) + " warp instructions per active cycle";
+    if (known(w.ipc_elapsed)) s += " (" + units::real3(w.ipc_elapsed) + " per elapsed cycle)";
+    sep = ", ";
+  }
+  if (known(w.issued_ipc_active)) s += sep + "issued IPC " + units::real3(w.issued_ipc_active), sep = ", ";
+  if (known(w.sm_busy_pct)) s += sep + "SM busy " + units::percent(w.sm_busy_pct), sep = ", ";
+  if (known(w.issue_slots_busy_pct)) s += sep + "issue slots busy " + units::percent(w.issue_slots_busy_pct);
+  s += ".";
+  if (!w.pipes.empty()) {
+    const kernels::PipeUse& top = w.pipes.front();
+    if (top.pct >= kernels::kCloseToLimitPct)
+      s += " The " + top.label +
+           " pipe is close to its limit: fewer instructions on it, or work moved to another pipe, would make it "
+           "faster.";
+    else if (top.pct < kernels::kLatencyBelowPct)
+      s += " No pipe is busy: the warps issue too few instructions (see the warp states for why).";
+  }
+  return s;
+}
+
+// "Warp states: a warp issued an instruction every 25.1 cycles; long scoreboard 18.6 cycles (74 %): ..."
+std::string warps_sentence(const kernels::WarpStates& w) {
+  std::string s = "Warp states:";
+  if (known(w.cycles_per_issued))
+    s += " a warp issued an instruction every " + units::real3(w.cycles_per_issued) + " cycles";
+  std::size_t said = 0;
+  for (const kernels::StallReason& r : w.stalls) {
+    if (said == 3 || !(r.cycles > 0)) break;
+    if (said > 0 && known(r.share_pct) && r.share_pct < 10.0) break;  // the top reason, then those ≥ 10 %
+    s += std::string(said == 0 ? (known(w.cycles_per_issued) ? "; " : " ") : "; then ") + r.label + " " +
+         units::real3(r.cycles) + " cycles";
+    if (known(r.share_pct)) s += " (" + units::percent(r.share_pct) + ")";
+    const std::string_view advice = stall_advice(r.reason);
+    if (!advice.empty()) s += ": " + std::string(advice);
+    ++said;
+  }
+  s += ".";
+  if (known(w.issue_active) && w.issue_active >= kernels::kIssueBusy)
+    s += " The schedulers issued on " + units::percent(w.issue_active * 100.0) +
+         " of the cycles, so these stalls are mostly hidden.";
+  return s;
+}
+
+// "At its DRAM ceiling it would take 40.0 µs instead of 50.0 µs: an estimated speedup of 20 % of its time; ..."
+std::string speedup_sentence(const KernelDerived& d, bool sol) {
+  // Only in the results, where the time share is known (kernels::set_time_share).
+  if (!known(d.floor_s) || !known(d.est_speedup_pct) || !known(d.time_share_pct) || d.bound == Bound::kLaunch)
+    return {};
+  std::string s = "At the " + d.floor_unit + (sol ? " theoretical peak" : " ceiling") + " it would take " +
+                  units::duration(d.floor_s) + " instead of " + units::duration(d.duration_s) + ": estimated speedup " +
+                  units::percent(d.est_speedup_pct) + " of its time";
+  if (known(d.program_gain_pct))
+    s += "; as it holds " + units::percent(d.time_share_pct) +
+         " of the profiled GPU time, the program's GPU time would shrink by " + units::percent(d.program_gain_pct);
+  return s + ".";
+}
+
 }  // namespace
 
 std::string kernel_explanation(const KernelDerived& d, const LaunchFacts& launch, const KernelDevice& device) {
@@ -128,8 +247,11 @@ std::string kernel_explanation(const KernelDerived& d, const LaunchFacts& launch
   const std::string cmp = comparison(d, mem, comp, sol);
 
   std::string e;
+  const bool workload = d.compute.collected() || d.warps.collected();
   switch (d.bound) {
     case Bound::kUnknown:
+      // --set compute / warps: no memory or FLOP counters, the workload sentences say it all.
+      if (workload && known(d.duration_s)) break;
       e = known(d.duration_s) ? "unknown: no unit has both a counter and a ceiling to compare it with."
                               : "unknown: gpu__time_duration.sum was not collected, so no rate can be computed.";
       break;
@@ -177,8 +299,14 @@ std::string kernel_explanation(const KernelDerived& d, const LaunchFacts& launch
       break;
     }
   }
+  auto add = [&e](const std::string& sentence) {
+    if (!sentence.empty()) e += (e.empty() ? "" : " ") + sentence;
+  };
+  if (d.compute.collected()) add(compute_sentence(d.compute));
+  if (d.warps.collected()) add(warps_sentence(d.warps));
   const std::string occ = occupancy_sentence(d, launch);
   if (!occ.empty()) e += " " + occ;
+  add(speedup_sentence(d, sol));
   if (sol)
     e += " (Speed-of-Light percentages are of the theoretical peak, not of the measured ceilings.)";
   else if (d.ceiling_source == "theoretical" && top)

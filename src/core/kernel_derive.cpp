@@ -250,6 +250,8 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
                      const TensorCalibration& calibration) {
   KernelDerived d;
   d.ceiling_source = std::string(ceiling_source);
+  d.compute = compute_workload(values);
+  d.warps = warp_states(values);
   const double ns = get(values, metric::k_duration);
   if (positive(ns)) d.duration_s = ns * 1e-9;
 
@@ -374,7 +376,20 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
   }
   d.bound_label = std::string(bound_name(d.bound));
   if (d.bound == Bound::kCompute) d.bound_label += " (" + d.bound_unit + ")";
+  if (top && known(top->pct) && top->pct >= 0) {
+    d.floor_s = d.duration_s * top->pct / 100.0;
+    d.floor_unit = top->label;
+    d.est_speedup_pct = std::max(0.0, (1.0 - d.floor_s / d.duration_s) * 100.0);
+  }
   return d;
+}
+
+void set_time_share(KernelDerived& d, double share_pct) {
+  d.time_share_pct = kNaN;
+  d.program_gain_pct = kNaN;
+  if (!known(share_pct) || share_pct < 0) return;
+  d.time_share_pct = share_pct;
+  if (known(d.est_speedup_pct)) d.program_gain_pct = share_pct * d.est_speedup_pct / 100.0;
 }
 
 MetricValues mean_launch(std::span<const MetricValues> launches) {

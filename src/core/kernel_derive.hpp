@@ -73,6 +73,17 @@
 // ceilings, so a kernel at 40 % is still named after its busiest unit (the explanation
 // says "below the limit"); the 25 % occupancy threshold is gpuscope's (docs/metrics.md).
 //
+// Estimated speedup (as Nsight Compute's "Est. Speedup"): the floor time is the time the
+// launch would take if its bounding unit ran at its ceiling, i.e. the largest of
+// work_u / ceiling_u over the units with a utilization (DRAM bytes / DRAM B/s, FLOP of a
+// precision / its FLOP/s ceiling, L2 and L1 bytes / their ceilings, or the Speed-of-Light
+// % of the theoretical peak): floor = t × max_u(pct_u) / 100. The kernel's estimated
+// speedup = (1 − floor / t) × 100 % of its time, 0 when the busiest unit is at or above
+// its ceiling. With units missing (quick set: no FLOPs) the floor is that of the units
+// measured, so the speedup is an upper bound. The program-level gain needs the kernel's
+// share of the GPU time (set_time_share): gain = share × speedup / 100, % of the profiled
+// launches' summed duration.
+//
 // Occupancy: achieved = sm__warps_active.avg.pct_of_peak_sustained_active; theoretical =
 // sm__maximum_warps_per_active_cycle_pct when collected, else core/occupancy's
 // compute() from the launch facts and device limits, with its limiter (warps, blocks,
@@ -90,6 +101,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/kernel_workload.hpp"
 #include "core/machine_profile.hpp"
 #include "core/occupancy.hpp"
 
@@ -199,7 +211,20 @@ struct KernelDerived {
   double pct_of_ceiling = kUnknown;
   double launch_threshold_s = kUnknown;  // launch_threshold_s(ceilings): the launch-bound rule's, s
   std::vector<DerivationNote> notes;     // what was missing, in the order derive() met it
+  // Estimated speedup (file comment). NaN: no duration or no utilization.
+  double floor_s = kUnknown;           // time at the bounding unit's ceiling, s
+  std::string floor_unit;              // that unit's Utilization::label ("DRAM", "FP32", ...)
+  double est_speedup_pct = kUnknown;   // (1 − floor / duration) × 100, ≥ 0
+  double time_share_pct = kUnknown;    // of the profiled GPU time (set_time_share)
+  double program_gain_pct = kUnknown;  // time_share_pct × est_speedup_pct / 100
+  // --set compute / warps / detailed (core/kernel_workload.hpp); empty when not collected.
+  ComputeWorkload compute;
+  WarpStates warps;
 };
+
+/// Sets `derived`'s time share (% of the GPU time of all profiled launches) and the
+/// program-level gain from it; a share that is not finite or negative leaves both NaN.
+void set_time_share(KernelDerived& derived, double share_pct);
 
 /// fp32/fp64/fp16 CUDA-core FLOP per the formulas above; `precision` is "fp32", "fp64" or
 /// "fp16". NaN when none of its three counters is in `values`.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 namespace gpuscope::core::kernels {
 namespace {
@@ -156,6 +157,103 @@ constexpr MetricInfo k_eligible_warps{
     "often had nothing to issue (latency not hidden).",
     "SM sub-partition warp schedulers (smsp) — Nsight Compute Scheduler Statistics"};
 
+// Compute Workload Analysis (Nsight Compute's ComputeWorkloadAnalysis section, sm_90 names).
+constexpr MetricInfo k_ipc_elapsed{
+    metric::k_ipc_elapsed, "warp instructions per cycle",
+    "Executed IPC over the elapsed cycles: warp instructions executed per cycle per SM, idle cycles included "
+    "(an SM of H100 can issue at most 4 per cycle, one per scheduler).",
+    "SM (sm) — Nsight Compute Compute Workload Analysis"};
+constexpr MetricInfo k_ipc_active{metric::k_ipc_active, "warp instructions per cycle",
+                                  "Executed IPC over the cycles the SM had work: warp instructions executed per "
+                                  "active cycle per SM.",
+                                  "SM (sm) — Nsight Compute Compute Workload Analysis"};
+constexpr MetricInfo k_issued_ipc{metric::k_issued_ipc, "warp instructions per cycle",
+                                  "Issued IPC over the active cycles: warp instructions issued per active cycle per "
+                                  "SM (replayed instructions count again).",
+                                  "SM (sm) — Nsight Compute Compute Workload Analysis"};
+constexpr MetricInfo k_sm_busy{metric::k_sm_busy, "%",
+                               "SM busy: the busiest of the SM's instruction-issue and pipe throughputs, as a "
+                               "percentage of its peak over the active cycles.",
+                               "SM (sm) — Nsight Compute Compute Workload Analysis"};
+constexpr MetricInfo k_issue_slots{metric::k_issue_slots, "%",
+                                   "Issue slots busy: the share of the schedulers' issue slots that issued an "
+                                   "instruction while the SM was active.",
+                                   "SM sub-partition schedulers (sm) — Nsight Compute Compute Workload Analysis"};
+#define GPUSCOPE_PIPE(var, pipe, what)                                                 \
+  constexpr MetricInfo var {                                                           \
+    "sm__inst_executed_pipe_" pipe ".avg.pct_of_peak_sustained_active", "%",           \
+        "Warp instructions executed on the " what                                      \
+        ", as a percentage of that pipe's peak instruction rate "                      \
+        "over the active cycles.",                                                     \
+        "SM pipes (sm) — Nsight Compute Compute Workload Analysis, Pipe Utilization" \
+  }
+GPUSCOPE_PIPE(k_pipe_inst_fma, "fma", "FMA pipe (FP32 multiply-add, FP16x2, integer multiply-add)");
+GPUSCOPE_PIPE(k_pipe_inst_alu, "alu", "ALU pipe (integer and logic, FP32 compare and min/max, conversions)");
+GPUSCOPE_PIPE(k_pipe_inst_lsu, "lsu", "LSU pipe (loads, stores and atomics to global, local and shared memory)");
+GPUSCOPE_PIPE(k_pipe_inst_tma, "tma", "TMA pipe (Hopper's tensor memory accelerator: bulk async copies)");
+GPUSCOPE_PIPE(k_pipe_inst_adu, "adu", "ADU pipe (address divergence unit: branch targets, indirect jumps)");
+GPUSCOPE_PIPE(k_pipe_inst_cbu, "cbu", "CBU pipe (convergence barrier unit: warp-level branches and syncs)");
+GPUSCOPE_PIPE(k_pipe_inst_tex, "tex", "TEX pipe (texture and surface fetches)");
+GPUSCOPE_PIPE(k_pipe_inst_uniform, "uniform", "Uniform pipe (warp-uniform integer work on uniform registers)");
+GPUSCOPE_PIPE(k_pipe_inst_xu, "xu", "XU pipe (transcendentals sin, exp, rsqrt; integer division; conversions)");
+GPUSCOPE_PIPE(k_pipe_inst_fp64, "fp64", "FP64 pipe (double-precision arithmetic)");
+GPUSCOPE_PIPE(k_pipe_inst_tensor, "tensor", "tensor pipe (mma and wgmma matrix instructions, all types)");
+#undef GPUSCOPE_PIPE
+#define GPUSCOPE_PIPE_CYCLES(var, pipe, what)                                          \
+  constexpr MetricInfo var {                                                           \
+    "sm__pipe_" pipe "_cycles_active.avg.pct_of_peak_sustained_active", "%",           \
+        "Cycles the " what                                                             \
+        " was busy, as a percentage of the active cycles (a pipe that takes several "  \
+        "cycles per instruction is busy longer than its instruction count shows).",    \
+        "SM pipes (sm) — Nsight Compute Compute Workload Analysis, Pipe Utilization" \
+  }
+GPUSCOPE_PIPE_CYCLES(k_pipe_cycles_fma, "fma", "FMA pipe");
+GPUSCOPE_PIPE_CYCLES(k_pipe_cycles_alu, "alu", "ALU pipe");
+GPUSCOPE_PIPE_CYCLES(k_pipe_cycles_fp64, "fp64", "FP64 pipe");
+GPUSCOPE_PIPE_CYCLES(k_pipe_cycles_shared, "shared", "shared pipe (FP16 and tensor work share it)");
+GPUSCOPE_PIPE_CYCLES(k_pipe_cycles_tensor, "tensor", "tensor pipe");
+GPUSCOPE_PIPE_CYCLES(k_pipe_cycles_tma, "tma", "TMA unit");
+#undef GPUSCOPE_PIPE_CYCLES
+
+// Warp State Statistics (Nsight Compute's WarpStateStats section).
+constexpr MetricInfo k_warp_cycles_per_issue{
+    metric::k_warp_cycles_per_issue, "cycles",
+    "Warp cycles per issued instruction: on average a warp issues one instruction every this many cycles; "
+    "the stall reasons below add up to it.",
+    "SM sub-partition schedulers (smsp) — Nsight Compute Warp State Statistics"};
+constexpr MetricInfo k_issue_active{
+    metric::k_issue_active, "instructions per cycle",
+    "Instructions each scheduler issued per active cycle (1 is its peak); near 1, stalls matter little.",
+    "SM sub-partition schedulers (smsp) — Nsight Compute Scheduler Statistics"};
+#define GPUSCOPE_STALL(var, reason, what)                                                         \
+  constexpr MetricInfo var {                                                                      \
+    "smsp__average_warp_latency_issue_stalled_" reason ".ratio", "cycles per issued instruction", \
+        "Cycles per issued instruction that a warp spent stalled " what ".",                      \
+        "SM sub-partition schedulers (smsp) — Nsight Compute Warp State Statistics"             \
+  }
+GPUSCOPE_STALL(k_stall_long_scoreboard, "long_scoreboard",
+               "waiting for an L1TEX result (global, local, texture memory)");
+GPUSCOPE_STALL(k_stall_barrier, "barrier", "at a block barrier (__syncthreads) for the other warps of its block");
+GPUSCOPE_STALL(k_stall_mio_throttle, "mio_throttle", "because the MIO queue (shared memory, special math) was full");
+GPUSCOPE_STALL(k_stall_not_selected, "not_selected", "ready, while the scheduler picked another warp");
+GPUSCOPE_STALL(k_stall_math_pipe_throttle, "math_pipe_throttle", "because the math pipe it needed was busy");
+GPUSCOPE_STALL(k_stall_short_scoreboard, "short_scoreboard",
+               "waiting for an MIO result (shared memory, special math, shuffles)");
+GPUSCOPE_STALL(k_stall_wait, "wait", "on a fixed-latency dependency between instructions");
+GPUSCOPE_STALL(k_stall_lg_throttle, "lg_throttle", "because the local/global memory instruction queue was full");
+GPUSCOPE_STALL(k_stall_dispatch_stall, "dispatch_stall", "with a selected instruction the dispatcher held back");
+GPUSCOPE_STALL(k_stall_drain, "drain", "after its last instruction, until its memory writes drained");
+GPUSCOPE_STALL(k_stall_membar, "membar", "at a memory barrier (__threadfence)");
+GPUSCOPE_STALL(k_stall_branch_resolving, "branch_resolving", "until a branch target was computed");
+GPUSCOPE_STALL(k_stall_no_instruction, "no_instruction", "with no instruction fetched (instruction cache miss)");
+GPUSCOPE_STALL(k_stall_imc_miss, "imc_miss", "on an immediate constant cache miss");
+GPUSCOPE_STALL(k_stall_tex_throttle, "tex_throttle", "because the texture queue was full");
+GPUSCOPE_STALL(k_stall_sleeping, "sleeping", "asleep (__nanosleep, or all its threads waiting)");
+GPUSCOPE_STALL(k_stall_gmma, "gmma", "waiting for a Hopper warpgroup MMA (wgmma) to accept or finish work");
+GPUSCOPE_STALL(k_stall_misc, "misc", "for a reason not in the other categories");
+GPUSCOPE_STALL(k_stall_selected, "selected", "being issued (the one cycle of the issue itself)");
+#undef GPUSCOPE_STALL
+
 constexpr std::array k_quick{k_duration, k_dram_read, k_dram_write, k_l2_bytes, k_l1_bytes, k_achieved_occupancy};
 
 constexpr std::array k_roofline{
@@ -172,6 +270,55 @@ constexpr std::array k_memory{k_duration,    k_dram_read,         k_dram_write, 
                               k_st_requests, k_smem_ld_conflicts, k_smem_st_conflicts};
 
 constexpr std::array k_occupancy{k_duration, k_achieved_occupancy, k_active_warps, k_eligible_warps};
+
+constexpr std::array k_compute{
+    k_duration,           k_ipc_elapsed,        k_ipc_active,      k_issued_ipc,        k_sm_busy,
+    k_issue_slots,        k_pipe_inst_fma,      k_pipe_inst_alu,   k_pipe_inst_lsu,     k_pipe_inst_tma,
+    k_pipe_inst_adu,      k_pipe_inst_cbu,      k_pipe_inst_tex,   k_pipe_inst_uniform, k_pipe_inst_xu,
+    k_pipe_inst_fp64,     k_pipe_inst_tensor,   k_pipe_cycles_fma, k_pipe_cycles_alu,   k_pipe_cycles_fp64,
+    k_pipe_cycles_shared, k_pipe_cycles_tensor, k_pipe_cycles_tma};
+
+constexpr std::array k_warps{k_duration,
+                             k_warp_cycles_per_issue,
+                             k_issue_active,
+                             k_eligible_warps,
+                             k_stall_long_scoreboard,
+                             k_stall_barrier,
+                             k_stall_mio_throttle,
+                             k_stall_not_selected,
+                             k_stall_math_pipe_throttle,
+                             k_stall_short_scoreboard,
+                             k_stall_wait,
+                             k_stall_lg_throttle,
+                             k_stall_dispatch_stall,
+                             k_stall_drain,
+                             k_stall_membar,
+                             k_stall_branch_resolving,
+                             k_stall_no_instruction,
+                             k_stall_imc_miss,
+                             k_stall_tex_throttle,
+                             k_stall_sleeping,
+                             k_stall_gmma,
+                             k_stall_misc,
+                             k_stall_selected};
+
+// The union of every set above, each metric once (the order of their first appearance).
+template <std::size_t... N>
+constexpr auto union_of(const std::array<MetricInfo, N>&... sets) {
+  std::array<MetricInfo, (N + ...)> all{};
+  std::size_t n = 0;
+  auto add = [&](const auto& set) {
+    for (const MetricInfo& m : set) {
+      bool seen = false;
+      for (std::size_t i = 0; i < n; ++i) seen = seen || all[i].name == m.name;
+      if (!seen) all[n++] = m;
+    }
+  };
+  (add(sets), ...);
+  return std::pair{all, n};
+}
+constexpr auto k_detailed_all = union_of(k_quick, k_roofline, k_sol, k_memory, k_occupancy, k_compute, k_warps);
+constexpr std::span<const MetricInfo> k_detailed{k_detailed_all.first.data(), k_detailed_all.second};
 
 constexpr std::array k_sets{
     MetricSet{"quick",
@@ -192,6 +339,19 @@ constexpr std::array k_sets{
               k_memory},
     MetricSet{"occupancy", "Achieved vs theoretical occupancy and ready warps per scheduler: is latency hidden?",
               k_occupancy},
+    MetricSet{"compute",
+              "Compute Workload Analysis: executed and issued IPC, SM and issue-slot busy, and the utilization of "
+              "each pipe (FMA, ALU, LSU, TMA, ADU, CBU, TEX, uniform, XU, FP64, tensor): which pipe is busiest? "
+              "9 passes on H100.",
+              k_compute},
+    MetricSet{"warps",
+              "Warp State Statistics: cycles between a warp's issued instructions and the stall reasons that fill "
+              "them (long scoreboard, barrier, MIO throttle, not selected, ...): why do warps wait? 8 passes on H100.",
+              k_warps},
+    MetricSet{"detailed",
+              "Every set above in one run, as Nsight Compute's --set detailed (Speed of Light, memory, occupancy, "
+              "compute workload, warp states, roofline counters): 78 metrics in 18 passes on H100.",
+              k_detailed},
 };
 
 }  // namespace

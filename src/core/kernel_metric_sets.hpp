@@ -18,6 +18,14 @@
 //   memory     duration, DRAM bytes, cache hit rates, global sectors per request, shared
 //              memory bank conflicts.
 //   occupancy  duration, achieved vs theoretical occupancy, eligible warps.
+//   compute    Compute Workload Analysis: executed/issued IPC, SM busy, issue slots busy, and
+//              each pipe's utilization (instructions and active cycles, % of peak).
+//   warps      Warp State Statistics: warp cycles per issued instruction and the cycles of
+//              each stall reason (smsp__average_warp_latency_issue_stalled_<reason>.ratio).
+//   detailed   the union of all the sets above (as Nsight Compute's --set detailed).
+// Metric names of compute and warps: the sm_90 (GH100) names of Nsight Compute's
+// ComputeWorkloadAnalysis and WarpStateStats sections, checked against the CUPTI host
+// API's metric list for GH100 (`gpuscope kernels --list-metrics FILTER --chip GH100`).
 //
 // Pure data (core/): no I/O; every view points at static storage (valid for the program).
 #pragma once
@@ -42,12 +50,12 @@ struct MetricInfo {
 
 /// A named set of metrics, as `--set NAME` selects it.
 struct MetricSet {
-  std::string_view name;                // "quick", "roofline", "sol", "memory", "occupancy"
+  std::string_view name;                // "quick", "roofline", "sol", "memory", "occupancy", "compute", ...
   std::string_view summary;             // one sentence: what the set answers, and its cost
   std::span<const MetricInfo> metrics;  // the full list, in collection order, no duplicates
 };
 
-/// All sets, in the order quick, roofline, sol, memory, occupancy.
+/// All sets, in the order quick, roofline, sol, memory, occupancy, compute, warps, detailed.
 [[nodiscard]] std::span<const MetricSet> metric_sets();
 
 /// The set called `name` (exact, case-sensitive), or nullptr.
@@ -97,6 +105,21 @@ inline constexpr std::string_view k_compute_memory_throughput =
 inline constexpr std::string_view k_dram_throughput = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr std::string_view k_l2_throughput = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr std::string_view k_l1_throughput = "l1tex__throughput.avg.pct_of_peak_sustained_elapsed";
+
+inline constexpr std::string_view k_ipc_elapsed = "sm__inst_executed.avg.per_cycle_elapsed";
+inline constexpr std::string_view k_ipc_active = "sm__inst_executed.avg.per_cycle_active";
+inline constexpr std::string_view k_issued_ipc = "sm__inst_issued.avg.per_cycle_active";
+inline constexpr std::string_view k_sm_busy = "sm__instruction_throughput.avg.pct_of_peak_sustained_active";
+inline constexpr std::string_view k_issue_slots = "sm__inst_issued.avg.pct_of_peak_sustained_active";
+// Per pipe: "sm__inst_executed_pipe_<pipe>" + k_pipe_suffix and "sm__pipe_<pipe>_cycles_active" + k_pipe_suffix.
+inline constexpr std::string_view k_pipe_inst_prefix = "sm__inst_executed_pipe_";
+inline constexpr std::string_view k_pipe_cycles_prefix = "sm__pipe_";
+inline constexpr std::string_view k_pipe_suffix = ".avg.pct_of_peak_sustained_active";
+inline constexpr std::string_view k_warp_cycles_per_issue = "smsp__average_warp_latency_per_inst_issued.ratio";
+inline constexpr std::string_view k_issue_active = "smsp__issue_active.avg.per_cycle_active";
+// Per stall reason: k_stall_prefix + "<reason>" + k_stall_suffix.
+inline constexpr std::string_view k_stall_prefix = "smsp__average_warp_latency_issue_stalled_";
+inline constexpr std::string_view k_stall_suffix = ".ratio";
 }  // namespace metric
 
 }  // namespace gpuscope::core::kernels

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../core/kernel_derive_fixtures.hpp"
+#include "core/kernel_metric_sets.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -241,6 +242,75 @@ TEST(KernelExplain, NoteTextOfEachKindStandsAlone) {
             "tensor-core counters ran (sm__inst_executed_pipe_tensor.sum = 4200000, "
             "sm__ops_path_tensor_op_hgmma_src_fp8.sum = 12.5) but no calibration factor was given: tensor FLOPs "
             "unknown; calibrate each counter against a GEMM of known 2·M·N·K FLOP");
+}
+
+// The estimated speedup: said in the results, where the time share is known. 100 µs, DRAM
+// 1.5e8 B against 3.0e12 B/s: 50 µs at the ceiling; 40 % of the GPU time → 20 %.
+TEST(KernelExplain, EstimatedSpeedupWithTheProgramGain) {
+  const MetricValues v{{"gpu__time_duration.sum", 1e5},
+                       {"dram__bytes_read.sum", 1e8},
+                       {"dram__bytes_write.sum", 5e7},
+                       {"sm__warps_active.avg.pct_of_peak_sustained_active", 50}};
+  KernelDerived d = derive(v, big_grid(), h100_device(), h100(), "measured");
+  EXPECT_EQ(kernel_explanation(d, big_grid(), h100_device()).find("estimated speedup"), std::string::npos);
+  set_time_share(d, 40.0);
+  const std::string e = kernel_explanation(d, big_grid(), h100_device());
+  EXPECT_TRUE(e.ends_with(
+      " At the DRAM ceiling it would take 50 µs instead of 100 µs: estimated speedup 50 % of its time; as it holds "
+      "40 % of the profiled GPU time, the program's GPU time would shrink by 20 %."))
+      << e;
+}
+
+std::string pipe_inst(std::string_view pipe) {
+  return std::string(metric::k_pipe_inst_prefix) + std::string(pipe) + std::string(metric::k_pipe_suffix);
+}
+std::string stall(std::string_view reason) {
+  return std::string(metric::k_stall_prefix) + std::string(reason) + std::string(metric::k_stall_suffix);
+}
+
+// --set compute (hand-made values of an FMA loop): the busiest pipe is named.
+TEST(KernelExplain, ComputeWorkloadNamesTheBusiestPipe) {
+  const MetricValues v{{"gpu__time_duration.sum", 4e4},
+                       {std::string(metric::k_ipc_elapsed), 3.1},
+                       {std::string(metric::k_ipc_active), 3.2},
+                       {std::string(metric::k_issued_ipc), 3.25},
+                       {std::string(metric::k_sm_busy), 81.0},
+                       {std::string(metric::k_issue_slots), 80.5},
+                       {pipe_inst("fma"), 85.0},
+                       {pipe_inst("alu"), 20.0},
+                       {pipe_inst("lsu"), 2.0}};
+  EXPECT_EQ(explain(v, big_grid(), h100()),
+            "Compute workload: busiest pipe FMA at 85 % of its peak (then ALU 20 %, LSU 2.0 %); executed IPC 3.20 warp "
+            "instructions per active cycle (3.10 per elapsed cycle), issued IPC 3.25, SM busy 81 %, issue slots busy "
+            "80 %. The FMA pipe is close to its limit: fewer instructions on it, or work moved to another pipe, would "
+            "make it faster. " +
+                std::string("Theoretical occupancy 100 % (limited by warps: 256 threads per block)."));
+}
+
+// --set warps (hand-made values of a kernel waiting on __syncthreads): the top reasons,
+// each in plain words with what to try.
+TEST(KernelExplain, WarpStatesExplainTheTopStallReasons) {
+  const MetricValues v{{"gpu__time_duration.sum", 5e4},
+                       {std::string(metric::k_warp_cycles_per_issue), 20.0},
+                       {std::string(metric::k_issue_active), 0.25},
+                       {stall("barrier"), 12.0},
+                       {stall("long_scoreboard"), 4.0},
+                       {stall("not_selected"), 1.0},
+                       {stall("selected"), 1.0}};
+  const std::string e = explain(v, big_grid(), h100());
+  EXPECT_TRUE(
+      e.starts_with("Warp states: a warp issued an instruction every 20.0 cycles; barrier 12.0 cycles (60 %): "
+                    "waiting at __syncthreads for the slowest warps of the block"))
+      << e;
+  EXPECT_TRUE(has(e, "; then long scoreboard 4.00 cycles (20 %): waiting for data from global or local memory")) << e;
+  EXPECT_FALSE(has(e, "not selected")) << e;  // 5 %: below the 10 % that is said after the first
+  EXPECT_FALSE(has(e, "mostly hidden")) << e;
+  // Schedulers issuing almost every cycle: the stalls are hidden, and the text says so.
+  MetricValues busy = v;
+  busy[std::string(metric::k_issue_active)] = 0.9;
+  EXPECT_TRUE(has(explain(busy, big_grid(), h100()),
+                  "The schedulers issued on 90 % of the cycles, so these stalls "
+                  "are mostly hidden."));
 }
 
 }  // namespace

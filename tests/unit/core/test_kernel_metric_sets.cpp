@@ -17,7 +17,8 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 TEST(KernelMetricSets, NamesAndOrder) {
   std::vector<std::string> names;
   for (const MetricSet& s : metric_sets()) names.emplace_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"quick", "roofline", "sol", "memory", "occupancy"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"quick", "roofline", "sol", "memory", "occupancy", "compute", "warps",
+                                             "detailed"}));
   EXPECT_EQ(find_metric_set("roofline")->name, "roofline");
   EXPECT_EQ(find_metric_set("nope"), nullptr);
   EXPECT_EQ(find_metric_set("Quick"), nullptr);  // exact, case-sensitive
