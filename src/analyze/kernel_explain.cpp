@@ -226,6 +226,9 @@ std::string speedup_sentence(const KernelDerived& d, bool sol) {
   // Only in the results, where the time share is known (kernels::set_time_share).
   if (!known(d.floor_s) || !known(d.est_speedup_pct) || !known(d.time_share_pct) || d.bound == Bound::kLaunch)
     return {};
+  if (d.floor_s >= d.duration_s)  // at or above the (measured) ceiling already
+    return "It runs at the " + d.floor_unit + (sol ? " theoretical peak" : " ceiling") +
+           " already: estimated speedup 0 %.";
   std::string s = "At the " + d.floor_unit + (sol ? " theoretical peak" : " ceiling") + " it would take " +
                   units::duration(d.floor_s) + " instead of " + units::duration(d.duration_s) + ": estimated speedup " +
                   units::percent(d.est_speedup_pct) + " of its time";

@@ -22,7 +22,10 @@ namespace gpuscope::analyze {
 /// 99 % > compute 5.0 % of their ceilings"), the bound, where the busiest unit stands
 /// against its ceiling with the achieved and ceiling rates, what to try, arithmetic
 /// intensity and ridge point for compute-bound kernels, occupancy and its limiter, and
-/// whether the ceilings were theoretical or Speed-of-Light percentages. `launch` and
+/// whether the ceilings were theoretical or Speed-of-Light percentages; with --set compute /
+/// warps / detailed, the busiest pipe and the top stall reasons in plain words with what to
+/// try (core/kernel_workload.hpp); once kernels::set_time_share() gave the time share, the
+/// estimated speedup at the bounding ceiling and the program-level gain. `launch` and
 /// `device` are the facts derive() was given (grid size against the SM count, registers
 /// or shared memory of the occupancy limiter).
 [[nodiscard]] std::string kernel_explanation(const kernels::KernelDerived& derived, const kernels::LaunchFacts& launch,

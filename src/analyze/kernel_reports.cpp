@@ -289,6 +289,15 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
   }
   std::stable_sort(a.names.begin(), a.names.end(),
                    [](const KernelName& x, const KernelName& y) { return x.total_duration_s > y.total_duration_s; });
+  // Each launch's and name's share of the profiled GPU time: the program-level gain of the
+  // estimated speedup (core/kernel_derive.hpp).
+  double total_s = 0;
+  for (const KernelLaunch& l : a.launches)
+    if (std::isfinite(l.derived.duration_s)) total_s += l.derived.duration_s;
+  if (total_s > 0) {
+    for (KernelLaunch& l : a.launches) kernels::set_time_share(l.derived, l.derived.duration_s / total_s * 100.0);
+    for (KernelName& k : a.names) kernels::set_time_share(k.derived, k.total_duration_s / total_s * 100.0);
+  }
   return a;
 }
 
@@ -324,6 +333,10 @@ Report kernel_launch_report(const KernelAnalysis& a) {
   const auto ceiling = b.add("Ceiling", "", ColumnType::kText, true);
   const auto pct = b.add("% of Ceiling", "%", ColumnType::kReal, true);
   const auto bound = b.add("Bound", "", ColumnType::kText);
+  const auto floor_t = b.add("Floor Time", "ns", ColumnType::kReal, true);
+  const auto speedup = b.add("Est. Speedup", "%", ColumnType::kReal, true);
+  const auto time_share = b.add("GPU Time Share", "%", ColumnType::kReal, true);
+  const auto gain = b.add("Program Gain", "%", ColumnType::kReal, true);
   const auto expl = b.add("Explanation", "", ColumnType::kText);
   for (const KernelLaunch& l : a.launches) {
     const kernels::KernelDerived& d = l.derived;
@@ -355,6 +368,10 @@ Report kernel_launch_report(const KernelAnalysis& a) {
     b.cols[ceiling].cells.push_back(text_or_null(d.ceiling));
     b.cols[pct].cells.push_back(real_or_null(d.pct_of_ceiling));
     b.cols[bound].cells.push_back(d.bound_label);
+    b.cols[floor_t].cells.push_back(scaled(d.floor_s, 1e9));
+    b.cols[speedup].cells.push_back(real_or_null(d.est_speedup_pct));
+    b.cols[time_share].cells.push_back(real_or_null(d.time_share_pct));
+    b.cols[gain].cells.push_back(real_or_null(d.program_gain_pct));
     b.cols[expl].cells.push_back(kernel_explanation(d, l.launch, l.device));
   }
   b.finish(r);
@@ -383,6 +400,10 @@ Report kernel_name_report(const KernelAnalysis& a) {
   const auto pct = b.add("% of Ceiling", "%", ColumnType::kReal, true);
   const auto bound = b.add("Bound", "", ColumnType::kText);
   const auto share = b.add("Bound Share", "%", ColumnType::kReal, true);
+  const auto floor_t = b.add("Floor Time", "ns", ColumnType::kReal, true);
+  const auto speedup = b.add("Est. Speedup", "%", ColumnType::kReal, true);
+  const auto time_share = b.add("GPU Time Share", "%", ColumnType::kReal, true);
+  const auto gain = b.add("Program Gain", "%", ColumnType::kReal, true);
   const auto expl = b.add("Explanation", "", ColumnType::kText);
   for (const KernelName& k : a.names) {
     const kernels::KernelDerived& d = k.derived;
@@ -403,6 +424,10 @@ Report kernel_name_report(const KernelAnalysis& a) {
     b.cols[pct].cells.push_back(real_or_null(d.pct_of_ceiling));
     b.cols[bound].cells.push_back(k.dominant_label);
     b.cols[share].cells.push_back(real_or_null(k.dominant_share_pct));
+    b.cols[floor_t].cells.push_back(scaled(d.floor_s, 1e9));
+    b.cols[speedup].cells.push_back(real_or_null(d.est_speedup_pct));
+    b.cols[time_share].cells.push_back(real_or_null(d.time_share_pct));
+    b.cols[gain].cells.push_back(real_or_null(d.program_gain_pct));
     b.cols[expl].cells.push_back(kernel_explanation(d, k.launch, k.device));
   }
   b.finish(r);

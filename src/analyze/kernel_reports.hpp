@@ -21,14 +21,18 @@
 //     named as Nsight Compute names it, in its unit (core/kernel_metric_sets; "" for a
 //     metric outside the sets; ".sum" counters as integers, rounded), then derived: DRAM BW, L2 BW, L1 BW (GB/s), FLOP
 //     (GFLOP), Perf (GFLOP/s), AI DRAM, AI L2, AI L1 (FLOP/B), Theoretical Occ (%), Occ Limiter, Ceiling (catalog name
-//     of the busiest unit's ceiling), % of Ceiling (%), Bound, Explanation.
+//     of the busiest unit's ceiling), % of Ceiling (%), Bound, Floor Time (ns: the launch's time
+//     at its bounding unit's ceiling), Est. Speedup (% of its time), GPU Time Share (% of the
+//     profiled launches' summed duration), Program Gain (%: share × speedup; core/kernel_derive.hpp),
+//     Explanation.
 //   kernel_metrics_sum  one row per kernel name, by total duration descending:
 //     Name, Launches, Total Time (us), Avg (us), DRAM Bytes (MB, summed; 1 MB = 1e6 B),
 //     DRAM BW, L2 BW, L1 BW (GB/s = summed bytes / summed time), FLOP (GFLOP, summed),
 //     Perf (GFLOP/s), AI DRAM (FLOP/B), Achieved Occ (%, duration-weighted), Ceiling,
 //     % of Ceiling (%), Bound (the dominant bound: the one of most launch time),
-//     Bound Share (% of the name's time in launches with that bound), Explanation (of
-//     the mean launch, kernels::mean_launch).
+//     Bound Share (% of the name's time in launches with that bound), Floor Time (ns, of
+//     the mean launch), Est. Speedup (%), GPU Time Share (% of the name's total time),
+//     Program Gain (%), Explanation (of the mean launch, kernels::mean_launch).
 //   The Explanation column and the derivation notes are analyze/kernel_explain's sentences.
 // Notes: where the ceilings come from, the warnings, the derivation notes of the launches
 // (each distinct text once). A trace without kernel_profiles or with no rows: no rows and

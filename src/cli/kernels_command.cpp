@@ -12,6 +12,7 @@
 #include "cli/collect_run.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
+#include "cli/output_name.hpp"
 #include "collect/metric_catalog.hpp"
 #include "core/kernel_derive.hpp"
 #include "core/kernel_metric_sets.hpp"
@@ -24,6 +25,32 @@ namespace gpuscope::cli {
 namespace {
 
 int fail(const std::string& what, const std::string& todo) { return cli_fail("kernels", what, todo); }
+
+// While alive (and `on`), file descriptor 1 is gpuscope's stderr, so a child started then
+// (the profiled program) writes its stdout to stderr; the destructor puts stdout back.
+class StdoutToStderr {
+ public:
+  explicit StdoutToStderr(bool on) {
+    if (!on) return;
+    std::cout.flush();
+    saved_ = ::dup(STDOUT_FILENO);
+    if (saved_ >= 0 && ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+      ::close(saved_);
+      saved_ = -1;
+    }
+  }
+  ~StdoutToStderr() {
+    if (saved_ < 0) return;
+    std::cout.flush();
+    ::dup2(saved_, STDOUT_FILENO);
+    ::close(saved_);
+  }
+  StdoutToStderr(const StdoutToStderr&) = delete;
+  StdoutToStderr& operator=(const StdoutToStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
 
 // --tensor-factor COUNTER=FLOP: FLOPs per count of a tensor counter (512 for an H100 bf16
 // HGMMA op), positive, at most 10^6.
@@ -134,17 +161,21 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
       "  gpuscope kernels -o run -- ./my_program                 (quick set, every kernel)\n"
       "  gpuscope kernels --set roofline -k gemm --launch-count 5 -- python3 train.py\n"
       "  gpuscope kernels --metrics dram__bytes_read.sum,gpu__time_duration.sum -- ./app\n"
+      "  gpuscope kernels --set warps -o run --format csv -- ./app   (results in run.csv, stall reasons)\n"
       "  gpuscope kernels --list-sets ;  gpuscope kernels --list-metrics dram__ --chip GH100");
   sub->add_option("-o,--output", o.output,
                   "Writes NAME.sqlite (default gpuscope-<date>-<time>); %h (host), %p (pid), %q{VAR}\n"
-                  "(environment variable) and %% are replaced, as in gpuscope trace -o");
+                  "(environment variable) and %% are replaced, as in gpuscope trace -o. With --format csv,\n"
+                  "json or markdown the results go to NAME.csv, NAME.json or NAME.md (stdout then carries\n"
+                  "only the program's own output); with --report, -o NAME names that results file only");
   add_force_overwrite_flag(*sub, o.force_overwrite)
       ->description(
           "Replace NAME.sqlite and the --svg file if they exist. Without it gpuscope keeps an existing\n"
           "file and stops before running anything; with it the old file is replaced only once the new\n"
           "one is complete. Two runs with the same -o at once: the second refuses (NAME.sqlite.lock;\n"
           "a lock left by a killed gpuscope is taken over)");
-  sub->add_option("--set", o.set, "Metric set: quick, roofline, sol, memory, occupancy (see --list-sets)")
+  sub->add_option("--set", o.set,
+                  "Metric set: quick, roofline, sol, memory, occupancy, compute, warps, detailed (see --list-sets)")
       ->capture_default_str();
   sub->add_option("--metrics", o.metrics, "Nsight Compute metric names instead of a set (comma separated)")
       ->delimiter(',');
@@ -190,7 +221,9 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
   sub->add_option("--chip", o.chip, "Chip for --list-metrics and name checks without a GPU (e.g. GH100)");
   sub->add_option("--format", o.out.format,
                   "table, csv, json or markdown (one document: docs/output-formats.md; with --list-metrics, table is "
-                  "one tab-separated line per metric)")
+                  "one tab-separated line per metric). csv, json and markdown go to NAME.csv/.json/.md with -o; "
+                  "without -o they go to stdout and the profiled program's own stdout is sent to stderr, so "
+                  "stdout holds the one document only. table: the program's output, then the table, on stdout")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
       ->capture_default_str();
   sub->add_option("--by", o.out.by, "Rows per 'launch' or per kernel 'name' (default: per launch up to 50)");
@@ -232,8 +265,19 @@ int run_kernels(KernelsOptions o) {
   }
 
   o.out.force_overwrite = o.force_overwrite;
+  // -o NAME with csv/json/markdown: the results file NAME.csv/.json/.md (cli/kernels_output.hpp).
+  if (!o.output.empty()) {
+    std::string name;
+    try {
+      name = expand_output_name(o.output);  // as collect_run expands it: the same NAME
+    } catch (const std::invalid_argument& e) {
+      return fail(std::string(e.what()) + "; nothing was run", "");
+    }
+    if (name.size() > 7 && name.ends_with(".sqlite")) name.resize(name.size() - 7);
+    o.out.results_path = kernel_results_path(name, o.out.format);
+  }
   try {
-    check_outputs({o.out.svg_path}, o.force_overwrite);  // before anything runs or is read
+    check_outputs({o.out.svg_path, o.out.results_path}, o.force_overwrite);  // before anything runs or is read
   } catch (const store::FileWriteError& e) {
     return fail(std::string(e.what()) + "; nothing was run", "");
   }
@@ -328,7 +372,17 @@ int run_kernels(KernelsOptions o) {
                             {"replay_mode", o.replay_mode},
                             {"launches_per_session", std::to_string(o.launches_per_session)}};
 
-  const CollectRunResult res = collect_run(spec);
+  // A document on stdout (csv, json, markdown without -o) must hold nothing else: the
+  // program's own stdout goes to gpuscope's stderr while it runs.
+  const bool document_on_stdout = o.out.results_path.empty() && o.out.format != "table";
+  if (document_on_stdout)
+    std::cerr << "gpuscope kernels: the program's standard output goes to standard error, so that standard output "
+                 "holds only the "
+              << o.out.format << " results (-o NAME writes them to a file instead)\n";
+  const CollectRunResult res = [&] {
+    const StdoutToStderr redirect(document_on_stdout);
+    return collect_run(spec);
+  }();
   if (!res.have_db) return res.exit_code;
 
   int code = res.exit_code;

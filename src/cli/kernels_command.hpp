@@ -4,6 +4,12 @@
 // kernel_metrics) and explained against the measured roofline (cli/kernels_output.hpp).
 // Also `gpuscope kernels --list-metrics [FILTER]` and `--list-sets`, which need no GPU
 // when --chip is given.
+//
+// Where the results go: --format table on stdout, after the program's own output. csv,
+// json and markdown are documents: with -o NAME they go to NAME.csv / NAME.json / NAME.md
+// (refused before the run if the file exists, unless -f), else to stdout, and then the
+// profiled program runs with its stdout on gpuscope's stderr so the document is the only
+// thing on stdout (a script can parse it). Progress and warnings always go to stderr.
 #pragma once
 
 #include <CLI/CLI.hpp>

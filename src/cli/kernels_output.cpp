@@ -77,6 +77,14 @@ void write_explanations(const analyze::KernelAnalysis& a, render::Format format,
 
 }  // namespace
 
+std::string kernel_results_path(const std::string& name, const std::string& format) {
+  if (name.empty()) return {};
+  if (format == "csv") return name + ".csv";
+  if (format == "json") return name + ".json";
+  if (format == "markdown") return name + ".md";
+  return {};
+}
+
 int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std::ostream& out, std::ostream& err) {
   const render::Format format = render::parse_format(o.format);
   if (!o.by.empty() && o.by != "launch" && o.by != "name")
@@ -100,8 +108,16 @@ int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std:
   Report report = per_launch ? analyze::kernel_launch_report(a) : analyze::kernel_name_report(a);
   const bool paragraphs = o.explain && (format == render::Format::kTable || format == render::Format::kMarkdown);
   if (paragraphs) drop_column(report, "Explanation");  // the paragraphs below say it in full
-  render::render(std::span<const Report>(&report, 1), format, out, render::DocumentOptions{"kernels", false});
-  if (paragraphs) write_explanations(a, format, out);
+  const auto write_results = [&](std::ostream& to) {
+    render::render(std::span<const Report>(&report, 1), format, to, render::DocumentOptions{"kernels", false});
+    if (paragraphs) write_explanations(a, format, to);
+  };
+  if (o.results_path.empty()) {
+    write_results(out);
+  } else {
+    store::write_file_atomically(o.results_path, store::overwrite_if(o.force_overwrite), write_results);
+    err << kPrefix << "results written to " << o.results_path << "\n";
+  }
 
   if (!o.svg_path.empty()) {
     std::vector<render::KernelMarker> markers;

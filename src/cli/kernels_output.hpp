@@ -15,6 +15,11 @@
 // must stay parseable); with the paragraphs, the report's Explanation column is left out
 // of the table (it would be cut at 80 characters there).
 //
+// Results file: with KernelOutputOptions::results_path the results (the report in its
+// format, and the paragraphs in markdown) go to that file instead of `out`, written
+// atomically (an existing file is replaced only with force_overwrite, else
+// store::OutputExistsError before anything is read); `err` names the file.
+//
 // Returns 0; 1 when the trace has no kernel profiles (the message, which says to run
 // `gpuscope kernels`, goes to `err`) or no launch matches the name filter. Errors:
 // std::invalid_argument for an unknown format or --by value or a bad name regex;
@@ -49,7 +54,13 @@ struct KernelOutputOptions {
   std::string name_regex;                  // only kernels whose name matches (ECMAScript, search)
   kernels::TensorCalibration calibration;  // tensor counter → FLOP per count
   bool explain = true;                     // the paragraphs under the table
+  std::string results_path;                // write the results here instead of `out`; empty: `out`
 };
+
+/// The results file of `gpuscope kernels -o NAME --format FORMAT`: NAME.csv, NAME.json or
+/// NAME.md (NAME already expanded, without .sqlite); "" for the table format, which stays
+/// on stdout.
+[[nodiscard]] std::string kernel_results_path(const std::string& name, const std::string& format);
 
 /// Prints the results of the kernel profiles in `db` (see the file comment).
 int print_kernel_results(store::Database& db, const KernelOutputOptions& options, std::ostream& out, std::ostream& err);

@@ -259,6 +259,13 @@ TEST(KernelExplain, EstimatedSpeedupWithTheProgramGain) {
       " At the DRAM ceiling it would take 50 µs instead of 100 µs: estimated speedup 50 % of its time; as it holds "
       "40 % of the profiled GPU time, the program's GPU time would shrink by 20 %."))
       << e;
+  // A kernel above the measured ceiling (a ceiling measured a little low) runs at it already.
+  MetricValues above = v;
+  above["dram__bytes_read.sum"] = 2.8e8;  // 3.3e8 B in 100 µs: 110 % of 3.0e12 B/s
+  KernelDerived a = derive(above, big_grid(), h100_device(), h100(), "measured");
+  set_time_share(a, 40.0);
+  const std::string ea = kernel_explanation(a, big_grid(), h100_device());
+  EXPECT_TRUE(ea.ends_with(" It runs at the DRAM ceiling already: estimated speedup 0 %.")) << ea;
 }
 
 std::string pipe_inst(std::string_view pipe) {

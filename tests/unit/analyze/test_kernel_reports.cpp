@@ -128,6 +128,10 @@ TEST_F(KernelReportsTest, PerLaunchColumnsAndBounds) {
                                              "Ceiling",
                                              "% of Ceiling",
                                              "Bound",
+                                             "Floor Time",
+                                             "Est. Speedup",
+                                             "GPU Time Share",
+                                             "Program Gain",
                                              "Explanation"}));  // no FLOP columns for the quick set
   EXPECT_EQ(r.columns[col(r, "dram__bytes_read.sum")].unit, "bytes");
   EXPECT_EQ(r.columns[col(r, "DRAM BW")].unit, "GB/s");
@@ -145,6 +149,19 @@ TEST_F(KernelReportsTest, PerLaunchColumnsAndBounds) {
   EXPECT_EQ(cell<std::string>(r, 1, "Occ Limiter"), "blocks");
   EXPECT_TRUE(has_note(r, "measured ceilings"));
   EXPECT_TRUE(has_note(r, "--set roofline"));
+  // Estimated speedup: the floor is the duration × the busiest unit's % of its ceiling; the
+  // launches' time shares add up to 100 %, and the gain is share × speedup.
+  EXPECT_EQ(r.columns[col(r, "Floor Time")].unit, "ns");
+  EXPECT_EQ(r.columns[col(r, "Program Gain")].unit, "%");
+  EXPECT_NEAR(cell<double>(r, 0, "Floor Time"), 720e3 * cell<double>(r, 0, "% of Ceiling") / 100, 1e-6);
+  EXPECT_NEAR(cell<double>(r, 0, "Est. Speedup"), 100 - cell<double>(r, 0, "% of Ceiling"), 1e-9);
+  double shares = 0;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) shares += cell<double>(r, i, "GPU Time Share");
+  EXPECT_NEAR(shares, 100.0, 1e-9);
+  EXPECT_NEAR(cell<double>(r, 0, "Program Gain"),
+              cell<double>(r, 0, "GPU Time Share") * cell<double>(r, 0, "Est. Speedup") / 100, 1e-9);
+  EXPECT_NE(cell<std::string>(r, 0, "Explanation").find("estimated speedup"), std::string::npos);
+  EXPECT_EQ(cell<std::string>(r, 1, "Explanation").find("estimated speedup"), std::string::npos);  // launch-bound
 }
 
 TEST_F(KernelReportsTest, PerNameAggregates) {

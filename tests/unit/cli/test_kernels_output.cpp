@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "store/atomic_file.hpp"
 #include "store/machine_profile_json.hpp"
 #include "trace_db.hpp"
 
@@ -133,6 +134,33 @@ TEST_F(KernelsOutputTest, BadOptionsAndEmptyTraces) {
   t.db().exec("DELETE FROM kernel_metrics; DELETE FROM kernel_profiles");
   EXPECT_EQ(run({}), 1);
   EXPECT_NE(err.str().find("run `gpuscope kernels"), std::string::npos) << err.str();
+}
+
+// -o NAME --format csv: the results go to NAME.csv, not to `out`; an existing file is kept
+// unless force_overwrite.
+TEST_F(KernelsOutputTest, ResultsFileInsteadOfStdout) {
+  EXPECT_EQ(kernel_results_path("run", "csv"), "run.csv");
+  EXPECT_EQ(kernel_results_path("run", "json"), "run.json");
+  EXPECT_EQ(kernel_results_path("run", "markdown"), "run.md");
+  EXPECT_EQ(kernel_results_path("run", "table"), "");
+  EXPECT_EQ(kernel_results_path("", "csv"), "");
+  const fs::path json = m_dir / "h100.json";
+  store::write_profile(profile(), json);
+  KernelOutputOptions o;
+  o.format = "csv";
+  o.profile_path = json.string();
+  o.results_path = (m_dir / "run.csv").string();
+  EXPECT_EQ(run(o), 0);
+  EXPECT_TRUE(out.str().empty()) << out.str();
+  EXPECT_NE(err.str().find("results written to " + o.results_path), std::string::npos) << err.str();
+  std::ifstream in(o.results_path);
+  std::stringstream csv;
+  csv << in.rdbuf();
+  EXPECT_EQ(csv.str().rfind("Launch,PID,Name", 0), 0u) << csv.str();
+  EXPECT_NE(csv.str().find("Est. Speedup (%)"), std::string::npos);
+  EXPECT_THROW(run(o), store::OutputExistsError);
+  o.force_overwrite = true;
+  EXPECT_EQ(run(o), 0);
 }
 
 }  // namespace
