@@ -8,6 +8,7 @@
 #include "analyze/gpu_metrics_report.hpp"
 #include "analyze/gpu_util_report.hpp"
 #include "analyze/launch_reports.hpp"
+#include "analyze/llm_reports.hpp"
 #include "analyze/memcpy_check.hpp"
 #include "analyze/nccl_reports.hpp"
 #include "analyze/nsys_reports.hpp"
@@ -68,6 +69,8 @@ constexpr ReportEntry kReports[] = {
      [](Database& db, const ReportOptions&) { return one(module_sum(db)); }},
     {"step_sum", "PyTorch: each training step's time, GPU busy and launches; warm-up vs steady state", false,
      [](Database& db, const ReportOptions&) { return one(step_sum(db)); }},
+    {"llm_sum", "PyTorch: each generation of a generate loop: TTFT, TPOT (mean, p50/p90/p99), tokens/s, batch, lengths",
+     false, [](Database& db, const ReportOptions&) { return one(llm_sum(db)); }},
     {"nccl_sum", "NCCL: time, size and algbw/busbw (GB/s) per collective and message size, against the link ceiling",
      false, [](Database& db, const ReportOptions&) { return one(nccl_sum(db)); }},
     {"comm_overlap",

@@ -11,6 +11,7 @@
 #include "analyze/gpu_metrics_data.hpp"
 #include "analyze/gpu_util_report.hpp"
 #include "analyze/launch_reports.hpp"
+#include "analyze/llm_reports.hpp"
 #include "analyze/memcpy_check.hpp"
 #include "analyze/report_text.hpp"
 #include "analyze/trace_summary.hpp"
@@ -235,6 +236,7 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
                                      ", sync-blocked " + units::percent_of(sb.share) + " of the wall time");
   }
   for (std::string& text : only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
+  if (std::optional<std::string> llm = llm_top_line(db)) r.add_note(NoteLevel::kInfo, std::move(*llm));
   // After the diagnoses: what the sampled columns are.
   if (sampled.present) {
     const std::optional<double> covered =

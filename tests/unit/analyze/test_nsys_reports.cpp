@@ -240,6 +240,7 @@ TEST(NsysReports, RegistryNamesAndUnknownName) {
                                             "op_sum",
                                             "module_sum",
                                             "step_sum",
+                                            "llm_sum",
                                             "nccl_sum",
                                             "comm_overlap",
                                             "rank_sum",

@@ -1,0 +1,125 @@
+// llm_generations: the generate loops of a PyTorch trace (`gpuscope trace
+// --pytorch=ops,modules[,shapes]`): each forward pass of the model, classified prefill or
+// decode, grouped into generations, with the times a token-level report needs (TTFT, the
+// decode-step intervals). analyze/llm_reports.hpp turns them into `stats -r llm_sum`;
+// docs/llm.md says what the numbers mean.
+//
+// Forward pass: one call of the model, the top-level nn.Module (torch_modules row with no
+// parent) called most often in its process (the module range gpuscope's hooks put around
+// nn.Module.__call__). A process that trains (optimizer steps or backward operators) has no
+// generate loop.
+//
+// Prefill or decode, best source first (the one every forward of the process supports):
+//   1. kShapes: with --pytorch=...,shapes, the indices of the forward's first aten::embedding
+//      ([B, S]): batch B, S tokens per sequence; prefill iff S > 1.
+//   2. kTokens: with shapes but no embedding (torch.compile lowers it into a Triton kernel),
+//      the rows of the forward's first matrix product (aten::mm, addmm, linear, matmul:
+//      the product of the activation's leading dimensions = B x S tokens); prefill iff it
+//      processes more tokens than the next forward (or, last, than the previous one); the
+//      generation's batch is the token count of its first decode step.
+//   3. kKernels: without shapes, the set of kernel names the forward launches: decode steps
+//      all launch the most common set; a forward that launches another set and is followed
+//      by one with the common set is a prefill. A forward with the common set before any
+//      prefill is a decode step (the capture began mid-generation).
+// A prefill starts a generation; the decode steps after it belong to it.
+//
+// Times (ns, the trace's clock):
+//   token_end: when the token a forward produces is done, from the GPU work (kernels, copies,
+//     sets) launched on the forward's thread from its call until the next forward's call:
+//     the end of the first device-to-host copy launched after the forward returned (the token
+//     going to the host: a streamer's .cpu(), .item(), a stopping check), or without one the
+//     latest end of that work (the sampling included). The last forward of a generation
+//     looks no further than 2 x the longest such tail of the generation's other forwards +
+//     50 µs past its own end, so the next generation's preparation is not counted.
+//   TTFT = prefill's token_end - prefill's call start (the model call: its first launch
+//     follows at once; generate()'s preparation before it is not included).
+//   decode interval k = token_end(k) - token_end(k-1): one per decode step.
+//   GPU busy of a decode step: the union of the GPU work launched in its window, clipped to
+//     its interval.
+// Errors: store::DatabaseError on a database without the schema.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+enum class ForwardPhase { kPrefill, kDecode };
+enum class PhaseSource { kShapes, kTokens, kKernels };
+
+/// One call of the model.
+struct ForwardPass {
+  std::int64_t pid = 0, tid = 0;
+  std::int64_t start_ns = 0, end_ns = 0;   // the module call (CPU)
+  std::optional<std::int64_t> batch, seq;  // kShapes: the embedding's indices [B, S]
+  std::optional<std::int64_t> tokens;      // B x S (kShapes) or the first matmul's rows (kTokens)
+  std::uint64_t kernel_set = 0;            // hash of the sorted kernel names it launched itself
+  std::int64_t kernels = 0;                // kernels launched inside the call
+  std::int64_t token_end_ns = 0;           // GPU end of its token (0: no GPU work)
+  std::int64_t gpu_busy_ns = 0;            // busy time inside its interval (decode steps)
+  std::int64_t tail_ns = 0;                // last launch in its window - end_ns
+  ForwardPhase phase = ForwardPhase::kDecode;
+};
+
+/// Consecutive forwards of one process: a prefill (when seen) and its decode steps.
+struct Generation {
+  std::int64_t pid = 0;
+  std::size_t first = 0, count = 0;  // forwards[first, first + count)
+  bool has_prefill = false;
+  std::optional<std::int64_t> batch;         // sequences
+  std::optional<std::int64_t> prompt_len;    // tokens per sequence (the prefill's S, padding included)
+  std::int64_t start_ns = 0;                 // prefill call start (first forward's without prefill)
+  std::int64_t first_token_ns = 0;           // prefill's token_end
+  std::int64_t end_ns = 0;                   // last forward's token_end
+  std::vector<std::int64_t> decode_ns;       // decode-step intervals, in order
+  std::vector<std::int64_t> decode_busy_ns;  // GPU busy inside each
+
+  [[nodiscard]] std::int64_t output_len() const { return static_cast<std::int64_t>(count); }
+  [[nodiscard]] std::optional<std::int64_t> ttft_ns() const {
+    return has_prefill && first_token_ns > 0 ? std::optional(first_token_ns - start_ns) : std::nullopt;
+  }
+};
+
+/// Everything found: the model of each process, its forwards and generations.
+struct LlmTrace {
+  std::vector<ForwardPass> forwards;  // by process, in call order
+  std::vector<Generation> generations;
+  struct Model {
+    std::int64_t pid = 0;
+    std::string path, class_name;
+    PhaseSource source = PhaseSource::kKernels;
+    std::size_t forwards = 0;
+  };
+  std::vector<Model> models;
+  std::vector<std::int64_t> training_pids;  // left out: they train
+  bool has_modules = false;                 // the trace has module records at all
+};
+
+/// Finds the generations of every process (see the file comment).
+[[nodiscard]] LlmTrace find_generations(store::Database& db);
+
+/// Classifies one process's forwards (in call order) from `source` (file comment). Pure.
+void classify_forwards(std::span<ForwardPass> forwards, PhaseSource source);
+
+/// The best source every forward supports (kShapes, kTokens, kKernels). Pure.
+[[nodiscard]] PhaseSource phase_source(std::span<const ForwardPass> forwards);
+
+/// The generations of one process's classified forwards; `offset` is the index of
+/// forwards[0] in LlmTrace::forwards. Token ends and busy times must be filled. Pure.
+[[nodiscard]] std::vector<Generation> group_generations(std::span<const ForwardPass> forwards, std::size_t offset);
+
+/// Percentile p (0..100) of `samples` by linear interpolation between closest ranks (numpy's
+/// default: rank p/100 x (n-1)). Empty → NaN.
+[[nodiscard]] double percentile(std::vector<double> samples, double p);
+
+/// "[[50257, 768], [1, 7], []]" → {{50257, 768}, {1, 7}, {}}; nullopt if it is not that shape.
+[[nodiscard]] std::optional<std::vector<std::vector<std::int64_t>>> parse_sizes(std::string_view text);
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,50 @@
+// llm_sum: the generate loops of a PyTorch trace as a language-model server counts them —
+// time to first token, time per output token, tokens/s — from the model's forward passes
+// (analyze/llm_generations.hpp finds them; docs/llm.md says what the numbers mean).
+//
+// One row per generation, in time order, then a row "all":
+//   Generation  "1", "2", ... ("all": the generations together)
+//   PID
+//   Batch       sequences generated at once (the prefill's embedding indices [B, S]; NULL
+//               when not recorded: --pytorch=...,shapes)
+//   Prompt (tokens)  tokens per sequence the prefill processed (padding included)
+//   Output (tokens)  tokens per sequence generated = forwards of the generation (the prefill
+//               gives the first)
+//   TTFT (ms)   prefill call start → the first token done on the GPU (its copy to the host
+//               ends, or its last work: llm_generations.hpp);
+//               NULL for a generation whose prefill is outside the capture
+//   TPOT Mean, p50, p90, p99 (ms)  over the decode-step intervals (one token done to the
+//               next); percentiles by linear interpolation (numpy's default)
+//   Output Rate (tok/s)  Batch x Output / Wall: every sequence's tokens (NULL without Batch)
+//   Per Seq Rate (tok/s)  Output / Wall
+//   Decode GPU Busy (%)  GPU busy inside the decode steps over their time (the rest the GPU
+//               waited: for the CPU's launches, Python, synchronisation)
+//   Wall (ms)   generation start (prefill call) → GPU end of its last token
+// The "all" row: TTFT = mean of the generations' TTFTs; TPOT over every decode interval;
+// rates = Σ tokens / Σ Wall; Batch, Prompt, Output given when every generation agrees.
+// Notes: the model and how forwards were classified; a verdict on the decode step (its
+// median, the GPU busy part, what a CUDA graph would save when the GPU mostly waits).
+// Without module records, or with no generate loop found: no rows, one note saying why and
+// how to record one.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/report.hpp"
+
+namespace gpuscope::store {
+class Database;
+}
+
+namespace gpuscope::analyze {
+
+/// The llm_sum report (see the file comment).
+[[nodiscard]] Report llm_sum(store::Database& db);
+
+/// One line for `top` when the trace holds a generate loop ("generate loop: N generations of
+/// model M, TTFT …, TPOT … (stats -r llm_sum)"); nullopt otherwise. Cheap on a trace without
+/// module records.
+[[nodiscard]] std::optional<std::string> llm_top_line(store::Database& db);
+
+}  // namespace gpuscope::analyze

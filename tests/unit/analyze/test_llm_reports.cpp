@@ -1,0 +1,349 @@
+// llm_sum and the generate-loop detection (analyze/llm_reports.hpp, llm_generations.hpp) on
+// hand-built logs of what `gpuscope trace --pytorch=ops,modules[,shapes]` records from a
+// generate loop, where every number is computed by hand.
+//
+// One forward at T µs (write_forward below): the model's range T .. T+10, inside it an
+// embedding call (its sizes [[100, 16], [B, S]] with shapes) at T+1 .. T+2 and one launch at
+// T+3 of a kernel that runs T+5 .. T+5+D; after it the sampling (aten::argmax at T+11 .. T+13)
+// launches at T+12 a kernel that runs T+D+6 .. T+D+8: the token's GPU end is T+D+8. The next
+// forward is called at T+D+10. Prefill: D = 300 µs ("gemm_prefill"); decode step k (from 1): D =
+// 90 + 10k µs ("gemv_decode"). So TTFT = 308 µs, decode interval k = D_k + 10 µs, GPU busy in it
+// D_k + 2 µs (the kernel and the sampling kernel).
+#include "analyze/llm_reports.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../store/log_builder.hpp"
+#include "../store/pytorch_log.hpp"
+#include "analyze/llm_generations.hpp"
+#include "analyze/report_registry.hpp"
+#include "store/database.hpp"
+#include "store/importer.hpp"
+#include "store/trace.hpp"
+#include "trace_db.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::test::LogBuilder;
+using store::test::TempDir;
+using test::cell;
+
+constexpr std::uint32_t kPid = 300, kTid = 300;
+
+enum class Shapes { kNone, kEmbedding, kMatmul };
+
+struct Gen {
+  std::uint64_t start_us;
+  int batch, prompt, decode_steps;
+};
+
+class LoopLog {
+ public:
+  LoopLog(const std::string& path, Shapes shapes, bool to_host = false)
+      : m_b(path, kPid), m_shapes(shapes), m_to_host(to_host) {
+    m_b.process(0);
+  }
+
+  // One generation: a prelude kernel (generate()'s preparation) 20 µs before the prefill, the
+  // prefill, then the decode steps. Returns the time after it.
+  std::uint64_t generation(const Gen& g) {
+    launch(g.start_us - 20, g.start_us - 19, 1, "prelude_kernel");
+    std::uint64_t t = g.start_us;
+    t = forward(t, g.batch, g.prompt, 300, "gemm_prefill");
+    for (int k = 1; k <= g.decode_steps; ++k)
+      t = forward(t, g.batch, 1, 90 + 10 * static_cast<std::uint64_t>(k), "gemv_decode");
+    return t;
+  }
+  void finish(std::uint64_t at_us) { m_b.end(at_us * 1000); }
+  LogBuilder& builder() { return m_b; }
+
+ private:
+  void launch(std::uint64_t api_us, std::uint64_t gpu_start_us, std::uint64_t gpu_us, const char* kernel) {
+    m_b.api(api_us * 1000, api_us * 1000 + 500, kTid, m_corr, "cudaLaunchKernel");
+    m_b.kernel(gpu_start_us * 1000, (gpu_start_us + gpu_us) * 1000, m_corr, kernel);
+    ++m_corr;
+  }
+  std::string op(const char* name, const std::string& sizes) {
+    std::string text = std::string(name) + ", op_id = " + std::to_string(m_op++);
+    if (m_shapes != Shapes::kNone) text += ", sizes = " + sizes;
+    return text;
+  }
+  std::uint64_t forward(std::uint64_t t, int batch, int seq, std::uint64_t d, const char* kernel) {
+    m_b.push(t * 1000, kTid, "nn.Module: GPT (GPT)");
+    m_b.push(t * 1000 + 500, kTid, "nn.Module: wte (Embedding)");
+    const std::string b = std::to_string(batch), s = std::to_string(seq), rows = std::to_string(batch * seq);
+    if (m_shapes == Shapes::kMatmul)  // torch.compile: no embedding op, a matrix product of B x S rows
+      m_b.push((t + 1) * 1000, kTid, op("aten::addmm", "[[48], [" + rows + ", 16], [16, 48]]"));
+    else
+      m_b.push((t + 1) * 1000, kTid, op("aten::embedding", "[[100, 16], [" + b + ", " + s + "], [], [], []]"));
+    m_b.pop((t + 2) * 1000, kTid);
+    m_b.pop((t + 2) * 1000 + 500, kTid);
+    launch(t + 3, t + 5, d, kernel);
+    m_b.pop((t + 10) * 1000, kTid);
+    m_b.push((t + 11) * 1000, kTid, op("aten::argmax", "[[" + b + ", 100], []]"));
+    launch(t + 12, t + d + 6, 2, "argmax_kernel");
+    m_b.pop((t + 13) * 1000, kTid);
+    if (m_to_host) {  // the token to the host (T+D+8 .. T+D+9), then a stopping check's kernel
+      m_b.api((t + 14) * 1000, (t + 14) * 1000 + 500, kTid, m_corr, "cudaMemcpyAsync");
+      m_b.memcpy((t + d + 8) * 1000, (t + d + 9) * 1000, m_corr++, 4, log::MemcpyKind::kDtoH, log::MemoryKind::kDevice,
+                 log::MemoryKind::kPageable);
+      launch(t + 15, t + d + 9, 2, "stop_check");
+    }
+    return t + d + 10;
+  }
+
+  LogBuilder m_b;
+  Shapes m_shapes;
+  bool m_to_host;
+  std::uint32_t m_corr = 1;
+  int m_op = 1;
+};
+
+// Imports the log and returns llm_sum.
+class Llm : public ::testing::Test {
+ protected:
+  Report run(const std::vector<Gen>& gens, Shapes shapes, bool to_host = false) {
+    {
+      LoopLog log(m_dir.file("g.gslog"), shapes, to_host);
+      std::uint64_t t = 0;
+      for (const Gen& g : gens) t = log.generation(g);
+      log.finish(t + 100);
+    }
+    (void)store::import_logs({m_dir.file("g.gslog")}, m_dir.file("g.sqlite"), store::ImportOptions{});
+    m_db.emplace(store::open_trace(m_dir.file("g.sqlite")));
+    return llm_sum(*m_db);
+  }
+  TempDir m_dir;
+  std::optional<store::Database> m_db;
+};
+
+// The decode intervals of Gen{.decode_steps = 4}: 110, 120, 130, 140 µs.
+constexpr double kTpotMean = 0.125, kTpotP50 = 0.125, kTpotP90 = 0.137, kTpotP99 = 0.1397;
+// Wall: prefill call → last token's GPU end = 310 + 110 + 120 + 130 + 138 µs.
+constexpr double kWallMs = 0.808;
+
+TEST_F(Llm, PrefillAndDecodeStepsGiveExactTtftAndTpot) {
+  const Report r = run({{1000, 1, 7, 4}}, Shapes::kEmbedding);
+  ASSERT_EQ(r.rows.size(), 2u);  // the generation, "all"
+  EXPECT_EQ(cell<std::string>(r, 0, "Generation"), "1");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "PID"), kPid);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Batch"), 1);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Prompt"), 7);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Output"), 5);  // the prefill's token + 4 decode steps
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TTFT"), 0.308);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT Mean"), kTpotMean, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT p50"), kTpotP50, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT p90"), kTpotP90, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT p99"), kTpotP99, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Wall"), kWallMs, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Per Seq Rate"), 5 / (kWallMs * 1e-3), 1e-6);
+  EXPECT_NEAR(cell<double>(r, 0, "Output Rate"), 5 / (kWallMs * 1e-3), 1e-6);
+  // Busy D + 2 of D + 10 µs per step: (102 + 112 + 122 + 132) / 500.
+  EXPECT_NEAR(cell<double>(r, 0, "Decode GPU Busy"), 93.6, 1e-9);
+  EXPECT_EQ(cell<std::string>(r, 1, "Generation"), "all");
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "TTFT"), 0.308);
+  EXPECT_TRUE(test::has_note(r, "model GPT in PID 300: 5 forward passes")) << r.notes.at(0).text;
+  EXPECT_TRUE(test::has_note(r, "recorded input shapes"));
+  EXPECT_TRUE(test::has_note(r, NoteLevel::kInfo, "decode is GPU-bound"));
+}
+
+// The token reaches the host with a device-to-host copy (a streamer's .cpu()): the token is
+// done when the copy ends, not after the stopping check's kernel that follows it.
+TEST_F(Llm, TheTokensCopyToTheHostEndsIt) {
+  const Report r = run({{1000, 1, 7, 4}}, Shapes::kEmbedding, true);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TTFT"), 0.309);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT Mean"), kTpotMean, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT p99"), kTpotP99, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Wall"), kWallMs + 0.001, 1e-12);
+  // Busy: the kernel, the sampling and the copy, D + 3 of D + 10 µs: 472 / 500.
+  EXPECT_NEAR(cell<double>(r, 0, "Decode GPU Busy"), 94.4, 1e-9);
+}
+
+TEST_F(Llm, Batch8CountsEverySequencesTokens) {
+  const Report r = run({{1000, 8, 7, 4}}, Shapes::kEmbedding);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Batch"), 8);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Prompt"), 7);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT Mean"), kTpotMean, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Output Rate"), 8 * 5 / (kWallMs * 1e-3), 1e-6);
+  EXPECT_NEAR(cell<double>(r, 0, "Per Seq Rate"), 5 / (kWallMs * 1e-3), 1e-6);
+}
+
+// Two generate() calls; the second's prompts are ragged (padded to 12 tokens: the trace sees
+// the padded [4, 12]) and its preparation launches a kernel between the generations, which
+// must not lengthen the first generation's last token.
+TEST_F(Llm, TwoGenerationsWithRaggedPromptsAreSplitAtThePrefill) {
+  const Report r = run({{1000, 4, 7, 4}, {5000, 4, 12, 2}}, Shapes::kEmbedding);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Prompt"), 7);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Prompt"), 12);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Output"), 3);
+  EXPECT_NEAR(cell<double>(r, 0, "Wall"), kWallMs, 1e-12);  // the prelude at 4980 µs is not its
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT p99"), kTpotP99, 1e-12);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "TTFT"), 0.308);
+  EXPECT_NEAR(cell<double>(r, 1, "TPOT Mean"), 0.115, 1e-12);  // 110, 120 µs
+  // all: TTFT the mean, TPOT over the six intervals, Batch common, Prompt differs.
+  EXPECT_EQ(cell<std::string>(r, 2, "Generation"), "all");
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Batch"), 4);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[2][3])) << "Prompt differs";
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[2][4])) << "Output differs";
+  EXPECT_DOUBLE_EQ(cell<double>(r, 2, "TTFT"), 0.308);
+  EXPECT_NEAR(cell<double>(r, 2, "TPOT Mean"), (110 + 120 + 130 + 140 + 110 + 120) / 6.0 / 1e3, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 2, "TPOT p50"), 0.120, 1e-12);
+  const double wall2 = (310 + 110 + 118) / 1e3;
+  EXPECT_NEAR(cell<double>(r, 1, "Wall"), wall2, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 2, "Output Rate"), 4 * (5 + 3) / ((kWallMs + wall2) * 1e-3), 1e-6);
+}
+
+// Without shapes: the kernels each forward launches tell the prefill from the decode steps;
+// the times are the same, batch and prompt length unknown.
+TEST_F(Llm, WithoutShapesTheKernelSetsSplitTheGenerations) {
+  const Report r = run({{1000, 1, 7, 4}, {5000, 1, 12, 2}}, Shapes::kNone);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TTFT"), 0.308);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT p90"), kTpotP90, 1e-12);
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Output"), 3);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][2])) << "no batch without shapes";
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][3])) << "no prompt length without shapes";
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][10])) << "no all-sequence rate without batch";
+  EXPECT_NEAR(cell<double>(r, 0, "Per Seq Rate"), 5 / (kWallMs * 1e-3), 1e-6);
+  EXPECT_TRUE(test::has_note(r, "from the kernels each forward launches"));
+}
+
+// torch.compile lowers the embedding into a Triton kernel: the matrix product's rows (B x S)
+// tell the phases, the first decode step the batch.
+TEST_F(Llm, CompiledForwardsAreToldApartByTheirMatmulRows) {
+  const Report r = run({{1000, 8, 7, 4}}, Shapes::kMatmul);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Batch"), 8);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Prompt"), 7);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TTFT"), 0.308);
+  EXPECT_NEAR(cell<double>(r, 0, "TPOT Mean"), kTpotMean, 1e-12);
+  EXPECT_TRUE(test::has_note(r, "matrix product"));
+}
+
+// A launch-bound decode: the GPU idles most of each step and the verdict says what a CUDA
+// graph would save.
+TEST_F(Llm, LaunchBoundDecodeGetsAVerdictWithNumbers) {
+  {
+    LogBuilder b(m_dir.file("g.gslog"), kPid);
+    b.process(0);
+    std::uint32_t corr = 1;
+    // 6 forwards 1000 µs apart; each launches one 50 µs kernel at T+10 (GPU T+12..T+62); the
+    // prefill (S = 5) too. Intervals 1000 µs, busy 50 µs each.
+    for (int i = 0; i < 6; ++i) {
+      const std::uint64_t t = 1000 + 1000 * static_cast<std::uint64_t>(i);
+      b.push(t * 1000, kTid, "nn.Module: Tiny (Tiny)");
+      b.push((t + 1) * 1000, kTid,
+             std::string("aten::embedding, op_id = ") + std::to_string(i + 1) + ", sizes = [[10, 4], [1, " +
+                 (i == 0 ? "5" : "1") + "]]");
+      b.pop((t + 2) * 1000, kTid);
+      b.api((t + 10) * 1000, (t + 11) * 1000, kTid, corr, "cudaLaunchKernel");
+      b.kernel((t + 12) * 1000, (t + 62) * 1000, corr++, "k");
+      b.pop((t + 900) * 1000, kTid);
+    }
+    b.end(8'000'000);
+  }
+  (void)store::import_logs({m_dir.file("g.gslog")}, m_dir.file("g.sqlite"), store::ImportOptions{});
+  store::Database db = store::open_trace(m_dir.file("g.sqlite"));
+  const Report r = llm_sum(db);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TTFT"), 0.062);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TPOT p50"), 1.0);
+  EXPECT_NEAR(cell<double>(r, 0, "Decode GPU Busy"), 5.0, 1e-9);
+  EXPECT_TRUE(test::has_note(r, NoteLevel::kWarning, "the GPU waits 95 % of each step")) << r.notes.at(1).text;
+  EXPECT_TRUE(test::has_note(r, NoteLevel::kWarning, "save up to about 950 µs per token"));
+  // top names the loop.
+  const std::vector<Report> top = run_report(db, "top");
+  EXPECT_TRUE(test::has_note(top.at(0), "generate loop: 1 generation(s) of Tiny, TTFT 62 µs (mean), TPOT 1 ms"))
+      << top.at(0).notes.back().text;
+}
+
+// The capture began inside a generation: its decode steps form a generation with no TTFT.
+TEST_F(Llm, DecodeStepsBeforeAnyPrefillHaveNoTtft) {
+  const Report r = run({{1000, 1, 1, 3}, {5000, 1, 7, 2}}, Shapes::kEmbedding);  // "prompt" of 1: a decode step
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][5])) << "no TTFT";
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Output"), 4);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "TTFT"), 0.308);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 2, "TTFT"), 0.308);  // the mean of those known
+}
+
+TEST(LlmNoModel, KernelsOnlyTraceSaysHowToRecord) {
+  TempDir dir;
+  {
+    LogBuilder b(dir.file("k.gslog"), kPid);
+    b.process(0);
+    b.api(1000, 2000, kTid, 1, "cudaLaunchKernel");
+    b.kernel(3000, 9000, 1, "k");
+    b.end(10'000);
+  }
+  (void)store::import_logs({dir.file("k.gslog")}, dir.file("k.sqlite"), store::ImportOptions{});
+  store::Database db = store::open_trace(dir.file("k.sqlite"));
+  const Report r = llm_sum(db);
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0].text.rfind("no PyTorch module forwards in the capture range", 0), 0u) << r.notes[0].text;
+  EXPECT_NE(r.notes[0].text.find("--pytorch=ops,modules,shapes"), std::string::npos);
+  EXPECT_FALSE(llm_top_line(db));
+}
+
+TEST(LlmNoModel, TrainingTraceIsNotAGenerateLoop) {
+  TempDir dir;
+  store::test::write_pytorch_log(dir.file("p.gslog"));
+  (void)store::import_logs({dir.file("p.gslog")}, dir.file("p.sqlite"), store::ImportOptions{});
+  store::Database db = store::open_trace(dir.file("p.sqlite"));
+  const Report r = llm_sum(db);
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].text.find("no generate loop in the capture range"), std::string::npos) << r.notes[0].text;
+  EXPECT_NE(r.notes[0].text.find("PID 77 trains"), std::string::npos) << r.notes[0].text;
+  EXPECT_FALSE(llm_top_line(db));
+}
+
+TEST(LlmNoModel, EmptyDatabase) {
+  test::TraceDb t;
+  const Report r = llm_sum(t.db());
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0].text.rfind("no ", 0), 0u);
+}
+
+TEST(LlmPieces, PercentileInterpolatesLikeNumpy) {
+  EXPECT_TRUE(std::isnan(percentile({}, 50)));
+  EXPECT_DOUBLE_EQ(percentile({7}, 99), 7);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 90), 3.7);  // numpy.percentile([1,2,3,4], 90)
+  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 100), 4);
+}
+
+TEST(LlmPieces, ParseSizes) {
+  const auto s = parse_sizes("[[50257, 768], [8, 1], [], []]");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->size(), 4u);
+  EXPECT_EQ(s->at(1), (std::vector<std::int64_t>{8, 1}));
+  EXPECT_TRUE(s->at(2).empty());
+  EXPECT_TRUE(parse_sizes("[]"));
+  EXPECT_FALSE(parse_sizes("[[1, x]]"));
+  EXPECT_FALSE(parse_sizes("[[1, 2]"));
+  EXPECT_FALSE(parse_sizes(""));
+}
+
+TEST(LlmPieces, TokensRuleMarksTheForwardThatProcessesMoreThanTheNext) {
+  std::vector<ForwardPass> f(6);
+  const std::int64_t tokens[] = {56, 8, 8, 96, 8, 8};
+  for (std::size_t i = 0; i < f.size(); ++i) f[i].tokens = tokens[i];
+  EXPECT_EQ(phase_source(f), PhaseSource::kTokens);
+  classify_forwards(f, PhaseSource::kTokens);
+  std::string phases;
+  for (const ForwardPass& x : f) phases += x.phase == ForwardPhase::kPrefill ? 'P' : 'd';
+  EXPECT_EQ(phases, "PddPdd");
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
