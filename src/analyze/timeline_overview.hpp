@@ -12,10 +12,12 @@
 //
 // Items: every event when the trace has at most options.item_cap of them (selection "all").
 // Otherwise (selection "longest and spread") at most item_cap: the cap is shared between
-// GPU and CPU events in proportion to their counts; within each side half goes to the
-// longest events and half to a spread across time (each lane's span cut into equal slots,
-// the longest event starting in each slot kept); on the CPU side the API calls that launched
-// an included kernel, memcpy or memset come first, so hovering GPU work can name its launch.
+// GPU work, API calls and NVTX ranges in proportion to their counts (NVTX ranges, few and
+// long, at least a fifth of the cap when they have that many); within each side half goes
+// to a spread across time (each lane's span cut into equal slots, the longest event starting
+// in each slot kept; more slots than that half: an even subset), the rest to the longest
+// events; on the API side the calls that launched an included kernel, memcpy or memset come
+// first, so hovering GPU work can name its launch. The density always counts every event.
 // Unclosed NVTX ranges end at their process's end, else at the trace's end (as export).
 //
 // Errors: those of TraceTimeline (store::DatabaseError).
@@ -23,6 +25,7 @@
 
 #include <cstdint>
 
+#include "core/timeline.hpp"
 #include "core/timeline_overview.hpp"
 
 namespace gpuscope::store {
@@ -40,8 +43,14 @@ struct TimelineOverviewOptions {
   std::int64_t density_budget = 2'000'000;
 };
 
-/// The overview of the trace in `db`.
+/// The overview of the trace in `db` (its event counts from SQL, then one pass per kind).
 [[nodiscard]] core::TimelineOverview timeline_overview(store::Database& db,
+                                                       const TimelineOverviewOptions& options = {});
+
+/// The same from any event source (an in-memory core::Timeline through TimelineVectors, in
+/// tests): `events` is visited once to count, then once to build.
+[[nodiscard]] core::TimelineOverview timeline_overview(const core::TimelineHeader& header,
+                                                       const core::TimelineTracks& tracks, core::TimelineEvents& events,
                                                        const TimelineOverviewOptions& options = {});
 
 }  // namespace gpuscope::analyze

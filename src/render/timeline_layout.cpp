@@ -14,6 +14,7 @@
 #include "core/nccl.hpp"
 #include "core/occupancy.hpp"
 #include "core/saturating.hpp"
+#include "core/timeline_labels.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -26,18 +27,6 @@ constexpr std::int64_t kUnrankedSortIndexBase = 500'000;             // ranked p
 constexpr std::int64_t kLaneTidBase = 4'000'000'000;                 // a rank's GPU lanes: above any OS tid, < 2^32
 constexpr std::int64_t kCollectiveFlowBase = std::int64_t{1} << 52;  // above every ac2g flow id, < 2^53
 constexpr std::int64_t kMaxCollectiveLanes = std::int64_t{1} << 16;  // lanes one collective flow id space holds
-
-std::string memory_kind_name(std::string_view kind) {
-  static const std::map<std::string_view, std::string_view> kNames = {{"pageable", "Pageable"},
-                                                                      {"pinned", "Pinned"},
-                                                                      {"device", "Device"},
-                                                                      {"array", "Array"},
-                                                                      {"managed", "Managed"},
-                                                                      {"device_static", "Device Static"},
-                                                                      {"managed_static", "Managed Static"}};
-  const auto it = kNames.find(kind);
-  return std::string(it == kNames.end() ? "Unknown" : it->second);
-}
 
 std::string sync_name(std::string_view type) {
   if (type == "event_synchronize") return "Event Sync";
@@ -153,15 +142,9 @@ class Writer {
   void write_metadata() {
     // CPU processes.
     for (const auto& [pid, ordinal] : m_ordinal) {
-      std::string label = "process";
+      const std::string label = process_label(m_tl, pid);
       std::optional<std::int64_t> rank;
-      if (const auto it = m_process.find(pid); it != m_process.end()) {
-        if (!it->second->name.empty()) label = it->second->name;
-        rank = it->second->rank;
-      }
-      label += " (pid " + std::to_string(pid);
-      if (rank) label += ", rank " + std::to_string(*rank);
-      label += ")";
+      if (const auto it = m_process.find(pid); it != m_process.end()) rank = it->second->rank;
       if (ranked(pid)) {
         // One group per rank: "rank 3 (node2, GPU 1)", the command in its labels.
         meta("process_name", pid, 0, Json{{"name", rank_label(pid, *rank)}});
@@ -175,10 +158,7 @@ class Writer {
     // CPU threads that have events.
     const auto& threads = m_tracks.cpu_threads;
     for (const auto& [pid, tid] : threads) {
-      std::string name = "thread " + std::to_string(tid);
-      for (const auto& t : m_tl.threads)
-        if (t.pid == pid && t.tid == tid && !t.name.empty()) name = t.name + " (" + std::to_string(tid) + ")";
-      meta("thread_name", pid, tid, Json{{"name", name}});
+      meta("thread_name", pid, tid, Json{{"name", thread_label(m_tl, pid, tid)}});
       // Main thread (tid == pid) first, others by tid.
       meta("thread_sort_index", pid, tid, Json{{"sort_index", tid == pid ? 0 : tid}});
     }
@@ -209,9 +189,7 @@ class Writer {
     }
     for (const auto& [key, owner] : streams) {
       const auto& [gpu, tid] = key;
-      std::string name = "stream " + std::to_string(owner.second);
-      if (gpu_shared(gpu)) name += " (pid " + std::to_string(owner.first) + ")";
-      meta("thread_name", gpu, tid, Json{{"name", name}});
+      meta("thread_name", gpu, tid, Json{{"name", stream_label(owner.second, owner.first, gpu_shared(gpu))}});
       meta("thread_sort_index", gpu, tid, Json{{"sort_index", tid}});
     }
     // NCCL lanes: a rank's per GPU in its group; otherwise on the GPU's row.
@@ -391,14 +369,11 @@ class Writer {
   }
 
   void write_memcpy(const MemcpyEvent& e) {
-    const std::string name =
-        "Memcpy " + e.copy_kind + " (" + memory_kind_name(e.src_kind) + " -> " + memory_kind_name(e.dst_kind) + ")";
-    gpu_event("gpu_memcpy", name, e, m_args ? transfer_args(e, e.bytes) : Json());
+    gpu_event("gpu_memcpy", memcpy_name(e), e, m_args ? transfer_args(e, e.bytes) : Json());
   }
 
   void write_memset(const MemsetEvent& e) {
-    gpu_event("gpu_memset", "Memset (" + memory_kind_name(e.memory_kind) + ")", e,
-              m_args ? transfer_args(e, e.bytes) : Json());
+    gpu_event("gpu_memset", memset_name(e), e, m_args ? transfer_args(e, e.bytes) : Json());
   }
 
   // A counter sample on the GPU's row; Perfetto draws one track per name (and argument).
