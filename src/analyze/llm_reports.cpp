@@ -49,12 +49,20 @@ struct Found {
 Found generate_loops(const LlmTrace& t) {
   Found f;
   for (const LlmTrace::Model& m : t.models) {
-    bool prefill = false;
-    for (const Generation& g : t.generations) prefill |= g.pid == m.pid && g.has_prefill;
-    const bool loop = prefill || (m.source == PhaseSource::kShapes && m.forwards >= 2);
+    // A prefill followed by decode steps; or, with shapes, only decode steps (the capture began
+    // mid-generation). Prefills alone are an encoder's forwards, not a generate loop.
+    bool prefill = false, decoded = false;
+    for (const Generation& g : t.generations) {
+      if (g.pid != m.pid) continue;
+      prefill |= g.has_prefill;
+      decoded |= g.has_prefill && g.count >= 2;
+    }
+    const bool loop = decoded || (!prefill && m.source == PhaseSource::kShapes && m.forwards >= 2);
     if (!loop) {
-      f.why_not.push_back("PID " + std::to_string(m.pid) + ": the " + std::to_string(m.forwards) + " calls of " +
-                          m.path + " show no prefill " + source_text(m.source));
+      f.why_not.push_back(
+          "PID " + std::to_string(m.pid) + ": the " + std::to_string(m.forwards) + " calls of " + m.path +
+          (prefill ? " are prefills with no decode step after them (an encoder?) " : " show no prefill ") +
+          source_text(m.source));
       continue;
     }
     for (const Generation& g : t.generations)

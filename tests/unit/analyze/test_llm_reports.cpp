@@ -274,6 +274,17 @@ TEST_F(Llm, DecodeStepsBeforeAnyPrefillHaveNoTtft) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 2, "TTFT"), 0.308);  // the mean of those known
 }
 
+// Every forward processes several tokens and none follows with one: an encoder's forwards.
+TEST_F(Llm, PrefillsWithoutDecodeStepsAreNotAGenerateLoop) {
+  const Report r = run({{1000, 2, 7, 0}, {5000, 2, 9, 0}, {9000, 2, 7, 0}}, Shapes::kEmbedding);
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].text.find("no generate loop in the capture range (PID 300: the 3 calls of GPT are prefills"),
+            std::string::npos)
+      << r.notes[0].text;
+  EXPECT_FALSE(llm_top_line(*m_db));
+}
+
 TEST(LlmNoModel, KernelsOnlyTraceSaysHowToRecord) {
   TempDir dir;
   {
