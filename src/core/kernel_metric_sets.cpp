@@ -228,30 +228,33 @@ constexpr MetricInfo k_issue_active{
 #define GPUSCOPE_STALL(var, reason, what)                                                         \
   constexpr MetricInfo var {                                                                      \
     "smsp__average_warp_latency_issue_stalled_" reason ".ratio", "cycles per issued instruction", \
-        "Cycles per issued instruction that a warp spent stalled " what ".",                      \
+        "Cycles per issued instruction that a warp spent " what ".",                              \
         "SM sub-partition schedulers (smsp) — Nsight Compute Warp State Statistics"             \
   }
 GPUSCOPE_STALL(k_stall_long_scoreboard, "long_scoreboard",
                "waiting for an L1TEX result (global, local, texture memory)");
-GPUSCOPE_STALL(k_stall_barrier, "barrier", "at a block barrier (__syncthreads) for the other warps of its block");
-GPUSCOPE_STALL(k_stall_mio_throttle, "mio_throttle", "because the MIO queue (shared memory, special math) was full");
-GPUSCOPE_STALL(k_stall_not_selected, "not_selected", "ready, while the scheduler picked another warp");
-GPUSCOPE_STALL(k_stall_math_pipe_throttle, "math_pipe_throttle", "because the math pipe it needed was busy");
+GPUSCOPE_STALL(k_stall_barrier, "barrier",
+               "waiting at a block barrier (__syncthreads) for the other warps of its block");
+GPUSCOPE_STALL(k_stall_mio_throttle, "mio_throttle",
+               "held back because the MIO queue (shared memory, special math) was full");
+GPUSCOPE_STALL(k_stall_not_selected, "not_selected", "ready but not picked: the scheduler issued another warp");
+GPUSCOPE_STALL(k_stall_math_pipe_throttle, "math_pipe_throttle", "held back because the math pipe it needed was busy");
 GPUSCOPE_STALL(k_stall_short_scoreboard, "short_scoreboard",
                "waiting for an MIO result (shared memory, special math, shuffles)");
-GPUSCOPE_STALL(k_stall_wait, "wait", "on a fixed-latency dependency between instructions");
-GPUSCOPE_STALL(k_stall_lg_throttle, "lg_throttle", "because the local/global memory instruction queue was full");
-GPUSCOPE_STALL(k_stall_dispatch_stall, "dispatch_stall", "with a selected instruction the dispatcher held back");
-GPUSCOPE_STALL(k_stall_drain, "drain", "after its last instruction, until its memory writes drained");
-GPUSCOPE_STALL(k_stall_membar, "membar", "at a memory barrier (__threadfence)");
-GPUSCOPE_STALL(k_stall_branch_resolving, "branch_resolving", "until a branch target was computed");
+GPUSCOPE_STALL(k_stall_wait, "wait", "waiting on a fixed-latency dependency between instructions");
+GPUSCOPE_STALL(k_stall_lg_throttle, "lg_throttle",
+               "held back because the local/global memory instruction queue was full");
+GPUSCOPE_STALL(k_stall_dispatch_stall, "dispatch_stall", "with a selected instruction that the dispatcher held back");
+GPUSCOPE_STALL(k_stall_drain, "drain", "after its last instruction, waiting for its memory writes to drain");
+GPUSCOPE_STALL(k_stall_membar, "membar", "waiting at a memory barrier (__threadfence)");
+GPUSCOPE_STALL(k_stall_branch_resolving, "branch_resolving", "waiting for a branch target to be computed");
 GPUSCOPE_STALL(k_stall_no_instruction, "no_instruction", "with no instruction fetched (instruction cache miss)");
-GPUSCOPE_STALL(k_stall_imc_miss, "imc_miss", "on an immediate constant cache miss");
-GPUSCOPE_STALL(k_stall_tex_throttle, "tex_throttle", "because the texture queue was full");
+GPUSCOPE_STALL(k_stall_imc_miss, "imc_miss", "waiting on an immediate constant cache miss");
+GPUSCOPE_STALL(k_stall_tex_throttle, "tex_throttle", "held back because the texture queue was full");
 GPUSCOPE_STALL(k_stall_sleeping, "sleeping", "asleep (__nanosleep, or all its threads waiting)");
 GPUSCOPE_STALL(k_stall_gmma, "gmma", "waiting for a Hopper warpgroup MMA (wgmma) to accept or finish work");
-GPUSCOPE_STALL(k_stall_misc, "misc", "for a reason not in the other categories");
-GPUSCOPE_STALL(k_stall_selected, "selected", "being issued (the one cycle of the issue itself)");
+GPUSCOPE_STALL(k_stall_misc, "misc", "stalled for a reason in no other category");
+GPUSCOPE_STALL(k_stall_selected, "selected", "being issued (the issue cycle itself, not a stall)");
 #undef GPUSCOPE_STALL
 
 constexpr std::array k_quick{k_duration, k_dram_read, k_dram_write, k_l2_bytes, k_l1_bytes, k_achieved_occupancy};
