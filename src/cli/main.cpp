@@ -18,6 +18,7 @@
 #include "cli/roofline_command.hpp"
 #include "cli/schema_command.hpp"
 #include "cli/stats_command.hpp"
+#include "cli/session_command.hpp"
 #include "cli/summary_command.hpp"
 #include "cli/trace_command.hpp"
 #include "cli/tracer_calibration.hpp"
@@ -45,6 +46,14 @@ int main(int argc, char** argv) {
   CLI::App* trace = cli::add_trace_command(app, trace_opts);
 
   cli::ExportOptions export_opts;
+  // A program traced in windows opened from another shell (nsys launch / start / stop).
+  cli::TraceOptions launch_opts;
+  CLI::App* launch = cli::add_trace_command(app, launch_opts, "launch");
+  cli::SessionOptions start_opts, stop_opts;
+  CLI::App* start = cli::add_start_command(app, start_opts);
+  CLI::App* stop = cli::add_stop_command(app, stop_opts);
+  CLI::App* sessions = cli::add_sessions_command(app);
+
   CLI::App* exp = cli::add_export_command(app, export_opts);
 
   cli::SummaryOptions summary_opts;
@@ -95,6 +104,10 @@ int main(int argc, char** argv) {
     if (summary->parsed()) return cli::run_summary(summary_opts);
     if (stats->parsed()) return cli::run_stats(stats_opts);
     if (roofline->parsed()) return cli::run_roofline(roofline_opts);
+    if (launch->parsed()) return cli::run_trace(launch_opts);
+    if (start->parsed()) return cli::run_start(start_opts);
+    if (stop->parsed()) return cli::run_stop(stop_opts);
+    if (sessions->parsed()) return cli::run_sessions();
     if (bench->parsed()) return cli::run_bench(bench_opts);
     if (peak->parsed()) return cli::run_peak(peak_opts);
     if (kernels->parsed()) return cli::run_kernels(kernels_opts);

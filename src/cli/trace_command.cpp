@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <stdexcept>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "cli/collect_run.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
+#include "cli/session_command.hpp"
 #include "cli/tracer_calibration.hpp"
 #include "collect/collector_config.hpp"
 #include "collect/pm_sampler.hpp"
@@ -90,15 +92,28 @@ void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
 
 }  // namespace
 
-CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
-  CLI::App* sub =
-      app.add_subcommand("trace",
-                         "Run a command with the collector injected and record its GPU timeline into NAME.sqlite.\n"
-                         "Works on any unmodified CUDA program: a C++ binary, `python3 train.py` with PyTorch/Triton.\n"
-                         "Records kernels, memcpy/memset, CUDA runtime+driver API calls, synchronization and NVTX\n"
-                         "ranges of the command and of its child processes (allocations with --cuda-memory-usage),\n"
-                         "then prints a short summary.\n"
-                         "Example: gpuscope trace -o cnn --capture-range=cudaProfilerApi -- python3 train.py");
+CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& name) {
+  const bool launch = name == "launch";
+  CLI::App* sub = app.add_subcommand(
+      name, launch ? "Run a command with the collector loaded but not recording, for capture windows opened and\n"
+                     "closed from another shell: gpuscope start NAME / gpuscope stop NAME (as nsys launch). Until\n"
+                     "the first start the program runs with no CUDA callback or kernel record (about the cost of\n"
+                     "no tracing); the trace NAME.sqlite, with each window, is written when it ends; each stop also\n"
+                     "writes the windows so far as NAME.wK.sqlite. Takes trace's options.\n"
+                     "Example: gpuscope launch --session server -- python3 serve.py   then, elsewhere:\n"
+                     "         gpuscope start server --duration 10s ; gpuscope summary server.w1.sqlite"
+                   : "Run a command with the collector injected and record its GPU timeline into NAME.sqlite.\n"
+                     "Works on any unmodified CUDA program: a C++ binary, `python3 train.py` with PyTorch/Triton.\n"
+                     "Records kernels, memcpy/memset, CUDA runtime+driver API calls, synchronization and NVTX\n"
+                     "ranges of the command and of its child processes (allocations with --cuda-memory-usage),\n"
+                     "then prints a short summary.\n"
+                     "Example: gpuscope trace -o cnn --capture-range=cudaProfilerApi -- python3 train.py");
+  if (launch) {
+    sub->add_option("--session", o.session,
+                    "Session name for gpuscope start / stop / sessions (letters, digits, . _ -); also the\n"
+                    "default trace name")
+        ->required();
+  }
   sub->add_option("-o,--output", o.output,
                   "Trace name: writes NAME.sqlite (default gpuscope-<date>-<time>). %h is the host name,\n"
                   "%p gpuscope's pid, %q{VAR} an environment variable, %% a %: one trace per node or task,\n"
@@ -231,6 +246,10 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o) {
 }
 
 int run_trace(TraceOptions o) {
+  const bool session = !o.session.empty();
+  if (session && (o.capture_range != "none" || o.delay_ns != 0 || o.duration_ns != 0))
+    return cli_fail("launch", "--capture-range, --delay and --duration do not apply to a session",
+                    "a session records between gpuscope start and gpuscope stop (start --duration N stops after N s)");
   if (o.capture_range == "nvtx" && o.nvtx_capture.empty())
     return fail("--capture-range=nvtx needs --nvtx-capture=RANGE", "name the NVTX range, e.g. -p 'step 5'");
   if (!o.nvtx_capture.empty() && o.capture_range != "nvtx")
@@ -240,8 +259,8 @@ int run_trace(TraceOptions o) {
       return fail("unknown --trace source '" + std::string(s) + "'", "use cuda, nvtx or cuda,nvtx");
 
   CollectRunSpec spec;
-  spec.tool = "trace";
-  spec.output = o.output;
+  spec.tool = session ? "launch" : "trace";
+  spec.output = session && o.output.empty() ? o.session : o.output;
   spec.force_overwrite = o.force_overwrite;
   spec.keep_logs = o.keep_logs;
   spec.nvtx = o.trace.find("nvtx") != std::string::npos;
@@ -281,8 +300,17 @@ int run_trace(TraceOptions o) {
     spec.kill_after = std::chrono::nanoseconds(o.delay_ns + o.duration_ns);  // <= 2 x 10^15 ns
     spec.kill_signal = o.kill == "sigkill" ? SIGKILL : SIGTERM;
   }
+  std::filesystem::path session_folder;
+  if (session) {
+    session_folder = claim_session_dir(o.session);
+    if (session_folder.empty()) return 1;
+    for (auto& kv : spec.env)
+      if (kv.first == "GPUSCOPE_CAPTURE_RANGE") kv.second = "session";
+    spec.env.emplace_back("GPUSCOPE_SESSION_DIR", session_folder.string());
+    spec.import.capture_range = "session";
+  }
   spec.import.trace_sources = o.trace;
-  spec.import.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
+  if (!session) spec.import.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
   spec.import.extra_meta.emplace_back("cuda_api_calls", o.cuda_api);
   if (o.memory_usage) spec.import.extra_meta.emplace_back("cuda_memory_usage", "1");
   if (!o.pytorch.empty()) spec.import.extra_meta.emplace_back("pytorch", o.pytorch);
@@ -314,7 +342,36 @@ int run_trace(TraceOptions o) {
     };
   }
 
+  if (session) {  // the session's facts, once the logs folder exists (before the program starts)
+    auto sampler_start = std::move(spec.before_launch);
+    spec.before_launch = [&, sampler_start](const std::filesystem::path& log_dir) {
+      if (sampler_start) sampler_start(log_dir);
+      SessionInfo info;
+      info.name = o.session;
+      info.launcher_pid = ::getpid();
+      std::string out = spec.output;
+      if (!out.ends_with(".sqlite")) out += ".sqlite";
+      info.output = std::filesystem::absolute(out).string();
+      info.log_dir = std::filesystem::absolute(log_dir).string();
+      for (const std::string& a : o.command) info.command += (info.command.empty() ? "" : " ") + a;
+      const std::time_t now = std::time(nullptr);
+      char iso[32] = {};
+      std::tm tm{};
+      std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+      info.started = iso;
+      if (!write_session_info(session_folder, info))
+        std::cerr << "gpuscope launch: warning: cannot write " << (session_folder / "info").string()
+                  << ": gpuscope start/stop will not find this session\n";
+      else
+        std::cerr << "gpuscope launch: session " << o.session << " ready, not recording: from another shell run\n"
+                  << "  gpuscope start " << o.session << "   and   gpuscope stop " << o.session << "\n";
+    };
+  }
   const CollectRunResult res = collect_run(spec);
+  if (session) {
+    std::error_code ec;
+    std::filesystem::remove_all(session_folder, ec);
+  }
   if (!res.have_db) return res.exit_code;
 
   if (!o.quiet) {
@@ -325,10 +382,11 @@ int run_trace(TraceOptions o) {
         std::cerr << "\n";
       }
     } catch (const std::exception& e) {
-      std::cerr << "gpuscope trace: warning: summary failed: " << e.what() << "\n";
+      std::cerr << "gpuscope " << spec.tool << ": warning: summary failed: " << e.what() << "\n";
     }
   }
-  std::cerr << "gpuscope trace: wrote " << res.db_path.string() << "  (the target " << res.run.describe() << ")\n";
+  std::cerr << "gpuscope " << spec.tool << ": wrote " << res.db_path.string() << "  (the target " << res.run.describe()
+            << ")\n";
   return res.exit_code;
 }
 

@@ -31,11 +31,14 @@ struct TraceOptions {
   bool quiet = false;
   int top = 10;         // kernels in the summary; 0 = all
   std::string pytorch;  // --pytorch: "" (off) or ops / modules / ops,modules, each [+ ,shapes]
+  std::string session;  // gpuscope launch --session NAME (cli/session_command.hpp); "" for trace
   std::vector<std::string> command;
 };
 
-/// Declares the subcommand and its options (one place: also the --help text).
-CLI::App* add_trace_command(CLI::App& app, TraceOptions& options);
+/// Declares the subcommand and its options (one place: also the --help text). `name`
+/// "launch" declares `gpuscope launch --session NAME`: the same options, recording only
+/// between `gpuscope start` and `gpuscope stop` (cli/session_command.hpp).
+CLI::App* add_trace_command(CLI::App& app, TraceOptions& options, const std::string& name = "trace");
 
 /// Runs it; returns the process exit code (the target's, passed through, or
 /// gpuscope's own error code 1 / 127 / 126). Prints to stderr.

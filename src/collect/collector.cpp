@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -238,6 +239,9 @@ void Collector::setup_cupti() noexcept {
   try {
     std::call_once(once, [this] {
       const bool profiler_capture = m_config.capture_range == CaptureRange::kCudaProfilerApi;
+      // In a session nothing per launch runs outside the windows (launch callbacks and kernel
+      // records come on with `gpuscope start`), so a program waiting for it runs as untraced.
+      const bool session = m_config.capture_range == CaptureRange::kSession;
       if (!m_config.trace_cuda && !profiler_capture && !m_config.kernels_mode()) return;
 
       // Claim the process's single CUPTI subscriber slot first, so a later
@@ -320,15 +324,8 @@ void Collector::setup_cupti() noexcept {
           m_api_cbids[1].insert(m_api_cbids[1].end(), drv.begin(), drv.end());
         }
         m_fast_clock = clock_matches_cupti();
-        const std::pair<CUpti_CallbackDomain, std::uint32_t> domains[] = {
-            {CUPTI_CB_DOMAIN_RUNTIME_API, collect::kRecordRuntime},
-            {CUPTI_CB_DOMAIN_DRIVER_API, collect::kRecordDriver}};
-        for (const auto& [domain, bit] : domains) {
-          if ((m_config.cuda_records & bit) == 0) continue;
-          for (CUpti_CallbackId cbid : m_api_cbids[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0]) {
-            GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(1, m_subscriber, domain, cbid));
-          }
-        }
+        // A session (gpuscope launch) turns them on with each window: none outside.
+        if (!session) set_launch_callbacks(true);
         m_api_callbacks.store(true, std::memory_order_release);
       }
       if (m_config.zero_buffers) {
@@ -349,12 +346,7 @@ void Collector::setup_cupti() noexcept {
       // the same, kineto#1020): have a few ready before the program's first launch.
       m_pool.prefill(kPrefillBuffers);
 
-      if (m_config.cuda_records & collect::kRecordKernel) {
-        GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-      }
-      if (m_config.cuda_records & collect::kRecordOverhead) {
-        GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
-      }
+      if (!session) set_kernel_kinds(true);
       if (m_config.cuda_records & collect::kRecordMemory) enable_memory_records();
       // AndDump: also emits devices/contexts that exist already (late attach).
       GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE));
@@ -422,16 +414,106 @@ void Collector::set_gated_kinds(bool on) noexcept {
   }
 }
 
+void Collector::set_launch_callbacks(bool on) noexcept {
+  if (m_subscriber == nullptr) return;
+  if (on) m_api_epoch.fetch_add(1, std::memory_order_relaxed);
+  const std::pair<CUpti_CallbackDomain, std::uint32_t> domains[] = {
+      {CUPTI_CB_DOMAIN_RUNTIME_API, collect::kRecordRuntime}, {CUPTI_CB_DOMAIN_DRIVER_API, collect::kRecordDriver}};
+  for (const auto& [domain, bit] : domains) {
+    if ((m_config.cuda_records & bit) == 0) continue;
+    for (CUpti_CallbackId cbid : m_api_cbids[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0]) {
+      GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(on ? 1 : 0, m_subscriber, domain, cbid));
+    }
+  }
+}
+
+void Collector::set_kernel_kinds(bool on) noexcept {
+  for (const auto& [kind, bit] : {std::pair{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, collect::kRecordKernel},
+                                  std::pair{CUPTI_ACTIVITY_KIND_OVERHEAD, collect::kRecordOverhead}}) {
+    if ((m_config.cuda_records & bit) == 0) continue;
+    if (on) {
+      GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(kind));
+    } else {
+      GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityDisable(kind));
+    }
+  }
+}
+
 // Makes CUPTI follow m_recording. Edges may race (profiler callback on one
 // thread, timer on another), so re-check after applying until it is stable.
 // No lock is held while calling CUPTI, to avoid lock-order inversions with
 // CUPTI's own locks in API callbacks.
 void Collector::apply_recording() noexcept {
   if (!m_cupti_ready.load(std::memory_order_acquire) || m_kernels) return;
+  const bool session = m_config.capture_range == CaptureRange::kSession;
   for (int i = 0; i < 4; ++i) {
     const bool want = m_recording.load();
     set_gated_kinds(want);
+    if (session) {
+      if (m_api_callbacks.load()) set_launch_callbacks(want);
+      // Kernel records go off only after the stop's grace period (finish_session_stop), so
+      // kernels launched inside the window are still delivered.
+      if (want) set_kernel_kinds(true);
+    }
     if (m_recording.load() == want) return;
+  }
+}
+
+// ---------------------------------------------------------------- session (gpuscope start/stop)
+
+void Collector::poll_session() noexcept {
+  if (m_config.capture_range != CaptureRange::kSession) return;
+  try {
+    const auto command = collect::read_session_file(std::filesystem::path(m_config.session_dir) / "control");
+    if (!command || command->generation <= m_session_generation) return;
+    m_session_generation = command->generation;
+    bool changed = false;
+    {
+      std::lock_guard lock(m_capture_mutex);
+      auto edge = command->start ? m_capture.range_start("session") : m_capture.range_stop("session");
+      if (edge) {
+        handle_edge_locked(*edge, now_ns());
+        changed = true;
+      }
+    }
+    if (changed) apply_recording();
+    if (command->start) {
+      m_session_stop_pending.reset();  // a start within a stop's grace: kernel records stay on
+      write_session_ack(*command);
+    } else {
+      m_session_stop_pending = *command;
+      m_session_stop_ns = now_ns();
+    }
+  } catch (...) {
+  }
+}
+
+// After a stop, once the grace period has passed (or at exit: force): kernel records off,
+// everything recorded so far in the log, then the ack that `gpuscope stop` waits for.
+void Collector::finish_session_stop(bool force) noexcept {
+  if (!m_session_stop_pending) return;
+  const std::uint64_t grace = std::max<std::uint64_t>(500'000'000ull, 2ull * m_config.flush_period_ms * 1'000'000ull);
+  if (!force && now_ns() - m_session_stop_ns < grace) return;
+  try {
+    if (!m_recording.load() && m_cupti_ready.load()) {
+      set_kernel_kinds(false);
+      GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    }
+    drain();
+    (void)m_writer.flush();
+    write_session_ack(*m_session_stop_pending);
+  } catch (...) {
+  }
+  m_session_stop_pending.reset();
+}
+
+void Collector::write_session_ack(const collect::SessionCommand& command) noexcept {
+  try {
+    const auto path = std::filesystem::path(m_config.session_dir) / ("ack." + std::to_string(m_pid));
+    if (!collect::write_line_atomically(path, collect::format_session_command(command)) && m_config.verbose) {
+      std::fprintf(stderr, "gpuscope: pid %u: cannot write %s\n", m_pid, path.c_str());
+    }
+  } catch (...) {
   }
 }
 
@@ -584,6 +666,7 @@ namespace {
 // call's nested driver calls are part of it) and the thread's ring.
 struct ApiThreadState {
   std::uint32_t depth = 0;
+  std::uint32_t epoch = 0;  // Collector::m_api_epoch when depth was last valid
   std::uint64_t start_ns = 0;
   std::uint32_t tid = 0;
   collect::ApiRing* ring = nullptr;
@@ -613,6 +696,13 @@ bool Collector::clock_matches_cupti() noexcept {
 void Collector::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const CUpti_CallbackData& data) noexcept {
   ApiThreadState& t = t_api;
+  // Callbacks switched off between a call's entry and exit (a session's stop) leave its depth
+  // behind: a new epoch (they came on again) starts from depth 0.
+  const std::uint32_t epoch = m_api_epoch.load(std::memory_order_relaxed);
+  if (t.epoch != epoch) {
+    t.epoch = epoch;
+    t.depth = 0;
+  }
   if (data.callbackSite == CUPTI_API_ENTER) {
     if (t.depth++ == 0) t.start_ns = m_fast_clock ? realtime_ns() : now_ns();
     return;
@@ -767,6 +857,9 @@ void Collector::writer_main() noexcept {
         wait = std::chrono::nanoseconds(to_edge);
       }
     }
+    if (m_config.capture_range == CaptureRange::kSession) {  // gpuscope start/stop answered within 100 ms
+      wait = std::min(wait, std::chrono::nanoseconds(100'000'000));
+    }
     if (m_config.memory_duty_ms > 0 && m_memory_kinds) {  // wake at the next duty switch
       const std::uint64_t duty = m_config.memory_duty_ms * 1'000'000;
       const auto to_switch = std::chrono::nanoseconds(duty - now_ns() % duty + 100'000);
@@ -779,6 +872,7 @@ void Collector::writer_main() noexcept {
     m_wake.store(false);
     const bool stop = m_stop.load();
     check_time_gate();
+    poll_session();
     maybe_detach_cupti();
     if (m_config.memory_duty_ms > 0 && m_memory_kinds && m_cupti_ready.load()) {
       // Validation only (GPUSCOPE_MEMORY_DUTY_MS): memory records on in even periods, switched
@@ -815,6 +909,7 @@ void Collector::writer_main() noexcept {
       std::fprintf(stderr, "gpuscope: pid %u: %s: %s; the program continues untraced\n", m_pid, m_log_path.c_str(),
                    m_writer.last_error().c_str());
     }
+    finish_session_stop(stop);
     if (stop) break;
   }
   try {

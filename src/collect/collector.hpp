@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -34,6 +35,7 @@
 #include "collect/capture_controller.hpp"
 #include "collect/collector_config.hpp"
 #include "collect/kernel_profiler.hpp"
+#include "collect/session_control.hpp"
 #include "core/event_log_format.hpp"
 #include "store/event_log_writer.hpp"
 
@@ -111,6 +113,12 @@ class Collector {
   void handle_edge_locked(const collect::CaptureEdge& edge, std::uint64_t ts);
   void apply_recording() noexcept;
   void set_gated_kinds(bool on) noexcept;
+  void set_launch_callbacks(bool on) noexcept;  // GPUSCOPE_API_CALLS=gpu: our per-call callbacks
+  void set_kernel_kinds(bool on) noexcept;      // CONCURRENT_KERNEL (+ OVERHEAD) records
+  // Session mode (gpuscope launch --session, collect/session_control.hpp), writer thread.
+  void poll_session() noexcept;
+  void finish_session_stop(bool force) noexcept;
+  void write_session_ack(const collect::SessionCommand& command) noexcept;
   void enable_memory_records() noexcept;  // --cuda-memory-usage (GPUSCOPE_CUDA_RECORDS memory)
 
   // Writer thread.
@@ -159,10 +167,17 @@ class Collector {
   bool m_memory_pool_kind = false;       // MEMORY_POOL enabled
   bool m_memory_duty_on = true;          // writer thread: GPUSCOPE_MEMORY_DUTY_MS phase
   std::uint64_t m_finished_seen_ns = 0;  // writer thread: when finished() was first seen
+  // Session mode, writer thread: the last control generation applied; a stop waiting for
+  // its grace period (kernels launched in the window complete and are delivered) before
+  // kernel records go off and the ack is written.
+  std::uint64_t m_session_generation = 0;
+  std::optional<collect::SessionCommand> m_session_stop_pending;
+  std::uint64_t m_session_stop_ns = 0;
   CUpti_SubscriberHandle m_subscriber = nullptr;
   // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.
   std::vector<CUpti_CallbackId> m_api_cbids[2];  // [0] runtime, [1] driver
   std::atomic<bool> m_api_callbacks{false};      // --cuda-api=gpu is on
+  std::atomic<std::uint32_t> m_api_epoch{0};     // +1 each time the callbacks come on (sessions)
   bool m_fast_clock = false;                     // CLOCK_REALTIME is CUPTI's clock
   collect::ApiRingRegistry m_api_rings{kApiRingCapacity};
   static constexpr std::size_t kApiRingCapacity = std::size_t{1} << 16;  // 2.5 MiB per thread

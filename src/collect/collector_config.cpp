@@ -182,8 +182,16 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   read_choice<CaptureRange>(getenv, "GPUSCOPE_CAPTURE_RANGE",
                             {{"none", CaptureRange::kNone},
                              {"cudaProfilerApi", CaptureRange::kCudaProfilerApi},
-                             {"nvtx", CaptureRange::kNvtx}},
+                             {"nvtx", CaptureRange::kNvtx},
+                             {"session", CaptureRange::kSession}},
                             &c.capture_range, warnings);
+  if (const char* raw = getenv("GPUSCOPE_SESSION_DIR"); raw != nullptr) c.session_dir = raw;
+  if (c.capture_range == CaptureRange::kSession && c.session_dir.empty()) {
+    warnings->push_back(
+        "GPUSCOPE_CAPTURE_RANGE=session needs GPUSCOPE_SESSION_DIR (set by gpuscope launch); recording "
+        "from the start instead");
+    c.capture_range = CaptureRange::kNone;
+  }
 
   if (const char* raw = getenv("GPUSCOPE_NVTX_CAPTURE"); raw != nullptr && *raw != '\0') {
     split_nvtx_capture(raw, &c.nvtx_capture_message, &c.nvtx_capture_domain);
@@ -197,6 +205,7 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
 
   read_choice<CaptureEnd>(getenv, "GPUSCOPE_CAPTURE_RANGE_END",
                           {{"stop", CaptureEnd::kStop}, {"repeat", CaptureEnd::kRepeat}}, &c.capture_end, warnings);
+  if (c.capture_range == CaptureRange::kSession) c.capture_end = CaptureEnd::kRepeat;  // start/stop, again and again
 
   constexpr std::uint64_t kMax = ~std::uint64_t{0} / 4;  // leaves room for launch + delay + duration
   read_u64(getenv, "GPUSCOPE_LAUNCH_REALTIME_NS", 0, kMax, &c.launch_realtime_ns, warnings);

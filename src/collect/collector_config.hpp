@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 25> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 26> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -55,9 +55,13 @@ inline constexpr std::array<ConfigOption, 25> kConfigOptions{{
    "Thread id in API records: system (gettid, as NVTX records) | default (CUPTI's)."},
   {"GPUSCOPE_CAPTURE_RANGE", "none",
    "none (record from start) | cudaProfilerApi (cudaProfilerStart/Stop, cuProfilerStart/Stop) | "
-   "nvtx (the range named by GPUSCOPE_NVTX_CAPTURE)."},
+   "nvtx (the range named by GPUSCOPE_NVTX_CAPTURE) | session (gpuscope start / stop, GPUSCOPE_SESSION_DIR)."},
   {"GPUSCOPE_NVTX_CAPTURE", "",
    "NAME or NAME@DOMAIN: exact NVTX message that opens a window (NAME alone = default domain)."},
+  {"GPUSCOPE_SESSION_DIR", "",
+   "With GPUSCOPE_CAPTURE_RANGE=session: the session folder (gpuscope launch). The collector polls "
+   "its 'control' file (gpuscope start / stop) and answers in 'ack.PID' once a start or stop is applied "
+   "and, after a stop, the window's records are in the log."},
   {"GPUSCOPE_CAPTURE_RANGE_END", "stop",
    "stop (nothing is recorded after the first window closes) | repeat (every start/stop pair "
    "opens a window)."},
@@ -100,7 +104,9 @@ inline constexpr std::array<ConfigOption, 25> kConfigOptions{{
 }};
 // clang-format on
 
-enum class CaptureRange : std::uint8_t { kNone, kCudaProfilerApi, kNvtx };
+/// kSession: `gpuscope launch --session`: nothing is recorded until `gpuscope start`, and
+/// the per-launch CUPTI work (API callbacks, kernel records) is off outside the windows.
+enum class CaptureRange : std::uint8_t { kNone, kCudaProfilerApi, kNvtx, kSession };
 
 /// GPUSCOPE_CUDA_RECORDS bits: which CUPTI activity kinds `--trace=cuda` records.
 enum CudaRecord : std::uint32_t {
@@ -135,6 +141,7 @@ struct CollectorConfig {
   CaptureRange capture_range = CaptureRange::kNone;
   std::string nvtx_capture_message;  // with kNvtx: exact message
   std::string nvtx_capture_domain;   // "" = default domain
+  std::string session_dir;           // with kSession: the folder holding 'control' (collect/session_control.hpp)
   CaptureEnd capture_end = CaptureEnd::kStop;
   std::uint64_t launch_realtime_ns = 0;
   std::uint64_t delay_ns = 0;

@@ -43,7 +43,11 @@ struct MetricsLog {
 // Reads one log (two passes) into `state`. A log that cannot be opened is skipped with an
 // 'unreadable_log' row. A log with GPU-metrics records is added to `metrics_logs`; without a
 // ProcessRecord it is the launcher's sampler log and nothing else of it is read here.
-void import_log(ImportState& state, const std::string& path, std::vector<MetricsLog>& metrics_logs) {
+// `starts_closed`: a capture range that records nothing until opened (gpuscope launch --session):
+// a log with no capture edge then holds no window, rather than one over the whole process. `live`:
+// ImportOptions::live_logs.
+void import_log(ImportState& state, const std::string& path, std::vector<MetricsLog>& metrics_logs, bool starts_closed,
+                bool live) {
   EventLogReader reader;
   const LogStatus status = reader.open(path);
   if (!status.ok()) {
@@ -61,8 +65,8 @@ void import_log(ImportState& state, const std::string& path, std::vector<Metrics
     if (!scan.process) return;  // no process: its losses are counted when it is read
   }
 
-  const bool clip = !scan.captures.empty();
-  std::vector<detail::Window> windows = detail::capture_windows(scan.captures, scan.start_ns());
+  const bool clip = !scan.captures.empty() || starts_closed;
+  std::vector<detail::Window> windows = detail::capture_windows(scan.captures, scan.start_ns(), starts_closed);
   state.processes.add_windows(pid, windows, scan.end_ns());
 
   detail::EventTables events(state, reader, scan, std::move(windows), clip);
@@ -74,7 +78,7 @@ void import_log(ImportState& state, const std::string& path, std::vector<Metrics
     state.result.warnings.push_back("two event logs for process " + std::to_string(pid) +
                                     " (did it exec?): merged into one process");
   }
-  if (!scan.has_end || stats.truncated_bytes > 0) {
+  if (!live && (!scan.has_end || stats.truncated_bytes > 0)) {
     std::string detail;
     if (stats.truncated_bytes > 0) {
       detail = "; a partly written record (" + std::to_string(stats.truncated_bytes) + " bytes) was dropped";
@@ -174,7 +178,7 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
           continue;
         }
         ++event_logs;
-        import_log(state, path, metrics_logs);
+        import_log(state, path, metrics_logs, options.capture_range == "session", options.live_logs);
       }
       import_metrics_logs(state, metrics_logs);
       for (const std::string& path : torch_memory) detail::import_torch_memory(state, path);

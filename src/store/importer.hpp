@@ -53,6 +53,9 @@ struct ImportOptions {
   std::string capture_range;                                    // "none", "cudaProfilerApi", "nvtx:NAME", ...
   std::vector<std::pair<std::string, std::string>> extra_meta;  // more meta rows
   bool overwrite = false;                                       // replace an existing db_path
+  /// The logs' processes still run (gpuscope stop's trace of a session so far): a log not
+  /// closed yet, or ending in a record being written, is not data loss.
+  bool live_logs = false;
 };
 
 /// Rows written per table.

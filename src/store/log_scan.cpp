@@ -37,7 +37,8 @@ std::uint64_t LogScan::start_ns() const {
 
 std::uint64_t LogScan::end_ns() const { return std::max(max_ts, start_ns()); }
 
-std::vector<Window> capture_windows(std::vector<CaptureEdge> edges, std::uint64_t process_start_ns) {
+std::vector<Window> capture_windows(std::vector<CaptureEdge> edges, std::uint64_t process_start_ns,
+                                    bool starts_closed) {
   std::stable_sort(edges.begin(), edges.end(), [](const CaptureEdge& a, const CaptureEdge& b) { return a.ts < b.ts; });
   std::vector<Window> windows;
   std::optional<Window> open;
@@ -54,7 +55,7 @@ std::vector<Window> capture_windows(std::vector<CaptureEdge> edges, std::uint64_
     }
   }
   if (open) windows.push_back(std::move(*open));
-  if (edges.empty()) windows.push_back({process_start_ns, kOpenEnd, "all"});
+  if (edges.empty() && !starts_closed) windows.push_back({process_start_ns, kOpenEnd, "all"});
   return windows;
 }
 

@@ -101,7 +101,10 @@ class LogScan final : public EventLogVisitor {
 /// The capture windows of a scanned log, in time order. No capture edge at all: one
 /// window 'all' from the process start, never closed. A stop before any start opens a
 /// 'process_start' window (the collector began capturing); starts inside an open window
-/// and stops with no open window (after the first) are ignored.
-[[nodiscard]] std::vector<Window> capture_windows(std::vector<CaptureEdge> edges, std::uint64_t process_start_ns);
+/// and stops with no open window (after the first) are ignored. `starts_closed` (a session
+/// of gpuscope launch, which records only between gpuscope start and stop): no edge means
+/// no window.
+[[nodiscard]] std::vector<Window> capture_windows(std::vector<CaptureEdge> edges, std::uint64_t process_start_ns,
+                                                  bool starts_closed = false);
 
 }  // namespace gpuscope::store::detail

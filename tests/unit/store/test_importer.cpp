@@ -347,6 +347,45 @@ TEST_F(ImporterTest, NvtxPushPopStartEndMarks) {
   EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM threads"), 3);
 }
 
+// gpuscope launch --session: a process never started holds no window (not one over the
+// whole process) and none of its events; a window opened by gpuscope start keeps only its
+// own. gpuscope stop's trace of running processes (live logs) reports no truncation.
+TEST_F(ImporterTest, SessionRecordsOnlyBetweenStartAndStop) {
+  {
+    LogBuilder b(log("idle.gslog"), 100);  // never started
+    b.process(1000);
+    b.api(1500, 1510, 7, 1, "cudaLaunchKernel");
+    b.kernel(1600, 1700, 1, "idle_kernel");
+    b.end(5000);
+    b.close();
+  }
+  {
+    LogBuilder b(log("run.gslog"), 200);  // one window, still running (no end record)
+    b.process(1000);
+    b.api(1500, 1510, 7, 1, "cudaLaunchKernel");
+    b.kernel(1600, 1700, 1, "before_kernel");
+    b.capture(2000, true, "session");
+    b.api(2500, 2510, 7, 2, "cudaLaunchKernel");
+    b.kernel(2600, 2700, 2, "window_kernel");
+    b.capture(3000, false, "session");
+    b.close();
+  }
+  ImportOptions opts;
+  opts.capture_range = "session";
+  opts.live_logs = true;
+  const ImportResult r = import({log("idle.gslog"), log("run.gslog")}, opts);
+  Database d = db();
+  EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM capture_windows WHERE pid = 100"), 0);
+  EXPECT_EQ(q_text(d, "SELECT start_ns || '-' || end_ns || ' ' || reason FROM capture_windows WHERE pid = 200"),
+            "2000-3000 session");
+  EXPECT_EQ(q_text(d, "SELECT group_concat(name) FROM v_kernels"), "window_kernel");
+  EXPECT_EQ(r.data_loss_total, 0);  // live: no end record yet is not a loss
+  // The same logs after the program ended abnormally (not live): the missing end is data loss.
+  opts.live_logs = false;
+  const ImportResult after = import({log("idle.gslog"), log("run.gslog")}, opts);
+  EXPECT_EQ(after.data_loss_total, 1);
+}
+
 TEST_F(ImporterTest, CaptureWindowClipping) {
   {
     LogBuilder b(log("a.gslog"), 100);

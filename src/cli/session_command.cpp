@@ -1,0 +1,295 @@
+#include "cli/session_command.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "cli/collect_run.hpp"
+#include "collect/session_control.hpp"
+#include "core/report.hpp"
+#include "render/report_render.hpp"
+#include "store/importer.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using collect::SessionCommand;
+
+bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+std::optional<SessionInfo> read_session_info(const fs::path& dir) {
+  std::ifstream in(dir / "info");
+  if (!in) return std::nullopt;
+  SessionInfo info;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "name") info.name = value;
+    if (key == "launcher_pid") info.launcher_pid = std::atol(value.c_str());
+    if (key == "output") info.output = value;
+    if (key == "log_dir") info.log_dir = value;
+    if (key == "command") info.command = value;
+    if (key == "started") info.started = value;
+  }
+  if (info.launcher_pid <= 0) return std::nullopt;
+  return info;
+}
+
+// The session `name` with a live launcher, or an error printed (nullopt).
+std::optional<std::pair<fs::path, SessionInfo>> find_session(const std::string& tool, const std::string& name) {
+  if (const std::string problem = collect::session_name_problem(name); !problem.empty()) {
+    cli_fail(tool, problem + ": '" + name + "'", "give the name used with gpuscope launch --session");
+    return std::nullopt;
+  }
+  const fs::path dir = collect::session_dir(name);
+  const auto info = read_session_info(dir);
+  if (!info) {
+    cli_fail(tool, "no session '" + name + "' (looked in " + collect::sessions_root().string() + ")",
+             "start one with: gpuscope launch --session " + name + " -- CMD ; gpuscope sessions lists them");
+    return std::nullopt;
+  }
+  if (!pid_alive(info->launcher_pid)) {
+    cli_fail(tool,
+             "session '" + name + "' has ended (its gpuscope launch, pid " + std::to_string(info->launcher_pid) +
+                 ", is gone)",
+             "its trace is " + info->output + "; gpuscope sessions lists the sessions still running");
+    return std::nullopt;
+  }
+  return std::make_pair(dir, *info);
+}
+
+// Waits until every pid in `expect` (or, when empty, at least one process) has acknowledged
+// `generation`, or is gone, or `timeout_s` passed. Returns the pids that acknowledged.
+std::set<std::uint32_t> wait_for_acks(const fs::path& dir, std::uint64_t generation,
+                                      const std::set<std::uint32_t>& expect, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    std::set<std::uint32_t> acked;
+    for (const collect::SessionAck& a : collect::read_session_acks(dir))
+      if (a.command.generation >= generation) acked.insert(a.pid);
+    bool done = !acked.empty() || !expect.empty();
+    for (std::uint32_t pid : expect)
+      if (!acked.contains(pid) && pid_alive(pid)) done = false;
+    if (done || std::chrono::steady_clock::now() >= deadline) return acked;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "es"); }
+
+// NAME.sqlite -> NAME.wK.sqlite
+std::string window_trace_path(std::string output, std::uint64_t window) {
+  if (output.size() > 7 && output.ends_with(".sqlite")) output.resize(output.size() - 7);
+  return output + ".w" + std::to_string(window) + ".sqlite";
+}
+
+}  // namespace
+
+bool write_session_info(const fs::path& dir, const SessionInfo& info) {
+  std::ostringstream out;
+  const auto one_line = [](std::string s) {
+    for (char& c : s)
+      if (c == '\n' || c == '\r') c = ' ';
+    return s;
+  };
+  out << "name=" << one_line(info.name) << "\nlauncher_pid=" << info.launcher_pid
+      << "\noutput=" << one_line(info.output) << "\nlog_dir=" << one_line(info.log_dir)
+      << "\ncommand=" << one_line(info.command) << "\nstarted=" << one_line(info.started) << "\n";
+  return collect::write_line_atomically(dir / "info", out.str());
+}
+
+fs::path claim_session_dir(const std::string& name) {
+  if (const std::string problem = collect::session_name_problem(name); !problem.empty()) {
+    cli_fail("launch", problem + ": '" + name + "'", "e.g. --session server1");
+    return {};
+  }
+  const fs::path dir = collect::session_dir(name);
+  std::error_code ec;
+  fs::create_directories(dir.parent_path(), ec);
+  fs::permissions(dir.parent_path(), fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (auto info = read_session_info(dir); info && pid_alive(info->launcher_pid)) {
+    cli_fail("launch",
+             "session '" + name + "' is in use by gpuscope launch (pid " + std::to_string(info->launcher_pid) + ")",
+             "give another --session name, or end that program first");
+    return {};
+  }
+  fs::remove_all(dir, ec);  // left by a launcher that is gone
+  if (!fs::create_directory(dir, ec) || ec) {
+    cli_fail("launch", "cannot create the session folder " + dir.string() + (ec ? ": " + ec.message() : ""),
+             "set GPUSCOPE_SESSIONS_DIR to a folder you can write");
+    return {};
+  }
+  return dir;
+}
+
+CLI::App* add_start_command(CLI::App& app, SessionOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "start",
+      "Open a capture window in a program started by `gpuscope launch --session NAME` (from another shell).\n"
+      "Its processes record from now until `gpuscope stop NAME` (or --duration); each window is a\n"
+      "capture window of the trace (capture_windows, reason 'session').\n"
+      "Example: gpuscope start server --duration 10s");
+  sub->add_option("name", o.name, "The session name given to gpuscope launch --session")->required();
+  sub->add_option("--duration", o.duration_s, "Stop after this many seconds (then as gpuscope stop NAME)")
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--timeout", o.timeout_s, "Seconds to wait for the traced processes to answer")
+      ->check(CLI::Range(0.1, 600.0))
+      ->capture_default_str();
+  return sub;
+}
+
+CLI::App* add_stop_command(CLI::App& app, SessionOptions& o) {
+  CLI::App* sub =
+      app.add_subcommand("stop",
+                         "Close the capture window opened by `gpuscope start NAME`. The program goes on; the trace of\n"
+                         "the windows so far is written as OUTPUT.wK.sqlite (K = windows so far), and the whole trace\n"
+                         "(OUTPUT.sqlite, every window) when the program ends.\n"
+                         "Example: gpuscope stop server && gpuscope summary server.w1.sqlite");
+  sub->add_option("name", o.name, "The session name given to gpuscope launch --session")->required();
+  sub->add_option("--timeout", o.timeout_s, "Seconds to wait for the traced processes to write the window")
+      ->check(CLI::Range(0.1, 600.0))
+      ->capture_default_str();
+  sub->add_flag("--no-trace", o.no_trace, "Close the window only; write no OUTPUT.wK.sqlite now");
+  return sub;
+}
+
+CLI::App* add_sessions_command(CLI::App& app) {
+  return app.add_subcommand("sessions",
+                            "List the sessions of gpuscope launch --session: name, state (recording or not), "
+                            "windows so far, pids, trace, command");
+}
+
+int run_start(const SessionOptions& o) {
+  const auto found = find_session("start", o.name);
+  if (!found) return 1;
+  const auto& [dir, info] = *found;
+  const auto current = collect::read_session_file(dir / "control");
+  const std::uint64_t generation = current ? current->generation : 0;
+  if (current && current->start)
+    return cli_fail(
+        "start", "session '" + o.name + "' is already recording (window " + std::to_string((generation + 1) / 2) + ")",
+        "gpuscope stop " + o.name + " closes it");
+  const SessionCommand command{generation + 1, true};
+  if (!collect::write_line_atomically(dir / "control", collect::format_session_command(command)))
+    return cli_fail("start", "cannot write " + (dir / "control").string(), "check the folder's permissions");
+  const std::uint64_t window = (command.generation + 1) / 2;
+  const auto acked = wait_for_acks(dir, command.generation, {}, std::min(o.timeout_s, 5.0));
+  if (acked.empty()) {
+    std::cerr << "gpuscope start: session " << o.name << ": window " << window
+              << " open, but no traced process has answered yet (none has initialized CUDA?): each records from "
+                 "its first CUDA call\n";
+  } else {
+    std::cerr << "gpuscope start: session " << o.name << ": recording (window " << window << ") in "
+              << plural(acked.size(), "process") << "\n";
+  }
+  if (o.duration_s <= 0) return 0;
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.duration_s));
+  return run_stop(o);
+}
+
+int run_stop(const SessionOptions& o) {
+  const auto found = find_session("stop", o.name);
+  if (!found) return 1;
+  const auto& [dir, info] = *found;
+  const auto current = collect::read_session_file(dir / "control");
+  if (!current || !current->start)
+    return cli_fail("stop", "session '" + o.name + "' is not recording",
+                    "gpuscope start " + o.name + " opens a window");
+  std::set<std::uint32_t> recording;
+  for (const collect::SessionAck& a : collect::read_session_acks(dir))
+    if (a.command.generation == current->generation) recording.insert(a.pid);
+  const SessionCommand command{current->generation + 1, false};
+  if (!collect::write_line_atomically(dir / "control", collect::format_session_command(command)))
+    return cli_fail("stop", "cannot write " + (dir / "control").string(), "check the folder's permissions");
+  const std::uint64_t window = command.generation / 2;
+  const auto acked = wait_for_acks(dir, command.generation, recording, o.timeout_s);
+  std::size_t missing = 0;
+  for (std::uint32_t pid : recording)
+    if (!acked.contains(pid) && pid_alive(pid)) ++missing;
+  std::cerr << "gpuscope stop: session " << o.name << ": window " << window << " closed in "
+            << plural(acked.size(), "process") << "\n";
+  if (missing > 0)
+    std::cerr << "gpuscope stop: warning: " << plural(missing, "process")
+              << " did not answer within --timeout: their last records of the window may come only in the "
+                 "trace written at exit\n";
+  if (o.no_trace) return 0;
+
+  std::error_code ec;
+  const std::vector<std::string> inputs = store::list_trace_inputs(info.log_dir, ec);
+  if (ec || inputs.empty())
+    return cli_fail("stop", "no event log in " + info.log_dir + (ec ? ": " + ec.message() : ""),
+                    "the trace is written when the program ends: " + info.output);
+  store::ImportOptions opts;
+  opts.command = info.command;
+  opts.start_time = info.started;
+  opts.trace_sources = "cuda,nvtx";
+  opts.capture_range = "session";
+  opts.live_logs = true;
+  opts.overwrite = true;
+  opts.extra_meta.emplace_back("session", o.name);
+  opts.extra_meta.emplace_back("session_windows", std::to_string(window));
+  const std::string out = window_trace_path(info.output, window);
+  try {
+    const store::ImportResult r = store::import_logs(inputs, out, opts);
+    std::cerr << "gpuscope stop: wrote " << out << " (windows 1-" << window << ": " << r.rows.kernels << " kernels, "
+              << r.rows.memcpys << " memcpys, " << r.rows.api_calls << " API calls)\n";
+  } catch (const std::exception& e) {
+    return cli_fail("stop", std::string("cannot write the trace so far: ") + e.what(),
+                    "the whole trace is written when the program ends: " + info.output);
+  }
+  return 0;
+}
+
+int run_sessions() {
+  Report rep;
+  rep.name = "sessions";
+  rep.title = "Sessions of gpuscope launch, in " + collect::sessions_root().string();
+  rep.add_column("Session", "", ColumnType::kText)
+      .add_column("State", "", ColumnType::kText)
+      .add_column("Windows", "", ColumnType::kInteger)
+      .add_column("Launcher PID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Processes", "", ColumnType::kInteger)
+      .add_column("Trace", "", ColumnType::kText)
+      .add_column("Command", "", ColumnType::kText);
+  std::error_code ec;
+  std::vector<fs::path> gone;
+  for (const auto& entry : fs::directory_iterator(collect::sessions_root(), ec)) {
+    const auto info = read_session_info(entry.path());
+    if (!info) continue;
+    if (!pid_alive(info->launcher_pid)) {
+      gone.push_back(entry.path());
+      continue;
+    }
+    const auto control = collect::read_session_file(entry.path() / "control");
+    const std::uint64_t generation = control ? control->generation : 0;
+    const bool recording = control && control->start;
+    std::set<std::uint32_t> pids;
+    for (const collect::SessionAck& a : collect::read_session_acks(entry.path()))
+      if (pid_alive(a.pid)) pids.insert(a.pid);
+    rep.rows.push_back({info->name, std::string(recording ? "recording" : "not recording"),
+                        static_cast<std::int64_t>((generation + 1) / 2), static_cast<std::int64_t>(info->launcher_pid),
+                        static_cast<std::int64_t>(pids.size()), info->output, info->command});
+  }
+  for (const fs::path& p : gone) fs::remove_all(p, ec);  // sessions whose launcher ended (killed)
+  if (rep.rows.empty())
+    rep.add_note(NoteLevel::kInfo, "no session: start one with gpuscope launch --session NAME -- CMD");
+  rep.add_note(NoteLevel::kInfo,
+               "Processes: those that answered a start or stop so far (a process records from its first CUDA call).");
+  render::render(rep, render::Format::kTable, std::cout);
+  return 0;
+}
+
+}  // namespace gpuscope::cli
