@@ -15,6 +15,7 @@
 #include "cli/launcher.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/peak_command.hpp"
+#include "cli/report_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/schema_command.hpp"
 #include "cli/stats_command.hpp"
@@ -80,6 +81,9 @@ int main(int argc, char** argv) {
   cli::DiffOptions diff_opts;
   CLI::App* diff = cli::add_diff_command(app, diff_opts);
 
+  cli::ReportCommandOptions report_opts;
+  CLI::App* report = cli::add_report_command(app, report_opts);
+
   cli::MergeOptions merge_opts;
   CLI::App* merge = cli::add_merge_command(app, merge_opts);
 
@@ -113,6 +117,7 @@ int main(int argc, char** argv) {
     if (kernels->parsed()) return cli::run_kernels(kernels_opts);
     if (imp->parsed()) return cli::run_import(import_opts);
     if (diff->parsed()) return cli::run_diff(diff_opts);
+    if (report->parsed()) return cli::run_report_page(report_opts);
     if (merge->parsed()) return cli::run_merge(merge_opts);
     if (comm_summary->parsed()) return cli::run_comm_summary(comm_summary_opts);
     if (calib->parsed()) return cli::run_calibrate_child(calib_out);

@@ -359,6 +359,8 @@ void render_csv_sections(std::span<const Report> reports, std::ostream& out) {
 
 }  // namespace
 
+nlohmann::ordered_json report_json(const Report& report) { return to_json(report); }
+
 Format parse_format(std::string_view text) {
   if (text == "table") return Format::kTable;
   if (text == "csv") return Format::kCsv;

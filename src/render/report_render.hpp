@@ -54,6 +54,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/report.hpp"
 
 namespace gpuscope::render {
@@ -81,6 +83,8 @@ struct DocumentOptions {
 
 /// One report in `format`; in json the bare per-report object (no document around it).
 void render(const Report& report, Format format, std::ostream& out);
+/// One report as the json object above (for a page that embeds reports: render/html_report.hpp).
+[[nodiscard]] nlohmann::ordered_json report_json(const Report& report);
 /// Several reports as ONE document of `format` (see "Documents" above).
 void render(std::span<const Report> reports, Format format, std::ostream& out, const DocumentOptions& document = {});
 

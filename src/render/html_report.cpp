@@ -1,0 +1,156 @@
+#include "render/html_report.hpp"
+
+#include <cstdio>
+
+#include "core/utf8.hpp"
+#include "render/report_assets.hpp"
+#include "render/report_render.hpp"
+#include "render/timeline_overview_json.hpp"
+
+namespace gpuscope::render {
+namespace {
+
+using Json = nlohmann::json;
+
+Json series_json(const core::PageSeries& s) {
+  return Json{
+      {"name", core::repair_utf8(s.name)}, {"unit", s.unit}, {"chart", s.chart}, {"t_ns", s.t_ns}, {"values", s.values},
+      {"points_total", s.points_total}};
+}
+
+Json reports_json(const std::vector<Report>& reports) {
+  Json out = Json::array();
+  for (const Report& r : reports) out.push_back(Json(report_json(r)));
+  return out;
+}
+
+}  // namespace
+
+Json report_page_json(const core::ReportPage& page) {
+  Json j;
+  j["version"] = 1;
+  j["trace"] = core::repair_utf8(page.trace_name);
+  j["generator"] = page.generator;
+  j["base_ns"] = page.base_ns;
+  j["wall_ns"] = page.wall_ns;
+  j["headline"] = reports_json(page.headline);
+  j["gpus"] = Json::array();
+  for (const core::PageGpuTime& g : page.gpus)
+    j["gpus"].push_back(Json{{"gpu", g.gpu_index},
+                             {"name", core::repair_utf8(g.name)},
+                             {"wall_ns", g.wall_ns},
+                             {"kernel_ns", g.kernel_ns},
+                             {"copy_ns", g.copy_ns},
+                             {"memset_ns", g.memset_ns},
+                             {"idle_ns", g.idle_ns}});
+  j["steps_source"] = page.steps_source;
+  j["steps_total"] = page.steps_total;
+  j["steps"] = Json::array();
+  for (const core::PageStep& s : page.steps)
+    j["steps"].push_back(Json{{"pid", s.pid},
+                              {"label", core::repair_utf8(s.label)},
+                              {"start_ns", s.start_ns},
+                              {"wall_ns", s.wall_ns},
+                              {"gpu_busy_ns", s.gpu_busy_ns},
+                              {"idle_ns", s.idle_ns},
+                              {"state", s.state},
+                              {"steps", s.steps}});
+  j["tables"] = reports_json(page.tables);
+  j["memory"] = Json::array();
+  for (const core::PageSeries& s : page.memory) j["memory"].push_back(series_json(s));
+  j["metrics"] = Json::array();
+  for (const core::PageSeries& s : page.metrics) j["metrics"].push_back(series_json(s));
+  j["timeline"] = page.timeline ? timeline_overview_json(*page.timeline) : Json(nullptr);
+  j["notes"] = Json::array();
+  for (const std::string& n : page.notes) j["notes"].push_back(core::repair_utf8(n));
+  return j;
+}
+
+std::string script_safe_json(const Json& json) {
+  // replace: a name that is not UTF-8 becomes U+FFFD instead of failing the page.
+  const std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xE2' && i + 2 < text.size() && text[i + 1] == '\x80' &&
+               (text[i + 2] == '\xA8' || text[i + 2] == '\xA9')) {
+      out += text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void write_html_report(const core::ReportPage& page, std::ostream& out) {
+  // The template's markers (@@NAME@@) are replaced in order; text between them is copied.
+  const std::string tmpl = detail::report_asset("page_html");
+  const std::string title = html_escape(core::repair_utf8("gpuscope report: " + page.trace_name));
+  std::size_t at = 0;
+  while (at < tmpl.size()) {
+    const std::size_t open = tmpl.find("@@", at);
+    if (open == std::string::npos) break;
+    const std::size_t close = tmpl.find("@@", open + 2);
+    if (close == std::string::npos) break;
+    out.write(tmpl.data() + at, static_cast<std::streamsize>(open - at));
+    const std::string_view key(tmpl.data() + open + 2, close - open - 2);
+    if (key == "TITLE") {
+      out << title;
+    } else if (key == "GENERATOR") {
+      out << html_escape(page.generator);
+    } else if (key == "DATA") {
+      out << script_safe_json(report_page_json(page));
+    } else if (key == "CHART_JS") {
+      out << detail::report_asset("chart_js");
+    } else if (key == "PAGE_JS") {
+      out << detail::report_asset("page_js");
+    } else if (key == "PAGE_CSS") {
+      out << detail::report_asset("page_css");
+    } else if (key == "TIMELINE_JS") {
+      out << detail::report_asset("timeline_js");
+    } else if (key == "TIMELINE_CSS") {
+      out << detail::report_asset("timeline_css");
+    } else {
+      out << "@@" << key << "@@";  // not a marker: copied as it is
+    }
+    at = close + 2;
+  }
+  out.write(tmpl.data() + at, static_cast<std::streamsize>(tmpl.size() - at));
+}
+
+}  // namespace gpuscope::render

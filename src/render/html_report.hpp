@@ -1,0 +1,51 @@
+// html_report: core::ReportPage (core/report_page.hpp) → one self-contained HTML file, the
+// page `gpuscope report` writes (docs/report.md explains every picture).
+//
+// The file opens from disk with no network: Chart.js (Debian's libjs-chart.js), the page's
+// script and style and the timeline overview's are inlined (render/report_assets.hpp); it
+// fetches nothing. The page's data are ONE JSON object in
+//   <script type="application/json" id="gpuscope-data">...</script>
+// (report_page_json below) which src/render/report_page/page.js reads and turns into the
+// DOM with createElement and textContent only, so a name from the traced program is text,
+// never markup. Errors in the page's scripts are written into the element #gpuscope-errors.
+//
+// Numbers in the DOM carry their raw value for tests: each element showing a cell of a
+// Report has data-report (the report's name), data-row (the row's index in the Report),
+// data-col (the column's name) and data-value (the value as JSON writes it; "null" for
+// NULL); its text is the formatted number with its unit (or the unit in the column header).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/report_page.hpp"
+
+namespace gpuscope::render {
+
+/// The page's data (version 1):
+///   {"version": 1, "trace": S, "generator": S, "base_ns": N, "wall_ns": N,
+///    "headline": [REPORT, ...], "gpus": [{"gpu", "name", "wall_ns", "kernel_ns", "copy_ns",
+///    "memset_ns", "idle_ns"}], "steps_source": S, "steps_total": N,
+///    "steps": [{"pid", "label", "start_ns", "wall_ns", "gpu_busy_ns", "idle_ns", "state",
+///    "steps"}], "tables": [REPORT, ...], "memory": [SERIES], "metrics": [SERIES],
+///    "timeline": TIMELINE or null, "notes": [S]}
+/// REPORT is render::report_json's object (`gpuscope stats --format json`'s per-report
+/// object); SERIES {"name", "unit", "chart", "t_ns": [N], "values": [X], "points_total"};
+/// TIMELINE render::timeline_overview_json's. Text is made valid UTF-8.
+[[nodiscard]] nlohmann::json report_page_json(const core::ReportPage& page);
+
+/// `json` as text that can sit inside a <script> element: compact, invalid UTF-8 replaced
+/// by U+FFFD, and every '<', '>' and '&' and U+2028 / U+2029 written as a \uXXXX escape, so
+/// no "</script>" or "<!--" can appear in it. JSON.parse reads it back unchanged.
+[[nodiscard]] std::string script_safe_json(const nlohmann::json& json);
+
+/// `text` with & < > " ' as character references (for element text and attribute values).
+[[nodiscard]] std::string html_escape(std::string_view text);
+
+/// Writes the whole page to `out`.
+void write_html_report(const core::ReportPage& page, std::ostream& out);
+
+}  // namespace gpuscope::render
