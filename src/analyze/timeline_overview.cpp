@@ -27,11 +27,17 @@ using core::OverviewItem;
 using core::OverviewItemKind;
 using core::OverviewLaneKind;
 
-/// Events per side, for sharing the item cap.
+/// Events per side, for sharing the item cap, and the range they cover (absolute ns).
 struct Counts {
   std::int64_t gpu = 0;
   std::int64_t api = 0;
   std::int64_t nvtx = 0;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();  // earliest start
+  std::int64_t last = std::numeric_limits<std::int64_t>::min();   // latest end (or start)
+  void cover(std::int64_t start, std::int64_t end) {
+    first = std::min(first, start);
+    last = std::max({last, start, end});
+  }
   [[nodiscard]] std::int64_t total() const { return gpu + api + nvtx; }
 };
 
@@ -93,8 +99,13 @@ struct Held {
 // with the event's cell; names and copies only for events kept.
 class Selector {
  public:
-  Selector(NameTable& names, std::int64_t expected, std::int64_t cap, std::int64_t lanes, std::int64_t span)
-      : m_names(names), m_cap(std::max<std::int64_t>(cap, 0)), m_all(expected <= m_cap), m_span(span) {
+  Selector(NameTable& names, std::int64_t expected, std::int64_t cap, std::int64_t lanes, std::int64_t origin,
+           std::int64_t span)
+      : m_names(names),
+        m_cap(std::max<std::int64_t>(cap, 0)),
+        m_all(expected <= m_cap),
+        m_origin(origin),
+        m_span(span) {
     if (m_all) {
       m_pool.reserve(static_cast<std::size_t>(std::max<std::int64_t>(expected, 0)));
       return;
@@ -121,7 +132,7 @@ class Selector {
       m_cells.resize(static_cast<std::size_t>(m_lanes_seen * m_slots), -1);
     }
     const auto slot =
-        std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(h.item.start_ns) /
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(h.item.start_ns - m_origin) /
                                                            static_cast<double>(m_span) * static_cast<double>(m_slots)),
                                  0, m_slots - 1);
     std::int32_t& cell = m_cells[static_cast<std::size_t>(m_local[lane] * m_slots + slot)];
@@ -246,6 +257,7 @@ class Selector {
   NameTable& m_names;
   std::int64_t m_cap;
   bool m_all;
+  std::int64_t m_origin;  // the drawn range's start (ns relative to the time base)
   std::int64_t m_span;
   std::int64_t m_long_cap = 1;
   std::int64_t m_slots = 1;
@@ -280,7 +292,10 @@ class Builder {
           const TimelineOverviewOptions& options)
       : m_header(header), m_tracks(tracks), m_counts(counts), m_options(options) {
     m_base = header.base_ns;
-    m_span = std::max<std::int64_t>(1, core::sat_sub(tracks.end_ns, header.base_ns));
+    if (counts.first <= counts.last) {
+      m_lo = core::sat_sub(counts.first, m_base);
+      m_span = std::max<std::int64_t>(1, core::sat_sub(counts.last, counts.first));
+    }
     for (const core::TimelineStream& s : tracks.gpu_streams) m_gpu_pids[s.gpu_index].insert(s.pid);
     for (const core::TimelineProcess& p : header.processes) m_process_end[p.pid] = p.end_ns;
     // Lanes, at most: every stream, and per CPU thread an API and an NVTX lane.
@@ -306,9 +321,9 @@ class Builder {
     m_api_cap = api_cap;
     m_gpu_cap = gpu_cap;
     m_nvtx_cap = nvtx_cap;
-    m_gpu_sel.emplace(m_names, counts.gpu, gpu_cap, std::max<std::int64_t>(gpu, 1), m_span);
-    m_api_sel.emplace(m_names, counts.api, api_cap, std::max<std::int64_t>(cpu, 1), m_span);
-    m_nvtx_sel.emplace(m_names, counts.nvtx, nvtx_cap, std::max<std::int64_t>(cpu, 1), m_span);
+    m_gpu_sel.emplace(m_names, counts.gpu, gpu_cap, std::max<std::int64_t>(gpu, 1), m_lo, m_span);
+    m_api_sel.emplace(m_names, counts.api, api_cap, std::max<std::int64_t>(cpu, 1), m_lo, m_span);
+    m_nvtx_sel.emplace(m_names, counts.nvtx, nvtx_cap, std::max<std::int64_t>(cpu, 1), m_lo, m_span);
   }
 
   core::TimelineOverview build(core::TimelineEvents& events) {
@@ -382,8 +397,8 @@ class Builder {
   // A candidate item for an event on `lane`, counted there and added to its density.
   Held held(std::int32_t lane, OverviewItemKind kind, std::int64_t start_abs, std::int64_t end_abs, std::int64_t pid,
             bool busy = true) {
-    const std::int64_t start = std::clamp<std::int64_t>(core::sat_sub(start_abs, m_base), 0, m_span);
-    const std::int64_t end = std::clamp<std::int64_t>(core::sat_sub(end_abs, m_base), start, m_span);
+    const std::int64_t start = std::clamp<std::int64_t>(core::sat_sub(start_abs, m_base), m_lo, m_lo + m_span);
+    const std::int64_t end = std::clamp<std::int64_t>(core::sat_sub(end_abs, m_base), start, m_lo + m_span);
     LaneState& l = m_lanes[static_cast<std::size_t>(lane)];
     ++l.events;
     ++m_total;
@@ -411,8 +426,8 @@ class Builder {
   void flush(LaneState& l) {
     if (!l.open) return;
     l.open = false;
-    const std::int64_t s = l.cur_start;
-    const std::int64_t e = l.cur_end;
+    const std::int64_t s = l.cur_start - m_lo;
+    const std::int64_t e = l.cur_end - m_lo;
     l.busy_ns += e - s;
     if (l.busy.empty()) l.busy.assign(static_cast<std::size_t>(m_bins), 0.0);
     const auto bin_of = [this](std::int64_t t) {
@@ -475,6 +490,8 @@ class Builder {
     core::TimelineOverview out;
     out.base_ns = m_base;
     out.end_ns = std::max(m_tracks.end_ns, m_base);
+    out.range_begin_ns = m_lo;
+    out.range_end_ns = m_lo + m_span;
     out.item_cap = std::max<std::int64_t>(m_options.item_cap, 0);
     out.total_events = m_total;
 
@@ -532,8 +549,9 @@ class Builder {
     for (Held& h : m_nvtx_sel->take(m_nvtx_cap)) all.push_back(std::move(h));
     for (Held& h : all) h.item.lane = new_index[static_cast<std::size_t>(h.item.lane)];
     std::sort(all.begin(), all.end(), [](const Held& a, const Held& b) {
-      return std::tuple{a.item.lane, a.item.start_ns, static_cast<int>(a.item.kind), a.item.duration_ns, a.serial} <
-             std::tuple{b.item.lane, b.item.start_ns, static_cast<int>(b.item.kind), b.item.duration_ns, b.serial};
+      // Longer first at one start: an enclosing NVTX range before the ranges it holds.
+      return std::tuple{a.item.lane, a.item.start_ns, static_cast<int>(a.item.kind), -a.item.duration_ns, a.serial} <
+             std::tuple{b.item.lane, b.item.start_ns, static_cast<int>(b.item.kind), -b.item.duration_ns, b.serial};
     });
     // Names and launch configurations: each once, in order of first use.
     std::unordered_map<std::int32_t, std::int32_t> name_index;
@@ -576,6 +594,7 @@ class Builder {
   Counts m_counts;
   const TimelineOverviewOptions& m_options;
   std::int64_t m_base = 0;
+  std::int64_t m_lo = 0;  // the drawn range: [m_lo, m_lo + m_span), ns relative to m_base
   std::int64_t m_span = 1;
   std::int32_t m_bins = 1;
   double m_bin_ns = 1;
@@ -601,9 +620,14 @@ class Builder {
   std::map<std::int64_t, std::optional<std::int64_t>> m_process_end;
 };
 
-std::int64_t table_rows(store::Database& db, const char* table) {
+// Rows of `table`, and the range they cover into `counts` (one scan).
+std::int64_t table_rows(store::Database& db, const char* table, Counts& counts) {
   if (!db.has_table(table)) return 0;
-  return db.query_int(std::string("SELECT COUNT(*) FROM ") + table).value_or(0);
+  store::Statement st =
+      db.prepare(std::string("SELECT COUNT(*), MIN(start_ns), MAX(COALESCE(end_ns, start_ns)) FROM ") + table);
+  if (!st.step() || st.column_int(0) == 0) return 0;
+  if (!st.is_null(1) && !st.is_null(2)) counts.cover(st.column_int(1), st.column_int(2));
+  return st.column_int(0);
 }
 
 }  // namespace
@@ -611,11 +635,26 @@ std::int64_t table_rows(store::Database& db, const char* table) {
 core::TimelineOverview timeline_overview(const core::TimelineHeader& header, const core::TimelineTracks& tracks,
                                          core::TimelineEvents& events, const TimelineOverviewOptions& options) {
   Counts counts;
-  events.kernels([&counts](const core::KernelEvent&) { ++counts.gpu; });
-  events.memcpys([&counts](const core::MemcpyEvent&) { ++counts.gpu; });
-  events.memsets([&counts](const core::MemsetEvent&) { ++counts.gpu; });
-  events.api_calls([&counts](const core::ApiCallEvent&) { ++counts.api; });
-  events.nvtx([&counts](const core::NvtxEvent&) { ++counts.nvtx; });
+  events.kernels([&counts](const core::KernelEvent& e) {
+    ++counts.gpu;
+    counts.cover(e.start_ns, e.end_ns);
+  });
+  events.memcpys([&counts](const core::MemcpyEvent& e) {
+    ++counts.gpu;
+    counts.cover(e.start_ns, e.end_ns);
+  });
+  events.memsets([&counts](const core::MemsetEvent& e) {
+    ++counts.gpu;
+    counts.cover(e.start_ns, e.end_ns);
+  });
+  events.api_calls([&counts](const core::ApiCallEvent& e) {
+    ++counts.api;
+    counts.cover(e.start_ns, e.end_ns);
+  });
+  events.nvtx([&counts](const core::NvtxEvent& e) {
+    ++counts.nvtx;
+    counts.cover(e.start_ns, e.end_ns.value_or(e.start_ns));
+  });
   return Builder(header, tracks, counts, options).build(events);
 }
 
@@ -624,9 +663,10 @@ core::TimelineOverview timeline_overview(store::Database& db, const TimelineOver
   const core::TimelineHeader header = timeline.header();
   const core::TimelineTracks tracks = timeline.tracks(header);
   Counts counts;
-  counts.gpu = table_rows(db, "kernels") + table_rows(db, "memcpys") + table_rows(db, "memsets");
-  counts.api = table_rows(db, "api_calls");
-  counts.nvtx = table_rows(db, "nvtx_events");
+  counts.gpu =
+      table_rows(db, "kernels", counts) + table_rows(db, "memcpys", counts) + table_rows(db, "memsets", counts);
+  counts.api = table_rows(db, "api_calls", counts);
+  counts.nvtx = table_rows(db, "nvtx_events", counts);
   return Builder(header, tracks, counts, options).build(timeline);
 }
 

@@ -18,7 +18,9 @@
 // in each slot kept; more slots than that half: an even subset), the rest to the longest
 // events; on the API side the calls that launched an included kernel, memcpy or memset come
 // first, so hovering GPU work can name its launch. The density always counts every event.
-// Unclosed NVTX ranges end at their process's end, else at the trace's end (as export).
+// The drawn range is the first drawn event's start to the last one's end (the capture, not
+// the process's life); unclosed NVTX ranges end at their process's end, else at the trace's
+// end (as export), cut at the drawn range's end.
 //
 // Errors: those of TraceTimeline (store::DatabaseError).
 #pragma once

@@ -10,14 +10,18 @@
 // Shapes and units:
 //   - times are integer ns relative to base_ns (the trace's own time base,
 //     core::TimelineHeader::base_ns, as `gpuscope export` writes them); end_ns is absolute;
-//     the trace spans [0, span_ns()] relative;
+//   - the drawn range is [range_begin_ns, range_end_ns) (relative): the first drawn event's
+//     start to the last one's end (not process start and end), span_ns() long; an event
+//     reaching outside it (an NVTX range left open) is cut at its edges;
 //   - groups: one per process (its CUDA API and NVTX lanes), then one per physical GPU (its
 //     streams); lanes: in drawing order, each naming its group; a group's lanes are
 //     contiguous;
 //   - density: per lane `bins` bytes; byte i is round(255 × busy fraction) of bin i, bin i
-//     covering relative times [span × i / bins, span × (i + 1) / bins); busy means covered by
-//     at least one of the lane's events (the union: nested NVTX ranges count once);
-//   - items: the individual events included, sorted by (lane, start_ns, kind, duration_ns);
+//     covering relative times range_begin_ns + [span × i / bins, span × (i + 1) / bins); busy
+//     means covered by at least one of the lane's events (the union: nested NVTX ranges count
+//     once);
+//   - items: the individual events included, sorted by lane, start_ns, kind, then longer
+//     first (an enclosing NVTX range before those it holds);
 //     each names a string of `names` by index (names hold only what items reference, once);
 //     a kernel's grid and block are an index into `launch_configs` (-1 for other kinds);
 //   - counts: total_events (every event the lanes hold, marks included) and the number of
@@ -95,9 +99,11 @@ struct OverviewItem {
 };
 
 struct TimelineOverview {
-  std::int64_t base_ns = 0;  // absolute (trace clock, ns): every other time is relative to it
-  std::int64_t end_ns = 0;   // absolute: the trace's end (core::TimelineTracks::end_ns)
-  std::int32_t bins = 0;     // density bins per lane (0 when there are no lanes)
+  std::int64_t base_ns = 0;         // absolute (trace clock, ns): every other time is relative to it
+  std::int64_t end_ns = 0;          // absolute: the trace's end (core::TimelineTracks::end_ns)
+  std::int64_t range_begin_ns = 0;  // relative: the first drawn event's start (0 without events)
+  std::int64_t range_end_ns = 0;    // relative: the last drawn event's end
+  std::int32_t bins = 0;            // density bins per lane (0 when there are no lanes)
   std::vector<OverviewGroup> groups;
   std::vector<OverviewLane> lanes;
   std::vector<OverviewItem> items;
@@ -110,7 +116,10 @@ struct TimelineOverview {
   /// GPU work: analyze/timeline_overview.hpp).
   std::string selection = "all";
 
-  [[nodiscard]] std::int64_t span_ns() const { return end_ns > base_ns ? end_ns - base_ns : 1; }
+  /// The drawn range's length (ns), at least 1.
+  [[nodiscard]] std::int64_t span_ns() const {
+    return range_end_ns > range_begin_ns ? range_end_ns - range_begin_ns : 1;
+  }
 };
 
 }  // namespace gpuscope::core

@@ -122,6 +122,8 @@ nlohmann::json timeline_overview_json(const core::TimelineOverview& o) {
   j["version"] = 1;
   j["base_ns_abs"] = o.base_ns;
   j["end_ns_abs"] = o.end_ns;
+  j["range_begin_ns"] = o.range_begin_ns;
+  j["range_end_ns"] = o.range_end_ns;
   j["span_ns"] = o.span_ns();
   j["bins"] = o.bins;
   j["total_events"] = o.total_events;
@@ -207,6 +209,8 @@ core::TimelineOverview timeline_overview_from_json(const nlohmann::json& j) {
     core::TimelineOverview o;
     o.base_ns = j.at("base_ns_abs").get<std::int64_t>();
     o.end_ns = j.at("end_ns_abs").get<std::int64_t>();
+    o.range_begin_ns = j.at("range_begin_ns").get<std::int64_t>();
+    o.range_end_ns = j.at("range_end_ns").get<std::int64_t>();
     o.bins = j.at("bins").get<std::int32_t>();
     o.total_events = j.at("total_events").get<std::int64_t>();
     o.item_cap = j.at("item_cap").get<std::int64_t>();

@@ -4,13 +4,15 @@
 // bytes per lane, so a 1M-event trace stays within the page's 10 MB.
 //
 // Shape (version 1; times are integer ns relative to base_ns unless named *_abs):
-//   {"version": 1, "base_ns_abs": N, "end_ns_abs": N, "span_ns": N, "bins": N,
+//   {"version": 1, "base_ns_abs": N, "end_ns_abs": N, "range_begin_ns": N, "range_end_ns": N,
+//    "span_ns": N (range_end_ns - range_begin_ns, at least 1), "bins": N,
 //    "total_events": N, "included_events": N, "item_cap": N, "selection": "all" | "longest and spread",
 //    "groups": [{"label": S, "detail": S, "gpu": B}, ...],
 //    "lanes": {"group": [N...], "kind": ["cuda_api" | "nvtx" | "gpu_stream"...], "label": [S...],
 //              "pid": [N...], "tid": [N...], "gpu": [N...], "stream": [N...], "events": [N...],
 //              "busy_ns": [N...], "items": [N...] (items per lane: a lane's items are contiguous),
-//              "density": [B64...] (bins bytes each: 255 × busy fraction)},
+//              "density": [B64...] (bins bytes each: 255 × busy fraction, bin i covering
+//              range_begin_ns + span_ns × [i, i + 1) / bins)},
 //    "names": [S...], "launch_configs": [[gx, gy, gz, bx, by, bz]...],
 //    "items": {"count": N, "start": B64, "duration": B64, "kind": B64, "name": B64,
 //              "correlation": B64, "config": B64, "bytes": B64}}

@@ -24,6 +24,7 @@
   var LABEL_W = 240;
   var AXIS_H = 22;
   var MAX_VIEW_H = 560;
+  var MAX_LEVELS = 4;  // NVTX nesting levels drawn (deeper ranges share the last)
   var MIN_SPAN_NS = 100;
   var KIND_NAMES = ['CUDA API call', 'NVTX range', 'NVTX mark', 'kernel', 'memcpy', 'memset'];
 
@@ -107,17 +108,27 @@
       corr += (z % 2) ? -(z + 1) / 2 : z / 2;
       items.corr[j] = corr;
     }
+    // Nesting depth of NVTX ranges (a lane's items come sorted by start, enclosing first):
+    // the lane gets a row per level, up to MAX_LEVELS.
+    items.depth = new Uint8Array(n);
     lanes.forEach(function (l) {
-      var t = 0, maxDur = 0;
+      var t = 0, maxDur = 0, open = [], maxDepth = 0;
       for (var q = l.first; q < l.first + l.count; q++) {
         t += items.start[q];
-        items.start[q] = t;  // absolute within the trace (relative to base)
+        items.start[q] = t;  // relative to the trace's time base
         if (items.dur[q] > maxDur) maxDur = items.dur[q];
+        if (l.kind !== 'nvtx') continue;
+        while (open.length && open[open.length - 1] <= t) open.pop();
+        var depth = Math.min(open.length, MAX_LEVELS - 1);
+        items.depth[q] = depth;
+        if (depth > maxDepth) maxDepth = depth;
+        if (items.kind[q] === 1) open.push(t + items.dur[q]);
       }
       l.maxDur = maxDur;
+      l.levels = maxDepth + 1;
     });
     return {
-      span: Math.max(1, data.span_ns || 1), bins: bins, lanes: lanes, groups: data.groups || [], items: items,
+      lo: data.range_begin_ns || 0, span: Math.max(1, data.span_ns || 1), bins: bins, lanes: lanes, groups: data.groups || [], items: items,
       names: data.names || [], configs: data.launch_configs || [], total: data.total_events || 0,
       included: data.included_events || 0, selection: data.selection || 'all'
     };
@@ -197,7 +208,8 @@
       head.appendChild(el('div', 'gst-note', 'No CUDA API calls, NVTX ranges or GPU activity in this trace: nothing to draw.'));
       return;
     }
-    var summary = tl.lanes.length + ' lanes, ' + fmtInt(tl.total) + ' events over ' + fmtDur(tl.span) + '.';
+    var summary = tl.lanes.length + (tl.lanes.length === 1 ? ' lane, ' : ' lanes, ') + fmtInt(tl.total) +
+      (tl.total === 1 ? ' event' : ' events') + ' over ' + fmtDur(tl.span) + '.';
     head.appendChild(el('div', 'gst-summary', summary));
     if (tl.included < tl.total) {
       head.appendChild(el('div', 'gst-note gst-partial',
@@ -246,12 +258,12 @@
       var lo = Infinity, hi = -Infinity, binNs = tl.span / Math.max(1, tl.bins);
       tl.lanes.forEach(function (l) {
         var d = l.pyramid[0];
-        for (var a = 0; a < d.length; a++) if (d[a]) { lo = Math.min(lo, a * binNs); break; }
-        for (var b = d.length - 1; b >= 0; b--) if (d[b]) { hi = Math.max(hi, (b + 1) * binNs); break; }
+        for (var a = 0; a < d.length; a++) if (d[a]) { lo = Math.min(lo, tl.lo + a * binNs); break; }
+        for (var b = d.length - 1; b >= 0; b--) if (d[b]) { hi = Math.max(hi, tl.lo + (b + 1) * binNs); break; }
       });
-      if (!(hi > lo)) return {t0: 0, t1: tl.span};
+      if (!(hi > lo)) return {t0: tl.lo, t1: tl.lo + tl.span};
       var pad = (hi - lo) * 0.02;
-      return {t0: Math.max(0, lo - pad), t1: Math.min(tl.span, hi + pad)};
+      return {t0: Math.max(tl.lo, lo - pad), t1: Math.min(tl.lo + tl.span, hi + pad)};
     })();
     var view = {t0: fit.t0, t1: fit.t1};
     var collapsed = {};
@@ -282,13 +294,14 @@
           y += GROUP_H;
         }
         if (collapsed[l.group]) return;
-        rows.push({type: 'lane', lane: l, y: y, h: LANE_H});
+        var h = LANE_H * (l.levels || 1);
+        rows.push({type: 'lane', lane: l, y: y, h: h});
         var ll = el('div', 'gst-lane', l.label);
         ll.title = l.label + ': ' + fmtInt(l.events) + ' events, busy ' + fmtDur(l.busy) + ' (' +
-          (100 * l.busy / tl.span).toFixed(1) + ' % of the trace)';
-        ll.style.height = LANE_H + 'px';
+          (100 * l.busy / tl.span).toFixed(1) + ' % of the range drawn)';
+        ll.style.height = h + 'px';
         labelsCol.appendChild(ll);
-        y += LANE_H;
+        y += h;
       });
       totalH = y;
       inner.style.height = totalH + 'px';
@@ -313,9 +326,10 @@
         view.t1 = c + MIN_SPAN_NS / 2;
         span = MIN_SPAN_NS;
       }
-      if (span > tl.span) { view.t0 = 0; view.t1 = tl.span; return; }
-      if (view.t0 < 0) { view.t1 -= view.t0; view.t0 = 0; }
-      if (view.t1 > tl.span) { view.t0 -= view.t1 - tl.span; view.t1 = tl.span; }
+      var lo = tl.lo, hi = tl.lo + tl.span;
+      if (span > tl.span) { view.t0 = lo; view.t1 = hi; return; }
+      if (view.t0 < lo) { view.t1 += lo - view.t0; view.t0 = lo; }
+      if (view.t1 > hi) { view.t0 -= view.t1 - hi; view.t1 = hi; }
     }
     function zoomAt(factor, frac) {
       var span = view.t1 - view.t0;
@@ -337,7 +351,7 @@
     button('◀', 'pan left', function () { pan(-(view.t1 - view.t0) / 4); });
     button('▶', 'pan right', function () { pan((view.t1 - view.t0) / 4); });
     button('Fit', 'show where the events are', function () { view.t0 = fit.t0; view.t1 = fit.t1; schedule(); });
-    button('All', 'show the whole trace', function () { view.t0 = 0; view.t1 = tl.span; schedule(); });
+    button('All', 'show the whole range', function () { view.t0 = tl.lo; view.t1 = tl.lo + tl.span; schedule(); });
     bar.appendChild(range);
     bar.appendChild(hint);
 
@@ -374,8 +388,9 @@
       while (level + 1 < l.pyramid.length && binNs * 2 <= nsPerPx) { level++; binNs *= 2; }
       var d = l.pyramid[level];
       var c = LANE_COLORS[l.kind] || LANE_COLORS.gpu_stream;
-      var b0 = Math.max(0, Math.floor(view.t0 / binNs));
-      var b1 = Math.min(d.length - 1, Math.floor(view.t1 / binNs));
+      var v0 = view.t0 - tl.lo, v1 = view.t1 - tl.lo;  // the view, relative to the bins' origin
+      var b0 = Math.max(0, Math.floor(v0 / binNs));
+      var b1 = Math.min(d.length - 1, Math.floor(v1 / binNs));
       // Per pixel column: the mean of the bins in it; runs of equal shade drawn as one rect.
       var runStart = -1, runShade = 0, x = 0;
       function flushRun(xEnd) {
@@ -386,16 +401,15 @@
       }
       if (binNs >= nsPerPx) {
         for (var b = b0; b <= b1; b++) {
-          var x0 = Math.max(0, (b * binNs - view.t0) / nsPerPx);
-          var x1 = Math.min(W, ((b + 1) * binNs - view.t0) / nsPerPx);
+          var x0 = Math.max(0, (b * binNs - v0) / nsPerPx);
           var shade = d[b] === 0 ? 0 : Math.max(1, Math.round(d[b] / 16));
           if (shade !== runShade) { flushRun(x0); runStart = x0; runShade = shade; }
         }
-        flushRun(Math.min(W, ((b1 + 1) * binNs - view.t0) / nsPerPx));
+        flushRun(Math.min(W, ((b1 + 1) * binNs - v0) / nsPerPx));
         return;
       }
       for (x = 0; x < W; x++) {
-        var ta = view.t0 + x * nsPerPx, tb = ta + nsPerPx;
+        var ta = v0 + x * nsPerPx, tb = ta + nsPerPx;
         var ba = Math.max(0, Math.floor(ta / binNs)), bb = Math.min(d.length - 1, Math.floor((tb - 1e-9) / binNs));
         var sum = 0, cnt = 0;
         for (var q = ba; q <= bb; q++) { sum += d[q]; cnt++; }
@@ -416,26 +430,28 @@
       var it = tl.items;
       var lo = lowerBound(l, view.t0 - l.maxDur), hi = lowerBound(l, view.t1 + 1);
       if (hi - lo > itemBudget(W)) return false;
-      var lastX = -1, lastColor = null;
+      var lastXs = [-1, -1, -1, -1], lastColor = null;
       var labels = [];
       for (var i = lo; i < hi; i++) {
         var s = it.start[i], e = s + it.dur[i];
         if (e < view.t0) continue;
         var x0 = (s - view.t0) / nsPerPx, x1 = (e - view.t0) / nsPerPx;
+        var dp = it.depth[i];
         if (x1 - x0 < 1) {
           var px = Math.floor(x0);
-          if (px === lastX) continue;  // this pixel already holds an event
-          lastX = px;
+          if (px === lastXs[dp]) continue;  // this pixel of this level already holds an event
+          lastXs[dp] = px;
           x0 = px;
           x1 = px + 1;
         } else {
-          lastX = Math.floor(x1);
+          lastXs[dp] = Math.floor(x1);
         }
         var cx0 = Math.max(x0, -1), cx1 = Math.min(x1, W + 1);
         var color = colorOf(it.kind[i], it.name[i]);
         if (color !== lastColor) { ctx.fillStyle = color; lastColor = color; }
-        if (it.kind[i] === 2) { ctx.fillRect(cx0, y + 1, 1, h - 2); continue; }
-        ctx.fillRect(cx0, y + 2, Math.max(1, cx1 - cx0), h - 4);
+        var iy = y + it.depth[i] * LANE_H;
+        if (it.kind[i] === 2) { ctx.fillRect(cx0, iy + 1, 1, LANE_H - 2); continue; }
+        ctx.fillRect(cx0, iy + 2, Math.max(1, cx1 - cx0), LANE_H - 4);
         if (cx1 - cx0 > 36 && labels.length < 400) labels.push([cx0, cx1, i]);
       }
       ctx.fillStyle = '#fff';
@@ -446,7 +462,7 @@
         if (maxChars < 3) return;
         var name = String(tl.names[it.name[lb[2]]] || '');
         if (name.length > maxChars) name = name.slice(0, maxChars - 1) + '…';
-        ctx.fillText(name, lb[0] + 3, y + h / 2);
+        ctx.fillText(name, lb[0] + 3, y + it.depth[lb[2]] * LANE_H + LANE_H / 2);
       });
       return true;
     }
@@ -501,7 +517,8 @@
           var x0 = (s - view.t0) / nsPerPx, x1 = (s + tl.items.dur[hover.item] - view.t0) / nsPerPx;
           ctx.strokeStyle = '#000';
           ctx.lineWidth = 1.5;
-          ctx.strokeRect(Math.max(-2, x0) - 1, y + 1, Math.min(W + 2, x1) - Math.max(-2, x0) + 2, r.h - 2);
+          var hy = y + tl.items.depth[hover.item] * LANE_H;
+          ctx.strokeRect(Math.max(-2, x0) - 1, hy + 1, Math.min(W + 2, x1) - Math.max(-2, x0) + 2, LANE_H - 2);
         }
         ctx.fillStyle = '#e6e6e6';
         ctx.fillRect(0, y + r.h - 1, W, 1);
@@ -528,14 +545,18 @@
 
     function rowAt(y) {
       var yy = y + scroller.scrollTop;
-      for (var i = 0; i < rows.length; i++) if (yy >= rows[i].y && yy < rows[i].y + rows[i].h) return rows[i];
+      for (var i = 0; i < rows.length; i++) {
+        if (yy >= rows[i].y && yy < rows[i].y + rows[i].h) return {row: rows[i], level: Math.floor((yy - rows[i].y) / LANE_H)};
+      }
       return null;
     }
 
-    // The shortest included event under time t (± tolerance) on lane l, or -1.
-    function itemAt(l, t, tol) {
+    // The included event under time t (± tolerance) on lane l at nesting `level` (the
+    // nearest, then the shortest), else any under t; -1 when none.
+    function itemAt(l, t, tol, level) {
       if (!l.count) return -1;
       var it = tl.items;
+      var any = -1;
       var hi = lowerBound(l, t + tol + 1);
       var best = -1, bestDur = Infinity, bestDist = Infinity;
       for (var i = hi - 1; i >= l.first; i--) {
@@ -544,11 +565,13 @@
         var e = s + it.dur[i];
         if (e + tol < t) continue;
         var dist = t < s ? s - t : t > e ? t - e : 0;
+        if (any < 0) any = i;
+        if (it.depth[i] !== level) continue;
         if (dist < bestDist || (dist === bestDist && it.dur[i] < bestDur)) {
           best = i; bestDur = it.dur[i]; bestDist = dist;
         }
       }
-      return best;
+      return best >= 0 ? best : any;
     }
 
     function tipLine(label, value) {
@@ -596,10 +619,10 @@
         var binNs = tl.span / Math.max(1, tl.bins);
         var level = 0, lb = binNs;
         while (level + 1 < l.pyramid.length && lb * 2 <= nsPerPx) { level++; lb *= 2; }
-        var d = l.pyramid[level][Math.floor(t / lb)] || 0;
+        var d = l.pyramid[level][Math.floor((t - tl.lo) / lb)] || 0;
         tip.appendChild(el('div', 'gst-tip-name', l.label));
         tipLine('group', g.label);
-        tipLine('busy', (100 * d / 255).toFixed(0) + ' % of ' + fmtDur(lb) + ' around ' + fmtDur(Math.floor(t / lb) * lb));
+        tipLine('busy', (100 * d / 255).toFixed(0) + ' % of ' + fmtDur(lb) + ' around ' + fmtAt(tl.lo + Math.floor((t - tl.lo) / lb) * lb));
         tipLine('lane', fmtInt(l.events) + ' events, busy ' + fmtDur(l.busy) + ' in all');
       }
       tip.style.display = 'block';
@@ -637,14 +660,15 @@
         var rect = canvas.getBoundingClientRect();
         var W = canvasWidth();
         var nsPerPx = (view.t1 - view.t0) / W;
-        var r = rowAt(ev.clientY - rect.top);
+        var at = rowAt(ev.clientY - rect.top);
+        var r = at && at.row;
         var t = view.t0 + (ev.clientX - rect.left) * nsPerPx;
         var prev = hover;
         if (!r || r.type !== 'lane') {
           hover = null;
           tip.style.display = 'none';
         } else {
-          var i = itemAt(r.lane, t, 3 * nsPerPx);
+          var i = itemAt(r.lane, t, 3 * nsPerPx, at.level);
           hover = {lane: r.lane, item: i};
           showTip(ev, r.lane, i, t, nsPerPx);
         }

@@ -130,6 +130,8 @@ TEST(TimelineOverview, LanesGroupedByProcessAndGpuWithExportsLabels) {
   const core::TimelineOverview o = overview_of(small_trace());
   EXPECT_EQ(o.base_ns, kBase);
   EXPECT_EQ(o.end_ns, kBase + 4000);
+  EXPECT_EQ(o.range_begin_ns, 0);
+  EXPECT_EQ(o.range_end_ns, 4000);
   EXPECT_EQ(labels(o), (std::vector<std::string>{
                            "app (pid 100) / main (100) \u00b7 CUDA API",
                            "app (pid 100) / main (100) \u00b7 NVTX",
@@ -286,6 +288,14 @@ TEST_P(CommittedOverview, EveryKernelDrawnOnItsStream) {
   const TimelineTracks tracks = timeline.tracks(header);
   EXPECT_EQ(o.base_ns, header.base_ns);
   EXPECT_EQ(o.end_ns, tracks.end_ns);
+  // The drawn range is the events' (the fixtures' process starts seconds before its first call).
+  EXPECT_GT(o.range_begin_ns, 0);
+  EXPECT_LE(o.range_end_ns, tracks.end_ns - header.base_ns);
+  EXPECT_GT(o.range_end_ns, o.range_begin_ns);
+  for (const auto& it : o.items) {
+    EXPECT_GE(it.start_ns, o.range_begin_ns);
+    EXPECT_LE(it.start_ns + it.duration_ns, o.range_end_ns);
+  }
   const auto gpu_lanes = std::count_if(o.lanes.begin(), o.lanes.end(), [](const core::OverviewLane& l) {
     return l.kind == OverviewLaneKind::gpu_stream;
   });

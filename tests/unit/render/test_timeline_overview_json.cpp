@@ -19,7 +19,9 @@ using core::OverviewLaneKind;
 core::TimelineOverview sample() {
   core::TimelineOverview o;
   o.base_ns = 1'700'000'000'000'000'000;
-  o.end_ns = o.base_ns + 5'000'000'000;
+  o.end_ns = o.base_ns + 6'000'000'000;
+  o.range_begin_ns = 0;
+  o.range_end_ns = 5'000'000'000;
   o.bins = 8;
   o.total_events = 10;
   o.item_cap = 150'000;
@@ -62,6 +64,8 @@ core::TimelineOverview sample() {
 void expect_same(const core::TimelineOverview& a, const core::TimelineOverview& b) {
   EXPECT_EQ(a.base_ns, b.base_ns);
   EXPECT_EQ(a.end_ns, b.end_ns);
+  EXPECT_EQ(a.range_begin_ns, b.range_begin_ns);
+  EXPECT_EQ(a.range_end_ns, b.range_end_ns);
   EXPECT_EQ(a.bins, b.bins);
   EXPECT_EQ(a.total_events, b.total_events);
   EXPECT_EQ(a.item_cap, b.item_cap);
@@ -133,6 +137,7 @@ TEST(TimelineOverviewJson, SizePerEvent) {
   core::TimelineOverview o;
   o.base_ns = 0;
   o.end_ns = 5'000'000'000;
+  o.range_end_ns = 5'000'000'000;
   o.bins = 16384;
   for (int i = 0; i < 5; ++i) {
     core::OverviewLane l;
