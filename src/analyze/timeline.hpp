@@ -2,8 +2,9 @@
 //
 // TraceTimeline streams: header() and tracks() hold what an exporter needs before the
 // first event (memory grows with processes, threads and streams only), then each event
-// kind is read row by row in time order (ORDER BY start_ns, id), one row in memory at a
-// time, launch flags computed by SQL on the schema's (pid, correlation_id) indexes.
+// kind is read row by row in time order (ORDER BY start_ns, id, on the start_ns indexes), one
+// row (or, with read-ahead, a bounded batch) in memory at a time, launch flags computed by
+// SQL on the schema's (pid, correlation_id) indexes.
 // load_timeline() reads the same into vectors (tests, small traces).
 //
 // Errors: store::DatabaseError when the database lacks the schema's tables or a read
@@ -43,6 +44,14 @@ class TraceTimeline final : public TimelineEvents, public GpuMetricCounterSource
   /// Reads the physical GPU numbering (analyze/gpu_index.hpp).
   explicit TraceTimeline(store::Database& db);
 
+  /// Read-ahead (off unless set): the event visitors read their rows on a second thread, a
+  /// batch of a few thousand events ahead of the visitor, so reading and what the visitor
+  /// does (an exporter's encoding and writing) overlap on two cores. The visitor is still
+  /// called on the caller's thread, one event at a time, in the same order; memory stays
+  /// bounded (two batches wait at most). While a visit runs with read-ahead, the visitor
+  /// must not use `db` (the reading thread is using the connection).
+  void set_read_ahead(bool on) { m_read_ahead = on; }
+
   /// Processes, threads, devices and base_ns (the earliest start of any kind).
   [[nodiscard]] TimelineHeader header();
   /// Tracks and end of the trace: one DISTINCT pass over each event table.
@@ -66,6 +75,7 @@ class TraceTimeline final : public TimelineEvents, public GpuMetricCounterSource
  private:
   store::Database& m_db;
   detail::GpuIndexMap m_gpus;
+  bool m_read_ahead = false;
 };
 
 /// The whole trace in memory (TraceTimeline's events in vectors, launch flags set).

@@ -39,6 +39,7 @@ int run_export(const ExportOptions& o) {
   // Streamed: the events go from the trace's rows to the file one at a time, so memory
   // does not grow with the trace (docs/performance.md, "Big traces").
   analyze::TraceTimeline timeline(db);
+  timeline.set_read_ahead(true);  // the writers never touch db: reading and writing overlap
   const analyze::TimelineHeader header = timeline.header();
   const analyze::TimelineTracks tracks = timeline.tracks(header);
   // A trace found damaged half-way leaves the file that was there as it was.

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -157,6 +158,54 @@ TEST(TimelineExport, StreamedEqualsInMemoryOnTheCommittedRecording) {
   const std::string text = streamed(db);
   EXPECT_EQ(text, in_memory(db));
   EXPECT_GT(text.size(), 100'000u);  // 306 kernels, 331 API calls and their flows
+}
+
+// TraceTimeline::set_read_ahead (a second thread reads batches of rows ahead of the visitor):
+// the same events in the same order, on the committed recording and on a trace of several
+// batches; a visitor's exception stops the reading and reaches the caller.
+std::string streamed_read_ahead(store::Database& db) {
+  TraceTimeline source(db);
+  source.set_read_ahead(true);
+  const TimelineHeader header = source.header();
+  const TimelineTracks tracks = source.tracks(header);
+  std::ostringstream out;
+  render::write_perfetto_json(header, tracks, source, out);
+  return out.str();
+}
+
+TEST(TimelineExport, ReadAheadWritesTheSameBytes) {
+  store::Database db(test::committed_trace("cnn"), store::Database::Mode::kReadOnly);
+  EXPECT_EQ(streamed_read_ahead(db), streamed(db));
+
+  TraceDb t;
+  t.add<rows::Process>({{.pid = 1, .exe = "/bin/a", .start_ns = 100, .end_ns = 100'000'000}});
+  t.add<rows::Device>({TraceDb::h100_row(1, "GPU-a")});
+  t.strings({{1, "cudaLaunchKernel"}, {2, "k2"}, {3, "k3"}});
+  constexpr int kLaunches = 10'000;  // about five batches of each kind
+  for (int i = 0; i < kLaunches; ++i) {
+    const std::int64_t at = 1'000 + 5'000 * static_cast<std::int64_t>(i);
+    t.api(1, 1, 1, at, at + 1'000, i + 1);
+    if (i % 3 != 0) t.kernel(1, 0, 7 + i % 2, i + 1, at + 2'000, at + 4'000, 2 + i % 2);
+  }
+  const std::string text = streamed(t.db());
+  EXPECT_EQ(streamed_read_ahead(t.db()), text);
+  EXPECT_EQ(text, in_memory(t.db()));
+
+  TraceTimeline source(t.db());
+  source.set_read_ahead(true);
+  int seen = 0;
+  EXPECT_THROW(source.kernels([&seen](const KernelEvent&) {
+    if (++seen == 3'000) throw std::runtime_error("stop");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(seen, 3'000);
+  std::int64_t last = 0, kernels = 0;  // and the source reads again from the start
+  source.kernels([&](const KernelEvent& e) {
+    EXPECT_GE(e.start_ns, last);
+    last = e.start_ns;
+    ++kernels;
+  });
+  EXPECT_EQ(kernels, kLaunches - (kLaunches + 2) / 3);
 }
 
 }  // namespace
