@@ -18,7 +18,7 @@ namespace gpuscope::core {
 
 /// The timing of one case (a copy of the engine's TimingResult without CUDA types).
 struct BenchTiming {
-  std::string mode;  // "cold", "hot", "graph"
+  std::string mode;  // "cold", "hot", "graph"; "serve" for `bench serve` (core/serve_stats.hpp)
   int batch = 1;     // calls per sample
   int samples = 0;
   double min_s = kUnknown, median_s = kUnknown, mean_s = kUnknown, stddev_s = kUnknown;
@@ -26,6 +26,7 @@ struct BenchTiming {
   std::string stop;              // "converged", "budget", "max_samples"
   double sm_clock_mhz_before = kUnknown, sm_clock_mhz_after = kUnknown;
   int throttled_samples = 0;
+  double p90_s = kUnknown, p99_s = kUnknown;  // tail percentiles (`bench serve`; the timing engine leaves NaN)
 };
 
 /// The work one call does, as the operator declares it.

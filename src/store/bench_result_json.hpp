@@ -9,7 +9,7 @@
 //               "work": {bytes_read, bytes_written, flops, compute_ceiling},
 //               "timing": {mode, batch, samples, min_s, median_s, mean_s, stddev_s,
 //                          rel_stderr, stop, sm_clock_mhz_before, sm_clock_mhz_after,
-//                          throttled_samples},
+//                          throttled_samples, p90_s, p99_s},
 //               "derived": {bandwidth, flop_rate, intensity, bound, ceiling, ceiling_value,
 //                           pct_of_ceiling, ceiling_source},
 //               verified, max_abs_error, note}],
