@@ -67,8 +67,22 @@ std::int64_t length(const std::vector<stats::Interval>& disjoint) {
   return n;
 }
 
-std::vector<PageGpuTime> gpu_times(Database& db, GpuOps& ops, std::int64_t wall_ns, const detail::GpuIndexMap& gpus) {
+// Clipped to `window` (absolute) when given, the wall then being the window's length.
+std::vector<PageGpuTime> gpu_times(Database& db, GpuOps& ops, std::int64_t wall_ns, const detail::GpuIndexMap& gpus,
+                                   const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
   std::vector<PageGpuTime> out;
+  if (window) {
+    wall_ns = std::max<std::int64_t>(0, window->second - window->first);
+    for (auto& [gpu, kinds] : ops.per_gpu)
+      for (auto& v : kinds) {
+        std::vector<stats::Interval> in;
+        for (const stats::Interval& i : v) {
+          const stats::Interval c{std::max(i.start_ns, window->first), std::min(i.end_ns, window->second)};
+          if (c.start_ns < c.end_ns) in.push_back(c);
+        }
+        v = std::move(in);
+      }
+  }
   for (auto& [gpu, kinds] : ops.per_gpu) {
     PageGpuTime g;
     g.gpu_index = gpu;
@@ -239,31 +253,28 @@ std::vector<PageStep> group_steps(std::span<const PageStep> steps, std::size_t m
 namespace {
 
 // The headline: `stats -r top`, with its steady-state scoping (cli/stats_command.cpp).
-std::vector<Report> headline(Database& db, bool whole_run) {
-  const std::vector<StepFacts> torch_steps = step_facts(db);
+std::vector<Report> headline(Database& db, const std::vector<StepFacts>& torch_steps,
+                             const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
   const stats::Interval wall = detail::wall_span(db);
   std::optional<FilteredTrace> steady;
   std::string steady_note;
-  if (!whole_run) {
-    if (const auto window = steady_window(torch_steps)) {
-      TraceFilter f;
-      f.from_ns = core::sat_sub(window->first, wall.start_ns);
-      f.to_ns = core::sat_sub(window->second, wall.start_ns);
-      steady.emplace(filter_trace(db, f));
-      std::int64_t n = 0, first = -1, last = -1;
-      for (const StepFacts& st : torch_steps) {
-        if (st.kind != StepFacts::Kind::kSteady) continue;
-        ++n;
-        if (first < 0) first = st.step;
-        last = st.step;
-      }
-      steady_note = "judged the steady-state training steps only: " + std::to_string(n) + " of " +
-                    std::to_string(torch_steps.size()) + " steps (" + std::to_string(first) + " to " +
-                    std::to_string(last) + ", " + units::duration_ns(*f.from_ns) + " to " +
-                    units::duration_ns(*f.to_ns) +
-                    " since the start; warm-up and outlier steps left out: step_sum); --whole-run for the whole "
-                    "process";
+  if (window) {
+    TraceFilter f;
+    f.from_ns = core::sat_sub(window->first, wall.start_ns);
+    f.to_ns = core::sat_sub(window->second, wall.start_ns);
+    steady.emplace(filter_trace(db, f));
+    std::int64_t n = 0, first = -1, last = -1;
+    for (const StepFacts& st : torch_steps) {
+      if (st.kind != StepFacts::Kind::kSteady) continue;
+      ++n;
+      if (first < 0) first = st.step;
+      last = st.step;
     }
+    steady_note = "judged the steady-state training steps only: " + std::to_string(n) + " of " +
+                  std::to_string(torch_steps.size()) + " steps (" + std::to_string(first) + " to " +
+                  std::to_string(last) + ", " + units::duration_ns(*f.from_ns) + " to " + units::duration_ns(*f.to_ns) +
+                  " since the start; warm-up and outlier steps left out: step_sum); --whole-run for the whole "
+                  "process";
   }
   std::vector<Report> out = run_report(steady ? steady->db : db, "top");
   if (steady)
@@ -272,12 +283,12 @@ std::vector<Report> headline(Database& db, bool whole_run) {
 }
 
 // Everything but the headline and the timeline: where the time goes, the tables, the series.
-void time_tables_series(Database& db, ReportPage& page) {
-  // Where the time goes: per GPU, then per step.
-  const std::vector<StepFacts> torch_steps = step_facts(db);
+void time_tables_series(Database& db, ReportPage& page, const std::vector<StepFacts>& torch_steps,
+                        const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
+  // Where the time goes: per GPU (over the headline's scope), then per step.
   const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
   GpuOps ops = read_gpu_ops(db, gpus);
-  page.gpus = gpu_times(db, ops, page.wall_ns, gpus);
+  page.gpus = gpu_times(db, ops, page.wall_ns, gpus, window);
   std::vector<PageStep> steps;
   if (!torch_steps.empty()) {
     page.steps_source = "pytorch";
@@ -339,8 +350,8 @@ void time_tables_series(Database& db, ReportPage& page) {
     page.notes.push_back("no GPU metrics over time: the trace was recorded without --gpu-metrics");
   if (db.has_table("kernel_profiles") && db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0) > 0)
     page.notes.push_back(
-        "this trace holds hardware counters of `gpuscope kernels`; the page does not place them on the roofline "
-        "yet: gpuscope roofline draws them");
+        "no roofline: this trace holds hardware counters of `gpuscope kernels`, which the page does not place on "
+        "the roofline yet: gpuscope kernels --report TRACE --profile PROFILE.json --svg roofline.svg draws them");
 }
 
 }  // namespace
@@ -352,6 +363,15 @@ ReportPage report_page(Database& db, const ReportPageOptions& options) {
   const stats::Interval wall = detail::wall_span(db);
   page.base_ns = wall.start_ns;
   page.wall_ns = std::max<std::int64_t>(0, core::sat_sub(wall.end_ns, wall.start_ns));
+  // With PyTorch steps, the headline and the per-GPU split judge the steady-state steps.
+  const std::vector<StepFacts> torch_steps = step_facts(db);
+  const std::optional<std::pair<std::int64_t, std::int64_t>> window =
+      options.whole_run ? std::nullopt : steady_window(torch_steps);
+  if (window)
+    page.gpus_scope = "the steady-state training steps only (" + units::duration_ns(window->first - wall.start_ns) +
+                      " to " + units::duration_ns(window->second - wall.start_ns) +
+                      " since the start; warm-up and outlier steps left out, as the headline; --whole-run for the "
+                      "whole process)";
 
   // A trace file is read by three connections at once (the headline, the rest, the
   // timeline): the parts share nothing but the read-only file.
@@ -366,15 +386,15 @@ ReportPage report_page(Database& db, const ReportPageOptions& options) {
       });
     rest = std::async(std::launch::async, [&] {
       store::Database conn = store::open_trace(db.path());
-      time_tables_series(conn, page);
+      time_tables_series(conn, page, torch_steps, window);
     });
   } else {
-    time_tables_series(db, page);
+    time_tables_series(db, page, torch_steps, window);
     if (options.timeline) page.timeline = timeline_overview(db, options.timeline_options);
   }
   std::exception_ptr failed;
   try {
-    page.headline = headline(db, options.whole_run);
+    page.headline = headline(db, torch_steps, window);
   } catch (...) {
     failed = std::current_exception();
   }

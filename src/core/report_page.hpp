@@ -81,6 +81,9 @@ struct ReportPage {
 
   std::vector<Report> headline;  // "top", "top_kernels"
   std::vector<PageGpuTime> gpus;
+  /// "" when gpus cover the wall span; else what they cover ("the steady-state training steps
+  /// only (...)": with PyTorch steps, as the headline, each interval clipped to that window).
+  std::string gpus_scope;
   std::string steps_source;  // "pytorch", "nvtx" or "" when the trace has no steps
   std::vector<PageStep> steps;
   std::int64_t steps_total = 0;  // steps before grouping into bars

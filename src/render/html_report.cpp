@@ -43,6 +43,7 @@ Json report_page_json(const core::ReportPage& page) {
                              {"copy_ns", g.copy_ns},
                              {"memset_ns", g.memset_ns},
                              {"idle_ns", g.idle_ns}});
+  j["gpus_scope"] = page.gpus_scope;
   j["steps_source"] = page.steps_source;
   j["steps_total"] = page.steps_total;
   j["steps"] = Json::array();

@@ -351,8 +351,10 @@
       explain(sec, 'No GPU activity in the trace.');
       return;
     }
-    explain(sec, 'Each bar is one GPU\'s wall time (' + duration(data.wall_ns) + '), split into time when a kernel ran, ' +
-        'when only a copy ran, when only a memset ran, and idle. Kernels + copies + memsets is gpu_util\'s Busy Time.');
+    var span = data.gpus[0].wall_ns;
+    explain(sec, 'Each bar is one GPU\'s wall time (' + duration(span) + (data.gpus_scope ? ': ' + data.gpus_scope : '') +
+        '), split into time when a kernel ran, when only a copy ran, when only a memset ran, and idle. ' +
+        'Kernels + copies + memsets is gpu_util\'s Busy Time' + (data.gpus_scope ? ' over the same span.' : '.'));
     var labels = data.gpus.map(function (g) {
       return 'GPU ' + g.gpu + (g.name ? ' (' + g.name + ')' : '');
     });
@@ -437,10 +439,19 @@
     var stateColor = function (s) {
       return s.state === 'warm-up' ? COLORS.warmup : s.state === 'outlier' ? COLORS.outlier : COLORS.steady;
     };
+    // A warm-up step many times longer than the others (start-up, autotuning) would flatten
+    // them: the axis then stops at 1.25 x the longest other step, and the text says so.
+    var others = 0;
+    var tallest = 0;
+    data.steps.forEach(function (s) {
+      if (s.state !== 'warm-up') others = Math.max(others, s.wall_ns);
+      tallest = Math.max(tallest, s.wall_ns);
+    });
+    var cut = others > 0 && tallest > 3 * others ? 1.25 * others / 1e6 : undefined;
     var opts = baseOptions();
     opts.scales = {
       x: { stacked: true, ticks: { autoSkip: true, maxRotation: 60 } },
-      y: { stacked: true, title: { display: true, text: 'time (ms)' }, min: 0 }
+      y: { stacked: true, title: { display: true, text: 'time (ms)' }, min: 0, max: cut }
     };
     // The busy bars' colour says the step's state: the legend names the states.
     opts.plugins.legend = {
@@ -485,6 +496,9 @@
       },
       options: opts
     });
+    if (cut !== undefined)
+      explain(sec, 'The axis stops at ' + duration(cut * 1e6) + ', 1.25 x the longest step after warm-up: the ' +
+          'warm-up bars that go past it are cut (hover them for their time).');
     var slowest = data.steps[0];
     data.steps.forEach(function (s) {
       if (s.wall_ns > slowest.wall_ns) slowest = s;

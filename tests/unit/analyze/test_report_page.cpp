@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../committed_traces.hpp"
+#include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"
@@ -126,6 +127,18 @@ TEST(ReportPageCommitted, PyTorchStepsAndSteadyHeadline) {
   EXPECT_TRUE(has_note(page.headline[0], "judged the steady-state training steps only"));
   const ReportPage whole = report_page(db, {.whole_run = true, .timeline = false});
   EXPECT_FALSE(has_note(whole.headline[0], "judged the steady-state"));
+  // The per-GPU split covers the same span as the headline: the steady steps' window.
+  const auto window = analyze::steady_window(analyze::step_facts(db));
+  ASSERT_TRUE(window.has_value());
+  EXPECT_NE(page.gpus_scope.find("steady-state"), std::string::npos);
+  ASSERT_FALSE(page.gpus.empty());
+  EXPECT_EQ(page.gpus[0].wall_ns, window->second - window->first);
+  EXPECT_TRUE(whole.gpus_scope.empty());
+  EXPECT_EQ(whole.gpus[0].wall_ns, whole.wall_ns);
+  for (const ReportPage* p : {&page, &whole}) {
+    const PageGpuTime& g = p->gpus[0];
+    EXPECT_EQ(g.kernel_ns + g.copy_ns + g.memset_ns + g.idle_ns, g.wall_ns);
+  }
   for (const char* name : {"op_sum", "module_sum", "step_sum"})
     EXPECT_TRUE(std::any_of(page.tables.begin(), page.tables.end(), [&](const Report& r) { return r.name == name; }))
         << name;
