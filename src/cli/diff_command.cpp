@@ -1,10 +1,15 @@
 #include "cli/diff_command.hpp"
 
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
 #include "analyze/trace_diff.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/output_files.hpp"
+#include "core/version.hpp"
+#include "render/html_report.hpp"
+#include "store/atomic_file.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"
 
@@ -33,14 +38,30 @@ CLI::App* add_diff_command(CLI::App& app, DiffOptions& o) {
                               "Smallest relative change ever called faster/slower (0.05 = 5 %: two runs are two "
                               "processes, whose clocks and placement differ)"),
               core::RealLimits{0, 10, true, true, "0.05"});
+  sub->add_option("--html", o.html,
+                  "Also write OUT.html: the whole comparison as one self-contained page (the headline, every row\n"
+                  "sortable and filterable, verdicts in colour; docs/report.md)");
+  add_force_overwrite_flag(*sub, o.force_overwrite);
   return sub;
 }
 
 int run_diff(const DiffOptions& o) {
   const render::Format f = render::parse_format(o.format);
+  if (!o.html.empty()) check_outputs({o.html}, o.force_overwrite);  // before the traces are read
   store::Database a = store::open_trace(o.a);
   store::Database b = store::open_trace(o.b);
   Report r = analyze::diff_traces(a, b, analyze::DiffOptions{o.k, o.floor});
+  if (!o.html.empty()) {  // every row: the page sorts and filters them
+    core::ReportPage page;
+    page.kind = "diff";
+    page.trace_name =
+        std::filesystem::path(o.a).filename().string() + " vs " + std::filesystem::path(o.b).filename().string();
+    page.generator = std::string("gpuscope ") + kVersion;
+    page.tables.push_back(r);
+    store::write_file_atomically(o.html, store::overwrite_if(o.force_overwrite),
+                                 [&](std::ostream& out) { render::write_html_report(page, out); });
+    std::cerr << "gpuscope diff: wrote " << o.html << "\n";
+  }
   const std::size_t all = r.rows.size();
   if (o.top > 0 && r.rows.size() > static_cast<std::size_t>(o.top)) {
     r.rows.resize(static_cast<std::size_t>(o.top));

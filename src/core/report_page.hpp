@@ -74,6 +74,10 @@ struct PageSeries {
 };
 
 struct ReportPage {
+  /// "trace": a trace's page (gpuscope report); "diff": two traces compared (gpuscope diff
+  /// --html): then `tables` holds the trace_diff Report, `trace_name` "A.sqlite vs B.sqlite",
+  /// and the other parts are empty.
+  std::string kind = "trace";
   std::string trace_name;    // the trace file's name, for the title
   std::string generator;     // "gpuscope 0.9.0"
   std::int64_t base_ns = 0;  // start of the wall span (absolute, trace clock)

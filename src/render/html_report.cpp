@@ -29,6 +29,7 @@ Json reports_json(const std::vector<Report>& reports) {
 Json report_page_json(const core::ReportPage& page) {
   Json j;
   j["version"] = 1;
+  j["kind"] = page.kind;
   j["trace"] = core::repair_utf8(page.trace_name);
   j["generator"] = page.generator;
   j["base_ns"] = page.base_ns;

@@ -26,7 +26,7 @@
 namespace gpuscope::render {
 
 /// The page's data (version 1):
-///   {"version": 1, "trace": S, "generator": S, "base_ns": N, "wall_ns": N,
+///   {"version": 1, "kind": "trace" | "diff", "trace": S, "generator": S, "base_ns": N, "wall_ns": N,
 ///    "headline": [REPORT, ...], "gpus": [{"gpu", "name", "wall_ns", "kernel_ns", "copy_ns",
 ///    "memset_ns", "idle_ns"}], "gpus_scope": S, "steps_source": S, "steps_total": N,
 ///    "steps": [{"pid", "label", "start_ns", "wall_ns", "gpu_busy_ns", "idle_ns", "state",

@@ -16,7 +16,9 @@ and fails on
     as text;
   - anything that would fetch from the network: <script src>, <link>, @import, url(http...),
     fetch(, XMLHttpRequest, a src/href to http(s);
-  - a page of the 1M-event trace over 10 MB.
+  - a page of the 1M-event trace over 10 MB;
+  - `gpuscope diff A B --html` (cnn vs cnn-pytorch): an error, or a number that differs from
+    `gpuscope diff --format json --top 0`.
 It saves a screenshot of each page (1400x3000) into $GPUSCOPE_REPORT_SCREENSHOTS (default
 BUILD/report-screenshots). Without Chromium it says so and exits 77 (ctest: skipped).
 
@@ -190,6 +192,27 @@ def compare_with_stats(gpuscope, trace, dom, name):
     print(f"{name}: {sum(compared.values())} numbers equal stats --format json ({compared})")
 
 
+def check_diff(gpuscope, chromium, a, b, work, shots):
+    """gpuscope diff A B --html: no error, every number equals diff --format json --top 0."""
+    page = work / "diff.html"
+    run([gpuscope, "diff", str(a), str(b), "--html", str(page), "-f", "--format", "json"])
+    static_checks(page)
+    dom, _ = browser(chromium, page, shots)
+    doc = json.loads(run([gpuscope, "diff", str(a), str(b), "--format", "json", "--top", "0"]).stdout)
+    r = doc["reports"]["trace_diff"]
+    n = 0
+    for report, row, col, index, value, text in dom.numbers:
+        if report != "trace_diff":
+            fail(f"diff page: a number of {report}")
+        if r["columns"][index]["name"] != col or not same(value, r["rows"][row][index]):
+            fail(f"diff page: row {row} {col!r} shows {value}, diff --format json {r['rows'][row][index]}")
+        n += 1
+    numeric = sum(1 for c in r["columns"] if c["type"] != "text")
+    if n < min(100, len(r["rows"])) * numeric or n == 0:
+        fail(f"diff page: {n} numbers compared")
+    print(f"diff: {n} numbers equal gpuscope diff --format json")
+
+
 def hostile_trace(gpuscope, src, work):
     logs = work / "hostile.logs"
     run([sys.executable, str(src / "tests/unit/cli/hostile_logs.py"), str(src / "tests/data/cnn.logs"), str(logs)])
@@ -260,6 +283,8 @@ def main():
             if name == "hostile":
                 check_hostile(dom, dumped, name, len(re.findall(r"<script\b", text)))
             print(f"{name}: page {size / 1e6:.2f} MB, screenshot {shots / (name + '.png')}")
+        check_diff(gpuscope, chromium, build / "test-data/cnn.sqlite", build / "test-data/cnn-pytorch.sqlite", work,
+                   shots)
     print("PASS")
     return 0
 

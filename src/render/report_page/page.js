@@ -241,6 +241,7 @@
       for (var k = 0; k < n; k++) {
         var i = shown[k];
         var tr = document.createElement('tr');
+        if (opts.rowClass) tr.className = opts.rowClass(rows[i]);
         for (var c = 0; c < cols.length; c++) {
           var v = rows[i][c];
           var td = el('td', cols[c].type === 'text' ? 'text' : 'num', cellText(v, cols[c], decimals[c]));
@@ -292,6 +293,66 @@
     byId('page-footer').textContent = 'Made by ' + data.generator +
         ' from ' + data.trace + '. Full detail: the SQLite trace itself, and gpuscope export for ui.perfetto.dev.';
   });
+
+  // gpuscope diff --html: the trace_diff Report, its headline and every row.
+  function renderDiff() {
+    var r = data.tables[0];
+    ['where', 'timeline', 'counters'].forEach(function (id) {
+      byId(id).style.display = 'none';
+    });
+    Array.prototype.forEach.call(byId('page-nav').querySelectorAll('a'), function (a) {
+      var h = a.getAttribute('href');
+      if (h !== '#headline' && h !== '#tables') a.style.display = 'none';
+    });
+    byId('page-title').textContent = 'gpuscope diff: ' + data.trace;
+    byId('page-subtitle').textContent = 'what changed from A to B per kernel name, NVTX range, PyTorch operator and ' +
+        'step \u00b7 made by ' + data.generator + ' \u00b7 the numbers of gpuscope diff --format json';
+    var head = byId('headline');
+    explain(head, 'A change is called faster or slower only beyond the spread the repeated instances show (and at ' +
+        'least the floor); kernels in one trace only are added or deleted. docs/report.md and gpuscope diff --help.');
+    var verdict = -1;
+    var category = -1;
+    r.columns.forEach(function (c, i) {
+      if (c.name === 'Verdict') verdict = i;
+      if (c.name === 'Category') category = i;
+    });
+    var counts = {};
+    r.rows.forEach(function (row) {
+      var k = category >= 0 ? row[category] : '';
+      counts[k] = (counts[k] || 0) + 1;
+    });
+    var cards = el('div', 'cards');
+    ['increased', 'decreased', 'added', 'deleted', 'unchanged', 'unknown'].forEach(function (k) {
+      var card = el('div', 'card verdict-' + k);
+      card.appendChild(el('div', 'label', k));
+      card.appendChild(el('div', 'value', String(counts[k] || 0) + ' rows'));
+      cards.appendChild(card);
+    });
+    head.appendChild(cards);
+    var list = el('ul', 'diagnoses');
+    r.notes.forEach(function (n) {
+      list.appendChild(el('li', n.level, n.text));
+    });
+    head.appendChild(list);
+    var sec = byId('tables');
+    sec.querySelector('h2').textContent = 'What changed';
+    var div = el('div', 'report-section');
+    div.appendChild(el('h3', null, r.title + ' (' + r.name + ')'));
+    reportTable(div, r, {
+      rowClass: function (row) {
+        var c = category >= 0 ? row[category] : '';
+        var v = verdict >= 0 ? row[verdict] : '';
+        return 'verdict-' + (c === 'added' || c === 'deleted' ? c : v);
+      }
+    });
+    sec.appendChild(div);
+    var left = byId('left-out');
+    left.style.display = 'none';
+  }
+  if (data.kind === 'diff') {
+    part('diff', renderDiff);
+    return;
+  }
 
   part('headline', function () {
     var sec = byId('headline');
