@@ -111,6 +111,9 @@ class Selector {
       return;
     }
     m_long_cap = std::max<std::int64_t>(m_cap, 1);
+    // The most the pool holds: the longest's buffer and the cells (pages are touched as used).
+    m_pool.reserve(static_cast<std::size_t>(m_long_cap + m_long_cap / 2 + m_cap / 2 + 1));
+    m_refs.reserve(m_pool.capacity());
     m_slots = std::max<std::int64_t>(1, (m_cap / 2) / std::max<std::int64_t>(lanes, 1));
   }
 
@@ -163,6 +166,7 @@ class Selector {
   std::vector<Held> take(std::int64_t budget) {
     budget = std::max<std::int64_t>(budget, 0);
     std::vector<Held> out;
+    out.reserve(std::min(static_cast<std::size_t>(budget), m_pool.size()));
     std::vector<bool> taken(m_pool.size(), false);
     auto keep = [&](std::int32_t at) {
       if (at < 0 || taken[static_cast<std::size_t>(at)] || static_cast<std::int64_t>(out.size()) >= budget) return;
@@ -351,6 +355,7 @@ class Builder {
     for (const Held& h : m_gpu_items)
       if (h.item.correlation_id != 0) launches.emplace_back(h.pid, h.item.correlation_id);
     std::sort(launches.begin(), launches.end());
+    m_launch_items.reserve(std::min(launches.size(), static_cast<std::size_t>(std::max<std::int64_t>(m_api_cap, 0))));
     events.api_calls([this, &launches](const core::ApiCallEvent& e) {
       Held h = held(cpu_lane(OverviewLaneKind::cuda_api, e.pid, e.tid), OverviewItemKind::api_call, e.start_ns,
                     e.end_ns, e.pid);
@@ -543,6 +548,8 @@ class Builder {
 
     // Items: the GPU work, its launches, then the other API calls and NVTX.
     std::vector<Held> all = std::move(m_gpu_items);
+    all.reserve(all.size() +
+                static_cast<std::size_t>(std::max<std::int64_t>(m_api_cap, 0) + std::max<std::int64_t>(m_nvtx_cap, 0)));
     for (Held& h : m_launch_items) all.push_back(std::move(h));
     for (Held& h : m_api_sel->take(m_api_cap - static_cast<std::int64_t>(m_launch_items.size())))
       all.push_back(std::move(h));
