@@ -674,6 +674,9 @@ core::TimelineOverview timeline_overview(store::Database& db, const TimelineOver
       table_rows(db, "kernels", counts) + table_rows(db, "memcpys", counts) + table_rows(db, "memsets", counts);
   counts.api = table_rows(db, "api_calls", counts);
   counts.nvtx = table_rows(db, "nvtx_events", counts);
+  // The rows are read on a second thread while this one bins and selects (the visitors never
+  // use `db`); the counts above were the last query on this thread.
+  timeline.set_read_ahead(true);
   return Builder(header, tracks, counts, options).build(timeline);
 }
 
