@@ -13,6 +13,7 @@
 #include "analyze/gpu_index.hpp"
 #include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
+#include "analyze/steady_scope.hpp"
 #include "analyze/timeline.hpp"
 #include "analyze/trace_filter.hpp"
 #include "core/saturating.hpp"
@@ -252,33 +253,13 @@ std::vector<PageStep> group_steps(std::span<const PageStep> steps, std::size_t m
 
 namespace {
 
-// The headline: `stats -r top`, with its steady-state scoping (cli/stats_command.cpp).
-std::vector<Report> headline(Database& db, const std::vector<StepFacts>& torch_steps,
-                             const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
-  const stats::Interval wall = detail::wall_span(db);
-  std::optional<FilteredTrace> steady;
-  std::string steady_note;
-  if (window) {
-    TraceFilter f;
-    f.from_ns = core::sat_sub(window->first, wall.start_ns);
-    f.to_ns = core::sat_sub(window->second, wall.start_ns);
-    steady.emplace(filter_trace(db, f));
-    std::int64_t n = 0, first = -1, last = -1;
-    for (const StepFacts& st : torch_steps) {
-      if (st.kind != StepFacts::Kind::kSteady) continue;
-      ++n;
-      if (first < 0) first = st.step;
-      last = st.step;
-    }
-    steady_note = "judged the steady-state training steps only: " + std::to_string(n) + " of " +
-                  std::to_string(torch_steps.size()) + " steps (" + std::to_string(first) + " to " +
-                  std::to_string(last) + ", " + units::duration_ns(*f.from_ns) + " to " + units::duration_ns(*f.to_ns) +
-                  " since the start; warm-up and outlier steps left out: step_sum); --whole-run for the whole "
-                  "process";
-  }
-  std::vector<Report> out = run_report(steady ? steady->db : db, "top");
+// The headline: `stats -r top`, with its steady-state scoping (analyze/steady_scope.hpp, as
+// `gpuscope stats`).
+std::vector<Report> headline(Database& db, const std::vector<StepFacts>& torch_steps, bool whole_run) {
+  std::optional<SteadyScope> steady = whole_run ? std::nullopt : steady_scope(db, torch_steps);
+  std::vector<Report> out = run_report(steady ? steady->trace.db : db, "top");
   if (steady)
-    for (Report& r : out) r.add_note(NoteLevel::kInfo, steady_note);
+    for (Report& r : out) r.add_note(NoteLevel::kInfo, steady->note);
   return out;
 }
 
@@ -394,7 +375,7 @@ ReportPage report_page(Database& db, const ReportPageOptions& options) {
   }
   std::exception_ptr failed;
   try {
-    page.headline = headline(db, torch_steps, window);
+    page.headline = headline(db, torch_steps, options.whole_run);
   } catch (...) {
     failed = std::current_exception();
   }

@@ -14,6 +14,7 @@
 #include "analyze/nccl_reports.hpp"
 #include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
+#include "analyze/steady_scope.hpp"
 #include "analyze/trace_filter.hpp"
 #include "cli/comm_inputs.hpp"
 #include "cli/option_checks.hpp"
@@ -236,31 +237,11 @@ int run_stats(const StatsOptions& options) {
   if (o.top && *o.top > 0 && o.sort.empty()) ro.first_rows = *o.top;
   // Steady-state scoping (docs/pytorch.md): when the trace knows its training steps and no
   // filter is given, the diagnoses judge the steady-state steps, not set-up and warm-up.
-  std::optional<analyze::FilteredTrace> steady;
-  std::string steady_note;
-  if (filter.empty() && !o.whole_run &&
-      std::any_of(names.begin(), names.end(), [](const std::string& n) { return is_steady_scoped(n); })) {
-    const std::vector<analyze::StepFacts> steps = analyze::step_facts(db);
-    if (const auto window = analyze::steady_window(steps)) {
-      const stats::Interval wall = analyze::detail::wall_span(db);
-      analyze::TraceFilter f;
-      f.from_ns = core::sat_sub(window->first, wall.start_ns);
-      f.to_ns = core::sat_sub(window->second, wall.start_ns);
-      steady.emplace(analyze::filter_trace(db, f));
-      std::int64_t n = 0, first = -1, last = -1;
-      for (const analyze::StepFacts& st : steps) {
-        if (st.kind != analyze::StepFacts::Kind::kSteady) continue;
-        ++n;
-        if (first < 0) first = st.step;
-        last = st.step;
-      }
-      steady_note = "judged the steady-state training steps only: " + std::to_string(n) + " of " +
-                    std::to_string(steps.size()) + " steps (" + std::to_string(first) + " to " + std::to_string(last) +
-                    ", " + units::duration_ns(*f.from_ns) + " to " + units::duration_ns(*f.to_ns) +
-                    " since the start; warm-up and outlier steps left out: step_sum); --whole-run for the whole "
-                    "process";
-    }
-  }
+  const bool scope_steady =
+      filter.empty() && !o.whole_run &&
+      std::any_of(names.begin(), names.end(), [](const std::string& n) { return is_steady_scoped(n); });
+  std::optional<analyze::SteadyScope> steady =
+      scope_steady ? analyze::steady_scope(db, analyze::step_facts(db)) : std::nullopt;
 
   // A damaged trace (store::TraceDamagedError) may still hold intact tables: each report
   // that can run on them prints; the others are named on stderr and the exit code is 1.
@@ -270,8 +251,8 @@ int run_stats(const StatsOptions& options) {
   for (const std::string& n : names) {
     try {
       const bool scoped = steady && is_steady_scoped(n);
-      for (Report& r : analyze::run_report(scoped ? steady->db : db, n, ro)) {  // "top" gives two
-        if (scoped) r.add_note(NoteLevel::kInfo, steady_note);
+      for (Report& r : analyze::run_report(scoped ? steady->trace.db : db, n, ro)) {  // "top" gives two
+        if (scoped) r.add_note(NoteLevel::kInfo, steady->note);
         reports.push_back(std::move(r));
       }
     } catch (const store::TraceDamagedError& e) {
