@@ -273,6 +273,10 @@ int run(const BenchOptions& o) {
   if (verb == "list") return run_list(o, format);
   if (verb == "report") return run_report(o, format);
   if (verb == "compare") return run_compare(o, format);
+  if (verb == "serve") {
+    if (o.what.size() != 1) throw InputError("bench serve takes no arguments, only options (see --help)");
+    return run_bench_serve(o.serve, o.format, o.json, o.force_overwrite);
+  }
   return run_operator(o, format);
 }
 
@@ -284,7 +288,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
       "Time kernels the right way (warm-up, L2 flush, CUDA graphs, noise-based stopping), sweep sizes, check\n"
       "every result against a reference, and show how close each operator gets to this GPU's measured\n"
       "ceilings (from `gpuscope peak`; theoretical ones, said so, without a profile).");
-  sub->add_option("what", o.what, "list [OP] | OP | report RESULTS.json | compare BASE.json NEW.json")->required();
+  sub->add_option("what", o.what, "list [OP] | OP | serve | report RESULTS.json | compare BASE.json NEW.json")
+      ->required();
   sub->add_option("--variant", o.variant, "Run only this variant (default: all; see bench list OP)");
   sub->add_option("--sizes", o.sizes,
                   "Sizes: 2^10:2^30 (doubling), A:B:FACTOR, lists 1000,3000, shapes 64x4096x4096; k/M/G suffixes\n"
@@ -327,6 +332,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   real_option(sub->add_option("--k", o.k, "compare: standard errors of the difference needed for faster/slower")
                   ->capture_default_str(),
               core::RealLimits{0.0, 1000.0, true, true, "3"});
+  add_serve_options(*sub, o.serve);
   sub->footer(
       "Examples:\n"
       "  gpuscope bench list                       the operators, their variants and default sizes\n"
@@ -336,6 +342,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
       "  gpuscope bench linear_small --mode graph --sizes 1:256:4\n"
       "  gpuscope bench compare before.json after.json\n"
       "  gpuscope bench report copy.json --svg copy.svg   (no GPU needed)\n"
+      "  gpuscope bench serve --url http://127.0.0.1:8000 --concurrency 8 --num-requests 200 --json serve.json\n"
       "Each sweep prints where the operator reaches 90 % of its final throughput and what % of the ceiling\n"
       "that is. Result file format: docs/bench.md.");
   return sub;

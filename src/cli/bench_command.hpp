@@ -5,6 +5,7 @@
 //   gpuscope bench OP [options]              run OP's variants over --sizes on the GPU
 //   gpuscope bench report RESULTS.json       print (and --svg draw) a saved run (no GPU)
 //   gpuscope bench compare BASE.json NEW.json  speedup and verdict per case (no GPU)
+//   gpuscope bench serve --url URL [options]  load an OpenAI-compatible server (cli/bench_serve.hpp)
 //
 // Exit codes: 0 done; 1 a CUDA or I/O failure, or no usable GPU for `bench OP`; 2 bad
 // input (unknown operator, variant, dtype, mode, sizes, format; a missing or malformed
@@ -17,6 +18,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "cli/bench_serve.hpp"
 
 namespace gpuscope::cli {
 
@@ -38,6 +41,7 @@ struct BenchOptions {
   std::string format = "table";  // printed reports
   double floor = 0.01;           // compare: smallest difference called faster/slower
   double k = 3.0;                // compare: standard errors of the difference
+  ServeOptions serve;            // bench serve
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

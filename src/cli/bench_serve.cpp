@@ -1,0 +1,366 @@
+#include "cli/bench_serve.hpp"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <semaphore>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/option_checks.hpp"
+#include "cli/output_files.hpp"
+#include "core/serve_stats.hpp"
+#include "core/version.hpp"
+#include "render/report_render.hpp"
+#include "store/bench_result_json.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+namespace serve = core::serve;
+using Clock = std::chrono::steady_clock;
+
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr int kExitFailure = 1, kExitInput = 2;
+
+// One request to send: its prompt, how many tokens to ask for, the prompt's token count
+// where known (synthetic: the word count).
+struct Prompt {
+  std::string text;
+  int max_tokens = 0;
+  std::int64_t prompt_tokens = 0;
+};
+
+// Words that are one token each (with their leading space) in the GPT-2, Llama and
+// Mistral tokenizers, so a synthetic prompt of N words is about N tokens.
+constexpr const char* kWords[] = {"the", "of",   "and", "to",    "in",  "is",   "that", "for",  "it",   "as",
+                                  "was", "with", "be",  "by",    "on",  "not",  "he",   "this", "are",  "or",
+                                  "his", "from", "at",  "which", "but", "have", "an",   "had",  "they", "you"};
+
+std::vector<Prompt> synthetic_prompts(const ServeOptions& o, int n) {
+  std::mt19937_64 gen(o.seed);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(kWords) - 1);
+  std::vector<Prompt> out;
+  for (int i = 0; i < n; ++i) {
+    Prompt p;
+    for (int w = 0; w < o.input_len; ++w) p.text += (w ? " " : "") + std::string(kWords[pick(gen)]);
+    p.max_tokens = o.output_len;
+    p.prompt_tokens = o.input_len;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// A JSONL file: one object per line with "prompt" (or "text"), and optionally "max_tokens"
+// (or "output_len") and "prompt_tokens" (or "input_len"). Blank lines are skipped.
+std::vector<Prompt> read_prompts(const ServeOptions& o) {
+  std::ifstream in(o.prompts);
+  if (!in) throw InputError("cannot read the prompts file " + o.prompts);
+  std::vector<Prompt> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = o.prompts + ":" + std::to_string(number);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(where + ": not JSON: " + e.what());
+    }
+    if (!j.is_object()) throw InputError(where + ": expected a JSON object with \"prompt\"");
+    Prompt p;
+    const char* key = j.contains("prompt") ? "prompt" : "text";
+    if (!j.contains(key) || !j[key].is_string())
+      throw InputError(where + ": \"prompt\" (or \"text\") is missing or not a string");
+    p.text = j[key].get<std::string>();
+    p.max_tokens = o.output_len;
+    for (const char* k : {"max_tokens", "output_len"})
+      if (j.contains(k) && j[k].is_number_integer()) p.max_tokens = j[k].get<int>();
+    for (const char* k : {"prompt_tokens", "input_len"})
+      if (j.contains(k) && j[k].is_number_integer()) p.prompt_tokens = j[k].get<std::int64_t>();
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) throw InputError(o.prompts + ": no prompts in the file");
+  return out;
+}
+
+std::string endpoint_url(const ServeOptions& o) {
+  if (o.url.find("/v1/") != std::string::npos) return o.url;
+  std::string base = o.url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base + (o.endpoint == "chat" ? "/v1/chat/completions" : "/v1/completions");
+}
+
+std::string request_body(const ServeOptions& o, const Prompt& p) {
+  nlohmann::json j;
+  if (!o.model.empty()) j["model"] = o.model;
+  if (o.endpoint == "chat")
+    j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", p.text}}});
+  else
+    j["prompt"] = p.text;
+  j["max_tokens"] = p.max_tokens;
+  j["stream"] = true;
+  j["stream_options"] = {{"include_usage", true}};
+  if (o.ignore_eos) j["ignore_eos"] = true;
+  return j.dump();
+}
+
+// libcurl, opened at run time (dlopen) rather than linked: the gpuscope binary is built to
+// run on machines that have only libc and the CUDA driver, and only `bench serve` needs
+// libcurl. The types and constants come from Debian's libcurl4-openssl-dev headers; the
+// easy API is the same in every libcurl.so.4 (OpenSSL or GnuTLS flavour).
+struct Curl {
+  CURLcode (*global_init)(long) = nullptr;
+  CURL* (*easy_init)() = nullptr;
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...) = nullptr;
+  CURLcode (*easy_perform)(CURL*) = nullptr;
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...) = nullptr;
+  void (*easy_cleanup)(CURL*) = nullptr;
+  const char* (*easy_strerror)(CURLcode) = nullptr;
+  curl_slist* (*slist_append)(curl_slist*, const char*) = nullptr;
+  void (*slist_free_all)(curl_slist*) = nullptr;
+};
+
+template <class F>
+void bind(void* lib, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  if (!fn) throw std::runtime_error(std::string("libcurl has no ") + name);
+}
+
+// Opens libcurl once and initializes it (before any request thread starts).
+const Curl& curl() {
+  static const Curl c = [] {
+    void* lib = nullptr;
+    for (const char* name : {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"})
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib)
+      throw std::runtime_error(
+          "bench serve needs libcurl (libcurl.so.4), which is not installed here: apt-get install libcurl4");
+    Curl k;
+    bind(lib, "curl_global_init", k.global_init);
+    bind(lib, "curl_easy_init", k.easy_init);
+    bind(lib, "curl_easy_setopt", k.easy_setopt);
+    bind(lib, "curl_easy_perform", k.easy_perform);
+    bind(lib, "curl_easy_getinfo", k.easy_getinfo);
+    bind(lib, "curl_easy_cleanup", k.easy_cleanup);
+    bind(lib, "curl_easy_strerror", k.easy_strerror);
+    bind(lib, "curl_slist_append", k.slist_append);
+    bind(lib, "curl_slist_free_all", k.slist_free_all);
+    if (const CURLcode rc = k.global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK)
+      throw std::runtime_error(std::string("curl_global_init: ") + k.easy_strerror(rc));
+    return k;
+  }();
+  return c;
+}
+
+double seconds_since(Clock::time_point origin) { return std::chrono::duration<double>(Clock::now() - origin).count(); }
+
+struct Transfer {
+  serve::RequestTracker tracker;
+  Clock::time_point origin;
+};
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  t->tracker.on_bytes(seconds_since(t->origin), std::string_view(data, size * count));
+  return size * count;
+}
+
+// Sends one request and follows its stream to the end. Never throws: a failure is the
+// record's error.
+serve::RequestRecord send(const ServeOptions& o, const std::string& url, const Prompt& p, int index, bool warmup,
+                          Clock::time_point origin) {
+  const Curl& c = curl();
+  const std::string body = request_body(o, p);
+  std::unique_ptr<CURL, void (*)(CURL*)> h(c.easy_init(), c.easy_cleanup);
+  curl_slist* headers = nullptr;
+  headers = c.slist_append(headers, "Content-Type: application/json");
+  headers = c.slist_append(headers, "Accept: text/event-stream");
+  std::string key = o.api_key;
+  if (key.empty())
+    if (const char* env = std::getenv("OPENAI_API_KEY")) key = env;
+  if (!key.empty()) headers = c.slist_append(headers, ("Authorization: Bearer " + key).c_str());
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_guard(headers, c.slist_free_all);
+
+  Transfer t{serve::RequestTracker(index, warmup, 0, p.prompt_tokens), origin};
+  if (!h) return t.tracker.finish(seconds_since(origin), 0, "curl_easy_init failed");
+  char errbuf[CURL_ERROR_SIZE] = {};
+  c.easy_setopt(h.get(), CURLOPT_URL, url.c_str());
+  c.easy_setopt(h.get(), CURLOPT_POSTFIELDS, body.c_str());
+  c.easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  c.easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers);
+  c.easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, on_body);
+  c.easy_setopt(h.get(), CURLOPT_WRITEDATA, &t);
+  c.easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
+  c.easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_s * 1e3));
+  c.easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
+  c.easy_setopt(h.get(), CURLOPT_TCP_NODELAY, 1L);
+
+  t.tracker = serve::RequestTracker(index, warmup, seconds_since(origin), p.prompt_tokens);
+  const CURLcode rc = c.easy_perform(h.get());
+  const double end = seconds_since(origin);
+  long status = 0;
+  c.easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
+  std::string transport;
+  if (rc != CURLE_OK) transport = std::string(c.easy_strerror(rc)) + (errbuf[0] ? std::string(": ") + errbuf : "");
+  return t.tracker.finish(end, status, transport);
+}
+
+// Runs the requests `first .. first + count` (prompts cycled), starting request i at
+// arrivals[i] (s after `origin`) or as soon as a slot is free; at most `concurrency` in
+// flight. Returns their records in request order.
+std::vector<serve::RequestRecord> run_phase(const ServeOptions& o, const std::string& url,
+                                            const std::vector<Prompt>& prompts, int count, bool warmup,
+                                            const std::vector<double>& arrivals, int concurrency,
+                                            Clock::time_point origin) {
+  std::vector<serve::RequestRecord> records(static_cast<std::size_t>(count));
+  std::counting_semaphore<> slots(concurrency);
+  std::vector<std::thread> threads;
+  threads.reserve(records.size());
+  for (int i = 0; i < count; ++i) {
+    if (!arrivals.empty()) std::this_thread::sleep_until(origin + std::chrono::duration<double>(arrivals[i]));
+    slots.acquire();
+    const Prompt& p = prompts[static_cast<std::size_t>(i) % prompts.size()];
+    threads.emplace_back([&, i, &p = p] {
+      try {
+        records[static_cast<std::size_t>(i)] = send(o, url, p, i, warmup, origin);
+      } catch (const std::exception& e) {  // e.g. out of memory: this request fails, the run goes on
+        records[static_cast<std::size_t>(i)].index = i;
+        records[static_cast<std::size_t>(i)].warmup = warmup;
+        records[static_cast<std::size_t>(i)].error = std::string("gpuscope: ") + e.what();
+      }
+      slots.release();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return records;
+}
+
+std::string utc_now_iso() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int run(const ServeOptions& o, const std::string& format_text, const std::string& json, bool force) {
+  if (o.endpoint != "completions" && o.endpoint != "chat")
+    throw InputError("--endpoint is '" + o.endpoint + "', expected completions or chat");
+  const render::Format format = render::parse_format(format_text);
+  check_outputs({json}, force);
+  const std::vector<Prompt> prompts = o.prompts.empty() ? synthetic_prompts(o, o.num_requests) : read_prompts(o);
+  const std::string url = endpoint_url(o);
+  const bool paced = o.request_rate > 0;
+  const int concurrency = o.concurrency > 0 ? o.concurrency : paced ? o.num_requests : 1;
+
+  (void)curl();  // opened and initialized before any request thread starts
+
+  std::vector<serve::RequestRecord> records;
+  if (o.warmup > 0) {
+    std::cerr << "gpuscope bench serve: " << o.warmup << " warm-up requests to " << url << "\n";
+    records = run_phase(o, url, prompts, o.warmup, true, {}, std::min(concurrency, o.warmup), Clock::now());
+  }
+  std::cerr << "gpuscope bench serve: " << o.num_requests << " requests to " << url << ", "
+            << (o.concurrency > 0 || !paced ? std::to_string(concurrency) + " at a time"
+                                            : std::string("no limit in flight"))
+            << (paced ? ", Poisson arrivals at " + std::to_string(o.request_rate) + " requests/s" : std::string())
+            << "\n";
+  const std::vector<double> arrivals =
+      paced ? serve::poisson_arrivals(o.num_requests, o.request_rate, o.seed) : std::vector<double>{};
+  std::vector<serve::RequestRecord> measured =
+      run_phase(o, url, prompts, o.num_requests, false, arrivals, concurrency, Clock::now());
+  records.insert(records.end(), measured.begin(), measured.end());
+
+  serve::LoadConfig config;
+  config.url = url;
+  config.endpoint = o.endpoint;
+  config.model = o.model;
+  config.concurrency = o.concurrency > 0 || !paced ? concurrency : 0;
+  config.request_rate = o.request_rate;
+  config.num_requests = o.num_requests;
+  config.warmup = o.warmup;
+  config.prompts = o.prompts.empty() ? "synthetic" : o.prompts;
+  config.input_len = o.prompts.empty() ? o.input_len : 0;
+  config.output_len = o.output_len;
+  const serve::ServeSummary summary = serve::summarize(records);
+  for (const std::string& e : summary.warmup_errors) std::cerr << "gpuscope bench serve: warning: " << e << "\n";
+  for (const std::string& e : summary.errors) std::cerr << "gpuscope bench serve: warning: " << e << "\n";
+
+  render::render(serve::serve_reports(summary, config), format, std::cout, render::DocumentOptions{"bench", false});
+  std::cout.flush();
+  if (!json.empty()) {
+    core::BenchRun run = serve::to_bench_run(summary, config);
+    run.gpuscope_version = core::kVersion;
+    run.measured_at = utc_now_iso();
+    store::write_bench_run(run, json, store::overwrite_if(force));
+    std::cerr << "gpuscope bench serve: wrote " << json << "\n";
+  }
+  if (summary.completed == 0) {
+    std::cerr << "gpuscope bench serve: error: no request completed (" << summary.failed << " failed; see above)\n";
+    return kExitFailure;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_options(CLI::App& sub, ServeOptions& o) {
+  sub.add_option("--url", o.url, "serve: the server, http://HOST:PORT (or the full endpoint URL)")
+      ->capture_default_str();
+  sub.add_option("--endpoint", o.endpoint, "serve: completions (/v1/completions) or chat (/v1/chat/completions)")
+      ->capture_default_str();
+  sub.add_option("--model", o.model, "serve: the \"model\" of each request (default: not sent)");
+  sub.add_option("--prompts", o.prompts,
+                 "serve: JSONL file, one {\"prompt\": ..., \"max_tokens\": N} per line, cycled (default: synthetic)");
+  count_option(sub.add_option("--input-len", o.input_len, "serve: words per synthetic prompt (~1 token each)")
+                   ->capture_default_str(),
+               core::CountLimits{1, 1'000'000, "128"});
+  count_option(sub.add_option("--output-len", o.output_len, "serve: max_tokens of each request")->capture_default_str(),
+               core::CountLimits{1, 1'000'000, "128"});
+  count_option(sub.add_option("--num-requests", o.num_requests, "serve: requests measured")->capture_default_str(),
+               core::CountLimits{1, 100'000, "100"});
+  count_option(sub.add_option("--concurrency", o.concurrency,
+                              "serve: requests in flight at most (default 1; unbounded with --request-rate)"),
+               core::CountLimits{0, 10'000, "8"});
+  real_option(sub.add_option("--request-rate", o.request_rate,
+                             "serve: start requests as a Poisson process of R requests/s (default: no pacing)"),
+              core::RealLimits{0.0, 1e6, true, true, "10"});
+  count_option(
+      sub.add_option("--warmup", o.warmup, "serve: requests sent first and not counted")->capture_default_str(),
+      core::CountLimits{0, 10'000, "2"});
+  sub.add_option("--seed", o.seed, "serve: seed of the synthetic prompts and the arrival times")->capture_default_str();
+  real_option(sub.add_option("--timeout", o.timeout_s, "serve: seconds one request may take")->capture_default_str(),
+              core::RealLimits{0.001, 86'400.0, true, true, "600"});
+  sub.add_option("--api-key", o.api_key, "serve: bearer token (default: $OPENAI_API_KEY when set)");
+  sub.add_flag("--ignore-eos", o.ignore_eos,
+               "serve: send \"ignore_eos\": true (vLLM, SGLang): always --output-len tokens");
+}
+
+int run_bench_serve(const ServeOptions& o, const std::string& format, const std::string& json, bool force) {
+  try {
+    return run(o, format, json, force);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuscope bench serve: error: " << e.what() << "\n";
+    const bool input = dynamic_cast<const InputError*>(&e) || dynamic_cast<const std::invalid_argument*>(&e) ||
+                       dynamic_cast<const store::OutputExistsError*>(&e);
+    return input ? kExitInput : kExitFailure;
+  }
+}
+
+}  // namespace gpuscope::cli

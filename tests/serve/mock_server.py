@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A mock OpenAI-compatible streaming server for testing `gpuscope bench serve`.
+
+Serves POST /v1/completions and /v1/chat/completions with "stream": true as vLLM does:
+HTTP/1.1, chunked transfer encoding, server-sent events `data: {...}` and `data: [DONE]`.
+Each request streams max_tokens tokens on a known schedule: the first token --ttft-ms after
+the request was read, then one every --tpot-ms. With stream_options.include_usage the last
+event carries usage.completion_tokens.
+
+The prompt picks a failure, so a test decides which request fails whatever the order:
+  "[http500]"    HTTP 500 with a JSON error body, no stream;
+  "[close]"      two tokens, then the connection is closed mid-stream (no last chunk);
+  "[malformed]"  one token, then an event whose data is not JSON, then the rest;
+  "[error]"      one token, then an event {"error": {...}}.
+
+The server's own schedule goes to --log (JSON lines, one per request): the prompt, the
+time.monotonic() at which the request was read, and the time each token event was written.
+tests/serve/compare_serve.py compares it with what `gpuscope bench serve` measured.
+
+Usage: mock_server.py [--port 0] [--port-file F] [--log F] [--ttft-ms 30] [--tpot-ms 10]
+The port it listens on (--port 0: a free one) is printed as "PORT N" and written to --port-file.
+"""
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "gpuscope-mock/1"
+
+    def log_message(self, fmt, *args):  # quiet: the log file is the record
+        pass
+
+    def _chunk(self, data: bytes):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _event(self, obj) -> float:
+        payload = obj if isinstance(obj, str) else json.dumps(obj)
+        self._chunk(b"data: " + payload.encode() + b"\n\n")
+        return time.monotonic()
+
+    def do_POST(self):
+        received = None
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        received = time.monotonic()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        chat = self.path.endswith("/chat/completions")
+        if not (chat or self.path.endswith("/completions")):
+            self.send_error(404)
+            return
+        prompt = body["messages"][-1]["content"] if chat else body.get("prompt", "")
+        tokens = int(body.get("max_tokens", 16))
+        usage = bool(body.get("stream_options", {}).get("include_usage"))
+        cfg = self.server.cfg
+        record = {"prompt": prompt, "received": received, "tokens": [], "path": self.path}
+
+        if "[http500]" in prompt:
+            err = json.dumps({"error": {"message": "mock: internal error", "code": 500}}).encode()
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(err)))
+            self.end_headers()
+            self.wfile.write(err)
+            record["outcome"] = "http500"
+            self.server.write_log(record)
+            return
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if chat:
+            self._event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+        outcome = "ok"
+        for i in range(tokens):
+            due = received + (cfg.ttft_ms + i * cfg.tpot_ms) / 1e3
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            text = f" tok{i}"
+            choice = {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
+            record["tokens"].append(self._event({"id": "mock", "choices": [choice]}))
+            if "[close]" in prompt and i == 1:
+                outcome = "close"
+                break
+            if "[malformed]" in prompt and i == 0:
+                self._event("{this is not json")
+            if "[error]" in prompt and i == 0:
+                self._event({"error": {"message": "mock: preempted", "code": 503}})
+                outcome = "error"
+                break
+        if outcome == "close":
+            self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: a broken transfer
+        else:
+            if usage and outcome == "ok":
+                self._event({"id": "mock", "choices": [], "usage": {"completion_tokens": len(record["tokens"])}})
+            self._event("[DONE]")
+            self._chunk(b"")
+        record["outcome"] = "malformed" if "[malformed]" in prompt else outcome
+        self.server.write_log(record)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, addr, cfg):
+        super().__init__(addr, Handler)
+        self.cfg = cfg
+        self.lock = threading.Lock()
+        self.log = open(cfg.log, "a") if cfg.log else None
+
+    def write_log(self, record):
+        if self.log:
+            with self.lock:
+                self.log.write(json.dumps(record) + "\n")
+                self.log.flush()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port-file")
+    ap.add_argument("--log")
+    ap.add_argument("--ttft-ms", type=float, default=30.0)
+    ap.add_argument("--tpot-ms", type=float, default=10.0)
+    cfg = ap.parse_args()
+    server = Server(("127.0.0.1", cfg.port), cfg)
+    port = server.server_address[1]
+    if cfg.port_file:
+        with open(cfg.port_file + ".tmp", "w") as f:
+            f.write(f"{port}\n")
+        import os
+
+        os.replace(cfg.port_file + ".tmp", cfg.port_file)
+    print(f"PORT {port}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

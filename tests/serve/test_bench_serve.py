@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""End to end: `gpuscope bench serve` against tests/serve/mock_server.py (no GPU).
+
+  test_bench_serve.py BUILD_DIR [--tolerance-ms 20]
+
+Runs the mock server on a free port and checks that
+  - 8 normal requests (of 12, 4 at a time) complete, and TTFT / TPOT agree with the
+    server's schedule within the tolerance (compare_serve.py prints every difference);
+  - HTTP 500, a connection closed mid-stream, a malformed event and an error event each
+    give their request a clear error while the other requests are kept and counted;
+  - chat completions with Poisson arrivals work; `bench compare` reads two runs;
+  - a run whose requests all fail, and a server that is not there, exit 1 saying why.
+The tolerance is generous by default (a loaded CI machine); the issue's target on the GPU
+machine is 1 ms: `test_bench_serve.py BUILD --tolerance-ms 1`.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def gpuscope(build, *args):
+    p = subprocess.run([os.path.join(build, "bin", "gpuscope"), "bench", "serve", *args], capture_output=True,
+                       text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--tolerance-ms", type=float, default=20.0)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="gpuscope-serve-")
+    log = os.path.join(tmp, "server.jsonl")
+    port_file = os.path.join(tmp, "port")
+    server = subprocess.Popen([sys.executable, os.path.join(HERE, "mock_server.py"), "--port-file", port_file, "--log",
+                               log, "--ttft-ms", "30", "--tpot-ms", "10"])
+    try:
+        for _ in range(200):
+            if os.path.exists(port_file):
+                break
+            time.sleep(0.05)
+        port = open(port_file).read().strip()
+        url = f"http://127.0.0.1:{port}"
+
+        prompts = os.path.join(tmp, "prompts.jsonl")
+        with open(prompts, "w") as f:
+            for i in range(8):
+                f.write(json.dumps({"prompt": f"normal request {i}", "max_tokens": 10, "prompt_tokens": 3}) + "\n")
+            for failure in ("[http500]", "[close]", "[malformed]", "[error]"):
+                f.write(json.dumps({"prompt": f"please fail: {failure}", "max_tokens": 10}) + "\n")
+
+        out1 = os.path.join(tmp, "run1.json")
+        rc, stdout, stderr = gpuscope(a.build, "--url", url, "--prompts", prompts, "--num-requests", "12",
+                                      "--concurrency", "4", "--warmup", "2", "--json", out1, "--format", "csv")
+        print(stdout)
+        print(stderr)
+        check(rc == 0, f"bench serve with 4 failing requests of 12 exits 0 (got {rc})")
+        run = json.load(open(out1))
+        cases = {c["variant"]: c for c in run["cases"]}
+        check(sorted(cases) == sorted(["ttft", "tpot", "itl", "latency", "request_interval", "output_token_interval"]),
+              "one case per metric")
+        check(cases["ttft"]["timing"]["samples"] == 8, "8 requests completed and counted")
+        check(cases["output_token_interval"]["timing"]["samples"] == 80, "80 output tokens counted")
+        check(cases["itl"]["timing"]["samples"] == 72, "72 inter-token gaps")
+        check(all(c["timing"]["mode"] == "serve" for c in run["cases"]), "mode serve")
+        warnings = run["warnings"]
+        expected = {
+            "request 8: HTTP 500: ": "HTTP 500 is the error of request 8",
+            "request 9: connection: ": "the connection closed mid-stream is the error of request 9",
+            "request 10: malformed event 2: not JSON ('{this is not json')": "the malformed event of request 10",
+            "request 11: server error in event 2: mock: preempted": "the error event of request 11",
+        }
+        for prefix, what in expected.items():
+            check(any(w.startswith(prefix) for w in warnings), what + f" (warnings: {warnings})")
+        check(len(warnings) == 4, "no other warnings")
+        check("Request throughput" in stdout and "TTFT (time to first token)" in stdout, "the reports are printed")
+        for prefix in expected:
+            check(f"warning: {prefix}" in stderr, f"stderr names '{prefix}'")
+
+        cmp = subprocess.run([sys.executable, os.path.join(HERE, "compare_serve.py"), "--server-log", log, "--json",
+                              out1, "--skip", "2", "--tolerance-ms", str(a.tolerance_ms)], capture_output=True,
+                             text=True)
+        print(cmp.stdout + cmp.stderr)
+        check(cmp.returncode == 0, f"TTFT and TPOT within {a.tolerance_ms} ms of the server's schedule")
+
+        # Chat completions, Poisson arrivals, synthetic prompts.
+        out2 = os.path.join(tmp, "run2.json")
+        rc, stdout, stderr = gpuscope(a.build, "--url", url, "--endpoint", "chat", "--input-len", "16", "--output-len",
+                                      "5", "--num-requests", "10", "--request-rate", "50", "--warmup", "0", "--json",
+                                      out2)
+        check(rc == 0, f"chat with --request-rate exits 0 (got {rc}: {stderr})")
+        run2 = json.load(open(out2))
+        c2 = {c["variant"]: c for c in run2["cases"]}
+        check(c2["ttft"]["timing"]["samples"] == 10 and c2["output_token_interval"]["timing"]["samples"] == 50,
+              "chat: 10 requests of 5 tokens (the role chunk is no token)")
+        check("endpoint=chat,concurrency=unbounded,rate=50" in c2["ttft"]["params"], "params name the load")
+        check(0.025 < c2["ttft"]["timing"]["median_s"] < 0.2, f"chat TTFT near 30 ms: {c2['ttft']['timing']}")
+
+        # bench compare reads two serve runs.
+        out3 = os.path.join(tmp, "run3.json")
+        rc, _, _ = gpuscope(a.build, "--url", url, "--endpoint", "chat", "--input-len", "16", "--output-len", "5",
+                            "--num-requests", "10", "--request-rate", "50", "--warmup", "0", "--json", out3)
+        p = subprocess.run([os.path.join(a.build, "bin", "gpuscope"), "bench", "compare", out2, out3, "--format", "csv"],
+                           capture_output=True, text=True)
+        print(p.stdout + p.stderr)
+        check(p.returncode == 0 and p.stdout.count("serve") >= 6, "bench compare reads two serve runs")
+
+        # All requests fail: exit 1 and why.
+        bad = os.path.join(tmp, "bad.jsonl")
+        with open(bad, "w") as f:
+            f.write(json.dumps({"prompt": "[http500]"}) + "\n")
+        rc, _, stderr = gpuscope(a.build, "--url", url, "--prompts", bad, "--num-requests", "3", "--warmup", "0")
+        check(rc == 1 and "no request completed (3 failed" in stderr, f"all failed: exit 1 ({rc}: {stderr})")
+    finally:
+        server.terminate()
+        server.wait()
+
+    # Nobody listening.
+    rc, _, stderr = gpuscope(a.build, "--url", f"http://127.0.0.1:{port}", "--num-requests", "2", "--warmup", "0")
+    check(rc == 1 and "connection: " in stderr, f"no server: exit 1 with the connection error ({rc}: {stderr})")
+
+    # Bad input.
+    rc, _, stderr = gpuscope(a.build, "--prompts", os.path.join(tmp, "missing.jsonl"))
+    check(rc == 2 and "cannot read the prompts file" in stderr, f"missing prompts file: exit 2 ({rc})")
+
+    print(f"{len(failures)} failed" if failures else "all passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
