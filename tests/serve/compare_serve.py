@@ -5,7 +5,8 @@
 
 LOG.jsonl: one line per request as tests/serve/mock_server.py writes it (any server that
 logs {"received": t, "tokens": [t, ...], "outcome": "ok"} in seconds of one clock will do).
-The server's TTFT of a request is tokens[0] - received, its TPOT (tokens[-1] - tokens[0]) /
+The server's TTFT of a request is tokens[0] - accepted (the connection's accept; received,
+when a log has no accepted), its TPOT (tokens[-1] - tokens[0]) /
 (len(tokens) - 1). RESULT.json is gpuscope's bench result (`bench serve --json`): its
 "ttft" and "tpot" cases. --skip N leaves out the first N requests the server received
 (the warm-up requests). The mean and the median of each side are compared; it prints every
@@ -29,13 +30,13 @@ def main():
 
     with open(a.server_log) as f:
         records = [json.loads(line) for line in f if line.strip()]
-    records.sort(key=lambda r: r["received"])
+    records.sort(key=lambda r: r.get("accepted", r["received"]))
     records = [r for r in records[a.skip:] if r.get("outcome") == "ok" and r["tokens"]]
     if not records:
         print("compare_serve: no successful requests in the server log", file=sys.stderr)
         return 2
     server = {
-        "ttft": [r["tokens"][0] - r["received"] for r in records],
+        "ttft": [r["tokens"][0] - r.get("accepted", r["received"]) for r in records],
         "tpot": [(r["tokens"][-1] - r["tokens"][0]) / (len(r["tokens"]) - 1) for r in records if len(r["tokens"]) > 1],
     }
     with open(a.json) as f:

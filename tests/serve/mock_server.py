@@ -14,7 +14,8 @@ The prompt picks a failure, so a test decides which request fails whatever the o
   "[error]"      one token, then an event {"error": {...}}.
 
 The server's own schedule goes to --log (JSON lines, one per request): the prompt, the
-time.monotonic() at which the request was read, and the time each token event was written.
+time.monotonic() at which the connection was accepted ("accepted") and the request read
+("received": the schedule counts from here), and the time each token event was written.
 tests/serve/compare_serve.py compares it with what `gpuscope bench serve` measured.
 
 Usage: mock_server.py [--port 0] [--port-file F] [--log F] [--ttft-ms 30] [--tpot-ms 10]
@@ -60,7 +61,8 @@ class Handler(BaseHTTPRequestHandler):
         tokens = int(body.get("max_tokens", 16))
         usage = bool(body.get("stream_options", {}).get("include_usage"))
         cfg = self.server.cfg
-        record = {"prompt": prompt, "received": received, "tokens": [], "path": self.path}
+        accepted = self.server.accept_times.pop(id(self.request), received)
+        record = {"prompt": prompt, "accepted": accepted, "received": received, "tokens": [], "path": self.path}
 
         if "[http500]" in prompt:
             err = json.dumps({"error": {"message": "mock: internal error", "code": 500}}).encode()
@@ -118,6 +120,11 @@ class Server(ThreadingHTTPServer):
         self.cfg = cfg
         self.lock = threading.Lock()
         self.log = open(cfg.log, "a") if cfg.log else None
+        self.accept_times = {}  # id(socket) -> time.monotonic() of accept, before the handler thread starts
+
+    def process_request(self, request, client_address):
+        self.accept_times[id(request)] = time.monotonic()
+        super().process_request(request, client_address)
 
     def write_log(self, record):
         if self.log:
