@@ -7,21 +7,13 @@
 
 #include "bench/device_facts.hpp"
 #include "bench/ops/suite.hpp"
+#include "core/units.hpp"
 #include "core/version.hpp"
 
 namespace gpuscope::bench {
 namespace {
 
 constexpr double kFreeMemoryShare = 0.9;
-
-std::string utc_now_iso() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Sets up, times and checks one case into `c`; returns why it was skipped, or "".
 std::string time_and_check(const ops::Operator& op, const ops::CaseSpec& spec, const ops::SetupContext& ctx,
@@ -94,7 +86,7 @@ BenchRun run_operator(const ops::Operator& op, const RunOptions& o, const CaseCa
 
   BenchRun run;
   run.gpuscope_version = kVersion;
-  run.measured_at = utc_now_iso();
+  run.measured_at = units::utc_now_iso8601();
   run.device = query_device_facts(o.device);
   const ops::SetupContext ctx{o.device, run.device.sm_count};
 

@@ -22,6 +22,7 @@
 #include "cli/output_files.hpp"
 #include "core/serve_stats.hpp"
 #include "core/version.hpp"
+#include "core/units.hpp"
 #include "render/report_render.hpp"
 #include "store/bench_result_json.hpp"
 
@@ -250,15 +251,6 @@ std::vector<serve::RequestRecord> run_phase(const ServeOptions& o, const std::st
   return records;
 }
 
-std::string utc_now_iso() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 int run(const ServeOptions& o, const std::string& format_text, const std::string& json, bool force) {
   if (o.endpoint != "completions" && o.endpoint != "chat")
     throw InputError("--endpoint is '" + o.endpoint + "', expected completions or chat");
@@ -307,7 +299,7 @@ int run(const ServeOptions& o, const std::string& format_text, const std::string
   if (!json.empty()) {
     core::BenchRun run = serve::to_bench_run(summary, config);
     run.gpuscope_version = core::kVersion;
-    run.measured_at = utc_now_iso();
+    run.measured_at = units::utc_now_iso8601();
     store::write_bench_run(run, json, store::overwrite_if(force));
     std::cerr << "gpuscope bench serve: wrote " << json << "\n";
   }

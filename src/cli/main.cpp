@@ -18,8 +18,8 @@
 #include "cli/report_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/schema_command.hpp"
-#include "cli/stats_command.hpp"
 #include "cli/session_command.hpp"
+#include "cli/stats_command.hpp"
 #include "cli/summary_command.hpp"
 #include "cli/trace_command.hpp"
 #include "cli/tracer_calibration.hpp"
@@ -46,7 +46,6 @@ int main(int argc, char** argv) {
   cli::TraceOptions trace_opts;
   CLI::App* trace = cli::add_trace_command(app, trace_opts);
 
-  cli::ExportOptions export_opts;
   // A program traced in windows opened from another shell (nsys launch / start / stop).
   cli::TraceOptions launch_opts;
   CLI::App* launch = cli::add_trace_command(app, launch_opts, "launch");
@@ -55,6 +54,7 @@ int main(int argc, char** argv) {
   CLI::App* stop = cli::add_stop_command(app, stop_opts);
   CLI::App* sessions = cli::add_sessions_command(app);
 
+  cli::ExportOptions export_opts;
   CLI::App* exp = cli::add_export_command(app, export_opts);
 
   cli::SummaryOptions summary_opts;
@@ -104,14 +104,14 @@ int main(int argc, char** argv) {
 
   try {
     if (trace->parsed()) return cli::run_trace(trace_opts);
-    if (exp->parsed()) return cli::run_export(export_opts);
-    if (summary->parsed()) return cli::run_summary(summary_opts);
-    if (stats->parsed()) return cli::run_stats(stats_opts);
-    if (roofline->parsed()) return cli::run_roofline(roofline_opts);
     if (launch->parsed()) return cli::run_trace(launch_opts);
     if (start->parsed()) return cli::run_start(start_opts);
     if (stop->parsed()) return cli::run_stop(stop_opts);
     if (sessions->parsed()) return cli::run_sessions();
+    if (exp->parsed()) return cli::run_export(export_opts);
+    if (summary->parsed()) return cli::run_summary(summary_opts);
+    if (stats->parsed()) return cli::run_stats(stats_opts);
+    if (roofline->parsed()) return cli::run_roofline(roofline_opts);
     if (bench->parsed()) return cli::run_bench(bench_opts);
     if (peak->parsed()) return cli::run_peak(peak_opts);
     if (kernels->parsed()) return cli::run_kernels(kernels_opts);

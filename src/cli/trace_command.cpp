@@ -354,11 +354,7 @@ int run_trace(TraceOptions o) {
       info.output = std::filesystem::absolute(out).string();
       info.log_dir = std::filesystem::absolute(log_dir).string();
       for (const std::string& a : o.command) info.command += (info.command.empty() ? "" : " ") + a;
-      const std::time_t now = std::time(nullptr);
-      char iso[32] = {};
-      std::tm tm{};
-      std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-      info.started = iso;
+      info.started = units::utc_now_iso8601();
       if (!write_session_info(session_folder, info))
         std::cerr << "gpuscope launch: warning: cannot write " << (session_folder / "info").string()
                   << ": gpuscope start/stop will not find this session\n";

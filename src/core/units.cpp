@@ -1,11 +1,22 @@
 #include "core/units.hpp"
 
+#include <ctime>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 
 namespace gpuscope::core::units {
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 namespace {
 
 // "%.*f" of `v`, trailing zeros (and a trailing '.') dropped.

@@ -49,6 +49,10 @@ namespace gpuscope::core::units {
 /// (0, "s") → "0 s", (NaN, any) → "-". An empty unit gives "1.5 k", "0".
 [[nodiscard]] std::string si(double value, std::string_view unit, int significant = 3);
 
+/// The current UTC time as ISO 8601 to the second, e.g. "2026-11-27T02:10:00Z" (results' and
+/// sessions' timestamps).
+[[nodiscard]] std::string utc_now_iso8601();
+
 /// A time in seconds: si(seconds, "s", significant). 1.5e-3 → "1.5 ms".
 [[nodiscard]] std::string duration(double seconds, int significant = 3);
 

@@ -12,6 +12,7 @@
 #include "bench/device_facts.hpp"
 #include "bench/nvml.hpp"
 #include "core/version.hpp"
+#include "core/units.hpp"
 #include "peak/benchmarks.hpp"
 #include "peak/context.hpp"
 
@@ -40,15 +41,6 @@ void warn_if_busy(int device, std::vector<std::string>& warnings) {
   else if (const std::optional<int> u = nvml.gpu_utilization_pct(device); u && *u > 10)
     warnings.push_back("the GPU was " + std::to_string(*u) +
                        " % busy before the measurement started: the measured ceilings may be low");
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // The bench groups, each built on first use (so --quick allocates only what it needs and
@@ -109,7 +101,7 @@ MachineProfile measure(const PeakOptions& options, const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   MachineProfile profile;
   profile.gpuscope_version = kVersion;
-  profile.measured_at = utc_now();
+  profile.measured_at = units::utc_now_iso8601();
   profile.quick = options.quick;
   profile.device = query_device(options.device);
   warn_if_busy(options.device, profile.warnings);

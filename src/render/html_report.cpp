@@ -5,6 +5,7 @@
 #include "core/utf8.hpp"
 #include "render/report_assets.hpp"
 #include "render/report_render.hpp"
+#include "render/svg_chart.hpp"
 #include "render/timeline_overview_json.hpp"
 
 namespace gpuscope::render {
@@ -93,30 +94,8 @@ std::string script_safe_json(const Json& json) {
 }
 
 std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  // The same five characters as SVG text; &apos; is an HTML5 entity too.
+  return xml_escape(text);
 }
 
 void write_html_report(const core::ReportPage& page, std::ostream& out) {

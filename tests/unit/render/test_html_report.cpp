@@ -58,7 +58,7 @@ TEST(HtmlReport, ScriptSafeJsonCannotEndItsElement) {
 }
 
 TEST(HtmlReport, HtmlEscape) {
-  EXPECT_EQ(html_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+  EXPECT_EQ(html_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
   EXPECT_EQ(html_escape("plain"), "plain");
 }
 
