@@ -11,6 +11,7 @@
 #include "analyze/event_budget.hpp"
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
+#include "analyze/kernel_reports.hpp"
 #include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/steady_scope.hpp"
@@ -22,6 +23,7 @@
 #include "core/utf8.hpp"
 #include "core/version.hpp"
 #include "store/database.hpp"
+#include "store/machine_profile_json.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::analyze {
@@ -263,6 +265,35 @@ std::vector<Report> headline(Database& db, const std::vector<StepFacts>& torch_s
   return out;
 }
 
+// The kernels of a `gpuscope kernels` trace on the roofline, as `gpuscope kernels --svg`
+// places them (analyze/kernel_reports.hpp), under the cached measured ceilings of their GPU.
+void add_roofline(Database& db, ReportPage& page) {
+  if (!db.has_table("kernel_profiles") || db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0) == 0) {
+    page.notes.push_back(
+        "no roofline: the trace holds no hardware counters (gpuscope kernels -o NAME -- CMD records them; then "
+        "gpuscope report NAME.sqlite)");
+    return;
+  }
+  std::optional<MachineProfile> profile;
+  std::vector<std::string> warnings;
+  if (const std::string uuid = profiled_gpu_uuid(db); !uuid.empty()) {
+    try {
+      profile = store::load_cached_profile(uuid, &warnings);
+    } catch (const store::ProfileError&) {  // unreadable cache: theoretical ceilings instead
+    }
+  }
+  KernelReportOptions ro;
+  ro.profile = profile ? &*profile : nullptr;
+  const KernelAnalysis a = analyze_kernels(db, ro);
+  for (const KernelName& k : a.names) page.roofline_kernels.push_back({core::repair_utf8(k.name), k.derived});
+  page.roofline_ceilings = a.ceilings;
+  page.roofline_ceiling_source = a.ceiling_source;
+  if (!profile)
+    page.notes.push_back(
+        "roofline under the GPU's theoretical ceilings: no machine profile of this GPU is cached (gpuscope peak "
+        "measures and caches its real ceilings)");
+}
+
 // Everything but the headline and the timeline: where the time goes, the tables, the series.
 void time_tables_series(Database& db, ReportPage& page, const std::vector<StepFacts>& torch_steps,
                         const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
@@ -329,10 +360,7 @@ void time_tables_series(Database& db, ReportPage& page, const std::vector<StepFa
   }
   if (page.metrics.empty())
     page.notes.push_back("no GPU metrics over time: the trace was recorded without --gpu-metrics");
-  if (db.has_table("kernel_profiles") && db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0) > 0)
-    page.notes.push_back(
-        "no roofline: this trace holds hardware counters of `gpuscope kernels`, which the page does not place on "
-        "the roofline yet: gpuscope kernels --report TRACE --profile PROFILE.json --svg roofline.svg draws them");
+  add_roofline(db, page);
 }
 
 }  // namespace

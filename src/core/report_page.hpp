@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "core/kernel_derive.hpp"
+#include "core/machine_profile.hpp"
 #include "core/report.hpp"
 #include "core/timeline_overview.hpp"
 
@@ -61,6 +63,12 @@ struct PageStep {
   std::int64_t idle_ns = 0;      // wall − busy
   std::string state;             // "steady", "warm-up" or "outlier" (step_sum's classification)
   std::int64_t steps = 1;        // steps this bar stands for
+};
+
+/// A kernel name of a `gpuscope kernels` trace (its mean launch) to place on the roofline.
+struct PageRooflineKernel {
+  std::string label;               // the kernel's name
+  kernels::KernelDerived derived;  // core/kernel_derive: FLOP/s, bytes, arithmetic intensity, bound
 };
 
 /// A counter over time, downsampled.
@@ -95,6 +103,12 @@ struct ReportPage {
   std::vector<PageSeries> memory;   // memory in use per GPU (trace --cuda-memory-usage)
   std::vector<PageSeries> metrics;  // sampled GPU metrics (trace --gpu-metrics)
   std::optional<TimelineOverview> timeline;
+  /// The kernels of a `gpuscope kernels` trace (kernel_profiles), most time first, and the
+  /// ceilings they are placed under: the cached machine profile of `gpuscope peak` for their
+  /// GPU ("measured"), else the GPU's theoretical ceilings ("theoretical"). Empty otherwise.
+  std::vector<PageRooflineKernel> roofline_kernels;
+  MachineProfile roofline_ceilings;
+  std::string roofline_ceiling_source;
   /// What the page leaves out and why, one sentence each ("no memory timeline: ...").
   std::vector<std::string> notes;
 };

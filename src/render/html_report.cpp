@@ -1,8 +1,11 @@
 #include "render/html_report.hpp"
 
 #include <cstdio>
+#include <sstream>
+#include <stdexcept>
 
 #include "core/utf8.hpp"
+#include "render/kernel_roofline_svg.hpp"
 #include "render/report_assets.hpp"
 #include "render/report_render.hpp"
 #include "render/svg_chart.hpp"
@@ -98,6 +101,32 @@ std::string html_escape(std::string_view text) {
   return xml_escape(text);
 }
 
+namespace {
+
+// The kernels of a `gpuscope kernels` trace as render/kernel_roofline_svg draws them (names
+// escaped as SVG text there), inline; a sentence when there are none or nothing can be drawn.
+void write_roofline(const core::ReportPage& page, std::ostream& out) {
+  if (page.roofline_kernels.empty()) {
+    out << "<p class=\"empty\">No hardware counters in this trace: <code>gpuscope kernels -o NAME -- CMD</code> "
+           "records them, then <code>gpuscope report NAME.sqlite</code> places each kernel here.</p>";
+    return;
+  }
+  std::vector<KernelMarker> markers;
+  for (const core::PageRooflineKernel& k : page.roofline_kernels) markers.push_back({k.label, k.derived});
+  std::ostringstream svg;
+  try {
+    write_kernel_roofline_svg(page.roofline_ceilings, markers, page.roofline_ceiling_source, svg);
+  } catch (const std::invalid_argument& e) {
+    out << "<p class=\"empty\">No roofline: " << html_escape(e.what()) << "</p>";
+    return;
+  }
+  std::string text = svg.str();
+  if (const std::size_t decl = text.find("<svg"); decl != std::string::npos) text.erase(0, decl);  // no <?xml?>
+  out << "<div class=\"roofline-chart\">" << text << "</div>";
+}
+
+}  // namespace
+
 void write_html_report(const core::ReportPage& page, std::ostream& out) {
   // The template's markers (@@NAME@@) are replaced in order; text between them is copied.
   const std::string tmpl = detail::report_asset("page_html");
@@ -122,6 +151,8 @@ void write_html_report(const core::ReportPage& page, std::ostream& out) {
       out << detail::report_asset("page_js");
     } else if (key == "PAGE_CSS") {
       out << detail::report_asset("page_css");
+    } else if (key == "ROOFLINE") {
+      write_roofline(page, out);
     } else if (key == "TIMELINE_JS") {
       out << detail::report_asset("timeline_js");
     } else if (key == "TIMELINE_CSS") {

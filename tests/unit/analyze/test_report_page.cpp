@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../committed_traces.hpp"
+#include "analyze/kernel_reports.hpp"
 #include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "render/report_render.hpp"
@@ -156,6 +157,27 @@ TEST(ReportPageCommitted, CnnGpuPartsSumToTheWall) {
     EXPECT_NEAR(static_cast<double>(g.kernel_ns + g.copy_ns + g.memset_ns) / 1e6, cell<double>(util, i, "Busy Time"),
                 1e-9);
   }
+}
+
+// A `gpuscope kernels` trace: each profiled kernel name goes on the page's roofline with the
+// figures `gpuscope kernels` derives for it; a plain trace has none and says so.
+TEST(ReportPageCommitted, KernelsTracePlacesItsKernelsOnTheRoofline) {
+  store::Database db = store::open_trace(committed_trace("kernels-h100"));
+  const ReportPage page = report_page(db, {.timeline = false});
+  const analyze::KernelAnalysis a = analyze::analyze_kernels(db);
+  ASSERT_FALSE(a.names.empty());
+  ASSERT_EQ(page.roofline_kernels.size(), a.names.size());
+  for (std::size_t i = 0; i < a.names.size(); ++i) {
+    EXPECT_EQ(page.roofline_kernels[i].label, a.names[i].name);
+    EXPECT_EQ(page.roofline_kernels[i].derived.duration_s, a.names[i].derived.duration_s);
+  }
+  EXPECT_FALSE(page.roofline_ceiling_source.empty());
+
+  store::Database cnn = store::open_trace(committed_trace("cnn"));
+  const ReportPage plain = report_page(cnn, {.timeline = false});
+  EXPECT_TRUE(plain.roofline_kernels.empty());
+  EXPECT_TRUE(std::any_of(plain.notes.begin(), plain.notes.end(),
+                          [](const std::string& n) { return n.rfind("no roofline", 0) == 0; }));
 }
 
 TEST(DownsampleMinMax, KeepsPeaksDipsAndEnds) {
