@@ -419,8 +419,9 @@ void Collector::set_launch_callbacks(bool on) noexcept {
   if (on) m_api_epoch.fetch_add(1, std::memory_order_relaxed);
   const std::pair<CUpti_CallbackDomain, std::uint32_t> domains[] = {
       {CUPTI_CB_DOMAIN_RUNTIME_API, collect::kRecordRuntime}, {CUPTI_CB_DOMAIN_DRIVER_API, collect::kRecordDriver}};
-  for (const auto& [domain, bit] : domains) {
-    if ((m_config.cuda_records & bit) == 0) continue;
+  for (const auto& entry : domains) {  // no structured binding: the checking macro's lambda names it
+    const CUpti_CallbackDomain domain = entry.first;
+    if ((m_config.cuda_records & entry.second) == 0) continue;
     for (CUpti_CallbackId cbid : m_api_cbids[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0]) {
       GPUSCOPE_CUPTI_LOG_CALL(cuptiEnableCallback(on ? 1 : 0, m_subscriber, domain, cbid));
     }
@@ -428,9 +429,10 @@ void Collector::set_launch_callbacks(bool on) noexcept {
 }
 
 void Collector::set_kernel_kinds(bool on) noexcept {
-  for (const auto& [kind, bit] : {std::pair{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, collect::kRecordKernel},
-                                  std::pair{CUPTI_ACTIVITY_KIND_OVERHEAD, collect::kRecordOverhead}}) {
-    if ((m_config.cuda_records & bit) == 0) continue;
+  for (const auto& entry : {std::pair{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, collect::kRecordKernel},
+                            std::pair{CUPTI_ACTIVITY_KIND_OVERHEAD, collect::kRecordOverhead}}) {
+    const CUpti_ActivityKind kind = entry.first;
+    if ((m_config.cuda_records & entry.second) == 0) continue;
     if (on) {
       GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(kind));
     } else {
