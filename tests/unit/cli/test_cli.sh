@@ -5,14 +5,10 @@
 set -uo pipefail
 bin="$(cd "$1" && pwd)/bin/gpuscope"
 here="$(cd "$(dirname "$0")" && pwd)"
+. "$(dirname "$0")/check_lib.sh"  # check NAME CONDITION..., $fails
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails+1)); fi
-}
 export GPUSCOPE_SKIP_DRIVER_CHECK=1  # no GPU here: exercise the launcher alone
 
 "$bin" trace -o t1 -- gpuscope-no-such-command 2>err.txt; rc=$?

@@ -8,14 +8,10 @@
 set -uo pipefail
 build="$(cd "$1" && pwd)"
 G="$build/bin/gpuscope"
+. "$(dirname "$0")/check_lib.sh"  # check NAME CONDITION..., $fails
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails+1)); fi
-}
 fails_with() {  # fails_with TEXT CMD...: CMD exits non-zero and says TEXT on stderr
   local text=$1; shift
   "$@" >out.txt 2>err.txt && return 1

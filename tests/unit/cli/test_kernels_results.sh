@@ -10,14 +10,10 @@
 set -uo pipefail
 bin="$(cd "$1" && pwd)/bin/gpuscope"
 src="$(cd "$2" && pwd)"
+. "$(dirname "$0")/check_lib.sh"  # check NAME CONDITION..., $fails
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails+1)); fi
-}
 export GPUSCOPE_SKIP_DRIVER_CHECK=1  # no GPU here
 {
   echo '#!/bin/sh'

@@ -15,15 +15,11 @@ cnn="$(cd "$1" && pwd)/test-data/cnn.sqlite"         # imported from tests/data/
 kern="$(cd "$1" && pwd)/test-data/kernels-h100.sqlite"
 profile="$src/tests/data/profile-h100.json"
 sweep="$src/tests/data/bench-copy-sweep.json"
+. "$(dirname "$0")/check_lib.sh"  # check NAME CONDITION..., $fails
 work=$(mktemp -d)
 chmod 755 "$work"
 trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
 cd "$work"
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails+1)); fi
-}
 export GPUSCOPE_SKIP_DRIVER_CHECK=1 GPUSCOPE_CACHE_DIR="$work/cache"
 
 old() {  # old FILE: a file with recognisable bytes (a NUL and a non-UTF-8 byte), and its copy
