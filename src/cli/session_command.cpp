@@ -90,6 +90,17 @@ std::set<std::uint32_t> wait_for_acks(const fs::path& dir, std::uint64_t generat
 
 std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "es"); }
 
+// Starts take the odd generations and stops the even ones (a start is refused while recording,
+// a stop while not), so generation G belongs to window (G + 1) / 2.
+std::uint64_t window_of(std::uint64_t generation) { return (generation + 1) / 2; }
+
+// Writes `command` into the session's control file; false after printing the error.
+bool send_command(const std::string& tool, const fs::path& dir, const SessionCommand& command) {
+  if (collect::write_line_atomically(dir / "control", collect::format_session_command(command))) return true;
+  cli_fail(tool, "cannot write " + (dir / "control").string(), "check the folder's permissions");
+  return false;
+}
+
 // NAME.sqlite -> NAME.wK.sqlite
 std::string window_trace_path(std::string output, std::uint64_t window) {
   if (output.size() > 7 && output.ends_with(".sqlite")) output.resize(output.size() - 7);
@@ -180,12 +191,11 @@ int run_start(const SessionOptions& o) {
   const std::uint64_t generation = current ? current->generation : 0;
   if (current && current->start)
     return cli_fail(
-        "start", "session '" + o.name + "' is already recording (window " + std::to_string((generation + 1) / 2) + ")",
+        "start", "session '" + o.name + "' is already recording (window " + std::to_string(window_of(generation)) + ")",
         "gpuscope stop " + o.name + " closes it");
   const SessionCommand command{generation + 1, true};
-  if (!collect::write_line_atomically(dir / "control", collect::format_session_command(command)))
-    return cli_fail("start", "cannot write " + (dir / "control").string(), "check the folder's permissions");
-  const std::uint64_t window = (command.generation + 1) / 2;
+  if (!send_command("start", dir, command)) return 1;
+  const std::uint64_t window = window_of(command.generation);
   const auto acked = wait_for_acks(dir, command.generation, {}, std::min(o.timeout_s, 5.0));
   if (acked.empty()) {
     std::cerr << "gpuscope start: session " << o.name << ": window " << window
@@ -212,9 +222,8 @@ int run_stop(const SessionOptions& o) {
   for (const collect::SessionAck& a : collect::read_session_acks(dir))
     if (a.command.generation == current->generation) recording.insert(a.pid);
   const SessionCommand command{current->generation + 1, false};
-  if (!collect::write_line_atomically(dir / "control", collect::format_session_command(command)))
-    return cli_fail("stop", "cannot write " + (dir / "control").string(), "check the folder's permissions");
-  const std::uint64_t window = command.generation / 2;
+  if (!send_command("stop", dir, command)) return 1;
+  const std::uint64_t window = window_of(command.generation);
   const auto acked = wait_for_acks(dir, command.generation, recording, o.timeout_s);
   std::size_t missing = 0;
   for (std::uint32_t pid : recording)
@@ -280,7 +289,7 @@ int run_sessions() {
     for (const collect::SessionAck& a : collect::read_session_acks(entry.path()))
       if (pid_alive(a.pid)) pids.insert(a.pid);
     rep.rows.push_back({info->name, std::string(recording ? "recording" : "not recording"),
-                        static_cast<std::int64_t>((generation + 1) / 2), static_cast<std::int64_t>(info->launcher_pid),
+                        static_cast<std::int64_t>(window_of(generation)), static_cast<std::int64_t>(info->launcher_pid),
                         static_cast<std::int64_t>(pids.size()), info->output, info->command});
   }
   for (const fs::path& p : gone) fs::remove_all(p, ec);  // sessions whose launcher ended (killed)
