@@ -51,6 +51,9 @@ std::optional<OpRange> parse_op_range(std::string_view text) {
 std::optional<ModuleRange> parse_module_range(std::string_view text) {
   if (text.rfind(kModulePrefix, 0) != 0) return std::nullopt;
   std::string_view rest = text.substr(kModulePrefix.size());
+  // The outermost module's range may end with the model's bytes (", weight_bytes = ...").
+  if (const std::size_t fields = rest.find(kModuleBytesField); fields != std::string_view::npos)
+    rest = rest.substr(0, fields);
   ModuleRange m;
   const std::size_t open = rest.rfind(" (");
   if (open != std::string_view::npos && !rest.empty() && rest.back() == ')') {

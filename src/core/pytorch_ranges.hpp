@@ -8,7 +8,10 @@
 //   "autograd::engine::evaluate_function: ConvolutionBackward0, seq = 12, op_id = 400"
 // The sequence number of a backward call is the one its forward operator carried when
 // it created the autograd node (torch.profiler and nsys's autograd-nvtx tie them the same way).
-// Modules: "nn.Module: PATH (CLASS)"; steps: the mark "gpuscope.step".
+// Modules: "nn.Module: PATH (CLASS)"; the outermost module's range may add the model's bytes,
+// "nn.Module: PATH (CLASS), weight_bytes = N, weight_dtype = D[, kv_bytes = N, kv_tokens = T |
+// kv_static = 1]" (docs/trace-schema.md, "Model bytes"; read by analyze/llm_generations.hpp).
+// Steps: the mark "gpuscope.step".
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@ namespace gpuscope::core {
 
 inline constexpr std::string_view kStepMark = "gpuscope.step";
 inline constexpr std::string_view kModulePrefix = "nn.Module: ";
+inline constexpr std::string_view kModuleBytesField = ", weight_bytes = ";
 
 /// One operator range's message, parsed.
 struct OpRange {
@@ -35,7 +39,7 @@ struct OpRange {
 /// does not is left alone.
 [[nodiscard]] std::optional<OpRange> parse_op_range(std::string_view text);
 
-/// A module range "nn.Module: PATH (CLASS)".
+/// A module range "nn.Module: PATH (CLASS)" (the model's bytes after it left out).
 struct ModuleRange {
   std::string path;        // "layer1.0.conv1"; the outermost module called is its class name
   std::string class_name;  // "Conv2d"

@@ -135,7 +135,17 @@ constexpr TableDef kTables[] = {
      "nvtx_events, parsed at import (core/pytorch_ranges.hpp). Those ranges stay in nvtx_events (the timeline shows "
      "them) but nvtx_sum and nvtx_gpu_proj_sum leave them out.",
      "", kTorchOps},
-    {"torch_modules", "nn.Module forward calls (`gpuscope trace --pytorch=modules`), parsed from their NVTX ranges.",
+    {"torch_modules",
+     "nn.Module forward calls (`gpuscope trace --pytorch=modules`), parsed from their NVTX ranges.\n\n"
+     "Model bytes: the range of an outermost module call (a model's forward; parent_module NULL) keeps, in its "
+     "nvtx_events text after \"nn.Module: PATH (CLASS)\", what a language model's decode step must read: "
+     "\", weight_bytes = N, weight_dtype = D\" (bytes: numel x element_size over the model's unique parameters, tied "
+     "weights once, and its buffers but bool ones; counted at the module object's first call; D the dtype holding "
+     "most of them, e.g. float16) and, when the call is passed a KV cache (transformers' Cache objects, "
+     "tuples of per-layer (key, value) tensors), \", kv_bytes = N, kv_tokens = T\" (the cache's key and value tensors "
+     "at the call, T positions per sequence) or \", kv_static = 1\" in place of kv_tokens (a preallocated cache, "
+     "StaticCache: N is its allocated size; the filled length is not known without a GPU sync). `stats -r llm_sum` "
+     "reads them (docs/llm.md).",
      "", kTorchModules},
     {"torch_steps",
      "Training steps of a PyTorch program traced with --pytorch: one per optimizer.step() call (its gpuscope.step "

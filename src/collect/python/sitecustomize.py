@@ -13,6 +13,12 @@ program, and records through NVTX (which gpuscope's collector receives):
   modules  every nn.Module call (its forward and hooks), as a range "nn.Module: PATH (CLASS)":
            PATH is the module's path in its model ("layer1.0.conv1"; the outermost module
            called is its class name). Code compiled by torch.compile has no module ranges.
+           The outermost module's range adds what a language model's decode step must read
+           (docs/trace-schema.md, "Model bytes"): ", weight_bytes = N, weight_dtype = D"
+           (its parameters and non-bool buffers, each tensor once, counted at its first
+           call) and, when a KV cache is passed in, ", kv_bytes = N, kv_tokens = T" (a
+           dynamic cache: its key/value tensors now, T positions per sequence) or
+           ", kv_bytes = N, kv_static = 1" (a preallocated cache: its allocated tensors).
   memory   the allocator's events (history below).
   steps    with any of these: a mark "gpuscope.step" after every optimizer.step() (global
            optimizer hook).
@@ -110,7 +116,8 @@ def _enable_modules(torch):
     push = getattr(nvtx, "rangePushA", None) or torch.cuda.nvtx.range_push
     pop = getattr(nvtx, "rangePop", None) or torch.cuda.nvtx.range_pop
     is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-    # id(module) -> (weak reference to it, its range message), made on its first call. A plain
+    # id(module) -> (weak reference to it, its range message, None or for a root module the
+    # function that makes each call's message with the model's bytes), made on its first call. A plain
     # dict by id is cheaper per call than a WeakKeyDictionary (no weak reference made per
     # lookup); the reference tells a reused id of a dead module from the module itself, and
     # its callback drops the entry when the module dies (modules made per call stay bounded).
@@ -126,14 +133,24 @@ def _enable_modules(torch):
             known = messages.get(id(sub))
             if known is None or known[0]() is not sub:
                 text = f"{_MODULE_PREFIX}{sub_name or root} ({type(sub).__name__})"
-                messages[id(sub)] = (weakref.ref(sub, forget(id(sub))), text)
-        return messages[id(mod)][1]
+                messages[id(sub)] = (weakref.ref(sub, forget(id(sub))), text, None)
+        # The root's message also says what a decode step reads: its weights (counted now,
+        # once per module object) and, per call, the KV cache passed in (_model_message).
+        ref, text, _ = messages[id(mod)]
+        weights = _weight_fields(mod)  # "" for a module without weights: its plain message
+        entry = (ref, text, _model_message(text, weights, tensor) if weights else None)
+        messages[id(mod)] = entry
+        return entry
+
+    tensor = torch.Tensor
 
     def traced_call(self, *args, **kwargs):
         if is_compiling():
             return call(self, *args, **kwargs)
         known = messages.get(id(self))
-        push(known[1] if known is not None and known[0]() is self else name_tree(self))
+        if known is None or known[0]() is not self:
+            known = name_tree(self)
+        push(known[1] if known[2] is None else known[2](args, kwargs))
         try:
             return call(self, *args, **kwargs)
         finally:
@@ -141,6 +158,111 @@ def _enable_modules(torch):
 
     traced_call.__wrapped__ = call
     Module.__call__ = traced_call
+
+
+# Keyword arguments that carry a KV cache (Hugging Face: past_key_values; hand-written loops).
+_CACHE_KWARGS = ("past_key_values", "past_key_value", "past", "kv_cache", "cache", "layer_past", "caches")
+
+
+def _weight_fields(mod):
+    """", weight_bytes = N, weight_dtype = D" of a module: numel x element_size over its unique
+    parameters (tied weights once) and its buffers but bool ones (causal masks, of which a step
+    reads a slice); D is the dtype holding most of the bytes. "" when there are none or a tensor
+    cannot say its size (lazy modules)."""
+    try:
+        total, by_dtype = 0, {}
+        for t in mod.parameters():
+            n = t.numel() * t.element_size()
+            total += n
+            by_dtype[t.dtype] = by_dtype.get(t.dtype, 0) + n
+        for t in mod.buffers():
+            if str(t.dtype) != "torch.bool":
+                n = t.numel() * t.element_size()
+                total += n
+                by_dtype[t.dtype] = by_dtype.get(t.dtype, 0) + n
+    except Exception:  # an uninitialised (lazy) parameter, a tensor subclass that refuses
+        return ""
+    if total <= 0:
+        return ""
+    dtype = str(max(by_dtype, key=by_dtype.get)).replace("torch.", "")
+    return f", weight_bytes = {total}, weight_dtype = {dtype}"
+
+
+def _is_static(obj):
+    """A preallocated cache (transformers' StaticCache, HybridCache, SlidingWindowCache, their
+    layers): its tensors have the maximum length from the start."""
+    name = type(obj).__name__
+    return "Static" in name or "Hybrid" in name or name.startswith("SlidingWindow")
+
+
+def _cache_fields(obj, tensor, depth=0):
+    """(bytes, tokens, static) of the key/value tensors of a KV cache, or None when `obj` is not
+    one: transformers' Cache objects (.layers[i].keys/.values, or the older .key_cache and
+    .value_cache lists; an EncoderDecoderCache's two caches) and legacy tuples of (key, value[, ...])
+    tuples per layer. tokens: positions per sequence held (a key's dimension -2), None when unknown
+    or static."""
+    if obj is None or isinstance(obj, (tensor, bool, int, float, str, dict)) or depth > 2:
+        return None
+    if isinstance(obj, (tuple, list)):  # legacy: ((k, v), (k, v), ...), or a list of them
+        if not obj or not all(isinstance(layer, (tuple, list)) and len(layer) >= 2 for layer in obj):
+            return None
+        total, tokens = 0, None
+        for layer in obj:
+            for t in layer:
+                if not isinstance(t, tensor) or t.dim() < 3:
+                    return None
+                total += t.numel() * t.element_size()
+            if tokens is None:
+                tokens = layer[0].shape[-2]
+        return total, tokens, False
+    static = _is_static(obj)
+    layers = getattr(obj, "layers", None)
+    if isinstance(layers, (list, tuple)) and layers and hasattr(layers[0], "keys"):  # transformers >= 4.54
+        pairs = [(getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in layers]
+        static = static or any(_is_static(layer) for layer in layers[:1])
+    elif isinstance(getattr(obj, "key_cache", None), list):  # transformers 4.36 - 4.53
+        pairs = list(zip(obj.key_cache, obj.value_cache))
+    else:
+        parts = [getattr(obj, a, None) for a in ("self_attention_cache", "cross_attention_cache")]
+        found = [f for f in (_cache_fields(p, tensor, depth + 1) for p in parts if p is not None) if f]
+        if not found:
+            return None
+        return sum(f[0] for f in found), found[0][1], any(f[2] for f in found)
+    total, tokens = 0, None
+    for k, v in pairs:
+        for t in (k, v):
+            if isinstance(t, tensor):
+                total += t.numel() * t.element_size()
+        if tokens is None and isinstance(k, tensor) and k.dim() >= 2 and k.numel() > 0:
+            tokens = k.shape[-2]
+    return total, (None if static else (tokens or 0)), static
+
+
+def _model_message(text, weights, tensor):
+    """The root module's message maker: (args, kwargs) -> "nn.Module: PATH (CLASS)" + weights +
+    the KV cache found in the call's arguments (docs/trace-schema.md, "Model bytes")."""
+    base = text + weights
+
+    def message(args, kwargs):
+        found = None
+        if kwargs:
+            for key in _CACHE_KWARGS:
+                v = kwargs.get(key)
+                if v is not None:
+                    found = _cache_fields(v, tensor)
+                    if found:
+                        break
+        if found is None:
+            for a in args:
+                if not isinstance(a, tensor) and a is not None:
+                    found = _cache_fields(a, tensor)
+                    if found:
+                        break
+        if not found:
+            return base
+        total, tokens, static = found
+        return f"{base}, kv_bytes = {total}, " + ("kv_static = 1" if static else f"kv_tokens = {tokens or 0}")
+    return message
 
 
 def _enable_steps(torch):
