@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/pytorch_ranges.hpp"
 #include "core/saturating.hpp"
 #include "core/stats.hpp"
 #include "store/database.hpp"
@@ -24,11 +25,31 @@ constexpr std::int64_t kTailSlackNs = 50'000;  // past 2 x the longest tail, for
 // The operators whose recorded input shapes tell how many tokens a forward processes.
 constexpr std::string_view kEmbedding = "aten::embedding";
 constexpr std::string_view kMatmuls[] = {"aten::mm", "aten::addmm", "aten::linear", "aten::matmul"};
+// The operators whose shapes give FLOPs (matmul_flops); kMatmuls among them.
+constexpr std::string_view kFlopOps[] = {"aten::bmm", "aten::baddbmm", "aten::scaled_dot_product_attention"};
 
 struct OpShape {
-  std::int64_t start;
+  std::int64_t start, end;
   std::string name, sizes;
 };
+
+bool is_token_matmul(std::string_view name) {
+  return std::find(std::begin(kMatmuls), std::end(kMatmuls), name) != std::end(kMatmuls);
+}
+
+// "key = 123" in `text` after `from`; nullopt when absent or not a number.
+std::optional<std::int64_t> field_int(std::string_view text, std::string_view key) {
+  const std::size_t at = text.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t i = at + key.size();
+  if (i >= text.size() || text[i] < '0' || text[i] > '9') return std::nullopt;
+  std::int64_t v = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+    v = core::sat_add(
+        v > std::numeric_limits<std::int64_t>::max() / 10 ? std::numeric_limits<std::int64_t>::max() : v * 10,
+        static_cast<std::int64_t>(text[i++] - '0'));
+  return v;
+}
 
 // One GPU activity and the API call that launched it.
 struct Launch {
@@ -58,32 +79,133 @@ std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t count) {
   return p;
 }
 
-// Batch, sequence and tokens of a forward from the shaped operators inside its call.
+// Batch, sequence and tokens of a forward from the shaped operators inside its call; its
+// FLOPs from the outermost matrix products.
 void read_shapes(ForwardPass& f, std::span<const OpShape> ops) {
   auto it = std::lower_bound(ops.begin(), ops.end(), f.start_ns,
                              [](const OpShape& o, std::int64_t t) { return o.start < t; });
   std::optional<std::int64_t> matmul_rows;
+  bool found_embedding = false;
+  std::int64_t counted_until = std::numeric_limits<std::int64_t>::min();  // end of the last op counted
   for (; it != ops.end() && it->start <= f.end_ns; ++it) {
     const auto sizes = parse_sizes(it->sizes);
     if (!sizes) continue;
+    if (it->name != kEmbedding && it->start >= counted_until) {
+      if (const std::optional<double> fl = matmul_flops(it->name, *sizes)) {
+        f.flops = f.flops.value_or(0.0) + *fl;
+        ++f.flop_ops;
+        counted_until = std::max(it->end, it->start + 1);  // ops nested inside it are its own
+      }
+    }
+    if (found_embedding) continue;
     if (it->name == kEmbedding) {
       if (sizes->size() < 2 || sizes->at(1).empty()) continue;
       const std::vector<std::int64_t>& idx = sizes->at(1);  // aten::embedding(weight, indices, ...)
       f.batch = idx.size() >= 2 ? product(idx, idx.size() - 1) : 1;
       f.seq = idx.back();
       f.tokens = sat_mul(*f.batch, *f.seq);
-      return;
+      found_embedding = true;
+      continue;
     }
-    if (!matmul_rows) {
+    if (!matmul_rows && is_token_matmul(it->name)) {
       const std::size_t input = it->name == "aten::addmm" ? 1 : 0;  // addmm(bias, mat1, mat2)
       if (sizes->size() > input && sizes->at(input).size() >= 2)
         matmul_rows = product(sizes->at(input), sizes->at(input).size() - 1);
     }
   }
-  f.tokens = matmul_rows;
+  if (!found_embedding) f.tokens = matmul_rows;
 }
 
 }  // namespace
+
+ModelBytes parse_model_bytes(std::string_view text) {
+  ModelBytes b;
+  const std::size_t at = text.find(core::kModuleBytesField);
+  if (at == std::string_view::npos) return b;
+  const std::string_view fields = text.substr(at);
+  b.weight_bytes = field_int(fields, core::kModuleBytesField);
+  constexpr std::string_view kDtype = ", weight_dtype = ";
+  if (const std::size_t d = fields.find(kDtype); d != std::string_view::npos) {
+    std::string_view rest = fields.substr(d + kDtype.size());
+    b.weight_dtype = std::string(rest.substr(0, rest.find(',')));
+  }
+  b.kv_bytes = field_int(fields, ", kv_bytes = ");
+  b.kv_tokens = field_int(fields, ", kv_tokens = ");
+  b.kv_static = field_int(fields, ", kv_static = ").value_or(0) != 0;
+  return b;
+}
+
+std::optional<std::int64_t> step_read_bytes(const ForwardPass& f) {
+  if (!f.bytes.weight_bytes) return std::nullopt;
+  std::int64_t total = *f.bytes.weight_bytes;
+  if (f.bytes.kv_bytes) {
+    total = core::sat_add(total, *f.bytes.kv_bytes);
+    const std::int64_t held = f.bytes.kv_tokens.value_or(0);
+    if (!f.bytes.kv_static && held > 0) {  // the new tokens' keys and values, written then read
+      const double added = static_cast<double>(*f.bytes.kv_bytes) / static_cast<double>(held) *
+                           static_cast<double>(std::max<std::int64_t>(f.seq.value_or(1), 1));
+      total = core::sat_add(total, static_cast<std::int64_t>(std::llround(added)));
+    }
+  }
+  return total;
+}
+
+std::optional<double> matmul_flops(std::string_view name, const std::vector<std::vector<std::int64_t>>& sizes) {
+  const auto dims_ok = [](const std::vector<std::int64_t>& d, std::size_t n) {
+    return d.size() >= n && std::all_of(d.begin(), d.end(), [](std::int64_t x) { return x >= 0; });
+  };
+  const auto prod = [](const std::vector<std::int64_t>& d, std::size_t from, std::size_t to) {
+    double p = 1;
+    for (std::size_t i = from; i < to && i < d.size(); ++i) p *= static_cast<double>(d[i]);
+    return p;
+  };
+  const auto at = [&](std::size_t i) -> const std::vector<std::int64_t>* {
+    return i < sizes.size() ? &sizes[i] : nullptr;
+  };
+  if (name == "aten::mm" || name == "aten::addmm") {
+    const std::size_t first = name == "aten::addmm" ? 1 : 0;
+    const auto *a = at(first), *b = at(first + 1);
+    if (!a || !b || a->size() != 2 || b->size() != 2 || !dims_ok(*a, 2) || !dims_ok(*b, 2)) return std::nullopt;
+    return 2.0 * static_cast<double>((*a)[0]) * static_cast<double>((*a)[1]) * static_cast<double>((*b)[1]);
+  }
+  if (name == "aten::bmm" || name == "aten::baddbmm") {
+    const std::size_t first = name == "aten::baddbmm" ? 1 : 0;
+    const auto *a = at(first), *b = at(first + 1);
+    if (!a || !b || a->size() != 3 || b->size() != 3 || !dims_ok(*a, 3) || !dims_ok(*b, 3)) return std::nullopt;
+    return 2.0 * prod(*a, 0, 3) * static_cast<double>((*b)[2]);
+  }
+  if (name == "aten::linear") {
+    const auto *x = at(0), *w = at(1);
+    if (!x || !w || x->empty() || w->size() != 2 || !dims_ok(*x, 1) || !dims_ok(*w, 2)) return std::nullopt;
+    return 2.0 * prod(*x, 0, x->size()) * static_cast<double>((*w)[0]);
+  }
+  if (name == "aten::matmul") {
+    const auto *pa = at(0), *pb = at(1);
+    if (!pa || !pb || pa->empty() || pb->empty() || !dims_ok(*pa, 1) || !dims_ok(*pb, 1)) return std::nullopt;
+    std::vector<std::int64_t> a = *pa, b = *pb;
+    if (a.size() == 1) a.insert(a.begin(), 1);  // a row
+    if (b.size() == 1) b.push_back(1);          // a column
+    const double m = static_cast<double>(a[a.size() - 2]), k = static_cast<double>(a.back()),
+                 n = static_cast<double>(b.back());
+    double batch = 1;  // broadcast of the leading dimensions
+    const std::size_t la = a.size() - 2, lb = b.size() - 2, l = std::max(la, lb);
+    for (std::size_t i = 0; i < l; ++i) {
+      const std::int64_t da = i < l - la ? 1 : a[i - (l - la)], db = i < l - lb ? 1 : b[i - (l - lb)];
+      batch *= static_cast<double>(std::max(da, db));
+    }
+    return 2.0 * batch * m * k * n;
+  }
+  if (name == "aten::scaled_dot_product_attention") {
+    const auto *q = at(0), *k = at(1), *v = at(2);
+    if (!q || !k || !v || q->size() < 2 || k->size() < 2 || v->size() < 2 || !dims_ok(*q, 2) || !dims_ok(*k, 2) ||
+        !dims_ok(*v, 2))
+      return std::nullopt;
+    const double l = static_cast<double>((*q)[q->size() - 2]), e = static_cast<double>(q->back());
+    const double src = static_cast<double>((*k)[k->size() - 2]), ev = static_cast<double>(v->back());
+    return 2.0 * prod(*q, 0, q->size() - 2) * l * src * (e + ev);
+  }
+  return std::nullopt;
+}
 
 std::optional<std::vector<std::vector<std::int64_t>>> parse_sizes(std::string_view text) {
   std::vector<std::vector<std::int64_t>> out;
@@ -185,10 +307,13 @@ std::vector<Generation> group_generations(std::span<const ForwardPass> fw, std::
       g.first = offset + i;
       g.has_prefill = f.phase == ForwardPhase::kPrefill;
       g.start_ns = f.start_ns;
+      g.weight_dtype = f.bytes.weight_dtype;
       if (g.has_prefill) {
         g.first_token_ns = f.token_end_ns;
         g.prompt_len = f.seq;
         g.batch = f.batch;
+        g.prefill_flops = f.flops;
+        g.prefill_flop_ops = f.flop_ops;
       } else {
         g.batch = f.batch.has_value() ? f.batch : f.tokens;
       }
@@ -199,6 +324,10 @@ std::vector<Generation> group_generations(std::span<const ForwardPass> fw, std::
       if (prev.token_end_ns > 0 && f.token_end_ns > 0) {
         g.decode_ns.push_back(f.token_end_ns - prev.token_end_ns);
         g.decode_busy_ns.push_back(f.gpu_busy_ns);
+      }
+      if (const std::optional<std::int64_t> read = step_read_bytes(f)) {
+        g.decode_bytes.push_back(*read);
+        g.decode_kv_bytes.push_back(*read - *f.bytes.weight_bytes);
       }
       if (!g.batch) g.batch = f.batch.has_value() ? f.batch : f.tokens;  // kTokens: the first decode step's rows
       if (g.has_prefill && !g.prompt_len && g.batch && *g.batch > 0 && fw[g.first - offset].tokens)
@@ -227,17 +356,19 @@ LlmTrace find_generations(Database& db) {
   // The top-level module calls of each process; the model is the path called most often.
   struct Call {
     std::int64_t tid, start, end;
-    std::string path, class_name;
+    std::string path, class_name, text;
   };
   std::map<std::int64_t, std::vector<Call>> calls;
   {
     Statement st = db.prepare(
-        "SELECT pid, tid, start_ns, end_ns, COALESCE(path, ''), COALESCE(class_name, '') FROM v_torch_modules WHERE "
-        "parent_module IS NULL AND end_ns IS NOT NULL ORDER BY pid, start_ns, nvtx_id");
+        "SELECT m.pid, m.tid, m.start_ns, m.end_ns, COALESCE(m.path, ''), COALESCE(m.class_name, ''), "
+        "COALESCE(s.value, '') FROM v_torch_modules m JOIN nvtx_events e ON e.id = m.nvtx_id LEFT JOIN strings s ON "
+        "s.id = e.text_id WHERE m.parent_module IS NULL AND m.end_ns IS NOT NULL ORDER BY m.pid, m.start_ns, "
+        "m.nvtx_id");
     while (st.step()) {
       if (training.count(st.column_int(0)) != 0) continue;
-      calls[st.column_int(0)].push_back(
-          {st.column_int(1), st.column_int(2), st.column_int(3), st.column_text(4), st.column_text(5)});
+      calls[st.column_int(0)].push_back({st.column_int(1), st.column_int(2), st.column_int(3), st.column_text(4),
+                                         st.column_text(5), st.column_text(6)});
     }
   }
   for (auto& [pid, list] : calls) {
@@ -256,14 +387,16 @@ LlmTrace find_generations(Database& db) {
   {
     std::string names = "'" + std::string(kEmbedding) + "'";
     for (std::string_view m : kMatmuls) names += ", '" + std::string(m) + "'";
+    for (std::string_view m : kFlopOps) names += ", '" + std::string(m) + "'";
     Statement st = db.prepare(
-        "SELECT e.pid, e.tid, e.start_ns, n.value, o.sizes FROM torch_ops o JOIN nvtx_events e ON e.id = o.nvtx_id "
-        "JOIN strings n ON n.id = o.name_id WHERE o.sizes IS NOT NULL AND n.value IN (" +
+        "SELECT e.pid, e.tid, e.start_ns, COALESCE(e.end_ns, e.start_ns), n.value, o.sizes FROM torch_ops o JOIN "
+        "nvtx_events e ON e.id = o.nvtx_id JOIN strings n ON n.id = o.name_id WHERE o.sizes IS NOT NULL AND n.value "
+        "IN (" +
         names + ") ORDER BY e.pid, e.tid, e.start_ns, o.nvtx_id");
     while (st.step())
       if (calls.count(st.column_int(0)) != 0)
         shapes[{st.column_int(0), st.column_int(1)}].push_back(
-            {st.column_int(2), st.column_text(3), st.column_text(4)});
+            {st.column_int(2), st.column_int(3), st.column_text(4), st.column_text(5)});
   }
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Launch>> launches;
   for (const std::string table : {"kernels", "memcpys", "memsets"}) {
@@ -298,6 +431,7 @@ LlmTrace find_generations(Database& db) {
       f.tid = c.tid;
       f.start_ns = c.start;
       f.end_ns = c.end;
+      f.bytes = parse_model_bytes(c.text);
       if (const auto s = shapes.find({pid, c.tid}); s != shapes.end()) read_shapes(f, s->second);
       std::vector<std::int64_t> names;
       for (const Launch& l : launches_in(pid, c.tid, c.start, c.end + 1)) {

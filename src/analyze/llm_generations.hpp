@@ -36,6 +36,16 @@
 //   decode interval k = token_end(k) - token_end(k-1): one per decode step.
 //   GPU busy of a decode step: the union of the GPU work launched in its window, clipped to
 //     its interval.
+// Bytes and FLOPs (issue 24, item 2):
+//   The model's range text carries its bytes (docs/trace-schema.md, torch_modules "Model
+//   bytes": weight_bytes, and the KV cache passed in: kv_bytes with kv_tokens or kv_static).
+//   step_read_bytes() = weight_bytes + kv_bytes + the KV of the tokens the step adds (a dynamic
+//   cache holding T > 0 positions: kv_bytes x S / T, S the tokens per sequence processed, 1 for
+//   a decode step; a static cache's allocated bytes already hold them).
+//   FLOPs of a forward: Σ matmul_flops() over the outermost matrix products inside its call
+//   (aten::mm, addmm, bmm, baddbmm, linear, matmul, scaled_dot_product_attention; one nested
+//   in another, as linear's addmm, is not counted twice); nullopt when none was recorded with
+//   its shapes (no --pytorch=...,shapes; compiled code whose products are Triton kernels).
 // Errors: store::DatabaseError on a database without the schema.
 #pragma once
 
@@ -43,6 +53,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuscope::store {
@@ -52,6 +63,15 @@ class Database;
 namespace gpuscope::analyze {
 
 enum class ForwardPhase { kPrefill, kDecode };
+
+/// What the model's range text says it reads (all nullopt/empty when not recorded).
+struct ModelBytes {
+  std::optional<std::int64_t> weight_bytes;  // parameters + non-bool buffers, bytes
+  std::string weight_dtype;                  // "float16", "bfloat16", ...; "" if unknown
+  std::optional<std::int64_t> kv_bytes;      // the KV cache passed in, bytes
+  std::optional<std::int64_t> kv_tokens;     // positions per sequence it held (dynamic cache)
+  bool kv_static = false;                    // a preallocated cache: kv_bytes is its allocation
+};
 enum class PhaseSource { kShapes, kTokens, kKernels };
 
 /// One call of the model.
@@ -66,6 +86,9 @@ struct ForwardPass {
   std::int64_t gpu_busy_ns = 0;            // busy time inside its interval (decode steps)
   std::int64_t tail_ns = 0;                // last launch in its window - end_ns
   ForwardPhase phase = ForwardPhase::kDecode;
+  ModelBytes bytes;             // from the model range's text
+  std::optional<double> flops;  // Σ 2MNK of its outermost matrix products (shapes)
+  std::int64_t flop_ops = 0;    // how many were counted
 };
 
 /// Consecutive forwards of one process: a prefill (when seen) and its decode steps.
@@ -73,13 +96,18 @@ struct Generation {
   std::int64_t pid = 0;
   std::size_t first = 0, count = 0;  // forwards[first, first + count)
   bool has_prefill = false;
-  std::optional<std::int64_t> batch;         // sequences
-  std::optional<std::int64_t> prompt_len;    // tokens per sequence (the prefill's S, padding included)
-  std::int64_t start_ns = 0;                 // prefill call start (first forward's without prefill)
-  std::int64_t first_token_ns = 0;           // prefill's token_end
-  std::int64_t end_ns = 0;                   // last forward's token_end
-  std::vector<std::int64_t> decode_ns;       // decode-step intervals, in order
-  std::vector<std::int64_t> decode_busy_ns;  // GPU busy inside each
+  std::optional<std::int64_t> batch;          // sequences
+  std::optional<std::int64_t> prompt_len;     // tokens per sequence (the prefill's S, padding included)
+  std::int64_t start_ns = 0;                  // prefill call start (first forward's without prefill)
+  std::int64_t first_token_ns = 0;            // prefill's token_end
+  std::int64_t end_ns = 0;                    // last forward's token_end
+  std::vector<std::int64_t> decode_ns;        // decode-step intervals, in order
+  std::vector<std::int64_t> decode_busy_ns;   // GPU busy inside each
+  std::vector<std::int64_t> decode_bytes;     // step_read_bytes() of each decode step that has it
+  std::vector<std::int64_t> decode_kv_bytes;  // their KV part (read bytes - weights)
+  std::optional<double> prefill_flops;        // the prefill's FLOPs (shapes)
+  std::int64_t prefill_flop_ops = 0;          // the matrix products counted
+  std::string weight_dtype;                   // the model's, as recorded
 
   [[nodiscard]] std::int64_t output_len() const { return static_cast<std::int64_t>(count); }
   [[nodiscard]] std::optional<std::int64_t> ttft_ns() const {
@@ -114,6 +142,28 @@ void classify_forwards(std::span<ForwardPass> forwards, PhaseSource source);
 /// The generations of one process's classified forwards; `offset` is the index of
 /// forwards[0] in LlmTrace::forwards. Token ends and busy times must be filled. Pure.
 [[nodiscard]] std::vector<Generation> group_generations(std::span<const ForwardPass> forwards, std::size_t offset);
+
+/// The model bytes in a module range's text ("nn.Module: GPT (GPT), weight_bytes = 248912640,
+/// weight_dtype = float16, kv_bytes = 1179648, kv_tokens = 32"). Pure.
+[[nodiscard]] ModelBytes parse_model_bytes(std::string_view text);
+
+/// Bytes a forward must read (file comment); nullopt without weight_bytes. Pure.
+[[nodiscard]] std::optional<std::int64_t> step_read_bytes(const ForwardPass& f);
+
+/// FLOPs of one matrix product from its recorded input shapes (2 per multiply-add; bias adds
+/// and scaling left out), nullopt for another operator or shapes that do not fit:
+///   aten::mm        (A[M,K], B[K,N])                2MKN
+///   aten::addmm     (bias, A[M,K], B[K,N])          2MKN
+///   aten::bmm       (A[b,M,K], B[b,K,N])            2bMKN
+///   aten::baddbmm   (C, A[b,M,K], B[b,K,N])         2bMKN
+///   aten::linear    (X[..., K], W[N, K], bias)      2 x prod(X[:-1]) x K x N
+///   aten::matmul    (A[..., M, K], B[..., K, N])    2 x batch x MKN, batch the broadcast of the
+///                   leading dimensions; a 1-D operand counts as a row or a column
+///   aten::scaled_dot_product_attention (Q[..., L, E], K[..., S, E], V[..., S, Ev])
+///                   2 x batch x L x S x (E + Ev): QKᵀ and the weights times V, every
+///                   position pair counted (a causal mask's skipped half too). Pure.
+[[nodiscard]] std::optional<double> matmul_flops(std::string_view name,
+                                                 const std::vector<std::vector<std::int64_t>>& sizes);
 
 /// Percentile p (0..100) of `samples` by linear interpolation between closest ranks (numpy's
 /// default: rank p/100 x (n-1)). Empty → NaN.

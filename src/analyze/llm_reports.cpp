@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <span>
 #include <string>
@@ -11,9 +12,12 @@
 
 #include "analyze/llm_generations.hpp"
 #include "analyze/report_text.hpp"
+#include "core/bench_derive.hpp"
+#include "core/machine_profile.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "store/database.hpp"
+#include "store/machine_profile_json.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -21,6 +25,116 @@ namespace {
 constexpr double kNsPerMs = 1e6;
 constexpr double kWaitVerdictShare = 0.5;  // the GPU waits over half of each decode step: launch-bound
 constexpr double kColdFactor = 1.5;        // generation 1's TPOT over 1.5 x the others': a cold start
+constexpr double kBandwidthBound = 0.7;    // decode at 70 % of the DRAM ceiling or more: bandwidth-bound
+constexpr double kBytesPerMb = 1e6, kBytesPerGb = 1e9, kFlopPerGflop = 1e9, kFlopPerTflop = 1e12;
+
+// The ceilings the decode bytes and prefill FLOPs are held against, for one process's GPU.
+struct Ceilings {
+  double dram = std::nan("");    // B/s
+  std::string dram_what;         // "the measured DRAM read bandwidth (gpuscope peak: dram_read)", ...
+  double tensor = std::nan("");  // FLOP/s
+  std::string tensor_what;       // which ceiling, measured or theoretical, and why this one
+};
+
+// The catalog ceiling for matrix products in `dtype` (the model's weights'), and why.
+std::pair<std::string, std::string> tensor_ceiling_for(const std::string& dtype) {
+  if (dtype == "float16") return {"tensor_fp16", "float16 weights"};
+  if (dtype == "bfloat16") return {"tensor_bf16", "bfloat16 weights"};
+  if (dtype == "float32")
+    return {"fp32_fma",
+            "float32 weights: PyTorch runs float32 matrix products on the CUDA cores unless TF32 is allowed "
+            "(torch.backends.cuda.matmul.allow_tf32, off by default; with it the tensor_tf32 ceiling applies)"};
+  if (dtype.rfind("float8", 0) == 0) return {"tensor_fp8", dtype + " weights"};
+  if (dtype.empty())
+    return {"tensor_fp16", "assumed: the weights' dtype is not in the trace (recorded by gpuscope's modules hook)"};
+  return {"tensor_fp16", "assumed for " + dtype +
+                             " weights (gpuscope has no ceiling for that dtype; weight-only "
+                             "quantized models multiply in 16-bit)"};
+}
+
+// The GPU the process launched most of its kernels on (its devices row), its cached `gpuscope
+// peak` profile, else its theoretical ceilings.
+Ceilings ceilings_for(store::Database& db, std::int64_t pid, const std::string& dtype) {
+  Ceilings c;
+  if (!db.has_table("devices")) return c;
+  store::Statement st = db.prepare(
+      "SELECT d.uuid, d.name, d.memory_bandwidth_bytes_per_s, d.cc_major, d.cc_minor, d.sm_count, d.l2_cache_bytes, "
+      "d.core_clock_khz, d.memory_clock_khz, d.memory_bus_width_bits FROM devices d WHERE d.pid = ?1 ORDER BY "
+      "(SELECT COUNT(*) FROM kernels k WHERE k.pid = d.pid AND k.device_id = d.device_id) DESC, d.device_id LIMIT 1");
+  st.bind(1, pid);
+  if (!st.step()) return c;
+  core::DeviceFacts f;
+  f.uuid = st.column_text(0);
+  f.name = st.column_text(1);
+  const double cupti_bw = static_cast<double>(st.column_int(2));
+  f.cc_major = static_cast<int>(st.column_int(3));
+  f.cc_minor = static_cast<int>(st.column_int(4));
+  f.sm_count = static_cast<int>(st.column_int(5));
+  f.l2_bytes = st.column_int(6);
+  f.max_sm_clock_mhz = static_cast<double>(st.column_int(7)) / 1000.0;
+  f.max_mem_clock_mhz = static_cast<double>(st.column_int(8)) / 1000.0;
+  f.memory_bus_width_bits = static_cast<int>(st.column_int(9));
+  const auto [tensor_name, tensor_why] = tensor_ceiling_for(dtype);
+  std::optional<core::MachineProfile> profile;
+  if (!f.uuid.empty()) {
+    try {
+      profile = store::load_cached_profile(f.uuid);
+    } catch (const std::exception&) {  // a broken cached file, no cache folder: theoretical instead
+    }
+  }
+  if (profile) {
+    for (const char* name : {"dram_read", "dram_copy"}) {
+      const core::Ceiling* d = profile->find(name);
+      if (d != nullptr && d->measured > 0) {
+        c.dram = d->measured;
+        c.dram_what = std::string("the measured DRAM ") + (std::string_view(name) == "dram_read" ? "read" : "copy") +
+                      " bandwidth of " + f.name + " (gpuscope peak's " + name + ")";
+        break;
+      }
+    }
+    if (const core::Ceiling* t = profile->find(tensor_name); t != nullptr && t->measured > 0) {
+      c.tensor = t->measured;
+      c.tensor_what = "the measured " + tensor_name + " ceiling of " + f.name + " (gpuscope peak; " + tensor_why + ")";
+    }
+  }
+  const std::string no_profile = "; no `gpuscope peak` profile of this GPU is cached: gpuscope peak measures it";
+  if (!(c.dram > 0) && cupti_bw > 0) {
+    c.dram = cupti_bw;
+    c.dram_what = "the theoretical DRAM bandwidth of " + f.name + " (CUPTI's" + (profile ? "" : no_profile) + ")";
+  }
+  if (!(c.tensor > 0)) {
+    const double t = core::theoretical_ceiling(f, tensor_name, f.max_sm_clock_mhz);
+    if (t > 0) {
+      c.tensor = t;
+      c.tensor_what = "the theoretical " + tensor_name + " ceiling of " + f.name + " (" + tensor_why +
+                      (profile ? "" : no_profile) + ")";
+    } else {
+      c.tensor_what = "no " + tensor_name + " ceiling is known for " + f.name + " (" + tensor_why + no_profile + ")";
+    }
+  }
+  return c;
+}
+
+double mean_of(std::span<const std::int64_t> v) {
+  if (v.empty()) return std::nan("");
+  double sum = 0;
+  for (std::int64_t x : v) sum += static_cast<double>(x);
+  return sum / static_cast<double>(v.size());
+}
+
+// The bandwidth and speed-of-light columns from mean bytes per step, the median step (ms),
+// the prefill's FLOPs and time (ms).
+void add_limits(Row& row, double bytes, double step_ms, double flops, double prefill_ms, const Ceilings& c) {
+  const double bw = bytes / (step_ms / 1e3);
+  row.push_back(detail::real_or_null(bytes / kBytesPerMb));
+  row.push_back(detail::real_or_null(bw / kBytesPerGb));
+  row.push_back(c.dram > 0 ? detail::real_or_null(100.0 * bw / c.dram) : Cell{std::monostate{}});
+  row.push_back(c.dram > 0 ? detail::real_or_null(bytes / c.dram * 1e3) : Cell{std::monostate{}});
+  const double rate = flops / (prefill_ms / 1e3);
+  row.push_back(detail::real_or_null(flops / kFlopPerGflop));
+  row.push_back(detail::real_or_null(rate / kFlopPerTflop));
+  row.push_back(c.tensor > 0 ? detail::real_or_null(100.0 * rate / c.tensor) : Cell{std::monostate{}});
+}
 
 const char* const kRecordHint =
     "record the generate loop with `gpuscope trace --pytorch=ops,modules,shapes -- python3 generate.py` (docs/llm.md)";
@@ -131,7 +245,14 @@ Report llm_sum(store::Database& db) {
       .add_column("Output Rate", "tok/s", ColumnType::kReal)
       .add_column("Per Seq Rate", "tok/s", ColumnType::kReal)
       .add_column("Decode GPU Busy", "%", ColumnType::kReal)
-      .add_column("Wall", "ms", ColumnType::kReal);
+      .add_column("Wall", "ms", ColumnType::kReal)
+      .add_column("Decode Bytes", "MB", ColumnType::kReal)
+      .add_column("Decode BW", "GB/s", ColumnType::kReal)
+      .add_column("BW of Ceiling", "%", ColumnType::kReal)
+      .add_column("SOL TPOT", "ms", ColumnType::kReal)
+      .add_column("Prefill FLOPs", "GFLOP", ColumnType::kReal)
+      .add_column("Prefill Rate", "TFLOP/s", ColumnType::kReal)
+      .add_column("Prefill of Ceiling", "%", ColumnType::kReal);
   const LlmTrace t = find_generations(db);
   if (!t.has_modules) {
     r.add_note(NoteLevel::kInfo, std::string("no PyTorch module forwards in the capture range: ") + kRecordHint);
@@ -151,6 +272,15 @@ Report llm_sum(store::Database& db) {
   std::int64_t all_wall = 0, all_decode = 0, all_busy = 0, all_tokens = 0, all_seq_tokens = 0;
   std::vector<std::optional<std::int64_t>> batches, prompts, outputs;
   std::vector<double> gen_tpot_means;
+  std::vector<std::int64_t> all_bytes, all_kv;
+  double all_flops = 0, all_prefill_ms = 0;
+  std::int64_t prefills_with_flops = 0, flop_ops = 0;
+  std::map<std::int64_t, Ceilings> ceilings;  // per PID
+  const auto ceilings_of = [&](const Generation& g) -> const Ceilings& {
+    auto it = ceilings.find(g.pid);
+    if (it == ceilings.end()) it = ceilings.emplace(g.pid, ceilings_for(db, g.pid, g.weight_dtype)).first;
+    return it->second;
+  };
   for (std::size_t i = 0; i < found.gens.size(); ++i) {
     const Generation& g = *found.gens[i];
     const std::vector<double> tpot = ms(g.decode_ns);
@@ -158,9 +288,19 @@ Report llm_sum(store::Database& db) {
     const std::int64_t busy = std::accumulate(g.decode_busy_ns.begin(), g.decode_busy_ns.end(), std::int64_t{0});
     const std::int64_t wall = g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
     const auto ttft = g.ttft_ns();
-    r.rows.push_back(row_of(std::to_string(i + 1), g.pid, g.batch, g.prompt_len, g.output_len(),
-                            ttft ? static_cast<double>(*ttft) / kNsPerMs : std::nan(""), tpot, g.output_len(), wall,
-                            decode, busy, true));
+    const double ttft_ms = ttft ? static_cast<double>(*ttft) / kNsPerMs : std::nan("");
+    r.rows.push_back(row_of(std::to_string(i + 1), g.pid, g.batch, g.prompt_len, g.output_len(), ttft_ms, tpot,
+                            g.output_len(), wall, decode, busy, true));
+    add_limits(r.rows.back(), mean_of(g.decode_bytes), percentile(tpot, 50), g.prefill_flops.value_or(std::nan("")),
+               ttft_ms, ceilings_of(g));
+    all_bytes.insert(all_bytes.end(), g.decode_bytes.begin(), g.decode_bytes.end());
+    all_kv.insert(all_kv.end(), g.decode_kv_bytes.begin(), g.decode_kv_bytes.end());
+    if (g.prefill_flops && ttft) {
+      all_flops += *g.prefill_flops;
+      all_prefill_ms += ttft_ms;
+      ++prefills_with_flops;
+      flop_ops += g.prefill_flop_ops;
+    }
     all_tpot.insert(all_tpot.end(), tpot.begin(), tpot.end());
     if (ttft) ttfts.push_back(static_cast<double>(*ttft) / kNsPerMs);
     all_wall += wall;
@@ -179,6 +319,13 @@ Report llm_sum(store::Database& db) {
       std::all_of(found.gens.begin(), found.gens.end(), [&](const Generation* g) { return g->pid == pid; });
   Row all = row_of("all", pid, batch, common(prompts), common(outputs), stats::mean(ttfts), all_tpot, all_seq_tokens,
                    all_wall, all_decode, all_busy, one_pid);
+  // One GPU's ceilings (the first generation's process) for the pooled row.
+  const Ceilings& ceiling = ceilings_of(*found.gens.front());
+  const double mean_flops =
+      prefills_with_flops > 0 ? all_flops / static_cast<double>(prefills_with_flops) : std::nan("");
+  const double mean_prefill_ms =
+      prefills_with_flops > 0 ? all_prefill_ms / static_cast<double>(prefills_with_flops) : std::nan("");
+  add_limits(all, mean_of(all_bytes), percentile(all_tpot, 50), mean_flops, mean_prefill_ms, ceiling);
   // Σ tokens / Σ wall, every sequence counted even when batches differ.
   if (!batch && all_wall > 0 &&
       std::all_of(batches.begin(), batches.end(), [](const auto& b) { return b.has_value(); }))
@@ -202,20 +349,61 @@ Report llm_sum(store::Database& db) {
     for (const Generation* g : found.gens)
       for (std::size_t i = g->first; i < g->first + g->count; ++i)
         if (t.forwards[i].phase == ForwardPhase::kDecode) kernels.push_back(static_cast<double>(t.forwards[i].kernels));
-    std::string v = "decode: median step " + units::duration(step) + " (TPOT), " +
-                    std::to_string(std::llround(percentile(kernels, 50))) +
-                    " kernels launched per forward (median); the GPU was busy " + units::percent_of(busy_share) +
-                    " of the step (" + units::duration(step * busy_share) + ")";
+    const double bytes = mean_of(all_bytes);
+    double sol_share = std::nan("");
+    std::string v;
+    if (bytes > 0 && ceiling.dram > 0) {
+      const double sol = bytes / ceiling.dram, kv = mean_of(all_kv);
+      sol_share = sol / step;
+      v = "decode step " + units::duration(step) + " (median TPOT), speed of light " + units::duration(sol) + " (" +
+          units::percent_of(sol_share) + "): " + units::bytes(bytes) + " per step (weights " +
+          units::bytes(bytes - kv) + ", KV cache " + units::bytes(kv) + ") at " + units::byte_rate(ceiling.dram) +
+          ", " + ceiling.dram_what + "; achieved " + units::byte_rate(bytes / step);
+    } else {
+      v = "decode: median step " + units::duration(step) + " (TPOT)";
+      if (bytes > 0)
+        v += ", " + units::bytes(bytes) + " per step: " + units::byte_rate(bytes / step) + " (no DRAM ceiling known)";
+    }
+    v += "; " + std::to_string(std::llround(percentile(kernels, 50))) +
+         " kernels launched per forward (median); the GPU was busy " + units::percent_of(busy_share) +
+         " of the step (" + units::duration(step * busy_share) + ")";
     if (1.0 - busy_share > kWaitVerdictShare)
       v += "; the GPU waits " + units::percent_of(1.0 - busy_share) +
            " of each step for the CPU (kernel launches, Python, synchronisation): capturing the decode step in a CUDA "
            "graph (torch.compile mode=\"reduce-overhead\") could save up to about " +
            units::duration(step * (1.0 - busy_share)) + " per token (see launch_overhead)";
+    else if (sol_share >= kBandwidthBound)
+      v += ": decode is GPU-bound at " + units::percent_of(sol_share) +
+           " of the DRAM ceiling: memory bandwidth sets its pace; only fewer bytes per token make it faster "
+           "(quantized weights, a smaller KV cache, more sequences per step)";
+    else if (std::isfinite(sol_share))
+      v += ": decode is GPU-bound but reaches " + units::percent_of(sol_share) +
+           " of the DRAM ceiling: its kernels, not the bytes, set the pace (`gpuscope kernels` places them against "
+           "the measured ceilings)";
     else
       v += ": decode is GPU-bound; its speed is the kernels' (memory bandwidth for weights and KV cache: `gpuscope "
            "kernels` places them against the measured ceilings)";
     r.add_note(busy_share < 1.0 - kWaitVerdictShare ? NoteLevel::kWarning : NoteLevel::kInfo, v);
   }
+  if (prefills_with_flops > 0) {
+    const double rate = all_flops / (all_prefill_ms / 1e3);
+    std::string p = "prefill: " + units::si(mean_flops, "FLOP") + " per prefill (2·M·N·K over its " +
+                    std::to_string(flop_ops / prefills_with_flops) +
+                    " matrix products, from their recorded shapes) in " + units::duration(mean_prefill_ms / 1e3) +
+                    " (TTFT): " + units::flop_rate(rate);
+    if (ceiling.tensor > 0)
+      p += ", " + units::percent_of(rate / ceiling.tensor) + " of " + units::flop_rate(ceiling.tensor) + ", " +
+           ceiling.tensor_what;
+    else
+      p += "; " + ceiling.tensor_what;
+    r.add_note(NoteLevel::kInfo, p);
+  }
+  if (all_bytes.empty())
+    r.add_note(NoteLevel::kInfo,
+               "no decode bytes: the model's range carries no weight_bytes (traces of gpuscope before issue 24's "
+               "item 2, or a model called inside compiled code); trace again with --pytorch=ops,modules,shapes");
+  else if (!(ceiling.dram > 0))
+    r.add_note(NoteLevel::kInfo, "no DRAM ceiling: the trace names no GPU bandwidth for PID " + std::to_string(pid));
   if (gen_tpot_means.size() >= 2 && std::isfinite(gen_tpot_means.front())) {
     std::vector<double> rest(gen_tpot_means.begin() + 1, gen_tpot_means.end());
     std::erase_if(rest, [](double x) { return !std::isfinite(x); });

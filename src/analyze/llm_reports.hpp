@@ -20,10 +20,27 @@
 //   Decode GPU Busy (%)  GPU busy inside the decode steps over their time (the rest the GPU
 //               waited: for the CPU's launches, Python, synchronisation)
 //   Wall (ms)   generation start (prefill call) → GPU end of its last token
+//   Decode Bytes (MB)  what a decode step must read, mean over the decode steps: weights +
+//               KV cache (+ the new token's keys and values), from the model's range
+//               (llm_generations.hpp, step_read_bytes); NULL when not recorded
+//   Decode BW (GB/s)   Decode Bytes / TPOT p50
+//   BW of Ceiling (%)  Decode BW / the DRAM ceiling: `gpuscope peak`'s measured dram_read (else
+//               dram_copy) cached for the process's GPU, else the devices row's theoretical
+//               bandwidth (the verdict says which)
+//   SOL TPOT (ms)      speed of light: Decode Bytes / the DRAM ceiling
+//   Prefill FLOPs (GFLOP)  Σ 2·M·N·K of the prefill's outermost matrix products (matmul_flops)
+//   Prefill Rate (TFLOP/s) Prefill FLOPs / TTFT
+//   Prefill of Ceiling (%) Prefill Rate / the tensor ceiling for the weights' dtype (float16:
+//               tensor_fp16, bfloat16: tensor_bf16, float32: fp32_fma, float8: tensor_fp8,
+//               else tensor_fp16 assumed and said), measured, else theoretical; NULL if unknown
 // The "all" row: TTFT = mean of the generations' TTFTs; TPOT over every decode interval;
-// rates = Σ tokens / Σ Wall; Batch, Prompt, Output given when every generation agrees.
+// rates = Σ tokens / Σ Wall; Batch, Prompt, Output given when every generation agrees;
+// Decode Bytes the mean over every decode step, against the TPOT p50 of all; Prefill FLOPs the
+// mean per prefill, Prefill Rate Σ FLOPs / Σ TTFT; the first generation's GPU's ceilings.
 // Notes: the model and how forwards were classified; a verdict on the decode step (its
-// median, the GPU busy part, what a CUDA graph would save when the GPU mostly waits).
+// median, its speed of light and the bytes behind it, the GPU busy part, what a CUDA graph
+// would save when the GPU mostly waits, or whether the bytes or the kernels set the pace);
+// the prefill's FLOPs against the tensor ceiling.
 // Without module records, or with no generate loop found: no rows, one note saying why and
 // how to record one.
 #pragma once

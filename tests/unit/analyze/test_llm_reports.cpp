@@ -9,6 +9,13 @@
 // forward is called at T+D+10. Prefill: D = 300 µs ("gemm_prefill"); decode step k (from 1): D =
 // 90 + 10k µs ("gemv_decode"). So TTFT = 308 µs, decode interval k = D_k + 10 µs, GPU busy in it
 // D_k + 2 µs (the kernel and the sampling kernel).
+//
+// With model bytes (LoopLog::model_bytes): the model's range says "weight_bytes = W" and the
+// KV cache passed in: empty at the prefill (kv_bytes = 0, kv_tokens = 0), P + k - 1 positions
+// before decode step k at kKvPerToken bytes each per sequence; a static cache instead says its
+// allocation, kv_static = 1. With FLOPs, the prefill also calls (T+4 .. T+9) aten::linear
+// [1, S, 4096] x [4096, 4096] with its aten::addmm nested inside (not counted again),
+// aten::scaled_dot_product_attention [1, 8, S, 64] x 3 and aten::bmm [8, S, 64] x [8, 64, S].
 #include "analyze/llm_reports.hpp"
 
 #include <gtest/gtest.h>
@@ -19,6 +26,7 @@
 
 #include "../store/log_builder.hpp"
 #include "../store/pytorch_log.hpp"
+#include "profile_cache.hpp"
 #include "analyze/llm_generations.hpp"
 #include "analyze/report_registry.hpp"
 #include "store/database.hpp"
@@ -42,11 +50,27 @@ struct Gen {
   int batch, prompt, decode_steps;
 };
 
+constexpr std::int64_t kKvPerToken = 1'000'000;  // bytes per position and sequence (all layers, K and V)
+
+// The prefill's FLOPs (file comment) for S prompt tokens: linear + attention + bmm.
+double prefill_flops(double s) { return 2 * s * 4096 * 4096 + 2 * 8 * s * s * (64 + 64) + 2 * 8 * s * 64 * s; }
+
+struct ModelBytesSpec {
+  std::int64_t weights = 0;
+  bool static_cache = false;
+  std::int64_t static_len = 64;  // the static cache's allocated positions
+  bool flops = false;
+};
+
 class LoopLog {
  public:
   LoopLog(const std::string& path, Shapes shapes, bool to_host = false)
       : m_b(path, kPid), m_shapes(shapes), m_to_host(to_host) {
     m_b.process(0);
+  }
+  void model_bytes(const ModelBytesSpec& spec) {
+    m_bytes = spec;
+    m_b.device(0, "NVIDIA H100 80GB HBM3");
   }
 
   // One generation: a prelude kernel (generate()'s preparation) 20 µs before the prefill, the
@@ -54,9 +78,9 @@ class LoopLog {
   std::uint64_t generation(const Gen& g) {
     launch(g.start_us - 20, g.start_us - 19, 1, "prelude_kernel");
     std::uint64_t t = g.start_us;
-    t = forward(t, g.batch, g.prompt, 300, "gemm_prefill");
+    t = forward(t, g.batch, g.prompt, 300, "gemm_prefill", 0);
     for (int k = 1; k <= g.decode_steps; ++k)
-      t = forward(t, g.batch, 1, 90 + 10 * static_cast<std::uint64_t>(k), "gemv_decode");
+      t = forward(t, g.batch, 1, 90 + 10 * static_cast<std::uint64_t>(k), "gemv_decode", g.prompt + k - 1);
     return t;
   }
   void finish(std::uint64_t at_us) { m_b.end(at_us * 1000); }
@@ -73,8 +97,17 @@ class LoopLog {
     if (m_shapes != Shapes::kNone) text += ", sizes = " + sizes;
     return text;
   }
-  std::uint64_t forward(std::uint64_t t, int batch, int seq, std::uint64_t d, const char* kernel) {
-    m_b.push(t * 1000, kTid, "nn.Module: GPT (GPT)");
+  std::string model_text(int batch, int held) const {
+    std::string text = "nn.Module: GPT (GPT)";
+    if (m_bytes.weights == 0) return text;
+    text += ", weight_bytes = " + std::to_string(m_bytes.weights) + ", weight_dtype = float16";
+    if (m_bytes.static_cache)
+      return text + ", kv_bytes = " + std::to_string(kKvPerToken * batch * m_bytes.static_len) + ", kv_static = 1";
+    return text + ", kv_bytes = " + std::to_string(kKvPerToken * batch * held) +
+           ", kv_tokens = " + std::to_string(held);
+  }
+  std::uint64_t forward(std::uint64_t t, int batch, int seq, std::uint64_t d, const char* kernel, int held) {
+    m_b.push(t * 1000, kTid, model_text(batch, held));
     m_b.push(t * 1000 + 500, kTid, "nn.Module: wte (Embedding)");
     const std::string b = std::to_string(batch), s = std::to_string(seq), rows = std::to_string(batch * seq);
     if (m_shapes == Shapes::kMatmul)  // torch.compile: no embedding op, a matrix product of B x S rows
@@ -84,6 +117,19 @@ class LoopLog {
     m_b.pop((t + 2) * 1000, kTid);
     m_b.pop((t + 2) * 1000 + 500, kTid);
     launch(t + 3, t + 5, d, kernel);
+    if (m_bytes.flops && seq > 1) {
+      const std::string sq = std::to_string(seq);
+      m_b.push((t + 4) * 1000, kTid, op("aten::linear", "[[1, " + sq + ", 4096], [4096, 4096], [4096]]"));
+      m_b.push((t + 4) * 1000 + 200, kTid, op("aten::addmm", "[[4096], [" + sq + ", 4096], [4096, 4096], [], []]"));
+      m_b.pop((t + 4) * 1000 + 800, kTid);
+      m_b.pop((t + 5) * 1000, kTid);
+      const std::string qkv = "[1, 8, " + sq + ", 64]";
+      m_b.push((t + 6) * 1000, kTid,
+               op("aten::scaled_dot_product_attention", "[" + qkv + ", " + qkv + ", " + qkv + ", [], [], []]"));
+      m_b.pop((t + 7) * 1000, kTid);
+      m_b.push((t + 8) * 1000, kTid, op("aten::bmm", "[[8, " + sq + ", 64], [8, 64, " + sq + "]]"));
+      m_b.pop((t + 9) * 1000, kTid);
+    }
     m_b.pop((t + 10) * 1000, kTid);
     m_b.push((t + 11) * 1000, kTid, op("aten::argmax", "[[" + b + ", 100], []]"));
     launch(t + 12, t + d + 6, 2, "argmax_kernel");
@@ -100,6 +146,7 @@ class LoopLog {
   LogBuilder m_b;
   Shapes m_shapes;
   bool m_to_host;
+  ModelBytesSpec m_bytes;
   std::uint32_t m_corr = 1;
   int m_op = 1;
 };
@@ -107,19 +154,35 @@ class LoopLog {
 // Imports the log and returns llm_sum.
 class Llm : public ::testing::Test {
  protected:
-  Report run(const std::vector<Gen>& gens, Shapes shapes, bool to_host = false) {
+  Report run(const std::vector<Gen>& gens, Shapes shapes, bool to_host = false,
+             const std::optional<ModelBytesSpec>& bytes = std::nullopt) {
     {
       LoopLog log(m_dir.file("g.gslog"), shapes, to_host);
+      if (bytes) log.model_bytes(*bytes);
       std::uint64_t t = 0;
       for (const Gen& g : gens) t = log.generation(g);
       log.finish(t + 100);
     }
     (void)store::import_logs({m_dir.file("g.gslog")}, m_dir.file("g.sqlite"), store::ImportOptions{});
     m_db.emplace(store::open_trace(m_dir.file("g.sqlite")));
+    if (m_profile) {  // `gpuscope peak`'s profile of the trace's GPU
+      MachineProfile p;
+      p.device.name = "NVIDIA H100 80GB HBM3";
+      p.device.uuid = m_db->query_text("SELECT uuid FROM devices LIMIT 1").value_or("");
+      for (const auto& [name, value] : *m_profile) {
+        core::Ceiling c;
+        c.name = name;
+        c.measured = value;
+        p.ceilings.push_back(c);
+      }
+      (void)store::save_to_cache(p);
+    }
     return llm_sum(*m_db);
   }
   TempDir m_dir;
   std::optional<store::Database> m_db;
+  test::ProfileCache m_cache;  // an empty profile cache of the test's own
+  std::optional<std::vector<std::pair<std::string, double>>> m_profile;
 };
 
 // The decode intervals of Gen{.decode_steps = 4}: 110, 120, 130, 140 µs.
@@ -150,6 +213,87 @@ TEST_F(Llm, PrefillAndDecodeStepsGiveExactTtftAndTpot) {
   EXPECT_TRUE(test::has_note(r, "model GPT in PID 300: 5 forward passes")) << r.notes.at(0).text;
   EXPECT_TRUE(test::has_note(r, "recorded input shapes"));
   EXPECT_TRUE(test::has_note(r, NoteLevel::kInfo, "decode is GPU-bound"));
+  // A trace without the model's bytes (gpuscope before issue 24's item 2): no bandwidth columns.
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][14])) << "no Decode Bytes";
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][17])) << "no SOL TPOT";
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][18])) << "no Prefill FLOPs without their ops";
+  EXPECT_TRUE(test::has_note(r, "no decode bytes: the model's range carries no weight_bytes"));
+}
+
+// Decode step k reads the weights (200 MB) and the cache of 6 + k positions plus its own
+// new one, 1 MB each: 208, 209, 210, 211 MB, mean 209.5 MB, over the median step 125 µs:
+// 1676 GB/s. The measured DRAM read ceiling 3 TB/s: 55.87 %, speed of light 209.5 MB / 3 TB/s =
+// 69.83 µs. Prefill: prefill_flops(7) = 235 031 552 FLOP in TTFT 308 µs = 0.763 TFLOP/s, of
+// the measured tensor_fp16 ceiling 800 TFLOP/s 0.0954 %.
+TEST_F(Llm, DecodeBytesBandwidthAndSpeedOfLightAgainstTheMeasuredCeilings) {
+  m_profile = {{{"dram_read", 3.0e12}, {"tensor_fp16", 8.0e14}}};
+  const Report r = run({{1000, 1, 7, 4}}, Shapes::kEmbedding, false, ModelBytesSpec{200'000'000, false, 64, true});
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (std::size_t row : {0u, 1u}) {  // one generation: "all" agrees
+    EXPECT_NEAR(cell<double>(r, row, "Decode Bytes"), 209.5, 1e-9);
+    EXPECT_NEAR(cell<double>(r, row, "Decode BW"), 1676.0, 1e-6);
+    EXPECT_NEAR(cell<double>(r, row, "BW of Ceiling"), 1676e9 / 3e12 * 100, 1e-9);
+    EXPECT_NEAR(cell<double>(r, row, "SOL TPOT"), 209.5e6 / 3e12 * 1e3, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "Prefill FLOPs"), prefill_flops(7) / 1e9, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "Prefill Rate"), prefill_flops(7) / 308e-6 / 1e12, 1e-9);
+    EXPECT_NEAR(cell<double>(r, row, "Prefill of Ceiling"), prefill_flops(7) / 308e-6 / 8e14 * 100, 1e-9);
+  }
+  EXPECT_DOUBLE_EQ(prefill_flops(7), 235'031'552.0);
+  // The verdict carries the numbers.
+  EXPECT_TRUE(test::has_note(r,
+                             "decode step 125 µs (median TPOT), speed of light 69.8 µs (56 %): 210 MB per step "
+                             "(weights 200 MB, KV cache 9.5 MB) at 3 TB/s, the measured DRAM read bandwidth of "
+                             "NVIDIA H100 80GB HBM3 (gpuscope peak's dram_read); achieved 1.68 TB/s"))
+      << r.notes.at(1).text;
+  EXPECT_TRUE(test::has_note(r, "decode is GPU-bound but reaches 56 % of the DRAM ceiling"));
+  EXPECT_TRUE(test::has_note(r, "prefill: 235 MFLOP per prefill (2·M·N·K over its 3 matrix products"));
+  EXPECT_TRUE(test::has_note(r,
+                             "763 GFLOP/s, 0.1 % of 800 TFLOP/s, the measured tensor_fp16 ceiling of NVIDIA H100 "
+                             "80GB HBM3 (gpuscope peak; float16 weights)"));
+  // The model's range keeps its path: the bytes after it are not part of the name.
+  EXPECT_EQ(m_db->query_text("SELECT path FROM v_torch_modules WHERE parent_module IS NULL LIMIT 1"), "GPT");
+  EXPECT_EQ(m_db->query_text("SELECT class_name FROM v_torch_modules WHERE parent_module IS NULL LIMIT 1"), "GPT");
+}
+
+// No profile cached: CUPTI's theoretical bandwidth of the devices row (3.352 TB/s) and no
+// tensor ceiling (the row has no clock), each said. Two generations: the second's steps read
+// 213 and 214 MB over its median step 115 µs; "all" pools the six steps (mean 1265 / 6 MB) over
+// the median of every interval, 120 µs.
+TEST_F(Llm, WithoutAProfileTheTheoreticalBandwidthIsUsedAndSaid) {
+  const Report r =
+      run({{1000, 1, 7, 4}, {5000, 1, 12, 2}}, Shapes::kEmbedding, false, ModelBytesSpec{200'000'000, false, 64, true});
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_NEAR(cell<double>(r, 0, "BW of Ceiling"), 1676e9 / 3.352e12 * 100, 1e-9);
+  EXPECT_NEAR(cell<double>(r, 1, "Decode Bytes"), 213.5, 1e-9);
+  EXPECT_NEAR(cell<double>(r, 1, "Decode BW"), 213.5e6 / 115e-6 / 1e9, 1e-6);
+  EXPECT_NEAR(cell<double>(r, 1, "Prefill FLOPs"), prefill_flops(12) / 1e9, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 2, "Decode Bytes"), 1265.0 / 6, 1e-9);
+  EXPECT_NEAR(cell<double>(r, 2, "Decode BW"), 1265e6 / 6 / 120e-6 / 1e9, 1e-6);
+  EXPECT_NEAR(cell<double>(r, 2, "SOL TPOT"), 1265e6 / 6 / 3.352e12 * 1e3, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 2, "Prefill FLOPs"), (prefill_flops(7) + prefill_flops(12)) / 2 / 1e9, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 2, "Prefill Rate"), (prefill_flops(7) + prefill_flops(12)) / 616e-6 / 1e12, 1e-9);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[2][20])) << "no tensor ceiling known";
+  EXPECT_TRUE(test::has_note(r,
+                             "speed of light 62.9 µs (52 %): 211 MB per step (weights 200 MB, KV cache 10.8 MB) at "
+                             "3.35 TB/s, the theoretical DRAM bandwidth of NVIDIA H100 80GB HBM3 (CUPTI's; no "
+                             "`gpuscope peak` profile of this GPU is cached"))
+      << r.notes.at(1).text;
+  EXPECT_TRUE(test::has_note(r,
+                             "no tensor_fp16 ceiling is known for NVIDIA H100 80GB HBM3 (float16 weights; no "
+                             "`gpuscope peak` profile"));
+}
+
+// A static cache says its allocation (2 sequences x 64 positions x 1 MB = 128 MB), which every
+// step reads whole: 328 MB per step, 2.624 TB/s over 125 µs = 87.5 % of the 3 TB/s ceiling:
+// bandwidth-bound.
+TEST_F(Llm, AStaticCacheCountsItsAllocationAndABandwidthBoundDecodeIsSaid) {
+  m_profile = {{{"dram_read", 3.0e12}}};
+  const Report r = run({{1000, 2, 7, 4}}, Shapes::kEmbedding, false, ModelBytesSpec{200'000'000, true, 64, false});
+  EXPECT_NEAR(cell<double>(r, 0, "Decode Bytes"), 328.0, 1e-9);
+  EXPECT_NEAR(cell<double>(r, 0, "BW of Ceiling"), 2624e9 / 3e12 * 100, 1e-9);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][18])) << "no FLOPs: the prefill ran no matrix product";
+  EXPECT_TRUE(test::has_note(r, "decode is GPU-bound at 87 % of the DRAM ceiling: memory bandwidth sets its pace"))
+      << r.notes.at(1).text;
 }
 
 // The token reaches the host with a device-to-host copy (a streamer's .cpu()): the token is
@@ -343,6 +487,59 @@ TEST(LlmPieces, ParseSizes) {
   EXPECT_FALSE(parse_sizes("[[1, x]]"));
   EXPECT_FALSE(parse_sizes("[[1, 2]"));
   EXPECT_FALSE(parse_sizes(""));
+}
+
+TEST(LlmPieces, ParseModelBytes) {
+  const ModelBytes b = parse_model_bytes(
+      "nn.Module: GPT2LMHeadModel (GPT2LMHeadModel), weight_bytes = 248912640, weight_dtype = bfloat16, kv_bytes = "
+      "1179648, kv_tokens = 32");
+  EXPECT_EQ(b.weight_bytes, 248912640);
+  EXPECT_EQ(b.weight_dtype, "bfloat16");
+  EXPECT_EQ(b.kv_bytes, 1179648);
+  EXPECT_EQ(b.kv_tokens, 32);
+  EXPECT_FALSE(b.kv_static);
+  const ModelBytes s = parse_model_bytes(
+      "nn.Module: M (M), weight_bytes = 10, weight_dtype = float16, kv_bytes = 4, "
+      "kv_static = 1");
+  EXPECT_TRUE(s.kv_static);
+  EXPECT_FALSE(s.kv_tokens);
+  const ModelBytes none = parse_model_bytes("nn.Module: M (M)");
+  EXPECT_FALSE(none.weight_bytes);
+  EXPECT_FALSE(none.kv_bytes);
+  EXPECT_EQ(none.weight_dtype, "");
+}
+
+TEST(LlmPieces, StepReadBytes) {
+  ForwardPass f;
+  EXPECT_FALSE(step_read_bytes(f));
+  f.bytes.weight_bytes = 1000;
+  EXPECT_EQ(step_read_bytes(f), 1000);  // no cache passed
+  f.bytes.kv_bytes = 300;
+  f.bytes.kv_tokens = 3;  // 100 bytes per position: + 1 new
+  EXPECT_EQ(step_read_bytes(f), 1400);
+  f.seq = 4;  // 4 new positions (a chunk)
+  EXPECT_EQ(step_read_bytes(f), 1700);
+  f.bytes.kv_static = true;  // the allocation holds them already
+  EXPECT_EQ(step_read_bytes(f), 1300);
+}
+
+TEST(LlmPieces, MatmulFlops) {
+  using S = std::vector<std::vector<std::int64_t>>;
+  EXPECT_EQ(matmul_flops("aten::mm", S{{3, 4}, {4, 5}}), 2.0 * 3 * 4 * 5);
+  EXPECT_EQ(matmul_flops("aten::addmm", S{{5}, {3, 4}, {4, 5}, {}, {}}), 120.0);
+  EXPECT_EQ(matmul_flops("aten::bmm", S{{2, 3, 4}, {2, 4, 5}}), 240.0);
+  EXPECT_EQ(matmul_flops("aten::baddbmm", S{{2, 3, 5}, {2, 3, 4}, {2, 4, 5}, {}, {}}), 240.0);
+  EXPECT_EQ(matmul_flops("aten::linear", S{{2, 3, 4}, {5, 4}, {5}}), 2.0 * 6 * 4 * 5);
+  EXPECT_EQ(matmul_flops("aten::linear", S{{4}, {5, 4}, {}}), 40.0);                          // one vector
+  EXPECT_EQ(matmul_flops("aten::matmul", S{{2, 1, 3, 4}, {6, 4, 5}}), 2.0 * 12 * 3 * 4 * 5);  // broadcast 2 x 6
+  EXPECT_EQ(matmul_flops("aten::matmul", S{{4}, {4, 5}}), 40.0);                              // a row
+  EXPECT_EQ(matmul_flops("aten::matmul", S{{3, 4}, {4}}), 24.0);                              // a column
+  EXPECT_EQ(matmul_flops("aten::scaled_dot_product_attention", S{{1, 8, 7, 64}, {1, 8, 9, 64}, {1, 8, 9, 32}, {}}),
+            2.0 * 8 * 7 * 9 * (64 + 32));
+  EXPECT_FALSE(matmul_flops("aten::add", S{{3, 4}, {3, 4}}));
+  EXPECT_FALSE(matmul_flops("aten::mm", S{{3, 4}}));           // an operand missing
+  EXPECT_FALSE(matmul_flops("aten::bmm", S{{3, 4}, {4, 5}}));  // not 3-D
+  EXPECT_FALSE(matmul_flops("aten::linear", S{{}, {5, 4}}));
 }
 
 TEST(LlmPieces, TokensRuleMarksTheForwardThatProcessesMoreThanTheNext) {
