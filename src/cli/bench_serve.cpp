@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <semaphore>
 #include <stdexcept>
@@ -130,6 +132,7 @@ struct Curl {
   CURLcode (*easy_setopt)(CURL*, CURLoption, ...) = nullptr;
   CURLcode (*easy_perform)(CURL*) = nullptr;
   CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...) = nullptr;
+  void (*easy_reset)(CURL*) = nullptr;
   void (*easy_cleanup)(CURL*) = nullptr;
   const char* (*easy_strerror)(CURLcode) = nullptr;
   curl_slist* (*slist_append)(curl_slist*, const char*) = nullptr;
@@ -157,6 +160,7 @@ const Curl& curl() {
     bind(lib, "curl_easy_setopt", k.easy_setopt);
     bind(lib, "curl_easy_perform", k.easy_perform);
     bind(lib, "curl_easy_getinfo", k.easy_getinfo);
+    bind(lib, "curl_easy_reset", k.easy_reset);
     bind(lib, "curl_easy_cleanup", k.easy_cleanup);
     bind(lib, "curl_easy_strerror", k.easy_strerror);
     bind(lib, "curl_slist_append", k.slist_append);
@@ -169,6 +173,38 @@ const Curl& curl() {
 }
 
 double seconds_since(Clock::time_point origin) { return std::chrono::duration<double>(Clock::now() - origin).count(); }
+
+// Easy handles kept between requests, so that a request reuses the connection a previous
+// one left open (libcurl keeps it in the handle; curl_easy_reset keeps it too), as
+// aiohttp's session in vLLM's benchmark does: a new TCP connection per request would add
+// its handshake and the server's accept() to every TTFT. A request takes an idle handle
+// or, when none is idle, makes one (so at most `concurrency` handles exist).
+class HandlePool {
+ public:
+  ~HandlePool() {
+    for (CURL* h : m_idle) curl().easy_cleanup(h);
+  }
+  CURL* take() {
+    {
+      const std::lock_guard<std::mutex> lock(m_mutex);
+      if (!m_idle.empty()) {
+        CURL* h = m_idle.back();
+        m_idle.pop_back();
+        curl().easy_reset(h);
+        return h;
+      }
+    }
+    return curl().easy_init();
+  }
+  void give_back(CURL* h) {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_idle.push_back(h);
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::vector<CURL*> m_idle;
+};
 
 struct Transfer {
   serve::RequestTracker tracker;
@@ -184,13 +220,28 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
 // Sends one request and follows its stream to the end. Never throws: a failure is the
 // record's error.
 serve::RequestRecord send(const ServeOptions& o, const std::string& url, const Prompt& p, int index, bool warmup,
-                          Clock::time_point origin) {
+                          Clock::time_point origin, HandlePool& pool) {
   const Curl& c = curl();
   const std::string body = request_body(o, p);
-  std::unique_ptr<CURL, void (*)(CURL*)> h(c.easy_init(), c.easy_cleanup);
+  const std::string id = "gpuscope-" + std::to_string(::getpid()) + (warmup ? "-warmup-" : "-") + std::to_string(index);
+  // Back to the pool only after a transfer that ended cleanly; a failed one may have left
+  // its connection in any state, so its handle (and connection) is dropped.
+  bool reusable = false;
+  auto give_back = [&pool, &reusable, &c](CURL* handle) {
+    if (handle == nullptr) return;
+    if (reusable)
+      pool.give_back(handle);
+    else
+      c.easy_cleanup(handle);
+  };
+  std::unique_ptr<CURL, decltype(give_back)> h(pool.take(), give_back);
   curl_slist* headers = nullptr;
   headers = c.slist_append(headers, "Content-Type: application/json");
   headers = c.slist_append(headers, "Accept: text/event-stream");
+  // libcurl 7.x asks "Expect: 100-continue" before a POST body over 1 KiB (a long prompt)
+  // and waits for the server's "100 Continue" (up to 1 s): a round trip inside TTFT.
+  headers = c.slist_append(headers, "Expect:");
+  headers = c.slist_append(headers, ("X-Request-Id: " + id).c_str());
   std::string key = o.api_key;
   if (key.empty())
     if (const char* env = std::getenv("OPENAI_API_KEY")) key = env;
@@ -199,6 +250,7 @@ serve::RequestRecord send(const ServeOptions& o, const std::string& url, const P
 
   Transfer t{serve::RequestTracker(index, warmup, 0, p.prompt_tokens), origin};
   if (!h) return t.tracker.finish(seconds_since(origin), 0, "curl_easy_init failed");
+  // The connection from the pool's handle is used as it is: no DNS lookup, no connect.
   char errbuf[CURL_ERROR_SIZE] = {};
   c.easy_setopt(h.get(), CURLOPT_URL, url.c_str());
   c.easy_setopt(h.get(), CURLOPT_POSTFIELDS, body.c_str());
@@ -210,35 +262,43 @@ serve::RequestRecord send(const ServeOptions& o, const std::string& url, const P
   c.easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_s * 1e3));
   c.easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
   c.easy_setopt(h.get(), CURLOPT_TCP_NODELAY, 1L);
+  c.easy_setopt(h.get(), CURLOPT_TCP_KEEPALIVE, 1L);
 
   t.tracker = serve::RequestTracker(index, warmup, seconds_since(origin), p.prompt_tokens);
   const CURLcode rc = c.easy_perform(h.get());
   const double end = seconds_since(origin);
-  long status = 0;
+  long status = 0, connects = 0;
   c.easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
+  c.easy_getinfo(h.get(), CURLINFO_NUM_CONNECTS, &connects);
   std::string transport;
   if (rc != CURLE_OK) transport = std::string(c.easy_strerror(rc)) + (errbuf[0] ? std::string(": ") + errbuf : "");
-  return t.tracker.finish(end, status, transport);
+  serve::RequestRecord record = t.tracker.finish(end, status, transport);
+  record.id = id;
+  record.new_connection = connects > 0;
+  reusable = rc == CURLE_OK;
+  return record;
 }
 
 // Runs the requests `first .. first + count` (prompts cycled), starting request i at
-// arrivals[i] (s after `origin`) or as soon as a slot is free; at most `concurrency` in
-// flight. Returns their records in request order.
+// arrivals[i] (s after `phase_start`) or as soon as a slot is free; at most `concurrency` in
+// flight. Returns their records in request order, times in s after `origin`.
 std::vector<serve::RequestRecord> run_phase(const ServeOptions& o, const std::string& url,
                                             const std::vector<Prompt>& prompts, int count, bool warmup,
                                             const std::vector<double>& arrivals, int concurrency,
-                                            Clock::time_point origin) {
+                                            Clock::time_point phase_start, Clock::time_point origin, HandlePool& pool) {
   std::vector<serve::RequestRecord> records(static_cast<std::size_t>(count));
   std::counting_semaphore<> slots(concurrency);
   std::vector<std::thread> threads;
   threads.reserve(records.size());
   for (int i = 0; i < count; ++i) {
-    if (!arrivals.empty()) std::this_thread::sleep_until(origin + std::chrono::duration<double>(arrivals[i]));
+    if (!arrivals.empty())
+      std::this_thread::sleep_until(
+          phase_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(arrivals[i])));
     slots.acquire();
     const Prompt& p = prompts[static_cast<std::size_t>(i) % prompts.size()];
     threads.emplace_back([&, i, &p = p] {
       try {
-        records[static_cast<std::size_t>(i)] = send(o, url, p, i, warmup, origin);
+        records[static_cast<std::size_t>(i)] = send(o, url, p, i, warmup, origin, pool);
       } catch (const std::exception& e) {  // e.g. out of memory: this request fails, the run goes on
         records[static_cast<std::size_t>(i)].index = i;
         records[static_cast<std::size_t>(i)].warmup = warmup;
@@ -251,11 +311,66 @@ std::vector<serve::RequestRecord> run_phase(const ServeOptions& o, const std::st
   return records;
 }
 
+// Where the records' origin lies on the two system clocks, in ns.
+struct ClockAnchor {
+  std::int64_t origin_realtime_ns = 0;  // CLOCK_REALTIME at the origin: the trace clock
+  std::int64_t realtime_minus_monotonic_ns = 0;
+};
+
+std::int64_t clock_ns(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+ClockAnchor clock_anchor(Clock::time_point origin) {
+  // The realtime reading between two monotonic ones; the tightest of a few tries.
+  std::int64_t best_width = INT64_MAX, offset = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::int64_t m0 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME), m1 = clock_ns(CLOCK_MONOTONIC);
+    if (m1 - m0 < best_width) {
+      best_width = m1 - m0;
+      offset = r - (m0 + (m1 - m0) / 2);
+    }
+  }
+  const std::int64_t origin_monotonic_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(origin.time_since_epoch()).count();
+  return ClockAnchor{origin_monotonic_ns + offset, offset};
+}
+
+// --requests-log: one JSON object per request (warm-up ones too), times in ns on
+// CLOCK_REALTIME, the trace's clock (docs/bench.md, "The requests log").
+void write_requests_log(const std::vector<serve::RequestRecord>& records, const ClockAnchor& anchor,
+                        const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write the requests log " + path);
+  auto ns = [&anchor](double s) { return anchor.origin_realtime_ns + std::llround(s * 1e9); };
+  for (const serve::RequestRecord& r : records) {
+    nlohmann::json j;
+    j["id"] = r.id;
+    j["index"] = r.index;
+    j["warmup"] = r.warmup;
+    j["start_ns"] = ns(r.start_s);
+    j["first_token_ns"] = r.token_times_s.empty() ? nlohmann::json() : nlohmann::json(ns(r.token_times_s.front()));
+    j["end_ns"] = ns(r.end_s);
+    j["prompt_tokens"] = r.prompt_tokens;
+    j["output_tokens"] = r.output_tokens();
+    j["new_connection"] = r.new_connection;
+    j["error"] = r.error;
+    nlohmann::json tokens = nlohmann::json::array();
+    for (double t : r.token_times_s) tokens.push_back(ns(t));
+    j["token_ns"] = std::move(tokens);
+    j["realtime_minus_monotonic_ns"] = anchor.realtime_minus_monotonic_ns;
+    out << j.dump() << "\n";
+  }
+  if (!out.flush()) throw std::runtime_error("cannot write the requests log " + path);
+}
+
 int run(const ServeOptions& o, const std::string& format_text, const std::string& json, bool force) {
   if (o.endpoint != "completions" && o.endpoint != "chat")
     throw InputError("--endpoint is '" + o.endpoint + "', expected completions or chat");
   const render::Format format = render::parse_format(format_text);
-  check_outputs({json}, force);
+  check_outputs({json, o.requests_log}, force);
   const std::vector<Prompt> prompts = o.prompts.empty() ? synthetic_prompts(o, o.num_requests) : read_prompts(o);
   const std::string url = endpoint_url(o);
   const bool paced = o.request_rate > 0;
@@ -263,10 +378,16 @@ int run(const ServeOptions& o, const std::string& format_text, const std::string
 
   (void)curl();  // opened and initialized before any request thread starts
 
+  // One origin for every record; its place on CLOCK_MONOTONIC (steady_clock's clock on
+  // Linux) and CLOCK_REALTIME (the trace clock) for the requests log.
+  const Clock::time_point origin = Clock::now();
+  const ClockAnchor anchor = clock_anchor(origin);
+  HandlePool pool;
   std::vector<serve::RequestRecord> records;
   if (o.warmup > 0) {
     std::cerr << "gpuscope bench serve: " << o.warmup << " warm-up requests to " << url << "\n";
-    records = run_phase(o, url, prompts, o.warmup, true, {}, std::min(concurrency, o.warmup), Clock::now());
+    records =
+        run_phase(o, url, prompts, o.warmup, true, {}, std::min(concurrency, o.warmup), Clock::now(), origin, pool);
   }
   std::cerr << "gpuscope bench serve: " << o.num_requests << " requests to " << url << ", "
             << (o.concurrency > 0 || !paced ? std::to_string(concurrency) + " at a time"
@@ -276,8 +397,12 @@ int run(const ServeOptions& o, const std::string& format_text, const std::string
   const std::vector<double> arrivals =
       paced ? serve::poisson_arrivals(o.num_requests, o.request_rate, o.seed) : std::vector<double>{};
   std::vector<serve::RequestRecord> measured =
-      run_phase(o, url, prompts, o.num_requests, false, arrivals, concurrency, Clock::now());
+      run_phase(o, url, prompts, o.num_requests, false, arrivals, concurrency, Clock::now(), origin, pool);
   records.insert(records.end(), measured.begin(), measured.end());
+  if (!o.requests_log.empty()) {
+    write_requests_log(records, anchor, o.requests_log);
+    std::cerr << "gpuscope bench serve: wrote " << o.requests_log << "\n";
+  }
 
   serve::LoadConfig config;
   config.url = url;
@@ -340,6 +465,9 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
   real_option(sub.add_option("--timeout", o.timeout_s, "serve: seconds one request may take")->capture_default_str(),
               core::RealLimits{0.001, 86'400.0, true, true, "600"});
   sub.add_option("--api-key", o.api_key, "serve: bearer token (default: $OPENAI_API_KEY when set)");
+  sub.add_option("--requests-log", o.requests_log,
+                 "serve: write each request's span (start, each token, end; ns on CLOCK_REALTIME, the trace clock) "
+                 "as JSON lines to FILE");
   sub.add_flag("--ignore-eos", o.ignore_eos,
                "serve: send \"ignore_eos\": true (vLLM, SGLang): always --output-len tokens");
 }

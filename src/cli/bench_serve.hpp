@@ -6,8 +6,9 @@
 //       [--prompts FILE.jsonl | --input-len WORDS] [--output-len TOKENS]
 //       [--num-requests N] [--concurrency N | --request-rate R] [--warmup N] [--json OUT.json]
 //
-// Each request is one libcurl easy handle on its own std::thread; a counting semaphore
-// keeps at most --concurrency in flight, and with --request-rate the requests start at the
+// Each request runs on its own std::thread with a libcurl easy handle taken from a pool, so
+// it reuses the kept-alive connection of an earlier request (no TCP handshake in its TTFT);
+// a counting semaphore keeps at most --concurrency in flight, and with --request-rate the requests start at the
 // arrival times of a Poisson process (core/serve_stats.hpp poisson_arrivals). Times are
 // std::chrono::steady_clock, taken just before the request is sent and in libcurl's write
 // callback as each piece of the body arrives (core/serve_stream.hpp RequestTracker turns
@@ -39,9 +40,10 @@ struct ServeOptions {
   double request_rate = 0;  // requests/s (Poisson); 0 = no pacing
   int warmup = 2;
   std::uint64_t seed = 0;
-  double timeout_s = 600;   // per request
-  std::string api_key;      // "" = $OPENAI_API_KEY, if set
-  bool ignore_eos = false;  // send "ignore_eos": true (vLLM, SGLang): always output_len tokens
+  double timeout_s = 600;    // per request
+  std::string api_key;       // "" = $OPENAI_API_KEY, if set
+  bool ignore_eos = false;   // send "ignore_eos": true (vLLM, SGLang): always output_len tokens
+  std::string requests_log;  // --requests-log FILE: each request's span as JSON lines ("" = none)
 };
 
 /// Declares the serve options on the `bench` subcommand (each says "serve:" in its help).

@@ -79,6 +79,8 @@ struct Chunk {
 struct RequestRecord {
   int index = 0;  // position in the run (warm-up requests have their own numbering)
   bool warmup = false;
+  std::string id;                     // the X-Request-Id header it was sent with ("" if none)
+  bool new_connection = false;        // it opened a TCP connection (else it reused a kept-alive one)
   double start_s = 0;                 // just before the request was sent
   double end_s = 0;                   // when the transfer ended
   std::vector<double> token_times_s;  // arrival of each event with text

@@ -4,7 +4,7 @@
 Serves POST /v1/completions and /v1/chat/completions with "stream": true as vLLM does:
 HTTP/1.1, chunked transfer encoding, server-sent events `data: {...}` and `data: [DONE]`.
 Each request streams max_tokens tokens on a known schedule: the first token --ttft-ms after
-the request was read, then one every --tpot-ms. With stream_options.include_usage the last
+the request arrived, then one every --tpot-ms. With stream_options.include_usage the last
 event carries usage.completion_tokens.
 
 The prompt picks a failure, so a test decides which request fails whatever the order:
@@ -13,10 +13,20 @@ The prompt picks a failure, so a test decides which request fails whatever the o
   "[malformed]"  one token, then an event whose data is not JSON, then the rest;
   "[error]"      one token, then an event {"error": {...}}.
 
-The server's own schedule goes to --log (JSON lines, one per request): the prompt, the
-time.monotonic() at which the connection was accepted ("accepted") and the request read
-("received": the schedule counts from here), and the time each token event was written.
-tests/serve/compare_serve.py compares it with what `gpuscope bench serve` measured.
+The server's own record goes to --log (JSON lines, one per request), every time in
+time.monotonic() seconds (CLOCK_MONOTONIC, the clock of std::chrono::steady_clock):
+  "arrived"   when the request's first byte reached this host's TCP stack: the kernel's
+              receive timestamp of that byte (SO_TIMESTAMPNS, read with MSG_PEEK before the
+              request is parsed), so neither Python's thread wake-up nor the GIL delays it;
+              the schedule counts from here;
+  "received"  when the request had been read and parsed (the point a real server logs);
+  "tokens"    the moment each token event was handed to the socket (read just before the
+              write: after it, re-taking the GIL can add milliseconds under concurrency);
+  "request_id" the X-Request-Id header ("" when absent), "connection" the serial number of
+              the TCP connection (keep-alive: several requests share one).
+Connections are kept alive (HTTP/1.1, chunked), as vLLM's server keeps them, except after
+"[close]". tests/serve/compare_serve.py compares this log with what `gpuscope bench serve`
+measured.
 
 Usage: mock_server.py [--port 0] [--port-file F] [--log F] [--ttft-ms 30] [--tpot-ms 10]
 The port it listens on (--port 0: a free one) is printed as "PORT N" and written to --port-file.
@@ -25,15 +35,52 @@ The port it listens on (--port 0: a free one) is printed as "PORT N" and written
 import argparse
 import json
 import socket
+import struct
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
+
+
+def arrival_time(sock):
+    """Blocks until the next request's first byte is there; returns the kernel's receive
+    timestamp of it on time.monotonic()'s clock (None: the peer closed the connection).
+    Without a timestamp (not Linux) it falls back to the time the byte was seen."""
+    data, ancillary, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(16), socket.MSG_PEEK)
+    if not data:
+        return None
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+            sec, nsec = struct.unpack("qq", payload[:16])
+            realtime_minus_monotonic = time.time_ns() - time.monotonic_ns()
+            return (sec * 1_000_000_000 + nsec - realtime_minus_monotonic) / 1e9
+    return time.monotonic()
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "gpuscope-mock/1"
+
+    def setup(self):
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.connection.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.serial = self.server.next_connection()
+
+    def handle_one_request(self):
+        # The client sends its next request only after the previous response ended (no
+        # pipelining), so the socket, not rfile's buffer, holds its first byte.
+        try:
+            self.arrived = arrival_time(self.connection)
+        except OSError:
+            self.arrived = None
+        if self.arrived is None:
+            self.close_connection = True
+            return
+        super().handle_one_request()
 
     def log_message(self, fmt, *args):  # quiet: the log file is the record
         pass
@@ -43,16 +90,18 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _event(self, obj) -> float:
+        """Writes one event; returns when it was handed to the socket."""
         payload = obj if isinstance(obj, str) else json.dumps(obj)
-        self._chunk(b"data: " + payload.encode() + b"\n\n")
-        return time.monotonic()
+        data = b"data: " + payload.encode() + b"\n\n"
+        sent = time.monotonic()
+        self._chunk(data)
+        return sent
 
     def do_POST(self):
-        received = None
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
         received = time.monotonic()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        arrived = self.arrived if self.arrived is not None else received
         chat = self.path.endswith("/chat/completions")
         if not (chat or self.path.endswith("/completions")):
             self.send_error(404)
@@ -61,8 +110,8 @@ class Handler(BaseHTTPRequestHandler):
         tokens = int(body.get("max_tokens", 16))
         usage = bool(body.get("stream_options", {}).get("include_usage"))
         cfg = self.server.cfg
-        accepted = self.server.accept_times.pop(id(self.request), received)
-        record = {"prompt": prompt, "accepted": accepted, "received": received, "tokens": [], "path": self.path}
+        record = {"prompt": prompt, "request_id": self.headers.get("X-Request-Id", ""), "connection": self.serial,
+                  "arrived": arrived, "received": received, "tokens": [], "path": self.path}
 
         if "[http500]" in prompt:
             err = json.dumps({"error": {"message": "mock: internal error", "code": 500}}).encode()
@@ -78,14 +127,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
         self.end_headers()
-        self.close_connection = True
         if chat:
             self._event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})
         outcome = "ok"
         for i in range(tokens):
-            due = received + (cfg.ttft_ms + i * cfg.tpot_ms) / 1e3
+            due = arrived + (cfg.ttft_ms + i * cfg.tpot_ms) / 1e3
             delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
@@ -103,6 +150,7 @@ class Handler(BaseHTTPRequestHandler):
                 break
         if outcome == "close":
             self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: a broken transfer
+            self.close_connection = True
         else:
             if usage and outcome == "ok":
                 self._event({"id": "mock", "choices": [], "usage": {"completion_tokens": len(record["tokens"])}})
@@ -114,17 +162,21 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default listen backlog is 5: with more clients connecting at once the
+    # kernel drops a SYN and the client's retry comes 1 s later, inside that request's TTFT.
+    request_queue_size = 128
 
     def __init__(self, addr, cfg):
         super().__init__(addr, Handler)
         self.cfg = cfg
         self.lock = threading.Lock()
         self.log = open(cfg.log, "a") if cfg.log else None
-        self.accept_times = {}  # id(socket) -> time.monotonic() of accept, before the handler thread starts
+        self.connections = 0
 
-    def process_request(self, request, client_address):
-        self.accept_times[id(request)] = time.monotonic()
-        super().process_request(request, client_address)
+    def next_connection(self):
+        with self.lock:
+            self.connections += 1
+            return self.connections
 
     def write_log(self, record):
         if self.log:

@@ -5,7 +5,9 @@
 
 Runs the mock server on a free port and checks that
   - 8 normal requests (of 12, 4 at a time) complete, and TTFT / TPOT agree with the
-    server's schedule within the tolerance (compare_serve.py prints every difference);
+    server's log within the tolerance, on average and request by request (compare_serve.py
+    prints every difference); --requests-log writes each request's span, with the
+    X-Request-Id the server logged; requests reuse kept-alive connections;
   - HTTP 500, a connection closed mid-stream, a malformed event and an error event each
     give their request a clear error while the other requests are kept and counted;
   - chat completions with Poisson arrivals work; `bench compare` reads two runs;
@@ -64,8 +66,10 @@ def main():
                 f.write(json.dumps({"prompt": f"please fail: {failure}", "max_tokens": 10}) + "\n")
 
         out1 = os.path.join(tmp, "run1.json")
+        reqlog = os.path.join(tmp, "requests.jsonl")
         rc, stdout, stderr = gpuscope(a.build, "--url", url, "--prompts", prompts, "--num-requests", "12",
-                                      "--concurrency", "4", "--warmup", "2", "--json", out1, "--format", "csv")
+                                      "--concurrency", "4", "--warmup", "2", "--json", out1, "--format", "csv",
+                                      "--requests-log", reqlog)
         print(stdout)
         print(stderr)
         check(rc == 0, f"bench serve with 4 failing requests of 12 exits 0 (got {rc})")
@@ -92,10 +96,36 @@ def main():
             check(f"warning: {prefix}" in stderr, f"stderr names '{prefix}'")
 
         cmp = subprocess.run([sys.executable, os.path.join(HERE, "compare_serve.py"), "--server-log", log, "--json",
-                              out1, "--skip", "2", "--tolerance-ms", str(a.tolerance_ms)], capture_output=True,
-                             text=True)
+                              out1, "--requests", reqlog, "--skip", "2", "--tolerance-ms", str(a.tolerance_ms)],
+                             capture_output=True, text=True)
         print(cmp.stdout + cmp.stderr)
-        check(cmp.returncode == 0, f"TTFT and TPOT within {a.tolerance_ms} ms of the server's schedule")
+        check(cmp.returncode == 0, f"TTFT and TPOT within {a.tolerance_ms} ms of the server's log, request by request")
+        check("8 requests matched by X-Request-Id" in cmp.stdout, "the 8 normal requests matched the server's log")
+
+        # The requests log: one span per request, warm-up included, on CLOCK_REALTIME.
+        spans = [json.loads(line) for line in open(reqlog)]
+        server_lines = [json.loads(line) for line in open(log)]
+        check(len(spans) == 14 and sum(s["warmup"] for s in spans) == 2, "14 spans, 2 of them warm-up")
+        check(len({s["id"] for s in spans}) == 14, "each request its own X-Request-Id")
+        check({s["id"] for s in spans} == {r["request_id"] for r in server_lines}, "the server logged the same ids")
+        now_ns = time.time_ns()
+        ok_spans = [s for s in spans if not s["error"]]
+        check(len(ok_spans) == 10, f"10 spans without error ({len(ok_spans)})")
+        check(all(now_ns - 120e9 < s["start_ns"] < s["first_token_ns"] <= s["end_ns"] < now_ns for s in ok_spans),
+              "start < first token <= end, on CLOCK_REALTIME within the last 2 minutes")
+        check(all(len(s["token_ns"]) == 10 == s["output_tokens"] and s["token_ns"][0] == s["first_token_ns"] and
+                  s["token_ns"] == sorted(s["token_ns"]) for s in ok_spans), "10 ordered token times per span")
+        by_id = {r["request_id"]: r for r in server_lines}
+        for s in ok_spans:  # one clock on both sides: each token read after the server wrote it, not 1 s later
+            r = by_id[s["id"]]
+            mono = [(t - s["realtime_minus_monotonic_ns"]) / 1e9 for t in s["token_ns"]]
+            gaps = [c - w for c, w in zip(mono, r["tokens"])]
+            check(all(0 <= g < 1 for g in gaps), f"{s['id']}: token read - written in [0, 1 s): {min(gaps), max(gaps)}")
+        errors = {s["index"]: s["error"] for s in spans if not s["warmup"] and s["error"]}
+        check(sorted(errors) == [8, 9, 10, 11] and errors[8].startswith("HTTP 500"), f"the 4 failures ({errors})")
+        connections = {r["connection"] for r in server_lines}
+        check(len(connections) < len(server_lines), f"kept-alive connections reused: {len(connections)} connections "
+              f"for {len(server_lines)} requests")
 
         # Chat completions, Poisson arrivals, synthetic prompts.
         out2 = os.path.join(tmp, "run2.json")
