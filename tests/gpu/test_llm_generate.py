@@ -6,8 +6,13 @@ GPT-2-shaped model from a config, random weights; transformers' generate when im
 else the plain-torch KV-cache loop) under `gpuscope trace --pytorch=ops,modules,shapes`;
 llm_sum finds every generation, its batch and token count, and its TTFT and TPOT (mean,
 p50) are within 3 % of the program's own synchronized token clock for each generation after
-the warm-up. Then `gpuscope stats` (top) names the generate loop.
+the warm-up. Then `gpuscope stats` (top) names the generate loop, and llm_sum's bytes and
+FLOPs are those of the model: Decode Bytes (weights + KV cache) 240-270 MB per step (GPT-2
+small in float16: 249 MB of weights, 37 KB of cache per position), a speed-of-light TPOT and a
+bandwidth share of the DRAM ceiling in (0, 100] %, a prefill of 4-10 GFLOP (32 tokens through
+85 M parameters of blocks, 2 FLOP each, plus the head and attention).
 """
+import json
 import sys
 
 import gputest as g
@@ -28,6 +33,21 @@ def main():
         top = g.run([gs, "stats", db], label="stats top")
         c.check(top.returncode == 0 and "generate loop: 4 generation(s)" in top.stdout,
                 "`gpuscope stats` (top) names the generate loop and its 4 generations")
+        r = g.run([gs, "stats", db, "-r", "llm_sum", "--format", "json"], label="stats llm_sum")
+        try:
+            rep = json.loads(r.stdout)["reports"]["llm_sum"]
+            cols = [x["name"] for x in rep["columns"]]
+            row = dict(zip(cols, rep["rows"][-1]))  # "all"
+        except (ValueError, KeyError, IndexError) as e:
+            row = {}
+            c.check(False, "llm_sum --format json is readable", repr(e))
+        mb, sol, share, gflop = (row.get(k) for k in ("Decode Bytes", "SOL TPOT", "BW of Ceiling", "Prefill FLOPs"))
+        c.check(mb is not None and 240 <= mb <= 270, "Decode Bytes is the model's weights + KV cache (240-270 MB)",
+                f"{mb} MB")
+        c.check(sol is not None and sol > 0 and share is not None and 0 < share <= 100,
+                "a speed-of-light TPOT and a share of the DRAM ceiling", f"SOL {sol} ms, {share} %")
+        c.check(gflop is not None and 4 <= gflop <= 10, "Prefill FLOPs of a 32-token GPT-2 prefill (4-10 GFLOP)",
+                f"{gflop} GFLOP")
     c.finish()
 
 
