@@ -37,7 +37,7 @@ bool is_token_matmul(std::string_view name) {
   return std::find(std::begin(kMatmuls), std::end(kMatmuls), name) != std::end(kMatmuls);
 }
 
-// "key = 123" in `text` after `from`; nullopt when absent or not a number.
+// The number after `key` ("key = 123") in `text`; nullopt when absent or not a number.
 std::optional<std::int64_t> field_int(std::string_view text, std::string_view key) {
   const std::size_t at = text.find(key);
   if (at == std::string_view::npos) return std::nullopt;

@@ -400,8 +400,8 @@ Report llm_sum(store::Database& db) {
   }
   if (all_bytes.empty())
     r.add_note(NoteLevel::kInfo,
-               "no decode bytes: the model's range carries no weight_bytes (traces of gpuscope before issue 24's "
-               "item 2, or a model called inside compiled code); trace again with --pytorch=ops,modules,shapes");
+               "no decode bytes: the model's range carries no weight_bytes (a trace recorded by an older gpuscope, "
+               "or a model called inside compiled code); trace again with --pytorch=ops,modules,shapes");
   else if (!(ceiling.dram > 0))
     r.add_note(NoteLevel::kInfo, "no DRAM ceiling: the trace names no GPU bandwidth for PID " + std::to_string(pid));
   if (gen_tpot_means.size() >= 2 && std::isfinite(gen_tpot_means.front())) {
