@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,6 +23,8 @@
 
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
+#include "cli/session_command.hpp"
+#include "collect/session_control.hpp"
 #include "core/serve_stats.hpp"
 #include "core/version.hpp"
 #include "core/units.hpp"
@@ -371,6 +374,19 @@ int run(const ServeOptions& o, const std::string& format_text, const std::string
     throw InputError("--endpoint is '" + o.endpoint + "', expected completions or chat");
   const render::Format format = render::parse_format(format_text);
   check_outputs({json, o.requests_log}, force);
+  // --session: the requests go into the session's log folder, beside the collectors' event
+  // logs, where the importer reads them into the trace's requests table.
+  std::string session_log;
+  if (!o.session.empty()) {
+    if (const std::string problem = collect::session_name_problem(o.session); !problem.empty())
+      throw InputError("--session: " + problem + ": '" + o.session + "'");
+    const auto info = read_session_info(collect::session_dir(o.session));
+    if (!info || info->log_dir.empty())
+      throw InputError("no session '" + o.session + "' (looked in " + collect::sessions_root().string() +
+                       "): start the server with gpuscope launch --session " + o.session + " -- CMD");
+    session_log =
+        (std::filesystem::path(info->log_dir) / ("requests-" + std::to_string(::getpid()) + ".jsonl")).string();
+  }
   const std::vector<Prompt> prompts = o.prompts.empty() ? synthetic_prompts(o, o.num_requests) : read_prompts(o);
   const std::string url = endpoint_url(o);
   const bool paced = o.request_rate > 0;
@@ -399,9 +415,13 @@ int run(const ServeOptions& o, const std::string& format_text, const std::string
   std::vector<serve::RequestRecord> measured =
       run_phase(o, url, prompts, o.num_requests, false, arrivals, concurrency, Clock::now(), origin, pool);
   records.insert(records.end(), measured.begin(), measured.end());
-  if (!o.requests_log.empty()) {
-    write_requests_log(records, anchor, o.requests_log);
-    std::cerr << "gpuscope bench serve: wrote " << o.requests_log << "\n";
+  for (const std::string& path : {o.requests_log, session_log}) {
+    if (path.empty()) continue;
+    write_requests_log(records, anchor, path);
+    std::cerr << "gpuscope bench serve: wrote " << path
+              << (path == session_log ? " (the session's trace reads it when the server exits or at gpuscope stop)"
+                                      : "")
+              << "\n";
   }
 
   serve::LoadConfig config;
@@ -468,6 +488,9 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
   sub.add_option("--requests-log", o.requests_log,
                  "serve: write each request's span (start, each token, end; ns on CLOCK_REALTIME, the trace clock) "
                  "as JSON lines to FILE");
+  sub.add_option("--session", o.session,
+                 "serve: the server runs under gpuscope launch --session NAME: write the requests into that "
+                 "session's log folder, so its trace gets them (the requests table)");
   sub.add_flag("--ignore-eos", o.ignore_eos,
                "serve: send \"ignore_eos\": true (vLLM, SGLang): always --output-len tokens");
 }

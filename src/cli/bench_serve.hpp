@@ -44,6 +44,7 @@ struct ServeOptions {
   std::string api_key;       // "" = $OPENAI_API_KEY, if set
   bool ignore_eos = false;   // send "ignore_eos": true (vLLM, SGLang): always output_len tokens
   std::string requests_log;  // --requests-log FILE: each request's span as JSON lines ("" = none)
+  std::string session;       // --session NAME: also write them into that launch session's log folder
 };
 
 /// Declares the serve options on the `bench` subcommand (each says "serve:" in its help).

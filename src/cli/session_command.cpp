@@ -28,6 +28,8 @@ using collect::SessionCommand;
 
 bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
+}  // namespace
+
 std::optional<SessionInfo> read_session_info(const fs::path& dir) {
   std::ifstream in(dir / "info");
   if (!in) return std::nullopt;
@@ -47,6 +49,8 @@ std::optional<SessionInfo> read_session_info(const fs::path& dir) {
   if (info.launcher_pid <= 0) return std::nullopt;
   return info;
 }
+
+namespace {
 
 // The session `name` with a live launcher, or an error printed (nullopt).
 std::optional<std::pair<fs::path, SessionInfo>> find_session(const std::string& tool, const std::string& name) {

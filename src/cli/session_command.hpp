@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace gpuscope::cli {
@@ -39,6 +40,8 @@ struct SessionInfo {
 
 /// Writes `info` into `dir`/info (atomically). False when it cannot.
 [[nodiscard]] bool write_session_info(const std::filesystem::path& dir, const SessionInfo& info);
+/// Reads `dir`/info; std::nullopt when it is missing or names no launcher pid.
+[[nodiscard]] std::optional<SessionInfo> read_session_info(const std::filesystem::path& dir);
 
 /// Declares start, stop and sessions (launch is declared by add_trace_command).
 CLI::App* add_start_command(CLI::App& app, SessionOptions& options);

@@ -39,6 +39,7 @@ enum class DataLossKind {
   kMemoryAllocOverLive,       // an allocation at the address of a live one (its free was lost)
   kTruncatedGpuMetricsLog,    // the GPU-metrics sampler's log ends in a partly written record
   kUnreadableTorchMemory,     // a torch-memory-PID.json that could not be read or parsed
+  kUnreadableRequests,        // lines of a requests-PID.jsonl (bench serve) that could not be read
   kTorchMemoryHistoryFull,    // PyTorch's allocator history reached its limit: the earliest events dropped
   // Reported by the collector (DataLossRecord.what_string):
   kCuptiDroppedRecords,  // CUPTI's activity buffers overflowed
@@ -56,7 +57,7 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 18> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 19> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
@@ -88,6 +89,8 @@ inline constexpr std::array<DataLossKindDef, 18> kDataLossKinds{{
      "stopped while writing it (killed?); samples after the last whole record are missing"},
     {DataLossKind::kUnreadableTorchMemory, "unreadable_torch_memory", LossSeverity::kDataLoss, false,
      "{detail} (PyTorch's allocator state of that process is missing; the rest was imported)"},
+    {DataLossKind::kUnreadableRequests, "unreadable_requests", LossSeverity::kDataLoss, false,
+     "{count} line(s) of {detail} could not be read: those requests are missing from the requests table"},
     {DataLossKind::kTorchMemoryHistoryFull, "torch_memory_history_full", LossSeverity::kDataLoss, false,
      "PyTorch's allocator kept its latest {count} events only{detail}: torch_memory_events misses the earlier "
      "ones; raise GPUSCOPE_TORCH_MEMORY_ENTRIES"},

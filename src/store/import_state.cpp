@@ -20,6 +20,7 @@ ImportState::ImportState(Database& database)
       torch_memory_stats(database),
       torch_memory_segments(database),
       torch_memory_events(database),
+      requests(database),
       overheads(database),
       messages(database),
       m_strings_writer(database) {}

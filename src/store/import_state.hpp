@@ -60,6 +60,7 @@ class ImportState {
   RowWriter<rows::TorchMemoryStat> torch_memory_stats;
   RowWriter<rows::TorchMemorySegment> torch_memory_segments;
   RowWriter<rows::TorchMemoryEvent> torch_memory_events;
+  RowWriter<rows::Request> requests;
   RowWriter<rows::Overhead> overheads;
   RowWriter<rows::Message> messages;
 

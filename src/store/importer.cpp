@@ -15,6 +15,7 @@
 #include "store/gpu_metrics_tables.hpp"
 #include "store/import_state.hpp"
 #include "store/log_scan.hpp"
+#include "store/request_tables.hpp"
 #include "store/schema.hpp"
 #include "store/torch_memory_tables.hpp"
 
@@ -138,7 +139,7 @@ std::vector<std::string> list_trace_inputs(const std::string& dir, std::error_co
   std::vector<std::string> out;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".gslog" || detail::is_torch_memory_file(name))
+    if (entry.path().extension() == ".gslog" || detail::is_torch_memory_file(name) || detail::is_requests_file(name))
       out.push_back(entry.path().string());
   }
   std::sort(out.begin(), out.end());
@@ -170,11 +171,15 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
     {
       ImportState state(db);
       std::vector<MetricsLog> metrics_logs;
-      std::vector<std::string> torch_memory;
+      std::vector<std::string> torch_memory, requests;
       std::size_t event_logs = 0;
       for (const std::string& path : log_paths) {
         if (detail::is_torch_memory_file(std::filesystem::path(path).filename().string())) {
           torch_memory.push_back(path);
+          continue;
+        }
+        if (detail::is_requests_file(std::filesystem::path(path).filename().string())) {
+          requests.push_back(path);
           continue;
         }
         ++event_logs;
@@ -182,6 +187,7 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
       }
       import_metrics_logs(state, metrics_logs);
       for (const std::string& path : torch_memory) detail::import_torch_memory(state, path);
+      for (const std::string& path : requests) detail::import_requests(state, path);
       // Logs were given but none could be read: an empty trace would look like a run that
       // recorded nothing. Fail, and leave any trace already at db_path as it was.
       if (event_logs > 0 && state.result.logs_read == 0) {

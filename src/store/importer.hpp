@@ -72,6 +72,7 @@ struct TableCounts {
   std::int64_t torch_memory_stats = 0;
   std::int64_t torch_memory_segments = 0;
   std::int64_t torch_memory_events = 0;
+  std::int64_t requests = 0;
   std::int64_t gpu_metric_names = 0;
   std::int64_t gpu_metrics = 0;
   std::int64_t gpu_metrics_sessions = 0;
@@ -105,7 +106,8 @@ struct ImportResult {
 };
 
 /// What a trace is built from in the log folder `dir`: every event log (*.gslog) and every
-/// file of PyTorch's allocator state (torch-memory-PID.json, store/torch_memory_tables.hpp),
+/// file of PyTorch's allocator state (torch-memory-PID.json, store/torch_memory_tables.hpp)
+/// and every requests file of bench serve (requests-PID.jsonl, store/request_tables.hpp),
 /// sorted by path. Errors: `ec` set (and what was listed so far returned) if `dir` cannot be read.
 [[nodiscard]] std::vector<std::string> list_trace_inputs(const std::string& dir, std::error_code& ec);
 

@@ -57,6 +57,7 @@ constexpr ColumnDef kTorchMemoryStats[] = {GPUSCOPE_COLUMNS_TORCH_MEMORY_STATS(G
 constexpr ColumnDef kTorchMemorySegments[] = {GPUSCOPE_COLUMNS_TORCH_MEMORY_SEGMENTS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kTorchMemoryEvents[] = {GPUSCOPE_COLUMNS_TORCH_MEMORY_EVENTS(GPUSCOPE_COLUMN_DEF)};
+constexpr ColumnDef kRequests[] = {GPUSCOPE_COLUMNS_REQUESTS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kOverheads[] = {GPUSCOPE_COLUMNS_OVERHEADS(GPUSCOPE_COLUMN_DEF)};
 
@@ -168,6 +169,12 @@ constexpr TableDef kTables[] = {
      "torch.cuda.memory._record_memory_history(context=None) from `import torch` on): tensors' blocks handed out and "
      "freed, segments taken and released.",
      "", kTorchMemoryEvents},
+    {"requests",
+     "Requests sent to a server by `gpuscope bench serve --session NAME` while that server ran under `gpuscope launch "
+     "--session NAME` (its requests-PID.jsonl in the session's log folder; docs/bench.md): one row per request, "
+     "warm-up ones too, on the trace clock, so a slow request leads to the kernels that ran during it. Every "
+     "request of the file is kept, also those outside the capture windows.",
+     "", kRequests},
     {"overheads", "CUPTI's own overhead (CUPTI_ACTIVITY_KIND_OVERHEAD).", "", kOverheads},
     {"capture_windows", "Time windows recorded (--capture-range, --delay, --duration).", "", kCaptureWindows},
     {"data_loss", "Everything known lost or doubtful; shown by every summary.", "", kDataLoss},

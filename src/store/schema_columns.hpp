@@ -618,6 +618,32 @@
   X(stream, OptInt, "INTEGER", "", \
     "The CUDA stream (cudaStream_t value) of the block; 0 = the default stream.")
 
+#define GPUSCOPE_COLUMNS_REQUESTS(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id, in the order of the requests files and their lines.") \
+  X(client_pid, Int, "INTEGER", "", \
+    "Process id of the gpuscope bench serve that sent the request (from its file name, requests-PID.jsonl); not a traced process.") \
+  X(request, Text, "TEXT", "", \
+    "The X-Request-Id header it was sent with (gpuscope-PID-N; vLLM uses it as its request id).") \
+  X(request_index, Int, "INTEGER", "", \
+    "Its number in the run; warm-up requests are numbered apart.") \
+  X(warmup, Int, "INTEGER", "", \
+    "1 for a warm-up request (not counted in bench serve's numbers), else 0.") \
+  X(start_ns, Int, "INTEGER NOT NULL", "ns", \
+    "When the client handed the request to libcurl, on the trace clock.") \
+  X(first_token_ns, OptInt, "INTEGER", "ns", \
+    "When the first token reached the client; NULL without a token. TTFT = first_token_ns - start_ns.") \
+  X(end_ns, Int, "INTEGER NOT NULL", "ns", \
+    "When the response ended (or failed) at the client.") \
+  X(prompt_tokens, Int, "INTEGER", "", \
+    "Prompt tokens as sent (synthetic prompts: words; a prompts file: its count, else 0).") \
+  X(output_tokens, Int, "INTEGER", "", \
+    "Output tokens: the server's usage.completion_tokens when it sent it, else the events with text.") \
+  X(new_connection, Int, "INTEGER", "", \
+    "1 when the request opened a TCP connection (its start_ns includes the handshake), 0 when it reused a kept-alive one.") \
+  X(error, OptText, "TEXT", "", \
+    "Why the request failed (HTTP 500: ..., connection: ..., malformed event N: ...: docs/bench.md); NULL when it succeeded.")
+
 #define GPUSCOPE_COLUMNS_MERGED_TRACES(X) \
   X(trace, Int, "INTEGER PRIMARY KEY", "", \
     "Position of the trace in `gpuscope merge`'s arguments, from 0 (the reference clock).") \

@@ -10,6 +10,8 @@ Runs the mock server on a free port and checks that
     X-Request-Id the server logged; requests reuse kept-alive connections;
   - HTTP 500, a connection closed mid-stream, a malformed event and an error event each
     give their request a clear error while the other requests are kept and counted;
+  - --session NAME writes the requests into that launch session's log folder, and
+    `gpuscope import` of the folder gives the trace's requests table, one exact row each;
   - chat completions with Poisson arrivals work; `bench compare` reads two runs;
   - a run whose requests all fail, and a server that is not there, exit 1 saying why.
 The tolerance is generous by default (a loaded CI machine); the issue's target on the GPU
@@ -19,6 +21,8 @@ machine is 1 ms: `test_bench_serve.py BUILD --tolerance-ms 1`.
 import argparse
 import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -34,10 +38,46 @@ def check(cond, what):
         failures.append(what)
 
 
-def gpuscope(build, *args):
+def gpuscope(build, *args, env=None):
     p = subprocess.run([os.path.join(build, "bin", "gpuscope"), "bench", "serve", *args], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=120, env=env)
     return p.returncode, p.stdout, p.stderr
+
+
+def check_session(build, url, tmp):
+    """bench serve --session NAME: the requests land in the session's log folder; importing
+    the folder gives the requests table. The session folder is made by hand here, as
+    `gpuscope launch --session` makes it (cli/session_command.hpp: NAME/info)."""
+    sessions = os.path.join(tmp, "sessions")
+    logs = os.path.join(tmp, "srv.logs")
+    os.makedirs(os.path.join(sessions, "srv"))
+    os.makedirs(logs)
+    with open(os.path.join(sessions, "srv", "info"), "w") as f:
+        f.write(f"name=srv\nlauncher_pid={os.getpid()}\noutput={tmp}/srv.sqlite\nlog_dir={logs}\ncommand=mock\n")
+    env = dict(os.environ, GPUSCOPE_SESSIONS_DIR=sessions)
+    rc, _, stderr = gpuscope(build, "--url", url, "--input-len", "4", "--output-len", "3", "--num-requests", "3",
+                             "--warmup", "1", "--session", "srv", env=env)
+    files = [f for f in os.listdir(logs) if f.startswith("requests-") and f.endswith(".jsonl")]
+    check(rc == 0 and len(files) == 1, f"--session writes one requests-PID.jsonl into the log folder ({rc}: {stderr})")
+    if not files:
+        return
+    spans = [json.loads(line) for line in open(os.path.join(logs, files[0]))]
+    rc2, _, stderr2 = gpuscope(build, "--url", url, "--num-requests", "1", "--session", "nosuch", env=env)
+    check(rc2 == 2 and "no session 'nosuch'" in stderr2, f"--session of no session: exit 2 ({rc2}: {stderr2})")
+    # The server's event log: a recorded one (tests/data/cnn.logs), as a traced server leaves it.
+    shutil.copy(os.path.join(HERE, "..", "data", "cnn.logs", "vm-499.gslog"), logs)
+    p = subprocess.run([os.path.join(build, "bin", "gpuscope"), "import", logs, "-o", os.path.join(tmp, "srv")],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"gpuscope import of the log folder ({p.returncode}: {p.stderr})")
+    if p.returncode != 0:
+        return
+    db = sqlite3.connect(os.path.join(tmp, "srv.sqlite"))
+    rows = db.execute("SELECT client_pid, request, request_index, warmup, start_ns, first_token_ns, end_ns, "
+                      "prompt_tokens, output_tokens, new_connection, error FROM requests ORDER BY id").fetchall()
+    expected = [(int(files[0][len("requests-"):-len(".jsonl")]), s["id"], s["index"], int(s["warmup"]), s["start_ns"],
+                 s["first_token_ns"], s["end_ns"], s["prompt_tokens"], s["output_tokens"], int(s["new_connection"]),
+                 s["error"] or None) for s in spans]
+    check(len(rows) == 4 and rows == expected, f"the requests table holds the 4 spans exactly ({rows})")
 
 
 def main():
@@ -126,6 +166,8 @@ def main():
         connections = {r["connection"] for r in server_lines}
         check(len(connections) < len(server_lines), f"kept-alive connections reused: {len(connections)} connections "
               f"for {len(server_lines)} requests")
+
+        check_session(a.build, url, tmp)
 
         # Chat completions, Poisson arrivals, synthetic prompts.
         out2 = os.path.join(tmp, "run2.json")

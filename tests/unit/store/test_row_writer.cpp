@@ -47,8 +47,9 @@ TEST_F(RowWriterTest, EveryTableHasARowWithItsColumnsInOrder) {
                            rows::KernelProfile, rows::KernelMetric, rows::Memcpy, rows::Memset, rows::MemoryEvent,
                            rows::GpuMetricName, rows::GpuMetric, rows::GpuMetricsSession, rows::ApiCall, rows::Sync,
                            rows::NvtxEvent, rows::TorchOp, rows::TorchModule, rows::TorchStep, rows::TorchOpActivity,
-                           rows::TorchMemoryStat, rows::TorchMemorySegment, rows::TorchMemoryEvent, rows::Overhead,
-                           rows::CaptureWindow, rows::DataLoss, rows::Message, rows::MergedTrace, rows::MergedPid>();
+                           rows::TorchMemoryStat, rows::TorchMemorySegment, rows::TorchMemoryEvent, rows::Request,
+                           rows::Overhead, rows::CaptureWindow, rows::DataLoss, rows::Message, rows::MergedTrace,
+                           rows::MergedPid>();
 }
 
 TEST_F(RowWriterTest, InsertSql) {
