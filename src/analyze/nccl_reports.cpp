@@ -35,22 +35,36 @@ Cell ms(std::int64_t ns) { return static_cast<double>(ns) / kNsPerMs; }
 Cell opt_int(const std::optional<std::int64_t>& v) { return v ? Cell{*v} : Cell{std::monostate{}}; }
 Cell share(std::int64_t part, std::int64_t whole) { return detail::percent_cell(part, whole); }
 
-// The measured GPU-to-GPU ceiling (B/s) of `gpuscope peak`'s cached profile of a GPU.
+// The measured GPU-to-GPU ceiling (B/s) from `gpuscope peak`'s cached profiles of the job's
+// GPUs: the slowest measured pair among the job's GPUs (the link that bounds a ring over them),
+// else a profile's p2p ceiling (profiles from before every pair was measured).
 struct LinkCeiling {
   double bytes_per_s = std::nan("");
+  std::string what;  // "GPU 0 to GPU 1", "p2p ceiling"
   std::string problem;
 };
 
-LinkCeiling link_ceiling(const std::string& uuid) {
+LinkCeiling link_ceiling(const std::vector<std::string>& uuids) {
   LinkCeiling c;
-  if (uuid.empty()) return c;
-  try {
-    if (const std::optional<MachineProfile> p = store::load_cached_profile(uuid)) {
-      if (const core::Ceiling* link = p->find("p2p"); link != nullptr && link->measured > 0)
+  for (const std::string& uuid : uuids) {
+    if (uuid.empty()) continue;
+    try {
+      const std::optional<MachineProfile> p = store::load_cached_profile(uuid);
+      if (!p) continue;
+      if (const core::PeerLink* l = p->slowest_link(uuids); l != nullptr) {
+        c.bytes_per_s = l->bytes_per_s;
+        c.what = "the slowest pair of the job's GPUs, GPU " + std::to_string(l->src) + " to GPU " +
+                 std::to_string(l->dst) + " (" + l->src_uuid + " to " + l->dst_uuid + ")";
+        return c;
+      }
+      if (const core::Ceiling* link = p->find("p2p");
+          link != nullptr && link->measured > 0 && !std::isfinite(c.bytes_per_s)) {
         c.bytes_per_s = link->measured;
+        c.what = "the p2p ceiling of " + uuid + " (" + link->method + ")";
+      }
+    } catch (const std::exception& e) {  // store::ProfileError: a broken file, or no cache folder
+      c.problem = e.what();
     }
-  } catch (const std::exception& e) {  // store::ProfileError: a broken file, or no cache folder
-    c.problem = e.what();
   }
   return c;
 }
@@ -72,12 +86,6 @@ std::string bucket_label(int k) {
   return "[" + units::memory_size(std::ldexp(1.0, k)) + ", " + units::memory_size(std::ldexp(1.0, k + 1)) + ")";
 }
 
-const RankFacts* first_nccl_rank(const CommData& d) {
-  for (const RankFacts& r : d.ranks)
-    if (!r.nccl.empty()) return &r;
-  return nullptr;
-}
-
 }  // namespace
 
 Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
@@ -95,7 +103,10 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
       .add_column("Avg Transfer", "ns", ColumnType::kInteger)
       .add_column("Algbw", "GB/s", ColumnType::kReal)
       .add_column("Busbw", "GB/s", ColumnType::kReal)
-      .add_column("Link Ceiling", "%", ColumnType::kReal);
+      .add_column("Link Ceiling", "%", ColumnType::kReal)
+      .add_column("Back-to-Back Calls", "", ColumnType::kInteger)
+      .add_column("Back-to-Back Time", "ns", ColumnType::kInteger)
+      .add_column("Back-to-Back Busbw", "GB/s", ColumnType::kReal);
   if (d.nccl_kernels == 0) {
     r.add_note(NoteLevel::kInfo, kNoNccl);
     return r;
@@ -106,6 +117,10 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
     // Collective instances: each matched one once, a kernel with no partner on its own.
     std::int64_t instances = 0, transfer_ns = 0, sized_transfer_ns = 0;
     double transfer_bytes = 0;
+    // Back-to-back calls: launched while the previous NCCL kernel of the same kind and size on
+    // the same stream still ran; each one's time is from that kernel's end to its own end.
+    std::int64_t b2b = 0, b2b_ns = 0, b2b_sized_ns = 0;
+    double b2b_bytes = 0;
     std::vector<bool> ranks;
   };
   std::map<std::tuple<bool, core::NcclCollective, int>, Agg> by;  // generic kernels and unknown sizes last
@@ -140,8 +155,28 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
   }
   for (const detail::StragglerMatch::Instance& in : m.order)
     add_instance(agg(in.kind, in.bytes), in.transfer_ns, in.bytes);
-  const RankFacts* first = first_nccl_rank(d);
-  const LinkCeiling link = link_ceiling(first ? first->uuid : std::string());
+  for (const RankFacts& f : d.ranks) {
+    std::map<std::int64_t, const detail::NcclCall*> last;  // by stream: its latest NCCL kernel
+    for (const detail::NcclCall& c : f.nccl) {
+      const detail::NcclCall*& prev = last[c.stream_id];
+      if (prev != nullptr && prev->kind == c.kind && size_bucket(prev->bytes) == size_bucket(c.bytes) &&
+          c.launch_end_ns >= 0 && c.launch_end_ns < prev->end_ns && c.start_ns >= prev->end_ns) {
+        Agg& a = agg(c.kind, c.bytes);
+        const std::int64_t ns = core::sat_sub(c.end_ns, prev->end_ns);
+        ++a.b2b;
+        a.b2b_ns = core::sat_add(a.b2b_ns, ns);
+        if (c.bytes >= 0) {
+          a.b2b_sized_ns = core::sat_add(a.b2b_sized_ns, ns);
+          a.b2b_bytes += static_cast<double>(c.bytes);
+        }
+      }
+      prev = &c;
+    }
+  }
+  std::vector<std::string> uuids;
+  for (const RankFacts& f : d.ranks)
+    if (!f.uuid.empty() && std::find(uuids.begin(), uuids.end(), f.uuid) == uuids.end()) uuids.push_back(f.uuid);
+  const LinkCeiling link = link_ceiling(uuids);
   for (const auto& [key, a] : by) {
     const auto [generic, kind, bucket] = key;
     const double algbw =
@@ -150,6 +185,10 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
             : std::nan("");
     const double busbw = algbw * core::bus_bandwidth_factor(kind, d.world_size);
     const double ceiling = busbw * 1e9 / link.bytes_per_s * 100.0;
+    const double b2b_busbw = a.b2b_sized_ns > 0
+                                 ? core::algorithm_bandwidth_gbps(a.b2b_bytes, static_cast<double>(a.b2b_sized_ns)) *
+                                       core::bus_bandwidth_factor(kind, d.world_size)
+                                 : std::nan("");
     const auto mean = [](std::int64_t sum, std::int64_t n) {
       return n > 0 ? Cell{static_cast<std::int64_t>(std::llround(static_cast<double>(sum) / static_cast<double>(n)))}
                    : Cell{std::monostate{}};
@@ -160,7 +199,8 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
                              ? Cell{static_cast<std::int64_t>(std::llround(a.bytes / static_cast<double>(a.sized)))}
                              : Cell{std::monostate{}},
                          a.ns, mean(a.ns, a.count), a.instances, mean(a.transfer_ns, a.instances),
-                         detail::real_or_null(algbw), detail::real_or_null(busbw), detail::real_or_null(ceiling)});
+                         detail::real_or_null(algbw), detail::real_or_null(busbw), detail::real_or_null(ceiling), a.b2b,
+                         mean(a.b2b_ns, a.b2b), detail::real_or_null(b2b_busbw)});
   }
   r.add_note(NoteLevel::kInfo,
              "world size " + std::to_string(d.world_size) +
@@ -184,15 +224,19 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
                  " matched across ranks as stragglers matches them; a kernel with no partner on another rank is an "
                  "instance of its own): its time is the duration of the last-arriving rank's kernel, the collective "
                  "once every rank is in");
+  r.add_note(
+      NoteLevel::kInfo,
+      "Back-to-Back: the calls launched while the previous NCCL kernel of the same collective and size on the "
+      "same stream still ran (so the GPU, not the CPU, set the pace, as in nccl-tests' timed loop); Time is from "
+      "the previous kernel's end to the call's own end, which adds NCCL's and the runtime's per-call GPU work "
+      "between the kernels; Busbw over that time is what nccl-tests reports for such a loop");
   if (std::isfinite(link.bytes_per_s)) {
-    r.add_note(NoteLevel::kInfo,
-               "Link Ceiling (%) = Busbw / the peer-to-peer copy bandwidth gpuscope peak measured "
-               "on this GPU (" +
-                   units::byte_rate(link.bytes_per_s) + ")");
+    r.add_note(NoteLevel::kInfo, "Link Ceiling (%) = Busbw / the peer-to-peer copy bandwidth gpuscope peak measured: " +
+                                     link.what + ", " + units::byte_rate(link.bytes_per_s));
   } else {
     r.add_note(NoteLevel::kInfo,
-               "Link Ceiling (%) is empty: no measured GPU-to-GPU ceiling for this GPU (run `gpuscope peak` on the "
-               "machine; its p2p copy is the ceiling)" +
+               "Link Ceiling (%) is empty: no measured GPU-to-GPU ceiling for the job's GPUs (run `gpuscope peak` "
+               "on the machine: its p2p ceiling measures every GPU pair)" +
                    (link.problem.empty() ? std::string() : ": " + link.problem));
   }
   return r;

@@ -66,7 +66,8 @@ int run(const PeakOptions& o) {
   const MachineProfile profile = peak::measure(po, print_progress);
   for (const std::string& w : profile.warnings) std::cerr << kPrefix << "warning: " << w << "\n";
 
-  const std::vector<Report> reports{profile_report(profile), roofline_report(profile)};
+  std::vector<Report> reports{profile_report(profile), roofline_report(profile)};
+  if (!profile.peer_links.empty()) reports.push_back(peer_link_report(profile));
   render::render(reports, format, std::cout, render::DocumentOptions{"peak", false});
   std::cout.flush();
 

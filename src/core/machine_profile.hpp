@@ -79,6 +79,19 @@ struct Ceiling {
   }
 };
 
+/// One GPU-to-GPU copy measured by `gpuscope peak` (the `p2p` ceiling measures every ordered
+/// pair of visible GPUs with peer access): cudaMemcpyPeerAsync from GPU `src` to GPU `dst`
+/// (CUDA ordinals as the measuring process saw them), bytes per second, median of the timed
+/// repetitions; `verified` when the destination's checksum matched.
+struct PeerLink {
+  int src = 0;
+  int dst = 0;
+  std::string src_uuid;  // "GPU-8c1f...", "" if unknown
+  std::string dst_uuid;
+  double bytes_per_s = kUnknown;
+  bool verified = false;
+};
+
 /// The device the profile was measured on.
 struct DeviceFacts {
   std::string name;  // "NVIDIA H200"
@@ -107,6 +120,23 @@ struct MachineProfile {
   DeviceFacts device;
   std::vector<Ceiling> ceilings;      // in catalog order; only those measured
   std::vector<std::string> warnings;  // "another process was using the GPU: ..."
+  std::vector<PeerLink> peer_links;   // every GPU pair's copy bandwidth (with `p2p`); empty with one GPU
+
+  /// The slowest measured link among the GPUs whose UUIDs are `uuids` (both ends in the set:
+  /// the link that bounds a ring over them), or nullptr when no such link was measured.
+  [[nodiscard]] const PeerLink* slowest_link(std::span<const std::string> uuids) const {
+    const PeerLink* best = nullptr;
+    auto in = [&](const std::string& u) {
+      for (const std::string& x : uuids)
+        if (!u.empty() && x == u) return true;
+      return false;
+    };
+    for (const PeerLink& l : peer_links)
+      if (l.bytes_per_s > 0 && in(l.src_uuid) && in(l.dst_uuid) &&
+          (best == nullptr || l.bytes_per_s < best->bytes_per_s))
+        best = &l;
+    return best;
+  }
 
   /// The ceiling called `name`, or nullptr when it was not measured.
   [[nodiscard]] const Ceiling* find(std::string_view name) const {

@@ -176,6 +176,34 @@ Report roofline_report(const MachineProfile& p) {
   return r;
 }
 
+Report peer_link_report(const MachineProfile& p) {
+  Report r;
+  r.name = "peer_links";
+  r.title = "GPU-to-GPU Copy Bandwidth, Every Pair";
+  r.add_column("Source GPU", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Destination GPU", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Bandwidth", "GB/s", ColumnType::kReal)
+      .add_column("Of Fastest Pair", "%", ColumnType::kReal)
+      .add_column("Verified", "", ColumnType::kText)
+      .add_column("Source UUID", "", ColumnType::kText)
+      .add_column("Destination UUID", "", ColumnType::kText);
+  double fastest = 0;
+  for (const PeerLink& l : p.peer_links)
+    fastest = std::max(fastest, std::isfinite(l.bytes_per_s) ? l.bytes_per_s : 0.0);
+  for (const PeerLink& l : p.peer_links)
+    r.rows.push_back(Row{static_cast<std::int64_t>(l.src), static_cast<std::int64_t>(l.dst),
+                         real_or_null(l.bytes_per_s * 1e-9), real_or_null(ratio_pct(l.bytes_per_s, fastest)),
+                         yes_no(l.verified), l.src_uuid, l.dst_uuid});
+  if (p.peer_links.empty())
+    r.add_note(NoteLevel::kInfo, "no GPU pair measured (one GPU visible, or no peer access)");
+  else
+    r.add_note(NoteLevel::kInfo,
+               "cudaMemcpyPeerAsync of the p2p ceiling's size from each GPU to each other one, peer access enabled, "
+               "timed with CUDA events on the source GPU (median); the p2p ceiling is the slowest pair, which bounds "
+               "a ring over all of them; nccl_sum's Link Ceiling takes the slowest pair among the job's GPUs");
+  return r;
+}
+
 Report ceiling_catalog_report() {
   Report r;
   r.name = "ceiling_catalog";

@@ -54,6 +54,11 @@ struct DisplayUnit {
 [[nodiscard]] Report roofline_report(const MachineProfile& profile);
 [[nodiscard]] Report ceiling_catalog_report();
 
+/// `peer_links`: one row per ordered GPU pair that `gpuscope peak`'s p2p ceiling measured
+/// (Source GPU, Destination GPU, Bandwidth in GB/s = 1e9 B/s, % of the fastest pair, Verified,
+/// the two UUIDs). No rows (and a note) when the profile has no pair (one GPU).
+[[nodiscard]] Report peer_link_report(const MachineProfile& profile);
+
 }  // namespace gpuscope::core
 
 // Declared in gpuscope::core (this folder); the other layers name them gpuscope::NAME.

@@ -73,6 +73,7 @@ struct Context {
   bool quick = false;
   double budget_s = 0.5;  // sampling budget of one timed measurement
   std::vector<std::string>* warnings = nullptr;
+  std::vector<PeerLink>* peer_links = nullptr;  // the p2p ceiling writes every pair here
 
   /// Timing options of this run: `mode`, `batch` (0 = auto), the run's budget × `share`;
   /// back_to_back for kHot (the steady state of a stream of calls).

@@ -112,6 +112,7 @@ MachineProfile measure(const PeakOptions& options, const Progress& progress) {
   ctx.quick = options.quick;
   ctx.budget_s = options.quick ? 0.2 : 0.5;
   ctx.warnings = &profile.warnings;
+  ctx.peer_links = &profile.peer_links;
 
   std::vector<const CeilingInfo*> todo;
   for (const CeilingInfo& info : ceiling_catalog())

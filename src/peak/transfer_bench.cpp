@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/device_facts.hpp"
 #include "bench/nvml.hpp"
 #include "peak/benchmarks.hpp"
 #include "peak/checksums.hpp"
@@ -164,49 +165,88 @@ Ceiling TransferBench::bidirectional() {
   return c;
 }
 
+namespace {
+
+// Peer access from `from` to `to` (already enabled is fine); leaves `from` current.
+void enable_peer(int from, int to) {
+  GPUSCOPE_CUDA_CALL(cudaSetDevice(from));
+  const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled)
+    (void)cudaGetLastError();
+  else
+    GPUSCOPE_CUDA_CALL(e);
+}
+
+// cudaMemcpyPeerAsync of `bytes` from GPU `src` to GPU `dst`, timed on `src`; the destination's
+// word sum is checked on `dst`. Leaves `src` current.
+Ceiling measure_pair(const Context& ctx, int src, int dst, std::size_t bytes, std::size_t vectors) {
+  enable_peer(dst, src);
+  DeviceBuffer remote(bytes), remote_scratch(sizeof(std::uint32_t));  // on dst
+  enable_peer(src, dst);
+  DeviceBuffer local(bytes);  // on src
+  {
+    Stream fill;
+    fill_pattern_device(local.get(), vectors, kPeerSeed, fill.get());
+    GPUSCOPE_CUDA_CALL(cudaStreamSynchronize(fill.get()));
+  }
+  const bench::TimingResult t = bench::time_gpu(
+      [&](cudaStream_t st) { GPUSCOPE_CUDA_CALL(cudaMemcpyPeerAsync(remote.get(), dst, local.get(), src, bytes, st)); },
+      ctx.timing(bench::Mode::kHot, 1));
+  Ceiling c = ceiling_from_timing("p2p", static_cast<double>(bytes), t,
+                                  "cudaMemcpyPeerAsync GPU " + std::to_string(src) + " to GPU " + std::to_string(dst) +
+                                      ", " + format_bytes(static_cast<double>(bytes)) + ", peer access enabled");
+  GPUSCOPE_CUDA_CALL(cudaSetDevice(dst));
+  std::uint32_t got = 0;
+  {
+    Stream check;
+    got = device_word_sum(remote.get(), vectors, remote_scratch, check.get());
+  }
+  GPUSCOPE_CUDA_CALL(cudaSetDevice(src));
+  const std::uint32_t want = pattern_sum(vectors, kPeerSeed);
+  mark_verified(c, got == want, sum_detail(got, want));
+  return c;
+}
+
+}  // namespace
+
 Ceiling TransferBench::peer_to_peer() {
-  State& s = *m_state;
+  const State& s = *m_state;
   int count = 0;
   GPUSCOPE_CUDA_CALL(cudaGetDeviceCount(&count));
   if (count < 2) throw NotMeasured("one GPU visible: peer-to-peer needs two");
-  const int self = m_ctx.device, peer = self == 0 ? 1 : 0;
-  int can = 0;
-  GPUSCOPE_CUDA_CALL(cudaDeviceCanAccessPeer(&can, self, peer));
-  if (can == 0) throw NotMeasured("GPU " + std::to_string(self) + " cannot access GPU " + std::to_string(peer));
-  // Peer access both ways (already enabled is fine), and the destination on the peer.
-  auto enable = [](int from, int to) {
-    GPUSCOPE_CUDA_CALL(cudaSetDevice(from));
-    const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled)
-      (void)cudaGetLastError();
-    else
-      GPUSCOPE_CUDA_CALL(e);
-  };
-  enable(peer, self);
-  DeviceBuffer remote(s.bytes), remote_scratch(sizeof(std::uint32_t));
-  enable(self, peer);  // leaves `self` current
-  fill_pattern_device(s.dev_a.get(), s.vectors, kPeerSeed, s.stream.get());
-  GPUSCOPE_CUDA_CALL(cudaStreamSynchronize(s.stream.get()));
-  const bench::TimingResult t = bench::time_gpu(
-      [&](cudaStream_t st) {
-        GPUSCOPE_CUDA_CALL(cudaMemcpyPeerAsync(remote.get(), peer, s.dev_a.get(), self, s.bytes, st));
-      },
-      m_ctx.timing(bench::Mode::kHot, 1));
-  Ceiling c =
-      ceiling_from_timing("p2p", static_cast<double>(s.bytes), t,
-                          "cudaMemcpyPeerAsync GPU " + std::to_string(self) + " to GPU " + std::to_string(peer) + ", " +
-                              format_bytes(static_cast<double>(s.bytes)) + ", peer access enabled");
-  // The check runs on the peer, in a stream of its own.
-  GPUSCOPE_CUDA_CALL(cudaSetDevice(peer));
-  std::uint32_t got = 0;
-  {
-    Stream peer_stream;
-    got = device_word_sum(remote.get(), s.vectors, remote_scratch, peer_stream.get());
+  std::vector<std::string> uuids;
+  for (int d = 0; d < count; ++d) uuids.push_back(bench::query_device_facts(d).uuid);
+  std::vector<PeerLink> links;
+  std::vector<std::string> no_access;
+  Ceiling slowest;
+  bool all_verified = true;
+  for (int a = 0; a < count; ++a)
+    for (int b = 0; b < count; ++b) {
+      if (a == b) continue;
+      int can = 0;
+      GPUSCOPE_CUDA_CALL(cudaDeviceCanAccessPeer(&can, a, b));
+      if (can == 0) {
+        no_access.push_back(std::to_string(a) + " to " + std::to_string(b));
+        continue;
+      }
+      Ceiling c = measure_pair(m_ctx, a, b, s.bytes, s.vectors);
+      links.push_back(PeerLink{a, b, uuids[static_cast<std::size_t>(a)], uuids[static_cast<std::size_t>(b)], c.measured,
+                               c.verified});
+      all_verified = all_verified && c.verified;
+      if (links.size() == 1 || c.measured < slowest.measured) slowest = std::move(c);
+    }
+  GPUSCOPE_CUDA_CALL(cudaSetDevice(m_ctx.device));
+  if (links.empty()) throw NotMeasured("no pair of the " + std::to_string(count) + " visible GPUs has peer access");
+  if (!no_access.empty()) {
+    std::string pairs;
+    for (const std::string& x : no_access) pairs += (pairs.empty() ? "GPU " : ", GPU ") + x;
+    m_ctx.warn("p2p: no peer access from " + pairs + ": not measured");
   }
-  GPUSCOPE_CUDA_CALL(cudaSetDevice(self));
-  const std::uint32_t want = pattern_sum(s.vectors, kPeerSeed);
-  mark_verified(c, got == want, sum_detail(got, want));
-  return c;
+  slowest.method += "; the slowest of " + std::to_string(links.size()) +
+                    " GPU pairs (every ordered pair of visible GPUs; each pair in the profile's peer_links)";
+  slowest.verified = all_verified;
+  if (m_ctx.peer_links != nullptr) *m_ctx.peer_links = std::move(links);
+  return slowest;
 }
 
 }  // namespace gpuscope::peak::detail

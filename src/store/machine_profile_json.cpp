@@ -110,6 +110,14 @@ std::string env(const char* name) {
 nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
   Json ceilings = Json::array();
   for (const Ceiling& c : p.ceilings) ceilings.push_back(ceiling_to_json(c));
+  Json links = Json::array();
+  for (const PeerLink& l : p.peer_links)
+    links.push_back(Json{{"src", l.src},
+                         {"dst", l.dst},
+                         {"src_uuid", l.src_uuid},
+                         {"dst_uuid", l.dst_uuid},
+                         {"bytes_per_s", number_or_null(l.bytes_per_s)},
+                         {"verified", l.verified}});
   return Json{{"format_version", p.format_version},
               {"gpuscope_version", p.gpuscope_version},
               {"measured_at", p.measured_at},
@@ -117,7 +125,8 @@ nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
               {"duration_s", number_or_null(p.duration_s)},
               {"device", device_to_json(p.device)},
               {"ceilings", std::move(ceilings)},
-              {"warnings", p.warnings}};
+              {"warnings", p.warnings},
+              {"peer_links", std::move(links)}};
 }
 
 MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::string& source,
@@ -175,6 +184,24 @@ MachineProfile profile_from_json(const nlohmann::ordered_json& j, const std::str
       if (!w[i].is_string())
         top.fail("field 'warnings[" + std::to_string(i) + "]' must be a string, found " + detail::json_type_name(w[i]));
       p.warnings.push_back(w[i].get<std::string>());
+    }
+  }
+  if (top.has("peer_links")) {  // optional: profiles before it, and one-GPU machines, have none
+    const Json& links = j.at("peer_links");
+    if (!links.is_array()) top.wrong("peer_links", "an array", links);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const std::string where = "peer_links[" + std::to_string(i) + "]";
+      if (!links[i].is_object())
+        top.fail("field '" + where + "' must be an object, found " + detail::json_type_name(links[i]));
+      const Fields f(links[i], source, where);
+      PeerLink l;
+      l.src = f.int32("src", 0, true);
+      l.dst = f.int32("dst", 0, true);
+      l.src_uuid = f.text("src_uuid");
+      l.dst_uuid = f.text("dst_uuid");
+      l.bytes_per_s = f.number("bytes_per_s", true);
+      l.verified = f.flag("verified");
+      p.peer_links.push_back(std::move(l));
     }
   }
   return p;

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../store/log_builder.hpp"
 #include "core/machine_profile.hpp"
@@ -33,8 +35,11 @@ class ProfileCache {
   ProfileCache& operator=(const ProfileCache&) = delete;
   /// Caches a profile of `uuid` (an H100) whose ceiling `ceiling` (catalog name, e.g.
   /// "dram_copy", "p2p") was measured at `bytes_per_s`.
-  void add(const std::string& uuid, const std::string& ceiling, double bytes_per_s) {
+  /// `links`: its peer_links (every GPU pair that `gpuscope peak` measured), none by default.
+  void add(const std::string& uuid, const std::string& ceiling, double bytes_per_s,
+           std::vector<core::PeerLink> links = {}) {
     MachineProfile p;
+    p.peer_links = std::move(links);
     p.device.name = "NVIDIA H100 80GB HBM3";
     p.device.uuid = uuid;
     core::Ceiling c;

@@ -94,5 +94,21 @@ TEST(MachineProfile, PercentOfTheoreticalAndFind) {
   EXPECT_EQ(p.find("l2_read"), nullptr);
 }
 
+TEST(MachineProfile, SlowestLinkIsAmongTheNamedGpusOnly) {
+  MachineProfile p;
+  p.peer_links = {{0, 1, "GPU-a", "GPU-b", 300e9, true},
+                  {1, 0, "GPU-b", "GPU-a", 290e9, true},
+                  {0, 2, "GPU-a", "GPU-c", 20e9, true},  // GPU-c is not in the job
+                  {1, 2, "GPU-b", "", 10e9, true}};      // an unknown end never matches
+  const std::vector<std::string> job{"GPU-a", "GPU-b"};
+  const PeerLink* l = p.slowest_link(job);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->src, 1);
+  EXPECT_EQ(l->dst, 0);
+  EXPECT_DOUBLE_EQ(l->bytes_per_s, 290e9);
+  const std::vector<std::string> alone{"GPU-a"};
+  EXPECT_EQ(p.slowest_link(alone), nullptr);
+}
+
 }  // namespace
 }  // namespace gpuscope
