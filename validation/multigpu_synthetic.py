@@ -12,7 +12,7 @@ Writes OUT.work/ as multigpu_check.py --out OUT would have left it after a run o
   slow.sqlite, slow.out      the same with rank 1's NCCL kernels 20 ms late from step 5 on
   busbw.sqlite, busbw.out    nccl_busbw.py's AllReduce kernels of 1, 4, 16, 64 and 256 MiB with
                              their nccl:all_reduce operators and shapes (--pytorch=ops,shapes)
-  busbw_plain.json           the CUDA-event figures those kernels' durations imply
+  busbw_plain.json           the CUDA-event loop figures those kernels imply (S / algbw + the 1 us gap per call)
 The traces start from gpuscope_make_trace's (every table of the schema), emptied.
 --variant: 'pass' (default); 'fail' gives rank 1 one kernel torch.profiler did not count, makes
 rank 1 0.3 ms late at steps 3 and 4 (an onset before the delay) and the plain busbw 11 % higher.
@@ -134,20 +134,29 @@ def ddp_trace(make_trace, path, slow_from=None, early_late=(), extra_kernel_rank
     return counts, pids
 
 
+GAP_NS = 1_000  # between one back-to-back kernel's end and the next one's start
+
+
 def busbw_trace(make_trace, path, sizes_mib, gbs_algbw):
-    """nccl_busbw.py's timed loops: per size 20 AllReduce kernels on each rank, each inside an
-    nccl:all_reduce op with its shapes; kernel time = S / algbw."""
+    """nccl_busbw.py's timed loops: per size 25 AllReduce kernels on each rank, each inside an
+    nccl:all_reduce op with its shapes; kernel time = S / algbw. The first of each size starts
+    50 us after the size before (launched after it ended: the CPU's pace), rank 1 arriving 5 us
+    late; the next 24 follow GAP_NS after the one before on both ranks, each launched (its API
+    call ended) 15 us before it starts, while the one before still ran: back to back, every
+    S / algbw + GAP_NS from one end to the next, which is what the plain loop's time per call is."""
     t = Trace(make_trace, path)
     pids = {0: 2000, 1: 2001}
     now = T0 + MS
     for mib in sizes_mib:
         size = mib << 20
         dur = int(size / gbs_algbw[mib])  # bytes / (GB/s) = ns
-        for _ in range(25):
+        now += 50_000
+        for k in range(25):
+            late = 5_000 if k == 0 else 0
             for rank in (0, 1):
                 pid = pids[rank]
-                arrive = now + (5_000 if rank == 1 else 0)
-                corr = t.kernel(pid, rank, 13, arrive, now + 5_000 + dur, NCCL)
+                arrive = now + (late if rank == 1 else 0)
+                corr = t.kernel(pid, rank, 13, arrive, now + late + dur, NCCL)
                 nid = t.range(pid, f"nccl:all_reduce, seq = 0, op_id = {t.nid}, sizes = [[{size // 4}]]",
                               arrive - 30_000, arrive - 10_000)
                 t.con.execute("INSERT INTO torch_ops (nvtx_id, pid, tid, name_id, seq, op_id, sizes, is_backward) "
@@ -155,7 +164,7 @@ def busbw_trace(make_trace, path, sizes_mib, gbs_algbw):
                               (nid, pid, pid, t.s("nccl:all_reduce"), nid, f"[[{size // 4}]]"))
                 t.con.execute("INSERT INTO torch_op_activities (pid, correlation_id, op_nvtx_id) VALUES (?, ?, ?)",
                               (pid, corr, nid))
-            now += 5_000 + dur + 2_000
+            now += late + dur + GAP_NS
     for rank in (0, 1):
         t.process(pids[rank], rank, 2, rank, now + MS)
     t.close()
@@ -185,7 +194,7 @@ def main():
     rows = []
     for mib in sizes:
         size = mib << 20
-        time_us = size / algbw[mib] / 1e3 * (0.9 if fail else 1.0)
+        time_us = (int(size / algbw[mib]) + GAP_NS) / 1e3 * (0.9 if fail else 1.0)
         a = size / (time_us * 1e-6) / 1e9
         rows.append({"bytes": size, "iters": 20, "time_us": time_us, "algbw_gbs": a, "busbw_gbs": a})
     (work / "busbw_plain.json").write_text(json.dumps({"world_size": 2, "sizes": rows, "torch_version": "synthetic",

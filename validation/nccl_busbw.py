@@ -26,6 +26,7 @@ floats sets NCCL up (its kernel lands in a size range of its own), and each rank
 averaged with an all_reduce of one float64.
 """
 import argparse
+import ctypes
 import json
 import os
 import sys
@@ -53,8 +54,94 @@ def parse_args():
     p.add_argument("--graph", action="store_true",
                    help="also time the same N calls captured in one CUDA graph (as nccl-tests -G): no launch gap "
                         "between the kernels; graph_time_us, graph_busbw_gbs")
+    p.add_argument("--each", action="store_true",
+                   help="also time each call between its own pair of CUDA events (each_time_us): not in the "
+                        "traced run, whose back-to-back calls must be the loop's alone")
+    p.add_argument("--direct", action="store_true",
+                   help="also time ncclAllReduce called directly (ctypes, current stream, as nccl-tests): "
+                        "direct_loop_time_us, direct_each_time_us")
     p.add_argument("--out", default=None, help="JSON file rank 0 writes")
     return p.parse_args()
+
+
+def loop_time_us(call, iters, sleep_cycles, queue_ms):
+    """(GPU time per call, CPU time per call) of `iters` calls back to back between two CUDA events
+    on the current stream, queued behind a GPU sleep: nccl-tests' loop."""
+    torch.cuda.synchronize()
+    dist.barrier()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if queue_ms > 0:
+        torch.cuda._sleep(sleep_cycles)
+    start.record()
+    cpu0 = time.perf_counter()
+    for _ in range(iters):
+        call()
+    cpu_s = time.perf_counter() - cpu0
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / iters, cpu_s * 1e6 / iters
+
+
+def each_call_us(call, iters, sleep_cycles, queue_ms, world):
+    """Time of one collective: a pair of CUDA events around each of `iters` calls (queued behind a
+    GPU sleep), the pair's elapsed time on the rank that waited least (the last to arrive: the
+    collective once every rank is in, as nccl_sum times an instance), averaged over the calls after
+    the first (the first absorbs the ranks' start skew). Excludes the gap between one call's end and
+    the next call's start, which the loop includes."""
+    torch.cuda.synchronize()
+    dist.barrier()
+    torch.cuda.synchronize()
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+    if queue_ms > 0:
+        torch.cuda._sleep(sleep_cycles)
+    for a, b in pairs:
+        a.record()
+        call()
+        b.record()
+    pairs[-1][1].synchronize()
+    times = torch.tensor([a.elapsed_time(b) * 1e3 for a, b in pairs], dtype=torch.float64, device="cuda")
+    dist.all_reduce(times, op=dist.ReduceOp.MIN)
+    return float(times[1:].mean()) if iters > 1 else float(times[0])
+
+
+class DirectNccl:
+    """NCCL called as nccl-tests calls it: ncclAllReduce through ctypes, straight onto the current
+    stream, with no PyTorch (no side stream, no events) in between. The library is the libnccl
+    this process already loaded for torch.distributed (read from /proc/self/maps)."""
+
+    class UniqueId(ctypes.Structure):
+        _fields_ = [("internal", ctypes.c_ubyte * 128)]  # NCCL_UNIQUE_ID_BYTES
+
+    def __init__(self, rank, world):
+        path = next((line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines()
+                     if "libnccl" in line.rsplit("/", 1)[-1]), None)
+        if path is None:
+            raise RuntimeError("no libnccl loaded in this process")
+        self.lib = ctypes.CDLL(path)
+        uid = DirectNccl.UniqueId()
+        if rank == 0:
+            self.check(self.lib.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
+        box = [bytes(bytearray(uid.internal)) if rank == 0 else None]
+        dist.broadcast_object_list(box, src=0)
+        ctypes.memmove(uid.internal, box[0], 128)
+        self.comm = ctypes.c_void_p()
+        self.check(self.lib.ncclCommInitRank(ctypes.byref(self.comm), ctypes.c_int(world), uid, ctypes.c_int(rank)),
+                   "ncclCommInitRank")
+        self.lib.ncclAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                           ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        self.path = path
+
+    @staticmethod
+    def check(code, what):
+        if code != 0:
+            raise RuntimeError(f"{what} returned ncclResult {code}")
+
+    def all_reduce(self, t):
+        assert t.dtype == torch.float32
+        ptr = ctypes.c_void_p(t.data_ptr())
+        self.check(self.lib.ncclAllReduce(ptr, ptr, t.numel(), 7, 0, self.comm,  # ncclFloat32, ncclSum
+                                          ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)), "ncclAllReduce")
 
 
 def graph_time_us(t, iters, sleep_cycles, queue_ms):
@@ -122,6 +209,12 @@ def main():
     setup = torch.ones(4, device=device)
     dist.all_reduce(setup)
     torch.cuda.synchronize()
+    direct = None
+    if args.direct:
+        try:
+            direct = DirectNccl(rank, world)
+        except (OSError, RuntimeError, AttributeError) as e:  # report, keep the torch figures
+            print(f"nccl_busbw: direct NCCL unavailable: {e}", file=sys.stderr)
 
     rows = []
     for mib in args.sizes_mib:
@@ -133,23 +226,26 @@ def main():
         torch.cuda.synchronize()
         dist.barrier()
         torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        if args.queue_ms > 0:
-            torch.cuda._sleep(sleep_cycles)
-        start.record()
-        cpu0 = time.perf_counter()
-        for _ in range(iters):
-            dist.all_reduce(t)
-        cpu_s = time.perf_counter() - cpu0
-        end.record()
-        end.synchronize()
+        loop_us, cpu_us = loop_time_us(lambda: dist.all_reduce(t), iters, sleep_cycles, args.queue_ms)
         graph_us = float("nan")
         if args.graph:
             graph_us = graph_time_us(t, iters, sleep_cycles, args.queue_ms)
-        mine = torch.tensor([start.elapsed_time(end) * 1e3 / iters, cpu_s * 1e6 / iters, graph_us],
-                            dtype=torch.float64, device=device)
+        each = float("nan")
+        if args.each:
+            each = each_call_us(lambda: dist.all_reduce(t), iters, sleep_cycles, args.queue_ms, world)
+        direct_loop = direct_each = float("nan")
+        if direct is not None:
+            call = lambda: direct.all_reduce(t)  # noqa: E731
+            for _ in range(args.warmup):
+                call()
+            torch.cuda.synchronize()
+            dist.barrier()
+            direct_loop, _ = loop_time_us(call, iters, sleep_cycles, args.queue_ms)
+            if args.each:
+                direct_each = each_call_us(call, iters, sleep_cycles, args.queue_ms, world)
+        mine = torch.tensor([loop_us, cpu_us, graph_us, direct_loop], dtype=torch.float64, device=device)
         dist.all_reduce(mine)
-        time_us, cpu_us, graph_us = (v / world for v in mine.tolist())
+        time_us, cpu_us, graph_us, direct_loop = (v / world for v in mine.tolist())
         queued = int(args.queue_ms > 0 and cpu_us * iters < args.queue_ms * 1e3)
         algbw = size / (time_us * 1e-6) / 1e9
         row = {"bytes": size, "iters": iters, "time_us": time_us, "algbw_gbs": algbw,
@@ -159,6 +255,11 @@ def main():
             row["graph_time_us"] = graph_us
             row["graph_busbw_gbs"] = size / (graph_us * 1e-6) / 1e9 * factor
             graph = f" graph_time_us={graph_us:.2f} graph_busbw_gbs={row['graph_busbw_gbs']:.2f}"
+        for key, us in (("each", each), ("direct_loop", direct_loop), ("direct_each", direct_each)):
+            if us == us:
+                row[f"{key}_time_us"] = us
+                row[f"{key}_busbw_gbs"] = size / (us * 1e-6) / 1e9 * factor
+                graph += f" {key}_time_us={us:.2f} {key}_busbw_gbs={row[f'{key}_busbw_gbs']:.2f}"
         rows.append(row)
         if rank == 0:
             print(f"RESULT size={size} iters={iters} time_us={time_us:.2f} algbw_gbs={algbw:.2f} "
@@ -173,6 +274,8 @@ def main():
             nccl = ""
         Path(args.out).write_text(json.dumps({"world_size": world, "sizes": rows, "torch_version": torch.__version__,
                                               "nccl_version": nccl}, indent=1))
+    if direct is not None:
+        direct.lib.ncclCommDestroy(direct.comm)
     dist.destroy_process_group()
     return 0
 

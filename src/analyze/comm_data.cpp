@@ -175,6 +175,8 @@ CommSummary comm_map(Database& db) {
       "?1");
   Statement uuid = db.prepare(
       "SELECT uuid FROM devices WHERE pid = ?1 AND device_id = ?2 AND uuid IS NOT NULL AND uuid <> '' LIMIT 1");
+  Statement launch = db.prepare(  // api_calls_corr index: one seek per NCCL kernel
+      "SELECT end_ns FROM api_calls WHERE pid = ?1 AND correlation_id = ?2 AND correlation_id <> 0 LIMIT 1");
   for (auto& entry : by_key) {
     auto& head = entry.second;  // a plain reference: clang 14 cannot capture a structured binding
     // One unit per GPU of the rank (NCCL's ranks are GPUs: one process may drive several).
@@ -220,6 +222,9 @@ CommSummary comm_map(Database& db) {
         }
         u.work.comm.push_back(i);
         NcclCall c{n->second.collective, device, kernels.column_int(1), i.start_ns, i.end_ns, -1};
+        launch.reset();
+        launch.bind(1, pid).bind(2, kernels.column_int(5));
+        if (launch.step()) c.launch_end_ns = launch.column_int(0);
         std::int64_t elements = -1;
         if (const auto op = ops.find({pid, kernels.column_int(5)}); op != ops.end()) {
           c.kind = op->second.kind;
@@ -277,7 +282,10 @@ void shift(RankFacts& r, std::int64_t offset) {
   move(r.span.start_ns);
   move(r.span.end_ns);
   for (StepSplit& s : r.steps) move(s.start_ns), move(s.end_ns);
-  for (NcclCall& c : r.nccl) move(c.start_ns), move(c.end_ns);
+  for (NcclCall& c : r.nccl) {
+    move(c.start_ns), move(c.end_ns);
+    if (c.launch_end_ns >= 0) move(c.launch_end_ns);
+  }
 }
 
 // The ends of the NCCL kernels of every rank of some summaries (store/clock_offset.hpp's

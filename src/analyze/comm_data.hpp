@@ -60,6 +60,7 @@ struct NcclCall {
   std::int64_t device_id = 0, stream_id = 0, start_ns = 0, end_ns = 0;
   std::int64_t bytes = -1;          // S in bytes; -1 when unknown (set by comm_reduce)
   std::int64_t payload_bytes = -1;  // elements x element size from the PyTorch operator; -1 unknown
+  std::int64_t launch_end_ns = -1;  // end of the API call that launched it (api_calls); -1 unknown
 };
 
 struct StepSplit {

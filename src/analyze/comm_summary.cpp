@@ -64,6 +64,7 @@ RankFacts rank_from(const json& j) {
     call.start_ns = c.at(2).get<std::int64_t>();
     call.end_ns = c.at(3).get<std::int64_t>();
     call.payload_bytes = c.at(4).get<std::int64_t>();
+    if (c.size() > 5) call.launch_end_ns = c.at(5).get<std::int64_t>();  // summaries before it have 5
     r.nccl.push_back(call);
   }
   return r;
@@ -82,8 +83,8 @@ std::string comm_summary_json(const CommSummary& s) {
     }
     json nccl = json::array();
     for (const NcclCall& c : r.nccl)
-      nccl.push_back(json::array(
-          {std::string(core::collective_name(c.kind)), c.stream_id, c.start_ns, c.end_ns, c.payload_bytes}));
+      nccl.push_back(json::array({std::string(core::collective_name(c.kind)), c.stream_id, c.start_ns, c.end_ns,
+                                  c.payload_bytes, c.launch_end_ns}));
     json rank = json::object();
     rank["rank"] = opt_json(r.rank);
     rank["local_rank"] = opt_json(r.local_rank);

@@ -122,7 +122,16 @@ TEST(CommSummary, JsonRoundTripsExactly) {
   EXPECT_EQ(comm_summary_json(parse_comm_summary(text, "x")), text);
   EXPECT_NE(text.find("\"format\":\"gpuscope-comm-summary\",\"version\":1"), std::string::npos) << text;
   // Rank 2's AllReduce of step 1 (100 us late): [kind, stream, start, end, 1048576 x 4 bytes].
-  EXPECT_NE(text.find("[\"AllReduce\",20,1700000,1900000,4194304]"), std::string::npos) << text;
+  // [kind, stream, start, end, 1048576 x 4 bytes, launch end (-1: no api_calls in this job)].
+  EXPECT_NE(text.find("[\"AllReduce\",20,1700000,1900000,4194304,-1]"), std::string::npos) << text;
+  // A summary written before the launch end was kept (5 fields per call) still reads.
+  std::string old = text;
+  for (std::string::size_type at; (at = old.find(",-1]")) != std::string::npos;) old.replace(at, 4, "]");
+  const CommSummary back = parse_comm_summary(old, "old");
+  ASSERT_FALSE(back.ranks.empty());
+  ASSERT_FALSE(back.ranks[0].nccl.empty());
+  EXPECT_EQ(back.ranks[0].nccl[0].launch_end_ns, -1);
+  EXPECT_EQ(back.ranks[0].nccl[0].end_ns, 900000);
 }
 
 TEST(CommSummary, RefusesAnotherVersionOrFormatNamingBoth) {

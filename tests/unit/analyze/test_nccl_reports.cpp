@@ -169,13 +169,67 @@ TEST_F(FourRanks, NcclSumBytesAndBandwidths) {
   EXPECT_TRUE(has_note(r, "world size 4 ranks"));
   EXPECT_TRUE(has_note(r, "sizes: 12 of 12 kernels"));
   EXPECT_TRUE(has_note(r, "Link Ceiling (%) is empty"));
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Calls"), 0);  // no launch calls in this job
+  EXPECT_TRUE(is_null(r, 0, "Back-to-Back Busbw"));
 }
 
 TEST_F(FourRanks, LinkCeilingFromTheMeasuredPeerToPeerCopy) {
   cache.add("GPU-100", "p2p", 300e9);  // rank 0's GPU: 300 GB/s
   const Report r = nccl_sum(t.db());
   EXPECT_NEAR(cell<double>(r, 0, "Link Ceiling"), cell<double>(r, 0, "Busbw") / 300.0 * 100.0, 1e-9);
-  EXPECT_TRUE(has_note(r, "peer-to-peer copy bandwidth gpuscope peak measured on this GPU (300 GB/s)"));
+  EXPECT_TRUE(has_note(r, "peer-to-peer copy bandwidth gpuscope peak measured: the p2p ceiling of GPU-100"));
+  EXPECT_TRUE(has_note(r, "300 GB/s"));
+}
+
+TEST_F(FourRanks, LinkCeilingIsTheSlowestPairAmongTheJobsGpus) {
+  // Ranks 0-3 run on GPU-100..GPU-103. Pairs with a GPU outside the job (GPU-999, slower
+  // still) do not count; the slowest pair inside it, GPU 1 to GPU 2 at 150 GB/s, bounds the ring.
+  cache.add("GPU-100", "p2p", 50e9,
+            {{0, 1, "GPU-100", "GPU-101", 300e9, true},
+             {1, 2, "GPU-101", "GPU-102", 150e9, true},
+             {2, 3, "GPU-102", "GPU-103", 280e9, true},
+             {0, 7, "GPU-100", "GPU-999", 50e9, true}});
+  const Report r = nccl_sum(t.db());
+  EXPECT_NEAR(cell<double>(r, 0, "Link Ceiling"), cell<double>(r, 0, "Busbw") / 150.0 * 100.0, 1e-9);
+  EXPECT_TRUE(has_note(r, "the slowest pair of the job's GPUs, GPU 1 to GPU 2 (GPU-101 to GPU-102), 150 GB/s"));
+}
+
+TEST(CommReports, BackToBackCallsAreTimedEndToEnd) {
+  // Two ranks, each: four 1 MiB AllReduce kernels on stream 20, 10 us each, at 0, 12, 24 and
+  // 100 us. The second and third were launched (API call ended at 5 and 15 us) while the one
+  // before still ran: back to back, 12 us each from the previous end to their own. The fourth
+  // was launched at 90 us, after the third ended at 34 us: the CPU set its pace, not counted.
+  TraceDb t;
+  t.strings({{1, test::kAllReduceName}, {2, "nccl:all_reduce"}, {3, "cudaLaunchKernelExC"}});
+  for (int r = 0; r < 2; ++r) {
+    const int pid = 100 + r;
+    t.add(rows::Process{.pid = pid, .start_ns = 0, .end_ns = 200'000, .ended_cleanly = 1, .rank = r, .local_rank = r});
+    t.h100(pid);
+    const long long starts[] = {0, 12'000, 24'000, 100'000}, launched[] = {-1'000, 5'000, 15'000, 90'000};
+    for (int k = 0; k < 4; ++k) {
+      const int corr = k + 1;
+      t.kernel(pid, 0, 20, corr, starts[k], starts[k] + 10'000, 1);
+      t.add(rows::ApiCall{.pid = pid,
+                          .tid = pid,
+                          .domain = "runtime",
+                          .cbid = 0,
+                          .name_id = 3,
+                          .start_ns = launched[k] - 500,
+                          .end_ns = launched[k],
+                          .correlation_id = corr});
+      const long long op = pid * 10 + k;
+      t.add(rows::TorchOp{.nvtx_id = op, .pid = pid, .tid = pid, .name_id = 2, .sizes = "[[262144]]"});
+      t.add(rows::TorchOpActivity{.pid = pid, .correlation_id = corr, .op_nvtx_id = op});
+    }
+  }
+  const Report r = nccl_sum(t.db());
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Instances"), 4);
+  EXPECT_NEAR(cell<double>(r, 0, "Busbw"), 1048576.0 / 10'000.0, 1e-9);  // 2 ranks: factor 2 (2 - 1) / 2 = 1
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Calls"), 4);          // two per rank
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Time"), 12'000);
+  EXPECT_NEAR(cell<double>(r, 0, "Back-to-Back Busbw"), 1048576.0 / 12'000.0, 1e-9);
+  EXPECT_TRUE(has_note(r, "Back-to-Back: the calls launched while the previous NCCL kernel"));
 }
 
 TEST_F(FourRanks, TopDiagnosesExposedCommunicationAndTheStraggler) {
