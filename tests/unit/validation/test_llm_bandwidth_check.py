@@ -147,10 +147,95 @@ class Compare(unittest.TestCase):
         self.assertIn("no Decode Bytes", failures[0])
 
 
+# A stand-in gpuscope for the whole run: `trace` writes a trace whose model ranges hold two
+# generations (prefill + 3 decode steps each, cache of 32 + k positions), `stats` prints llm_sum's
+# JSON with the measured generation's Decode Bytes, `kernels` writes 3 decode ranges of 2
+# launches each reading DRAM_PER_STEP bytes. Both write the child's JSON where --child-out says.
+FAKE = r"""#!/usr/bin/env python3
+import json, sqlite3, sys
+W, PER_TOKEN, DRAM = %d, %d, %r
+args = sys.argv[1:]
+def child_out():
+    return args[args.index("--child-out") + 1]
+def db(path):
+    con = sqlite3.connect(path)
+    con.executescript("CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT);"
+                      "CREATE TABLE nvtx_events (id INTEGER PRIMARY KEY, pid INTEGER, text_id INTEGER, "
+                      "start_ns INTEGER, end_ns INTEGER);"
+                      "CREATE TABLE torch_modules (nvtx_id INTEGER PRIMARY KEY, parent_module INTEGER);"
+                      "CREATE TABLE kernel_profiles (id INTEGER PRIMARY KEY, pid INTEGER, launch_ns INTEGER);"
+                      "CREATE TABLE kernel_metrics (profile_id INTEGER, metric_id INTEGER, value REAL);")
+    return con
+def text(held):
+    return ("nn.Module: GPT2LMHeadModel (GPT2LMHeadModel), weight_bytes = %%d, weight_dtype = float16, "
+            "kv_bytes = %%d, kv_tokens = %%d" %% (W, held * PER_TOKEN, held))
+if args[0] == "trace":
+    con = db(args[args.index("-o") + 1] + ".sqlite")
+    t = 0
+    for gen in range(2):
+        for held in (0, 32, 33, 34):
+            con.execute("INSERT INTO strings (value) VALUES (?)", (text(held),))
+            sid = con.execute("SELECT MAX(id) FROM strings").fetchone()[0]
+            cur = con.execute("INSERT INTO nvtx_events (pid, text_id, start_ns, end_ns) VALUES (1, ?, ?, ?)",
+                              (sid, t, t + 10))
+            con.execute("INSERT INTO torch_modules VALUES (?, NULL)", (cur.lastrowid,))
+            t += 100
+    con.commit()
+    json.dump({"model": "hf", "marked_decode_steps": 0}, open(child_out(), "w"))
+elif args[0] == "stats":
+    mean = sum(W + h * PER_TOKEN for h in (33, 34, 35)) / 3 / 1e6
+    cols = ["Generation", "Decode Bytes", "Decode BW", "BW of Ceiling", "SOL TPOT", "TPOT p50"]
+    rows = [["1", mean, 1.0, 1.0, 0.1, 7.0], ["2", mean, 1.0, 1.0, 0.1, 7.0], ["all", mean, 1.0, 1.0, 0.1, 7.0]]
+    print(json.dumps({"reports": {"llm_sum": {"columns": [{"name": c} for c in cols], "rows": rows,
+                                              "notes": [{"text": "decode step 7 ms"}]}}}))
+elif args[0] == "kernels":
+    assert "--nvtx-include" in args and "dram__bytes_read.sum" in args
+    con = db(args[args.index("-o") + 1] + ".sqlite")
+    con.execute("INSERT INTO strings VALUES (1, 'llmbw.decode'), (2, 'dram__bytes_read.sum')")
+    for k in range(3):
+        con.execute("INSERT INTO nvtx_events (pid, text_id, start_ns, end_ns) VALUES (1, 1, ?, ?)",
+                    (1000 * k, 1000 * k + 500))
+        for i in range(2):
+            cur = con.execute("INSERT INTO kernel_profiles (pid, launch_ns) VALUES (1, ?)", (1000 * k + 100 * (i + 1),))
+            con.execute("INSERT INTO kernel_metrics VALUES (?, 2, ?)", (cur.lastrowid, DRAM / 2))
+    con.commit()
+    json.dump({"model": "hf", "marked_decode_steps": 3}, open(child_out(), "w"))
+else:
+    sys.exit(3)
+"""
+
+
 class Main(unittest.TestCase):
     def test_missing_binary_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(check.main([os.path.join(d, "no-gpuscope"), d]), 2)
+
+    def run_fake(self, dram_per_step):
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        fake = Path(d.name) / "gpuscope"
+        fake.write_text(FAKE % (W, PER_TOKEN, dram_per_step))
+        fake.chmod(0o755)
+        saved = check.have_torch
+        check.have_torch = lambda: (True, "")
+        try:
+            rc = check.main([str(fake), d.name + "/out", "--new-tokens", "4", "--timeout", "60"])
+        finally:
+            check.have_torch = saved
+        return rc, (Path(d.name) / "out/llm_bandwidth_check.md").read_text()
+
+    def test_a_whole_run_against_a_stand_in_gpuscope(self):
+        per_step = W + 34 * PER_TOKEN  # the trace's mean
+        rc, md = self.run_fake(per_step * 1.02)  # the kernels read 2 % more
+        self.assertEqual(rc, 0, md)
+        self.assertIn("| b1 | hf | 3 | 248.91 | 1.25 | 250.17 | 255.17 | -1.96 % | 2 | per 'llmbw.decode' range (3 ranges) |",
+                      md)
+        self.assertIn("**PASS**", md)
+
+    def test_a_whole_run_that_misses_the_target(self):
+        rc, md = self.run_fake((W + 34 * PER_TOKEN) * 1.2)
+        self.assertEqual(rc, 1)
+        self.assertIn("limit 5.0 %", md)
 
 
 if __name__ == "__main__":
