@@ -217,7 +217,8 @@ def _cache_fields(obj, tensor, depth=0):
         return total, tokens, False
     static = _is_static(obj)
     layers = getattr(obj, "layers", None)
-    if isinstance(layers, (list, tuple)) and layers and hasattr(layers[0], "keys"):  # transformers >= 4.54
+    if (isinstance(layers, (list, tuple)) or type(layers).__name__ == "ModuleList") and len(layers) and \
+            hasattr(layers[0], "keys"):  # transformers >= 4.54
         pairs = [(getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in layers]
         static = static or any(_is_static(layer) for layer in layers[:1])
     elif isinstance(getattr(obj, "key_cache", None), list):  # transformers 4.36 - 4.53
