@@ -519,6 +519,25 @@ void TraceTimeline::gpu_metric_counters(const std::function<void(const GpuMetric
   }
 }
 
+void TraceTimeline::request_spans(const std::function<void(const RequestSpanEvent&)>& visit) {
+  if (!m_db.has_table("requests")) return;
+  Statement st = m_db.prepare(
+      "SELECT request, start_ns, first_token_ns, end_ns, prompt_tokens, output_tokens, warmup, new_connection, "
+      "COALESCE(error, '') FROM requests ORDER BY start_ns, id");
+  while (st.step()) {
+    const std::string request = st.column_text(0), error = st.column_text(8);
+    visit({.request = request,
+           .start_ns = st.column_int(1),
+           .first_token_ns = st.is_null(2) ? std::nullopt : std::optional<std::int64_t>(st.column_int(2)),
+           .end_ns = st.column_int(3),
+           .prompt_tokens = st.column_int(4),
+           .output_tokens = st.column_int(5),
+           .warmup = st.column_int(6) != 0,
+           .new_connection = st.column_int(7) != 0,
+           .error = error});
+  }
+}
+
 Timeline load_timeline(store::Database& db) {
   TraceTimeline source(db);
   Timeline tl;

@@ -13,6 +13,7 @@
 
 #include "analyze/gpu_index.hpp"
 #include "core/metric_attribution.hpp"
+#include "core/request_spans.hpp"
 #include "core/timeline.hpp"
 
 namespace gpuscope::store {
@@ -38,8 +39,9 @@ using gpuscope::TimelineThread;
 using gpuscope::TimelineTracks;
 
 /// The timeline of one trace database, read as it is visited. `db` must outlive it.
-/// Also a GpuMetricCounterSource (core/metric_attribution.hpp): the sampled GPU metrics.
-class TraceTimeline final : public TimelineEvents, public GpuMetricCounterSource {
+/// Also a GpuMetricCounterSource (core/metric_attribution.hpp): the sampled GPU metrics, and
+/// a RequestSpanSource (core/request_spans.hpp): the requests table.
+class TraceTimeline final : public TimelineEvents, public GpuMetricCounterSource, public RequestSpanSource {
  public:
   /// Reads the physical GPU numbering (analyze/gpu_index.hpp).
   explicit TraceTimeline(store::Database& db);
@@ -71,6 +73,8 @@ class TraceTimeline final : public TimelineEvents, public GpuMetricCounterSource
   /// active % (device 0)", "DRAM read GB/s (device 0)", "SM clock MHz (device 0)"). A trace
   /// without the tables: none.
   void gpu_metric_counters(const std::function<void(const GpuMetricCounterEvent&)>& visit) override;
+  /// The requests table (bench serve --session) in start order; a trace without it: none.
+  void request_spans(const std::function<void(const RequestSpanEvent&)>& visit) override;
 
  private:
   store::Database& m_db;

@@ -50,6 +50,14 @@
 //     its GPU work: "GPU i stream S" per stream and "GPU i NCCL" per GPU. GPU rows then hold
 //     only processes without a rank and the counters. Processes without a rank sort after
 //     the ranks (500000 + index).
+//   Requests (cat "request"; only when `events` is also a core::RequestSpanSource, as
+//     analyze::TraceTimeline is, and the trace's requests table has rows: `gpuscope bench
+//     serve --session`): process group pid 2000000000, "requests (gpuscope bench serve)",
+//     sort index -1 (first); each request a slice named by its X-Request-Id on lane tid
+//     1, 2, ... ("requests, lane N": the first lane free at its start, so overlapping
+//     requests take separate lanes), args request, ttft_ms, prompt_tokens, output_tokens,
+//     warmup (when true), new_connection, error (when it failed); its first token an instant
+//     "first token" on the same lane.
 //   Metadata ("ph":"M"): process_name ("python3 (pid 1234)", "GPU 0"), process_labels
 //     (GPU name), process_sort_index (CPU processes first, then GPUs), thread_name
 //     ("stream 7"; CPU threads by nvtxNameOsThread name or "thread TID"),

@@ -13,6 +13,7 @@
 #include "core/metric_attribution.hpp"
 #include "core/nccl.hpp"
 #include "core/occupancy.hpp"
+#include "core/request_spans.hpp"
 #include "core/saturating.hpp"
 #include "core/timeline_labels.hpp"
 
@@ -27,6 +28,7 @@ constexpr std::int64_t kUnrankedSortIndexBase = 500'000;             // ranked p
 constexpr std::int64_t kLaneTidBase = 4'000'000'000;                 // a rank's GPU lanes: above any OS tid, < 2^32
 constexpr std::int64_t kCollectiveFlowBase = std::int64_t{1} << 52;  // above every ac2g flow id, < 2^53
 constexpr std::int64_t kMaxCollectiveLanes = std::int64_t{1} << 16;  // lanes one collective flow id space holds
+constexpr std::int64_t kRequestsPid = 2'000'000'000;  // bench serve's requests: no OS or merged pid, < 2^31
 
 std::string sync_name(std::string_view type) {
   if (type == "event_synchronize") return "Event Sync";
@@ -57,6 +59,9 @@ class Writer {
     // (core/timeline.hpp's TimelineEvents has no visitor for them).
     if (auto* metrics = dynamic_cast<GpuMetricCounterSource*>(&events))
       metrics->gpu_metric_counters([this](const GpuMetricCounterEvent& e) { write_gpu_metric(e); });
+    // Requests a load generator sent to the traced server (the trace's requests table).
+    if (auto* requests = dynamic_cast<RequestSpanSource*>(&events))
+      requests->request_spans([this](const RequestSpanEvent& e) { write_request(e); });
     m_sink.end();
   }
 
@@ -389,10 +394,45 @@ class Writer {
     m_sink.counter("gpu_metrics", e.track, e.gpu_index, e.ts_ns, "value", Json(e.value));
   }
 
+  // A request on the "requests" group (first in the sort order): concurrent requests on
+  // separate lanes, each on the first lane free at its start (requests come in start order),
+  // so slices never overlap on a row; the first token as an instant on the same lane.
+  void write_request(const RequestSpanEvent& e) {
+    if (m_request_lane_end.empty()) {
+      m_sink.meta("process_name", kRequestsPid, 0, Json{{"name", "requests (gpuscope bench serve)"}});
+      m_sink.meta("process_sort_index", kRequestsPid, 0, Json{{"sort_index", -1}});
+    }
+    std::size_t lane = 0;
+    while (lane < m_request_lane_end.size() && m_request_lane_end[lane] > e.start_ns) ++lane;
+    if (lane == m_request_lane_end.size()) {
+      m_request_lane_end.push_back(e.start_ns);
+      const auto tid = static_cast<std::int64_t>(lane) + 1;
+      m_sink.meta("thread_name", kRequestsPid, tid, Json{{"name", "requests, lane " + std::to_string(tid)}});
+      m_sink.meta("thread_sort_index", kRequestsPid, tid, Json{{"sort_index", tid}});
+    }
+    const std::int64_t end = std::max(e.end_ns, e.start_ns);
+    m_request_lane_end[lane] = end;
+    const auto tid = static_cast<std::int64_t>(lane) + 1;
+    Json args;
+    if (m_args) {
+      args["request"] = e.request;
+      if (e.first_token_ns) args["ttft_ms"] = static_cast<double>(*e.first_token_ns - e.start_ns) / 1e6;
+      args["prompt_tokens"] = e.prompt_tokens;
+      args["output_tokens"] = e.output_tokens;
+      if (e.warmup) args["warmup"] = true;
+      args["new_connection"] = e.new_connection;
+      if (!e.error.empty()) args["error"] = e.error;
+    }
+    m_sink.complete("request", e.request, kRequestsPid, tid, e.start_ns, end, args);
+    if (e.first_token_ns)
+      m_sink.instant("request", "first token", kRequestsPid, tid, *e.first_token_ns, Json::object());
+  }
+
   const TimelineHeader& m_tl;
   const TimelineTracks& m_tracks;
   TimelineSink& m_sink;
-  const bool m_args;  // the sink writes event arguments: build them
+  const bool m_args;                             // the sink writes event arguments: build them
+  std::vector<std::int64_t> m_request_lane_end;  // per requests lane: the end of its last request
   bool m_single_process = true;
   std::int64_t m_trace_end = 0;
   std::map<std::int64_t, std::int64_t> m_ordinal;             // pid → index in pid order

@@ -10,8 +10,9 @@ Runs the mock server on a free port and checks that
     X-Request-Id the server logged; requests reuse kept-alive connections;
   - HTTP 500, a connection closed mid-stream, a malformed event and an error event each
     give their request a clear error while the other requests are kept and counted;
-  - --session NAME writes the requests into that launch session's log folder, and
-    `gpuscope import` of the folder gives the trace's requests table, one exact row each;
+  - --session NAME writes the requests into that launch session's log folder,
+    `gpuscope import` of the folder gives the trace's requests table, one exact row each,
+    and `gpuscope export` draws them on a "requests" track;
   - chat completions with Poisson arrivals work; `bench compare` reads two runs;
   - a run whose requests all fail, and a server that is not there, exit 1 saying why.
 The tolerance is generous by default (a loaded CI machine); the issue's target on the GPU
@@ -78,6 +79,18 @@ def check_session(build, url, tmp):
                  s["first_token_ns"], s["end_ns"], s["prompt_tokens"], s["output_tokens"], int(s["new_connection"]),
                  s["error"] or None) for s in spans]
     check(len(rows) == 4 and rows == expected, f"the requests table holds the 4 spans exactly ({rows})")
+    # gpuscope export: the requests as a track of the Perfetto timeline.
+    out = os.path.join(tmp, "srv.perfetto.json")
+    p = subprocess.run([os.path.join(build, "bin", "gpuscope"), "export", os.path.join(tmp, "srv.sqlite"), "-o", out],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"gpuscope export of that trace ({p.returncode}: {p.stderr})")
+    if p.returncode == 0:
+        events = json.load(open(out))["traceEvents"]
+        group = [e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name" and
+                 e["args"]["name"] == "requests (gpuscope bench serve)"]
+        slices = sorted(e["name"] for e in events if e.get("cat") == "request" and e["ph"] == "X")
+        check(len(group) == 1 and slices == sorted(s["id"] for s in spans),
+              f"the Perfetto export has the requests track with the 4 requests ({slices})")
 
 
 def main():
