@@ -28,7 +28,12 @@ Connections are kept alive (HTTP/1.1, chunked), as vLLM's server keeps them, exc
 "[close]". tests/serve/compare_serve.py compares this log with what `gpuscope bench serve`
 measured.
 
+--gpu-work runs a small matrix product on the GPU (PyTorch, synchronized) before each token,
+so a server under `gpuscope launch` has kernels inside each request's span (the GPU test
+tests/gpu/test_serve_session.py); --max-requests N exits after the N-th response.
+
 Usage: mock_server.py [--port 0] [--port-file F] [--log F] [--ttft-ms 30] [--tpot-ms 10]
+                      [--gpu-work] [--max-requests N]
 The port it listens on (--port 0: a free one) is printed as "PORT N" and written to --port-file.
 """
 
@@ -122,6 +127,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(err)
             record["outcome"] = "http500"
             self.server.write_log(record)
+            self.server.served_one()
             return
 
         self.send_response(200)
@@ -133,6 +139,8 @@ class Handler(BaseHTTPRequestHandler):
         outcome = "ok"
         for i in range(tokens):
             due = arrived + (cfg.ttft_ms + i * cfg.tpot_ms) / 1e3
+            if self.server.gpu_step:
+                self.server.gpu_step()
             delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
@@ -158,6 +166,22 @@ class Handler(BaseHTTPRequestHandler):
             self._chunk(b"")
         record["outcome"] = "malformed" if "[malformed]" in prompt else outcome
         self.server.write_log(record)
+        self.server.served_one()
+
+
+def gpu_step():
+    """A function that runs one small matrix product on the GPU and waits for it."""
+    import torch  # only with --gpu-work
+
+    a = torch.randn(512, 512, device="cuda")
+    lock = threading.Lock()
+
+    def step():
+        with lock:
+            (a @ a).sum().item()  # .item() synchronizes
+
+    step()  # CUDA context and cuBLAS handle made before the first request
+    return step
 
 
 class Server(ThreadingHTTPServer):
@@ -172,6 +196,15 @@ class Server(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.log = open(cfg.log, "a") if cfg.log else None
         self.connections = 0
+        self.served = 0
+        self.gpu_step = gpu_step() if cfg.gpu_work else None
+
+    def served_one(self):
+        with self.lock:
+            self.served += 1
+            last = self.cfg.max_requests and self.served >= self.cfg.max_requests
+        if last:  # shutdown() waits for serve_forever: from another thread
+            threading.Thread(target=self.shutdown, daemon=True).start()
 
     def next_connection(self):
         with self.lock:
@@ -192,6 +225,8 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--ttft-ms", type=float, default=30.0)
     ap.add_argument("--tpot-ms", type=float, default=10.0)
+    ap.add_argument("--gpu-work", action="store_true", help="a matrix product on the GPU before each token (PyTorch)")
+    ap.add_argument("--max-requests", type=int, default=0, help="exit after this many responses (0: never)")
     cfg = ap.parse_args()
     server = Server(("127.0.0.1", cfg.port), cfg)
     port = server.server_address[1]
