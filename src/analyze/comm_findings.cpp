@@ -118,8 +118,8 @@ StragglerMatch match_collectives(const CommData& d) {
     instance_last.push_back(i.lateness_ns > 0 ? static_cast<std::int64_t>(i.last) : -1);
   for (std::size_t i = 0; i < m.per_rank.size(); ++i) {
     const auto who_i = static_cast<std::int64_t>(i);
-    if (const auto s = core::first_run_start(step_straggler, who_i, 2)) m.per_rank[i].onset_step = steps[*s];
-    if (const auto s = core::first_run_start(instance_last, who_i, 3))
+    if (const auto s = core::longest_run_start(step_straggler, who_i, 2)) m.per_rank[i].onset_step = steps[*s];
+    if (const auto s = core::longest_run_start(instance_last, who_i, 3))
       m.per_rank[i].onset_instance = static_cast<std::int64_t>(*s);
   }
   return m;

@@ -87,14 +87,16 @@ std::optional<Arrivals> arrivals(std::span<const std::int64_t> arrival_ns) {
   return a;
 }
 
-std::optional<std::size_t> first_run_start(std::span<const std::int64_t> items, std::int64_t who, std::size_t min_run) {
+std::optional<std::size_t> longest_run_start(std::span<const std::int64_t> items, std::int64_t who,
+                                             std::size_t min_run) {
   if (min_run == 0) return std::nullopt;
-  std::size_t run = 0;
+  std::size_t run = 0, best = 0, best_start = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     run = items[i] == who ? run + 1 : 0;
-    if (run == min_run) return i + 1 - min_run;
+    if (run > best) best = run, best_start = i + 1 - run;
   }
-  return std::nullopt;
+  if (best < min_run) return std::nullopt;
+  return best_start;
 }
 
 }  // namespace gpuscope::core

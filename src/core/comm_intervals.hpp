@@ -65,9 +65,11 @@ struct Arrivals {
 /// nullopt for no arrivals.
 [[nodiscard]] std::optional<Arrivals> arrivals(std::span<const std::int64_t> arrival_ns);
 
-/// The first index i with items[i], ..., items[i + min_run − 1] all equal to `who`: where
-/// `who` starts being last repeatedly. nullopt when there is no such run, or min_run is 0.
-[[nodiscard]] std::optional<std::size_t> first_run_start(std::span<const std::int64_t> items, std::int64_t who,
-                                                         std::size_t min_run);
+/// The start of the longest run of items equal to `who` (the earliest of equally long ones),
+/// when that run is at least `min_run` long: where `who` starts being last for good, so that
+/// a start-up step or two in which it happened to come last do not hide the onset of a rank
+/// that stays late. nullopt when there is no such run, or min_run is 0.
+[[nodiscard]] std::optional<std::size_t> longest_run_start(std::span<const std::int64_t> items, std::int64_t who,
+                                                           std::size_t min_run);
 
 }  // namespace gpuscope::core

@@ -84,13 +84,19 @@ TEST(CommIntervals, ArrivalsNameTheLastAndTheWaits) {
   EXPECT_FALSE(arrivals({}));
 }
 
-TEST(CommIntervals, FirstRunStart) {
+TEST(CommIntervals, LongestRunStart) {
   const std::vector<std::int64_t> last{0, 2, 1, 2, 2, 2, 3, 2};
-  EXPECT_EQ(first_run_start(last, 2, 3), 3u);
-  EXPECT_EQ(first_run_start(last, 2, 1), 1u);
-  EXPECT_FALSE(first_run_start(last, 2, 4));
-  EXPECT_FALSE(first_run_start(last, 7, 1));
-  EXPECT_FALSE(first_run_start(last, 2, 0));
+  EXPECT_EQ(longest_run_start(last, 2, 3), 3u);
+  EXPECT_EQ(longest_run_start(last, 2, 1), 3u);  // the longest run, not the first
+  EXPECT_FALSE(longest_run_start(last, 2, 4));
+  EXPECT_FALSE(longest_run_start(last, 7, 1));
+  EXPECT_FALSE(longest_run_start(last, 2, 0));
+  // Last in the two start-up steps, then on time, then last for good from index 5: 5.
+  const std::vector<std::int64_t> startup{1, 1, 0, 1, 0, 1, 1, 1, 1};
+  EXPECT_EQ(longest_run_start(startup, 1, 2), 5u);
+  // Two runs equally long: the earlier.
+  const std::vector<std::int64_t> tie{1, 1, 0, 1, 1};
+  EXPECT_EQ(longest_run_start(tie, 1, 2), 0u);
 }
 
 }  // namespace
