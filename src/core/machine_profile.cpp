@@ -103,8 +103,9 @@ constexpr std::array kCatalog{
                 "memory run at the same time on two streams.",
                 false},
     CeilingInfo{"p2p", K::kTransfer, "B/s", "Peer to peer",
-                "Bytes per second copied from GPU 0 to GPU 1 by cudaMemcpyPeerAsync with peer access "
-                "enabled; measured only when there are two or more GPUs.",
+                "Bytes per second copied between two GPUs by cudaMemcpyPeerAsync with peer access "
+                "enabled: the slowest of every ordered GPU pair (each pair in the profile's peer_links); "
+                "measured only when there are two or more GPUs.",
                 false},
     // latency
     CeilingInfo{"launch_rate", K::kLatency, "launch/s", "Launch rate",

@@ -65,8 +65,9 @@ constexpr std::array kMethods{
                   "H2D and D2H cudaMemcpyAsync of pinned memory at once on two streams (fork/join events), both "
                   "directions' bytes counted; both destinations checked."},
     MethodSummary{"p2p",
-                  "cudaMemcpyPeerAsync of 256 MiB to the next GPU with peer access enabled; word sum checked on "
-                  "the peer. Needs two GPUs."},
+                  "cudaMemcpyPeerAsync of 256 MiB from every GPU to every other one with peer access enabled, "
+                  "timed on the source; word sum checked on the destination; the slowest pair is the ceiling. "
+                  "Needs two GPUs."},
     MethodSummary{"launch_rate",
                   "2000 back-to-back <<<1,1>>> launches on one stream, host time from the first launch call to "
                   "cudaStreamSynchronize's return; a device counter must equal the launch count."},
