@@ -497,7 +497,7 @@ def check_busbw(plain, traced_results, nccl):
         graphs.append(others)
         table.append([size >> 20, s["iters"], fmt(s["time_us"]), fmt(s.get("cpu_us")), s.get("queued", "-"),
                       fmt(s["busbw_gbs"]),
-                      g.get("Back-to-Back Calls", "-"),
+                      g.get("Back-to-Back Instances", "-"),
                       fmt(g["Back-to-Back Time (ns)"] / 1e3) if g.get("Back-to-Back Time (ns)") is not None else "-",
                       fmt(b2b), fmt(100 * diff) if diff is not None else "-",
                       fmt(g["Avg Transfer (ns)"] / 1e3) if g.get("Avg Transfer (ns)") is not None else "-",
@@ -509,13 +509,13 @@ def check_busbw(plain, traced_results, nccl):
                        ("" if match else " (no nccl_sum AllReduce row of that Avg Size)")))
     all_rows = [[r.get("Collective"), r.get("Size Range"), r.get("Count"), r.get("Ranks"), r.get("Avg Size (bytes)"),
                  r.get("Instances"), r.get("Avg Transfer (ns)"), fmt(r.get("Algbw (GB/s)")), fmt(r.get("Busbw (GB/s)")),
-                 r.get("Back-to-Back Calls"), r.get("Back-to-Back Time (ns)"), fmt(r.get("Back-to-Back Busbw (GB/s)"))]
+                 r.get("Back-to-Back Instances"), r.get("Back-to-Back Time (ns)"), fmt(r.get("Back-to-Back Busbw (GB/s)"))]
                 for r in rows]
     tables = [("AllReduce bus bandwidth: the CUDA-event loop (untraced, nccl-tests style) vs nccl_sum (traced): "
                "the criterion is Back-to-Back Busbw (the same loop's calls, timed from the trace); the collective's "
                "own kernel (Busbw) is information",
                ["MiB", "iters", "event time/op (us)", "CPU time/call (us)", "queued", "event busbw (GB/s)",
-                "nccl_sum back-to-back calls", "nccl_sum Back-to-Back Time (us)", "nccl_sum Back-to-Back Busbw (GB/s)",
+                "nccl_sum back-to-back instances", "nccl_sum Back-to-Back Time (us)", "nccl_sum Back-to-Back Busbw (GB/s)",
                 "diff (%)", "nccl_sum Avg Transfer (us)", "nccl_sum Busbw (GB/s)", "kernel diff (%)",
                 "traced run's own event time (us)", "traced run's own event busbw", ""], table),
               ("Other CUDA-event timings of the same sizes, untraced (information; nccl_sum's diff from each): "
@@ -524,7 +524,7 @@ def check_busbw(plain, traced_results, nccl):
                + ["nccl_sum Busbw (GB/s)"], graphs),
               ("nccl_sum of the traced nccl_busbw.py", ["Collective", "Size Range", "Count", "Ranks", "Avg Size (bytes)",
                                                        "Instances", "Avg Transfer (ns)", "Algbw (GB/s)", "Busbw (GB/s)",
-                                                       "Back-to-Back Calls", "Back-to-Back Time (ns)",
+                                                       "Back-to-Back Instances", "Back-to-Back Time (ns)",
                                                        "Back-to-Back Busbw (GB/s)"],
                all_rows)]
     return finish("d", "nccl_sum back-to-back busbw within 5 % of CUDA-event timing", checks, tables,

@@ -24,6 +24,23 @@ std::optional<std::size_t> step_index_at(const RankFacts& r, std::int64_t t) {
 
 }  // namespace
 
+std::vector<std::int64_t> paced_intervals(const RankFacts& r) {
+  std::vector<std::int64_t> out(r.nccl.size(), -1);
+  std::map<std::int64_t, std::size_t> last;  // stream → index of its latest NCCL call
+  for (std::size_t j = 0; j < r.nccl.size(); ++j) {
+    const NcclCall& c = r.nccl[j];
+    const auto it = last.find(c.stream_id);
+    if (it != last.end()) {
+      const NcclCall& p = r.nccl[it->second];
+      if (p.kind == c.kind && p.bytes == c.bytes && c.launch_end_ns >= 0 && c.launch_end_ns < p.end_ns &&
+          c.start_ns >= p.end_ns)
+        out[j] = core::sat_sub(c.end_ns, p.end_ns);
+    }
+    last[c.stream_id] = j;
+  }
+  return out;
+}
+
 StragglerMatch match_collectives(const CommData& d) {
   StragglerMatch m;
   m.per_rank.resize(d.ranks.size());
@@ -45,6 +62,8 @@ StragglerMatch match_collectives(const CommData& d) {
     }
   }
   if (m.participants > 0) m.step_time_ns /= m.participants;
+  std::vector<std::vector<std::int64_t>> paced(d.ranks.size());
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) paced[i] = paced_intervals(d.ranks[i]);
   std::map<std::int64_t, std::vector<std::int64_t>> held_per_step;  // step → held back per rank
   std::vector<std::int64_t> who, t;
   for (const auto& [kind, lists] : by_kind) {
@@ -99,9 +118,11 @@ StragglerMatch match_collectives(const CommData& d) {
       const NcclCall& lk = d.ranks[last].nccl[lists[last][k]];
       std::int64_t waited = 0;
       for (const std::int64_t w : a->wait_ns) waited = core::sat_add(waited, w);
+      bool all_paced = true;
+      for (std::size_t i : ranks) all_paced = all_paced && paced[i][lists[i][k]] >= 0;
       m.order.push_back({kind, static_cast<std::int64_t>(k), last, a->lateness_ns, t[a->last],
                          core::sat_sub(lk.end_ns, lk.start_ns), lk.bytes, static_cast<std::int64_t>(ranks.size()),
-                         a->spread_ns, waited, step});
+                         a->spread_ns, waited, step, all_paced ? paced[last][lists[last][k]] : -1});
     }
   }
   std::sort(m.order.begin(), m.order.end(), [](const StragglerMatch::Instance& a, const StragglerMatch::Instance& b) {

@@ -33,7 +33,8 @@ inline constexpr double kStragglerShare = 0.05;
 
 namespace detail {
 
-struct CommData;  // analyze/comm_data.hpp
+struct CommData;   // analyze/comm_data.hpp
+struct RankFacts;  // analyze/comm_data.hpp
 
 struct RankStraggle {
   std::int64_t instances = 0;                  // instances it took part in
@@ -63,11 +64,20 @@ struct StragglerMatch {
     std::int64_t spread_ns = 0;        // last − first arrival
     std::int64_t waited_ns = 0;        // Σ every rank's wait for the last arrival
     std::optional<std::int64_t> step;  // the step of the last arrival (StragglerMatch comment)
+    std::int64_t paced_ns = -1;        // back to back on every rank (paced_intervals): the last
+                                       // arrival's interval; -1 when any rank's call was not
   };
   std::vector<Instance> order;  // by last arrival
   /// Per rank (as comm_data().ranks), per NCCL kernel (as RankFacts::nccl): in an instance.
   std::vector<std::vector<bool>> matched;
 };
+
+/// Per NCCL call of `r` (as r.nccl): the time from the end of the previous NCCL kernel on the
+/// same stream to the call's own end when the call was back to back behind it: the same
+/// collective and bytes, launched (its API call ended, launch_end_ns) before that kernel
+/// ended and started after it (so the GPU, not the CPU, set its pace, as in nccl-tests'
+/// loop); -1 otherwise (or when the launch is unknown).
+[[nodiscard]] std::vector<std::int64_t> paced_intervals(const RankFacts& r);
 
 /// The matching over a job's facts (comm_data(db) or comm_reduce of summaries).
 [[nodiscard]] StragglerMatch match_collectives(const CommData& d);

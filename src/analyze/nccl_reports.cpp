@@ -104,7 +104,7 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
       .add_column("Algbw", "GB/s", ColumnType::kReal)
       .add_column("Busbw", "GB/s", ColumnType::kReal)
       .add_column("Link Ceiling", "%", ColumnType::kReal)
-      .add_column("Back-to-Back Calls", "", ColumnType::kInteger)
+      .add_column("Back-to-Back Instances", "", ColumnType::kInteger)
       .add_column("Back-to-Back Time", "ns", ColumnType::kInteger)
       .add_column("Back-to-Back Busbw", "GB/s", ColumnType::kReal);
   if (d.nccl_kernels == 0) {
@@ -117,8 +117,8 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
     // Collective instances: each matched one once, a kernel with no partner on its own.
     std::int64_t instances = 0, transfer_ns = 0, sized_transfer_ns = 0;
     double transfer_bytes = 0;
-    // Back-to-back calls: launched while the previous NCCL kernel of the same kind and size on
-    // the same stream still ran; each one's time is from that kernel's end to its own end.
+    // Back-to-back instances (detail::paced_intervals on every rank taking part): each one's
+    // time is the last arrival's, from its previous kernel's end to its own end.
     std::int64_t b2b = 0, b2b_ns = 0, b2b_sized_ns = 0;
     double b2b_bytes = 0;
     std::vector<bool> ranks;
@@ -155,23 +155,21 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
   }
   for (const detail::StragglerMatch::Instance& in : m.order)
     add_instance(agg(in.kind, in.bytes), in.transfer_ns, in.bytes);
-  for (const RankFacts& f : d.ranks) {
-    std::map<std::int64_t, const detail::NcclCall*> last;  // by stream: its latest NCCL kernel
-    for (const detail::NcclCall& c : f.nccl) {
-      const detail::NcclCall*& prev = last[c.stream_id];
-      if (prev != nullptr && prev->kind == c.kind && size_bucket(prev->bytes) == size_bucket(c.bytes) &&
-          c.launch_end_ns >= 0 && c.launch_end_ns < prev->end_ns && c.start_ns >= prev->end_ns) {
-        Agg& a = agg(c.kind, c.bytes);
-        const std::int64_t ns = core::sat_sub(c.end_ns, prev->end_ns);
-        ++a.b2b;
-        a.b2b_ns = core::sat_add(a.b2b_ns, ns);
-        if (c.bytes >= 0) {
-          a.b2b_sized_ns = core::sat_add(a.b2b_sized_ns, ns);
-          a.b2b_bytes += static_cast<double>(c.bytes);
-        }
-      }
-      prev = &c;
+  const auto add_paced = [](Agg& a, std::int64_t ns, std::int64_t bytes) {
+    ++a.b2b;
+    a.b2b_ns = core::sat_add(a.b2b_ns, ns);
+    if (bytes >= 0) {
+      a.b2b_sized_ns = core::sat_add(a.b2b_sized_ns, ns);
+      a.b2b_bytes += static_cast<double>(bytes);
     }
+  };
+  for (const detail::StragglerMatch::Instance& in : m.order)
+    if (in.paced_ns >= 0) add_paced(agg(in.kind, in.bytes), in.paced_ns, in.bytes);
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {  // calls with no partner: instances of their own
+    const std::vector<std::int64_t> paced = detail::paced_intervals(d.ranks[i]);
+    for (std::size_t j = 0; j < paced.size(); ++j)
+      if (!m.matched[i][j] && paced[j] >= 0)
+        add_paced(agg(d.ranks[i].nccl[j].kind, d.ranks[i].nccl[j].bytes), paced[j], d.ranks[i].nccl[j].bytes);
   }
   std::vector<std::string> uuids;
   for (const RankFacts& f : d.ranks)
@@ -226,10 +224,11 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
                  "once every rank is in");
   r.add_note(
       NoteLevel::kInfo,
-      "Back-to-Back: the calls launched while the previous NCCL kernel of the same collective and size on the "
-      "same stream still ran (so the GPU, not the CPU, set the pace, as in nccl-tests' timed loop); Time is from "
-      "the previous kernel's end to the call's own end, which adds NCCL's and the runtime's per-call GPU work "
-      "between the kernels; Busbw over that time is what nccl-tests reports for such a loop");
+      "Back-to-Back: the instances whose call on every rank was launched while that rank's previous NCCL kernel "
+      "(the same collective and size, the same stream) still ran, so that the GPUs, not the CPUs, set the pace, as "
+      "in nccl-tests' timed loop; Time is the last arrival's, from its previous kernel's end to its own end, which "
+      "adds NCCL's and the runtime's per-call GPU work between the kernels; Busbw over that time is what nccl-tests "
+      "reports for such a loop");
   if (std::isfinite(link.bytes_per_s)) {
     r.add_note(NoteLevel::kInfo, "Link Ceiling (%) = Busbw / the peer-to-peer copy bandwidth gpuscope peak measured: " +
                                      link.what + ", " + units::byte_rate(link.bytes_per_s));

@@ -169,7 +169,7 @@ TEST_F(FourRanks, NcclSumBytesAndBandwidths) {
   EXPECT_TRUE(has_note(r, "world size 4 ranks"));
   EXPECT_TRUE(has_note(r, "sizes: 12 of 12 kernels"));
   EXPECT_TRUE(has_note(r, "Link Ceiling (%) is empty"));
-  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Calls"), 0);  // no launch calls in this job
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Instances"), 0);  // no launch calls in this job
   EXPECT_TRUE(is_null(r, 0, "Back-to-Back Busbw"));
 }
 
@@ -194,21 +194,25 @@ TEST_F(FourRanks, LinkCeilingIsTheSlowestPairAmongTheJobsGpus) {
   EXPECT_TRUE(has_note(r, "the slowest pair of the job's GPUs, GPU 1 to GPU 2 (GPU-101 to GPU-102), 150 GB/s"));
 }
 
-TEST(CommReports, BackToBackCallsAreTimedEndToEnd) {
-  // Two ranks, each: four 1 MiB AllReduce kernels on stream 20, 10 us each, at 0, 12, 24 and
-  // 100 us. The second and third were launched (API call ended at 5 and 15 us) while the one
-  // before still ran: back to back, 12 us each from the previous end to their own. The fourth
-  // was launched at 90 us, after the third ended at 34 us: the CPU set its pace, not counted.
-  TraceDb t;
+// Two ranks, each: four 1 MiB AllReduce kernels on stream 20, 10 us each, at 0, 12, 24 and
+// 100 us. The second and third were launched (API call ended at 5 and 15 us) while the one
+// before still ran: back to back, 12 us each from the previous end to their own. The fourth
+// was launched at 90 us, after the third ended at 34 us: the CPU set its pace, not counted.
+// `rank1_third_late`: rank 1 launched its third call only at 30 us, after its second kernel
+// ended (the kernel waited inside for it on rank 0): that instance is not back to back.
+void build_back_to_back(TraceDb& t, bool rank1_third_late) {
   t.strings({{1, test::kAllReduceName}, {2, "nccl:all_reduce"}, {3, "cudaLaunchKernelExC"}});
   for (int r = 0; r < 2; ++r) {
     const int pid = 100 + r;
     t.add(rows::Process{.pid = pid, .start_ns = 0, .end_ns = 200'000, .ended_cleanly = 1, .rank = r, .local_rank = r});
     t.h100(pid);
-    const long long starts[] = {0, 12'000, 24'000, 100'000}, launched[] = {-1'000, 5'000, 15'000, 90'000};
+    const long long starts[] = {0, 12'000, 24'000, 100'000};
+    long long launched[] = {-1'000, 5'000, 15'000, 90'000};
+    if (r == 1 && rank1_third_late) launched[2] = 30'000;
     for (int k = 0; k < 4; ++k) {
       const int corr = k + 1;
-      t.kernel(pid, 0, 20, corr, starts[k], starts[k] + 10'000, 1);
+      const long long start = r == 1 && rank1_third_late && k == 2 ? 30'500 : starts[k];
+      t.kernel(pid, 0, 20, corr, start, starts[k] + 10'000 + (rank1_third_late && k == 2 ? 6'500 : 0), 1);
       t.add(rows::ApiCall{.pid = pid,
                           .tid = pid,
                           .domain = "runtime",
@@ -222,14 +226,30 @@ TEST(CommReports, BackToBackCallsAreTimedEndToEnd) {
       t.add(rows::TorchOpActivity{.pid = pid, .correlation_id = corr, .op_nvtx_id = op});
     }
   }
+}
+
+TEST(CommReports, BackToBackInstancesAreTimedEndToEnd) {
+  TraceDb t;
+  build_back_to_back(t, false);
   const Report r = nccl_sum(t.db());
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Instances"), 4);
   EXPECT_NEAR(cell<double>(r, 0, "Busbw"), 1048576.0 / 10'000.0, 1e-9);  // 2 ranks: factor 2 (2 - 1) / 2 = 1
-  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Calls"), 4);          // two per rank
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Instances"), 2);
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Time"), 12'000);
   EXPECT_NEAR(cell<double>(r, 0, "Back-to-Back Busbw"), 1048576.0 / 12'000.0, 1e-9);
-  EXPECT_TRUE(has_note(r, "Back-to-Back: the calls launched while the previous NCCL kernel"));
+  EXPECT_TRUE(has_note(r, "Back-to-Back: the instances whose call on every rank was launched while"));
+}
+
+TEST(CommReports, AnInstanceOneRankLaunchedLateIsNotBackToBack) {
+  // The third instance: rank 0 queued it, rank 1 launched it after its previous kernel ended,
+  // so its 22.5 us (waiting for rank 1's CPU) is not the GPUs' pace; only the second counts.
+  TraceDb t;
+  build_back_to_back(t, true);
+  const Report r = nccl_sum(t.db());
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Instances"), 1);
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Back-to-Back Time"), 12'000);
 }
 
 TEST_F(FourRanks, TopDiagnosesExposedCommunicationAndTheStraggler) {
