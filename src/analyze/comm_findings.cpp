@@ -128,12 +128,21 @@ StragglerMatch match_collectives(const CommData& d) {
   std::sort(m.order.begin(), m.order.end(), [](const StragglerMatch::Instance& a, const StragglerMatch::Instance& b) {
     return a.last_arrival_ns < b.last_arrival_ns;
   });
-  // Onsets: per step, the rank that held the job back most in it; else per instance.
+  // Onsets: per step, the rank that held the job back most in it, when by at least
+  // kStragglerShare of that step (its longest on any rank: a few µs of jitter in a step of
+  // milliseconds make no straggler); else per instance.
+  std::map<std::int64_t, std::int64_t> step_ns;
+  for (const RankFacts& r : d.ranks)
+    for (const StepSplit& st : r.steps) {
+      std::int64_t& ns = step_ns[st.step];
+      ns = std::max(ns, core::sat_sub(st.end_ns, st.start_ns));
+    }
   std::vector<std::int64_t> steps, step_straggler, instance_last;
   for (const auto& [step, held] : held_per_step) {
     const auto top = std::max_element(held.begin(), held.end());
     steps.push_back(step);
-    step_straggler.push_back(*top > 0 ? top - held.begin() : -1);
+    const double least = kStragglerShare * static_cast<double>(step_ns[step]);
+    step_straggler.push_back(*top > 0 && static_cast<double>(*top) >= least ? top - held.begin() : -1);
   }
   for (const StragglerMatch::Instance& i : m.order)
     instance_last.push_back(i.lateness_ns > 0 ? static_cast<std::int64_t>(i.last) : -1);

@@ -418,8 +418,8 @@ Report stragglers(const CommData& d, const detail::StragglerMatch& m) {
              "classifies them) as a share of the mean time of those steps (" +
                  units::duration_ns(m.step_time_ns) + (d.has_steps ? " of steps" : " of wall time, no steps") +
                  "); Others Waited: the time the other ranks waited in those instances; Waited: this rank's own wait "
-                 "for the last one; Last From Step: the first step of two or more in a row in which it held the job "
-                 "back most");
+                 "for the last one; Last From Step: the first step of its longest run of steps in a row (two or more) "
+                 "in which it held the job back most, by at least 5 % of the step");
   return r;
 }
 

@@ -288,6 +288,12 @@ TEST(CommReports, OnsetNeedsConsecutiveSteps) {
   TraceDb together;
   build_comm_job(together, CommJob{.steps = 4, .delayed_steps = {2, 3}});
   EXPECT_EQ(cell<std::int64_t>(stragglers(together.db()), 2, "Last From Step"), 2);
+  // Last in steps 1-3 by 20 us of 1 ms steps (2 % < 5 %): jitter, no onset.
+  TraceDb jitter;
+  build_comm_job(jitter, CommJob{.steps = 4, .delay_ns = 20'000, .delayed_steps = {1, 2, 3}});
+  const Report j = stragglers(jitter.db());
+  EXPECT_EQ(cell<std::int64_t>(j, 2, "Last Arrivals"), 3);
+  EXPECT_TRUE(is_null(j, 2, "Last From Step"));
 }
 
 TEST(CommReports, WithoutOpsOrStepsSizesAreUnknownAndRanksAreWhole) {
