@@ -148,7 +148,18 @@ StragglerMatch match_collectives(const CommData& d) {
     instance_last.push_back(i.lateness_ns > 0 ? static_cast<std::int64_t>(i.last) : -1);
   for (std::size_t i = 0; i < m.per_rank.size(); ++i) {
     const auto who_i = static_cast<std::int64_t>(i);
-    if (const auto s = core::longest_run_start(step_straggler, who_i, 2)) m.per_rank[i].onset_step = steps[*s];
+    if (const auto s = core::longest_run_start(step_straggler, who_i, 2)) {
+      // The run's first steps where it held the job back less than half its median in the run
+      // are the lead-in, not the onset (2 H100s: 0.8 ms in step 4, then 21 ms a step from 5).
+      std::size_t start = *s, end = start;
+      while (end < step_straggler.size() && step_straggler[end] == who_i) ++end;
+      std::vector<std::int64_t> held;
+      for (std::size_t x = start; x < end; ++x) held.push_back(held_per_step[steps[x]][i]);
+      std::nth_element(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(held.size() / 2), held.end());
+      const std::int64_t median = held[held.size() / 2];
+      while (end - start > 2 && 2 * held_per_step[steps[start]][i] < median) ++start;
+      m.per_rank[i].onset_step = steps[start];
+    }
     if (const auto s = core::longest_run_start(instance_last, who_i, 3))
       m.per_rank[i].onset_instance = static_cast<std::int64_t>(*s);
   }

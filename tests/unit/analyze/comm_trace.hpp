@@ -36,6 +36,8 @@ struct CommJob {
   bool with_steps = true;
   std::vector<int> delayed_steps;  // when not empty: the steps the delayed rank is late in (not delay_from on)
   int only_rank = -1;              // ≥ 0: only this rank's process and events
+  int lead_in_step = -1;           // ≥ 0: the delayed rank is late by lead_in_ns in this step instead
+  long long lead_in_ns = 0;
 };
 
 inline constexpr long long kStepNs = 1'000'000;
@@ -63,7 +65,8 @@ inline void build_comm_job(TraceDb& t, const CommJob& job) {
       const bool late_step = job.delayed_steps.empty() ? s >= job.delay_from
                                                        : std::find(job.delayed_steps.begin(), job.delayed_steps.end(),
                                                                    s) != job.delayed_steps.end();
-      const long long delay = r == job.delayed_rank && late_step ? job.delay_ns : 0;
+      long long delay = r == job.delayed_rank && late_step ? job.delay_ns : 0;
+      if (r == job.delayed_rank && s == job.lead_in_step) delay = job.lead_in_ns;
       t.kernel(pid, 0, 7, ++corr, o, o + 400'000, 1);
       t.kernel(pid, 0, 8, ++corr, o + 100'000, o + 200'000, 4);
       t.kernel(pid, 0, 7, ++corr, o + 500'000, o + 700'000, 1);

@@ -294,6 +294,12 @@ TEST(CommReports, OnsetNeedsConsecutiveSteps) {
   const Report j = stragglers(jitter.db());
   EXPECT_EQ(cell<std::int64_t>(j, 2, "Last Arrivals"), 3);
   EXPECT_TRUE(is_null(j, 2, "Last From Step"));
+  // Late by 60 us in step 2 (6 %: a straggler step), then 200 us a step from step 3: the run
+  // is steps 2-5, but 60 us is under half its median (200 us): a lead-in, the onset is 3.
+  TraceDb lead;
+  build_comm_job(lead,
+                 CommJob{.steps = 6, .delay_from = 3, .delay_ns = 200'000, .lead_in_step = 2, .lead_in_ns = 60'000});
+  EXPECT_EQ(cell<std::int64_t>(stragglers(lead.db()), 2, "Last From Step"), 3);
 }
 
 TEST(CommReports, WithoutOpsOrStepsSizesAreUnknownAndRanksAreWhole) {
