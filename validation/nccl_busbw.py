@@ -64,15 +64,21 @@ def parse_args():
     return p.parse_args()
 
 
-def loop_time_us(call, iters, sleep_cycles, queue_ms):
-    """(GPU time per call, CPU time per call) of `iters` calls back to back between two CUDA events
-    on the current stream, queued behind a GPU sleep: nccl-tests' loop."""
+def queue_behind_sleep(sleep_cycles, queue_ms):
+    """Every rank idle and lined up (synchronize, barrier, synchronize), then a GPU sleep of
+    queue_ms (if > 0) that the calls timed next are queued behind, so that the GPU sets their pace."""
     torch.cuda.synchronize()
     dist.barrier()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     if queue_ms > 0:
         torch.cuda._sleep(sleep_cycles)
+
+
+def loop_time_us(call, iters, sleep_cycles, queue_ms):
+    """(GPU time per call, CPU time per call) of `iters` calls back to back between two CUDA events
+    on the current stream, queued behind a GPU sleep: nccl-tests' loop."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    queue_behind_sleep(sleep_cycles, queue_ms)
     start.record()
     cpu0 = time.perf_counter()
     for _ in range(iters):
@@ -89,12 +95,8 @@ def each_call_us(call, iters, sleep_cycles, queue_ms, world):
     collective once every rank is in, as nccl_sum times an instance), averaged over the calls after
     the first (the first absorbs the ranks' start skew). Excludes the gap between one call's end and
     the next call's start, which the loop includes."""
-    torch.cuda.synchronize()
-    dist.barrier()
-    torch.cuda.synchronize()
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
-    if queue_ms > 0:
-        torch.cuda._sleep(sleep_cycles)
+    queue_behind_sleep(sleep_cycles, queue_ms)
     for a, b in pairs:
         a.record()
         call()
@@ -161,12 +163,8 @@ def graph_time_us(t, iters, sleep_cycles, queue_ms):
             for _ in range(iters):
                 dist.all_reduce(t)
         graph.replay()  # the first replay uploads the graph
-        torch.cuda.synchronize()
-        dist.barrier()
-        torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        if queue_ms > 0:
-            torch.cuda._sleep(sleep_cycles)
+        queue_behind_sleep(sleep_cycles, queue_ms)
         start.record()
         graph.replay()
         end.record()

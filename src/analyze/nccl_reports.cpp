@@ -111,16 +111,33 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
     r.add_note(NoteLevel::kInfo, kNoNccl);
     return r;
   }
+  // Timed collective instances: how many, their time, and the time and bytes of those with a size.
+  struct Timed {
+    std::int64_t n = 0, ns = 0, sized_ns = 0;
+    double bytes = 0;
+    void add(std::int64_t t, std::int64_t s) {
+      ++n;
+      ns = core::sat_add(ns, t);
+      if (s >= 0) {
+        sized_ns = core::sat_add(sized_ns, t);
+        bytes += static_cast<double>(s);
+      }
+    }
+    // nccl-tests' busbw over the sized ones, GB/s; NaN without any.
+    [[nodiscard]] double busbw(double factor) const {
+      return sized_ns > 0 || bytes > 0 ? core::algorithm_bandwidth_gbps(bytes, static_cast<double>(sized_ns)) * factor
+                                       : std::nan("");
+    }
+  };
   struct Agg {
     std::int64_t count = 0, ns = 0, sized = 0;  // kernels
     double bytes = 0;
-    // Collective instances: each matched one once, a kernel with no partner on its own.
-    std::int64_t instances = 0, transfer_ns = 0, sized_transfer_ns = 0;
-    double transfer_bytes = 0;
+    // Collective instances: each matched one once, a kernel with no partner on its own; timed
+    // by the last arrival's kernel.
+    Timed transfer;
     // Back-to-back instances (detail::paced_intervals on every rank taking part): each one's
     // time is the last arrival's, from its previous kernel's end to its own end.
-    std::int64_t b2b = 0, b2b_ns = 0, b2b_sized_ns = 0;
-    double b2b_bytes = 0;
+    Timed paced;
     std::vector<bool> ranks;
   };
   std::map<std::tuple<bool, core::NcclCollective, int>, Agg> by;  // generic kernels and unknown sizes last
@@ -128,14 +145,6 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
     int bucket = size_bucket(bytes);
     if (bucket == -1) bucket = kUnknownBucket;
     return by[{kind == core::NcclCollective::kUnknown, kind, bucket}];
-  };
-  const auto add_instance = [](Agg& a, std::int64_t ns, std::int64_t bytes) {
-    ++a.instances;
-    a.transfer_ns = core::sat_add(a.transfer_ns, ns);
-    if (bytes >= 0) {
-      a.sized_transfer_ns = core::sat_add(a.sized_transfer_ns, ns);
-      a.transfer_bytes += static_cast<double>(bytes);
-    }
   };
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
     for (std::size_t j = 0; j < d.ranks[i].nccl.size(); ++j) {
@@ -150,26 +159,18 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
         ++a.sized;
         a.bytes += static_cast<double>(c.bytes);
       }
-      if (!m.matched[i][j]) add_instance(a, ns, c.bytes);
+      if (!m.matched[i][j]) a.transfer.add(ns, c.bytes);
     }
   }
   for (const detail::StragglerMatch::Instance& in : m.order)
-    add_instance(agg(in.kind, in.bytes), in.transfer_ns, in.bytes);
-  const auto add_paced = [](Agg& a, std::int64_t ns, std::int64_t bytes) {
-    ++a.b2b;
-    a.b2b_ns = core::sat_add(a.b2b_ns, ns);
-    if (bytes >= 0) {
-      a.b2b_sized_ns = core::sat_add(a.b2b_sized_ns, ns);
-      a.b2b_bytes += static_cast<double>(bytes);
-    }
-  };
+    agg(in.kind, in.bytes).transfer.add(in.transfer_ns, in.bytes);
   for (const detail::StragglerMatch::Instance& in : m.order)
-    if (in.paced_ns >= 0) add_paced(agg(in.kind, in.bytes), in.paced_ns, in.bytes);
+    if (in.paced_ns >= 0) agg(in.kind, in.bytes).paced.add(in.paced_ns, in.bytes);
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {  // calls with no partner: instances of their own
     const std::vector<std::int64_t> paced = detail::paced_intervals(d.ranks[i]);
     for (std::size_t j = 0; j < paced.size(); ++j)
-      if (!m.matched[i][j] && paced[j] >= 0)
-        add_paced(agg(d.ranks[i].nccl[j].kind, d.ranks[i].nccl[j].bytes), paced[j], d.ranks[i].nccl[j].bytes);
+      if (const detail::NcclCall& c = d.ranks[i].nccl[j]; !m.matched[i][j] && paced[j] >= 0)
+        agg(c.kind, c.bytes).paced.add(paced[j], c.bytes);
   }
   std::vector<std::string> uuids;
   for (const RankFacts& f : d.ranks)
@@ -177,16 +178,11 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
   const LinkCeiling link = link_ceiling(uuids);
   for (const auto& [key, a] : by) {
     const auto [generic, kind, bucket] = key;
-    const double algbw =
-        a.transfer_bytes > 0 || a.sized_transfer_ns > 0
-            ? core::algorithm_bandwidth_gbps(a.transfer_bytes, static_cast<double>(a.sized_transfer_ns))
-            : std::nan("");
-    const double busbw = algbw * core::bus_bandwidth_factor(kind, d.world_size);
+    const double algbw = a.transfer.busbw(1.0);
+    const double factor = core::bus_bandwidth_factor(kind, d.world_size);
+    const double busbw = algbw * factor;
     const double ceiling = busbw * 1e9 / link.bytes_per_s * 100.0;
-    const double b2b_busbw = a.b2b_sized_ns > 0
-                                 ? core::algorithm_bandwidth_gbps(a.b2b_bytes, static_cast<double>(a.b2b_sized_ns)) *
-                                       core::bus_bandwidth_factor(kind, d.world_size)
-                                 : std::nan("");
+    const double b2b_busbw = a.paced.sized_ns > 0 ? a.paced.busbw(factor) : std::nan("");
     const auto mean = [](std::int64_t sum, std::int64_t n) {
       return n > 0 ? Cell{static_cast<std::int64_t>(std::llround(static_cast<double>(sum) / static_cast<double>(n)))}
                    : Cell{std::monostate{}};
@@ -196,9 +192,9 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
                          a.sized > 0
                              ? Cell{static_cast<std::int64_t>(std::llround(a.bytes / static_cast<double>(a.sized)))}
                              : Cell{std::monostate{}},
-                         a.ns, mean(a.ns, a.count), a.instances, mean(a.transfer_ns, a.instances),
-                         detail::real_or_null(algbw), detail::real_or_null(busbw), detail::real_or_null(ceiling), a.b2b,
-                         mean(a.b2b_ns, a.b2b), detail::real_or_null(b2b_busbw)});
+                         a.ns, mean(a.ns, a.count), a.transfer.n, mean(a.transfer.ns, a.transfer.n),
+                         detail::real_or_null(algbw), detail::real_or_null(busbw), detail::real_or_null(ceiling),
+                         a.paced.n, mean(a.paced.ns, a.paced.n), detail::real_or_null(b2b_busbw)});
   }
   r.add_note(NoteLevel::kInfo,
              "world size " + std::to_string(d.world_size) +
