@@ -15,7 +15,7 @@ Writes OUT.work/ as multigpu_check.py --out OUT would have left it after a run o
   busbw_plain.json           the CUDA-event loop figures those kernels imply (S / algbw + the 1 us gap per call)
 The traces start from gpuscope_make_trace's (every table of the schema), emptied.
 --variant: 'pass' (default); 'fail' gives rank 1 one kernel torch.profiler did not count, makes
-rank 1 0.3 ms late at steps 3 and 4 (an onset before the delay) and the plain busbw 11 % higher.
+rank 1 20 ms late at steps 3 and 4 too (an onset before the delay) and the plain busbw 11 % higher.
 The trace tables are then read by `gpuscope stats` and by multigpu_check.py.
 """
 import argparse
@@ -92,7 +92,8 @@ def ddp_trace(make_trace, path, slow_from=None, early_late=(), extra_kernel_rank
     step_start = T0 + 5 * MS
     starts = []
     for step in range(20):
-        late = 20 * MS if slow_from is not None and step >= slow_from else 0
+        # rank 1 sleeps from slow_from on, and also at the steps early_late (an onset before the delay)
+        late = 20 * MS if (slow_from is not None and step >= slow_from) or step in early_late else 0
         length = 10 * MS + late
         starts.append((step_start, step_start + length))
         for rank in (0, 1):
@@ -106,11 +107,9 @@ def ddp_trace(make_trace, path, slow_from=None, early_late=(), extra_kernel_rank
             b = s + 2 * MS + (late if rank == 1 else 0)
             for i in range(8):
                 names.append((b + i * 500_000, b + i * 500_000 + 450_000, GEMM))
-            # rank 1 a little late (0.3 ms) at the steps early_late, before any delay
-            skew = 300_000 if (rank == 1 and step in early_late) else 0
             for i in range(4):  # NCCL: start when this rank arrives, end together (rank 1's arrival + 0.9 ms)
-                arrive = s + 3 * MS + i * MS + (late if rank == 1 else 0) + skew
-                together = s + 3 * MS + i * MS + late + 900_000 + (300_000 if step in early_late else 0)
+                arrive = s + 3 * MS + i * MS + (late if rank == 1 else 0)
+                together = s + 3 * MS + i * MS + late + 900_000
                 names.append((arrive, together, NCCL))
             names.append((s + 9 * MS + late, s + 9 * MS + late + 200_000, SGD))
             if step < 19:  # a compute kernel across the step boundary (starts 0.1 ms before it)
