@@ -116,7 +116,47 @@ void read_shapes(ForwardPass& f, std::span<const OpShape> ops) {
   if (!found_embedding) f.tokens = matmul_rows;
 }
 
+bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+bool starts(std::string_view name, std::string_view prefix) { return name.rfind(prefix, 0) == 0; }
+
 }  // namespace
+
+ApiCause api_cause(std::string_view n) {
+  for (std::string_view p : {"cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad", "cuModuleGetFunction",
+                             "cuLibraryGetKernel", "cudaGetFuncBySymbol", "cuLink", "nvrtc", "nvJitLink"})
+    if (starts(n, p)) return ApiCause::kModuleLoad;
+  if (has(n, "Malloc") || has(n, "Free") || starts(n, "cuMemAlloc") || n == "cuMemCreate" || n == "cuMemMap" ||
+      n == "cuMemAddressReserve" || n == "cuMemRelease" || has(n, "HostAlloc") || has(n, "HostRegister"))
+    return ApiCause::kAlloc;
+  if (has(n, "Synchronize") || ((has(n, "Memcpy") || has(n, "Memset")) && !has(n, "Async"))) return ApiCause::kSync;
+  if (has(n, "Launch")) return ApiCause::kLaunch;
+  return ApiCause::kOther;
+}
+
+CpuCauses cpu_split(std::int64_t from, std::int64_t to, std::span<const ApiSpan> api,
+                    std::span<const std::pair<std::int64_t, std::int64_t>> ops) {
+  CpuCauses c;
+  if (to <= from) return c;
+  c.window_ns = to - from;
+  const auto clip = [&](std::int64_t a, std::int64_t b, std::vector<stats::Interval>& out) {
+    a = std::max(a, from), b = std::min(b, to);
+    if (b > a) out.push_back({a, b});
+  };
+  std::vector<stats::Interval> covered;  // the causes attributed so far
+  std::int64_t before = 0;
+  for (std::size_t k = 0; k < kApiCauses; ++k) {
+    for (const ApiSpan& a : api)
+      if (static_cast<std::size_t>(a.cause) == k) clip(a.start_ns, a.end_ns, covered);
+    const std::int64_t now = stats::union_length(covered);
+    c.api_ns[k] = now - before;
+    before = now;
+  }
+  for (const auto& [a, b] : ops) clip(a, b, covered);
+  const std::int64_t busy = stats::union_length(std::move(covered));
+  c.framework_ns = busy - before;
+  c.other_ns = c.window_ns - busy;
+  return c;
+}
 
 ModelBytes parse_model_bytes(std::string_view text) {
   ModelBytes b;
@@ -410,6 +450,39 @@ LlmTrace find_generations(Database& db) {
         launches[{st.column_int(0), st.column_int(1)}].push_back(
             {st.column_int(2), st.column_int(3), st.column_int(4), st.column_int(5), st.column_int(6) != 0});
   }
+  // Every API call and operator range of the model's threads, for the CPU time by cause.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<ApiSpan>> api;
+  {
+    Statement st = db.prepare(
+        "SELECT a.pid, a.tid, a.start_ns, a.end_ns, COALESCE(n.value, ''), EXISTS (SELECT 1 FROM memcpys m WHERE "
+        "m.pid = a.pid AND m.correlation_id = a.correlation_id AND m.copy_kind = 'DtoH') FROM api_calls a LEFT JOIN "
+        "strings n ON n.id = a.name_id ORDER BY a.pid, a.tid, a.start_ns");
+    while (st.step())
+      if (calls.count(st.column_int(0)) != 0)
+        api[{st.column_int(0), st.column_int(1)}].push_back(
+            {st.column_int(2), st.column_int(3),
+             st.column_int(5) != 0 ? ApiCause::kSync : api_cause(st.column_text(4))});
+  }
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::pair<std::int64_t, std::int64_t>>> op_ranges;
+  {
+    Statement st = db.prepare(
+        "SELECT e.pid, e.tid, e.start_ns, e.end_ns FROM torch_ops o JOIN nvtx_events e ON e.id = o.nvtx_id WHERE "
+        "e.end_ns IS NOT NULL ORDER BY e.pid, e.tid, e.start_ns");
+    while (st.step())
+      if (calls.count(st.column_int(0)) != 0)
+        op_ranges[{st.column_int(0), st.column_int(1)}].emplace_back(st.column_int(2), st.column_int(3));
+  }
+  // The API calls and operator ranges of (pid, tid), in start order.
+  const auto api_of = [&](std::int64_t pid, std::int64_t tid) {
+    const auto it = api.find({pid, tid});
+    return it == api.end() ? std::span<const ApiSpan>{} : std::span<const ApiSpan>(it->second);
+  };
+  const auto ops_of = [&](std::int64_t pid, std::int64_t tid) {
+    const auto it = op_ranges.find({pid, tid});
+    return it == op_ranges.end() ? std::span<const std::pair<std::int64_t, std::int64_t>>{}
+                                 : std::span<const std::pair<std::int64_t, std::int64_t>>(it->second);
+  };
+
   for (auto& [key, list] : launches)
     std::sort(list.begin(), list.end(), [](const Launch& a, const Launch& b) { return a.api_ns < b.api_ns; });
   const auto launches_in = [&](std::int64_t pid, std::int64_t tid, std::int64_t from, std::int64_t to) {
@@ -474,6 +547,37 @@ LlmTrace find_generations(Database& db) {
           if (l.to_host && to_host == 0 && l.api_ns > fw[i].end_ns) to_host = l.gpu_end;
         }
         fw[i].token_end_ns = to_host != 0 ? to_host : last;
+        // The CPU window: to the next forward's call; the last one's to its token's GPU end or its
+        // latest call's return, whichever is later.
+        std::int64_t cpu_end = fw[i].end_ns;
+        const std::span<const ApiSpan> calls_of = api_of(pid, fw[i].tid);
+        if (i + 1 < e) {
+          cpu_end = fw[i + 1].start_ns;
+        } else {
+          cpu_end = std::max(cpu_end, fw[i].token_end_ns);  // the loop waits for its token
+          for (auto a = std::lower_bound(calls_of.begin(), calls_of.end(), fw[i].start_ns,
+                                         [](const ApiSpan&x, std::int64_t v) { return x.start_ns < v; });
+               a != calls_of.end() && a->start_ns < to; ++a)
+            cpu_end = std::max(cpu_end, a->end_ns);
+        }
+        // Both lists are in start order: what starts inside the window (one started before the
+        // forward's call belongs to the window before).
+        const auto a_lo = std::lower_bound(calls_of.begin(), calls_of.end(), fw[i].start_ns,
+                                           [](const ApiSpan& a, std::int64_t v) { return a.start_ns < v; });
+        const auto a_hi = std::lower_bound(a_lo, calls_of.end(), cpu_end,
+                                           [](const ApiSpan& a, std::int64_t v) { return a.start_ns < v; });
+        const auto ops = ops_of(pid, fw[i].tid);
+        using Range = std::pair<std::int64_t, std::int64_t>;
+        const auto o_lo = std::lower_bound(ops.begin(), ops.end(), fw[i].start_ns,
+                                           [](const Range& o, std::int64_t v) { return o.first < v; });
+        const auto o_hi =
+            std::lower_bound(o_lo, ops.end(), cpu_end, [](const Range& o, std::int64_t v) { return o.first < v; });
+        fw[i].cpu = cpu_split(fw[i].start_ns, cpu_end, std::span<const ApiSpan>(a_lo, a_hi),
+                              std::span<const Range>(o_lo, o_hi));
+        std::vector<stats::Interval> work;
+        for (const Launch& l : launches_in(pid, fw[i].tid, fw[i].start_ns, cpu_end))
+          if (l.gpu_end > l.gpu_start) work.push_back({l.gpu_start, l.gpu_end});
+        fw[i].gpu_work_ns = stats::union_length(std::move(work));
         if (i > b && fw[i].token_end_ns > 0 && fw[i - 1].token_end_ns > 0) {
           const std::int64_t from = fw[i - 1].token_end_ns, until = fw[i].token_end_ns;
           std::vector<stats::Interval> busy;

@@ -46,6 +46,16 @@
 //   (aten::mm, addmm, bmm, baddbmm, linear, matmul, scaled_dot_product_attention; one nested
 //   in another, as linear's addmm, is not counted twice); nullopt when none was recorded with
 //   its shapes (no --pytorch=...,shapes; compiled code whose products are Triton kernels).
+// CPU time by cause (issue 24, item 2: a cold generation explained):
+//   A forward's CPU window runs from its call to the next forward's call in its generation
+//   (the last one: to its token's GPU end, its latest CUDA call's return or the end of its call,
+//   whichever is latest; calls looked at as for token_end). The window is
+//   split, on the forward's thread, into (cpu_split): time inside CUDA API calls by ApiCause
+//   (a moment under nested calls goes to the first cause in ApiCause order: module loading
+//   before allocation before synchronisation before launches), time inside PyTorch operators
+//   (torch_ops ranges) outside any API call ("framework": dispatch, shape checks, cuDNN plan
+//   building, which is host code), and the rest ("other": Python, the model's own code,
+//   gpuscope's module hooks). The parts add up to the window.
 // Errors: store::DatabaseError on a database without the schema.
 #pragma once
 
@@ -54,6 +64,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuscope::store {
@@ -74,6 +85,40 @@ struct ModelBytes {
 };
 enum class PhaseSource { kShapes, kTokens, kKernels };
 
+/// Why a CUDA API call holds the CPU, from its name (api_cause), in attribution order.
+enum class ApiCause {
+  kModuleLoad,  // cuModuleLoad*, cuLibraryLoad*, cudaLibraryLoad*, cuModuleGetFunction, cuLibraryGetKernel,
+                // cudaGetFuncBySymbol, cuLink*, nvrtc*, nvJitLink* (loading or JIT-compiling GPU code)
+  kAlloc,       // *Malloc*, *Free*, cuMemAlloc*, cuMemCreate, cuMemMap, cuMemAddressReserve, cuMemRelease,
+                // *HostAlloc*, *HostRegister*
+  kSync,        // *Synchronize*, *Memcpy*, *Memset* without Async, cudaMemcpy*Async to the host (the CPU
+                // waits for the GPU: a .item(), .cpu(), a stopping check)
+  kLaunch,      // *Launch* (kernels, cooperative, graphs)
+  kOther,       // any other API call
+};
+inline constexpr std::size_t kApiCauses = 5;
+
+/// The CPU window of a forward split by cause, ns (file comment). Σ of the parts = window_ns.
+struct CpuCauses {
+  std::int64_t window_ns = 0;
+  std::int64_t api_ns[kApiCauses] = {};  // by ApiCause
+  std::int64_t framework_ns = 0;         // inside PyTorch operators, outside API calls
+  std::int64_t other_ns = 0;             // the rest: Python and other host code
+};
+
+/// The cause of a CUDA API call named `name` (cudaLaunchKernel, cuModuleLoadData, ...). Pure.
+[[nodiscard]] ApiCause api_cause(std::string_view name);
+
+/// One CUDA API call for cpu_split: CPU interval and cause.
+struct ApiSpan {
+  std::int64_t start_ns, end_ns;
+  ApiCause cause;
+};
+/// Splits [from, to) by cause from the thread's API calls and operator ranges (any order,
+/// clipped to the window). Pure.
+[[nodiscard]] CpuCauses cpu_split(std::int64_t from, std::int64_t to, std::span<const ApiSpan> api,
+                                  std::span<const std::pair<std::int64_t, std::int64_t>> ops);
+
 /// One call of the model.
 struct ForwardPass {
   std::int64_t pid = 0, tid = 0;
@@ -86,9 +131,11 @@ struct ForwardPass {
   std::int64_t gpu_busy_ns = 0;            // busy time inside its interval (decode steps)
   std::int64_t tail_ns = 0;                // last launch in its window - end_ns
   ForwardPhase phase = ForwardPhase::kDecode;
-  ModelBytes bytes;             // from the model range's text
-  std::optional<double> flops;  // Σ 2MNK of its outermost matrix products (shapes)
-  std::int64_t flop_ops = 0;    // how many were counted
+  ModelBytes bytes;              // from the model range's text
+  std::optional<double> flops;   // Σ 2MNK of its outermost matrix products (shapes)
+  std::int64_t flop_ops = 0;     // how many were counted
+  CpuCauses cpu;                 // its CPU window by cause (file comment)
+  std::int64_t gpu_work_ns = 0;  // union of the GPU work launched in its CPU window
 };
 
 /// Consecutive forwards of one process: a prefill (when seen) and its decode steps.

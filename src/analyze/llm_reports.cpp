@@ -412,13 +412,142 @@ Report llm_sum(store::Database& db) {
       r.add_note(NoteLevel::kInfo, "generation 1 is cold: TPOT " + units::duration(gen_tpot_means.front() / 1e3) +
                                        " against " + units::duration(typical / 1e3) +
                                        " for the others (first calls at new lengths: cuDNN plans, compilation, the "
-                                       "allocator growing); the \"all\" row includes it");
+                                       "allocator growing); the \"all\" row includes it; stats -r llm_step_sum splits "
+                                       "each step's CPU time by cause");
   }
   r.add_note(NoteLevel::kInfo,
              "TTFT: from the prefill's model call to the first token done on the GPU (its copy to the host, or the "
              "end of its sampling; generate()'s preparation before the call is not included); TPOT: one token done "
              "to the next (docs/llm.md)");
   for (const std::string& w : found.why_not) r.add_note(NoteLevel::kInfo, "not a generate loop: " + w);
+  return r;
+}
+
+namespace {
+
+// The cause columns of llm_step_sum, in order: the API causes (ApiCause order), framework, other.
+constexpr const char* kCauseColumns[] = {"Module Load", "Alloc",     "Sync",        "Launch",
+                                         "Other API",   "Framework", "Python/Other"};
+constexpr const char* kCauseWords[] = {
+    "module loading (cuModuleLoad*, cuLibraryLoad*, nvrtc: loading or compiling GPU code)",
+    "memory allocation (cudaMalloc*, cudaFree*, cuMem*)",
+    "synchronisation (stream/device/event synchronize, copies to the host)",
+    "kernel launches",
+    "other CUDA API calls",
+    "PyTorch operators outside CUDA calls (dispatch; cuDNN plan building is host code here)",
+    "Python and other host code outside operators"};
+constexpr std::size_t kCauses = kApiCauses + 2;
+
+// Mean per step of one phase of one generation, ns.
+struct PhaseMeans {
+  std::size_t steps = 0;
+  double step = 0, gpu = 0;
+  double cause[kCauses] = {};
+};
+
+PhaseMeans phase_means(const LlmTrace& t, const Generation& g, ForwardPhase phase) {
+  PhaseMeans m;
+  for (std::size_t i = g.first; i < g.first + g.count; ++i) {
+    const ForwardPass& f = t.forwards[i];
+    if (f.phase != phase || f.cpu.window_ns <= 0) continue;
+    ++m.steps;
+    m.step += static_cast<double>(f.cpu.window_ns);
+    m.gpu += static_cast<double>(f.gpu_work_ns);
+    for (std::size_t k = 0; k < kApiCauses; ++k) m.cause[k] += static_cast<double>(f.cpu.api_ns[k]);
+    m.cause[kApiCauses] += static_cast<double>(f.cpu.framework_ns);
+    m.cause[kApiCauses + 1] += static_cast<double>(f.cpu.other_ns);
+  }
+  if (m.steps == 0) return m;
+  const double n = static_cast<double>(m.steps);
+  m.step /= n, m.gpu /= n;
+  for (double& c : m.cause) c /= n;
+  return m;
+}
+
+}  // namespace
+
+Report llm_step_sum(store::Database& db) {
+  Report r;
+  r.name = "llm_step_sum";
+  r.title = "LLM Step CPU Time by Cause";
+  r.add_column("Generation", "", ColumnType::kText, ColumnKind::kIdentifier)
+      .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Phase", "", ColumnType::kText, ColumnKind::kIdentifier)
+      .add_column("Steps", "", ColumnType::kInteger)
+      .add_column("Step", "ms", ColumnType::kReal)
+      .add_column("GPU Work", "ms", ColumnType::kReal);
+  for (const char* c : kCauseColumns) r.add_column(c, "ms", ColumnType::kReal);
+  const LlmTrace t = find_generations(db);
+  if (!t.has_modules) {
+    r.add_note(NoteLevel::kInfo, std::string("no PyTorch module forwards in the capture range: ") + kRecordHint);
+    return r;
+  }
+  const Found found = generate_loops(t);
+  if (found.gens.empty()) {
+    r.add_note(NoteLevel::kInfo,
+               std::string("no generate loop in the capture range (stats -r llm_sum says why): ") + kRecordHint);
+    return r;
+  }
+  std::vector<std::pair<PhaseMeans, PhaseMeans>> means;  // (prefill, decode) per generation
+  for (std::size_t i = 0; i < found.gens.size(); ++i) {
+    const Generation& g = *found.gens[i];
+    means.emplace_back(phase_means(t, g, ForwardPhase::kPrefill), phase_means(t, g, ForwardPhase::kDecode));
+    for (const auto& [phase, m] :
+         {std::pair{"prefill", means.back().first}, std::pair{"decode", means.back().second}}) {
+      if (m.steps == 0) continue;
+      Row row{std::to_string(i + 1), g.pid, std::string(phase), static_cast<std::int64_t>(m.steps)};
+      row.push_back(detail::real_or_null(m.step / kNsPerMs));
+      row.push_back(detail::real_or_null(m.gpu / kNsPerMs));
+      for (double c : m.cause) row.push_back(detail::real_or_null(c / kNsPerMs));
+      r.rows.push_back(std::move(row));
+    }
+  }
+  // Generation 1 against the median of the others, phase by phase.
+  for (const bool decode : {false, true}) {
+    const auto pick = [&](std::size_t i) -> const PhaseMeans& { return decode ? means[i].second : means[i].first; };
+    if (means.size() < 2 || pick(0).steps == 0) continue;
+    std::vector<std::size_t> warm;
+    for (std::size_t i = 1; i < means.size(); ++i)
+      if (pick(i).steps > 0) warm.push_back(i);
+    if (warm.empty()) continue;
+    const auto median_of = [&](auto get) {
+      std::vector<double> v;
+      for (std::size_t i : warm) v.push_back(get(pick(i)));
+      return stats::median(v);
+    };
+    const double warm_step = median_of([](const PhaseMeans& m) { return m.step; });
+    const PhaseMeans& cold = pick(0);
+    if (!(cold.step > kColdFactor * warm_step)) continue;
+    const double extra = cold.step - warm_step;
+    std::vector<std::pair<double, std::size_t>> deltas;
+    for (std::size_t k = 0; k < kCauses; ++k) {
+      const double d = cold.cause[k] - median_of([k](const PhaseMeans& m) { return m.cause[k]; });
+      if (d > 0) deltas.emplace_back(d, k);
+    }
+    std::sort(deltas.rbegin(), deltas.rend());
+    const std::string what = decode ? "decode steps" : "prefill";
+    std::string v = "generation 1 is cold: its " + what + " took " + units::duration(cold.step / 1e9) +
+                    " (CPU, call to call" + (decode ? ", mean per step" : "") + "), " + units::duration(extra / 1e9) +
+                    " more than warm ones (" + units::duration(warm_step / 1e9) + ", median of generations 2-" +
+                    std::to_string(means.size()) + ")";
+    for (std::size_t j = 0; j < deltas.size() && j < 3; ++j)
+      v += std::string(j == 0 ? ": " : ", ") + units::duration(deltas[j].first / 1e9) + " of it in " +
+           kCauseWords[deltas[j].second];
+    v += "; GPU work " + units::duration(cold.gpu / 1e9) + " against " +
+         units::duration(median_of([](const PhaseMeans& m) { return m.gpu; }) / 1e9) +
+         " warm (first calls at new lengths: cuDNN plans, kernel loading, compilation, the allocator growing)";
+    r.add_note(NoteLevel::kWarning, v);
+  }
+  const std::string api_mode = db.query_text("SELECT value FROM meta WHERE key = 'cuda_api_calls'").value_or("");
+  if (api_mode == "gpu")
+    r.add_note(NoteLevel::kInfo,
+               "this trace records only the CUDA API calls that put work on the GPU, copy, allocate or wait "
+               "(--cuda-api=gpu, the default): module loading and other driver calls are not recorded and count as "
+               "Framework or Python/Other; trace with --cuda-api=all to see them");
+  r.add_note(NoteLevel::kInfo,
+             "Step: a forward's call to the next forward's call on the CPU (the last of a generation: to its last "
+             "CUDA call's return); the causes add up to Step; GPU Work: the GPU time of the work launched in it "
+             "(docs/llm.md, \"CPU time by cause\")");
   return r;
 }
 

@@ -43,6 +43,21 @@
 // the prefill's FLOPs against the tensor ceiling.
 // Without module records, or with no generate loop found: no rows, one note saying why and
 // how to record one.
+//
+// llm_step_sum: where each step's time goes on the CPU, to explain a cold generation against
+// warm ones (issue 24, item 2). One row per generation and phase ("prefill", "decode"), in time
+// order; every time a mean per step (forward) of the phase, ms:
+//   Generation, PID, Phase, Steps (forwards of that phase)
+//   Step (ms)         the CPU window: a forward's call to the next one's (llm_generations.hpp)
+//   GPU Work (ms)     union of the GPU work launched in the window (the rest the GPU waited)
+//   Module Load, Alloc, Sync, Launch, Other API (ms)  time inside CUDA API calls by ApiCause
+//   Framework (ms)    inside PyTorch operators, outside API calls (dispatch; cuDNN plan building)
+//   Python/Other (ms) the rest of the window
+// The causes add up to Step. Notes: a verdict per phase when generation 1 is cold (its mean
+// step over 1.5 x the median of the others'): how much longer, and which causes hold the
+// extra time; where the trace records only the launching API calls (--cuda-api=gpu, the
+// default), that module loading is not recorded and lands in Framework or Python/Other.
+// No rows (one note) without a generate loop, as llm_sum.
 #pragma once
 
 #include <optional>
@@ -58,6 +73,9 @@ namespace gpuscope::analyze {
 
 /// The llm_sum report (see the file comment).
 [[nodiscard]] Report llm_sum(store::Database& db);
+
+/// The llm_step_sum report (see the file comment).
+[[nodiscard]] Report llm_step_sum(store::Database& db);
 
 /// One line for `top` when the trace holds a generate loop ("generate loop: N generations of
 /// model M, TTFT …, TPOT … (stats -r llm_sum)"); nullopt otherwise. Cheap on a trace without

@@ -71,6 +71,10 @@ constexpr ReportEntry kReports[] = {
      [](Database& db, const ReportOptions&) { return one(step_sum(db)); }},
     {"llm_sum", "PyTorch: each generation of a generate loop: TTFT, TPOT (mean, p50/p90/p99), tokens/s, batch, lengths",
      false, [](Database& db, const ReportOptions&) { return one(llm_sum(db)); }},
+    {"llm_step_sum",
+     "PyTorch: each generation's prefill and decode steps: CPU time by cause (launches, sync, module "
+     "loading, allocation, operators, Python) against GPU work",
+     false, [](Database& db, const ReportOptions&) { return one(llm_step_sum(db)); }},
     {"nccl_sum", "NCCL: time, size and algbw/busbw (GB/s) per collective and message size, against the link ceiling",
      false, [](Database& db, const ReportOptions&) { return one(nccl_sum(db)); }},
     {"comm_overlap",

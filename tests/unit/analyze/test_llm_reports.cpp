@@ -48,6 +48,8 @@ enum class Shapes { kNone, kEmbedding, kMatmul };
 struct Gen {
   std::uint64_t start_us;
   int batch, prompt, decode_steps;
+  std::uint64_t cold_us = 0;  // a cold generation: each decode step's kernel runs cold_us longer and
+                              // its CPU loads a module for cold_us (CpuCauses below)
 };
 
 constexpr std::int64_t kKvPerToken = 1'000'000;  // bytes per position and sequence (all layers, K and V)
@@ -80,7 +82,8 @@ class LoopLog {
     std::uint64_t t = g.start_us;
     t = forward(t, g.batch, g.prompt, 300, "gemm_prefill", 0);
     for (int k = 1; k <= g.decode_steps; ++k)
-      t = forward(t, g.batch, 1, 90 + 10 * static_cast<std::uint64_t>(k), "gemv_decode", g.prompt + k - 1);
+      t = forward(t, g.batch, 1, 90 + 10 * static_cast<std::uint64_t>(k) + g.cold_us, "gemv_decode", g.prompt + k - 1,
+                  g.cold_us);
     return t;
   }
   void finish(std::uint64_t at_us) { m_b.end(at_us * 1000); }
@@ -106,7 +109,8 @@ class LoopLog {
     return text + ", kv_bytes = " + std::to_string(kKvPerToken * batch * held) +
            ", kv_tokens = " + std::to_string(held);
   }
-  std::uint64_t forward(std::uint64_t t, int batch, int seq, std::uint64_t d, const char* kernel, int held) {
+  std::uint64_t forward(std::uint64_t t, int batch, int seq, std::uint64_t d, const char* kernel, int held,
+                        std::uint64_t load_us = 0) {
     m_b.push(t * 1000, kTid, model_text(batch, held));
     m_b.push(t * 1000 + 500, kTid, "nn.Module: wte (Embedding)");
     const std::string b = std::to_string(batch), s = std::to_string(seq), rows = std::to_string(batch * seq);
@@ -139,6 +143,11 @@ class LoopLog {
       m_b.memcpy((t + d + 8) * 1000, (t + d + 9) * 1000, m_corr++, 4, log::MemcpyKind::kDtoH, log::MemoryKind::kDevice,
                  log::MemoryKind::kPageable);
       launch(t + 15, t + d + 9, 2, "stop_check");
+    }
+    if (load_us > 0) {  // cuDNN attention at a new length: an operator T+16 .. T+40+L loading a module T+20 .. T+20+L
+      m_b.push((t + 16) * 1000, kTid, op("aten::_scaled_dot_product_cudnn_attention", "[]"));
+      m_b.api((t + 20) * 1000, (t + 20 + load_us) * 1000, kTid, 0, "cuModuleLoadData");
+      m_b.pop((t + 40 + load_us) * 1000, kTid);
     }
     return t + d + 10;
   }
@@ -551,6 +560,107 @@ TEST(LlmPieces, TokensRuleMarksTheForwardThatProcessesMoreThanTheNext) {
   std::string phases;
   for (const ForwardPass& x : f) phases += x.phase == ForwardPhase::kPrefill ? 'P' : 'd';
   EXPECT_EQ(phases, "PddPdd");
+}
+
+// CPU time by cause (llm_generations.hpp): each API cause from the call's name.
+TEST(LlmCpu, ApiCausesFromNames) {
+  EXPECT_EQ(api_cause("cudaLaunchKernel"), ApiCause::kLaunch);
+  EXPECT_EQ(api_cause("cuLaunchKernel"), ApiCause::kLaunch);
+  EXPECT_EQ(api_cause("cudaGraphLaunch"), ApiCause::kLaunch);
+  EXPECT_EQ(api_cause("cuModuleLoadData"), ApiCause::kModuleLoad);
+  EXPECT_EQ(api_cause("cuLibraryLoadData"), ApiCause::kModuleLoad);
+  EXPECT_EQ(api_cause("cuModuleGetFunction"), ApiCause::kModuleLoad);
+  EXPECT_EQ(api_cause("nvrtcCompileProgram"), ApiCause::kModuleLoad);
+  EXPECT_EQ(api_cause("cudaMalloc"), ApiCause::kAlloc);
+  EXPECT_EQ(api_cause("cudaFreeAsync"), ApiCause::kAlloc);
+  EXPECT_EQ(api_cause("cuMemAlloc_v2"), ApiCause::kAlloc);
+  EXPECT_EQ(api_cause("cudaStreamSynchronize"), ApiCause::kSync);
+  EXPECT_EQ(api_cause("cudaDeviceSynchronize"), ApiCause::kSync);
+  EXPECT_EQ(api_cause("cudaEventSynchronize"), ApiCause::kSync);
+  EXPECT_EQ(api_cause("cudaMemcpy"), ApiCause::kSync);
+  EXPECT_EQ(api_cause("cudaMemcpyAsync"), ApiCause::kOther);  // to the host: kSync, from its copy's kind
+  EXPECT_EQ(api_cause("cudaEventRecord"), ApiCause::kOther);
+}
+
+// Window [0, 100): a launch [10, 30) with a module load nested [15, 25), a malloc [50, 60), a
+// call [90, 120) clipped to 10; operators [5, 40) and [45, 55). Module 10, alloc 10, launch
+// 20 - 10, other API 10; API union 40; with the operators 35 + 15 + 10 = 60 covered: framework
+// 20, the rest 40.
+TEST(LlmCpu, SplitGivesNestedTimeToTheFirstCause) {
+  const std::vector<ApiSpan> api = {{10, 30, ApiCause::kLaunch},
+                                    {15, 25, ApiCause::kModuleLoad},
+                                    {50, 60, ApiCause::kAlloc},
+                                    {90, 120, ApiCause::kOther}};
+  const std::vector<std::pair<std::int64_t, std::int64_t>> ops = {{5, 40}, {45, 55}};
+  const CpuCauses c = cpu_split(0, 100, api, ops);
+  EXPECT_EQ(c.window_ns, 100);
+  EXPECT_EQ(c.api_ns[static_cast<int>(ApiCause::kModuleLoad)], 10);
+  EXPECT_EQ(c.api_ns[static_cast<int>(ApiCause::kAlloc)], 10);
+  EXPECT_EQ(c.api_ns[static_cast<int>(ApiCause::kSync)], 0);
+  EXPECT_EQ(c.api_ns[static_cast<int>(ApiCause::kLaunch)], 10);
+  EXPECT_EQ(c.api_ns[static_cast<int>(ApiCause::kOther)], 10);
+  EXPECT_EQ(c.framework_ns, 20);
+  EXPECT_EQ(c.other_ns, 40);
+  EXPECT_EQ(cpu_split(10, 10, api, ops).window_ns, 0);
+}
+
+// A cold generation (cold_us = 400: each decode step's kernel D = 490 + 10k µs, a cuModuleLoadData
+// of 400 µs inside aten::_scaled_dot_product_cudnn_attention T+16 .. T+440) and two warm ones
+// (D = 90 + 10k), 3 decode steps each. A decode step's CPU window is D + 10 µs (call to call), the
+// last one's D + 8 (to its token's GPU end). In every step: launches 2 x 0.5 µs; operators
+// embedding (1 µs) and argmax (2 µs, its launch 0.5 µs inside): framework 2.5 µs.
+//   warm decode: windows 110, 120, 128 → 119.333 µs; GPU work D + 2 → 112 µs; other = window - 3.5.
+//   cold decode: windows 510, 520, 528 → 519.333 µs; module load 400; framework 2.5 + 424 - 400 =
+//     26.5; other = window - 427.5 → 91.833; GPU work 512.
+//   prefill (D = 300): window 310, GPU work 302, launch 1, framework 2.5, other 306.5.
+TEST_F(Llm, StepSumExplainsAColdGenerationByCause) {
+  const Report s0 = run({{1000, 1, 7, 3, 400}, {5000, 1, 7, 3}, {9000, 1, 7, 3}}, Shapes::kEmbedding);
+  ASSERT_EQ(s0.rows.size(), 4u);
+  const Report r = llm_step_sum(*m_db);
+  ASSERT_EQ(r.rows.size(), 6u);  // 3 generations x (prefill, decode)
+  EXPECT_EQ(cell<std::string>(r, 0, "Generation"), "1");
+  EXPECT_EQ(cell<std::string>(r, 0, "Phase"), "prefill");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Steps"), 1);
+  EXPECT_NEAR(cell<double>(r, 0, "Step"), 0.310, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "GPU Work"), 0.302, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Launch"), 0.001, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Framework"), 0.0025, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Python/Other"), 0.3065, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 0, "Module Load"), 0.0, 1e-12);
+
+  EXPECT_EQ(cell<std::string>(r, 1, "Phase"), "decode");
+  EXPECT_EQ(cell<std::int64_t>(r, 1, "Steps"), 3);
+  EXPECT_NEAR(cell<double>(r, 1, "Step"), 1.558 / 3, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 1, "GPU Work"), 0.512, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 1, "Module Load"), 0.400, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 1, "Launch"), 0.001, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 1, "Framework"), 0.0265, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 1, "Python/Other"), 0.2755 / 3, 1e-12);
+  EXPECT_NEAR(cell<double>(r, 1, "Alloc") + cell<double>(r, 1, "Sync") + cell<double>(r, 1, "Other API"), 0.0, 1e-12);
+
+  for (int row : {3, 5}) {  // the warm generations' decode steps
+    EXPECT_EQ(cell<std::string>(r, row, "Phase"), "decode");
+    EXPECT_NEAR(cell<double>(r, row, "Step"), 0.358 / 3, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "GPU Work"), 0.112, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "Module Load"), 0.0, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "Framework"), 0.0025, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "Python/Other"), 0.3475 / 3, 1e-12);
+  }
+  // 519.3 - 119.3 = 400 µs more: 400 module loading, 24 operators (Python/Other 24 less).
+  EXPECT_TRUE(test::has_note(r, NoteLevel::kWarning, "generation 1 is cold: its decode steps took"));
+  EXPECT_TRUE(test::has_note(s0, "stats -r llm_step_sum splits each step's CPU time by cause"));
+  EXPECT_TRUE(test::has_note(r, "400 µs more than warm ones")) << r.notes.at(0).text;
+  EXPECT_TRUE(test::has_note(r, ": 400 µs of it in module loading")) << r.notes.at(0).text;
+  EXPECT_TRUE(test::has_note(r, ", 24 µs of it in PyTorch operators")) << r.notes.at(0).text;
+  EXPECT_FALSE(test::has_note(r, "its prefill took")) << "the prefills are alike";
+}
+
+TEST_F(Llm, StepSumWithoutAColdGenerationHasNoVerdict) {
+  (void)run({{1000, 1, 7, 3}, {5000, 1, 7, 3}}, Shapes::kEmbedding);
+  const Report r = llm_step_sum(*m_db);
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_NEAR(cell<double>(r, 1, "Step"), 0.358 / 3, 1e-12);
+  EXPECT_FALSE(test::has_note(r, "is cold"));
 }
 
 }  // namespace

@@ -241,6 +241,7 @@ TEST(NsysReports, RegistryNamesAndUnknownName) {
                                             "module_sum",
                                             "step_sum",
                                             "llm_sum",
+                                            "llm_step_sum",
                                             "nccl_sum",
                                             "comm_overlap",
                                             "rank_sum",
