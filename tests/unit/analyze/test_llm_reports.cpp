@@ -661,6 +661,12 @@ TEST_F(Llm, StepSumWithoutAColdGenerationHasNoVerdict) {
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_NEAR(cell<double>(r, 1, "Step"), 0.358 / 3, 1e-12);
   EXPECT_FALSE(test::has_note(r, "is cold"));
+  EXPECT_FALSE(test::has_note(r, "--cuda-api=all"));
+  // Recorded with --cuda-api=gpu (the default): module loading is not recorded; a note says so.
+  m_db.reset();
+  store::Database w(m_dir.file("g.sqlite"), store::Database::Mode::kReadWriteCreate);
+  w.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('cuda_api_calls', 'gpu')");
+  EXPECT_TRUE(test::has_note(llm_step_sum(w), "module loading and other driver calls are not recorded"));
 }
 
 }  // namespace
