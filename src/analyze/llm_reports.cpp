@@ -464,6 +464,44 @@ PhaseMeans phase_means(const LlmTrace& t, const Generation& g, ForwardPhase phas
   return m;
 }
 
+// Own CPU time of each PyTorch operator name (its range less the operators nested in it; CUDA
+// calls inside it included) in the forwards of `g` in `phase`, mean per forward, ns. An operator
+// belongs to the forward whose CPU window holds its start.
+std::map<std::string, double> op_self_means(store::Database& db, const LlmTrace& t, const Generation& g,
+                                            ForwardPhase phase) {
+  std::map<std::string, double> out;
+  std::size_t n = 0;
+  for (std::size_t i = g.first; i < g.first + g.count; ++i) {
+    const ForwardPass& f = t.forwards[i];
+    if (f.phase != phase || f.cpu.window_ns <= 0) continue;
+    ++n;
+    store::Statement st = db.prepare(
+        "SELECT e.start_ns, e.end_ns, n.value FROM torch_ops o JOIN nvtx_events e ON e.id = o.nvtx_id JOIN strings n "
+        "ON n.id = o.name_id WHERE e.pid = ?1 AND e.tid = ?2 AND e.start_ns >= ?3 AND e.start_ns < ?4 AND e.end_ns IS "
+        "NOT NULL ORDER BY e.start_ns, o.nvtx_id");
+    st.bind(1, f.pid);
+    st.bind(2, f.tid);
+    st.bind(3, f.start_ns);
+    st.bind(4, f.start_ns + f.cpu.window_ns);
+    struct Open {
+      std::int64_t end;
+      std::string name;
+    };
+    std::vector<Open> stack;  // enclosing operators
+    while (st.step()) {
+      const std::int64_t a = st.column_int(0), b = std::max(st.column_int(1), a);
+      while (!stack.empty() && stack.back().end <= a) stack.pop_back();
+      if (!stack.empty()) out[stack.back().name] -= static_cast<double>(std::min(b, stack.back().end) - a);
+      std::string name = st.column_text(2);
+      out[name] += static_cast<double>(b - a);
+      stack.push_back({b, std::move(name)});
+    }
+  }
+  if (n > 0)
+    for (auto& [name, v] : out) v /= static_cast<double>(n);
+  return out;
+}
+
 }  // namespace
 
 Report llm_step_sum(store::Database& db) {
@@ -533,6 +571,23 @@ Report llm_step_sum(store::Database& db) {
     for (std::size_t j = 0; j < deltas.size() && j < 3; ++j)
       v += std::string(j == 0 ? ": " : ", ") + units::duration(deltas[j].first / 1e9) + " of it in " +
            kCauseWords[deltas[j].second];
+    // The operator whose own CPU time grew most (cuDNN's planning shows here without --cuda-api=all).
+    const Generation& g1 = *found.gens.front();
+    const ForwardPhase ph = decode ? ForwardPhase::kDecode : ForwardPhase::kPrefill;
+    std::map<std::string, std::vector<double>> warm_ops;
+    for (std::size_t i : warm)
+      for (const auto& [name, v] : op_self_means(db, t, *found.gens[i], ph)) warm_ops[name].push_back(v);
+    std::string top_op;
+    double top_delta = 0;
+    for (const auto& [name, v] : op_self_means(db, t, g1, ph)) {
+      std::vector<double> w = warm_ops[name];
+      w.resize(warm.size(), 0.0);  // absent in a warm generation: 0
+      const double d = v - stats::median(w);
+      if (d > top_delta) top_delta = d, top_op = name;
+    }
+    if (!top_op.empty())
+      v += "; the PyTorch operator whose own CPU time grew most: " + top_op + ", " + units::duration(top_delta / 1e9) +
+           " more per step (operators nested in it left out, CUDA calls in it kept)";
     v += "; GPU work " + units::duration(cold.gpu / 1e9) + " against " +
          units::duration(median_of([](const PhaseMeans& m) { return m.gpu; }) / 1e9) +
          " warm (first calls at new lengths: cuDNN plans, kernel loading, compilation, the allocator growing)";

@@ -55,7 +55,8 @@
 //   Python/Other (ms) the rest of the window
 // The causes add up to Step. Notes: a verdict per phase when generation 1 is cold (its mean
 // step over 1.5 x the median of the others'): how much longer, and which causes hold the
-// extra time; where the trace records only the launching API calls (--cuda-api=gpu, the
+// extra time, and the PyTorch operator whose own CPU time (less nested operators) grew most;
+// where the trace records only the launching API calls (--cuda-api=gpu, the
 // default), that module loading is not recorded and lands in Framework or Python/Other.
 // No rows (one note) without a generate loop, as llm_sum.
 #pragma once
