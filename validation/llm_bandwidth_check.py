@@ -46,6 +46,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llm_check import have_torch  # noqa: E402  (the same torch-with-CUDA probe)
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples/pytorch/llm_generate.py"
 RANGE = "llmbw.decode"
@@ -307,12 +310,6 @@ def markdown(a, records, failures, errors):
     lines += ["", "**" + ("PASS" if not failures and not errors else f"FAIL ({len(failures) + len(errors)})") + "**"]
     lines += [f"- {x}" for x in failures + errors]
     return "\n".join(lines) + "\n"
-
-
-def have_torch():
-    r = subprocess.run([sys.executable, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)"],
-                       capture_output=True, text=True)
-    return r.returncode == 0, (r.stderr.strip().splitlines() or ["torch.cuda.is_available() is False"])[-1]
 
 
 def main(argv=None):

@@ -22,8 +22,11 @@ std::optional<std::size_t> step_index_at(const RankFacts& r, std::int64_t t) {
   return t < r.steps[i].end_ns ? std::optional<std::size_t>(i) : std::nullopt;
 }
 
-}  // namespace
-
+// Per NCCL call of `r` (as r.nccl): the time from the end of the previous NCCL kernel on the
+// same stream to the call's own end when the call was back to back behind it: the same
+// collective and bytes, launched (its API call ended, launch_end_ns) before that kernel
+// ended and started after it (so the GPU, not the CPU, set its pace, as in nccl-tests'
+// loop); -1 otherwise (or when the launch is unknown).
 std::vector<std::int64_t> paced_intervals(const RankFacts& r) {
   std::vector<std::int64_t> out(r.nccl.size(), -1);
   std::map<std::int64_t, std::size_t> last;  // stream → index of its latest NCCL call
@@ -40,6 +43,8 @@ std::vector<std::int64_t> paced_intervals(const RankFacts& r) {
   }
   return out;
 }
+
+}  // namespace
 
 StragglerMatch match_collectives(const CommData& d) {
   StragglerMatch m;
@@ -62,8 +67,9 @@ StragglerMatch match_collectives(const CommData& d) {
     }
   }
   if (m.participants > 0) m.step_time_ns /= m.participants;
-  std::vector<std::vector<std::int64_t>> paced(d.ranks.size());
-  for (std::size_t i = 0; i < d.ranks.size(); ++i) paced[i] = paced_intervals(d.ranks[i]);
+  m.paced.resize(d.ranks.size());
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) m.paced[i] = paced_intervals(d.ranks[i]);
+  const std::vector<std::vector<std::int64_t>>& paced = m.paced;
   std::map<std::int64_t, std::vector<std::int64_t>> held_per_step;  // step → held back per rank
   std::vector<std::int64_t> who, t;
   for (const auto& [kind, lists] : by_kind) {

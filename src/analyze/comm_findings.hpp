@@ -33,8 +33,7 @@ inline constexpr double kStragglerShare = 0.05;
 
 namespace detail {
 
-struct CommData;   // analyze/comm_data.hpp
-struct RankFacts;  // analyze/comm_data.hpp
+struct CommData;  // analyze/comm_data.hpp
 
 struct RankStraggle {
   std::int64_t instances = 0;                  // instances it took part in
@@ -70,14 +69,10 @@ struct StragglerMatch {
   std::vector<Instance> order;  // by last arrival
   /// Per rank (as comm_data().ranks), per NCCL kernel (as RankFacts::nccl): in an instance.
   std::vector<std::vector<bool>> matched;
+  /// Per rank, per NCCL kernel: the back-to-back time (comm_findings.cpp's paced_intervals; -1:
+  /// not back to back).
+  std::vector<std::vector<std::int64_t>> paced;
 };
-
-/// Per NCCL call of `r` (as r.nccl): the time from the end of the previous NCCL kernel on the
-/// same stream to the call's own end when the call was back to back behind it: the same
-/// collective and bytes, launched (its API call ended, launch_end_ns) before that kernel
-/// ended and started after it (so the GPU, not the CPU, set its pace, as in nccl-tests'
-/// loop); -1 otherwise (or when the launch is unknown).
-[[nodiscard]] std::vector<std::int64_t> paced_intervals(const RankFacts& r);
 
 /// The matching over a job's facts (comm_data(db) or comm_reduce of summaries).
 [[nodiscard]] StragglerMatch match_collectives(const CommData& d);

@@ -135,7 +135,7 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
     // Collective instances: each matched one once, a kernel with no partner on its own; timed
     // by the last arrival's kernel.
     Timed transfer;
-    // Back-to-back instances (detail::paced_intervals on every rank taking part): each one's
+    // Back-to-back instances (StragglerMatch::paced on every rank taking part): each one's
     // time is the last arrival's, from its previous kernel's end to its own end.
     Timed paced;
     std::vector<bool> ranks;
@@ -159,19 +159,16 @@ Report nccl_sum(const CommData& d, const detail::StragglerMatch& m) {
         ++a.sized;
         a.bytes += static_cast<double>(c.bytes);
       }
-      if (!m.matched[i][j]) a.transfer.add(ns, c.bytes);
+      if (!m.matched[i][j]) {  // no partner on another rank: an instance of its own
+        a.transfer.add(ns, c.bytes);
+        if (m.paced[i][j] >= 0) a.paced.add(m.paced[i][j], c.bytes);
+      }
     }
   }
   for (const detail::StragglerMatch::Instance& in : m.order)
     agg(in.kind, in.bytes).transfer.add(in.transfer_ns, in.bytes);
   for (const detail::StragglerMatch::Instance& in : m.order)
     if (in.paced_ns >= 0) agg(in.kind, in.bytes).paced.add(in.paced_ns, in.bytes);
-  for (std::size_t i = 0; i < d.ranks.size(); ++i) {  // calls with no partner: instances of their own
-    const std::vector<std::int64_t> paced = detail::paced_intervals(d.ranks[i]);
-    for (std::size_t j = 0; j < paced.size(); ++j)
-      if (const detail::NcclCall& c = d.ranks[i].nccl[j]; !m.matched[i][j] && paced[j] >= 0)
-        agg(c.kind, c.bytes).paced.add(paced[j], c.bytes);
-  }
   std::vector<std::string> uuids;
   for (const RankFacts& f : d.ranks)
     if (!f.uuid.empty() && std::find(uuids.begin(), uuids.end(), f.uuid) == uuids.end()) uuids.push_back(f.uuid);

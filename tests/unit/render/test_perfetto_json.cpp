@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/metric_attribution.hpp"
+#include "timeline_forwarding.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -427,22 +428,15 @@ TEST(PerfettoJson, MemoryInUseIsACounterPerGpu) {
 }
 
 // A timeline source that also has sampled GPU metrics (as analyze::TraceTimeline).
-class WithMetrics final : public TimelineEvents, public GpuMetricCounterSource {
+class WithMetrics final : public test::ForwardingTimeline, public GpuMetricCounterSource {
  public:
-  WithMetrics(const Timeline& tl, std::vector<GpuMetricCounterEvent> points) : m_v(tl), m_points(std::move(points)) {}
-  void api_calls(const Visitor<ApiCallEvent>& visit) override { m_v.api_calls(visit); }
-  void nvtx(const Visitor<NvtxEvent>& visit) override { m_v.nvtx(visit); }
-  void syncs(const Visitor<SyncEvent>& visit) override { m_v.syncs(visit); }
-  void kernels(const Visitor<KernelEvent>& visit) override { m_v.kernels(visit); }
-  void memcpys(const Visitor<MemcpyEvent>& visit) override { m_v.memcpys(visit); }
-  void memsets(const Visitor<MemsetEvent>& visit) override { m_v.memsets(visit); }
-  void memory(const Visitor<MemoryCounterEvent>& visit) override { m_v.memory(visit); }
+  WithMetrics(const Timeline& tl, std::vector<GpuMetricCounterEvent> points)
+      : ForwardingTimeline(tl), m_points(std::move(points)) {}
   void gpu_metric_counters(const std::function<void(const GpuMetricCounterEvent&)>& visit) override {
     for (const GpuMetricCounterEvent& e : m_points) visit(e);
   }
 
  private:
-  TimelineVectors m_v;
   std::vector<GpuMetricCounterEvent> m_points;
 };
 

@@ -14,6 +14,7 @@
 #include "pftrace_summary.hpp"
 #include "render/perfetto_json.hpp"
 #include "render/perfetto_proto.hpp"
+#include "timeline_forwarding.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -40,22 +41,15 @@ Timeline one_kernel() {
 }
 
 // A timeline source that also has request spans (as analyze::TraceTimeline).
-class WithRequests final : public TimelineEvents, public RequestSpanSource {
+class WithRequests final : public test::ForwardingTimeline, public RequestSpanSource {
  public:
-  WithRequests(const Timeline& tl, std::vector<RequestSpanEvent> spans) : m_v(tl), m_spans(std::move(spans)) {}
-  void api_calls(const Visitor<ApiCallEvent>& visit) override { m_v.api_calls(visit); }
-  void nvtx(const Visitor<NvtxEvent>& visit) override { m_v.nvtx(visit); }
-  void syncs(const Visitor<SyncEvent>& visit) override { m_v.syncs(visit); }
-  void kernels(const Visitor<KernelEvent>& visit) override { m_v.kernels(visit); }
-  void memcpys(const Visitor<MemcpyEvent>& visit) override { m_v.memcpys(visit); }
-  void memsets(const Visitor<MemsetEvent>& visit) override { m_v.memsets(visit); }
-  void memory(const Visitor<MemoryCounterEvent>& visit) override { m_v.memory(visit); }
+  WithRequests(const Timeline& tl, std::vector<RequestSpanEvent> spans)
+      : ForwardingTimeline(tl), m_spans(std::move(spans)) {}
   void request_spans(const std::function<void(const RequestSpanEvent&)>& visit) override {
     for (const RequestSpanEvent& e : m_spans) visit(e);
   }
 
  private:
-  TimelineVectors m_v;
   std::vector<RequestSpanEvent> m_spans;
 };
 

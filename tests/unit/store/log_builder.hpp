@@ -299,4 +299,18 @@ class LogBuilder {
   std::uint32_t m_pid;
 };
 
+/// Writes DIR/a.gslog: process `pid` (7 by default) with one cudaLaunchKernel [2000, 3000) ns
+/// and its kernel "k" [2500, 2600) ns, ended at 5000 ns; returns its path. The process log that
+/// tests of a side file (requests, allocator state) import next to it.
+inline std::string write_one_kernel_log(const TempDir& dir, std::uint32_t pid = 7) {
+  const std::string log = dir.file("a.gslog");
+  LogBuilder l(log, pid);
+  l.process(1000);
+  l.api(2000, 3000, 7, 1, "cudaLaunchKernel");
+  l.kernel(2500, 2600, 1, "k");
+  l.end(5000);
+  l.flush();
+  return log;
+}
+
 }  // namespace gpuscope::store::test

@@ -16,20 +16,11 @@
 namespace gpuscope::store {
 namespace {
 
-using test::LogBuilder;
 using test::TempDir;
 
 // A process log with one kernel (2500-2600 ns), and `jsonl` as bench serve 4242's requests.
 Database import_with(const TempDir& dir, const std::string& jsonl, const std::string& name = "requests-4242.jsonl") {
-  const std::string log = dir.file("a.gslog");
-  {
-    LogBuilder l(log, 7);
-    l.process(1000);
-    l.api(2000, 3000, 7, 1, "cudaLaunchKernel");
-    l.kernel(2500, 2600, 1, "k");
-    l.end(5000);
-    l.flush();
-  }
+  (void)test::write_one_kernel_log(dir);  // found by list_trace_inputs below
   const std::string file = dir.file(name);
   std::ofstream(file) << jsonl;
   std::error_code ec;

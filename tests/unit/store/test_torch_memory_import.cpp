@@ -14,20 +14,11 @@
 namespace gpuscope::store {
 namespace {
 
-using test::LogBuilder;
 using test::TempDir;
 
 // A process log with one kernel, and `json` as pid 7's allocator state.
 Database import_with(const TempDir& dir, const std::string& json, const std::string& name = "torch-memory-7.json") {
-  const std::string log = dir.file("a.gslog");
-  {
-    LogBuilder l(log, 7);
-    l.process(1000);
-    l.api(2000, 3000, 7, 1, "cudaLaunchKernel");
-    l.kernel(2500, 2600, 1, "k");
-    l.end(5000);
-    l.flush();
-  }
+  const std::string log = test::write_one_kernel_log(dir);
   const std::string file = dir.file(name);
   std::ofstream(file) << json;
   const std::string db = dir.file("t.sqlite");
