@@ -197,7 +197,7 @@ def report_markdown(summary, settings):
     md.append(f"Program: `{' '.join(s['program'])}` (torchvision resnet18, random weights, CUDA); "
               f"{s['launches']} launches profiled (the first ones), {s['rounds_done']} round(s) of every "
               f"configuration, alternating within a round, medians of wall time. Device: {s['device']}. "
-              f"ncu: `{s['ncu']}` with `{' '.join(s['ncu_flags'])}` (as kernels_check.py: gpuscope neither "
+              f"gpuscope: {s.get('gpuscope_version', 'unknown')}. ncu: `{s['ncu']}` ({s.get('ncu_version', 'unknown')}) with `{' '.join(s['ncu_flags'])}` (as kernels_check.py: gpuscope neither "
               f"locks clocks nor flushes caches). Quick set ({s['quick_source']}): {', '.join(s['quick_metrics'])}.\n\n")
     md.append("Time added per profiled launch = (T(N launches) − T(no launch matched)) / launches profiled; "
               "time added = T − T(untraced).\n\n")
@@ -316,6 +316,16 @@ def device_name():
         return "unknown (no nvidia-smi)"
 
 
+def tool_version(cmd):
+    """The last line of `cmd` (e.g. ncu --version), or 'unknown'."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        lines = [l.strip() for l in p.stdout.splitlines() if l.strip()]
+        return lines[-1] if p.returncode == 0 and lines else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", required=True, help="build folder with bin/gpuscope")
@@ -407,6 +417,7 @@ def main():
     settings = {"program": [os.path.basename(a.python), os.path.relpath(PROGRAM, ROOT), *PROGRAM_ARGS],
                 "python": a.python, "launches": a.launches, "rounds": a.rounds, "rounds_done": rounds_done,
                 "ncu": ncu, "ncu_flags": kc.Checker.ncu_flags(), "gpuscope": gs, "quick_metrics": quick,
+                "ncu_version": tool_version([ncu, "--version"]), "gpuscope_version": tool_version([gs, "--version"]),
                 "quick_source": quick_source, "device": device_name(), "sets": sorted(sets),
                 "torch": probe.stdout.strip(), "run_failures": len(failures), "notes": notes,
                 "elapsed_s": time.monotonic() - t_start}

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import stat
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,6 +66,9 @@ import json, os, sqlite3, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_times import FIXED_S, per_launch, profiled
 args = sys.argv[1:]
+if args == ["--version"]:
+    print("gpuscope 0.0 (fake)")
+    sys.exit(0)
 assert args[0] == "kernels", args
 if "--list-sets" in args:
     rows = [[m, "", "", ""] for m in QUICK_LIST]
@@ -105,6 +107,9 @@ import csv, json, os, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_times import FIXED_S, per_launch, profiled
 args = sys.argv[1:]
+if args == ["--version"]:
+    print("NVIDIA (R) Nsight Compute Command Line Profiler\nVersion 2099.1.0.0 (build 1) (fake)")
+    sys.exit(0)
 with open(os.environ["FAKE_NCU_ARGS_LOG"], "a") as f:
     f.write(json.dumps(args) + "\n")
 i, opts = 0, {}
@@ -295,6 +300,8 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(sum(c[c.index("--launch-count") + 1] == str(LAUNCHES) for c in calls if "--launch-count" in c), 2)
         self.assertEqual(sum("regex:^no_such_kernel$" in c for c in calls), 2)
         self.assertEqual(data["settings"]["quick_source"], "`gpuscope kernels --list-sets`")
+        self.assertEqual(data["settings"]["ncu_version"], "Version 2099.1.0.0 (build 1) (fake)")
+        self.assertIn("gpuscope: gpuscope 0.0 (fake). ncu: ", md)
         # The report: both tables, the verdicts, the raw logs.
         self.assertIn("| run | wall (median) | walls (s) | added over untraced | launches profiled |", md)
         self.assertRegex(md, r"\| quick, kernel replay \| [\d.]+ ms \| [\d.]+ ms \| [\d.]+× \| ≥ 5× \| PASS \|")
