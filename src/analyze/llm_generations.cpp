@@ -578,8 +578,10 @@ LlmTrace find_generations(Database& db) {
         for (const Launch& l : launches_in(pid, fw[i].tid, fw[i].start_ns, cpu_end))
           if (l.gpu_end > l.gpu_start) work.push_back({l.gpu_start, l.gpu_end});
         fw[i].gpu_work_ns = stats::union_length(std::move(work));
-        if (i > b && fw[i].token_end_ns > 0 && fw[i - 1].token_end_ns > 0) {
-          const std::int64_t from = fw[i - 1].token_end_ns, until = fw[i].token_end_ns;
+        // Busy inside the token's interval: the previous token's end to this one's; the
+        // generation's first forward from its call (the prefill: its TTFT).
+        if (fw[i].token_end_ns > 0 && (i == b || fw[i - 1].token_end_ns > 0)) {
+          const std::int64_t from = i == b ? fw[i].start_ns : fw[i - 1].token_end_ns, until = fw[i].token_end_ns;
           std::vector<stats::Interval> busy;
           for (const Launch& l : w)
             if (l.gpu_end > from && l.gpu_start < until)

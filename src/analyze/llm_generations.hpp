@@ -35,7 +35,8 @@
 //     follows at once; generate()'s preparation before it is not included).
 //   decode interval k = token_end(k) - token_end(k-1): one per decode step.
 //   GPU busy of a decode step: the union of the GPU work launched in its window, clipped to
-//     its interval.
+//     its interval; of a generation's first forward (the prefill), clipped to its call → its
+//     token_end (the TTFT interval).
 // Bytes and FLOPs (issue 24, item 2):
 //   The model's range text carries its bytes (docs/trace-schema.md, torch_modules "Model
 //   bytes": weight_bytes, and the KV cache passed in: kv_bytes with kv_tokens or kv_static).
@@ -128,7 +129,8 @@ struct ForwardPass {
   std::uint64_t kernel_set = 0;            // hash of the sorted kernel names it launched itself
   std::int64_t kernels = 0;                // kernels launched inside the call
   std::int64_t token_end_ns = 0;           // GPU end of its token (0: no GPU work)
-  std::int64_t gpu_busy_ns = 0;            // busy time inside its interval (decode steps)
+  std::int64_t gpu_busy_ns = 0;            // busy time inside its token interval (the previous token's
+                                           // end to its own; a generation's first forward: from its call)
   std::int64_t tail_ns = 0;                // last launch in its window - end_ns
   ForwardPhase phase = ForwardPhase::kDecode;
   ModelBytes bytes;              // from the model range's text

@@ -154,39 +154,6 @@ std::string source_text(PhaseSource s) {
   return {};
 }
 
-// Keeps the generations of the processes that hold a generate loop; says why the others do not.
-struct Found {
-  std::vector<const Generation*> gens;
-  std::vector<std::string> why_not;
-};
-
-Found generate_loops(const LlmTrace& t) {
-  Found f;
-  for (const LlmTrace::Model& m : t.models) {
-    // A prefill followed by decode steps; or, with shapes, only decode steps (the capture began
-    // mid-generation). Prefills alone are an encoder's forwards, not a generate loop.
-    bool prefill = false, decoded = false;
-    for (const Generation& g : t.generations) {
-      if (g.pid != m.pid) continue;
-      prefill |= g.has_prefill;
-      decoded |= g.has_prefill && g.count >= 2;
-    }
-    const bool loop = decoded || (!prefill && m.source == PhaseSource::kShapes && m.forwards >= 2);
-    if (!loop) {
-      f.why_not.push_back(
-          "PID " + std::to_string(m.pid) + ": the " + std::to_string(m.forwards) + " calls of " + m.path +
-          (prefill ? " are prefills with no decode step after them (an encoder?) " : " show no prefill ") +
-          source_text(m.source));
-      continue;
-    }
-    for (const Generation& g : t.generations)
-      if (g.pid == m.pid) f.gens.push_back(&g);
-  }
-  for (std::int64_t pid : t.training_pids)
-    f.why_not.push_back("PID " + std::to_string(pid) + " trains (optimizer steps or backward calls)");
-  return f;
-}
-
 std::vector<double> ms(std::span<const std::int64_t> ns) {
   std::vector<double> out;
   out.reserve(ns.size());
@@ -228,6 +195,51 @@ std::optional<T> common(const std::vector<std::optional<T>>& values) {
 
 }  // namespace
 
+GenerateLoops generate_loops(const LlmTrace& t) {
+  GenerateLoops f;
+  for (const LlmTrace::Model& m : t.models) {
+    // A prefill followed by decode steps; or, with shapes, only decode steps (the capture began
+    // mid-generation). Prefills alone are an encoder's forwards, not a generate loop.
+    bool prefill = false, decoded = false;
+    for (const Generation& g : t.generations) {
+      if (g.pid != m.pid) continue;
+      prefill |= g.has_prefill;
+      decoded |= g.has_prefill && g.count >= 2;
+    }
+    const bool loop = decoded || (!prefill && m.source == PhaseSource::kShapes && m.forwards >= 2);
+    if (!loop) {
+      f.why_not.push_back(
+          "PID " + std::to_string(m.pid) + ": the " + std::to_string(m.forwards) + " calls of " + m.path +
+          (prefill ? " are prefills with no decode step after them (an encoder?) " : " show no prefill ") +
+          source_text(m.source));
+      continue;
+    }
+    for (const Generation& g : t.generations)
+      if (g.pid == m.pid) f.generations.push_back(&g);
+  }
+  for (std::int64_t pid : t.training_pids)
+    f.why_not.push_back("PID " + std::to_string(pid) + " trains (optimizer steps or backward calls)");
+  return f;
+}
+
+std::array<std::int64_t, kCpuCauses> cpu_cause_parts(const CpuCauses& cpu) {
+  std::array<std::int64_t, kCpuCauses> out{};
+  for (std::size_t k = 0; k < kApiCauses; ++k) out[k] = cpu.api_ns[k];
+  out[kApiCauses] = cpu.framework_ns;
+  out[kApiCauses + 1] = cpu.other_ns;
+  return out;
+}
+
+bool first_generation_cold(std::span<const double> tpot_means, double* warm) {
+  if (tpot_means.size() < 2 || !std::isfinite(tpot_means.front())) return false;
+  std::vector<double> rest(tpot_means.begin() + 1, tpot_means.end());
+  std::erase_if(rest, [](double x) { return !std::isfinite(x); });
+  const double typical = stats::median(rest);
+  if (!std::isfinite(typical)) return false;
+  if (warm != nullptr) *warm = typical;
+  return tpot_means.front() > kColdFactor * typical;
+}
+
 Report llm_sum(store::Database& db) {
   Report r;
   r.name = "llm_sum";
@@ -258,8 +270,8 @@ Report llm_sum(store::Database& db) {
     r.add_note(NoteLevel::kInfo, std::string("no PyTorch module forwards in the capture range: ") + kRecordHint);
     return r;
   }
-  const Found found = generate_loops(t);
-  if (found.gens.empty()) {
+  const GenerateLoops found = generate_loops(t);
+  if (found.generations.empty()) {
     std::string why;
     for (const std::string& w : found.why_not) why += (why.empty() ? "" : "; ") + w;
     r.add_note(NoteLevel::kInfo,
@@ -281,8 +293,8 @@ Report llm_sum(store::Database& db) {
     if (it == ceilings.end()) it = ceilings.emplace(g.pid, ceilings_for(db, g.pid, g.weight_dtype)).first;
     return it->second;
   };
-  for (std::size_t i = 0; i < found.gens.size(); ++i) {
-    const Generation& g = *found.gens[i];
+  for (std::size_t i = 0; i < found.generations.size(); ++i) {
+    const Generation& g = *found.generations[i];
     const std::vector<double> tpot = ms(g.decode_ns);
     const std::int64_t decode = std::accumulate(g.decode_ns.begin(), g.decode_ns.end(), std::int64_t{0});
     const std::int64_t busy = std::accumulate(g.decode_busy_ns.begin(), g.decode_busy_ns.end(), std::int64_t{0});
@@ -314,13 +326,13 @@ Report llm_sum(store::Database& db) {
     gen_tpot_means.push_back(stats::mean(tpot));
   }
   const std::optional<std::int64_t> batch = common(batches);
-  const std::int64_t pid = found.gens.front()->pid;
-  const bool one_pid =
-      std::all_of(found.gens.begin(), found.gens.end(), [&](const Generation* g) { return g->pid == pid; });
+  const std::int64_t pid = found.generations.front()->pid;
+  const bool one_pid = std::all_of(found.generations.begin(), found.generations.end(),
+                                   [&](const Generation* g) { return g->pid == pid; });
   Row all = row_of("all", pid, batch, common(prompts), common(outputs), stats::mean(ttfts), all_tpot, all_seq_tokens,
                    all_wall, all_decode, all_busy, one_pid);
   // One GPU's ceilings (the first generation's process) for the pooled row.
-  const Ceilings& ceiling = ceilings_of(*found.gens.front());
+  const Ceilings& ceiling = ceilings_of(*found.generations.front());
   const double mean_flops =
       prefills_with_flops > 0 ? all_flops / static_cast<double>(prefills_with_flops) : std::nan("");
   const double mean_prefill_ms =
@@ -333,8 +345,8 @@ Report llm_sum(store::Database& db) {
   r.rows.push_back(std::move(all));
 
   for (const LlmTrace::Model& m : t.models) {
-    const auto n =
-        std::count_if(found.gens.begin(), found.gens.end(), [&](const Generation* g) { return g->pid == m.pid; });
+    const auto n = std::count_if(found.generations.begin(), found.generations.end(),
+                                 [&](const Generation* g) { return g->pid == m.pid; });
     if (n == 0) continue;
     r.add_note(NoteLevel::kInfo, "model " + m.path +
                                      (m.class_name.empty() || m.class_name == m.path ? "" : " (" + m.class_name + ")") +
@@ -346,7 +358,7 @@ Report llm_sum(store::Database& db) {
     const double step = percentile(all_tpot, 50) / 1e3;  // s
     const double busy_share = static_cast<double>(all_busy) / static_cast<double>(all_decode);
     std::vector<double> kernels;  // launched inside each decode forward
-    for (const Generation* g : found.gens)
+    for (const Generation* g : found.generations)
       for (std::size_t i = g->first; i < g->first + g->count; ++i)
         if (t.forwards[i].phase == ForwardPhase::kDecode) kernels.push_back(static_cast<double>(t.forwards[i].kernels));
     const double bytes = mean_of(all_bytes);
@@ -404,17 +416,12 @@ Report llm_sum(store::Database& db) {
                "or a model called inside compiled code); trace again with --pytorch=ops,modules,shapes");
   else if (!(ceiling.dram > 0))
     r.add_note(NoteLevel::kInfo, "no DRAM ceiling: the trace names no GPU bandwidth for PID " + std::to_string(pid));
-  if (gen_tpot_means.size() >= 2 && std::isfinite(gen_tpot_means.front())) {
-    std::vector<double> rest(gen_tpot_means.begin() + 1, gen_tpot_means.end());
-    std::erase_if(rest, [](double x) { return !std::isfinite(x); });
-    const double typical = stats::median(rest);
-    if (std::isfinite(typical) && gen_tpot_means.front() > kColdFactor * typical)
-      r.add_note(NoteLevel::kInfo, "generation 1 is cold: TPOT " + units::duration(gen_tpot_means.front() / 1e3) +
-                                       " against " + units::duration(typical / 1e3) +
-                                       " for the others (first calls at new lengths: cuDNN plans, compilation, the "
-                                       "allocator growing); the \"all\" row includes it; stats -r llm_step_sum splits "
-                                       "each step's CPU time by cause");
-  }
+  if (double typical = 0; first_generation_cold(gen_tpot_means, &typical))
+    r.add_note(NoteLevel::kInfo, "generation 1 is cold: TPOT " + units::duration(gen_tpot_means.front() / 1e3) +
+                                     " against " + units::duration(typical / 1e3) +
+                                     " for the others (first calls at new lengths: cuDNN plans, compilation, the "
+                                     "allocator growing); the \"all\" row includes it; stats -r llm_step_sum splits "
+                                     "each step's CPU time by cause");
   r.add_note(NoteLevel::kInfo,
              "TTFT: from the prefill's model call to the first token done on the GPU (its copy to the host, or the "
              "end of its sampling; generate()'s preparation before the call is not included); TPOT: one token done "
@@ -426,8 +433,6 @@ Report llm_sum(store::Database& db) {
 namespace {
 
 // The cause columns of llm_step_sum, in order: the API causes (ApiCause order), framework, other.
-constexpr const char* kCauseColumns[] = {"Module Load", "Alloc",     "Sync",        "Launch",
-                                         "Other API",   "Framework", "Python/Other"};
 constexpr const char* kCauseWords[] = {
     "module loading (cuModuleLoad*, cuLibraryLoad*, nvrtc: loading or compiling GPU code)",
     "memory allocation (cudaMalloc*, cudaFree*, cuMem*)",
@@ -436,13 +441,12 @@ constexpr const char* kCauseWords[] = {
     "other CUDA API calls",
     "PyTorch operators outside CUDA calls (dispatch; cuDNN plan building is host code here)",
     "Python and other host code outside operators"};
-constexpr std::size_t kCauses = kApiCauses + 2;
 
 // Mean per step of one phase of one generation, ns.
 struct PhaseMeans {
   std::size_t steps = 0;
   double step = 0, gpu = 0;
-  double cause[kCauses] = {};
+  double cause[kCpuCauses] = {};
 };
 
 PhaseMeans phase_means(const LlmTrace& t, const Generation& g, ForwardPhase phase) {
@@ -453,9 +457,8 @@ PhaseMeans phase_means(const LlmTrace& t, const Generation& g, ForwardPhase phas
     ++m.steps;
     m.step += static_cast<double>(f.cpu.window_ns);
     m.gpu += static_cast<double>(f.gpu_work_ns);
-    for (std::size_t k = 0; k < kApiCauses; ++k) m.cause[k] += static_cast<double>(f.cpu.api_ns[k]);
-    m.cause[kApiCauses] += static_cast<double>(f.cpu.framework_ns);
-    m.cause[kApiCauses + 1] += static_cast<double>(f.cpu.other_ns);
+    const auto parts = cpu_cause_parts(f.cpu);
+    for (std::size_t k = 0; k < kCpuCauses; ++k) m.cause[k] += static_cast<double>(parts[k]);
   }
   if (m.steps == 0) return m;
   const double n = static_cast<double>(m.steps);
@@ -514,21 +517,21 @@ Report llm_step_sum(store::Database& db) {
       .add_column("Steps", "", ColumnType::kInteger)
       .add_column("Step", "ms", ColumnType::kReal)
       .add_column("GPU Work", "ms", ColumnType::kReal);
-  for (const char* c : kCauseColumns) r.add_column(c, "ms", ColumnType::kReal);
+  for (std::string_view c : kCpuCauseNames) r.add_column(std::string(c), "ms", ColumnType::kReal);
   const LlmTrace t = find_generations(db);
   if (!t.has_modules) {
     r.add_note(NoteLevel::kInfo, std::string("no PyTorch module forwards in the capture range: ") + kRecordHint);
     return r;
   }
-  const Found found = generate_loops(t);
-  if (found.gens.empty()) {
+  const GenerateLoops found = generate_loops(t);
+  if (found.generations.empty()) {
     r.add_note(NoteLevel::kInfo,
                std::string("no generate loop in the capture range (stats -r llm_sum says why): ") + kRecordHint);
     return r;
   }
   std::vector<std::pair<PhaseMeans, PhaseMeans>> means;  // (prefill, decode) per generation
-  for (std::size_t i = 0; i < found.gens.size(); ++i) {
-    const Generation& g = *found.gens[i];
+  for (std::size_t i = 0; i < found.generations.size(); ++i) {
+    const Generation& g = *found.generations[i];
     means.emplace_back(phase_means(t, g, ForwardPhase::kPrefill), phase_means(t, g, ForwardPhase::kDecode));
     for (const auto& [phase, m] :
          {std::pair{"prefill", means.back().first}, std::pair{"decode", means.back().second}}) {
@@ -558,7 +561,7 @@ Report llm_step_sum(store::Database& db) {
     if (!(cold.step > kColdFactor * warm_step)) continue;
     const double extra = cold.step - warm_step;
     std::vector<std::pair<double, std::size_t>> deltas;
-    for (std::size_t k = 0; k < kCauses; ++k) {
+    for (std::size_t k = 0; k < kCpuCauses; ++k) {
       const double d = cold.cause[k] - median_of([k](const PhaseMeans& m) { return m.cause[k]; });
       if (d > 0) deltas.emplace_back(d, k);
     }
@@ -572,11 +575,11 @@ Report llm_step_sum(store::Database& db) {
       v += std::string(j == 0 ? ": " : ", ") + units::duration(deltas[j].first / 1e9) + " of it in " +
            kCauseWords[deltas[j].second];
     // The operator whose own CPU time grew most (cuDNN's planning shows here without --cuda-api=all).
-    const Generation& g1 = *found.gens.front();
+    const Generation& g1 = *found.generations.front();
     const ForwardPhase ph = decode ? ForwardPhase::kDecode : ForwardPhase::kPrefill;
     std::map<std::string, std::vector<double>> warm_ops;
     for (std::size_t i : warm)
-      for (const auto& [name, v] : op_self_means(db, t, *found.gens[i], ph)) warm_ops[name].push_back(v);
+      for (const auto& [name, v] : op_self_means(db, t, *found.generations[i], ph)) warm_ops[name].push_back(v);
     std::string top_op;
     double top_delta = 0;
     for (const auto& [name, v] : op_self_means(db, t, g1, ph)) {
@@ -609,17 +612,17 @@ Report llm_step_sum(store::Database& db) {
 std::optional<std::string> llm_top_line(store::Database& db) {
   const LlmTrace t = find_generations(db);
   if (!t.has_modules) return std::nullopt;
-  const Found found = generate_loops(t);
-  if (found.gens.empty()) return std::nullopt;
+  const GenerateLoops found = generate_loops(t);
+  if (found.generations.empty()) return std::nullopt;
   std::vector<double> tpot, ttft;
-  for (const Generation* g : found.gens) {
+  for (const Generation* g : found.generations) {
     for (std::int64_t ns : g->decode_ns) tpot.push_back(static_cast<double>(ns) / 1e9);
     if (const auto x = g->ttft_ns()) ttft.push_back(static_cast<double>(*x) / 1e9);
   }
   std::string model;
   for (const LlmTrace::Model& m : t.models)
-    if (m.pid == found.gens.front()->pid) model = m.path;
-  std::string line = "generate loop: " + std::to_string(found.gens.size()) + " generation(s) of " + model;
+    if (m.pid == found.generations.front()->pid) model = m.path;
+  std::string line = "generate loop: " + std::to_string(found.generations.size()) + " generation(s) of " + model;
   if (!ttft.empty()) line += ", TTFT " + units::duration(stats::mean(ttft)) + " (mean)";
   if (!tpot.empty()) line += ", TPOT " + units::duration(percentile(tpot, 50)) + " (median)";
   return line + " — gpuscope stats -r llm_sum";

@@ -61,9 +61,15 @@
 // No rows (one note) without a generate loop, as llm_sum.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "analyze/llm_generations.hpp"
 #include "core/report.hpp"
 
 namespace gpuscope::store {
@@ -77,6 +83,30 @@ namespace gpuscope::analyze {
 
 /// The llm_step_sum report (see the file comment).
 [[nodiscard]] Report llm_step_sum(store::Database& db);
+
+/// The generations llm_sum and llm_step_sum report: those of every process whose model's
+/// forwards form a generate loop (a prefill followed by decode steps; with shapes, decode
+/// steps alone: the capture began mid-generation), in LlmTrace order; `why_not` one sentence
+/// per process left out (an encoder's prefills, a training process).
+struct GenerateLoops {
+  std::vector<const Generation*> generations;  // into the LlmTrace passed in
+  std::vector<std::string> why_not;
+};
+[[nodiscard]] GenerateLoops generate_loops(const LlmTrace& trace);
+
+/// llm_step_sum's CPU causes, in its column order: the ApiCause parts, then framework and
+/// Python/other.
+inline constexpr std::size_t kCpuCauses = kApiCauses + 2;
+inline constexpr std::array<std::string_view, kCpuCauses> kCpuCauseNames = {
+    "Module Load", "Alloc", "Sync", "Launch", "Other API", "Framework", "Python/Other"};
+/// `cpu` as kCpuCauseNames' parts, ns (they add up to cpu.window_ns). Pure.
+[[nodiscard]] std::array<std::int64_t, kCpuCauses> cpu_cause_parts(const CpuCauses& cpu);
+
+/// llm_sum's cold rule: generation 1 is cold when its mean TPOT (ms or any unit, first of
+/// `tpot_means`, one per generation in order) is over 1.5 x the median of the others' (the
+/// finite ones); needs two generations or more. The median of the others in `warm` (when
+/// not null and it is known). Pure.
+[[nodiscard]] bool first_generation_cold(std::span<const double> tpot_means, double* warm = nullptr);
 
 /// One line for `top` when the trace holds a generate loop ("generate loop: N generations of
 /// model M, TTFT …, TPOT … (stats -r llm_sum)"); nullopt otherwise. Cheap on a trace without

@@ -12,6 +12,7 @@
 #include "analyze/gpu_busy.hpp"
 #include "analyze/gpu_index.hpp"
 #include "analyze/kernel_reports.hpp"
+#include "analyze/llm_token_timeline.hpp"
 #include "analyze/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/steady_scope.hpp"
@@ -324,6 +325,9 @@ void time_tables_series(Database& db, ReportPage& page, const std::vector<StepFa
       if (!r.rows.empty() || name == "cuda_gpu_kern_sum") page.tables.push_back(std::move(r));
     }
   }
+
+  // The generate loops' steps (the Tokens section), as llm_sum finds them.
+  page.tokens = token_timeline(db);
 
   // Counters over time.
   TraceTimeline tl(db);

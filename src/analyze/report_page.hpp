@@ -16,7 +16,8 @@
 //     as core/report_page.hpp says; their sum is gpu_util's busy time;
 //   - series: TraceTimeline::memory and ::gpu_metric_counters (analyze/timeline.hpp),
 //     downsampled by downsample_min_max;
-//   - timeline: analyze::timeline_overview (analyze/timeline_overview.hpp).
+//   - timeline: analyze::timeline_overview (analyze/timeline_overview.hpp);
+//   - tokens: analyze::token_timeline (analyze/llm_token_timeline.hpp): llm_sum's generations.
 // Threads: with options.parallel and a trace file, the headline, the timeline and the rest are
 // computed at once, each on its own read-only connection (store::open_trace of db.path()).
 // Memory: the GPU operations' intervals are held once (as gpu_busy does; event budget

@@ -19,7 +19,8 @@
 //   - tables: Reports exactly as `gpuscope stats -r NAME` makes them (cuda_gpu_kern_sum, ...);
 //   - series: counters over time (memory in use, sampled GPU metrics), times in ns relative to
 //     base_ns, at most kMaxSeriesPoints points each (min/max kept per bucket);
-//   - timeline: the overview the timeline section draws (core/timeline_overview.hpp).
+//   - timeline: the overview the timeline section draws (core/timeline_overview.hpp);
+//   - tokens: the generate loops' forward steps (core/token_timeline.hpp), when there are any.
 // All times are integer ns; base_ns is the start of the wall span (trace clock).
 //
 // Plain data (core/: no I/O).
@@ -34,6 +35,7 @@
 #include "core/machine_profile.hpp"
 #include "core/report.hpp"
 #include "core/timeline_overview.hpp"
+#include "core/token_timeline.hpp"
 
 namespace gpuscope::core {
 
@@ -109,6 +111,9 @@ struct ReportPage {
   std::vector<PageRooflineKernel> roofline_kernels;
   MachineProfile roofline_ceilings;
   std::string roofline_ceiling_source;
+  /// The generate loops' forward steps (the Tokens section; core/token_timeline.hpp); empty
+  /// (generations_total 0) when the trace holds no generate loop: then the page has no section.
+  TokenTimeline tokens;
   /// What the page leaves out and why, one sentence each ("no memory timeline: ...").
   std::vector<std::string> notes;
 };

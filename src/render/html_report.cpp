@@ -10,6 +10,7 @@
 #include "render/report_render.hpp"
 #include "render/svg_chart.hpp"
 #include "render/timeline_overview_json.hpp"
+#include "render/token_timeline_svg.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -151,6 +152,10 @@ void write_html_report(const core::ReportPage& page, std::ostream& out) {
       out << detail::report_asset("page_js");
     } else if (key == "PAGE_CSS") {
       out << detail::report_asset("page_css");
+    } else if (key == "TOKENS_NAV") {
+      write_tokens_nav(page.tokens, out);
+    } else if (key == "TOKENS") {
+      write_tokens_section(page.tokens, out);
     } else if (key == "ROOFLINE") {
       write_roofline(page, out);
     } else if (key == "TIMELINE_JS") {
