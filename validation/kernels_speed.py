@@ -18,8 +18,10 @@ of the wall times are compared:
   gpuscope detailed (0)    gpuscope kernels --set detailed, 60 launches / nothing matched
   ncu detailed (0)         ncu --set detailed FLAGS, 60 launches / nothing matched
 
-FLAGS are kernels_check.py's (--csv --print-units base --clock-control none --cache-control none
---print-kernel-base function): gpuscope neither locks clocks nor flushes caches. The quick set's
+FLAGS are kernels_check.py's (--csv --print-units base --clock-control none --cache-control C
+--print-kernel-base function): gpuscope never locks clocks; C, kernels_check.py's cache control
+(or --cache-control), goes to gpuscope's kernel-replay runs too where `gpuscope kernels --help`
+lists the option (--replay-mode none replays nothing, so flushes nothing). The quick set's
 metric list is asked of gpuscope itself (`gpuscope kernels --list-sets --format json`), else
 kernels_check.QUICK.
 
@@ -39,6 +41,7 @@ ncu, torch, torchvision or a CUDA device is missing (skipped, with a message), 2
 Usage:
   kernels_speed.py --build BUILD --out OUT [--rounds N] [--launches 60] [--timeout S]
                    [--ncu PATH] [--python PY] [--sets quick,detailed] [--budget-s S]
+                   [--cache-control all|none]
 The arithmetic (summarize) is unit-tested without a GPU, and the whole script against fake
 gpuscope / ncu / python programs, by tests/unit/validation/test_kernels_speed.py.
 """
@@ -197,8 +200,10 @@ def report_markdown(summary, settings):
     md.append(f"Program: `{' '.join(s['program'])}` (torchvision resnet18, random weights, CUDA); "
               f"{s['launches']} launches profiled (the first ones), {s['rounds_done']} round(s) of every "
               f"configuration, alternating within a round, medians of wall time. Device: {s['device']}. "
-              f"gpuscope: {s.get('gpuscope_version', 'unknown')}. ncu: `{s['ncu']}` ({s.get('ncu_version', 'unknown')}) with `{' '.join(s['ncu_flags'])}` (as kernels_check.py: gpuscope neither "
-              f"locks clocks nor flushes caches). Quick set ({s['quick_source']}): {', '.join(s['quick_metrics'])}.\n\n")
+              f"gpuscope: {s.get('gpuscope_version', 'unknown')}. ncu: `{s['ncu']}` ({s.get('ncu_version', 'unknown')}) "
+              f"with kernels_check.py's flags `{' '.join(s['ncu_flags'])}` (no clock locking: gpuscope never "
+              f"locks clocks). Cache control: {s.get('cache_text', '—')}. "
+              f"Quick set ({s['quick_source']}): {', '.join(s['quick_metrics'])}.\n\n")
     md.append("Time added per profiled launch = (T(N launches) − T(no launch matched)) / launches profiled; "
               "time added = T − T(untraced).\n\n")
     rows = []
@@ -266,8 +271,9 @@ def run_logged(cmd, timeout, log):
 
 
 class Runner:
-    def __init__(self, a, gs, ncu, quick):
+    def __init__(self, a, gs, ncu, quick, ncu_flags, gs_cache):
         self.a, self.gs, self.ncu, self.quick = a, gs, ncu, quick
+        self.ncu_flags, self.gs_cache = ncu_flags, gs_cache
         self.work = os.path.join(a.out, "kernels_speed_work")
         os.makedirs(self.work, exist_ok=True)
         self.prog = [a.python, PROGRAM, *PROGRAM_ARGS]
@@ -279,11 +285,13 @@ class Runner:
         if tool == "gpuscope":
             cmd = [self.gs, "kernels", "--set", mset, "-o", stem, "-f"]
             if replay != "kernel":
-                cmd += ["--replay-mode", replay]
+                cmd += ["--replay-mode", replay]  # no replay: nothing to flush between passes
+            elif self.gs_cache:
+                cmd += ["--cache-control", self.gs_cache]
             cmd += ["--launch-count", str(self.a.launches)] if profiles else ["-k", NO_MATCH]
             return cmd + ["--", *self.prog]
         cmd = [self.ncu, *(["--metrics", ",".join(self.quick)] if mset == "quick" else ["--set", mset]),
-               *kc.Checker.ncu_flags()]
+               *self.ncu_flags]
         cmd += ["--launch-count", str(self.a.launches)] if profiles else ["--kernel-name", f"regex:{NO_MATCH}"]
         return cmd + self.prog
 
@@ -316,6 +324,35 @@ def device_name():
         return "unknown (no nvidia-smi)"
 
 
+def cache_settings(gs, wanted=None):
+    """(ncu flags, ncu's cache control, the --cache-control value for gpuscope's kernel-replay
+    runs or None, a sentence). The flags are kernels_check.py's, with its cache control (or
+    `wanted`); gpuscope gets the same value where its `kernels --help` lists --cache-control."""
+    if wanted and hasattr(kc, "CACHE_CONTROL"):
+        kc.CACHE_CONTROL = wanted
+    flags = list(kc.Checker.ncu_flags())
+    if "--cache-control" in flags:
+        i = flags.index("--cache-control") + 1
+        if wanted:
+            flags[i] = wanted
+        cache = flags[i]
+    else:
+        cache = wanted
+        if wanted:
+            flags += ["--cache-control", wanted]
+    try:
+        help_text = subprocess.run([gs, "kernels", "--help"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        help_text = ""
+    gs_cache = cache if cache and "--cache-control" in help_text else None
+    if gs_cache:
+        text = (f"`--cache-control {cache}` for ncu and for gpuscope's kernel-replay runs (`--replay-mode none` "
+                "runs each kernel once: nothing is flushed)")
+    else:
+        text = f"ncu `--cache-control {cache}`; this gpuscope has no --cache-control and flushes nothing"
+    return flags, cache, gs_cache, text
+
+
 def tool_version(cmd):
     """The last line of `cmd` (e.g. ncu --version), or 'unknown'."""
     try:
@@ -343,6 +380,9 @@ def main():
     ap.add_argument("--budget-s", type=float, default=0,
                     help="stop starting rounds once another (as long as the longest so far) would end past this "
                          "many seconds from the start (0: no budget); each process's timeout is cut to what is left")
+    ap.add_argument("--cache-control", choices=("all", "none"), default=None,
+                    help="ncu's --cache-control, also passed to gpuscope's kernel-replay runs where gpuscope has the "
+                         "option (default: kernels_check.py's)")
     ap.add_argument("--warmup-runs", type=int, default=1,
                     help="untraced runs before the first round, not counted (disk cache, driver; default 1)")
     a = ap.parse_args()
@@ -380,7 +420,11 @@ def main():
     notes = []
     if quick != list(kc.QUICK):
         notes.append(f"gpuscope's quick set {quick} differs from kernels_check.QUICK {kc.QUICK}; gpuscope's is used")
-    runner = Runner(a, gs, ncu, quick)
+    ncu_flags, cache, gs_cache, cache_text = cache_settings(gs, a.cache_control)
+    if cache == "all" and not gs_cache:
+        notes.append("this gpuscope has no --cache-control (it never flushes caches) while ncu flushes them before "
+                     "every pass: pass --cache-control none to compare like with like")
+    runner = Runner(a, gs, ncu, quick, ncu_flags, gs_cache)
     configs = [c for c, (tool, mset, _, _) in CONFIGS.items() if mset is None or mset in sets]
 
     for i in range(a.warmup_runs):
@@ -416,7 +460,8 @@ def main():
     notes += failures
     settings = {"program": [os.path.basename(a.python), os.path.relpath(PROGRAM, ROOT), *PROGRAM_ARGS],
                 "python": a.python, "launches": a.launches, "rounds": a.rounds, "rounds_done": rounds_done,
-                "ncu": ncu, "ncu_flags": kc.Checker.ncu_flags(), "gpuscope": gs, "quick_metrics": quick,
+                "ncu": ncu, "ncu_flags": ncu_flags, "cache_control": cache,
+                "gpuscope_cache_control": gs_cache, "cache_text": cache_text, "gpuscope": gs, "quick_metrics": quick,
                 "ncu_version": tool_version([ncu, "--version"]), "gpuscope_version": tool_version([gs, "--version"]),
                 "quick_source": quick_source, "device": device_name(), "sets": sorted(sets),
                 "torch": probe.stdout.strip(), "run_failures": len(failures), "notes": notes,

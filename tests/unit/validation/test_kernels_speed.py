@@ -70,6 +70,9 @@ if args == ["--version"]:
     print("gpuscope 0.0 (fake)")
     sys.exit(0)
 assert args[0] == "kernels", args
+if args[1:] == ["--help"]:
+    print("  --cache-control TEXT  all: flush caches before every replay pass; none: ...")
+    sys.exit(0)
 if "--list-sets" in args:
     rows = [[m, "", "", ""] for m in QUICK_LIST]
     print(json.dumps({"schema_version": 1, "command": "kernels",
@@ -80,6 +83,10 @@ opts, prog = args[1:dash], args[dash + 1:]
 def opt(name, default=None):
     return opts[opts.index(name) + 1] if name in opts else default
 mset, mode = opt("--set"), opt("--replay-mode", "kernel")
+with open(os.environ["FAKE_GS_ARGS_LOG"], "a") as f:
+    f.write(json.dumps(args) + "\n")
+if mode == "none" and opt("--cache-control") == "all":  # as the real one: no replay, nothing to flush
+    sys.exit("gpuscope kernels: --cache-control all needs a replay")
 n = profiled("gpuscope", mset, opt("-k"), int(opt("--launch-count", "0")))
 subprocess.run(prog, check=True)
 time.sleep(FIXED_S["gpuscope"] + n * per_launch("gpuscope", mset, mode))
@@ -239,6 +246,7 @@ class EndToEnd(unittest.TestCase):
             path.chmod(path.stat().st_mode | stat.S_IXUSR)
         self.bin = bin_dir
         self.ncu_args = self.tmp / "ncu_args.jsonl"
+        self.gs_args = self.tmp / "gpuscope_args.jsonl"
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -248,7 +256,7 @@ class EndToEnd(unittest.TestCase):
                "--out", str(out), "--rounds", "1", "--launches", str(LAUNCHES), "--warmup-runs", "0",
                "--ncu", ncu or str(self.bin / "ncu"), "--python", str(self.bin / "python"), "--timeout", "120", *extra]
         full = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_")}
-        full.update(FAKE_NCU_ARGS_LOG=str(self.ncu_args), **(env or {}))
+        full.update(FAKE_NCU_ARGS_LOG=str(self.ncu_args), FAKE_GS_ARGS_LOG=str(self.gs_args), **(env or {}))
         return subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=full)
 
     def test_two_targets_met_one_missed(self):
@@ -289,8 +297,7 @@ class EndToEnd(unittest.TestCase):
         calls = [json.loads(l) for l in self.ncu_args.read_text().splitlines()]
         self.assertEqual(len(calls), 4)
         for call in calls:
-            for flag in ("--clock-control", "--cache-control"):
-                self.assertEqual(call[call.index(flag) + 1], "none")
+            self.assertEqual(call[call.index("--clock-control") + 1], "none")
             self.assertTrue(call[-6].endswith("/python") and call[-5].endswith("resnet_train.py"), call)
         quick = [c for c in calls if "--metrics" in c]
         self.assertEqual(len(quick), 2)
@@ -300,6 +307,16 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(sum(c[c.index("--launch-count") + 1] == str(LAUNCHES) for c in calls if "--launch-count" in c), 2)
         self.assertEqual(sum("regex:^no_such_kernel$" in c for c in calls), 2)
         self.assertEqual(data["settings"]["quick_source"], "`gpuscope kernels --list-sets`")
+        # Cache control: kernels_check.py's value for ncu, the same for gpuscope's kernel-replay runs.
+        cache = calls[0][calls[0].index("--cache-control") + 1]
+        self.assertEqual(cache, kc.Checker.ncu_flags()[kc.Checker.ncu_flags().index("--cache-control") + 1])
+        self.assertEqual(data["settings"]["gpuscope_cache_control"], cache)
+        gs_calls = [json.loads(l) for l in self.gs_args.read_text().splitlines()]
+        self.assertEqual(len(gs_calls), 5)
+        for call in gs_calls:
+            want = None if "--replay-mode" in call else cache
+            got = call[call.index("--cache-control") + 1] if "--cache-control" in call else None
+            self.assertEqual(got, want, call)
         self.assertEqual(data["settings"]["ncu_version"], "Version 2099.1.0.0 (build 1) (fake)")
         self.assertIn("gpuscope: gpuscope 0.0 (fake). ncu: ", md)
         # The report: both tables, the verdicts, the raw logs.
@@ -314,7 +331,7 @@ class EndToEnd(unittest.TestCase):
     def test_incomplete_run(self):
         # gpuscope detailed profiles one launch too few; its ratio would pass (ncu 450 ms against 20 ms).
         out = self.tmp / "short"
-        r = self.run_speed(out, "--sets", "detailed",
+        r = self.run_speed(out, "--sets", "detailed", "--cache-control", "all",
                            env={"FAKE_SHORT_gpuscope_detailed": "1", "FAKE_PER_LAUNCH_gpuscope_detailed": "0.02"})
         md = (out / "kernels_speed.md").read_text()
         self.assertEqual(r.returncode, 1, md + r.stderr[-3000:])
@@ -326,6 +343,11 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(comp["result"], "FAIL (incomplete)")
         self.assertIn(f"{LAUNCHES - 1} (expected {LAUNCHES}: INCOMPLETE)", md)
         self.assertIn("gpuscope_detailed: launches profiled [9]", md)
+        # --cache-control all went to both tools.
+        for log in (self.ncu_args, self.gs_args):
+            for call in (json.loads(l) for l in log.read_text().splitlines()):
+                self.assertEqual(call[call.index("--cache-control") + 1], "all", call)
+        self.assertIn("Cache control: `--cache-control all` for ncu and for gpuscope's kernel-replay runs", md)
 
     def test_skips(self):
         r = self.run_speed(self.tmp / "no-ncu", ncu=str(self.tmp / "nowhere" / "ncu"))
