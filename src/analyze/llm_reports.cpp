@@ -284,7 +284,7 @@ Report llm_sum(store::Database& db) {
   std::int64_t all_wall = 0, all_decode = 0, all_busy = 0, all_tokens = 0, all_seq_tokens = 0;
   std::vector<std::optional<std::int64_t>> batches, prompts, outputs;
   std::vector<double> gen_tpot_means;
-  std::vector<std::int64_t> all_bytes, all_kv;
+  std::vector<std::int64_t> all_bytes;
   double all_flops = 0, all_prefill_ms = 0;
   std::int64_t prefills_with_flops = 0, flop_ops = 0;
   std::map<std::int64_t, Ceilings> ceilings;  // per PID
@@ -306,7 +306,6 @@ Report llm_sum(store::Database& db) {
     add_limits(r.rows.back(), mean_of(g.decode_bytes), percentile(tpot, 50), g.prefill_flops.value_or(std::nan("")),
                ttft_ms, ceilings_of(g));
     all_bytes.insert(all_bytes.end(), g.decode_bytes.begin(), g.decode_bytes.end());
-    all_kv.insert(all_kv.end(), g.decode_kv_bytes.begin(), g.decode_kv_bytes.end());
     if (g.prefill_flops && ttft) {
       all_flops += *g.prefill_flops;
       all_prefill_ms += ttft_ms;
@@ -354,25 +353,42 @@ Report llm_sum(store::Database& db) {
                                      " forward passes (its top-level module calls), " + std::to_string(n) +
                                      " generation(s); prefill or decode " + source_text(m.source));
   }
-  if (!all_tpot.empty() && all_decode > 0) {
-    const double step = percentile(all_tpot, 50) / 1e3;  // s
-    const double busy_share = static_cast<double>(all_busy) / static_cast<double>(all_decode);
-    std::vector<double> kernels;  // launched inside each decode forward
-    for (const Generation* g : found.generations)
-      for (std::size_t i = g->first; i < g->first + g->count; ++i)
-        if (t.forwards[i].phase == ForwardPhase::kDecode) kernels.push_back(static_cast<double>(t.forwards[i].kernels));
-    const double bytes = mean_of(all_bytes);
+  // The decode verdict judges the warm generations: all but generation 1 when it is cold (the
+  // "all" row still pools every one).
+  double warm_tpot = 0;
+  const bool first_cold = first_generation_cold(gen_tpot_means, &warm_tpot);
+  std::vector<double> judged_tpot;
+  std::int64_t judged_decode = 0, judged_busy = 0;
+  std::vector<std::int64_t> judged_bytes, judged_kv;
+  std::vector<double> kernels;  // launched inside each decode forward
+  for (std::size_t k = first_cold ? 1 : 0; k < found.generations.size(); ++k) {
+    const Generation& g = *found.generations[k];
+    const std::vector<double> tpot = ms(g.decode_ns);
+    judged_tpot.insert(judged_tpot.end(), tpot.begin(), tpot.end());
+    judged_decode += std::accumulate(g.decode_ns.begin(), g.decode_ns.end(), std::int64_t{0});
+    judged_busy += std::accumulate(g.decode_busy_ns.begin(), g.decode_busy_ns.end(), std::int64_t{0});
+    judged_bytes.insert(judged_bytes.end(), g.decode_bytes.begin(), g.decode_bytes.end());
+    judged_kv.insert(judged_kv.end(), g.decode_kv_bytes.begin(), g.decode_kv_bytes.end());
+    for (std::size_t i = g.first; i < g.first + g.count; ++i)
+      if (t.forwards[i].phase == ForwardPhase::kDecode) kernels.push_back(static_cast<double>(t.forwards[i].kernels));
+  }
+  const std::size_t n_gens = found.generations.size();
+  const std::string warm_range = n_gens == 2 ? "warm generation 2" : "warm generations 2–" + std::to_string(n_gens);
+  if (!judged_tpot.empty() && judged_decode > 0) {
+    const double step = percentile(judged_tpot, 50) / 1e3;  // s
+    const double busy_share = static_cast<double>(judged_busy) / static_cast<double>(judged_decode);
+    const double bytes = mean_of(judged_bytes);
     double sol_share = std::nan("");
-    std::string v;
+    std::string v = first_cold ? warm_range + ": " : "";
     if (bytes > 0 && ceiling.dram > 0) {
-      const double sol = bytes / ceiling.dram, kv = mean_of(all_kv);
+      const double sol = bytes / ceiling.dram, kv = mean_of(judged_kv);
       sol_share = sol / step;
-      v = "decode step " + units::duration(step) + " (median TPOT), speed of light " + units::duration(sol) + " (" +
-          units::percent_of(sol_share) + "): " + units::bytes(bytes) + " per step (weights " +
-          units::bytes(bytes - kv) + ", KV cache " + units::bytes(kv) + ") at " + units::byte_rate(ceiling.dram) +
-          ", " + ceiling.dram_what + "; achieved " + units::byte_rate(bytes / step);
+      v += "decode step " + units::duration(step) + " (median TPOT), speed of light " + units::duration(sol) + " (" +
+           units::percent_of(sol_share) + "): " + units::bytes(bytes) + " per step (weights " +
+           units::bytes(bytes - kv) + ", KV cache " + units::bytes(kv) + ") at " + units::byte_rate(ceiling.dram) +
+           ", " + ceiling.dram_what + "; achieved " + units::byte_rate(bytes / step);
     } else {
-      v = "decode: median step " + units::duration(step) + " (TPOT)";
+      v += "decode: median step " + units::duration(step) + " (TPOT)";
       if (bytes > 0)
         v += ", " + units::bytes(bytes) + " per step: " + units::byte_rate(bytes / step) + " (no DRAM ceiling known)";
     }
@@ -416,12 +432,12 @@ Report llm_sum(store::Database& db) {
                "or a model called inside compiled code); trace again with --pytorch=ops,modules,shapes");
   else if (!(ceiling.dram > 0))
     r.add_note(NoteLevel::kInfo, "no DRAM ceiling: the trace names no GPU bandwidth for PID " + std::to_string(pid));
-  if (double typical = 0; first_generation_cold(gen_tpot_means, &typical))
+  if (first_cold)
     r.add_note(NoteLevel::kInfo, "generation 1 is cold: TPOT " + units::duration(gen_tpot_means.front() / 1e3) +
-                                     " against " + units::duration(typical / 1e3) +
+                                     " against " + units::duration(warm_tpot / 1e3) +
                                      " for the others (first calls at new lengths: cuDNN plans, compilation, the "
-                                     "allocator growing); the \"all\" row includes it; stats -r llm_step_sum splits "
-                                     "each step's CPU time by cause");
+                                     "allocator growing); the \"all\" row includes it, the decode verdict judges the " +
+                                     warm_range + " only; stats -r llm_step_sum splits each step's CPU time by cause");
   r.add_note(NoteLevel::kInfo,
              "TTFT: from the prefill's model call to the first token done on the GPU (its copy to the host, or the "
              "end of its sampling; generate()'s preparation before the call is not included); TPOT: one token done "

@@ -37,10 +37,12 @@
 // rates = Σ tokens / Σ Wall; Batch, Prompt, Output given when every generation agrees;
 // Decode Bytes the mean over every decode step, against the TPOT p50 of all; Prefill FLOPs the
 // mean per prefill, Prefill Rate Σ FLOPs / Σ TTFT; the first generation's GPU's ceilings.
-// Notes: the model and how forwards were classified; a verdict on the decode step (its
-// median, its speed of light and the bytes behind it, the GPU busy part, what a CUDA graph
-// would save when the GPU mostly waits, or whether the bytes or the kernels set the pace);
-// the prefill's FLOPs against the tensor ceiling.
+// Notes: the model and how forwards were classified; a verdict on the decode step of the warm
+// generations (every one; all but generation 1 when it is cold by first_generation_cold, and
+// then the verdict starts "warm generations 2–N: "): their median step, its speed of light and
+// the bytes behind it, the GPU busy part, what a CUDA graph would save when the GPU mostly
+// waits, or whether the bytes or the kernels set the pace; the prefill's FLOPs against the
+// tensor ceiling.
 // Without module records, or with no generate loop found: no rows, one note saying why and
 // how to record one.
 //

@@ -527,6 +527,31 @@ TEST_F(Llm, StepSumExplainsAColdGenerationByCause) {
   EXPECT_FALSE(test::has_note(r, "its prefill took")) << "the prefills are alike";
 }
 
+// The same loop in llm_sum: generation 1's TPOT (510, 520, 530 µs) over 1.5 x the warm ones' (110,
+// 120, 130): the decode verdict judges generations 2-3 (median 120 µs, the GPU busy 336 of 360 µs
+// = 93 %), while the "all" row pools every step (median 130 µs).
+TEST_F(Llm, TheVerdictJudgesTheWarmGenerationsWhenTheFirstIsCold) {
+  const Report r = run({{1000, 1, 7, 3, 400}, {5000, 1, 7, 3}, {9000, 1, 7, 3}}, Shapes::kEmbedding);
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_EQ(cell<std::string>(r, 3, "Generation"), "all");
+  EXPECT_NEAR(cell<double>(r, 3, "TPOT p50"), 0.130, 1e-12);
+  EXPECT_TRUE(test::has_note(r, "warm generations 2–3: decode: median step 120 µs (TPOT)")) << r.notes.at(1).text;
+  EXPECT_TRUE(test::has_note(r, "the GPU was busy 93 % of the step")) << r.notes.at(1).text;
+  EXPECT_TRUE(test::has_note(r, "generation 1 is cold: TPOT 520 µs against 120 µs"));
+  EXPECT_TRUE(test::has_note(r, "the decode verdict judges the warm generations 2–3 only"));
+}
+
+TEST_F(Llm, TwoGenerationsTheFirstColdJudgeTheSecond) {
+  const Report r = run({{1000, 1, 7, 3, 400}, {5000, 1, 7, 3}}, Shapes::kEmbedding);
+  EXPECT_TRUE(test::has_note(r, "warm generation 2: decode: median step 120 µs (TPOT)"));
+}
+
+TEST_F(Llm, WithoutAColdGenerationTheVerdictJudgesEveryOne) {
+  const Report r = run({{1000, 1, 7, 3}, {5000, 1, 7, 3}}, Shapes::kEmbedding);
+  EXPECT_TRUE(test::has_note(r, "decode: median step 120 µs (TPOT)"));
+  EXPECT_FALSE(test::has_note(r, "warm generation"));
+}
+
 TEST_F(Llm, StepSumWithoutAColdGenerationHasNoVerdict) {
   (void)run({{1000, 1, 7, 3}, {5000, 1, 7, 3}}, Shapes::kEmbedding);
   const Report r = llm_step_sum(*m_db);
