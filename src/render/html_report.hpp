@@ -8,6 +8,9 @@
 // (report_page_json below) which src/render/report_page/page.js reads and turns into the
 // DOM with createElement and textContent only, so a name from the traced program is text,
 // never markup. Errors in the page's scripts are written into the element #gpuscope-errors.
+// Two sections are SVG written into the page here instead, with their text escaped: the
+// kernels on the roofline (render/kernel_roofline_svg.hpp) and, when the trace holds a generate
+// loop, the Tokens section (render/token_timeline_svg.hpp; without one the page is unchanged).
 //
 // Numbers in the DOM carry their raw value for tests: each element showing a cell of a
 // Report has data-report (the report's name), data-row (the row's index in the Report),

@@ -10,7 +10,8 @@ the warm-up. Then `gpuscope stats` (top) names the generate loop, and llm_sum's 
 FLOPs are those of the model: Decode Bytes (weights + KV cache) 240-270 MB per step (GPT-2
 small in float16: 249 MB of weights, 37 KB of cache per position), a speed-of-light TPOT and a
 bandwidth share of the DRAM ceiling in (0, 100] %, a prefill of 4-10 GFLOP (32 tokens through
-85 M parameters of blocks, 2 FLOP each, plus the head and attention).
+85 M parameters of blocks, 2 FLOP each, plus the head and attention). `gpuscope report` of the
+trace has a Tokens chart per generation with one step segment per forward.
 """
 import json
 import sys
@@ -48,6 +49,20 @@ def main():
                 "a speed-of-light TPOT and a share of the DRAM ceiling", f"SOL {sol} ms, {share} %")
         c.check(gflop is not None and 4 <= gflop <= 10, "Prefill FLOPs of a 32-token GPT-2 prefill (4-10 GFLOP)",
                 f"{gflop} GFLOP")
+        # gpuscope report's Tokens section: one chart per generation, one segment per forward.
+        gens = [dict(zip(cols, x)) for x in rep.get("rows", [])[:-1]] if row else []
+        html = args.scratch / "llm-b1-eager.html"
+        r = g.run([gs, "report", db, "-o", html, "-f", "--no-timeline"], label="report")
+        page = html.read_text(errors="replace") if r.returncode == 0 and html.exists() else ""
+        forwards = sum(int(x.get("Output") or 0) for x in gens[:8])
+        charts = page.count('<svg class="token-timeline"')
+        segments = page.count('<g class="token-step')
+        prefills = page.count('data-kind="prefill"')
+        c.check(len(gens) > 0 and charts == min(len(gens), 8), "gpuscope report has a Tokens chart per generation",
+                f"{charts} charts, {len(gens)} generations")
+        c.check(segments == forwards and prefills == charts,
+                "one step segment per forward (a prefill then decode steps) in each chart",
+                f"{segments} segments, {forwards} forwards, {prefills} prefills")
     c.finish()
 
 
