@@ -95,7 +95,8 @@ std::string generation_words(const core::TokenGeneration& g) {
     w += "Stand out (over 1.5 x the median of their kind): ";
     for (std::size_t i = 0; i < out.size() && i < kListed; ++i)
       w += std::string(i == 0 ? "" : ", ") +
-           (out[i]->prefill ? "the prefill" : "step " + std::to_string(out[i]->index)) + " " + ms_text(out[i]->wall_ns);
+           (out[i]->prefill ? "the prefill" : "step " + std::to_string(out[i]->index)) + " (" +
+           ms_text(out[i]->wall_ns) + ")";
     if (out.size() > kListed) w += " and " + std::to_string(out.size() - kListed) + " more";
     w += ".";
   }
@@ -227,7 +228,8 @@ void write_tokens_section(const core::TokenTimeline& tokens, std::ostream& out) 
   for (const core::TokenGeneration& g : tokens.generations) {
     out << "<h3>Generation " << g.number << " (PID " << g.pid;
     if (!g.model.empty()) out << ", model " << xml_escape(core::repair_utf8(g.model));
-    out << ")</h3>\n<div class=\"token-generation\" style=\"display:flex;flex-wrap:wrap;gap:6px 20px;align-items:"
+    out << ")" << (g.cold_tpot_ns ? ", cold" : "")
+        << "</h3>\n<div class=\"token-generation\" style=\"display:flex;flex-wrap:wrap;gap:6px 20px;align-items:"
            "flex-start\"><div style=\"flex:1 1 720px;max-width:1100px\">";
     write_token_timeline_svg(g, tokens.causes, out);
     out << "</div><p class=\"token-words\" style=\"flex:0 1 320px;margin:4px 0\">" << xml_escape(generation_words(g))

@@ -160,6 +160,8 @@ TEST_F(Tokens, TheReportPageHasATokensSectionWithOneSegmentPerStep) {
             std::string::npos);
   EXPECT_NE(page.find("Cold generation: TPOT mean 0.520 ms against 0.120 ms for the others (median)"),
             std::string::npos);
+  EXPECT_NE(page.find("<h3>Generation 1 (PID 300, model GPT), cold</h3>"), std::string::npos);
+  EXPECT_NE(page.find("<h3>Generation 2 (PID 300, model GPT)</h3>"), std::string::npos);
 }
 
 TEST_F(Tokens, AStepThatStandsOutIsOutlinedAndNamed) {
@@ -170,7 +172,7 @@ TEST_F(Tokens, AStepThatStandsOutIsOutlinedAndNamed) {
   EXPECT_NE(step_title(page, 1, "stands-out").find("decode step 3: wall 0.430 ms"), std::string::npos);
   EXPECT_NE(step_title(page, 1, "stands-out").find("stands out: 3.3 x the median decode step (0.130 ms)"),
             std::string::npos);
-  EXPECT_NE(page.find("Stand out (over 1.5 x the median of their kind): step 3 0.430 ms."), std::string::npos);
+  EXPECT_NE(page.find("Stand out (over 1.5 x the median of their kind): step 3 (0.430 ms)."), std::string::npos);
 }
 
 TEST_F(Tokens, TheFirstEightGenerationsAreDrawnAndTheRestCounted) {
