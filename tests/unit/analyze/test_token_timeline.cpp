@@ -188,6 +188,18 @@ TEST_F(Tokens, TheFirstEightGenerationsAreDrawnAndTheRestCounted) {
   EXPECT_NE(page.find("2 more generation(s) left out: the first 8 of 10 are drawn"), std::string::npos);
 }
 
+// 1,100 decode steps: the first 1,024 steps are drawn, the words say so.
+TEST_F(Tokens, ALongGenerationDrawsItsFirstStepsAndSaysSo) {
+  store::Database& db = trace({{1000, 1, 7, 1100}});
+  const core::TokenTimeline t = token_timeline(db);
+  ASSERT_EQ(t.generations.size(), 1u);
+  EXPECT_EQ(t.generations[0].steps.size(), core::kMaxTokenSteps);
+  EXPECT_EQ(t.generations[0].steps_total, 1101);
+  const std::string page = html(db);
+  EXPECT_EQ(count(page, "<g class=\"token-step"), core::kMaxTokenSteps);
+  EXPECT_NE(page.find("The first 1024 of its 1101 steps are drawn."), std::string::npos);
+}
+
 // Traces without a generate loop: no section, no nav link (the page is as before issue 24).
 TEST(TokensAbsent, NoGenerateLoopNoTokensSection) {
   for (const char* name : {"cnn", "cnn-pytorch"}) {  // CUDA only; PyTorch training
