@@ -30,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels_check as kc  # noqa: E402  (parse_ncu_csv, gs_launches, match_launches)
 
-SETS = ("compute", "warps", "detailed")
+SETS = ("compute", "warps", "detailed", "sol", "memory")
 
 
 def run(cmd, timeout, log):
@@ -69,19 +69,26 @@ def main():
     ap.add_argument("--ncu", default=None)
     ap.add_argument("--timeout", type=float, default=150)
     ap.add_argument("--launch-count", type=int, default=8)
+    ap.add_argument("--sets", default=",".join(SETS), help="comma list of the sets to compare")
+    ap.add_argument("--cache-control", choices=("all", "none"), default=kc.CACHE_CONTROL,
+                    help="passed to both tools (default none; all: caches flushed before every replay pass)")
+    ap.add_argument("--tag", default="", help="suffix of the work folder (kernel_sets-TAG), to keep runs apart")
     a = ap.parse_args()
+    kc.CACHE_CONTROL = a.cache_control
+    sets_run = [s for s in a.sets.split(",") if s]
     gs = os.path.join(a.build, "bin", "gpuscope")
     km = [os.path.join(a.build, "bin", "kernel_mix"), "--only", "own"]
     ncu = a.ncu or shutil.which("ncu") or ("/usr/local/cuda/bin/ncu" if os.path.exists("/usr/local/cuda/bin/ncu") else None)
-    work = os.path.join(a.out, "kernel_sets")
+    work = os.path.join(a.out, "kernel_sets" + (f"-{a.tag}" if a.tag else ""))
     os.makedirs(work, exist_ok=True)
-    ok, lines, report = True, ["# gpuscope kernels: compute, warps, detailed on the GPU", ""], {"sets": {}}
+    ok, lines, report = True, [f"# gpuscope kernels: {', '.join(sets_run)} on the GPU (--cache-control "
+                               f"{a.cache_control} for both tools)", ""], {"sets": {}, "cache_control": a.cache_control}
 
     rc, out, err, _ = run([gs, "kernels", "--list-sets", "--format", "csv"], 60, os.path.join(work, "list-sets.log"))
     with open(os.path.join(work, "sets.csv"), "w") as f:
         f.write(out)
     sets = set_metrics(os.path.join(work, "sets.csv")) if rc == 0 else {}
-    for s in SETS:
+    for s in sets_run:
         if not sets.get(s):
             ok = False
             lines.append(f"- FAIL: --list-sets has no set {s}")
@@ -89,7 +96,7 @@ def main():
     if ncu:
         rc, out, err, _ = run([ncu, "--query-metrics", "--chip", "gh100"], 120, os.path.join(work, "ncu-query.log"))
         known = {line.split()[0] for line in out.splitlines() if line.strip() and "__" in line.split()[0]}
-        missing = sorted({m.split(".")[0] for s in SETS for m in sets.get(s, [])} - known) if known else []
+        missing = sorted({m.split(".")[0] for s in sets_run for m in sets.get(s, [])} - known) if known else []
         report["ncu_query_missing"] = missing
         lines.append(f"- ncu --query-metrics --chip gh100: {len(known)} base names; missing from it: "
                      f"{', '.join(missing) or 'none'}")
@@ -97,9 +104,9 @@ def main():
     else:
         lines.append("- ncu not found: names not compared with ncu --query-metrics")
 
-    for s in SETS:
+    for s in sets_run:
         stem = os.path.join(work, s)
-        cmd = [gs, "kernels", "--set", s, "-o", stem, "-f", "--format", "csv", "--by", "launch",
+        cmd = [gs, "kernels", "--cache-control", a.cache_control, "--set", s, "-o", stem, "-f", "--format", "csv", "--by", "launch",
                "--launch-count", str(a.launch_count), "--", *km]
         rc, out, err, wall = run(cmd, a.timeout, stem + ".log")
         passes = next((ln for ln in err.splitlines() if "pass" in ln and "metrics" in ln), "")
@@ -143,7 +150,7 @@ def main():
                 bad += not good
         lines.append(f"- side by side: {len(pairs)} launches, {len(entry['rows'])} values, {bad} outside "
                      f"3 % (or 0.5 / 0.05 near 0); only gpuscope {only_gs[:4]}, only ncu {only_ncu[:4]}")
-        for row in [r for r in entry["rows"] if not r["ok"]][:25]:
+        for row in [r for r in entry["rows"] if not r["ok"]][:40]:
             lines.append(f"  - {row['launch']} {row['metric']}: gpuscope {row['gpuscope']} ncu {row['ncu']}")
         ok = ok and bad == 0 and bool(pairs)
 

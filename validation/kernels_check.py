@@ -101,6 +101,12 @@ GEMM_SHAPES = ["4096x4096x4096", "2048x6144x8192"]
 
 # ---- pure functions (unit-tested) -----------------------------------------------------------
 
+# Both tools run with the same cache control (--cache-control): "none" (gpuscope's default)
+# leaves caches as the program and the replay's restore had them, "all" (ncu's default)
+# flushes them before every replay pass.
+CACHE_CONTROL = "none"
+
+
 def metric_kind(metric):
     """'duration', 'percent', 'average' (per cycle), 'conflicts', 'bytes' or 'count'
     (instructions, wavefronts, sectors, requests, ops, ...)."""
@@ -441,7 +447,7 @@ class Checker:
 
     @staticmethod
     def ncu_flags():
-        return ["--csv", "--print-units", "base", "--clock-control", "none", "--cache-control", "none",
+        return ["--csv", "--print-units", "base", "--clock-control", "none", "--cache-control", CACHE_CONTROL,
                 "--print-kernel-base", "function"]
 
     def fail(self, note):
@@ -449,7 +455,7 @@ class Checker:
         self.notes.append(note)
 
     def gs_cmd(self, metrics, db_stem, prog, kfilter=None, count=None, metric_set=None):
-        cmd = [self.gs, "kernels"]
+        cmd = [self.gs, "kernels", "--cache-control", CACHE_CONTROL]
         cmd += ["--set", metric_set] if metric_set else ["--metrics", ",".join(metrics)]
         cmd += ["-o", db_stem, "-f"]
         if kfilter:
@@ -693,7 +699,10 @@ def main():
                     help="ncu / gpuscope wall-time ratio the speed part needs (default 10)")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per subprocess")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: counters,speed,calibration")
+    ap.add_argument("--cache-control", choices=("all", "none"), default=CACHE_CONTROL,
+                    help="passed to both gpuscope kernels and ncu (default none: no flush; all: flushed before every pass)")
     a = ap.parse_args()
+    globals()["CACHE_CONTROL"] = a.cache_control
     os.makedirs(a.out, exist_ok=True)
     skip = set(filter(None, a.skip.split(",")))
     ch = Checker(a)

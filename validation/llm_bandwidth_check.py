@@ -306,7 +306,7 @@ def markdown(a, records, failures, errors):
         ls = r["llm_sum"]
         lines += ["", f"llm_sum, {r['case']}: Decode BW {ls.get('Decode BW')} GB/s, BW of Ceiling "
                       f"{ls.get('BW of Ceiling')} %, SOL TPOT {ls.get('SOL TPOT')} ms, TPOT p50 {ls.get('TPOT p50')} ms"]
-        lines += [f"- llm_sum: {n}" for n in r["llm_sum_notes"] if n.startswith(("decode", "prefill"))]
+        lines += [f"- llm_sum: {n}" for n in r["llm_sum_notes"] if n.startswith(("decode", "prefill", "warm generation"))]
     lines += ["", "**" + ("PASS" if not failures and not errors else f"FAIL ({len(failures) + len(errors)})") + "**"]
     lines += [f"- {x}" for x in failures + errors]
     return "\n".join(lines) + "\n"

@@ -198,6 +198,16 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
                   "per kernel to what is counted, see docs/metrics.md)")
       ->check(CLI::IsMember({"kernel", "none"}))
       ->capture_default_str();
+  sub->add_option("--cache-control", o.cache_control,
+                  "none (default): CUPTI's kernel replay, no flush: the first pass sees the program's own cache\n"
+                  "state, later passes CUPTI's restore of device memory still dirty in L2 (DRAM writes and L2\n"
+                  "hit rates of small kernels in multi-pass sets read high: docs/validation.md). all (ncu's\n"
+                  "default): gpuscope replays each launch itself: device memory saved before the first pass\n"
+                  "(CUPTI checkpoint), restored before each later one, L2 flushed before every pass, so DRAM\n"
+                  "and L2 counters of every pass describe the same run; CUPTI's user replay then adds about 8\n"
+                  "instructions per warp and cannot collect smsp__sass_* metrics. --replay-mode none never\n"
+                  "flushes (its launches share one session)")
+      ->check(CLI::IsMember({"all", "none"}));
   sub->add_option("--launches-per-session", o.launches_per_session,
                   "With --replay-mode none: profiled launches per range-profiler session before it is decoded "
                   "(1-4096; an unprofiled launch, a memset, memcpy or graph launch ends a session early; a "
@@ -286,6 +296,14 @@ int run_kernels(KernelsOptions o) {
     return print_kernel_results(db, o.out, std::cout, std::cerr);
   }
 
+  if (o.replay_mode == "none" && o.cache_control == "all") {
+    return fail(
+        "--cache-control all needs a replay: --replay-mode none runs each kernel once, in sessions of many "
+        "launches, with no flush between them; nothing was run",
+        "use --replay-mode kernel (the default) or --cache-control none");
+  }
+  if (o.cache_control.empty()) o.cache_control = "none";
+
   // The metric list: --metrics, else the set's.
   std::string set_name = o.set;
   std::vector<std::string> metrics;
@@ -310,6 +328,17 @@ int run_kernels(KernelsOptions o) {
     }
   }
 
+  if (o.cache_control == "all") {
+    for (const std::string& m : metrics) {
+      if (m.starts_with("smsp__sass_")) {
+        return fail("--cache-control all cannot collect " + m +
+                        ": SASS-patched metrics read 0 in gpuscope's own replay (CUPTI user replay); nothing was run",
+                    "use --cache-control none (CUPTI's kernel replay) for this set, or leave the smsp__sass_ "
+                    "metrics out with --metrics");
+      }
+    }
+  }
+
   // Check every name on the host before running anything (needs the chip: a GPU or --chip).
   std::string why;
   if (const auto chip = resolve_chip(o.chip, &why)) {
@@ -331,10 +360,19 @@ int run_kernels(KernelsOptions o) {
       }
       std::cerr << "gpuscope kernels: " << metrics.size() << " metrics (" << set_name << ") on " << *chip << ": "
                 << passes
-                << (o.replay_mode == "none" ? " pass, no replay\n" : " replay pass(es) per profiled kernel\n");
+                << (o.replay_mode == "none" ? " pass, no replay\n"
+                    : o.cache_control == "all"
+                        ? " pass(es) per profiled kernel, each from the same saved memory after an L2 flush "
+                          "(--cache-control all)\n"
+                        : " replay pass(es) per profiled kernel (CUPTI kernel replay, no cache flush)\n");
     } catch (const collect::MetricCatalogError& e) {
       std::cerr << "gpuscope kernels: warning: metric names not checked: " << e.what() << "\n";
     }
+  }
+  if (o.cache_control == "all") {
+    std::cerr << "gpuscope kernels: cache control all: every pass starts from the saved memory and an empty L2; "
+                 "CUPTI's user replay adds about 8 instructions per warp and one global store per kernel to what "
+                 "is counted\n";
   }
   if (o.replay_mode == "none") {
     std::cerr << "gpuscope kernels: replay mode none: instruction counts include about 8 instructions per warp, and "
@@ -359,6 +397,7 @@ int run_kernels(KernelsOptions o) {
       {"GPUSCOPE_LAUNCH_COUNT", std::to_string(o.launch_count)},
       {"GPUSCOPE_NVTX_INCLUDE", o.nvtx_include},
       {"GPUSCOPE_KERNEL_REPLAY", o.replay_mode},
+      {"GPUSCOPE_CACHE_CONTROL", o.cache_control},
       {"GPUSCOPE_KERNEL_BATCH", std::to_string(o.launches_per_session)},
   };
   spec.import.trace_sources = "kernels:" + set_name;
@@ -370,6 +409,7 @@ int run_kernels(KernelsOptions o) {
                             {"launch_skip", std::to_string(o.launch_skip)},
                             {"launch_count", std::to_string(o.launch_count)},
                             {"replay_mode", o.replay_mode},
+                            {"cache_control", o.cache_control},
                             {"launches_per_session", std::to_string(o.launches_per_session)}};
 
   // A document on stdout (csv, json, markdown without -o) must hold nothing else: the

@@ -242,6 +242,18 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
                           "' is not kernel or none; using the default (kernel)");
     }
   }
+  const auto choice = [&](const char* name, std::string_view yes, std::string_view no, bool* out) {
+    const char* raw = getenv(name);
+    if (raw == nullptr || *raw == '\0') return;
+    const std::string_view v = raw;
+    if (v == yes || v == no) {
+      *out = v == yes;
+    } else {
+      warnings->push_back(std::string(name) + "='" + std::string(v) + "' is not " + std::string(yes) + " or " +
+                          std::string(no) + "; using the default");
+    }
+  };
+  choice("GPUSCOPE_CACHE_CONTROL", "all", "none", &c.cache_control_all);
   if (const char* raw = getenv("GPUSCOPE_NVTX_INCLUDE"); raw != nullptr && *raw != '\0') {
     split_nvtx_capture(raw, &c.nvtx_include_message, &c.nvtx_include_domain);
   }

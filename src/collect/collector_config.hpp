@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 26> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 27> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -93,6 +93,14 @@ inline constexpr std::array<ConfigOption, 26> kConfigOptions{{
    "only, no replay: a session stays open across consecutive profiled launches and each kernel "
    "runs once with the counters armed (about 3x faster; adds about 8 instructions per warp and "
    "0.3-0.7 us per kernel to what is counted)."},
+  {"GPUSCOPE_CACHE_CONTROL", "none",
+   "Kernels mode with kernel replay: 'none' = CUPTI's kernel replay, no flush (later passes start "
+   "from CUPTI's restore of device memory, still in L2). 'all' = gpuscope replays each profiled "
+   "launch itself (CUPTI user replay, auto range): device memory is saved before the first pass "
+   "(cupti_checkpoint.h) and restored before each later one, and L2 is flushed before every pass, "
+   "so every pass starts from the same memory and an empty cache (as ncu --cache-control all); "
+   "CUPTI's range triggers then add about 8 instructions per warp, and SASS-patched metrics "
+   "(smsp__sass_*) are not collected."},
   {"GPUSCOPE_KERNEL_BATCH", "64",
    "Kernels mode with GPUSCOPE_KERNEL_REPLAY=none: profiled launches per session (1-4096). A "
    "session ends early before any other GPU work (an unprofiled launch, a memset, memcpy or graph "
@@ -158,6 +166,7 @@ struct CollectorConfig {
   std::string nvtx_include_message;  // "" = no NVTX filter
   std::string nvtx_include_domain;   // "" = default domain
   bool kernel_replay = true;         // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
+  bool cache_control_all = false;    // GPUSCOPE_CACHE_CONTROL: all (own replay, flush) or none
   std::uint64_t kernel_batch = 64;   // with replay none: launches per range-profiler session
   std::uint64_t memory_duty_ms = 0;  // validation: memory records on/off by CUPTI-clock phase
 

@@ -19,6 +19,7 @@
 #include "collect/cupti_check.hpp"
 #include "collect/cupti_params.hpp"
 #include "collect/metric_catalog.hpp"
+#include "collect/pass_replay.hpp"
 
 namespace gpuscope::collect::detail {
 namespace {
@@ -29,9 +30,20 @@ struct ThreadLaunch {
   bool active = false;         // this thread started a range at depth 1
   void* state = nullptr;       // KernelProfiler::ContextState*
   const void* stub = nullptr;  // host stub of a runtime launch
+  bool replayed = false;       // own replay: the later passes ran (at the innermost launch's exit)
   ProfiledLaunch launch;
 };
 thread_local ThreadLaunch t_launch;
+
+// Set while gpuscope itself calls the driver (flush kernel, checkpoint, a replayed launch):
+// its callbacks are gpuscope's, not the program's.
+thread_local bool t_own_calls = false;
+struct OwnCalls {
+  OwnCalls() { t_own_calls = true; }
+  ~OwnCalls() { t_own_calls = false; }
+  OwnCalls(const OwnCalls&) = delete;
+  OwnCalls& operator=(const OwnCalls&) = delete;
+};
 
 // The launch calls profiled: the one list for enable_callbacks() and for telling the callbacks
 // apart. Graph launches, memsets and memcpys are found by name (enable_callbacks).
@@ -186,10 +198,14 @@ struct KernelProfiler::ContextState {
   std::vector<std::uint8_t> availability, config, counter_data;
   std::size_t passes = 0;
   std::size_t capacity = 1;             // ranges the counter data image holds
-  bool session_open = false;            // SetConfig + Start done, Stop not yet
+  bool session_open = false;            // SetConfig + Start done, session not decoded yet
+  bool stopped = false;                 // own replay: every pass ran and was stopped
+  bool all_passes = false;              // own replay: Stop said every pass was submitted
+  std::unique_ptr<PassReplay> replay;   // own replay (--cache-control all): flush, checkpoint
   std::vector<ProfiledLaunch> session;  // launches of the open session, in range order
 
   ~ContextState() {
+    replay.reset();
     if (profiler != nullptr) {
       auto d = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
       d.pRangeProfilerObject = profiler;
@@ -214,6 +230,7 @@ struct KernelProfiler::ContextState {
 KernelProfiler::KernelProfiler(Collector& sink, const collect::CollectorConfig& config)
     : m_sink(sink),
       m_config(config),
+      m_own_replay(config.kernel_replay && config.cache_control_all),
       m_metrics(config.kernel_metrics),
       m_batch(config.kernel_replay ? 1 : static_cast<std::size_t>(std::max<std::uint64_t>(1, config.kernel_batch))) {
   for (const std::string& m : m_metrics) m_metric_ptrs.push_back(m.c_str());
@@ -317,6 +334,8 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   must(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
   s->profiler = en.pRangeProfilerObject;
 
+  if (m_own_replay) s->replay = std::make_unique<PassReplay>(ctx);
+
   auto cds = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
   cds.pRangeProfilerObject = s->profiler;
   cds.pMetricNames = m_metric_ptrs.data();
@@ -331,8 +350,12 @@ KernelProfiler::ContextState* KernelProfiler::state_for(CUcontext ctx) {
   if (m_config.verbose) {
     std::fprintf(
         stderr,
-        "gpuscope: range profiler on context %u (%s): %zu metrics, %zu passes, up to %zu launches per session\n",
-        s->context_id, chip.pChipName, m_metrics.size(), s->passes, s->capacity);
+        "gpuscope: range profiler on context %u (%s): %zu metrics, %zu passes, up to %zu launches per session%s\n",
+        s->context_id, chip.pChipName, m_metrics.size(), s->passes, s->capacity,
+        m_own_replay ? (", own replay with an L2 flush of " + std::to_string(s->replay->scratch_bytes() >> 20) +
+                        " MiB before every pass")
+                           .c_str()
+                     : "");
   }
   ContextState* raw = s.get();
   m_contexts.emplace(ctx, std::move(s));
@@ -362,10 +385,18 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
   l.correlation_id = data->correlationId;
   l.passes = static_cast<std::uint32_t>(s->passes);
   t.stub = nullptr;
+  t.replayed = false;
   read_function(read_params(domain, cbid, data->functionParams, l, &t.stub), l);
 
   if (!s->session_open) {
     const std::uint64_t t0 = Collector::now_ns();
+    if (m_own_replay) {
+      // Pass 0 is the program's own launch: memory saved as it is before it (only if there
+      // are later passes to restore it for), then L2 flushed.
+      const OwnCalls own;
+      if (s->passes > 1) s->replay->save();
+      s->replay->flush_l2();
+    }
     auto cfg = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
     cfg.pRangeProfilerObject = s->profiler;
     cfg.configSize = s->config.size();
@@ -373,8 +404,10 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     cfg.counterDataImageSize = s->counter_data.size();
     cfg.pCounterDataImage = s->counter_data.data();
     cfg.range = CUPTI_AutoRange;
-    // Replay none: the single pass of a user-replay session; each kernel runs once.
-    cfg.replayMode = m_config.kernel_replay ? CUPTI_KernelReplay : CUPTI_UserReplay;
+    // Replay none: the single pass of a user-replay session; each kernel runs once. Own
+    // replay: user replay too, gpuscope runs the later passes (replay_passes).
+    cfg.replayMode = m_config.kernel_replay && !m_own_replay ? CUPTI_KernelReplay : CUPTI_UserReplay;
+
     cfg.maxRangesPerPass = s->capacity;
     cfg.numNestingLevels = 1;
     cfg.minNestingLevel = 1;
@@ -385,6 +418,8 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     start.pRangeProfilerObject = s->profiler;
     must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
     s->session_open = true;
+    s->stopped = false;
+    s->all_passes = false;
     s->session.clear();
     m_open_sessions.fetch_add(1, std::memory_order_relaxed);
     m_timing.start_ns += Collector::now_ns() - t0;
@@ -410,6 +445,60 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
   if (m_config.kernel_replay || s->session.size() >= m_batch) end_session(*s);
 }
 
+bool KernelProfiler::stop_pass(ContextState& s) {
+  auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  stop.pRangeProfilerObject = s.profiler;
+  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  s.stopped = true;
+  s.all_passes = stop.isAllPassSubmitted != 0;
+  return s.all_passes;
+}
+
+void KernelProfiler::replay_passes(ContextState& s, const DriverLaunch& launch) {
+  const std::uint64_t t0 = Collector::now_ns();
+  std::size_t pass = 1;  // pass 0 was the program's launch
+  while (!stop_pass(s)) {
+    if (pass >= s.passes + 2) break;  // CUPTI asks for more passes than it counted: give up
+    if (launch.kind == DriverLaunch::Kind::kNone) {
+      if (!m_unreplayable_warned) {
+        m_unreplayable_warned = true;
+        m_sink.post_message(log::Severity::kWarning,
+                            "a kernel launched through the runtime without a driver launch call cannot be replayed "
+                            "by gpuscope: its counters are not recorded (gpuscope kernels --cache-control none "
+                            "profiles it with CUPTI's kernel replay)");
+      }
+      break;
+    }
+    {
+      const OwnCalls own;
+      s.replay->restore();
+      s.replay->flush_l2();
+    }
+    auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    start.pRangeProfilerObject = s.profiler;
+    must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+    {
+      const OwnCalls own;
+      launch.launch();
+      if (const CUresult r = cuCtxSynchronize(); r != CUDA_SUCCESS) {
+        throw PassReplayError("cuCtxSynchronize after a replayed launch failed: error " + std::to_string(r));
+      }
+    }
+    ++pass;
+  }
+  m_timing.replay_ns += Collector::now_ns() - t0;
+  m_timing.replayed_passes += pass - 1;
+}
+
+bool KernelProfiler::is_own_launch(std::uint32_t correlation_id) noexcept {
+  try {
+    std::lock_guard lock(m_own_mutex);
+    return !m_own_correlations.empty() && m_own_correlations.erase(correlation_id) > 0;
+  } catch (...) {
+    return false;
+  }
+}
+
 void KernelProfiler::end_session(ContextState& s) {
   if (!s.session_open) return;
   const std::uint64_t t0 = Collector::now_ns();
@@ -417,16 +506,17 @@ void KernelProfiler::end_session(ContextState& s) {
   m_open_sessions.fetch_sub(1, std::memory_order_relaxed);
   std::vector<ProfiledLaunch> launches = std::move(s.session);
   s.session.clear();
-  auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-  stop.pRangeProfilerObject = s.profiler;
-  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  if (!s.stopped) stop_pass(s);
+  if (s.replay) s.replay->release();
   auto describe = [&] {
     if (launches.empty()) return std::string("no launch");
     return "launches " + std::to_string(launches.front().launch_index) + "-" +
            std::to_string(launches.back().launch_index) + " (first: " + launches.front().name + ")";
   };
-  if (stop.isAllPassSubmitted == 0) {
-    m_sink.post_message(log::Severity::kWarning, "range profiler: not every pass was submitted for " + describe());
+  if (!s.all_passes) {
+    m_sink.post_message(log::Severity::kWarning, "range profiler: not every pass was submitted for " + describe() +
+                                                     (m_own_replay ? "; its counters are not recorded" : ""));
+    if (m_own_replay) launches.clear();
   }
   auto decode = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = s.profiler;
@@ -501,6 +591,9 @@ void KernelProfiler::on_failure(const char* during) noexcept {
     }
   } catch (const ConfigRefused& e) {
     fail(e.what, e.todo);
+  } catch (const PassReplayError& e) {
+    fail(std::string("gpuscope's own replay (--cache-control all): ") + e.what(),
+         "run with --cache-control none (CUPTI's kernel replay, no cache flush)");
   } catch (const collect::MetricCatalogError& e) {
     fail(e.what(), "check the names with gpuscope kernels --list-metrics FILTER");
   } catch (...) {
@@ -511,6 +604,16 @@ void KernelProfiler::on_failure(const char* during) noexcept {
 void KernelProfiler::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const CUpti_CallbackData* data) noexcept {
   if (data == nullptr) return;
+  if (t_own_calls) {  // gpuscope's flush kernel, checkpoint or replayed launch
+    if (data->callbackSite == CUPTI_API_ENTER && is_kernel_launch(domain, cbid)) {
+      try {
+        std::lock_guard lock(m_own_mutex);
+        m_own_correlations.insert(data->correlationId);
+      } catch (...) {
+      }
+    }
+    return;
+  }
   if (!is_kernel_launch(domain, cbid)) {  // memset, memcpy, graph launch: no range for them
     if (data->callbackSite != CUPTI_API_ENTER) return;
     const std::vector<CallKind>& kinds = m_call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
@@ -542,13 +645,26 @@ void KernelProfiler::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     }
   } else {
     if (t.depth == 0) return;  // enter was seen before kernels mode began
-    if (--t.depth > 0) return;
+    const bool outer = --t.depth == 0;
     try {
-      end(data);
+      // Own replay: the later passes run at the exit of the innermost launch call (the driver's
+      // inside a runtime launch), while the launch's parameters are still the caller's.
+      if (t.active && m_own_replay && !t.replayed) {
+        t.replayed = true;
+        const bool launched =
+            data->functionReturnValue == nullptr || *static_cast<const int*>(data->functionReturnValue) == 0;
+        if (launched) {
+          replay_passes(*static_cast<ContextState*>(t.state),
+                        domain == CUPTI_CB_DOMAIN_DRIVER_API
+                            ? DriverLaunch::from_driver_callback(cbid, data->functionParams)
+                            : DriverLaunch{});
+        }
+      }
+      if (outer) end(data);
     } catch (...) {
-      on_failure("range profiler decode");
+      on_failure(outer ? "range profiler decode" : "range profiler replay");
     }
-    m_mutex.unlock();
+    if (outer) m_mutex.unlock();
   }
 }
 
@@ -581,10 +697,12 @@ void KernelProfiler::finish() noexcept {
       const auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
       std::fprintf(stderr,
                    "gpuscope: range profiler: %llu launches recorded in %llu sessions (%s replay); setup %.1f ms, "
-                   "SetConfig+Start %.1f ms, Stop+decode+evaluate %.1f ms\n",
+                   "SetConfig+Start %.1f ms, Stop+decode+evaluate %.1f ms, own replay %.1f ms (%llu passes)\n",
                    static_cast<unsigned long long>(m_timing.launches),
-                   static_cast<unsigned long long>(m_timing.sessions), m_config.kernel_replay ? "kernel" : "no",
-                   ms(m_timing.setup_ns), ms(m_timing.start_ns), ms(m_timing.end_ns));
+                   static_cast<unsigned long long>(m_timing.sessions),
+                   m_own_replay ? "gpuscope's" : (m_config.kernel_replay ? "kernel" : "no"), ms(m_timing.setup_ns),
+                   ms(m_timing.start_ns), ms(m_timing.end_ns), ms(m_timing.replay_ns),
+                   static_cast<unsigned long long>(m_timing.replayed_passes));
     }
     if (m_selector && m_selector->profiled() == 0 && !m_off) {
       std::string seen;

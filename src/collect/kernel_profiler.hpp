@@ -22,6 +22,17 @@
 //     session, trusted only when the decoded range count equals the number of launches that
 //     returned success; otherwise the session's values are dropped with a warning and the rest
 //     of the run uses one session per launch.
+//   kernel with GPUSCOPE_CACHE_CONTROL=all (gpuscope kernels --cache-control all): gpuscope's own
+//     replay (pass_replay.hpp), one user-replay session per profiled launch: at the launch API's
+//     entry the context is synchronized, its memory saved (cupti_checkpoint.h, only when there
+//     are several passes) and L2 flushed; the program's launch is pass 0; at the exit of the
+//     innermost launch call (the driver's, inside a runtime launch) each later pass restores the
+//     memory, flushes L2 and launches the kernel again with the caller's parameters, until Stop
+//     says every pass was submitted. gpuscope's own kernels (flush, replays) are left out of
+//     the kernel trace by correlation id (is_own_launch). User replay's auto range arms the
+//     counters with triggers inside the kernel (about 8 instructions per warp, one global store
+//     per kernel), and SASS-patched metrics read 0 in it (H100, 2026-11-27): the command line
+//     refuses smsp__sass_* metrics with --cache-control all.
 // Launch choice: collect/launch_selector.hpp (regex, skip, count, as ncu).
 //
 // Errors never reach the target: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,
@@ -40,6 +51,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "collect/collector_config.hpp"
@@ -62,6 +74,7 @@ struct ProfiledLaunch {
 };
 
 class Collector;
+struct DriverLaunch;
 
 /// True while a range matching GPUSCOPE_NVTX_INCLUDE is open (push/pop on the calling
 /// thread, or start/end on any thread): nvtx_injection.cpp.
@@ -85,6 +98,9 @@ class KernelProfiler {
   [[nodiscard]] const std::vector<std::string>& metrics() const { return m_metrics; }
   /// Moves out the launches profiled since the last call (writer thread).
   std::vector<ProfiledLaunch> take() noexcept;
+  /// True (once) for the correlation id of a kernel gpuscope launched itself (an L2 flush or a
+  /// replayed pass): its activity record is not the program's and is not written.
+  [[nodiscard]] bool is_own_launch(std::uint32_t correlation_id) noexcept;
 
  private:
   struct ContextState;
@@ -92,13 +108,21 @@ class KernelProfiler {
   void begin(const CUpti_CallbackData* data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
   void end(const CUpti_CallbackData* data);
   void end_session(ContextState& s);  // m_mutex held; no-op without an open session
-  void end_sessions() noexcept;       // m_mutex held: every open session
+  bool stop_pass(ContextState& s);    // Stop; true when every pass was submitted
+  // Own replay: stops pass 0 and runs the later passes (restore, flush, launch again).
+  void replay_passes(ContextState& s, const DriverLaunch& launch);
+  void end_sessions() noexcept;  // m_mutex held: every open session
   void on_graph_launch() noexcept;
   void on_failure(const char* during) noexcept;                 // in a catch block: profiling off, tell the user
   void fail(const std::string& what, const std::string& todo);  // profiling off, tell the user
 
   Collector& m_sink;
   const collect::CollectorConfig& m_config;
+  // --cache-control all with kernel replay: gpuscope replays each launch itself (pass_replay.hpp).
+  bool m_own_replay = false;
+  bool m_unreplayable_warned = false;
+  std::mutex m_own_mutex;
+  std::unordered_set<std::uint32_t> m_own_correlations;  // m_own_mutex
   std::vector<std::string> m_metrics;
   std::vector<const char*> m_metric_ptrs;
   std::optional<collect::LaunchSelector> m_selector;
@@ -108,7 +132,8 @@ class KernelProfiler {
   std::size_t m_batch = 1;  // launches per session (m_mutex): 1 after a misaligned decode
   std::atomic<int> m_open_sessions{0};
   struct Timing {  // GPUSCOPE_VERBOSE: where the profiler's own time goes (m_mutex)
-    std::uint64_t setup_ns = 0, start_ns = 0, end_ns = 0, sessions = 0, launches = 0;
+    std::uint64_t setup_ns = 0, start_ns = 0, end_ns = 0, sessions = 0, launches = 0, replay_ns = 0,
+                  replayed_passes = 0;
   } m_timing;
   // What a runtime [0] or driver [1] API call that is not a kernel launch means, by callback id.
   enum class CallKind : std::uint8_t { kOther, kEndsSession, kGraphLaunch };

@@ -204,6 +204,12 @@ check "kernels: the target's exit code passes through, with the pass count said"
 check "kernels: --replay-mode none refuses a several-pass set before running" sh -c "test $rc -eq 1 && grep -q 'need 3 passes' err.txt && grep -q -- '--replay-mode kernel' err.txt && test ! -e k5.sqlite"
 "$bin" kernels --chip GH100 --replay-mode none -o k6 -- sh -c 'exit 0' 2>err.txt; rc=$?
 check "kernels: --replay-mode none runs a one-pass set and says what it adds" sh -c "test $rc -eq 0 && grep -q '1 pass, no replay' err.txt && grep -q '8 instructions per warp' err.txt"
+"$bin" kernels --chip GH100 --cache-control all --replay-mode none -o k7 -- true 2>err.txt; rc=$?
+check "kernels: --cache-control all with --replay-mode none is refused before running" sh -c "test $rc -eq 1 && grep -q 'needs a replay' err.txt && test ! -e k7.sqlite"
+"$bin" kernels --chip GH100 --cache-control all --set detailed -o k8 -- true 2>err.txt; rc=$?
+check "kernels: --cache-control all refuses SASS-patched metrics before running" sh -c "test $rc -eq 1 && grep -q 'cannot collect smsp__sass_' err.txt && grep -q -- '--cache-control none' err.txt && test ! -e k8.sqlite"
+"$bin" kernels --chip GH100 --cache-control all --set memory -o k9 -- sh -c 'exit 0' 2>err.txt; rc=$?
+check "kernels: --cache-control all says every pass starts from the saved memory and an empty L2" sh -c "test $rc -eq 0 && grep -q '4 pass(es) per profiled kernel, each from the same saved memory after an L2 flush' err.txt && grep -q '8 instructions per warp' err.txt"
 "$bin" kernels --help >help.txt 2>&1
 check "kernels --help teaches with examples" sh -c 'grep -q -- "--list-metrics" help.txt && grep -q "gpuscope kernels --set roofline" help.txt'
 

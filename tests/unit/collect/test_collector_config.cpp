@@ -116,6 +116,21 @@ TEST(CollectorConfig, KernelsModeSessionLength) {
   EXPECT_NE(w[0].find("GPUSCOPE_KERNEL_BATCH"), std::string::npos);
 }
 
+TEST(CollectorConfig, KernelsModeReplayAndCacheControl) {
+  std::vector<std::string> w;
+  CollectorConfig c = parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w);
+  EXPECT_TRUE(c.kernel_replay);
+  EXPECT_FALSE(c.cache_control_all);  // CUPTI's kernel replay unless asked
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_KERNEL_REPLAY", "none"}, {"GPUSCOPE_CACHE_CONTROL", "all"}}, &w);
+  EXPECT_FALSE(c.kernel_replay);
+  EXPECT_TRUE(c.cache_control_all);
+  EXPECT_TRUE(w.empty());
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_CACHE_CONTROL", "some"}}, &w);
+  EXPECT_FALSE(c.cache_control_all);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUSCOPE_CACHE_CONTROL='some' is not all or none"), std::string::npos);
+}
+
 TEST(CollectorConfig, DisabledWithoutLogDirOrWithRelativeDir) {
   std::vector<std::string> w;
   EXPECT_FALSE(parse({}, &w).enabled());
