@@ -94,8 +94,11 @@ int main() {
     check(r.batch > 1, "graph: auto batch > 1 for a 2 us kernel");
     check(r.median_s >= 2e-6 && r.median_s <= 3.5e-6, "graph: median of a 2 us spin within [2, 3.5] us");
     // back_to_back keeps the GPU busy across the start event: no launch gap in the sample,
-    // so never slower than without it (2 % for noise), and still >= the spin itself.
+    // so never slower than without it (2 % for noise), and still >= the spin itself. Same
+    // batch as the plain run: the graph launch is spread over the batch, and an auto batch of
+    // 8 against 15 alone made back-to-back read 3.8 % slower (H100, 2026-11-27).
     TimingOptions b = o;
+    b.batch = r.batch;
     b.back_to_back = true;
     const TimingResult bb = time_gpu(spin_for(2'000), b);
     print("spin 2 us (graph, back to back)", bb);
