@@ -113,6 +113,18 @@ bool is_ptsz(CUpti_CallbackId cbid) {
          cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz;
 }
 
+// The fields cuLaunchKernel and cuLaunchCooperativeKernel share.
+template <class Params>
+void copy_launch(const Params& p, DriverLaunch::Kind kind, DriverLaunch& l) {
+  l.kind = kind;
+  l.f = p.f;
+  l.grid[0] = p.gridDimX, l.grid[1] = p.gridDimY, l.grid[2] = p.gridDimZ;
+  l.block[0] = p.blockDimX, l.block[1] = p.blockDimY, l.block[2] = p.blockDimZ;
+  l.shared_bytes = p.sharedMemBytes;
+  l.stream = p.hStream;
+  l.params = p.kernelParams;
+}
+
 }  // namespace
 
 DriverLaunch DriverLaunch::from_driver_callback(CUpti_CallbackId cbid, const void* function_params) {
@@ -122,28 +134,14 @@ DriverLaunch DriverLaunch::from_driver_callback(CUpti_CallbackId cbid, const voi
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto* p = static_cast<const cuLaunchKernel_params*>(function_params);
-      l.kind = Kind::kLaunch;
-      l.f = p->f;
-      l.grid[0] = p->gridDimX, l.grid[1] = p->gridDimY, l.grid[2] = p->gridDimZ;
-      l.block[0] = p->blockDimX, l.block[1] = p->blockDimY, l.block[2] = p->blockDimZ;
-      l.shared_bytes = p->sharedMemBytes;
-      l.stream = p->hStream;
-      l.params = p->kernelParams;
+      copy_launch(*p, Kind::kLaunch, l);
       l.extra = p->extra;
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-      const auto* p = static_cast<const cuLaunchCooperativeKernel_params*>(function_params);
-      l.kind = Kind::kCooperative;
-      l.f = p->f;
-      l.grid[0] = p->gridDimX, l.grid[1] = p->gridDimY, l.grid[2] = p->gridDimZ;
-      l.block[0] = p->blockDimX, l.block[1] = p->blockDimY, l.block[2] = p->blockDimZ;
-      l.shared_bytes = p->sharedMemBytes;
-      l.stream = p->hStream;
-      l.params = p->kernelParams;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      copy_launch(*static_cast<const cuLaunchCooperativeKernel_params*>(function_params), Kind::kCooperative, l);
       break;
-    }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
       const auto* p = static_cast<const cuLaunchKernelEx_params*>(function_params);

@@ -196,6 +196,26 @@ def value(name, metric, k, prog=()):
     return float(1000003000 * (sum(map(ord, name)) % 97 + 1) + 7919 * (sum(map(ord, metric)) % 89) + k)
 '''
 
+# fake_kernels_db.py beside the fakes: the part of gpuscope kernels' trace that the validation
+# scripts read (kernel_profiles, kernel_metrics, v_kernel_metrics); test_kernels_speed uses it too.
+FAKE_KERNELS_DB = r'''
+import os, sqlite3
+def new_kernels_db(path):
+    """A new database at path (replacing one there) with the kernel profile tables."""
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.executescript("""
+CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT UNIQUE);
+CREATE TABLE kernel_profiles (id INTEGER PRIMARY KEY, pid INTEGER, launch_index INTEGER, name_id INTEGER,
+  short_name_id INTEGER);
+CREATE TABLE kernel_metrics (profile_id INTEGER, metric_id INTEGER, value REAL);
+CREATE VIEW v_kernel_metrics AS SELECT m.profile_id, p.pid, p.launch_index, s.value AS metric, m.value
+  FROM kernel_metrics m JOIN kernel_profiles p ON p.id = m.profile_id JOIN strings s ON s.id = m.metric_id;
+""")
+    return con
+'''
+
 FAKE_KERNEL_MIX = r'''#!/usr/bin/env python3
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -223,6 +243,7 @@ FAKE_GPUSCOPE = r'''#!/usr/bin/env python3
 import os, re, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_common import launches, value
+from fake_kernels_db import new_kernels_db
 args = sys.argv[1:]
 if args[0] == "bench":
     sys.exit(0)
@@ -234,17 +255,7 @@ def opt(name, default=None):
 metrics = opt("--metrics").split(",") if "--metrics" in opts else ["gpu__time_duration.sum", "dram__bytes_read.sum"]
 kfilter, count = opt("-k"), int(opt("--launch-count", "0"))
 db = opt("-o") + ".sqlite"
-if os.path.exists(db):
-    os.remove(db)
-con = sqlite3.connect(db)
-con.executescript("""
-CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT UNIQUE);
-CREATE TABLE kernel_profiles (id INTEGER PRIMARY KEY, pid INTEGER, launch_index INTEGER, name_id INTEGER,
-  short_name_id INTEGER);
-CREATE TABLE kernel_metrics (profile_id INTEGER, metric_id INTEGER, value REAL);
-CREATE VIEW v_kernel_metrics AS SELECT m.profile_id, p.pid, p.launch_index, s.value AS metric, m.value
-  FROM kernel_metrics m JOIN kernel_profiles p ON p.id = m.profile_id JOIN strings s ON s.id = m.metric_id;
-""")
+con = new_kernels_db(db)
 def sid(text):
     con.execute("INSERT OR IGNORE INTO strings (value) VALUES (?)", (text,))
     return con.execute("SELECT id FROM strings WHERE value = ?", (text,)).fetchone()[0]
@@ -314,6 +325,7 @@ class EndToEnd(unittest.TestCase):
         bin_dir = self.tmp / "build" / "bin"
         bin_dir.mkdir(parents=True)
         (bin_dir / "fake_common.py").write_text(FAKE_COMMON)
+        (bin_dir / "fake_kernels_db.py").write_text(FAKE_KERNELS_DB)
         for name, text in (("kernel_mix", FAKE_KERNEL_MIX), ("gpuscope", FAKE_GPUSCOPE), ("ncu", FAKE_NCU)):
             path = bin_dir / name
             path.write_text(text)

@@ -24,6 +24,9 @@ sys.path.insert(0, str(REPO / "validation"))
 import kernels_check as kc  # noqa: E402
 import kernels_speed as ks  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_kernels_check import FAKE_KERNELS_DB  # noqa: E402  (the fakes' kernel profile tables)
+
 LAUNCHES = 10  # --launches of the end-to-end runs
 
 # Seconds each fake sleeps: a fixed cost per run, and a cost per profiled launch by (set, mode).
@@ -65,6 +68,7 @@ FAKE_GPUSCOPE = r'''#!/usr/bin/env python3
 import json, os, sqlite3, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_times import FIXED_S, per_launch, profiled
+from fake_kernels_db import new_kernels_db
 args = sys.argv[1:]
 if args == ["--version"]:
     print("gpuscope 0.0 (fake)")
@@ -90,19 +94,8 @@ if mode == "none" and opt("--cache-control") == "all":  # as the real one: no re
 n = profiled("gpuscope", mset, opt("-k"), int(opt("--launch-count", "0")))
 subprocess.run(prog, check=True)
 time.sleep(FIXED_S["gpuscope"] + n * per_launch("gpuscope", mset, mode))
-db = opt("-o") + ".sqlite"
-if os.path.exists(db):
-    os.remove(db)
-con = sqlite3.connect(db)
-con.executescript("""
-CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT UNIQUE);
-CREATE TABLE kernel_profiles (id INTEGER PRIMARY KEY, pid INTEGER, launch_index INTEGER, name_id INTEGER,
-  short_name_id INTEGER);
-CREATE TABLE kernel_metrics (profile_id INTEGER, metric_id INTEGER, value REAL);
-CREATE VIEW v_kernel_metrics AS SELECT m.profile_id, p.pid, p.launch_index, s.value AS metric, m.value
-  FROM kernel_metrics m JOIN kernel_profiles p ON p.id = m.profile_id JOIN strings s ON s.id = m.metric_id;
-INSERT INTO strings (id, value) VALUES (1, 'kernel(int)'), (2, 'kernel'), (3, 'gpu__time_duration.sum');
-""")
+con = new_kernels_db(opt("-o") + ".sqlite")
+con.execute("INSERT INTO strings (id, value) VALUES (1, 'kernel(int)'), (2, 'kernel'), (3, 'gpu__time_duration.sum')")
 for i in range(n):
     cur = con.execute("INSERT INTO kernel_profiles (pid, launch_index, name_id, short_name_id) VALUES (1, ?, 1, 2)", (i,))
     con.execute("INSERT INTO kernel_metrics VALUES (?, 3, 1000.0)", (cur.lastrowid,))
@@ -239,6 +232,7 @@ class EndToEnd(unittest.TestCase):
         bin_dir = self.tmp / "build" / "bin"
         bin_dir.mkdir(parents=True)
         (bin_dir / "fake_times.py").write_text(FAKE_TIMES)
+        (bin_dir / "fake_kernels_db.py").write_text(FAKE_KERNELS_DB)
         for name, text in (("python", FAKE_PYTHON), ("ncu", FAKE_NCU),
                            ("gpuscope", FAKE_GPUSCOPE.replace("QUICK_LIST", repr(kc.QUICK)))):
             path = bin_dir / name
