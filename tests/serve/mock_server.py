@@ -32,18 +32,36 @@ measured.
 so a server under `gpuscope launch` has kernels inside each request's span (the GPU test
 tests/gpu/test_serve_session.py); --max-requests N exits after the N-th response.
 
+--model gpt2-small streams a real model's tokens instead of the schedule (--ttft-ms and
+--tpot-ms are then unused): the GPT-2-shaped model of examples/pytorch/llm_generate.py (its
+build(): random weights, nothing downloaded; transformers' GPT2LMHeadModel when importable,
+else its plain-torch decoder; --impl picks; --layers/--hidden/--heads/--vocab shrink it;
+--dtype float16) is built on CUDA once at start, and warmed up by two generations before the
+port is announced. Each request is one greedy generation of max_tokens tokens with a KV
+cache, one forward per token; each token is on the host (synchronized) before its event is
+written, so the log's "tokens" are the real token times. The prompt's token ids come from its
+words (one id per whitespace-separated word, crc32 mod the vocabulary: `bench serve`'s
+synthetic prompts are one token a word), the oldest cut to fit the context. One GPU: the
+generations of concurrent requests take turns on one thread, in the order they came; a
+waiting request's TTFT includes its wait. Without torch or CUDA, --model exits 2 saying what is missing.
+
 Usage: mock_server.py [--port 0] [--port-file F] [--log F] [--ttft-ms 30] [--tpot-ms 10]
-                      [--gpu-work] [--max-requests N]
+                      [--gpu-work | --model gpt2-small [--impl auto|hf|plain] [--layers 12]
+                       [--hidden 768] [--heads 12] [--vocab 50257] [--dtype float16]]
+                      [--max-requests N]
 The port it listens on (--port 0: a free one) is printed as "PORT N" and written to --port-file.
 """
 
 import argparse
+import concurrent.futures
 import json
+import os
 import socket
 import struct
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -137,25 +155,36 @@ class Handler(BaseHTTPRequestHandler):
         if chat:
             self._event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})
         outcome = "ok"
-        for i in range(tokens):
-            due = arrived + (cfg.ttft_ms + i * cfg.tpot_ms) / 1e3
-            if self.server.gpu_step:
-                self.server.gpu_step()
-            delay = due - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+
+        def emit(i):
+            """Writes token i's event (and a failure the prompt asks for); False: stop."""
+            nonlocal outcome
             text = f" tok{i}"
             choice = {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
             record["tokens"].append(self._event({"id": "mock", "choices": [choice]}))
             if "[close]" in prompt and i == 1:
                 outcome = "close"
-                break
+                return False
             if "[malformed]" in prompt and i == 0:
                 self._event("{this is not json")
             if "[error]" in prompt and i == 0:
                 self._event({"error": {"message": "mock: preempted", "code": 503}})
                 outcome = "error"
-                break
+                return False
+            return True
+
+        if self.server.model:
+            self.server.model.generate(prompt, tokens, emit)
+        else:
+            for i in range(tokens):
+                due = arrived + (cfg.ttft_ms + i * cfg.tpot_ms) / 1e3
+                if self.server.gpu_step:
+                    self.server.gpu_step()
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                if not emit(i):
+                    break
         if outcome == "close":
             self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: a broken transfer
             self.close_connection = True
@@ -184,6 +213,85 @@ def gpu_step():
     return step
 
 
+def prompt_ids(prompt, vocab, limit):
+    """The prompt's token ids for --model: one per whitespace-separated word (crc32 of its
+    bytes mod vocab; at least one id), the last `limit` of them."""
+    words = prompt.split() or [""]
+    return [zlib.crc32(w.encode()) % vocab for w in words][-max(limit, 1):]
+
+
+class ModelUnavailable(Exception):
+    """--model cannot run here: the message says what is missing."""
+
+
+class ModelRunner:
+    """--model: a GPT-2-shaped model on CUDA (examples/pytorch/llm_generate.py's build()),
+    one greedy generation at a time. generate(prompt, n, emit) calls emit(i) once token i is
+    on the host; emit returning False ends the generation."""
+
+    CONTEXT = 1024  # positions of the model (GPT-2's n_positions)
+
+    class _Stop(Exception):
+        pass
+
+    def __init__(self, cfg):
+        try:
+            import torch
+        except ImportError as e:
+            raise ModelUnavailable(f"PyTorch is not importable here ({e}); install torch with CUDA")
+        if not torch.cuda.is_available():
+            raise ModelUnavailable("torch.cuda.is_available() is False: --model needs a CUDA GPU")
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                                        "pytorch"))
+        import llm_generate  # the builder of the model (after torch: it exits 2 without it)
+
+        self.torch = torch
+        self.vocab = cfg.vocab
+        build_args = argparse.Namespace(model=cfg.impl, vocab=cfg.vocab, hidden=cfg.hidden, layers=cfg.layers,
+                                        heads=cfg.heads, prompt_len=self.CONTEXT // 2, new_tokens=self.CONTEXT // 2,
+                                        compile=False)
+        torch.manual_seed(0)
+        try:
+            self.kind, _, self._generate = llm_generate.build(build_args, getattr(torch, cfg.dtype))
+        except SystemExit:  # build() exits 2 where --impl hf has no transformers
+            raise ModelUnavailable("--impl hf needs transformers, which is not importable here")
+        # One thread runs every generation, in the order the requests came (a real server's
+        # engine loop): one GPU, and the CUDA state of that thread (cuBLAS handle and
+        # workspace) is the one the warm-up made.
+        self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
+        for words in (16, 128):  # warm-up: CUDA context, cuBLAS, the allocator, the kernels' first use
+            self.generate(" ".join(["the"] * words), 32, lambda i: True)
+
+    def generate(self, prompt, n, emit):
+        """Runs on the model's thread; returns when the generation has ended (its exception
+        too: a client that went away)."""
+        self.worker.submit(self._run, prompt, n, emit).result()
+
+    def _run(self, prompt, n, emit):
+        torch = self.torch
+        if n <= 0:
+            return
+        n = min(n, self.CONTEXT - 1)
+        ids = prompt_ids(prompt, self.vocab, self.CONTEXT - n)
+        runner = self
+
+        class Clock:  # what llm_generate's generate functions call once a token is on the host
+            def __init__(self):
+                self.i = 0
+
+            def token(self):
+                torch.cuda.synchronize()  # the token is already on the host (.cpu()): a no-op wait
+                i, self.i = self.i, self.i + 1
+                if not emit(i) or self.i >= n:
+                    raise runner._Stop()
+
+        with torch.inference_mode():
+            try:
+                self._generate(torch.tensor([ids], device="cuda"), n, Clock())
+            except self._Stop:
+                pass
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     # socketserver's default listen backlog is 5: with more clients connecting at once the
@@ -197,7 +305,8 @@ class Server(ThreadingHTTPServer):
         self.log = open(cfg.log, "a") if cfg.log else None
         self.connections = 0
         self.served = 0
-        self.gpu_step = gpu_step() if cfg.gpu_work else None
+        self.gpu_step = gpu_step() if getattr(cfg, "gpu_work", False) else None
+        self.model = ModelRunner(cfg) if getattr(cfg, "model", None) else None
 
     def served_one(self):
         with self.lock:
@@ -225,16 +334,35 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--ttft-ms", type=float, default=30.0)
     ap.add_argument("--tpot-ms", type=float, default=10.0)
-    ap.add_argument("--gpu-work", action="store_true", help="a matrix product on the GPU before each token (PyTorch)")
+    work = ap.add_mutually_exclusive_group()
+    work.add_argument("--gpu-work", action="store_true", help="a matrix product on the GPU before each token (PyTorch)")
+    work.add_argument("--model", choices=("gpt2-small",),
+                      help="stream a GPT-2-shaped model's greedy tokens (CUDA, random weights) instead of the schedule")
+    ap.add_argument("--impl", choices=("auto", "hf", "plain"), default="auto",
+                    help="--model: transformers' GPT2LMHeadModel (hf), llm_generate.py's plain-torch decoder, "
+                         "or hf where importable (auto)")
+    ap.add_argument("--layers", type=int, default=12, help="--model: transformer blocks")
+    ap.add_argument("--hidden", type=int, default=768, help="--model: hidden size")
+    ap.add_argument("--heads", type=int, default=12, help="--model: attention heads")
+    ap.add_argument("--vocab", type=int, default=50257, help="--model: vocabulary size")
+    ap.add_argument("--dtype", choices=("float16", "bfloat16", "float32"), default="float16", help="--model: weights")
     ap.add_argument("--max-requests", type=int, default=0, help="exit after this many responses (0: never)")
     cfg = ap.parse_args()
-    server = Server(("127.0.0.1", cfg.port), cfg)
+    if cfg.model and (cfg.hidden % cfg.heads or min(cfg.layers, cfg.hidden, cfg.heads, cfg.vocab) <= 0):
+        ap.error("--model: --layers, --hidden, --heads and --vocab must be positive, --hidden a multiple of --heads")
+    try:
+        server = Server(("127.0.0.1", cfg.port), cfg)
+    except ModelUnavailable as e:
+        print(f"mock_server.py: --model {cfg.model}: {e}", file=sys.stderr)
+        return 2
+    if server.model:
+        print(f"mock_server.py: --model {cfg.model}: {server.model.kind} implementation, {cfg.layers} layers, "
+              f"hidden {cfg.hidden}, {cfg.heads} heads, vocabulary {cfg.vocab}, {cfg.dtype}, on CUDA, warmed up",
+              file=sys.stderr, flush=True)
     port = server.server_address[1]
     if cfg.port_file:
         with open(cfg.port_file + ".tmp", "w") as f:
             f.write(f"{port}\n")
-        import os
-
         os.replace(cfg.port_file + ".tmp", cfg.port_file)
     print(f"PORT {port}", flush=True)
     try:
