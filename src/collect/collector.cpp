@@ -673,7 +673,10 @@ struct ApiThreadState {
   std::uint32_t tid = 0;
   collect::ApiRing* ring = nullptr;
   ~ApiThreadState() {
+    // A CUDA call later in this thread's teardown (after its thread_locals are destroyed)
+    // must not write into a ring the writer may already have freed.
     if (ring != nullptr) ring->orphan();
+    ring = nullptr;
   }
 };
 thread_local ApiThreadState t_api;
