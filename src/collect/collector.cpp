@@ -994,7 +994,6 @@ void Collector::convert_record(const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-      if (m_kernels && m_kernels->is_own_launch(k.correlationId)) break;  // gpuscope's flush or replay
       m_writer.add(log::RecordKind::kKernel, collect::to_kernel_record(k, kernel_name_id(k.name)));
       break;
     }

@@ -36,13 +36,25 @@ struct ThreadLaunch {
 thread_local ThreadLaunch t_launch;
 
 // Set while gpuscope itself calls the driver (flush kernel, checkpoint, a replayed launch):
-// its callbacks are gpuscope's, not the program's.
+// any callback it raises is gpuscope's, not the program's. With the kernel trace on, kernel
+// activity is off meanwhile, so that the trace holds the program's kernels only (launches
+// made inside a callback reach no callback of ours, so they cannot be told apart later).
 thread_local bool t_own_calls = false;
-struct OwnCalls {
-  OwnCalls() { t_own_calls = true; }
-  ~OwnCalls() { t_own_calls = false; }
+class OwnCalls {
+ public:
+  explicit OwnCalls(bool kernel_trace) : m_trace(kernel_trace) {
+    t_own_calls = true;
+    if (m_trace) GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  }
+  ~OwnCalls() {
+    if (m_trace) GPUSCOPE_CUPTI_LOG_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    t_own_calls = false;
+  }
   OwnCalls(const OwnCalls&) = delete;
   OwnCalls& operator=(const OwnCalls&) = delete;
+
+ private:
+  bool m_trace;
 };
 
 // The launch calls profiled: the one list for enable_callbacks() and for telling the callbacks
@@ -393,7 +405,7 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     if (m_own_replay) {
       // Pass 0 is the program's own launch: memory saved as it is before it (only if there
       // are later passes to restore it for), then L2 flushed.
-      const OwnCalls own;
+      const OwnCalls own(m_config.trace_cuda);
       if (s->passes > 1) s->replay->save();
       s->replay->flush_l2();
     }
@@ -470,7 +482,7 @@ void KernelProfiler::replay_passes(ContextState& s, const DriverLaunch& launch) 
       break;
     }
     {
-      const OwnCalls own;
+      const OwnCalls own(m_config.trace_cuda);
       s.replay->restore();
       s.replay->flush_l2();
     }
@@ -478,7 +490,7 @@ void KernelProfiler::replay_passes(ContextState& s, const DriverLaunch& launch) 
     start.pRangeProfilerObject = s.profiler;
     must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
     {
-      const OwnCalls own;
+      const OwnCalls own(m_config.trace_cuda);
       launch.launch();
       if (const CUresult r = cuCtxSynchronize(); r != CUDA_SUCCESS) {
         throw PassReplayError("cuCtxSynchronize after a replayed launch failed: error " + std::to_string(r));
@@ -488,15 +500,6 @@ void KernelProfiler::replay_passes(ContextState& s, const DriverLaunch& launch) 
   }
   m_timing.replay_ns += Collector::now_ns() - t0;
   m_timing.replayed_passes += pass - 1;
-}
-
-bool KernelProfiler::is_own_launch(std::uint32_t correlation_id) noexcept {
-  try {
-    std::lock_guard lock(m_own_mutex);
-    return !m_own_correlations.empty() && m_own_correlations.erase(correlation_id) > 0;
-  } catch (...) {
-    return false;
-  }
 }
 
 void KernelProfiler::end_session(ContextState& s) {
@@ -604,16 +607,7 @@ void KernelProfiler::on_failure(const char* during) noexcept {
 void KernelProfiler::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const CUpti_CallbackData* data) noexcept {
   if (data == nullptr) return;
-  if (t_own_calls) {  // gpuscope's flush kernel, checkpoint or replayed launch
-    if (data->callbackSite == CUPTI_API_ENTER && is_kernel_launch(domain, cbid)) {
-      try {
-        std::lock_guard lock(m_own_mutex);
-        m_own_correlations.insert(data->correlationId);
-      } catch (...) {
-      }
-    }
-    return;
-  }
+  if (t_own_calls) return;                // gpuscope's flush kernel, checkpoint or replayed launch
   if (!is_kernel_launch(domain, cbid)) {  // memset, memcpy, graph launch: no range for them
     if (data->callbackSite != CUPTI_API_ENTER) return;
     const std::vector<CallKind>& kinds = m_call_kinds[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];

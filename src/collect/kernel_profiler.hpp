@@ -28,8 +28,9 @@
 //     are several passes) and L2 flushed; the program's launch is pass 0; at the exit of the
 //     innermost launch call (the driver's, inside a runtime launch) each later pass restores the
 //     memory, flushes L2 and launches the kernel again with the caller's parameters, until Stop
-//     says every pass was submitted. gpuscope's own kernels (flush, replays) are left out of
-//     the kernel trace by correlation id (is_own_launch). User replay's auto range arms the
+//     says every pass was submitted. The kernel activity trace is off in this mode (gpuscope
+//     kernels does not ask for it): its records would hold the flush and replayed kernels,
+//     whose launches, made inside a callback, reach no callback. User replay's auto range arms the
 //     counters with triggers inside the kernel (about 8 instructions per warp, one global store
 //     per kernel), and SASS-patched metrics read 0 in it (H100, 2026-11-27): the command line
 //     refuses smsp__sass_* metrics with --cache-control all.
@@ -51,7 +52,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "collect/collector_config.hpp"
@@ -98,9 +98,6 @@ class KernelProfiler {
   [[nodiscard]] const std::vector<std::string>& metrics() const { return m_metrics; }
   /// Moves out the launches profiled since the last call (writer thread).
   std::vector<ProfiledLaunch> take() noexcept;
-  /// True (once) for the correlation id of a kernel gpuscope launched itself (an L2 flush or a
-  /// replayed pass): its activity record is not the program's and is not written.
-  [[nodiscard]] bool is_own_launch(std::uint32_t correlation_id) noexcept;
 
  private:
   struct ContextState;
@@ -121,8 +118,6 @@ class KernelProfiler {
   // --cache-control all with kernel replay: gpuscope replays each launch itself (pass_replay.hpp).
   bool m_own_replay = false;
   bool m_unreplayable_warned = false;
-  std::mutex m_own_mutex;
-  std::unordered_set<std::uint32_t> m_own_correlations;  // m_own_mutex
   std::vector<std::string> m_metrics;
   std::vector<const char*> m_metric_ptrs;
   std::optional<collect::LaunchSelector> m_selector;

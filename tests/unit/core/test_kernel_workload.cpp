@@ -1,7 +1,8 @@
 // gpuscope kernels' estimated speedup (core/kernel_derive) and the compute-workload and
 // warp-state derivations (core/kernel_workload) on hand-made counter values whose results
-// can be computed by hand. The compute and warps values are made up for the test (no GPU
-// run of those sets is committed yet); they have the shapes Nsight Compute reports.
+// can be computed by hand. The compute and warps values are made up for the test; they have
+// the shapes Nsight Compute reports. The same analysis on counters recorded on an H100 (with
+// ncu's beside them): tests/unit/analyze/test_kernel_sets_recorded.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
