@@ -380,6 +380,13 @@ std::vector<Generation> group_generations(std::span<const ForwardPass> fw, std::
   return out;
 }
 
+double mean_of(std::span<const std::int64_t> values) {
+  if (values.empty()) return std::nan("");
+  double sum = 0;
+  for (std::int64_t x : values) sum += static_cast<double>(x);
+  return sum / static_cast<double>(values.size());
+}
+
 LlmTrace find_generations(Database& db) {
   LlmTrace t;
   if (!db.has_table("torch_modules") || !db.has_table("torch_ops") || !db.has_table("torch_steps")) return t;

@@ -182,6 +182,9 @@ struct LlmTrace {
 /// Finds the generations of every process (see the file comment).
 [[nodiscard]] LlmTrace find_generations(store::Database& db);
 
+/// The mean of integer values (ns, bytes) as a double; NaN when there are none.
+[[nodiscard]] double mean_of(std::span<const std::int64_t> values);
+
 /// Classifies one process's forwards (in call order) from `source` (file comment). Pure.
 void classify_forwards(std::span<ForwardPass> forwards, PhaseSource source);
 

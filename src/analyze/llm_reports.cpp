@@ -115,13 +115,6 @@ Ceilings ceilings_for(store::Database& db, std::int64_t pid, const std::string& 
   return c;
 }
 
-double mean_of(std::span<const std::int64_t> v) {
-  if (v.empty()) return std::nan("");
-  double sum = 0;
-  for (std::int64_t x : v) sum += static_cast<double>(x);
-  return sum / static_cast<double>(v.size());
-}
-
 // The bandwidth and speed-of-light columns from mean bytes per step, the median step (ms),
 // the prefill's FLOPs and time (ms).
 void add_limits(Row& row, double bytes, double step_ms, double flops, double prefill_ms, const Ceilings& c) {

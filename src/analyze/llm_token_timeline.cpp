@@ -31,9 +31,7 @@ core::TokenGeneration one_generation(const LlmTrace& t, const Generation& g, std
   out.tokens = g.output_len();
   out.batch = g.batch;
   if (!g.decode_ns.empty()) {
-    std::int64_t sum = 0;
-    for (std::int64_t d : g.decode_ns) sum += d;
-    out.tpot_mean_ns = sum / static_cast<std::int64_t>(g.decode_ns.size());
+    out.tpot_mean_ns = std::llround(mean_of(g.decode_ns));
     out.tpot_median_ns = median_ns(g.decode_ns);
   }
   // Steps tile the generation: each from the previous token's GPU end (the first: its call)
@@ -79,9 +77,7 @@ core::TokenTimeline token_timeline(const LlmTrace& trace, std::span<const Genera
   std::vector<std::int64_t> other_ttfts;
   for (std::size_t i = 0; i < generations.size(); ++i) {
     const Generation& g = *generations[i];
-    double sum = 0;
-    for (std::int64_t d : g.decode_ns) sum += static_cast<double>(d);
-    means.push_back(g.decode_ns.empty() ? std::nan("") : sum / static_cast<double>(g.decode_ns.size()));
+    means.push_back(mean_of(g.decode_ns));
     if (const auto ttft = g.ttft_ns(); i > 0 && ttft) other_ttfts.push_back(*ttft);
   }
   core::TokenGeneration& first = out.generations.front();

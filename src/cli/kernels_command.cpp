@@ -207,7 +207,8 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
                   "and L2 counters of every pass describe the same run; CUPTI's user replay then adds about 8\n"
                   "instructions per warp and cannot collect smsp__sass_* metrics. --replay-mode none never\n"
                   "flushes (its launches share one session)")
-      ->check(CLI::IsMember({"all", "none"}));
+      ->check(CLI::IsMember({"all", "none"}))
+      ->capture_default_str();
   sub->add_option("--launches-per-session", o.launches_per_session,
                   "With --replay-mode none: profiled launches per range-profiler session before it is decoded "
                   "(1-4096; an unprofiled launch, a memset, memcpy or graph launch ends a session early; a "
@@ -302,7 +303,6 @@ int run_kernels(KernelsOptions o) {
         "launches, with no flush between them; nothing was run",
         "use --replay-mode kernel (the default) or --cache-control none");
   }
-  if (o.cache_control.empty()) o.cache_control = "none";
 
   // The metric list: --metrics, else the set's.
   std::string set_name = o.set;

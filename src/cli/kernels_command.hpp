@@ -31,7 +31,7 @@ struct KernelsOptions {
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 0;
   std::string replay_mode = "kernel";       // kernel or none (GPUSCOPE_KERNEL_REPLAY)
-  std::string cache_control;                // all or none; "" = none (GPUSCOPE_CACHE_CONTROL)
+  std::string cache_control = "none";       // none or all (GPUSCOPE_CACHE_CONTROL)
   std::uint64_t launches_per_session = 64;  // with replay none (GPUSCOPE_KERNEL_BATCH)
   std::string report;                       // --report DB: print an earlier run's results, run nothing
   std::string chip;                         // --chip: for --list-metrics and checks without a GPU

@@ -28,9 +28,9 @@
 //     are several passes) and L2 flushed; the program's launch is pass 0; at the exit of the
 //     innermost launch call (the driver's, inside a runtime launch) each later pass restores the
 //     memory, flushes L2 and launches the kernel again with the caller's parameters, until Stop
-//     says every pass was submitted. The kernel activity trace is off in this mode (gpuscope
-//     kernels does not ask for it): its records would hold the flush and replayed kernels,
-//     whose launches, made inside a callback, reach no callback. User replay's auto range arms the
+//     says every pass was submitted. Kernel activity is turned off around gpuscope's own
+//     calls (flush, checkpoint, replayed launches), so the kernel trace holds the program's
+//     launches only. User replay's auto range arms the
 //     counters with triggers inside the kernel (about 8 instructions per warp, one global store
 //     per kernel), and SASS-patched metrics read 0 in it (H100, 2026-11-27): the command line
 //     refuses smsp__sass_* metrics with --cache-control all.

@@ -217,6 +217,11 @@ void PassReplay::flush_l2() {
   cu_must(cuCtxSynchronize(), "cuCtxSynchronize (after the L2 flush)");
 }
 
+void PassReplay::run(const DriverLaunch& launch) {
+  launch.launch();
+  cu_must(cuCtxSynchronize(), "cuCtxSynchronize (after a replayed launch)");
+}
+
 void PassReplay::save() {
   const CheckpointApi& api = checkpoint_api();
   if (!api.error.empty()) throw PassReplayError(api.error);

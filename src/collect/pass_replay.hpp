@@ -78,6 +78,8 @@ class PassReplay {
   void save();
   /// Restores what save() kept (synchronizes the context).
   void restore();
+  /// Launches `launch` again and synchronizes the context (one replayed pass).
+  void run(const DriverLaunch& launch);
   /// Frees the saved copy (device or host memory the checkpoint took).
   void release() noexcept;
 
