@@ -4,6 +4,7 @@
 commands given to each tool per program, and end-to-end runs against fake gpuscope / ncu
 programs (pass, a metric 5 % off, a tool that fails).
 Usage: python3 test_kernel_sets_check.py (exit 0 when all pass)."""
+import json
 import os
 import shutil
 import stat
@@ -18,7 +19,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(REPO / "validation"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernel_sets_check as ks  # noqa: E402
-from test_kernels_check import FAKE_COMMON, FAKE_KERNELS_DB  # noqa: E402  (fake launches and values)
+from test_kernels_check import FAKE_COMMON, FAKE_GPUSCOPE, FAKE_KERNELS_DB, FAKE_NCU  # noqa: E402  (the fakes)
 
 
 def launch(name, **metrics):
@@ -90,93 +91,8 @@ class CompareSet(unittest.TestCase):
 
 SETS = {"memory": ["gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"],
         "compute": ["gpu__time_duration.sum", "sm__inst_executed.sum"]}
-
-FAKE_GPUSCOPE = r'''#!/usr/bin/env python3
-import csv, os, re, sys
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_common import launches, value
-from fake_kernels_db import new_kernels_db
-SETS = %r
-args = sys.argv[1:]
-assert args[0] == "kernels", args
-if "--list-sets" in args:
-    w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(["section", "Metric"])
-    for s, ms in SETS.items():
-        for m in ms:
-            w.writerow(["metric_set_" + s, m])
-    sys.exit(0)
-if os.environ.get("FAKE_GS_FAIL"):
-    print("gpuscope kernels: cuptiProfilerInitialize failed", file=sys.stderr)
-    sys.exit(1)
-dash = args.index("--")
-opts, prog = args[1:dash], args[dash + 1:]
-def opt(name, default=None):
-    return opts[opts.index(name) + 1] if name in opts else default
-metrics = SETS[opt("--set")]
-kfilter, count = opt("-k"), int(opt("--launch-count", "0"))
-con = new_kernels_db(opt("-o") + ".sqlite")
-def sid(text):
-    con.execute("INSERT OR IGNORE INTO strings (value) VALUES (?)", (text,))
-    return con.execute("SELECT id FROM strings WHERE value = ?", (text,)).fetchone()[0]
-seen, rows = {}, []
-for index, name in enumerate(launches(prog)):
-    k = seen.get(name, 0)
-    seen[name] = k + 1
-    if (kfilter and not re.search(kfilter, name)) or (count and len(rows) >= count):
-        continue
-    cur = con.execute("INSERT INTO kernel_profiles (pid, launch_index, name_id, short_name_id) VALUES (1, ?, ?, ?)",
-                      (index, sid(name + "(int)"), sid(name)))
-    for m in metrics:
-        v = value(name, m, k, prog) * float(os.environ.get("FAKE_SCALE_" + m.split(".")[0], "1"))
-        con.execute("INSERT INTO kernel_metrics VALUES (?, ?, ?)", (cur.lastrowid, sid(m), v))
-    rows.append(name)
-con.commit()
-print("gpuscope kernels: %%d metrics (%%s) on GH100: 1 replay pass(es) per profiled kernel" %% (len(metrics), opt("--set")),
-      file=sys.stderr)
-expl = {"fma_loop": "compute-bound; busiest pipe FMA", "copy_f4": "DRAM-bound; long scoreboard"}
-with open(opt("-o") + ".csv", "w") as f:
-    w = csv.writer(f, lineterminator="\n")
-    w.writerow(["Name", "Explanation"])
-    for n in rows:
-        w.writerow([n, expl.get(n, "")])
-'''
-
-FAKE_NCU = r'''#!/usr/bin/env python3
-import csv, os, re, sys
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_common import launches, value
-args = sys.argv[1:]
-if args[0] == "--query-metrics":
-    print("Device gh100\n----")
-    for b in ("dram__bytes_read", "lts__t_sector_hit_rate", "sm__inst_executed", "gpu__time_duration"):
-        print(b + "   Counter   a description")
-    sys.exit(0)
-metrics, kfilter, count, i = [], None, 0, 0
-while i < len(args) and args[i].startswith("--"):
-    flag = args[i]
-    if flag == "--metrics":
-        metrics = args[i + 1].split(",")
-    elif flag == "--kernel-name":
-        kfilter = args[i + 1].removeprefix("regex:")
-    elif flag == "--launch-count":
-        count = int(args[i + 1])
-    i += 1 if flag == "--csv" else 2
-prog = args[i:]
-w = csv.writer(sys.stdout, quoting=csv.QUOTE_ALL, lineterminator="\n")
-w.writerow(["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-            "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit", "Metric Value"])
-seen, rid = {}, 0
-for name in launches(prog):
-    k = seen.get(name, 0)
-    seen[name] = k + 1
-    if (kfilter and not re.search(kfilter, name)) or (count and rid >= count):
-        continue
-    for m in sorted(metrics):
-        w.writerow([rid, 1, "p", "h", name, 1, 7, "(256, 1, 1)", "(1, 1, 1)", 0, "9.0", "Command line profiler metrics",
-                    m, "", "{:,}".format(value(name, m, k, prog))])
-    rid += 1
-'''
+FAKE_ENV = {"FAKE_SETS": json.dumps(SETS),
+            "FAKE_NCU_KNOWN": ",".join(sorted({m.split(".")[0] for ms in SETS.values() for m in ms}))}
 
 
 class EndToEnd(unittest.TestCase):
@@ -186,7 +102,7 @@ class EndToEnd(unittest.TestCase):
         self.bin.mkdir(parents=True)
         (self.bin / "fake_common.py").write_text(FAKE_COMMON)
         (self.bin / "fake_kernels_db.py").write_text(FAKE_KERNELS_DB)
-        for name, text in (("gpuscope", FAKE_GPUSCOPE % (SETS,)), ("ncu", FAKE_NCU), ("kernel_mix", "#!/bin/sh\n")):
+        for name, text in (("gpuscope", FAKE_GPUSCOPE), ("ncu", FAKE_NCU), ("kernel_mix", "#!/bin/sh\n")):
             path = self.bin / name
             path.write_text(text)
             path.chmod(path.stat().st_mode | stat.S_IXUSR)
@@ -198,7 +114,8 @@ class EndToEnd(unittest.TestCase):
         cmd = [sys.executable, str(REPO / "validation" / "kernel_sets_check.py"), "--build", str(self.tmp / "build"),
                "--out", str(out), "--ncu", str(self.bin / "ncu"), "--sets", "memory,compute", "--programs", programs,
                "--rounds", "2", "--timeout", "60", *extra]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, **(env or {})))
+        env = dict(os.environ, **FAKE_ENV, **(env or {}))
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
         return r, (Path(out) / "kernel_sets" / "compare.md").read_text()
 
     def test_pass(self):

@@ -239,8 +239,10 @@ for n in OWN[1:]:
 print("RESULT mode=mix ok=1")
 '''
 
+# FAKE_SETS (JSON {set: [metric, ...]}) gives the sets of --set and --list-sets (kernel_sets_check's
+# test); FAKE_GS_FAIL makes `kernels` fail as a profiler that cannot start.
 FAKE_GPUSCOPE = r'''#!/usr/bin/env python3
-import os, re, sqlite3, subprocess, sys
+import csv, json, os, re, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_common import launches, value
 from fake_kernels_db import new_kernels_db
@@ -248,11 +250,25 @@ args = sys.argv[1:]
 if args[0] == "bench":
     sys.exit(0)
 assert args[0] == "kernels", args
+SETS = json.loads(os.environ.get("FAKE_SETS", "{}"))
+if "--list-sets" in args:
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(["section", "Metric"])
+    for s, ms in SETS.items():
+        for m in ms:
+            w.writerow(["metric_set_" + s, m])
+    sys.exit(0)
+if os.environ.get("FAKE_GS_FAIL"):
+    print("gpuscope kernels: cuptiProfilerInitialize failed", file=sys.stderr)
+    sys.exit(1)
 dash = args.index("--")
 opts, prog = args[1:dash], args[dash + 1:]
 def opt(name, default=None):
     return opts[opts.index(name) + 1] if name in opts else default
-metrics = opt("--metrics").split(",") if "--metrics" in opts else ["gpu__time_duration.sum", "dram__bytes_read.sum"]
+if "--metrics" in opts:
+    metrics = opt("--metrics").split(",")
+else:
+    metrics = SETS.get(opt("--set"), ["gpu__time_duration.sum", "dram__bytes_read.sum"])
 kfilter, count = opt("-k"), int(opt("--launch-count", "0"))
 db = opt("-o") + ".sqlite"
 con = new_kernels_db(db)
@@ -274,6 +290,15 @@ for index, name in enumerate(launches(prog)):
         v = value(name, m, k, prog) * float(os.environ.get("FAKE_SCALE_" + m.split(".")[0], "1"))
         con.execute("INSERT INTO kernel_metrics VALUES (?, ?, ?)", (cur.lastrowid, sid(m), v))
 con.commit()
+print("gpuscope kernels: %d metrics on GH100: 1 replay pass(es) per profiled kernel" % len(metrics), file=sys.stderr)
+if opt("--format") == "csv":  # the results file, one row per profiled launch with its verdict
+    expl = {"fma_loop": "compute-bound; busiest pipe FMA", "copy_f4": "DRAM-bound; long scoreboard"}
+    with open(opt("-o") + ".csv", "w") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["Name", "Explanation"])
+        for (n,) in con.execute("SELECT s.value FROM kernel_profiles p JOIN strings s ON s.id = p.short_name_id "
+                                "ORDER BY p.id"):
+            w.writerow([n, expl.get(n, "")])
 out = subprocess.run(prog, capture_output=True, text=True).stdout if "kernel_mix" in prog[0] else ""
 sys.stdout.write(out)
 '''
@@ -283,6 +308,11 @@ import csv, os, re, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_common import launches, value
 args = sys.argv[1:]
+if args[0] == "--query-metrics":  # every base name a fake program reports
+    print("Device gh100\n----")
+    for b in os.environ.get("FAKE_NCU_KNOWN", "").split(","):
+        print(b + "   Counter   a description")
+    sys.exit(0)
 metrics, kfilter, count, i = [], None, 0, 0
 while i < len(args) and args[i].startswith("--"):
     flag = args[i]
