@@ -14,8 +14,10 @@ LAST brackets those steps with cudaProfilerStart/Stop (gpuscope trace
 Prints ``RESULT steps=S ms_per_step=M final_loss=L pid=P device=D max_reserved=B max_allocated=B
 max_requested=B`` (torch.cuda.max_memory_reserved(), max_memory_allocated(),
 memory_stats()['requested_bytes.all.peak'] at the end, bytes) where M is the median over the steps
-after --warmup (default: steps 5..S-1). Exit status 1 if the loss is not finite, 2 if
-there is no GPU or torchvision is missing.
+after --warmup (default: steps 5..S-1). --print-steps adds, after that line, one line per step,
+``STEP i ms=X.XXXX`` (the wall time of step i, ms, from before its NVTX push to after its pop:
+validation/kernels_speed.py compares a profiled step with the others of the same process).
+Exit status 1 if the loss is not finite, 2 if there is no GPU or torchvision is missing.
 """
 import argparse
 import contextlib
@@ -50,6 +52,8 @@ def main():
     parser.add_argument("--window", type=int, nargs=2, metavar=("FIRST", "LAST"),
                         help="call cudaProfilerStart before step FIRST and cudaProfilerStop after step LAST "
                              "(for gpuscope trace --capture-range=cudaProfilerApi)")
+    parser.add_argument("--print-steps", action="store_true",
+                        help="after the RESULT line, print 'STEP i ms=X.XXXX' (wall ms of step i) for every step")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("resnet_train: no CUDA device", file=sys.stderr)
@@ -101,6 +105,9 @@ def main():
           f"device={torch.cuda.current_device()} max_reserved={torch.cuda.max_memory_reserved()} "
           f"max_allocated={torch.cuda.max_memory_allocated()} "
           f"max_requested={torch.cuda.memory_stats().get('requested_bytes.all.peak', 0)}")
+    if args.print_steps:
+        for i, s in enumerate(seconds):
+            print(f"STEP {i} ms={s * 1e3:.4f}")
     if not all(v == v and abs(v) != float("inf") for v in losses):
         print("resnet_train: loss is not finite", file=sys.stderr)
         return 1
