@@ -501,22 +501,27 @@ class Runner:
         os.makedirs(self.work, exist_ok=True)
         self.prog = [a.python, PROGRAM, *PROGRAM_ARGS]
 
-    def command(self, config, stem):
-        tool, mset, replay, profiles = CONFIGS[config]
-        if tool is None:
-            return list(self.prog)
+    def tool_command(self, tool, mset, replay, stem, gs_select, ncu_select):
+        """gpuscope kernels or ncu around self.prog with metric set mset, replay mode replay
+        (gpuscope), and the tool's launch selection (gs_select / ncu_select: its arguments)."""
         if tool == "gpuscope":
             cmd = [self.gs, "kernels", "--set", mset, "-o", stem, "-f"]
             if replay != "kernel":
                 cmd += ["--replay-mode", replay]  # no replay: nothing to flush between passes
             elif self.gs_cache:
                 cmd += ["--cache-control", self.gs_cache]
-            cmd += ["--launch-count", str(self.a.launches)] if profiles else ["-k", NO_MATCH]
-            return cmd + ["--", *self.prog]
+            return cmd + gs_select + ["--", *self.prog]
         cmd = [self.ncu, *(["--metrics", ",".join(self.quick)] if mset == "quick" else ["--set", mset]),
                *self.ncu_flags]
-        cmd += ["--launch-count", str(self.a.launches)] if profiles else ["--kernel-name", f"regex:{NO_MATCH}"]
-        return cmd + self.prog
+        return cmd + ncu_select + self.prog
+
+    def command(self, config, stem):
+        tool, mset, replay, profiles = CONFIGS[config]
+        if tool is None:
+            return list(self.prog)
+        count = ["--launch-count", str(self.a.launches)]
+        return self.tool_command(tool, mset, replay, stem, count if profiles else ["-k", NO_MATCH],
+                                 count if profiles else ["--kernel-name", f"regex:{NO_MATCH}"])
 
     def once(self, config, rnd, timeout):
         """(wall s or None when the run failed, launches profiled or None, note or None)."""
@@ -538,14 +543,11 @@ class Runner:
         return res["wall_s"], None, None
 
 
-class StepRunner:
+class StepRunner(Runner):
     """The step method's processes: resnet_train.py --print-steps untraced or under one tool whose
     profiled launches are confined to the NVTX range `step P`."""
     def __init__(self, a, gs, ncu, quick, ncu_flags, gs_cache):
-        self.a, self.gs, self.ncu, self.quick = a, gs, ncu, quick
-        self.ncu_flags, self.gs_cache = ncu_flags, gs_cache
-        self.work = os.path.join(a.out, "kernels_speed_work")
-        os.makedirs(self.work, exist_ok=True)
+        super().__init__(a, gs, ncu, quick, ncu_flags, gs_cache)
         self.prog_args = ["--steps", str(a.steps), "--warmup", str(a.warmup), "--print-steps"]
         self.prog = [a.python, PROGRAM, *self.prog_args]
         self.gs_filter = ["--nvtx-include", f"step {a.profile_step}"]
@@ -555,16 +557,8 @@ class StepRunner:
         if config == "untraced":
             return list(self.prog)
         tool, mset, replay = STEP_CONFIGS[config]
-        if tool == "gpuscope":
-            cmd = [self.gs, "kernels", "--set", mset, "-o", stem, "-f"]
-            if replay != "kernel":
-                cmd += ["--replay-mode", replay]  # no replay: nothing to flush between passes
-            elif self.gs_cache:
-                cmd += ["--cache-control", self.gs_cache]
-            return cmd + [*self.gs_filter, "--launch-count", str(n), "--", *self.prog]
-        cmd = [self.ncu, *(["--metrics", ",".join(self.quick)] if mset == "quick" else ["--set", mset]),
-               *self.ncu_flags, *self.ncu_filter, "--launch-count", str(n)]
-        return cmd + self.prog
+        count = ["--launch-count", str(n)]
+        return self.tool_command(tool, mset, replay, stem, self.gs_filter + count, self.ncu_filter + count)
 
     def once(self, config, n, rnd, timeout):
         """{'round', 'steps_s' (None when the run failed), 'profiled' (None untraced), 'wall_s', 'note'?}."""
