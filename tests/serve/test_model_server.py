@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mock_server.py --model on a machine without a GPU (the lead runs the model on one).
 
-  test_model_server.py BUILD_DIR [--tolerance-ms 20]
+  test_model_server.py BUILD_DIR [--tolerance-ms MS]   (CTest: 500, see tests/serve/CMakeLists.txt)
 
 Checks that
   - `mock_server.py --model gpt2-small` without torch, or without CUDA, exits 2 saying what
