@@ -21,6 +21,10 @@
 //   transpose_padded          the same with a [32][33] tile: no bank conflicts.
 //   tiny                      <<<1,32>>>: counter[threadIdx.x] += 1 (a kernel replay that
 //                             did not restore memory would show in the self-check).
+//   barrier_wait              (only when named: not in "own" nor the default) 1024 blocks of 8
+//                             warps; warp 0 runs one dependent chain of 4096 fmaf, the other 7
+//                             wait for it at __syncthreads: 7/8 of the warps' cycles are
+//                             barrier stalls (the warp-state test's hand-made case).
 //   gemm_bf16, gemm_f16       cublasGemmEx, bf16 / f16 inputs, f32 output, f32 accumulate
 //   gemm_tf32                 cublasGemmEx, f32 data, CUBLAS_COMPUTE_32F_FAST_TF32
 //                             (default 4096x4096x4096; FLOPs = 2 M N K per call).
@@ -176,6 +180,24 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
 
 __global__ void tiny(int* counter) { counter[threadIdx.x] += 1; }
 
+// Warp 0 of each block runs one dependent chain of `iters` FFMA (each waits for the one
+// before) and leaves its 32 results in shared memory; the block's other warps reach the
+// barrier at once and wait there for the whole chain; then every thread stores its lane's
+// value. Of the block's 8 warps, 7 spend the chain stalled on the barrier, so barrier stalls
+// are 7/8 of all warp cycles less the few outside the chain (Nsight Compute: stall_barrier).
+__global__ void barrier_wait(const float* __restrict__ in, float* __restrict__ out, float b, float c, int iters) {
+  __shared__ float lane_value[32];
+  const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (threadIdx.x < 32) {
+    float acc = in[t];
+#pragma unroll 4
+    for (int i = 0; i < iters; ++i) acc = __fmaf_rn(acc, b, c);
+    lane_value[threadIdx.x] = acc;
+  }
+  __syncthreads();
+  out[t] = lane_value[threadIdx.x % 32];
+}
+
 namespace {
 
 // ---- arguments ----
@@ -188,7 +210,8 @@ int usage() {
       "                  steps per chain; default 1024 x 512; e.g. 4224 x 200000 for a ~100 ms FMA kernel)\n"
       "       kernel_mix --launches L\n"
       "NAME: copy_f4 fma_loop dfma_loop hfma2_loop transpose_bank_conflicts transpose_padded tiny\n"
-      "      gemm_bf16 gemm_f16 gemm_tf32, or the groups own (hand-written) and gemm\n"
+      "      gemm_bf16 gemm_f16 gemm_tf32, or the groups own (hand-written) and gemm;\n"
+      "      barrier_wait only when named (in no group)\n"
       "N may be written 2^K.\n");
   return 2;
 }
@@ -196,6 +219,9 @@ int usage() {
 const std::vector<std::string> kOwn = {
     "copy_f4", "fma_loop", "dfma_loop", "hfma2_loop", "transpose_bank_conflicts", "transpose_padded", "tiny"};
 const std::vector<std::string> kGemm = {"gemm_bf16", "gemm_f16", "gemm_tf32"};
+// Kernels run only when --only names them (in no group, not in the default run, whose launch
+// indices the tests rely on).
+const std::vector<std::string> kNamedOnly = {"barrier_wait"};
 
 long long parse_size(const char* text, const char* what) {
   if (std::strncmp(text, "2^", 2) == 0) {
@@ -216,7 +242,7 @@ struct Options {
   long long transpose_n = 4096;
   long long gemm_m = 4096, gemm_n = 4096, gemm_k = 4096;
   long long fma_blocks = 1024, fma_iters = 512;
-  std::vector<std::string> only;  // expanded names, in kOwn + kGemm order
+  std::vector<std::string> only;  // expanded names, in kOwn + kNamedOnly + kGemm order
 };
 
 bool wanted(const Options& o, const std::string& name) {
@@ -268,6 +294,7 @@ bool parse_options(int argc, char** argv, Options& o) {
           bool known = false;
           for (const auto& k : kOwn) known = known || k == name;
           for (const auto& k : kGemm) known = known || k == name;
+          for (const auto& k : kNamedOnly) known = known || k == name;
           if (!known) {
             std::fprintf(stderr, "unknown kernel '%s'\n", name.c_str());
             return false;
@@ -294,9 +321,9 @@ bool parse_options(int argc, char** argv, Options& o) {
     return false;
   }
   // Keep the canonical order whatever order --only named them in.
-  for (const auto* group : {&kOwn, &kGemm})
+  for (const auto* group : {&kOwn, &kNamedOnly, &kGemm})
     for (const auto& n : *group) {
-      bool in = picked.empty();
+      bool in = picked.empty() && group != &kNamedOnly;
       for (const auto& p : picked) in = in || p == n;
       if (in) o.only.push_back(n);
     }
@@ -565,6 +592,43 @@ struct Tiny {
   }
 };
 
+// ---- barrier_wait ----
+
+struct Barrier {
+  static constexpr long long kBlocks = 1024;
+  static constexpr int kIters = 4096, kWarps = kBlock / 32;
+  float *in = nullptr, *out = nullptr;
+  Barrier() {
+    in = device_alloc<float>(kBlocks * kBlock);
+    out = device_alloc<float>(kBlocks * kBlock);
+    std::vector<float> v(kBlocks * kBlock);
+    for (long long i = 0; i < kBlocks * kBlock; ++i) v[i] = 1.0f + static_cast<float>(i % 7);
+    GPUSCOPE_EXAMPLE_CHECK(cudaMemcpy(in, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  ~Barrier() {
+    cudaFree(in);
+    cudaFree(out);
+  }
+  // barrier_share_ppm: the waiting warps' share of the block's warps, in parts per million.
+  void expect(long long r) const {
+    std::printf(
+        "EXPECT kernel=barrier_wait launches=%lld blocks=%lld warps_per_block=%d waiting_warps_per_block=%d "
+        "iters=%d ffma=%lld barrier_share_ppm=%lld\n",
+        r, kBlocks, kWarps, kWarps - 1, kIters, kBlocks * 32 * kIters, (kWarps - 1) * 1000000LL / kWarps);
+  }
+  void launch() {
+    barrier_wait<<<static_cast<unsigned>(kBlocks), kBlock>>>(in, out, 0.5f, 0.25f, kIters);
+    launched("barrier_wait");
+  }
+  // The chain lands on 0.5 exactly, as fma_loop's (acc * 0.5 + 0.25).
+  void check() const {
+    std::vector<float> v(kBlocks * kBlock);
+    GPUSCOPE_EXAMPLE_CHECK(cudaMemcpy(v.data(), out, v.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (long long i = 0; i < kBlocks * kBlock; ++i)
+      if (v[i] != 0.5f) return fail("barrier_wait", i, 0.5, v[i]);
+  }
+};
+
 // ---- cuBLAS GEMMs ----
 
 // Small integers in [-2, 2]: exact in bf16, f16 and tf32; every partial sum of a dot
@@ -686,6 +750,13 @@ int run_mix(const Options& o) {
       GPUSCOPE_EXAMPLE_CHECK(cudaDeviceSynchronize());
       t.check();
     }
+  }
+  if (wanted(o, "barrier_wait")) {
+    Barrier b;
+    b.expect(r);
+    for (long long i = 0; i < r; ++i) b.launch();
+    GPUSCOPE_EXAMPLE_CHECK(cudaDeviceSynchronize());
+    b.check();
   }
   const long long own_launches = g_launch_index;
   long long gemm_calls = 0;
