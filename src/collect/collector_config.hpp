@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 27> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 28> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -101,6 +101,11 @@ inline constexpr std::array<ConfigOption, 27> kConfigOptions{{
    "so every pass starts from the same memory and an empty cache (as ncu --cache-control all); "
    "CUPTI's range triggers then add about 8 instructions per warp, and SASS-patched metrics "
    "(smsp__sass_*) are not collected."},
+  {"GPUSCOPE_RANGE_REPLAY", "user",
+   "Validation only (validation/replay_modes_check.py): the CUPTI replay mode of "
+   "GPUSCOPE_KERNEL_REPLAY=none's single pass: 'user' (CUPTI_UserReplay) or 'application' "
+   "(CUPTI_ApplicationReplay: the same one pass, asked as the first pass of an application "
+   "replay), to measure what each adds to the counts."},
   {"GPUSCOPE_KERNEL_BATCH", "64",
    "Kernels mode with GPUSCOPE_KERNEL_REPLAY=none: profiled launches per session (1-4096). A "
    "session ends early before any other GPU work (an unprofiled launch, a memset, memcpy or graph "
@@ -162,13 +167,14 @@ struct CollectorConfig {
   std::string kernel_set = "custom";
   std::string kernel_regex;
   std::uint64_t launch_skip = 0;
-  std::uint64_t launch_count = 0;    // 0 = all
-  std::string nvtx_include_message;  // "" = no NVTX filter
-  std::string nvtx_include_domain;   // "" = default domain
-  bool kernel_replay = true;         // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
-  bool cache_control_all = false;    // GPUSCOPE_CACHE_CONTROL: all (own replay, flush) or none
-  std::uint64_t kernel_batch = 64;   // with replay none: launches per range-profiler session
-  std::uint64_t memory_duty_ms = 0;  // validation: memory records on/off by CUPTI-clock phase
+  std::uint64_t launch_count = 0;         // 0 = all
+  std::string nvtx_include_message;       // "" = no NVTX filter
+  std::string nvtx_include_domain;        // "" = default domain
+  bool kernel_replay = true;              // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
+  bool cache_control_all = false;         // GPUSCOPE_CACHE_CONTROL: all (own replay, flush) or none
+  bool range_replay_application = false;  // GPUSCOPE_RANGE_REPLAY: application or user (replay none)
+  std::uint64_t kernel_batch = 64;        // with replay none: launches per range-profiler session
+  std::uint64_t memory_duty_ms = 0;       // validation: memory records on/off by CUPTI-clock phase
 
   [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
   [[nodiscard]] bool kernels_mode() const { return !kernel_metrics.empty(); }

@@ -422,9 +422,12 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     cfg.counterDataImageSize = s->counter_data.size();
     cfg.pCounterDataImage = s->counter_data.data();
     cfg.range = CUPTI_AutoRange;
-    // Replay none: the single pass of a user-replay session; each kernel runs once. Own
-    // replay: user replay too, gpuscope runs the later passes (replay_passes).
-    cfg.replayMode = m_config.kernel_replay && !m_own_replay ? CUPTI_KernelReplay : CUPTI_UserReplay;
+    // Replay none: the single pass of a user-replay session (an application-replay one with
+    // GPUSCOPE_RANGE_REPLAY=application, to compare); each kernel runs once. Own replay: user
+    // replay too, gpuscope runs the later passes (replay_passes).
+    cfg.replayMode = m_config.kernel_replay && !m_own_replay                        ? CUPTI_KernelReplay
+                     : !m_config.kernel_replay && m_config.range_replay_application ? CUPTI_ApplicationReplay
+                                                                                    : CUPTI_UserReplay;
     cfg.maxRangesPerPass = s->capacity;
     cfg.numNestingLevels = 1;
     cfg.minNestingLevel = 1;

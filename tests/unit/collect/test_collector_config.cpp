@@ -129,6 +129,15 @@ TEST(CollectorConfig, KernelsModeReplayAndCacheControl) {
   EXPECT_FALSE(c.cache_control_all);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("GPUSCOPE_CACHE_CONTROL='some' is not all or none"), std::string::npos);
+  w.clear();
+  EXPECT_FALSE(c.range_replay_application);  // replay none's pass: CUPTI user replay unless asked
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_RANGE_REPLAY", "application"}}, &w);
+  EXPECT_TRUE(c.range_replay_application);
+  EXPECT_TRUE(w.empty());
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_RANGE_REPLAY", "kernel"}}, &w);
+  EXPECT_FALSE(c.range_replay_application);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUSCOPE_RANGE_REPLAY='kernel' is not application or user"), std::string::npos);
 }
 
 TEST(CollectorConfig, DisabledWithoutLogDirOrWithRelativeDir) {
