@@ -17,7 +17,11 @@ kernel_mix --only copy_f4,fma_loop,barrier_wait prints each kernel's hand-comput
      hand-computed 7/8 (7 of a block's 8 warps wait at __syncthreads while warp 0 runs a
      dependent FFMA chain of 4096 steps) less what lies outside the chain: within 0.78 .. 0.88;
      the explanation's warp-state sentence starts with barrier;
-  4. every run's RESULT line equals the untraced one (kernel replay restored memory).
+  4. --cache-control all --set memory (gpuscope's own replay: checkpoint, L2 flush, 4 passes
+     launched by gpuscope): exit 0; copy_f4's dram__bytes_read.sum within 1 % of 4 * N (every
+     pass starts from an empty L2); the kernel trace holds the program's launches only, once
+     each (no gpuscope_l2_flush kernel, no replayed pass);
+  5. every run's RESULT line equals the untraced one (each replay restored memory).
 """
 import csv
 import io
@@ -112,6 +116,23 @@ def main():
     first = states.split(";")[1].strip() if states.count(";") >= 1 else ""
     c.check(rep.returncode == 0 and first.startswith("barrier "),
             "barrier_wait: the explanation's warp states start with barrier", states[:300])
+    # ---- 4. --cache-control all: gpuscope's own replay -------------------------------------------
+    run, db = kernels(args, "cache_all", ["--set", "memory", "--cache-control", "all"], exe)
+    c.require(run.returncode == 0, "gpuscope kernels --set memory --cache-control all exits 0", run.stderr[-400:])
+    c.equal("RESULT line identical profiled vs untraced (own replay)", g.result_lines(plain.stdout),
+            g.result_lines(run.stdout))
+    con = g.open_db(db)
+    m = by_name(con)
+    read = m.get("copy_f4", {}).get("dram__bytes_read.sum")
+    n4 = expect["copy_f4"]["dram_read_bytes"]  # 4 N
+    c.check(within(read, n4, 1.0), "copy_f4: DRAM bytes read = 4 N within 1 % (L2 flushed before each pass)",
+            f"{read} vs {n4} ({rel(read, n4)})")
+    traced = [r["name"] for r in g.query(con, "SELECT name FROM v_kernels ORDER BY start_ns")]
+    c.check(not any("gpuscope_l2_flush" in n for n in traced), "no gpuscope_l2_flush kernel in the kernel trace",
+            f"{len(traced)} kernels")
+    launched = len(profiles(con))
+    c.check(len(traced) == launched, "the kernel trace holds each profiled launch once (no replayed pass)",
+            f"{len(traced)} kernels traced, {launched} launches profiled: {traced[:12]}")
     return c.finish()
 
 
