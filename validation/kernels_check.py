@@ -108,11 +108,12 @@ CACHE_CONTROL = "none"
 
 
 def metric_kind(metric):
-    """'duration', 'percent', 'average' (per cycle), 'conflicts', 'bytes' or 'count'
-    (instructions, wavefronts, sectors, requests, ops, ...)."""
+    """'duration', 'percent', 'average' (per cycle, or a .ratio: the stall reasons' cycles per
+    issued instruction, a rate like the others), 'conflicts', 'bytes' or 'count' (instructions,
+    wavefronts, sectors, requests, ops, ...)."""
     if "time_duration" in metric:
         return "duration"
-    if "per_cycle" in metric:
+    if "per_cycle" in metric or metric.endswith(".ratio"):
         return "average"
     if "bank_conflicts" in metric:
         return "conflicts"

@@ -80,6 +80,8 @@ class PureFunctions(unittest.TestCase):
         self.assertEqual(kc.metric_kind("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), "count")
         self.assertEqual(kc.metric_kind("smsp__warps_eligible.avg.per_cycle_active"), "average")
         self.assertEqual(kc.metric_kind("l1tex__t_sector_hit_rate.pct"), "percent")
+        # cycles per issued instruction: a rate (3 %), not a count (1 %)
+        self.assertEqual(kc.metric_kind("smsp__average_warp_latency_issue_stalled_barrier.ratio"), "average")
 
     def test_match_launches(self):
         gs = [{"name": n, "metrics": {}} for n in ["a", "b", "a", "c"]]
