@@ -37,7 +37,6 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
@@ -51,16 +50,9 @@ PROGRAMS = ("kernel_mix", "bench_copy", "bench_transpose", "resnet18")
 
 
 def run(cmd, timeout, log):
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except (subprocess.TimeoutExpired, OSError) as e:
-        rc, out, err = None, "", str(e)
-    wall = time.perf_counter() - t0
-    with open(log, "w") as f:
-        f.write(f"$ {' '.join(cmd)}\nexit {rc} in {wall:.2f} s\n--- stdout\n{out}\n--- stderr\n{err}\n")
-    return rc, out, err, wall
+    """kernels_check.run (its log written to log) as (rc, stdout, stderr, wall s)."""
+    r = kc.run(cmd, timeout, log)
+    return r["rc"], r["stdout"], r["stderr"], r["wall_s"]
 
 
 def set_metrics(sets_csv):
@@ -79,12 +71,10 @@ def program(name, build, python, launch_skip):
     if name == "kernel_mix":
         return {"cmd": [os.path.join(build, "bin", "kernel_mix"), "--only", "own"], "filter": None, "count": 8,
                 "skip": 0}
-    if name == "bench_copy":
-        return {"cmd": [gs, "bench", "copy", "--variant", "grid_stride_vec4", "--sizes", "2^24", "--budget", "0.2"],
-                "filter": "copy_vec", "count": 5, "skip": 0}
-    if name == "bench_transpose":
-        return {"cmd": [gs, "bench", "transpose", "--variant", "tiled", "--sizes", "2^12", "--budget", "0.2"],
-                "filter": "transpose_shared", "count": 3, "skip": 0}
+    if name in ("bench_copy", "bench_transpose"):  # kernels_check's bench cases
+        case = name.removeprefix("bench_")
+        _, kernel, count = kc.BENCH_PROGRAMS[case]
+        return {"cmd": kc.bench_program(gs, case), "filter": kernel, "count": count, "skip": 0}
     if name == "resnet18":
         return {"cmd": [python, os.path.join(ROOT, "examples", "pytorch", "resnet_train.py"), "--steps", "2",
                         "--warmup", "1"], "filter": None, "count": 20, "skip": launch_skip}

@@ -392,13 +392,15 @@ def markdown_table(header, rows):
 
 # ---- running things ---------------------------------------------------------------------------
 
-def run(cmd, timeout, log=None):
-    """Runs cmd; returns {'rc', 'stdout', 'stderr', 'wall_s'} (rc None on timeout or OSError)."""
+def run(cmd, timeout, log=None, env=None):
+    """Runs cmd (env: variables added to this environment); returns {'rc', 'stdout', 'stderr',
+    'wall_s'} (rc None on timeout or OSError)."""
     cmd = [str(c) for c in cmd]
     print("$", " ".join(cmd), flush=True)
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, **env) if env else None)
         res = {"rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr, "wall_s": time.perf_counter() - t0}
     except subprocess.TimeoutExpired as e:
         res = {"rc": None, "stdout": e.stdout if isinstance(e.stdout, str) else "",
@@ -413,6 +415,17 @@ def run(cmd, timeout, log=None):
             f.write(f"$ {' '.join(cmd)}\nexit {res['rc']} in {res['wall_s']:.3f} s\n--- stdout\n{res['stdout']}"
                     f"\n--- stderr\n{res['stderr']}")
     return res
+
+
+# The bench suite's kernels compared with ncu: `gpuscope bench` case -> (its arguments, the
+# kernel's base name, launches compared). kernel_sets_check.py uses the same.
+BENCH_PROGRAMS = {"copy": (["--variant", "grid_stride_vec4", "--sizes", "2^24", "--budget", "0.2"], "copy_vec", 5),
+                  "transpose": (["--variant", "tiled", "--sizes", "2^12", "--budget", "0.2"], "transpose_shared", 3)}
+
+
+def bench_program(gs, case):
+    """The command line of BENCH_PROGRAMS[case] with the gpuscope binary gs."""
+    return [gs, "bench", case, *BENCH_PROGRAMS[case][0]]
 
 
 def gs_launches(db):
@@ -717,8 +730,8 @@ def main():
     if "counters" not in skip:
         own = [ch.km, "--only", "own"]
         transposes = [ch.km, "--only", "transpose_bank_conflicts,transpose_padded"]
-        bench_copy = [ch.gs, "bench", "copy", "--variant", "grid_stride_vec4", "--sizes", "2^24", "--budget", "0.2"]
-        bench_transpose = [ch.gs, "bench", "transpose", "--variant", "tiled", "--sizes", "2^12", "--budget", "0.2"]
+        bench_copy, bench_transpose = bench_program(ch.gs, "copy"), bench_program(ch.gs, "transpose")
+        copy_sel, transpose_sel = BENCH_PROGRAMS["copy"][1:], BENCH_PROGRAMS["transpose"][1:]
         plan = [("kernel_mix own", "hw", own, None, None),
                 ("kernel_mix own", "sass", own, None, None),
                 ("kernel_mix own", "sol", own, None, None),
@@ -726,9 +739,9 @@ def main():
                 ("kernel_mix own", "occupancy", own, None, None),
                 ("kernel_mix transposes", "shared", transposes, None, None),
                 ("kernel_mix gemm 4096^3", "tensor", [ch.km, "--only", "gemm"], None, None),
-                ("bench copy 2^24", "hw", bench_copy, "copy_vec", 5),
-                ("bench transpose 2^12", "hw", bench_transpose, "transpose_shared", 3),
-                ("bench transpose 2^12", "shared", bench_transpose, "transpose_shared", 3)]
+                ("bench copy 2^24", "hw", bench_copy, *copy_sel),
+                ("bench transpose 2^12", "hw", bench_transpose, *transpose_sel),
+                ("bench transpose 2^12", "shared", bench_transpose, *transpose_sel)]
         expect, gs_first, ncu_first = {}, {}, {}
         for label, group, prog, kfilter, count in plan:
             case, gs, ncu, exp = ch.compare_case(label, group, prog, kfilter, count)

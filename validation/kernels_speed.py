@@ -204,8 +204,8 @@ def fmt_s(x):
     return "—" if x is None else f"{x:+.2f} s" if x < 0 else f"{x:.2f} s"
 
 
-def fmt_ms(x):
-    return "—" if x is None else f"{x * 1e3:.1f} ms"
+def fmt_ms(x, digits=1):
+    return "—" if x is None else f"{x * 1e3:.{digits}f} ms"
 
 
 def fmt_ratio(x):
@@ -399,10 +399,6 @@ def summarize_steps(records, small, large, warmup, p, configs=None):
             "ok": bool(comps) and all(c["result"] == "PASS" for c in comps)}
 
 
-def fmt_ms2(x):
-    return "—" if x is None else f"{x * 1e3:.2f} ms"
-
-
 def report_steps_markdown(summary, settings):
     """The step method's report (markdown): settings, one row per run configuration, one row per
     comparison, the notes."""
@@ -432,17 +428,17 @@ def report_steps_markdown(summary, settings):
             check = "ok" if r["complete"] else "INCOMPLETE (see notes)"
         per_launch = "—"
         if r["launches"] is not None and r["launches"] == s["launches"]:
-            per_launch = fmt_ms2(summary["configs"][r["config"]]["per_launch_s"])
+            per_launch = fmt_ms(summary["configs"][r["config"]]["per_launch_s"], 2)
         rows.append((label, fmt_ms(r["median_step_p_s"]), fmt_ms(r["median_baseline_s"]), fmt_ms(r["median_added_s"]),
-                     profiled, fmt_ms2(r["per_launch_incl_setup_s"]), per_launch, check))
+                     profiled, fmt_ms(r["per_launch_incl_setup_s"], 2), per_launch, check))
     md.append(kc.markdown_table(["run", f"step {p} (median)", "baseline: other warm steps (median)",
                                  f"added in step {p} (median)", "launches profiled",
                                  "added / launch incl. first-launch setup",
                                  f"per launch, {s['launches_small']}→{s['launches']} (judged)", "check"], rows))
     md.append("\n")
-    rows = [(c["name"], fmt_ms2(c["ncu_per_launch_s"]), fmt_ms2(c["gpuscope_per_launch_s"]),
+    rows = [(c["name"], fmt_ms(c["ncu_per_launch_s"], 2), fmt_ms(c["gpuscope_per_launch_s"], 2),
              fmt_ratio(c["ratio_per_launch"]), f"≥ {c['target']:g}×", c["result"],
-             f"{fmt_ms2(c['ncu_per_launch_incl_setup_s'])} / {fmt_ms2(c['gpuscope_per_launch_incl_setup_s'])}",
+             f"{fmt_ms(c['ncu_per_launch_incl_setup_s'], 2)} / {fmt_ms(c['gpuscope_per_launch_incl_setup_s'], 2)}",
              fmt_ratio(c["ratio_incl_setup"]), c["result_incl_setup"]) for c in summary["comparisons"]]
     md.append(kc.markdown_table(["comparison", "ncu per launch", "gpuscope per launch", "ncu / gpuscope per launch",
                                  "target", "result (judged)", "incl. first-launch setup: ncu / gpuscope",

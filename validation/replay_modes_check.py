@@ -26,9 +26,7 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ next to the validation scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -81,18 +79,9 @@ def fmt(v, spec):
 
 
 def run(cmd, timeout, log, env=None):
-    t0 = time.perf_counter()
-    try:
-        full_env = dict(os.environ, **(env or {}))
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except (subprocess.TimeoutExpired, OSError) as e:
-        rc, out, err = None, "", str(e)
-    wall = time.perf_counter() - t0
-    with open(log, "w") as f:
-        f.write(f"$ {' '.join(cmd)}\nenv {env or {}}\nexit {rc} in {wall:.2f} s\n"
-                f"--- stdout\n{out}\n--- stderr\n{err}\n")
-    return rc, err, wall
+    """kernels_check.run (its log written to log, env added) as (rc, stderr, wall s)."""
+    r = kc.run(cmd, timeout, log, env)
+    return r["rc"], r["stderr"] or "", r["wall_s"]
 
 
 def main():
