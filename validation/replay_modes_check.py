@@ -9,6 +9,9 @@ Modes, each on the same program, one process each, alternating, --rounds rounds:
   user          ... --replay-mode none                   (CUPTI_UserReplay, one pass)
   application   ... --replay-mode none with GPUSCOPE_RANGE_REPLAY=application
                                                          (CUPTI_ApplicationReplay, one pass)
+  userrange     ... --replay-mode none with GPUSCOPE_RANGE_REPLAY=userrange
+                                                         (CUPTI_UserReplay, one pass, CUPTI_UserRange:
+                                                          a range pushed before each launch, popped after)
 M = smsp__inst_executed.sum, smsp__warps_launched.sum, gpu__time_duration.sum and
 l1tex__t_requests_pipe_lsu_mem_global_op_st.sum (one pass on GH100).
   1. counts on `kernel_mix --only own` (8 launches): per launch, each mode's instructions per
@@ -36,7 +39,8 @@ INST, WARPS = "smsp__inst_executed.sum", "smsp__warps_launched.sum"
 TIME, STORES = "gpu__time_duration.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
 METRICS = [INST, WARPS, TIME, STORES]
 MODES = {"kernel": ([], {}), "user": (["--replay-mode", "none"], {}),
-         "application": (["--replay-mode", "none"], {"GPUSCOPE_RANGE_REPLAY": "application"})}
+         "application": (["--replay-mode", "none"], {"GPUSCOPE_RANGE_REPLAY": "application"}),
+         "userrange": (["--replay-mode", "none"], {"GPUSCOPE_RANGE_REPLAY": "userrange"})}
 SPEED_LAUNCHES = 200
 
 

@@ -254,7 +254,11 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
     }
   };
   choice("GPUSCOPE_CACHE_CONTROL", "all", "none", &c.cache_control_all);
-  choice("GPUSCOPE_RANGE_REPLAY", "application", "user", &c.range_replay_application);
+  read_choice<RangeReplay>(getenv, "GPUSCOPE_RANGE_REPLAY",
+                           {{"user", RangeReplay::kUser},
+                            {"application", RangeReplay::kApplication},
+                            {"userrange", RangeReplay::kUserRange}},
+                           &c.range_replay, warnings);
   if (const char* raw = getenv("GPUSCOPE_NVTX_INCLUDE"); raw != nullptr && *raw != '\0') {
     split_nvtx_capture(raw, &c.nvtx_include_message, &c.nvtx_include_domain);
   }

@@ -102,10 +102,12 @@ inline constexpr std::array<ConfigOption, 28> kConfigOptions{{
    "CUPTI's range triggers then add about 8 instructions per warp, and SASS-patched metrics "
    "(smsp__sass_*) are not collected."},
   {"GPUSCOPE_RANGE_REPLAY", "user",
-   "Validation only (validation/replay_modes_check.py): the CUPTI replay mode of "
-   "GPUSCOPE_KERNEL_REPLAY=none's single pass: 'user' (CUPTI_UserReplay) or 'application' "
-   "(CUPTI_ApplicationReplay: the same one pass, asked as the first pass of an application "
-   "replay), to measure what each adds to the counts."},
+   "Validation only (validation/replay_modes_check.py): how GPUSCOPE_KERNEL_REPLAY=none's single "
+   "pass is asked of CUPTI: 'user' (CUPTI_UserReplay, auto range: one range per kernel), "
+   "'application' (CUPTI_ApplicationReplay, auto range: the same one pass, asked as the first "
+   "pass of an application replay) or 'userrange' (CUPTI_UserReplay with CUPTI_UserRange: "
+   "gpuscope pushes a range before each profiled launch and pops it after), to measure what "
+   "each adds to the counts."},
   {"GPUSCOPE_KERNEL_BATCH", "64",
    "Kernels mode with GPUSCOPE_KERNEL_REPLAY=none: profiled launches per session (1-4096). A "
    "session ends early before any other GPU work (an unprofiled launch, a memset, memcpy or graph "
@@ -141,6 +143,10 @@ inline constexpr std::uint32_t kDefaultCudaRecords = kAllCudaRecords & ~kRecordS
 /// GPUSCOPE_API_CALLS.
 enum class ApiCalls : std::uint8_t { kAll, kGpu };
 enum class CaptureEnd : std::uint8_t { kStop, kRepeat };
+// How --replay-mode none's single pass is asked of CUPTI's range profiler (validation only):
+// user = CUPTI_UserReplay + CUPTI_AutoRange, application = CUPTI_ApplicationReplay +
+// CUPTI_AutoRange, user_range = CUPTI_UserReplay + CUPTI_UserRange (a pushed range per launch).
+enum class RangeReplay : std::uint8_t { kUser, kApplication, kUserRange };
 
 struct CollectorConfig {
   std::string log_dir;  // empty = collector disabled
@@ -167,14 +173,14 @@ struct CollectorConfig {
   std::string kernel_set = "custom";
   std::string kernel_regex;
   std::uint64_t launch_skip = 0;
-  std::uint64_t launch_count = 0;         // 0 = all
-  std::string nvtx_include_message;       // "" = no NVTX filter
-  std::string nvtx_include_domain;        // "" = default domain
-  bool kernel_replay = true;              // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
-  bool cache_control_all = false;         // GPUSCOPE_CACHE_CONTROL: all (own replay, flush) or none
-  bool range_replay_application = false;  // GPUSCOPE_RANGE_REPLAY: application or user (replay none)
-  std::uint64_t kernel_batch = 64;        // with replay none: launches per range-profiler session
-  std::uint64_t memory_duty_ms = 0;       // validation: memory records on/off by CUPTI-clock phase
+  std::uint64_t launch_count = 0;                 // 0 = all
+  std::string nvtx_include_message;               // "" = no NVTX filter
+  std::string nvtx_include_domain;                // "" = default domain
+  bool kernel_replay = true;                      // GPUSCOPE_KERNEL_REPLAY: kernel (true) or none
+  bool cache_control_all = false;                 // GPUSCOPE_CACHE_CONTROL: all (own replay, flush) or none
+  RangeReplay range_replay = RangeReplay::kUser;  // GPUSCOPE_RANGE_REPLAY (replay none's pass)
+  std::uint64_t kernel_batch = 64;                // with replay none: launches per range-profiler session
+  std::uint64_t memory_duty_ms = 0;               // validation: memory records on/off by CUPTI-clock phase
 
   [[nodiscard]] bool enabled() const { return !log_dir.empty(); }
   [[nodiscard]] bool kernels_mode() const { return !kernel_metrics.empty(); }

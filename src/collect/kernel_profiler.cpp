@@ -35,10 +35,12 @@ struct ThreadLaunch {
 };
 thread_local ThreadLaunch t_launch;
 
-// Set while gpuscope itself calls the driver (flush kernel, checkpoint, a replayed launch):
-// any callback it raises is gpuscope's, not the program's. With the kernel trace on, kernel
-// activity is off meanwhile, so that the trace holds the program's kernels only (a filter by
-// the correlation ids seen here did not match their kernel records on the H100, 2026-11-27).
+// Set while gpuscope itself calls the driver (flush kernel, checkpoint, a replayed launch) or
+// the range profiler (which launches kernels of its own: a "WaitNs" kernel per user-replay
+// session was traced on the H100, 2026-11-27): any callback it raises is gpuscope's, not the
+// program's. With the kernel trace on, kernel activity is off meanwhile, so that the trace holds
+// the program's kernels only (a filter by the correlation ids seen here did not match their
+// kernel records on the H100, 2026-11-27).
 thread_local bool t_own_calls = false;
 class OwnCalls {
  public:
@@ -421,22 +423,27 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     cfg.pConfig = s->config.data();
     cfg.counterDataImageSize = s->counter_data.size();
     cfg.pCounterDataImage = s->counter_data.data();
-    cfg.range = CUPTI_AutoRange;
-    // Replay none: the single pass of a user-replay session (an application-replay one with
-    // GPUSCOPE_RANGE_REPLAY=application, to compare); each kernel runs once. Own replay: user
-    // replay too, gpuscope runs the later passes (replay_passes).
-    cfg.replayMode = m_config.kernel_replay && !m_own_replay                        ? CUPTI_KernelReplay
-                     : !m_config.kernel_replay && m_config.range_replay_application ? CUPTI_ApplicationReplay
-                                                                                    : CUPTI_UserReplay;
+    // Replay none: the single pass of a user-replay session (GPUSCOPE_RANGE_REPLAY, validation
+    // only: an application-replay one, or one with a pushed range per launch, to compare); each
+    // kernel runs once. Own replay: user replay too, gpuscope runs the later passes
+    // (replay_passes).
+    cfg.range = user_ranges() ? CUPTI_UserRange : CUPTI_AutoRange;
+    const bool application = !m_config.kernel_replay && m_config.range_replay == RangeReplay::kApplication;
+    cfg.replayMode = m_config.kernel_replay && !m_own_replay ? CUPTI_KernelReplay
+                     : application                           ? CUPTI_ApplicationReplay
+                                                             : CUPTI_UserReplay;
     cfg.maxRangesPerPass = s->capacity;
     cfg.numNestingLevels = 1;
     cfg.minNestingLevel = 1;
     cfg.passIndex = 0;
     cfg.targetNestingLevel = 1;
-    must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
     auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = s->profiler;
-    must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+    {
+      const OwnCalls own(m_config.trace_cuda);  // what CUPTI launches itself is not the program's
+      must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
+      must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+    }
     s->session_open = true;
     s->stopped = false;
     s->all_passes = false;
@@ -444,6 +451,13 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     m_open_sessions.fetch_add(1, std::memory_order_relaxed);
     m_timing.start_ns += Collector::now_ns() - t0;
     ++m_timing.sessions;
+  }
+  if (user_ranges()) {
+    auto push = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
+    push.pRangeProfilerObject = s->profiler;
+    push.pRangeName = l.name.c_str();
+    const OwnCalls own(m_config.trace_cuda);
+    must(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
   }
   t.state = s;
   t.active = true;
@@ -454,7 +468,14 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
   if (!t.active) return;
   t.active = false;
   auto* s = static_cast<ContextState*>(t.state);
-  // A launch that failed ran no kernel and took no range.
+  if (user_ranges()) {
+    auto pop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
+    pop.pRangeProfilerObject = s->profiler;
+    const OwnCalls own(m_config.trace_cuda);
+    must(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
+  }
+  // A launch that failed ran no kernel and took no range (a pushed user range it did take: its
+  // session's range count then differs from its launches' and its values are dropped).
   const bool launched = call_succeeded(data);
   if (launched && t.stub != nullptr && t.launch.registers_per_thread < 0) {
     read_runtime_attributes(t.stub, t.launch, m_config.verbose);
@@ -467,7 +488,10 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
 bool KernelProfiler::stop_pass(ContextState& s) {
   auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   stop.pRangeProfilerObject = s.profiler;
-  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  {
+    const OwnCalls own(m_config.trace_cuda);
+    must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  }
   s.stopped = true;
   s.all_passes = stop.isAllPassSubmitted != 0;
   return s.all_passes;
@@ -495,9 +519,9 @@ void KernelProfiler::replay_passes(ContextState& s, const DriverLaunch& launch) 
     }
     auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = s.profiler;
-    must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
     {
       const OwnCalls own(m_config.trace_cuda);
+      must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
       s.replay->run(launch);
     }
     ++pass;
@@ -527,7 +551,10 @@ void KernelProfiler::end_session(ContextState& s) {
   }
   auto decode = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = s.profiler;
-  must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  {
+    const OwnCalls own(m_config.trace_cuda);
+    must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  }
   auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = s.counter_data.data();
   info.counterDataImageSize = s.counter_data.size();

@@ -109,6 +109,10 @@ class KernelProfiler {
   // Own replay: stops pass 0 and runs the later passes (restore, flush, launch again).
   void replay_passes(ContextState& s, const DriverLaunch& launch);
   void end_sessions() noexcept;  // m_mutex held: every open session
+  // Replay none with GPUSCOPE_RANGE_REPLAY=userrange: a pushed CUPTI_UserRange per launch.
+  [[nodiscard]] bool user_ranges() const {
+    return !m_config.kernel_replay && m_config.range_replay == RangeReplay::kUserRange;
+  }
   void on_graph_launch() noexcept;
   void on_failure(const char* during) noexcept;                 // in a catch block: profiling off, tell the user
   void fail(const std::string& what, const std::string& todo);  // profiling off, tell the user

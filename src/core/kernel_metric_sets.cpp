@@ -225,11 +225,11 @@ constexpr MetricInfo k_issue_active{
     metric::k_issue_active, "instructions per cycle",
     "Instructions each scheduler issued per active cycle (1 is its peak); near 1, stalls matter little.",
     "SM sub-partition schedulers (smsp) — Nsight Compute Scheduler Statistics"};
-#define GPUSCOPE_STALL(var, reason, what)                                                         \
-  constexpr MetricInfo var {                                                                      \
-    "smsp__average_warp_latency_issue_stalled_" reason ".ratio", "cycles per issued instruction", \
-        "Cycles per issued instruction that a warp spent " what ".",                              \
-        "SM sub-partition schedulers (smsp) — Nsight Compute Warp State Statistics"             \
+#define GPUSCOPE_STALL(var, reason, what)                                                                   \
+  constexpr MetricInfo var {                                                                                \
+    "smsp__average_warps_issue_stalled_" reason "_per_issue_active.ratio", "cycles per issued instruction", \
+        "Cycles per issued instruction that a warp spent " what ".",                                        \
+        "SM sub-partition schedulers (smsp) — Nsight Compute Warp State Statistics"                       \
   }
 GPUSCOPE_STALL(k_stall_long_scoreboard, "long_scoreboard",
                "waiting for an L1TEX result (global, local, texture memory)");
@@ -349,7 +349,7 @@ constexpr std::array k_sets{
               k_compute},
     MetricSet{"warps",
               "Warp State Statistics: cycles between a warp's issued instructions and the stall reasons that fill "
-              "them (long scoreboard, barrier, MIO throttle, not selected, ...): why do warps wait? 8 passes on H100.",
+              "them (long scoreboard, barrier, MIO throttle, not selected, ...): why do warps wait? 7 passes on H100.",
               k_warps},
     MetricSet{"detailed",
               "Every set above in one run, as Nsight Compute's --set detailed (Speed of Light, memory, occupancy, "

@@ -21,7 +21,7 @@
 //   compute    Compute Workload Analysis: executed/issued IPC, SM busy, issue slots busy, and
 //              each pipe's utilization (instructions and active cycles, % of peak).
 //   warps      Warp State Statistics: warp cycles per issued instruction and the cycles of
-//              each stall reason (smsp__average_warp_latency_issue_stalled_<reason>.ratio).
+//              each stall reason (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio).
 //   detailed   the union of all the sets above (as Nsight Compute's --set detailed).
 // Metric names of compute and warps: the sm_90 (GH100) names of Nsight Compute's
 // ComputeWorkloadAnalysis and WarpStateStats sections, checked against the CUPTI host
@@ -118,8 +118,11 @@ inline constexpr std::string_view k_pipe_suffix = ".avg.pct_of_peak_sustained_ac
 inline constexpr std::string_view k_warp_cycles_per_issue = "smsp__average_warp_latency_per_inst_issued.ratio";
 inline constexpr std::string_view k_issue_active = "smsp__issue_active.avg.per_cycle_active";
 // Per stall reason: k_stall_prefix + "<reason>" + k_stall_suffix.
-inline constexpr std::string_view k_stall_prefix = "smsp__average_warp_latency_issue_stalled_";
-inline constexpr std::string_view k_stall_suffix = ".ratio";
+// (Nsight Compute's WarpStateStats names: warps in that state per issue-active cycle, i.e. cycles
+// per issued instruction. Not smsp__average_warp_latency_issue_stalled_<reason>.ratio: that is
+// cycles per warp over its lifetime, not per instruction.)
+inline constexpr std::string_view k_stall_prefix = "smsp__average_warps_issue_stalled_";
+inline constexpr std::string_view k_stall_suffix = "_per_issue_active.ratio";
 }  // namespace metric
 
 }  // namespace gpuscope::core::kernels

@@ -21,9 +21,9 @@
 //
 // Warp states (Nsight Compute's WarpStateStats section):
 //   warp cycles per issued instruction  smsp__average_warp_latency_per_inst_issued.ratio
-//   per stall reason                    smsp__average_warp_latency_issue_stalled_<r>.ratio
-//     (cycles per issued instruction spent in that state; the reasons add up to the
-//     total, "selected" being the issue cycle itself)
+//   per stall reason                    smsp__average_warps_issue_stalled_<r>_per_issue_active.ratio
+//     (warps in that state per issue-active cycle = cycles per issued instruction spent in
+//     that state; the reasons add up to the total, "selected" being the issue cycle itself)
 //   share of a reason = its cycles / warp cycles per issued instruction × 100 (when the
 //   total is known and > 0, else of the sum of the reasons).
 //   Reasons are ranked by cycles, highest first; "selected" is listed but never ranked

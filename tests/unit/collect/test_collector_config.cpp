@@ -130,14 +130,18 @@ TEST(CollectorConfig, KernelsModeReplayAndCacheControl) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("GPUSCOPE_CACHE_CONTROL='some' is not all or none"), std::string::npos);
   w.clear();
-  EXPECT_FALSE(c.range_replay_application);  // replay none's pass: CUPTI user replay unless asked
+  EXPECT_EQ(c.range_replay, RangeReplay::kUser);  // replay none's pass: CUPTI user replay unless asked
   c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_RANGE_REPLAY", "application"}}, &w);
-  EXPECT_TRUE(c.range_replay_application);
+  EXPECT_EQ(c.range_replay, RangeReplay::kApplication);
+  EXPECT_TRUE(w.empty());
+  c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_RANGE_REPLAY", "userrange"}}, &w);
+  EXPECT_EQ(c.range_replay, RangeReplay::kUserRange);
   EXPECT_TRUE(w.empty());
   c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_RANGE_REPLAY", "kernel"}}, &w);
-  EXPECT_FALSE(c.range_replay_application);
+  EXPECT_EQ(c.range_replay, RangeReplay::kUser);
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_NE(w[0].find("GPUSCOPE_RANGE_REPLAY='kernel' is not application or user"), std::string::npos);
+  EXPECT_NE(w[0].find("invalid GPUSCOPE_RANGE_REPLAY='kernel' (expected user, application or userrange)"),
+            std::string::npos);
 }
 
 TEST(CollectorConfig, DisabledWithoutLogDirOrWithRelativeDir) {

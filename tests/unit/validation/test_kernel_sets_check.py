@@ -127,6 +127,20 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("missing from it: none", report)
         self.assertIn("Result: PASS", report)
         self.assertTrue((self.tmp / "ok" / "kernel_sets" / "kernel_mix-memory-r1.sqlite").exists())
+        # validation/kernel_sets_fixture.py turns one round into test_kernel_sets_recorded's file
+        fixture = self.tmp / "fixture.json"
+        f = subprocess.run([sys.executable, str(REPO / "validation" / "kernel_sets_fixture.py"),
+                            str(self.tmp / "ok" / "kernel_sets" / "kernel_mix-memory-r0"), str(fixture),
+                            "--what", "fake"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(f.returncode, 0, f.stderr)
+        doc = json.loads(fixture.read_text())
+        self.assertEqual((doc["what"], doc["chip"], len(doc["launches"])), ("fake", "GH100", 8))
+        first = doc["launches"][0]
+        self.assertEqual(sorted(first), ["block", "dynamic_shared_memory", "grid", "launch_index", "metrics", "name",
+                                         "ncu", "passes", "registers_per_thread", "static_shared_memory"])
+        self.assertEqual((first["grid"], first["block"], first["registers_per_thread"], first["passes"]),
+                         ([4, 1, 1], [256, 1, 1], None, 1))
+        self.assertEqual(first["metrics"]["dram__bytes_read.sum"], first["ncu"]["dram__bytes_read.sum"])
 
     def test_metric_off_and_tool_failing(self):
         r, report = self.run_check(self.tmp / "bad", env={"FAKE_SCALE_dram__bytes_read": "1.05"},

@@ -81,7 +81,7 @@ class PureFunctions(unittest.TestCase):
         self.assertEqual(kc.metric_kind("smsp__warps_eligible.avg.per_cycle_active"), "average")
         self.assertEqual(kc.metric_kind("l1tex__t_sector_hit_rate.pct"), "percent")
         # cycles per issued instruction: a rate (3 %), not a count (1 %)
-        self.assertEqual(kc.metric_kind("smsp__average_warp_latency_issue_stalled_barrier.ratio"), "average")
+        self.assertEqual(kc.metric_kind("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"), "average")
 
     def test_match_launches(self):
         gs = [{"name": n, "metrics": {}} for n in ["a", "b", "a", "c"]]
@@ -210,7 +210,9 @@ def new_kernels_db(path):
     con.executescript("""
 CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT UNIQUE);
 CREATE TABLE kernel_profiles (id INTEGER PRIMARY KEY, pid INTEGER, launch_index INTEGER, name_id INTEGER,
-  short_name_id INTEGER);
+  short_name_id INTEGER, grid_x INTEGER DEFAULT 4, grid_y INTEGER DEFAULT 1, grid_z INTEGER DEFAULT 1,
+  block_x INTEGER DEFAULT 256, block_y INTEGER DEFAULT 1, block_z INTEGER DEFAULT 1, registers_per_thread INTEGER,
+  static_shared_memory INTEGER, dynamic_shared_memory INTEGER DEFAULT 0, passes INTEGER DEFAULT 1);
 CREATE TABLE kernel_metrics (profile_id INTEGER, metric_id INTEGER, value REAL);
 CREATE VIEW v_kernel_metrics AS SELECT m.profile_id, p.pid, p.launch_index, s.value AS metric, m.value
   FROM kernel_metrics m JOIN kernel_profiles p ON p.id = m.profile_id JOIN strings s ON s.id = m.metric_id;

@@ -68,12 +68,13 @@ class EndToEnd(unittest.TestCase):
                                capture_output=True, text=True, timeout=120)
             md = (tmp / "out" / "replay_modes.md").read_text()
             self.assertEqual(r.returncode, 0, md + r.stderr[-2000:])
-            # The fakes count the same in every mode: 8 launches x 2 modes, nothing added.
+            # The fakes count the same in every mode: 8 launches x 3 modes, nothing added.
             rows = json.loads((tmp / "out" / "replay_modes.json").read_text())["rows"]
-            self.assertEqual(len(rows), 16)
+            self.assertEqual(len(rows), 24)
             self.assertTrue(all(x["inst_per_warp_added"] == 0 and x["duration_added_ns"] == 0 for x in rows))
             self.assertIn("| copy_f4#0 |", md)
             self.assertIn("| application |", md)
+            self.assertIn("| userrange |", md)
             self.assertIn("Result: all runs succeeded", md)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
