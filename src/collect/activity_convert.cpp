@@ -30,6 +30,8 @@ std::uint8_t pool_type(unsigned v) {
 }
 }  // namespace
 
+bool is_range_profiler_kernel(std::string_view name, bool kernels_mode) { return kernels_mode && name == "WaitNs"; }
+
 log::KernelRecord to_kernel_record(const CUpti_ActivityKernel10& k, std::uint64_t name_string) {
   log::KernelRecord r{};
   r.start_ns = k.start;

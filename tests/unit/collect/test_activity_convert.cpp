@@ -70,6 +70,13 @@ TEST(ActivityConvert, Kernel) {
   EXPECT_EQ(v(r.is_device_launched), 1);
 }
 
+TEST(ActivityConvert, RangeProfilerKernelIsLeftOutInKernelsModeOnly) {
+  EXPECT_TRUE(collect::is_range_profiler_kernel("WaitNs", true));
+  EXPECT_FALSE(collect::is_range_profiler_kernel("WaitNs", false));  // a plain trace keeps every kernel
+  EXPECT_FALSE(collect::is_range_profiler_kernel("copy_f4", true));
+  EXPECT_FALSE(collect::is_range_profiler_kernel("WaitNsX", true));
+}
+
 TEST(ActivityConvert, MemcpyAndPeer) {
   CUpti_ActivityMemcpy6 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
