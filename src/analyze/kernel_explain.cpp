@@ -336,11 +336,19 @@ std::string note_text(const kernels::DerivationNote& n, std::string_view ceiling
       return "FLOPs were not collected (this metric set has no FLOP counters): classified on bytes per second against "
              "the memory ceilings; run with --set roofline to place it on the roofline";
     case NoteKind::kReplayPasses:
+      if (n.flushed)
+        return "the metrics took " + std::to_string(n.count) +
+               " replay passes, each from the same saved memory and an empty L2 (--cache-control all), so DRAM "
+               "bytes do not carry the restore of memory; CUPTI's user replay under it adds about 8 instructions "
+               "per warp and one global store per kernel to what is counted, which shows in instruction counts "
+               "and rates of kernels with few instructions per warp";
       return "the metrics took " + std::to_string(n.count) +
              " replay passes: each pass reran the kernel after CUPTI restored device memory, so counters of "
              "different passes saw different cache states; for kernels that move little data, DRAM and L2 "
-             "figures and hit rates can be off by more than 3 % (measured against ncu on H100); a "
-             "one-pass metric list (--set quick, --set occupancy) does not have this";
+             "figures and hit rates can be off by more than 3 % (measured against ncu on H100: DRAM writes of "
+             "megabytes where a kernel writes kilobytes, the restore written back; throughput percentages 5-10 % "
+             "apart); --cache-control all flushes L2 before every pass, and a one-pass metric list (--set quick, "
+             "--set occupancy) does not have this";
     case NoteKind::kImpossibleHitRate:
       return n.subject +
              " above 100 % in a launch: impossible in one run; its counters came from different "

@@ -175,6 +175,10 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
   if (!a.has_profiles) return a;
 
   auto devices = read_devices(db, o, a.warnings);
+  // gpuscope kernels --cache-control all (meta, written by the kernels command): every pass of
+  // every launch came from gpuscope's own flushed replay.
+  const bool flushed =
+      db.has_table("meta") && db.query_text("SELECT value FROM meta WHERE key = 'cache_control'").value_or("") == "all";
   std::map<std::int64_t, std::size_t> by_id;
   Statement st = db.prepare(
       "SELECT p.id, p.pid, p.device_id, COALESCE(p.launch_index, -1), COALESCE(p.correlation_id, 0), "
@@ -206,6 +210,7 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
     l.launch.registers_per_thread = st.column_int(14);
     l.launch.shared_memory_per_block = st.column_int(15);
     l.launch.passes = st.column_int(16);
+    l.launch.passes_flushed = flushed;
     by_id[l.profile_id] = a.launches.size();
     a.launches.push_back(std::move(l));
   }

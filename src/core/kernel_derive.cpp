@@ -296,10 +296,12 @@ KernelDerived derive(const MetricValues& values, const LaunchFacts& launch, cons
   }
   // Several passes: every pass is its own run of the kernel after CUPTI restored device
   // memory, so counters of different passes saw different cache states (measured against
-  // ncu on H100: docs/validation.md, "sets of several passes").
+  // ncu on H100: docs/validation.md, "sets of several passes"); with --cache-control all every
+  // pass starts from an empty L2 instead, under CUPTI's user replay and its in-kernel triggers.
   if (launch.passes > 1) {
     DerivationNote n = note(NoteKind::kReplayPasses);
     n.count = launch.passes;
+    n.flushed = launch.passes_flushed;
     d.notes.push_back(std::move(n));
   }
   for (const auto& [name, value] : values) {

@@ -136,6 +136,9 @@ struct LaunchFacts {
   std::int64_t registers_per_thread = 0;     // < 0 = unknown: no theoretical occupancy
   std::int64_t shared_memory_per_block = 0;  // static + dynamic, bytes; < 0 = unknown
   std::int64_t passes = 0;                   // replay passes the metrics took (kernel_profiles.passes)
+  // --cache-control all (meta cache_control): gpuscope's own replay, every pass from the same
+  // saved memory and an empty L2, under CUPTI's user replay; else CUPTI's kernel replay.
+  bool passes_flushed = false;
 };
 
 /// The device the launch ran on (devices table). sm_count 0 = unknown.
@@ -174,7 +177,7 @@ enum class NoteKind {
   kMissingCeiling,      // a unit's ceiling is not in the ceilings: its utilization is unknown
   kTensorUncalibrated,  // tensor counters > 0 without a calibration factor: tensor FLOPs unknown
   kFlopsNotCollected,   // bytes but no FLOP counters: classified on the memory ceilings only
-  kReplayPasses,        // the metrics took several replay passes (cache states differ)
+  kReplayPasses,        // the metrics took several replay passes (cache states differ; flushed: triggers)
   kImpossibleHitRate,   // a hit rate above 100 % (counters of different passes)
   kLaunchFactsUnknown,  // registers or shared memory unknown: no theoretical occupancy
   kNoDuration,          // gpu__time_duration.sum missing: no rates
@@ -186,6 +189,7 @@ struct DerivationNote {
   std::string unit_label;  // kMissingCeiling: the unit's Utilization::label ("DRAM", "FP32", "tensor")
   bool memory = false;     // kMissingCeiling: a memory level (a measured profile would have it)
   std::int64_t count = 0;  // kReplayPasses: the number of passes
+  bool flushed = false;    // kReplayPasses: LaunchFacts::passes_flushed
   std::vector<std::pair<std::string, double>> counters;  // kTensorUncalibrated: counter → count
 };
 

@@ -222,10 +222,29 @@ TEST(KernelExplain, SeveralPassesAndImpossibleHitRatesAreNoted) {
                 std::string(kFlopsNotCollected),
                 "the metrics took 4 replay passes: each pass reran the kernel after CUPTI restored device memory, so "
                 "counters of different passes saw different cache states; for kernels that move little data, DRAM "
-                "and L2 figures and hit rates can be off by more than 3 % (measured against ncu on H100); a one-pass "
-                "metric list (--set quick, --set occupancy) does not have this",
+                "and L2 figures and hit rates can be off by more than 3 % (measured against ncu on H100: DRAM writes "
+                "of megabytes where a kernel writes kilobytes, the restore written back; throughput percentages "
+                "5-10 % apart); --cache-control all flushes L2 before every pass, and a one-pass metric list (--set "
+                "quick, --set occupancy) does not have this",
                 "lts__t_sector_hit_rate.pct above 100 % in a launch: impossible in one run; its counters came from "
                 "different replay passes (collect it alone, or with --set memory's byte counts only)"}));
+}
+
+// --cache-control all: the passes start from an empty L2, and the note says what that route
+// costs instead (CUPTI's user-replay triggers), not the restore traffic it removed.
+TEST(KernelExplain, FlushedPassesAreNotedForWhatTheyAdd) {
+  LaunchFacts launch = big_grid();
+  launch.passes = 4;
+  launch.passes_flushed = true;
+  const auto got = notes(copy_1gib(), launch, h100());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1],
+            "the metrics took 4 replay passes, each from the same saved memory and an empty L2 (--cache-control all), "
+            "so DRAM bytes do not carry the restore of memory; CUPTI's user replay under it adds about 8 instructions "
+            "per warp and one global store per kernel to what is counted, which shows in instruction counts and rates "
+            "of kernels with few instructions per warp");
+  launch.passes = 1;  // one pass: nothing to say, flushed or not
+  EXPECT_EQ(notes(copy_1gib(), launch, h100()).size(), 1u);
 }
 
 TEST(KernelExplain, NoteTextOfEachKindStandsAlone) {
