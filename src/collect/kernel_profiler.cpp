@@ -36,11 +36,12 @@ struct ThreadLaunch {
 thread_local ThreadLaunch t_launch;
 
 // Set while gpuscope itself calls the driver (flush kernel, checkpoint, a replayed launch) or
-// the range profiler (which launches kernels of its own: a "WaitNs" kernel per user-replay
-// session was traced on the H100, 2026-11-27): any callback it raises is gpuscope's, not the
-// program's. With the kernel trace on, kernel activity is off meanwhile, so that the trace holds
-// the program's kernels only (a filter by the correlation ids seen here did not match their
-// kernel records on the H100, 2026-11-27).
+// the range profiler: any callback it raises is gpuscope's, not the program's. With the kernel
+// trace on, kernel activity is off meanwhile, so that the trace holds the program's kernels only
+// (a filter by the correlation ids seen here did not match their kernel records on the H100,
+// 2026-11-27). The "WaitNs" kernel CUPTI launches once per user-replay session still reached
+// the trace with the range profiler's calls inside this (H100, 2026-11-27): the collector drops
+// it by name (collect::is_range_profiler_kernel).
 thread_local bool t_own_calls = false;
 class OwnCalls {
  public:
