@@ -18,16 +18,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ next to the validation scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kernels_check as kc  # noqa: E402  (gs_launches, parse_ncu_csv, match_launches)
-
-
-def ncu_stdout(log_path):
-    """The stdout section of a kernels_check.run log."""
-    with open(log_path) as f:
-        text = f.read()
-    start = text.find("--- stdout\n")
-    end = text.rfind("\n--- stderr")
-    return text[start + len("--- stdout\n"):end if end >= 0 else None] if start >= 0 else ""
+import kernels_check as kc  # noqa: E402  (gs_launches, run_log_stdout, parse_ncu_csv, match_launches)
 
 
 def launch_facts(db):
@@ -46,7 +37,7 @@ def build(stem, what, chip="GH100", metric_set="detailed"):
     """Returns (document, problems): the fixture from STEM.sqlite and STEM.ncu.log."""
     gs = kc.gs_launches(stem + ".sqlite")
     facts = launch_facts(stem + ".sqlite")
-    ncu = kc.parse_ncu_csv(ncu_stdout(stem + ".ncu.log"))
+    ncu = kc.parse_ncu_csv(kc.run_log_stdout(stem + ".ncu.log"))
     pairs, only_gs, only_ncu = kc.match_launches(gs, ncu)
     problems = [f"only in gpuscope: {only_gs}"] if only_gs else []
     problems += [f"only in ncu: {only_ncu}"] if only_ncu else []

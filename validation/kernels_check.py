@@ -417,6 +417,18 @@ def run(cmd, timeout, log=None, env=None):
     return res
 
 
+def run_log_stdout(log):
+    """The standard output a run() log holds (the text between its '--- stdout' and
+    '--- stderr' lines); "" when the log has none."""
+    with open(log) as f:
+        text = f.read()
+    start = text.find("--- stdout\n")
+    if start < 0:
+        return ""
+    end = text.rfind("\n--- stderr")
+    return text[start + len("--- stdout\n"):end if end >= 0 else None]
+
+
 # The bench suite's kernels compared with ncu: `gpuscope bench` case -> (its arguments, the
 # kernel's base name, launches compared). kernel_sets_check.py uses the same.
 BENCH_PROGRAMS = {"copy": (["--variant", "grid_stride_vec4", "--sizes", "2^24", "--budget", "0.2"], "copy_vec", 5),

@@ -1,6 +1,7 @@
 #include "collect/activity_convert.hpp"
 
 #include <cstring>
+#include <string_view>
 
 namespace gpuscope::collect {
 
@@ -30,7 +31,9 @@ std::uint8_t pool_type(unsigned v) {
 }
 }  // namespace
 
-bool is_range_profiler_kernel(std::string_view name, bool kernels_mode) { return kernels_mode && name == "WaitNs"; }
+bool is_range_profiler_kernel(const char* name, bool kernels_mode) {
+  return kernels_mode && name != nullptr && std::string_view(name) == "WaitNs";
+}
 
 log::KernelRecord to_kernel_record(const CUpti_ActivityKernel10& k, std::uint64_t name_string) {
   log::KernelRecord r{};

@@ -7,7 +7,6 @@
 #include <cupti.h>
 
 #include <cstdint>
-#include <string_view>
 
 #include "collect/api_ring.hpp"
 #include "core/event_log_format.hpp"
@@ -19,10 +18,11 @@ namespace gpuscope::collect {
 
 /// True for a kernel CUPTI's range profiler launches itself in user replay (`gpuscope kernels
 /// --replay-mode none` and `--cache-control all`): "WaitNs", one per session, traced on H100
-/// (2026-11-27) beside the program's kernels although CUPTI's own calls run with kernel activity
-/// off. Only in kernels mode (`kernels_mode`): a trace without the range profiler keeps every
+/// (2026-11-27) beside the program's kernels, even with kernel activity off around CUPTI's
+/// calls. Only in kernels mode (`kernels_mode`): a trace without the range profiler keeps every
 /// kernel, whatever its name.
-[[nodiscard]] bool is_range_profiler_kernel(std::string_view name, bool kernels_mode);
+/// `name` may be null (false); it is not read outside kernels mode (no strlen per kernel record).
+[[nodiscard]] bool is_range_profiler_kernel(const char* name, bool kernels_mode);
 
 /// CUPTI_ACTIVITY_KIND_MEMCPY record (src/dst device = the record's device).
 [[nodiscard]] log::MemcpyRecord to_memcpy_record(const CUpti_ActivityMemcpy6& m);

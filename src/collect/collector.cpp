@@ -994,7 +994,7 @@ void Collector::convert_record(const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-      if (k.name != nullptr && collect::is_range_profiler_kernel(k.name, m_config.kernels_mode())) break;
+      if (collect::is_range_profiler_kernel(k.name, m_config.kernels_mode())) break;
       m_writer.add(log::RecordKind::kKernel, collect::to_kernel_record(k, kernel_name_id(k.name)));
       break;
     }

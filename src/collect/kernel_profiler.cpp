@@ -35,13 +35,13 @@ struct ThreadLaunch {
 };
 thread_local ThreadLaunch t_launch;
 
-// Set while gpuscope itself calls the driver (flush kernel, checkpoint, a replayed launch) or
-// the range profiler: any callback it raises is gpuscope's, not the program's. With the kernel
-// trace on, kernel activity is off meanwhile, so that the trace holds the program's kernels only
-// (a filter by the correlation ids seen here did not match their kernel records on the H100,
-// 2026-11-27). The "WaitNs" kernel CUPTI launches once per user-replay session still reached
-// the trace with the range profiler's calls inside this (H100, 2026-11-27): the collector drops
-// it by name (collect::is_range_profiler_kernel).
+// Set while gpuscope itself calls the driver (flush kernel, checkpoint, a replayed launch):
+// any callback it raises is gpuscope's, not the program's. With the kernel trace on, kernel
+// activity is off meanwhile, so that the trace holds the program's kernels only (a filter by
+// the correlation ids seen here did not match their kernel records on the H100, 2026-11-27).
+// The "WaitNs" kernel CUPTI's range profiler launches once per user-replay session is not
+// kept out by this (it still arrived with the profiler's calls wrapped, H100, 2026-11-27): the
+// collector drops it by name (collect::is_range_profiler_kernel).
 thread_local bool t_own_calls = false;
 class OwnCalls {
  public:
@@ -440,11 +440,8 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     cfg.targetNestingLevel = 1;
     auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = s->profiler;
-    {
-      const OwnCalls own(m_config.trace_cuda);  // what CUPTI launches itself is not the program's
-      must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
-      must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
-    }
+    must(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
+    must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
     s->session_open = true;
     s->stopped = false;
     s->all_passes = false;
@@ -457,7 +454,6 @@ void KernelProfiler::begin(const CUpti_CallbackData* data, CUpti_CallbackDomain 
     auto push = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
     push.pRangeProfilerObject = s->profiler;
     push.pRangeName = l.name.c_str();
-    const OwnCalls own(m_config.trace_cuda);
     must(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
   }
   t.state = s;
@@ -472,7 +468,6 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
   if (user_ranges()) {
     auto pop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
     pop.pRangeProfilerObject = s->profiler;
-    const OwnCalls own(m_config.trace_cuda);
     must(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
   }
   // A launch that failed ran no kernel and took no range (a pushed user range it did take: its
@@ -489,10 +484,7 @@ void KernelProfiler::end(const CUpti_CallbackData* data) {
 bool KernelProfiler::stop_pass(ContextState& s) {
   auto stop = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   stop.pRangeProfilerObject = s.profiler;
-  {
-    const OwnCalls own(m_config.trace_cuda);
-    must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
-  }
+  must(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
   s.stopped = true;
   s.all_passes = stop.isAllPassSubmitted != 0;
   return s.all_passes;
@@ -520,9 +512,9 @@ void KernelProfiler::replay_passes(ContextState& s, const DriverLaunch& launch) 
     }
     auto start = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = s.profiler;
+    must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
     {
       const OwnCalls own(m_config.trace_cuda);
-      must(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
       s.replay->run(launch);
     }
     ++pass;
@@ -552,10 +544,7 @@ void KernelProfiler::end_session(ContextState& s) {
   }
   auto decode = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = s.profiler;
-  {
-    const OwnCalls own(m_config.trace_cuda);
-    must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
-  }
+  must(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
   auto info = GPUSCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = s.counter_data.data();
   info.counterDataImageSize = s.counter_data.size();

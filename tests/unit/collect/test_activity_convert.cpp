@@ -75,6 +75,7 @@ TEST(ActivityConvert, RangeProfilerKernelIsLeftOutInKernelsModeOnly) {
   EXPECT_FALSE(collect::is_range_profiler_kernel("WaitNs", false));  // a plain trace keeps every kernel
   EXPECT_FALSE(collect::is_range_profiler_kernel("copy_f4", true));
   EXPECT_FALSE(collect::is_range_profiler_kernel("WaitNsX", true));
+  EXPECT_FALSE(collect::is_range_profiler_kernel(nullptr, true));  // a record without a name
 }
 
 TEST(ActivityConvert, MemcpyAndPeer) {
