@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyze/bench_analysis.hpp"
-#include "analyze/bench_reports.hpp"
+#include "analyze/bench/bench_analysis.hpp"
+#include "analyze/bench/bench_reports.hpp"
 #include "cli/bench_chart.hpp"
 #include "core/utf8.hpp"
 #include "fuzz_support.hpp"

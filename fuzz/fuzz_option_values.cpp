@@ -4,11 +4,11 @@
 //                            "2^20"), with their limits: they never throw;
 //   core/bench_sizes.hpp     `bench --sizes` ("2^20:2^30", "64x4096x4096"):
 //                            std::invalid_argument;
-//   analyze/trace_filter.hpp `--from/--to` times and `--nvtx RANGE@DOMAIN/N`:
+//   analyze/common/trace_filter.hpp `--from/--to` times and `--nvtx RANGE@DOMAIN/N`:
 //                            std::invalid_argument;
 //   core/report_transform.hpp and render/report_render.hpp `--timeunit`, `--format`:
 //                            std::invalid_argument;
-//   analyze/tracer_share.hpp a tracer cost read from a trace's meta: never throws;
+//   analyze/common/tracer_share.hpp a tracer cost read from a trace's meta: never throws;
 //   collect/collector_config.hpp the GPUSCOPE_* variables the collector reads inside the
 //                            traced program (every variable set to the text): never throws.
 // Beside crashes, each result is checked against its contract (in range, errors worded).
@@ -21,8 +21,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "analyze/trace_filter.hpp"
-#include "analyze/tracer_share.hpp"
+#include "analyze/common/trace_filter.hpp"
+#include "analyze/common/tracer_share.hpp"
 #include "collect/collector_config.hpp"
 #include "core/bench_sizes.hpp"
 #include "core/option_values.hpp"

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyze/kernel_reports.hpp"
+#include "analyze/kernels/kernel_reports.hpp"
 #include "analyze/report_registry.hpp"
-#include "analyze/timeline.hpp"
-#include "analyze/trace_summary.hpp"
+#include "analyze/timeline/timeline.hpp"
+#include "analyze/nsys/trace_summary.hpp"
 #include "core/utf8.hpp"
 #include "fuzz_support.hpp"
 #include "render/kernel_roofline_svg.hpp"

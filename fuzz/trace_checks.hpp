@@ -2,10 +2,10 @@
 // once it opens: everything a user can ask of it, each printed in every format.
 //
 //   - every report of the report registry (analyze/report_registry.hpp), `stats -r NAME`;
-//   - the end-of-trace summary (analyze/trace_summary.hpp), `summary`;
-//   - the kernel results (analyze/kernel_reports.hpp: kernel_metrics and
+//   - the end-of-trace summary (analyze/nsys/trace_summary.hpp), `summary`;
+//   - the kernel results (analyze/kernels/kernel_reports.hpp: kernel_metrics and
 //     kernel_metrics_sum, the roofline SVG), `kernels --report`;
-//   - the timeline as Perfetto JSON (analyze/timeline.hpp, render/perfetto_json.hpp),
+//   - the timeline as Perfetto JSON (analyze/timeline/timeline.hpp, render/perfetto_json.hpp),
 //     `export`.
 // Each Report is rendered as table, csv, json and markdown (render/report_render.hpp).
 //

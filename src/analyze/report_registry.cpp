@@ -4,17 +4,17 @@
 #include <string>
 #include <utility>
 
-#include "analyze/cuda_memory_report.hpp"
-#include "analyze/gpu_metrics_report.hpp"
-#include "analyze/gpu_util_report.hpp"
-#include "analyze/launch_reports.hpp"
-#include "analyze/llm_reports.hpp"
-#include "analyze/memcpy_check.hpp"
-#include "analyze/nccl_reports.hpp"
-#include "analyze/nsys_reports.hpp"
-#include "analyze/nvtx_gpu_proj.hpp"
-#include "analyze/pytorch_reports.hpp"
-#include "analyze/top_report.hpp"
+#include "analyze/memory/cuda_memory_report.hpp"
+#include "analyze/metrics/gpu_metrics_report.hpp"
+#include "analyze/nsys/gpu_util_report.hpp"
+#include "analyze/nsys/launch_reports.hpp"
+#include "analyze/llm/llm_reports.hpp"
+#include "analyze/nsys/memcpy_check.hpp"
+#include "analyze/comm/nccl_reports.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/nsys/nvtx_gpu_proj.hpp"
+#include "analyze/pytorch/pytorch_reports.hpp"
+#include "analyze/nsys/top_report.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {

@@ -3,7 +3,7 @@
 // whether it runs without -r, and the function that builds it. A new report is one row
 // in report_registry.cpp; nothing else lists report names.
 //
-// The reports themselves live beside their arithmetic: analyze/nsys_reports.hpp (the nsys
+// The reports themselves live beside their arithmetic: analyze/nsys/nsys_reports.hpp (the nsys
 // summaries and traces), top_report.hpp, nvtx_gpu_proj.hpp, gpu_util_report.hpp,
 // launch_reports.hpp, memcpy_check.hpp, cuda_memory_report.hpp, gpu_metrics_report.hpp,
 // nccl_reports.hpp;
@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/common/report_options.hpp"
 #include "core/report.hpp"
 
 namespace gpuscope::store {
@@ -24,16 +25,6 @@ class Database;
 }
 
 namespace gpuscope::analyze {
-
-/// How every report names kernels.
-struct ReportOptions {
-  bool base = false;     // kernel short names (nsys --base)
-  bool mangled = false;  // kernel mangled names (nsys --mangled)
-  /// > 0: only the first N rows in the report's own order are wanted (stats --top N
-  /// without --sort). Reports with one row per event (cuda_gpu_trace, cuda_api_trace)
-  /// then read no more than N rows; the others may ignore it (--top cuts them after).
-  std::int64_t first_rows = 0;
-};
 
 /// One registered report.
 struct ReportEntry {
@@ -61,7 +52,7 @@ struct ReportEntry {
 [[nodiscard]] std::string_view report_description(std::string_view report);
 
 /// Runs the report called `name`: one Report for every name but "top", which gives two
-/// ("top" and "top_kernels", analyze/top_report.hpp). Unknown name → std::invalid_argument:
+/// ("top" and "top_kernels", analyze/nsys/top_report.hpp). Unknown name → std::invalid_argument:
 /// "unknown report 'x' (valid: top, cuda_api_sum, ...)".
 [[nodiscard]] std::vector<Report> run_report(store::Database& db, std::string_view name,
                                              const ReportOptions& options = {});

@@ -1,5 +1,5 @@
 // bench_chart: the sweep chart input of render/bench_sweep_svg.hpp from the sweep
-// analyses of a bench run (analyze/bench_analysis.hpp) — the glue between analyze/ and
+// analyses of a bench run (analyze/bench/bench_analysis.hpp) — the glue between analyze/ and
 // render/, which do not include each other.
 //
 // One chart holds one metric: the series whose metric is that of the first series
@@ -10,7 +10,7 @@
 
 #include <span>
 
-#include "analyze/bench_analysis.hpp"
+#include "analyze/bench/bench_analysis.hpp"
 #include "core/bench_result.hpp"
 #include "render/bench_sweep_svg.hpp"
 

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "analyze/bench_analysis.hpp"
-#include "analyze/bench_reports.hpp"
+#include "analyze/bench/bench_analysis.hpp"
+#include "analyze/bench/bench_reports.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/device_facts.hpp"
 #include "bench/ops/operator.hpp"

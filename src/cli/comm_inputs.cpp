@@ -5,7 +5,7 @@
 #include <exception>
 #include <thread>
 
-#include "analyze/comm_summary.hpp"
+#include "analyze/comm/comm_summary.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::cli {

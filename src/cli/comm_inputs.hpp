@@ -1,6 +1,6 @@
 // comm_inputs: the map of the many-GPU reports over many files, in parallel on this machine.
 // Each input is either a trace (.sqlite: analyze::detail::comm_map runs on it) or a summary a
-// map wrote before (gpuscope comm-summary, analyze/comm_summary.hpp: read back). `jobs`
+// map wrote before (gpuscope comm-summary, analyze/comm/comm_summary.hpp: read back). `jobs`
 // threads take the inputs in turn (a small pool: each holds one trace open and one rank's
 // intervals at a time, so memory grows with jobs, not with the number of ranks).
 // Errors: the first input's error that fails (store::DatabaseError, analyze::CommSummaryError),
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/comm_data.hpp"
+#include "analyze/comm/comm_data.hpp"
 
 namespace gpuscope::cli {
 

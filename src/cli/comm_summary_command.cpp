@@ -4,7 +4,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "analyze/comm_summary.hpp"
+#include "analyze/comm/comm_summary.hpp"
 #include "cli/comm_inputs.hpp"
 #include "cli/output_files.hpp"
 #include "store/atomic_file.hpp"

@@ -1,7 +1,7 @@
 // `gpuscope comm-summary TRACE... [-o FILE | --dir DIR] [-j N] [-f]`: the map of the many-GPU
 // reports (nccl_sum, comm_overlap, rank_sum, stragglers, collective_trace): reads one trace
 // (one rank's, one host's, or a whole job's) and writes its small summary, a JSON document
-// (analyze/comm_summary.hpp: step times, every NCCL kernel's collective, start, end and size,
+// (analyze/comm/comm_summary.hpp: step times, every NCCL kernel's collective, start, end and size,
 // compute/communication/exposed totals per step, the clock domain). `gpuscope stats
 // A.summary.json B.summary.json -r stragglers` is the reduce. Several traces are mapped in
 // parallel (-j, cli/comm_inputs.hpp); each summary goes to NAME.summary.json beside its trace

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <vector>
 
-#include "analyze/trace_diff.hpp"
+#include "analyze/diff/trace_diff.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
 #include "core/version.hpp"

@@ -1,6 +1,6 @@
 // `gpuscope diff A.sqlite B.sqlite [--format F] [--top N] [--k K] [--floor F]`: what changed
 // from trace A to trace B per kernel name, NVTX range, PyTorch operator and training step,
-// with a noise-aware verdict (analyze/trace_diff.hpp). One document per format
+// with a noise-aware verdict (analyze/diff/trace_diff.hpp). One document per format
 // (render/report_render.hpp).
 #pragma once
 

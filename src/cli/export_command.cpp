@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "analyze/timeline.hpp"
+#include "analyze/timeline/timeline.hpp"
 #include "cli/output_files.hpp"
 #include "render/perfetto_json.hpp"
 #include "render/perfetto_proto.hpp"

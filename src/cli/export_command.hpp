@@ -2,7 +2,7 @@
 // timeline for ui.perfetto.dev: `perfetto`, Chrome trace-event JSON with PyTorch-profiler
 // field names, that chrome://tracing opens too (render/perfetto_json.hpp); `pftrace`,
 // Perfetto's native protobuf trace, several times smaller, for big traces
-// (render/perfetto_proto.hpp). Both are written from analyze/timeline.hpp, streamed.
+// (render/perfetto_proto.hpp). Both are written from analyze/timeline/timeline.hpp, streamed.
 // The default output is NAME.perfetto.json (NAME.pftrace) beside NAME.sqlite; an existing file is kept
 // unless force_overwrite (-f), and replaced only once the new one is complete
 // (cli/output_files.hpp).

@@ -8,7 +8,7 @@
 #include <regex>
 #include <span>
 
-#include "analyze/kernel_reports.hpp"
+#include "analyze/kernels/kernel_reports.hpp"
 #include "cli/collect_run.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "analyze/kernel_explain.hpp"
-#include "analyze/kernel_reports.hpp"
+#include "analyze/kernels/kernel_explain.hpp"
+#include "analyze/kernels/kernel_reports.hpp"
 #include "core/units.hpp"
 #include "render/kernel_roofline_svg.hpp"
 #include "render/report_render.hpp"

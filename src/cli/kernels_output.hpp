@@ -1,6 +1,6 @@
 // kernels_output: what `gpuscope kernels` prints once the counters are imported — the
 // kernel_metrics (per launch) or kernel_metrics_sum (per kernel name) report of
-// analyze/kernel_reports.hpp, one plain-language paragraph per kernel name under it, and
+// analyze/kernels/kernel_reports.hpp, one plain-language paragraph per kernel name under it, and
 // optionally the kernels on the measured roofline as SVG (render/kernel_roofline_svg.hpp).
 //
 // Machine profile, first that applies: KernelOutputOptions::profile_path (read errors

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "analyze/report_page.hpp"
+#include "analyze/report/report_page.hpp"
 #include "cli/output_files.hpp"
 #include "render/html_report.hpp"
 #include "store/atomic_file.hpp"

@@ -1,7 +1,7 @@
 // `gpuscope report RUN.sqlite [-o RUN.html]`: one self-contained HTML page a person reads
 // (issue 19): the headline of `stats -r top`, where the time goes per GPU and per step, the
 // timeline overview, the stats tables (sortable, filterable), memory and GPU metrics over
-// time. Data from analyze/report_page.hpp, HTML from render/html_report.hpp; docs/report.md.
+// time. Data from analyze/report/report_page.hpp, HTML from render/html_report.hpp; docs/report.md.
 #pragma once
 
 #include <CLI/CLI.hpp>

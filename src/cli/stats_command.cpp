@@ -7,15 +7,15 @@
 #include <stdexcept>
 #include <utility>
 
-#include "analyze/comm_data.hpp"
-#include "analyze/comm_findings.hpp"
-#include "analyze/comm_summary.hpp"
-#include "analyze/gpu_busy.hpp"
-#include "analyze/nccl_reports.hpp"
-#include "analyze/pytorch_reports.hpp"
+#include "analyze/comm/comm_data.hpp"
+#include "analyze/comm/comm_findings.hpp"
+#include "analyze/comm/comm_summary.hpp"
+#include "analyze/common/gpu_busy.hpp"
+#include "analyze/comm/nccl_reports.hpp"
+#include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
-#include "analyze/steady_scope.hpp"
-#include "analyze/trace_filter.hpp"
+#include "analyze/timeline/steady_scope.hpp"
+#include "analyze/common/trace_filter.hpp"
 #include "cli/comm_inputs.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"

@@ -4,7 +4,7 @@
 // print summary reports (analyze/report_registry.hpp lists them all) of a trace.
 //
 // Order of work: every option is checked before the trace is opened (a typo costs
-// nothing); the filters build one filtered copy of the trace (analyze/trace_filter.hpp)
+// nothing); the filters build one filtered copy of the trace (analyze/common/trace_filter.hpp)
 // that every report runs on; then each report gets --timeunit, --sort and --top
 // (core/report_transform.hpp), in that order, and is rendered. Warnings (a filter that
 // matched nothing, a report without the --sort column) go to stderr. -o FILE is written
@@ -12,10 +12,10 @@
 // documents the reports and options for users.
 //
 // Several inputs (`gpuscope stats A.sqlite B.sqlite ...`, or summaries that gpuscope
-// comm-summary wrote, or both): the many-GPU reports (analyze/nccl_reports.hpp's
+// comm-summary wrote, or both): the many-GPU reports (analyze/comm/nccl_reports.hpp's
 // comm_report_names; all five without -r) over the whole job, as map → reduce: each input
 // is mapped to its summary in parallel (-j, cli/comm_inputs.hpp), the summaries are reduced
-// (analyze/comm_data.hpp's comm_reduce), the reports run on the result. One input that is a
+// (analyze/comm/comm_data.hpp's comm_reduce), the reports run on the result. One input that is a
 // summary takes the same path; one trace takes the ordinary path (which is the same map and
 // reduce inside). Filters and --whole-run need one trace and are refused with several.
 #pragma once
@@ -40,7 +40,7 @@ struct StatsOptions {
   bool force_overwrite = false;      // -f: replace an existing output (else refused before any work)
   bool base = false;                 // kernel short names
   bool mangled = false;              // kernel mangled names
-  // Filters (analyze/trace_filter.hpp); empty/unset = no filter.
+  // Filters (analyze/common/trace_filter.hpp); empty/unset = no filter.
   std::string filter_nvtx;  // RANGE[@DOMAIN][/N]
   std::string from;         // time since the start of the trace, "1.5", "250ms"
   std::string to;

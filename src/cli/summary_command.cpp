@@ -5,7 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "analyze/trace_summary.hpp"
+#include "analyze/nsys/trace_summary.hpp"
 #include "cli/option_checks.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyze/trace_summary.hpp"
+#include "analyze/nsys/trace_summary.hpp"
 #include "cli/collect_run.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"

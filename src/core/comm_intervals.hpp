@@ -1,5 +1,5 @@
 // comm_intervals: the interval arithmetic behind comm_overlap, rank_sum and stragglers
-// (analyze/nccl_reports.hpp). Pure functions on ns intervals ([start_ns, end_ns), half open,
+// (analyze/comm/nccl_reports.hpp). Pure functions on ns intervals ([start_ns, end_ns), half open,
 // core/stats.hpp's Interval: an interval with end ≤ start is empty), no I/O.
 //
 // Compute and communication on one GPU: compute is the union of its non-NCCL kernels,

@@ -2,7 +2,7 @@
 // rates, arithmetic intensity, % of the measured ceilings and what bounds the kernel, as
 // numbers and enums; what could not be derived is a DerivationNote (a kind and its
 // subject). The sentences said about them live beside the reports that print them
-// (analyze/kernel_explain.hpp). Pure functions (core/: no I/O, no text for people).
+// (analyze/kernels/kernel_explain.hpp). Pure functions (core/: no I/O, no text for people).
 //
 // Inputs: metric name → value (the Nsight Compute names of core/kernel_metric_sets.hpp,
 // in their own units: ns, bytes, thread instructions, %), the launch facts (grid, block,

@@ -10,7 +10,7 @@
 // it created the autograd node (torch.profiler and nsys's autograd-nvtx tie them the same way).
 // Modules: "nn.Module: PATH (CLASS)"; the outermost module's range may add the model's bytes,
 // "nn.Module: PATH (CLASS), weight_bytes = N, weight_dtype = D[, kv_bytes = N, kv_tokens = T |
-// kv_static = 1]" (docs/trace-schema.md, "Model bytes"; read by analyze/llm_generations.hpp).
+// kv_static = 1]" (docs/trace-schema.md, "Model bytes"; read by analyze/llm/llm_generations.hpp).
 // Steps: the mark "gpuscope.step".
 #pragma once
 

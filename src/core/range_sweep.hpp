@@ -1,7 +1,7 @@
 // The innermost of properly nested ranges (one thread's push/pop ranges) that holds each of
 // a series of instants given in time order: a stack of the ranges open at the instant, so
 // a thread's n ranges and m instants cost O(n + m). Used to tie kernel launch calls to the
-// operator and module ranges around them (store/pytorch_tables.cpp, analyze/pytorch_reports.cpp).
+// operator and module ranges around them (store/pytorch_tables.cpp, analyze/pytorch/pytorch_reports.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // ReportPage: everything `gpuscope report` puts on its HTML page, as plain data (issue 19).
 //
-// Made by analyze::report_page (analyze/report_page.hpp) from a trace database; turned into
+// Made by analyze::report_page (analyze/report/report_page.hpp) from a trace database; turned into
 // one self-contained HTML file by render::write_html_report (render/html_report.hpp), which
 // runs no SQL and computes nothing but layout. docs/report.md explains every picture.
 //

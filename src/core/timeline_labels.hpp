@@ -1,6 +1,6 @@
 // Timeline labels: the names a timeline gives processes, threads, GPU streams and copies,
 // shared by `gpuscope export` (render/timeline_layout.cpp) and gpuscope report's timeline
-// overview (analyze/timeline_overview.cpp), so both name a lane and an event alike.
+// overview (analyze/timeline/timeline_overview.cpp), so both name a lane and an event alike.
 //
 // Plain logic (core/: no I/O). Strings only; no errors.
 #pragma once

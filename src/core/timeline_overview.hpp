@@ -3,7 +3,7 @@
 // each lane's busy fraction over time at a fixed number of bins (drawn when zoomed out), and
 // a bounded set of individual events (drawn when zoomed in, hovered for their details).
 //
-// Made by analyze::timeline_overview (analyze/timeline_overview.hpp) from a trace database;
+// Made by analyze::timeline_overview (analyze/timeline/timeline_overview.hpp) from a trace database;
 // encoded for the page by render::timeline_overview_json (render/timeline_overview_json.hpp);
 // drawn by src/render/report_page/timeline.js.
 //
@@ -113,7 +113,7 @@ struct TimelineOverview {
   std::int64_t item_cap = 0;      // the most items the options allowed
   /// How items were chosen: "all" (every event) or "longest and spread" (the longest events,
   /// plus the longest of each lane's time slots, plus the API calls that launched included
-  /// GPU work: analyze/timeline_overview.hpp).
+  /// GPU work: analyze/timeline/timeline_overview.hpp).
   std::string selection = "all";
 
   /// The drawn range's length (ns), at least 1.

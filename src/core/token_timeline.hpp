@@ -1,8 +1,8 @@
 // TokenTimeline: the generate loops of a trace, forward step by forward step, as plain data
 // for the "Tokens" section of `gpuscope report` (issue 24: "a per-token timeline").
 //
-// Made by analyze::token_timeline (analyze/llm_token_timeline.hpp) from the generations
-// llm_sum reports (analyze/llm_generations.hpp finds them); drawn by
+// Made by analyze::token_timeline (analyze/llm/llm_token_timeline.hpp) from the generations
+// llm_sum reports (analyze/llm/llm_generations.hpp finds them); drawn by
 // render::write_tokens_section (render/token_timeline_svg.hpp), which computes nothing but
 // layout and words.
 //

@@ -54,7 +54,7 @@ class Database {
   [[nodiscard]] bool has_table(std::string_view name);
   [[nodiscard]] const std::string& path() const { return m_path; }
   /// A number unique to this connection among those opened by this process (kept by a
-  /// move): lets caches tell connections apart (analyze/analysis_cache.hpp).
+  /// move): lets caches tell connections apart (analyze/common/analysis_cache.hpp).
   [[nodiscard]] std::uint64_t serial() const { return m_serial; }
   /// Rows this connection has inserted, updated or deleted since it opened
   /// (sqlite3_total_changes64; temp tables included).

@@ -4,7 +4,7 @@
 // table's columns in store/schema.hpp, and done in SQL (INSERT ... SELECT from the source
 // attached read-only, helper tables in the copy's temp schema). What to filter on — which
 // NVTX ranges, which physical GPU, the time relative to the trace start — is decided by the
-// caller (analyze/trace_filter.hpp, `gpuscope stats --filter-nvtx/--from/--to/--process/
+// caller (analyze/common/trace_filter.hpp, `gpuscope stats --filter-nvtx/--from/--to/--process/
 // --device`).
 //
 // A row is kept when every filter that is set keeps it (AND):

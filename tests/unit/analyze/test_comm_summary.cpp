@@ -1,7 +1,7 @@
-// The many-GPU reports as map → reduce (analyze/comm_data.hpp, comm_summary.hpp): the reduce
+// The many-GPU reports as map → reduce (analyze/comm/comm_data.hpp, comm_summary.hpp): the reduce
 // of per-rank maps, each through its JSON summary, gives the one-trace path's reports exactly;
 // hosts' clocks are aligned; the summary format round-trips and refuses other versions.
-#include "analyze/comm_summary.hpp"
+#include "analyze/comm/comm_summary.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analyze/comm_data.hpp"
-#include "analyze/comm_findings.hpp"
-#include "analyze/nccl_reports.hpp"
+#include "analyze/comm/comm_data.hpp"
+#include "analyze/comm/comm_findings.hpp"
+#include "analyze/comm/nccl_reports.hpp"
 #include "comm_trace.hpp"
 
 namespace gpuscope::analyze {

@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "analyze/gpu_util_report.hpp"
-#include "analyze/launch_reports.hpp"
-#include "analyze/memcpy_check.hpp"
-#include "analyze/nsys_reports.hpp"
-#include "analyze/nvtx_gpu_proj.hpp"
-#include "analyze/top_report.hpp"
+#include "analyze/nsys/gpu_util_report.hpp"
+#include "analyze/nsys/launch_reports.hpp"
+#include "analyze/nsys/memcpy_check.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/nsys/nvtx_gpu_proj.hpp"
+#include "analyze/nsys/top_report.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
 #include "../committed_traces.hpp"

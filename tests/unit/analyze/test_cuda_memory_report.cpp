@@ -2,7 +2,7 @@
 // would with --cuda-memory-usage; the importer makes the trace): per-GPU peaks summed over the
 // processes on a GPU, per top-level NVTX range or per PyTorch step, the notes, and a diff of
 // the whole report against tests/expected/cuda_memory/ (GPUSCOPE_REWRITE_EXPECTED=1 rewrites).
-#include "analyze/cuda_memory_report.hpp"
+#include "analyze/memory/cuda_memory_report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,14 +1,14 @@
 // analyze/event_budget: reports that hold one entry per event count first and refuse with
 // advice above the memory budget (GPUSCOPE_MEMORY_BUDGET); --top's rows are read alone.
-#include "analyze/event_budget.hpp"
+#include "analyze/common/event_budget.hpp"
 
 #include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "analyze/launch_reports.hpp"
-#include "analyze/nsys_reports.hpp"
+#include "analyze/nsys/launch_reports.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
 #include "trace_db.hpp"
 
 namespace gpuscope::analyze {

@@ -2,7 +2,7 @@
 // (gpu_metrics_trace.hpp: the numbers below are worked out there), diffed against
 // tests/expected/gpu_metrics/ (GPUSCOPE_REWRITE_EXPECTED=1 rewrites). The DRAM ceiling comes
 // from a machine profile in a profile cache made for the test (GPUSCOPE_CACHE_DIR).
-#include "analyze/gpu_metrics_report.hpp"
+#include "analyze/metrics/gpu_metrics_report.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 
 #include "../expect_file.hpp"
 #include "../store/log_builder.hpp"
-#include "analyze/gpu_util_report.hpp"
+#include "analyze/nsys/gpu_util_report.hpp"
 #include "analyze/report_registry.hpp"
-#include "analyze/top_report.hpp"
+#include "analyze/nsys/top_report.hpp"
 #include "gpu_metrics_trace.hpp"
 #include "render/report_render.hpp"
 #include "profile_cache.hpp"

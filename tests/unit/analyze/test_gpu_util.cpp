@@ -1,12 +1,12 @@
-#include "analyze/gpu_util_report.hpp"
+#include "analyze/nsys/gpu_util_report.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "analyze/nsys_reports.hpp"
-#include "analyze/trace_summary.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/nsys/trace_summary.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
 #include "../committed_traces.hpp"

@@ -2,7 +2,7 @@
 // computes, on the realistic H100 counter sets of tests/unit/core/kernel_derive_fixtures.hpp.
 // The expected texts are whole: what `gpuscope kernels` printed for these launches when the
 // explanations were still written by core/kernel_derive.
-#include "analyze/kernel_explain.hpp"
+#include "analyze/kernels/kernel_explain.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // gpuscope kernels' reports over a small trace built with the real schema.
-#include "analyze/kernel_reports.hpp"
+#include "analyze/kernels/kernel_reports.hpp"
 
 #include <gtest/gtest.h>
 

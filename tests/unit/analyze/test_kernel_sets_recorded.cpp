@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "../core/kernel_derive_fixtures.hpp"
-#include "analyze/kernel_explain.hpp"
+#include "analyze/kernels/kernel_explain.hpp"
 #include "core/kernel_workload.hpp"
 
 namespace gpuscope::analyze {

@@ -1,11 +1,11 @@
-#include "analyze/launch_reports.hpp"
+#include "analyze/nsys/launch_reports.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "analyze/nsys_reports.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
 #include "../committed_traces.hpp"

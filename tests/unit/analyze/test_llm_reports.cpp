@@ -1,8 +1,8 @@
-// llm_sum and the generate-loop detection (analyze/llm_reports.hpp, llm_generations.hpp) on
+// llm_sum and the generate-loop detection (analyze/llm/llm_reports.hpp, llm_generations.hpp) on
 // hand-built logs of what `gpuscope trace --pytorch=ops,modules[,shapes]` records from a
 // generate loop, where every number is computed by hand: the loop is llm_loop_log.hpp's
 // (its file comment gives every time).
-#include "analyze/llm_reports.hpp"
+#include "analyze/llm/llm_reports.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "../store/pytorch_log.hpp"
 #include "llm_loop_log.hpp"
 #include "profile_cache.hpp"
-#include "analyze/llm_generations.hpp"
+#include "analyze/llm/llm_generations.hpp"
 #include "analyze/report_registry.hpp"
 #include "store/database.hpp"
 #include "store/importer.hpp"

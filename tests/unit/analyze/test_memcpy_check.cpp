@@ -1,4 +1,4 @@
-#include "analyze/memcpy_check.hpp"
+#include "analyze/nsys/memcpy_check.hpp"
 
 #include <string>
 

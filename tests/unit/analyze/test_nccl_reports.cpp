@@ -1,6 +1,6 @@
 // nccl_sum, comm_overlap, rank_sum, stragglers and top's communication diagnoses on
 // synthetic jobs (comm_trace.hpp) whose every number is worked out by hand below.
-#include "analyze/nccl_reports.hpp"
+#include "analyze/comm/nccl_reports.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <variant>
 
-#include "analyze/comm_findings.hpp"
+#include "analyze/comm/comm_findings.hpp"
 #include "analyze/report_registry.hpp"
-#include "analyze/top_report.hpp"
+#include "analyze/nsys/top_report.hpp"
 #include "../store/log_builder.hpp"
 #include "comm_trace.hpp"
 #include "store/importer.hpp"

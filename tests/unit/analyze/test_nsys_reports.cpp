@@ -1,4 +1,4 @@
-#include "analyze/nsys_reports.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
 
 #include <algorithm>
 #include <cmath>

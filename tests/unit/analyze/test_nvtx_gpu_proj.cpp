@@ -1,4 +1,4 @@
-#include "analyze/nvtx_gpu_proj.hpp"
+#include "analyze/nsys/nvtx_gpu_proj.hpp"
 
 #include <cmath>
 #include <optional>

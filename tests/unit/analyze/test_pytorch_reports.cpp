@@ -1,9 +1,9 @@
-// The PyTorch reports (analyze/pytorch_reports.hpp): on the hand-built log of
+// The PyTorch reports (analyze/pytorch/pytorch_reports.hpp): on the hand-built log of
 // tests/unit/store/pytorch_log.hpp, where every number is computed by hand; on the committed
 // CNN recording made with `gpuscope trace --pytorch=ops,modules` on an H100
 // (tests/data/cnn-pytorch.logs, 6 steps), checked against SQL over the trace; and the
 // steady-state classification on step times given directly.
-#include "analyze/pytorch_reports.hpp"
+#include "analyze/pytorch/pytorch_reports.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include "../expect_file.hpp"
 #include "../store/log_builder.hpp"
 #include "analyze/report_registry.hpp"
-#include "analyze/trace_summary.hpp"
+#include "analyze/nsys/trace_summary.hpp"
 #include "render/report_render.hpp"
 #include "store/importer.hpp"
 #include "store/trace.hpp"

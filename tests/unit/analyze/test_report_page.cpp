@@ -1,7 +1,7 @@
 // analyze/report_page: the data of gpuscope report's page, on a small trace built here (the
 // per-GPU split and the NVTX steps computed by hand) and on the committed recordings (the
 // headline and tables are the stats reports, exactly).
-#include "analyze/report_page.hpp"
+#include "analyze/report/report_page.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../committed_traces.hpp"
-#include "analyze/kernel_reports.hpp"
-#include "analyze/pytorch_reports.hpp"
+#include "analyze/kernels/kernel_reports.hpp"
+#include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"

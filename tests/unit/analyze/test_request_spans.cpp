@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analyze/timeline.hpp"
+#include "analyze/timeline/timeline.hpp"
 #include "store/rows.hpp"
 #include "trace_db.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/nsys_reports.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
 #include "core/report_transform.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"

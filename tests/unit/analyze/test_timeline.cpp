@@ -1,4 +1,4 @@
-#include "analyze/timeline.hpp"
+#include "analyze/timeline/timeline.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../committed_traces.hpp"
-#include "analyze/timeline.hpp"
+#include "analyze/timeline/timeline.hpp"
 #include "render/perfetto_json.hpp"
 #include "store/database.hpp"
 #include "store/trace.hpp"

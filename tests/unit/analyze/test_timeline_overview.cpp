@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "../committed_traces.hpp"
-#include "analyze/timeline.hpp"
-#include "analyze/timeline_overview.hpp"
+#include "analyze/timeline/timeline.hpp"
+#include "analyze/timeline/timeline_overview.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {

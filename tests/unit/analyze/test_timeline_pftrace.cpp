@@ -12,7 +12,7 @@
 
 #include "../committed_traces.hpp"
 #include "../render/pftrace_summary.hpp"
-#include "analyze/timeline.hpp"
+#include "analyze/timeline/timeline.hpp"
 #include "gpu_metrics_trace.hpp"
 #include "render/perfetto_json.hpp"
 #include "render/perfetto_proto.hpp"

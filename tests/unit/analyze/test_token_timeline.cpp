@@ -1,8 +1,8 @@
-// The Tokens section of `gpuscope report` (analyze/llm_token_timeline.hpp gathers it,
+// The Tokens section of `gpuscope report` (analyze/llm/llm_token_timeline.hpp gathers it,
 // render/token_timeline_svg.hpp draws it) on the hand-built generate loops of
 // llm_loop_log.hpp, whose every time is known: prefill D = 300 µs, decode step k D = 90 + 10k
 // µs; TTFT 308 µs, decode interval k = D + 10 µs, GPU busy D + 2 µs (its file comment).
-#include "analyze/llm_token_timeline.hpp"
+#include "analyze/llm/llm_token_timeline.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "../committed_traces.hpp"
 #include "../store/log_builder.hpp"
-#include "analyze/report_page.hpp"
+#include "analyze/report/report_page.hpp"
 #include "llm_loop_log.hpp"
 #include "render/html_report.hpp"
 #include "render/token_timeline_svg.hpp"

@@ -1,11 +1,11 @@
-#include "analyze/top_report.hpp"
+#include "analyze/nsys/top_report.hpp"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "analyze/gpu_util_report.hpp"
-#include "analyze/launch_reports.hpp"
+#include "analyze/nsys/gpu_util_report.hpp"
+#include "analyze/nsys/launch_reports.hpp"
 #include "trace_db.hpp"
 
 namespace gpuscope::analyze {

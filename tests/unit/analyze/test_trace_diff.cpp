@@ -1,7 +1,7 @@
-// gpuscope diff (analyze/trace_diff.hpp) on hand-built traces: a trace against itself says
+// gpuscope diff (analyze/diff/trace_diff.hpp) on hand-built traces: a trace against itself says
 // nothing changed; a kernel made 20 % slower is named, and only it; kernels in one trace only
 // are added / deleted; too few instances give 'unknown'; the noise decides what is called.
-#include "analyze/trace_diff.hpp"
+#include "analyze/diff/trace_diff.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The filters of `gpuscope stats` (analyze/trace_filter.hpp) on a hand-built trace:
+// The filters of `gpuscope stats` (analyze/common/trace_filter.hpp) on a hand-built trace:
 // every test names exactly which rows survive.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "analyze/nsys_reports.hpp"
-#include "analyze/trace_filter.hpp"
+#include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/common/trace_filter.hpp"
 #include "trace_db.hpp"
 
 namespace gpuscope::analyze {
@@ -19,7 +19,7 @@ namespace rows = store::rows;
 
 // Two processes. pid 100: threads 1 (main) and 2 (a second launching thread, like
 // PyTorch's autograd thread), GPU-A as device 0 and GPU-B as device 1. pid 200 sees
-// GPU-B as its device 0, so GPU-B is physical GPU 1 (analyze/gpu_index.hpp).
+// GPU-B as its device 0, so GPU-B is physical GPU 1 (analyze/common/gpu_index.hpp).
 // Times in ns; the capture windows start at 0, so relative time = absolute time.
 //
 //   NVTX (pid 100, tid 1): 1 'step' [1000,2000]   2 'step' [3000,4000]

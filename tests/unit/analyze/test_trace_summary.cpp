@@ -1,4 +1,4 @@
-#include "analyze/trace_summary.hpp"
+#include "analyze/nsys/trace_summary.hpp"
 
 #include <algorithm>
 #include <cmath>

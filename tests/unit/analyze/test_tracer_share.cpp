@@ -1,6 +1,6 @@
-// gpuscope's own tracing cost (analyze/tracer_share.hpp) and how launch_overhead, top and
+// gpuscope's own tracing cost (analyze/common/tracer_share.hpp) and how launch_overhead, top and
 // gpu_util take it out: the helpers, then hand-computed traces through the three reports.
-#include "analyze/tracer_share.hpp"
+#include "analyze/common/tracer_share.hpp"
 
 #include <cmath>
 #include <optional>
@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "analyze/gpu_util_report.hpp"
-#include "analyze/launch_reports.hpp"
-#include "analyze/top_report.hpp"
+#include "analyze/nsys/gpu_util_report.hpp"
+#include "analyze/nsys/launch_reports.hpp"
+#include "analyze/nsys/top_report.hpp"
 #include "trace_db.hpp"
 
 namespace gpuscope::analyze {

@@ -1,12 +1,12 @@
-// Sweep analysis, compare verdicts and their Reports (analyze/bench_analysis.hpp,
-// analyze/bench_reports.hpp) on synthetic runs and the committed sweep.
+// Sweep analysis, compare verdicts and their Reports (analyze/bench/bench_analysis.hpp,
+// analyze/bench/bench_reports.hpp) on synthetic runs and the committed sweep.
 #include <cmath>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
 
-#include "analyze/bench_analysis.hpp"
-#include "analyze/bench_reports.hpp"
+#include "analyze/bench/bench_analysis.hpp"
+#include "analyze/bench/bench_reports.hpp"
 #include "store/bench_result_json.hpp"
 
 namespace gpuscope::analyze {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analyze/bench_analysis.hpp"
+#include "analyze/bench/bench_analysis.hpp"
 #include "cli/bench_chart.hpp"
 #include "render/bench_sweep_svg.hpp"
 #include "store/bench_result_json.hpp"

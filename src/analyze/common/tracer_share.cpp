@@ -1,0 +1,66 @@
+#include "analyze/common/tracer_share.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "core/saturating.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze::detail {
+namespace {
+
+std::optional<std::string> meta_value(store::Database& db, std::string_view key) {
+  store::Statement st = db.prepare("SELECT value FROM meta WHERE key = ?");
+  st.bind(1, key);
+  if (!st.step() || st.is_null(0)) return std::nullopt;
+  return st.column_text(0);
+}
+
+std::string_view trimmed(std::string_view s) {
+  constexpr std::string_view kBlanks = " \t\r\n";
+  const std::size_t first = s.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(kBlanks) - first + 1);
+}
+
+}  // namespace
+
+std::optional<double> parse_cost_ns(std::string_view text) {
+  const std::string_view t = trimmed(text);
+  double v = 0.0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) return std::nullopt;
+  if (!std::isfinite(v) || v < 0.0) return std::nullopt;
+  return v;
+}
+
+TracerCost tracer_cost(store::Database& db) {
+  TracerCost out;
+  if (const auto v = meta_value(db, "tracer_launch_cost_ns")) out.launch_ns = parse_cost_ns(*v);
+  if (const auto v = meta_value(db, "tracer_api_cost_ns")) out.api_ns = parse_cost_ns(*v);
+  out.method = std::string(trimmed(meta_value(db, "tracer_cost_method").value_or("")));
+  return out;
+}
+
+std::int64_t whole_cost_ns(std::optional<double> cost_ns) { return cost_ns ? std::llround(*cost_ns) : 0; }
+
+std::vector<stats::Interval> without_tracer_cost(std::span<const stats::Interval> calls, std::int64_t cost_ns) {
+  std::vector<stats::Interval> out;
+  out.reserve(calls.size());
+  for (const stats::Interval& c : calls)
+    out.push_back({c.start_ns, std::max(c.start_ns, core::sat_sub(c.end_ns, cost_ns))});
+  return out;
+}
+
+std::int64_t gap_without_tracer_cost(std::int64_t gap_ns, std::int64_t cost_ns) {
+  return std::max<std::int64_t>(0, core::sat_sub(gap_ns, cost_ns));
+}
+
+std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch_calls, std::int64_t other_calls) {
+  if (!cost.launch_ns) return std::nullopt;
+  return static_cast<double>(launch_calls) * *cost.launch_ns +
+         static_cast<double>(other_calls) * cost.api_ns.value_or(0.0);
+}
+
+}  // namespace gpuscope::analyze::detail

@@ -1,0 +1,253 @@
+#include "analyze/nsys/top_report.hpp"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "analyze/comm/comm_findings.hpp"
+#include "analyze/common/gpu_busy.hpp"
+#include "analyze/metrics/gpu_metrics_data.hpp"
+#include "analyze/nsys/gpu_util_report.hpp"
+#include "analyze/nsys/launch_reports.hpp"
+#include "analyze/llm/llm_reports.hpp"
+#include "analyze/nsys/memcpy_check.hpp"
+#include "analyze/common/report_text.hpp"
+#include "analyze/nsys/trace_summary.hpp"
+#include "core/saturating.hpp"
+#include "core/units.hpp"
+#include "store/database.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+
+constexpr double kNsPerMs = 1e6;
+constexpr const char* kNoActivity = "no GPU activity in the capture range";
+
+// The whole-trace numbers behind the row and the diagnoses.
+struct Numbers {
+  std::int64_t wall_ns = 0;
+  std::int64_t gpus = 0;
+  // Sums and products in double: a damaged or foreign log's times can pass 2^63 ns in them.
+  double busy_ns = 0;         // Σ over GPUs
+  double sm_ns = 0;           // Σ over GPUs with launch facts
+  double sm_capacity_ns = 0;  // Σ sm_count × wall over those GPUs
+};
+
+Numbers numbers(const std::vector<detail::GpuUtilization>& util) {
+  Numbers n;
+  for (const detail::GpuUtilization& g : util) {
+    n.wall_ns = g.wall_ns;  // one wall span for the whole trace
+    ++n.gpus;
+    n.busy_ns += static_cast<double>(g.busy_ns);
+    if (g.sm_count > 0) {
+      n.sm_ns += static_cast<double>(g.sm_ns);
+      n.sm_capacity_ns += static_cast<double>(g.sm_count) * static_cast<double>(g.wall_ns);
+    }
+  }
+  return n;
+}
+
+// The sampled SM active and tensor active of the GPUs with activity, summed over them.
+struct SampledShares {
+  MetricOverlap sm_active, tensor_active;
+};
+
+SampledShares sampled_shares(const detail::SampledActivity& a, const std::vector<detail::GpuUtilization>& util) {
+  SampledShares out;
+  const auto add = [](MetricOverlap& sum, const std::map<std::int64_t, MetricOverlap>& per_gpu, std::int64_t gpu) {
+    const auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end()) return;
+    sum.covered_ns = core::sat_add(sum.covered_ns, it->second.covered_ns);
+    sum.weight_ns += it->second.weight_ns;
+    sum.value_ns += it->second.value_ns;
+  };
+  for (const detail::GpuUtilization& g : util) {
+    add(out.sm_active, a.sm_active, g.gpu);
+    add(out.tensor_active, a.tensor_active, g.gpu);
+  }
+  return out;
+}
+
+std::optional<double> ratio(double part, double whole) {
+  if (whole <= 0) return std::nullopt;
+  return part / whole;
+}
+
+Cell percent(const std::optional<double>& fraction) {
+  return fraction ? Cell{*fraction * 100.0} : Cell{std::monostate{}};
+}
+
+// The CPU-starved test (thresholds in the header) on one set of numbers.
+bool starved(const std::optional<double>& busy, bool launch_bound, bool sync_bound) {
+  return busy && *busy * 100.0 < kStarvedBusyPercent && !launch_bound && !sync_bound;
+}
+
+std::string launch_bound_text(const detail::LaunchBound& lb) {
+  return "launch-bound: " + detail::untraced_lead(lb) + "the GPU was idle " +
+         units::percent_of(lb.idle_share_untraced) + " of the wall time and the CPU was inside launch calls during " +
+         units::percent_of(lb.launching_share_untraced) + " of that idle time (" +
+         units::duration_ns(lb.launching_idle_ns_untraced) + "); a CUDA graph could save about " +
+         units::duration_ns(lb.graph_saving_ns_untraced) +
+         " — try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels "
+         "(see launch_overhead)";
+}
+
+std::string cpu_starved_text(const detail::LaunchBound& lb, const detail::SyncBlocked& sb) {
+  return "CPU-starved: " + detail::untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
+         " of the wall time, yet the CPU was inside launch calls during only " +
+         units::percent_of(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " +
+         units::percent_of(sb.share) +
+         " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data "
+         "loading); " +
+         std::to_string(lb.graph_gaps) +
+         " times a kernel was enqueued after the GPU had finished the previous one on its stream "
+         "(a CUDA graph could save about " +
+         units::duration_ns(lb.graph_saving_ns_untraced) +
+         ") — try CUDA graphs or torch.compile(mode=\"reduce-overhead\") to drop the per-operation "
+         "CPU cost, a larger batch, and faster data loading (DataLoader num_workers, pin_memory)";
+}
+
+std::string launch_bound_only_with_tracer_text(const detail::LaunchBound& lb) {
+  return "not launch-bound once gpuscope's own cost (" + units::ns_count(lb.tracer_launch_cost_ns) +
+         " per launch) is taken out: as traced the CPU was inside launch calls during " +
+         units::percent_of(lb.launching_share) + " of the GPU's idle time, without it " +
+         units::percent_of(lb.launching_share_untraced) + " (see launch_overhead)";
+}
+
+std::string starved_only_with_tracer_text(const detail::LaunchBound& lb, double busy, double busy_untraced) {
+  return "not CPU-starved once gpuscope's own cost (" + units::ns_count(lb.tracer_launch_cost_ns) +
+         " per launch) is taken out: GPU busy " + units::percent_of(busy) + " of the wall time as traced, " +
+         units::percent_of(busy_untraced) + " without it";
+}
+
+}  // namespace
+
+std::vector<Report> top(Database& db, const ReportOptions& options) {
+  Report r;
+  r.name = "top";
+  r.title = "Where the Time Goes";
+  r.add_column("Wall Time", "ms", ColumnType::kReal)
+      .add_column("GPU Busy", "%", ColumnType::kReal)
+      .add_column("SM Coverage", "%", ColumnType::kReal);
+  // Sampled by the GPU's counters (trace --gpu-metrics): only in a trace that has them.
+  const detail::SampledActivity& sampled = detail::sampled_activity(db);
+  if (sampled.present)
+    r.add_column("SM Active", "%", ColumnType::kReal).add_column("Tensor Active", "%", ColumnType::kReal);
+  r.add_column("Launch-Bound", "%", ColumnType::kReal).add_column("Sync-Blocked", "%", ColumnType::kReal);
+  Report kernels = top_kernels(db, kTopKernelCount, options);
+  detail::add_trace_notes(db, r);
+
+  const std::vector<detail::GpuUtilization> util = detail::gpu_utilization(db);
+  if (util.empty()) {  // no kernel, memcpy or memset
+    r.add_note(NoteLevel::kInfo, kNoActivity);
+    kernels.notes.assign(1, Note{NoteLevel::kInfo, kNoActivity});
+    std::vector<Report> out;
+    out.push_back(std::move(r));
+    out.push_back(std::move(kernels));
+    return out;
+  }
+
+  const Numbers n = numbers(util);
+  const auto wall = static_cast<double>(n.wall_ns);
+  const detail::LaunchBound lb = detail::launch_bound(db);
+  const detail::SyncBlocked sb = detail::sync_blocked(db);
+  const detail::MemcpyFindings copies = detail::memcpy_check_data(db).findings;
+  const std::optional<double> busy = ratio(static_cast<double>(n.busy_ns), wall * static_cast<double>(n.gpus));
+  const std::optional<double> coverage =
+      n.wall_ns > 0 ? ratio(static_cast<double>(n.sm_ns), static_cast<double>(n.sm_capacity_ns)) : std::nullopt;
+  // Busy share of the wall time without gpuscope's own cost (the wall shrinks by it).
+  const std::optional<double> busy_untraced = ratio(
+      static_cast<double>(n.busy_ns), static_cast<double>(n.wall_ns - lb.tracer_idle_ns) * static_cast<double>(n.gpus));
+  const std::optional<double> launching = n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
+  const std::optional<double> blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
+  Row row{wall / kNsPerMs, percent(busy), percent(coverage)};
+  const SampledShares s = sampled_shares(sampled, util);
+  if (sampled.present) {
+    row.push_back(detail::real_or_null(s.sm_active.mean()));
+    row.push_back(detail::real_or_null(s.tensor_active.mean()));
+  }
+  row.push_back(percent(launching));
+  row.push_back(percent(blocked));
+  r.rows.push_back(std::move(row));
+  if (n.gpus > 1) {
+    r.add_note(NoteLevel::kInfo,
+               "GPU Busy (%) and SM Coverage (%) are of the wall time x " + std::to_string(n.gpus) + " GPUs");
+  }
+
+  // The diagnoses (thresholds in the header).
+  // The launch numbers are the untraced ones; a diagnosis that holds only on the traced
+  // numbers does not fire and gets an info note instead.
+  std::vector<std::string> fired, only_with_tracer;
+  if (lb.launch_bound) fired.push_back(launch_bound_text(lb));
+  if (lb.launch_bound_only_with_tracer) only_with_tracer.push_back(launch_bound_only_with_tracer_text(lb));
+  const bool starved_untraced = starved(busy_untraced, lb.launch_bound, sb.sync_bound);
+  if (starved_untraced) fired.push_back(cpu_starved_text(lb, sb));
+  if (!starved_untraced && starved(busy, lb.launch_bound || lb.launch_bound_only_with_tracer, sb.sync_bound))
+    only_with_tracer.push_back(starved_only_with_tracer_text(lb, *busy, busy_untraced.value_or(0.0)));
+  if (sb.sync_bound) {
+    fired.push_back("sync-blocked: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
+                    " of the wall time, mostly in " + sb.calls.front().key[0] +
+                    " — remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the loop "
+                    "(see sync_wait)");
+  }
+  if (busy && coverage && *coverage < kLowCoverageShareOfBusy * *busy) {
+    fired.push_back("low SM coverage: SM coverage " + units::percent_of(*coverage) + " against GPU busy " +
+                    units::percent_of(*busy) + ": while the GPU was busy its kernels could occupy only " +
+                    units::percent_of(*coverage / *busy) +
+                    " of its SMs on average — the grids are smaller than the GPU: try larger batches, fused "
+                    "kernels (torch.compile), or independent work on concurrent streams (see gpu_util)");
+  }
+  if (copies.pageable > 0) {
+    fired.push_back("pageable copies: " + std::to_string(copies.pageable) + " host-device copies (" +
+                    std::to_string(copies.pageable_bytes) + " bytes, " + units::duration_ns(copies.pageable_ns) +
+                    ") use pageable host memory, which is staged and cannot overlap kernels — pin it: "
+                    "DataLoader(pin_memory=True) or tensor.pin_memory() with .to('cuda', non_blocking=True), "
+                    "cudaMallocHost in C++ (see memcpy_check)");
+  }
+  if (copies.serialized_share >= kSerializedShareForWarning) {
+    fired.push_back("serialized copies: " + std::to_string(copies.serialized) +
+                    " copies ran synchronously or with no kernel alongside for " +
+                    units::duration_ns(copies.serialized_ns) + ", " + units::percent_of(copies.serialized_share) +
+                    " of the wall time — use cudaMemcpyAsync from pinned memory on their own stream so "
+                    "they overlap compute (see memcpy_check)");
+  }
+  // Many GPUs: only a trace with NCCL kernels (comm_findings is empty otherwise).
+  const detail::CommFindings comm = detail::comm_findings(db);
+  if (comm.exposed_fires()) {
+    fired.push_back("exposed communication: " + detail::exposed_sentence(db, comm) +
+                    " — overlap it with compute: DDP's gradient buckets start all-reduces during backward "
+                    "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
+                    "fewer, larger collectives or a larger batch per GPU (see comm_overlap)");
+  }
+  if (comm.straggler_fires()) {
+    fired.push_back("straggler: " + detail::straggler_sentence(db, comm) +
+                    " — find what that rank does that the others do not: its data loading, extra work "
+                    "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
+                    "(clocks, temperature; see rank_sum and stragglers)");
+  }
+  for (std::string& text : fired) r.add_note(NoteLevel::kWarning, std::move(text));
+  if (fired.empty()) {
+    r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (busy ? units::percent_of(*busy) : "n/a") +
+                                     ", launch-bound share " + units::percent_of(lb.launching_share_untraced) +
+                                     ", sync-blocked " + units::percent_of(sb.share) + " of the wall time");
+  }
+  for (std::string& text : only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
+  if (std::optional<std::string> llm = llm_top_line(db)) r.add_note(NoteLevel::kInfo, std::move(*llm));
+  // After the diagnoses: what the sampled columns are.
+  if (sampled.present) {
+    const std::optional<double> covered =
+        ratio(static_cast<double>(s.sm_active.covered_ns), wall * static_cast<double>(n.gpus));
+    r.add_note(NoteLevel::kInfo, detail::sampled_columns_note(covered.value_or(std::nan(""))));
+  }
+
+  std::vector<Report> out;
+  out.push_back(std::move(r));
+  out.push_back(std::move(kernels));
+  return out;
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,431 @@
+#include "analyze/report/report_page.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <exception>
+#include <future>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "analyze/common/event_budget.hpp"
+#include "analyze/common/gpu_busy.hpp"
+#include "analyze/common/gpu_index.hpp"
+#include "analyze/kernels/kernel_reports.hpp"
+#include "analyze/llm/llm_token_timeline.hpp"
+#include "analyze/pytorch/pytorch_reports.hpp"
+#include "analyze/report_registry.hpp"
+#include "analyze/timeline/steady_scope.hpp"
+#include "analyze/timeline/timeline.hpp"
+#include "analyze/common/trace_filter.hpp"
+#include "core/saturating.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "core/utf8.hpp"
+#include "core/version.hpp"
+#include "store/database.hpp"
+#include "store/machine_profile_json.hpp"
+#include "store/trace.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::Database;
+using store::Statement;
+
+// The GPU operations of the trace, held once: per physical GPU by kind (the per-GPU split),
+// and the kernels per process (the steps' busy time).
+struct GpuOps {
+  std::map<std::int64_t, std::array<std::vector<stats::Interval>, 3>> per_gpu;  // kernels, copies, memsets
+  std::map<std::int64_t, std::vector<stats::Interval>> kernels_per_pid;         // union, sorted
+};
+
+GpuOps read_gpu_ops(Database& db, const detail::GpuIndexMap& gpus) {
+  // Each operation's span once per GPU, kernels a second time per process (bytes per
+  // operation measured as gpu_busy's, rounded up).
+  constexpr std::int64_t kBytesPerOp = 80;
+  check_event_budget({"report (per-GPU time, steps)", "kernels, memcpys and memsets",
+                      db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                   "(SELECT COUNT(*) FROM memsets)")
+                          .value_or(0),
+                      kBytesPerOp, ""});
+  GpuOps ops;
+  Statement st = db.prepare(
+      "SELECT pid, device_id, start_ns, end_ns, 0 FROM kernels UNION ALL "
+      "SELECT pid, device_id, start_ns, end_ns, 1 FROM memcpys UNION ALL "
+      "SELECT pid, device_id, start_ns, end_ns, 2 FROM memsets");
+  while (st.step()) {
+    const std::int64_t pid = st.column_int(0);
+    const stats::Interval iv{st.column_int(2), st.column_int(3)};
+    const auto kind = static_cast<std::size_t>(st.column_int(4));
+    ops.per_gpu[gpus.index(pid, st.column_int(1))][kind].push_back(iv);
+    if (kind == 0) ops.kernels_per_pid[pid].push_back(iv);
+  }
+  for (auto& [pid, iv] : ops.kernels_per_pid) iv = stats::interval_union(std::move(iv));
+  return ops;
+}
+
+std::int64_t length(const std::vector<stats::Interval>& disjoint) {
+  std::int64_t n = 0;
+  for (const stats::Interval& i : disjoint) core::add_span(n, i.end_ns, i.start_ns);
+  return n;
+}
+
+// Clipped to `window` (absolute) when given, the wall then being the window's length.
+std::vector<PageGpuTime> gpu_times(Database& db, GpuOps& ops, std::int64_t wall_ns, const detail::GpuIndexMap& gpus,
+                                   const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
+  std::vector<PageGpuTime> out;
+  if (window) {
+    wall_ns = std::max<std::int64_t>(0, window->second - window->first);
+    for (auto& [gpu, kinds] : ops.per_gpu)
+      for (auto& v : kinds) {
+        std::vector<stats::Interval> in;
+        for (const stats::Interval& i : v) {
+          const stats::Interval c{std::max(i.start_ns, window->first), std::min(i.end_ns, window->second)};
+          if (c.start_ns < c.end_ns) in.push_back(c);
+        }
+        v = std::move(in);
+      }
+  }
+  for (auto& [gpu, kinds] : ops.per_gpu) {
+    PageGpuTime g;
+    g.gpu_index = gpu;
+    g.wall_ns = wall_ns;
+    // Kernels first, then what copies add to them, then what memsets add to both.
+    std::vector<stats::Interval> k = stats::interval_union(kinds[0]);
+    g.kernel_ns = length(k);
+    std::vector<stats::Interval> kc = std::move(k);
+    kc.insert(kc.end(), kinds[1].begin(), kinds[1].end());
+    kc = stats::interval_union(std::move(kc));
+    g.copy_ns = length(kc) - g.kernel_ns;
+    kc.insert(kc.end(), kinds[2].begin(), kinds[2].end());
+    const std::int64_t busy = length(stats::interval_union(std::move(kc)));
+    g.memset_ns = busy - g.kernel_ns - g.copy_ns;
+    g.idle_ns = std::max<std::int64_t>(0, wall_ns - busy);
+    for (auto& v : kinds) std::vector<stats::Interval>().swap(v);  // freed as we go
+    out.push_back(std::move(g));
+  }
+  Statement names = db.prepare("SELECT pid, device_id, name FROM devices WHERE name IS NOT NULL");
+  while (names.step()) {
+    const std::int64_t gpu = gpus.index(names.column_int(0), names.column_int(1));
+    for (PageGpuTime& g : out)
+      if (g.gpu_index == gpu) g.name = core::repair_utf8(names.column_text(2));
+  }
+  return out;
+}
+
+// Time the disjoint sorted intervals cover inside [start, end).
+std::int64_t covered(const std::vector<stats::Interval>& u, std::int64_t start, std::int64_t end) {
+  auto it = std::lower_bound(u.begin(), u.end(), start,
+                             [](const stats::Interval& i, std::int64_t t) { return i.end_ns <= t; });
+  std::int64_t n = 0;
+  for (; it != u.end() && it->start_ns < end; ++it)
+    n += std::max<std::int64_t>(0, std::min(it->end_ns, end) - std::max(it->start_ns, start));
+  return n;
+}
+
+bool holds_step(std::string_view text) {
+  for (std::size_t i = 0; i + 4 <= text.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(text[i])) == 's' &&
+        std::tolower(static_cast<unsigned char>(text[i + 1])) == 't' &&
+        std::tolower(static_cast<unsigned char>(text[i + 2])) == 'e' &&
+        std::tolower(static_cast<unsigned char>(text[i + 3])) == 'p')
+      return true;
+  return false;
+}
+
+const char* state_name(StepFacts::Kind k) {
+  switch (k) {
+    case StepFacts::Kind::kWarmup:
+      return "warm-up";
+    case StepFacts::Kind::kOutlier:
+      return "outlier";
+    case StepFacts::Kind::kSteady:
+      break;
+  }
+  return "steady";
+}
+
+// The outermost closed NVTX ranges of each thread whose text holds "step" (header comment).
+std::vector<std::pair<StepFacts, std::string>> nvtx_steps(Database& db, const GpuOps& ops) {
+  std::string sql =
+      "SELECT n.pid, n.tid, s.value, n.start_ns, n.end_ns FROM nvtx_events n JOIN strings s ON s.id = n.text_id "
+      "WHERE n.end_ns IS NOT NULL AND n.style != 'Mark' AND instr(lower(s.value), 'step') > 0";
+  if (db.has_table("torch_ops")) sql += " AND n.id NOT IN (SELECT nvtx_id FROM torch_ops)";
+  if (db.has_table("torch_modules")) sql += " AND n.id NOT IN (SELECT nvtx_id FROM torch_modules)";
+  sql += " ORDER BY n.pid, n.tid, n.start_ns, n.end_ns DESC";
+  std::vector<std::pair<StepFacts, std::string>> out;
+  Statement st = db.prepare(sql);
+  std::int64_t tid = 0, outer_end = 0;
+  while (st.step()) {
+    StepFacts f;
+    f.pid = st.column_int(0);
+    const std::int64_t t = st.column_int(1);
+    f.start_ns = st.column_int(3);
+    f.end_ns = st.column_int(4);
+    std::string text = st.column_text(2);
+    if (!holds_step(text)) continue;  // lower() is ASCII-only; so is this test
+    const bool same_thread = !out.empty() && out.back().first.pid == f.pid && tid == t;
+    if (same_thread && f.start_ns < outer_end) continue;  // nested in the last outermost one
+    tid = t;
+    outer_end = f.end_ns;
+    out.emplace_back(f, core::repair_utf8(text));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.pid, a.first.start_ns) < std::tie(b.first.pid, b.first.start_ns);
+  });
+  for (auto& [f, text] : out) {
+    const auto it = ops.kernels_per_pid.find(f.pid);
+    if (it != ops.kernels_per_pid.end()) f.gpu_busy_ns = covered(it->second, f.start_ns, f.end_ns);
+  }
+  for (std::size_t b = 0; b < out.size();) {  // each process's steps on their own, as step_facts
+    std::size_t e = b;
+    while (e < out.size() && out[e].first.pid == out[b].first.pid) ++e;
+    std::vector<StepFacts> facts;
+    for (std::size_t i = b; i < e; ++i) facts.push_back(out[i].first);
+    classify_steps(facts);
+    for (std::size_t i = b; i < e; ++i) out[i].first.kind = facts[i - b].kind;
+    b = e;
+  }
+  return out;
+}
+
+PageStep page_step(const StepFacts& f, std::string label, std::int64_t base_ns) {
+  PageStep s;
+  s.pid = f.pid;
+  s.label = std::move(label);
+  s.start_ns = core::sat_sub(f.start_ns, base_ns);
+  s.wall_ns = std::max<std::int64_t>(0, core::sat_sub(f.end_ns, f.start_ns));
+  s.gpu_busy_ns = f.gpu_busy_ns;
+  s.idle_ns = std::max<std::int64_t>(0, s.wall_ns - f.gpu_busy_ns);
+  s.state = state_name(f.kind);
+  return s;
+}
+
+// "SM active % (device 0)" → "%": the word before " (device".
+std::string metric_unit(std::string_view track) {
+  std::string_view head = track.substr(0, track.find(" (device"));
+  const std::size_t sp = head.rfind(' ');
+  return std::string(sp == std::string_view::npos ? std::string_view() : head.substr(sp + 1));
+}
+
+}  // namespace
+
+void downsample_min_max(std::vector<std::int64_t>& t, std::vector<double>& v, std::size_t max_points) {
+  const std::size_t n = t.size();
+  if (n <= max_points || max_points < 4) return;
+  const std::size_t buckets = max_points / 2 - 1;  // leaves room for the first and last point
+  std::vector<std::int64_t> ot{t.front()};
+  std::vector<double> ov{v.front()};
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const std::size_t lo = 1 + (n - 2) * b / buckets, hi = 1 + (n - 2) * (b + 1) / buckets;
+    if (lo >= hi) continue;
+    std::size_t mn = lo, mx = lo;
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (v[i] < v[mn]) mn = i;
+      if (v[i] > v[mx]) mx = i;
+    }
+    const std::size_t a = std::min(mn, mx), c = std::max(mn, mx);
+    ot.push_back(t[a]);
+    ov.push_back(v[a]);
+    if (c != a) {
+      ot.push_back(t[c]);
+      ov.push_back(v[c]);
+    }
+  }
+  ot.push_back(t.back());
+  ov.push_back(v.back());
+  t = std::move(ot);
+  v = std::move(ov);
+}
+
+std::vector<PageStep> group_steps(std::span<const PageStep> steps, std::size_t max_bars) {
+  if (max_bars == 0 || steps.size() <= max_bars) return {steps.begin(), steps.end()};
+  const std::size_t run = (steps.size() + max_bars - 1) / max_bars;
+  std::vector<PageStep> out;
+  for (std::size_t b = 0; b < steps.size(); b += run) {
+    const std::size_t e = std::min(steps.size(), b + run);
+    std::size_t slow = b;
+    for (std::size_t i = b; i < e; ++i)
+      if (steps[i].wall_ns > steps[slow].wall_ns) slow = i;
+    out.push_back(steps[slow]);
+    out.back().steps = static_cast<std::int64_t>(e - b);
+  }
+  return out;
+}
+
+namespace {
+
+// The headline: `stats -r top`, with its steady-state scoping (analyze/timeline/steady_scope.hpp, as
+// `gpuscope stats`).
+std::vector<Report> headline(Database& db, const std::vector<StepFacts>& torch_steps, bool whole_run) {
+  std::optional<SteadyScope> steady = whole_run ? std::nullopt : steady_scope(db, torch_steps);
+  std::vector<Report> out = run_report(steady ? steady->trace.db : db, "top");
+  if (steady)
+    for (Report& r : out) r.add_note(NoteLevel::kInfo, steady->note);
+  return out;
+}
+
+// The kernels of a `gpuscope kernels` trace on the roofline, as `gpuscope kernels --svg`
+// places them (analyze/kernels/kernel_reports.hpp), under the cached measured ceilings of their GPU.
+void add_roofline(Database& db, ReportPage& page) {
+  if (!db.has_table("kernel_profiles") || db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0) == 0) {
+    page.notes.push_back(
+        "no roofline: the trace holds no hardware counters (gpuscope kernels -o NAME -- CMD records them; then "
+        "gpuscope report NAME.sqlite)");
+    return;
+  }
+  std::optional<MachineProfile> profile;
+  std::vector<std::string> warnings;
+  if (const std::string uuid = profiled_gpu_uuid(db); !uuid.empty()) {
+    try {
+      profile = store::load_cached_profile(uuid, &warnings);
+    } catch (const store::ProfileError&) {  // unreadable cache: theoretical ceilings instead
+    }
+  }
+  KernelReportOptions ro;
+  ro.profile = profile ? &*profile : nullptr;
+  const KernelAnalysis a = analyze_kernels(db, ro);
+  for (const KernelName& k : a.names) page.roofline_kernels.push_back({core::repair_utf8(k.name), k.derived});
+  page.roofline_ceilings = a.ceilings;
+  page.roofline_ceiling_source = a.ceiling_source;
+  if (!profile)
+    page.notes.push_back(
+        "roofline under the GPU's theoretical ceilings: no machine profile of this GPU is cached (gpuscope peak "
+        "measures and caches its real ceilings)");
+}
+
+// Everything but the headline and the timeline: where the time goes, the tables, the series.
+void time_tables_series(Database& db, ReportPage& page, const std::vector<StepFacts>& torch_steps,
+                        const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
+  // Where the time goes: per GPU (over the headline's scope), then per step.
+  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
+  GpuOps ops = read_gpu_ops(db, gpus);
+  page.gpus = gpu_times(db, ops, page.wall_ns, gpus, window);
+  std::vector<PageStep> steps;
+  if (!torch_steps.empty()) {
+    page.steps_source = "pytorch";
+    for (const StepFacts& f : torch_steps)
+      steps.push_back(page_step(f, "step " + std::to_string(f.step), page.base_ns));
+  } else {
+    for (auto& [f, text] : nvtx_steps(db, ops)) steps.push_back(page_step(f, std::move(text), page.base_ns));
+    if (!steps.empty()) page.steps_source = "nvtx";
+  }
+  ops = {};
+  page.steps_total = static_cast<std::int64_t>(steps.size());
+  page.steps = group_steps(steps, core::kMaxStepBars);
+  if (steps.empty())
+    page.notes.push_back(
+        "no steps: the trace has no PyTorch training steps (trace --pytorch) and no NVTX range whose name holds "
+        "\"step\"");
+
+  // Tables: the stats reports, exactly.
+  for (std::string_view name : kTableReports) {
+    for (Report& r : run_report(db, name)) {
+      if (!r.rows.empty() || name == "cuda_gpu_kern_sum") page.tables.push_back(std::move(r));
+    }
+  }
+
+  // The generate loops' steps (the Tokens section), as llm_sum finds them.
+  page.tokens = token_timeline(db);
+
+  // Counters over time.
+  TraceTimeline tl(db);
+  std::map<std::int64_t, PageSeries> memory;
+  tl.memory([&](const MemoryCounterEvent& e) {
+    PageSeries& s = memory[e.gpu_index];
+    s.t_ns.push_back(core::sat_sub(e.ts_ns, page.base_ns));
+    s.values.push_back(static_cast<double>(e.in_use_bytes));
+  });
+  for (auto& [gpu, s] : memory) {
+    s.name = "GPU " + std::to_string(gpu) + " memory in use";
+    s.unit = "bytes";
+    s.chart = "memory";
+    s.points_total = static_cast<std::int64_t>(s.t_ns.size());
+    downsample_min_max(s.t_ns, s.values, core::kMaxSeriesPoints);
+    page.memory.push_back(std::move(s));
+  }
+  if (page.memory.empty())
+    page.notes.push_back("no memory timeline: the trace was recorded without --cuda-memory-usage");
+  std::map<std::string, PageSeries, std::less<>> metrics;
+  tl.gpu_metric_counters([&](const GpuMetricCounterEvent& e) {
+    auto it = metrics.find(e.track);
+    if (it == metrics.end()) it = metrics.emplace(std::string(e.track), PageSeries{}).first;
+    it->second.t_ns.push_back(core::sat_sub(e.ts_ns, page.base_ns));
+    it->second.values.push_back(e.value);
+  });
+  for (auto& [track, s] : metrics) {
+    s.name = track;
+    s.unit = metric_unit(track);
+    s.chart = s.unit.empty() ? std::string("value") : s.unit;
+    s.points_total = static_cast<std::int64_t>(s.t_ns.size());
+    downsample_min_max(s.t_ns, s.values, core::kMaxSeriesPoints);
+    page.metrics.push_back(std::move(s));
+  }
+  if (page.metrics.empty())
+    page.notes.push_back("no GPU metrics over time: the trace was recorded without --gpu-metrics");
+  add_roofline(db, page);
+}
+
+}  // namespace
+
+ReportPage report_page(Database& db, const ReportPageOptions& options) {
+  ReportPage page;
+  page.trace_name = core::repair_utf8(options.trace_name);
+  page.generator = std::string("gpuscope ") + kVersion;
+  const stats::Interval wall = detail::wall_span(db);
+  page.base_ns = wall.start_ns;
+  page.wall_ns = std::max<std::int64_t>(0, core::sat_sub(wall.end_ns, wall.start_ns));
+  // With PyTorch steps, the headline and the per-GPU split judge the steady-state steps.
+  const std::vector<StepFacts> torch_steps = step_facts(db);
+  const std::optional<std::pair<std::int64_t, std::int64_t>> window =
+      options.whole_run ? std::nullopt : steady_window(torch_steps);
+  if (window)
+    page.gpus_scope = "the steady-state training steps only (" + units::duration_ns(window->first - wall.start_ns) +
+                      " to " + units::duration_ns(window->second - wall.start_ns) +
+                      " since the start; warm-up and outlier steps left out, as the headline; --whole-run for the "
+                      "whole process)";
+
+  // A trace file is read by three connections at once (the headline, the rest, the
+  // timeline): the parts share nothing but the read-only file.
+  const bool parallel = options.parallel && !db.path().empty() && db.path() != ":memory:";
+  std::future<void> rest;
+  std::future<core::TimelineOverview> timeline;
+  if (parallel) {
+    if (options.timeline)
+      timeline = std::async(std::launch::async, [&] {
+        store::Database conn = store::open_trace(db.path());
+        return timeline_overview(conn, options.timeline_options);
+      });
+    rest = std::async(std::launch::async, [&] {
+      store::Database conn = store::open_trace(db.path());
+      time_tables_series(conn, page, torch_steps, window);
+    });
+  } else {
+    time_tables_series(db, page, torch_steps, window);
+    if (options.timeline) page.timeline = timeline_overview(db, options.timeline_options);
+  }
+  std::exception_ptr failed;
+  try {
+    page.headline = headline(db, torch_steps, options.whole_run);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  // Every started part is waited for before anything is thrown (they refer to page and db).
+  for (auto* f : {&rest}) {
+    try {
+      if (f->valid()) f->get();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  try {
+    if (timeline.valid()) page.timeline = timeline.get();
+  } catch (...) {
+    if (!failed) failed = std::current_exception();
+  }
+  if (failed) std::rethrow_exception(failed);
+  return page;
+}
+
+}  // namespace gpuscope::analyze
