@@ -8,11 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -44,7 +42,7 @@ std::optional<std::pair<fs::path, SessionInfo>> find_session(const std::string& 
   store::PrivateStatus status = collect::check_sessions_root();
   std::optional<SessionInfo> info;
   if (status.ok()) info = read_session_info(dir, &status);
-  if (!info && status.problem != store::PrivateProblem::kMissing && !status.ok()) {
+  if (!info && !status.ok() && status.problem != store::PrivateProblem::kMissing) {
     cli_fail(tool, "session '" + name + "': " + status.message, status.fix);
     return std::nullopt;
   }
