@@ -8,6 +8,12 @@
 namespace gpuscope::collect {
 namespace {
 constexpr std::uint64_t kMaxGeneration = 1'000'000'000'000'000'000ull;  // 10^18: never reached
+
+// The fix for an unsafe folder, made only when one is refused: the collector reads control
+// every 100 ms and the common answer is fine.
+void with_folder_fix(store::PrivateStatus& st, const std::filesystem::path& dir) {
+  if (st.problem == store::PrivateProblem::kUnsafe && st.fix.empty()) st.fix = unsafe_folder_fix(dir);
+}
 }  // namespace
 
 std::string format_session_command(const SessionCommand& command) {
@@ -32,7 +38,9 @@ std::optional<SessionCommand> parse_session_command(std::string_view text) {
 
 store::PrivateRead read_session_text(const std::filesystem::path& path, std::size_t max_bytes) {
   const std::filesystem::path dir = path.parent_path();
-  return store::read_private_file(dir, path.filename().string(), max_bytes, unsafe_folder_fix(dir));
+  store::PrivateRead r = store::read_private_file(dir, path.filename().string(), max_bytes, {});
+  with_folder_fix(r.status, dir);
+  return r;
 }
 
 std::optional<SessionCommand> read_session_file(const std::filesystem::path& path, store::PrivateStatus* status) {
@@ -45,7 +53,9 @@ std::optional<SessionCommand> read_session_file(const std::filesystem::path& pat
 
 store::PrivateStatus write_session_file(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path dir = path.parent_path();
-  return store::write_private_file(dir, path.filename().string(), text, unsafe_folder_fix(dir));
+  store::PrivateStatus st = store::write_private_file(dir, path.filename().string(), text, {});
+  with_folder_fix(st, dir);
+  return st;
 }
 
 std::filesystem::path sessions_root() {

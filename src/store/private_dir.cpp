@@ -188,7 +188,7 @@ PrivateRead read_private_file(const fs::path& dir, std::string_view name, std::s
   out.status = open_checked_dir(dir, unsafe_fix, true, &dirfd);
   if (!out.status.ok()) return out;
   Fd dir_guard(dirfd);
-  const std::string path = (dir / std::string(name)).string();
+  const auto path = [&] { return (dir / std::string(name)).string(); };  // for messages only
   if (!is_one_component(name)) {
     out.status = fail(PrivateProblem::kFailed, "not a file name: '" + std::string(name) + "'");
     return out;
@@ -199,26 +199,26 @@ PrivateRead read_private_file(const fs::path& dir, std::string_view name, std::s
     struct stat st {};
     if (err == ELOOP && ::fstatat(dirfd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISLNK(st.st_mode)) {
-      out.status = fail(PrivateProblem::kUnsafe, path + " is a symbolic link", "remove it");
+      out.status = fail(PrivateProblem::kUnsafe, path() + " is a symbolic link", "remove it");
     } else {
-      out.status = system_error(err, path);
+      out.status = system_error(err, path());
     }
     return out;
   }
   Fd file(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    out.status = system_error(errno, path);
+    out.status = system_error(errno, path());
     return out;
   }
   if (!S_ISREG(st.st_mode)) {
-    out.status = fail(PrivateProblem::kUnsafe, path + " is not a regular file (mode " + octal_mode(st.st_mode) + ")",
+    out.status = fail(PrivateProblem::kUnsafe, path() + " is not a regular file (mode " + octal_mode(st.st_mode) + ")",
                       "remove it");
     return out;
   }
   if (st.st_uid != ::geteuid()) {
     out.status = fail(PrivateProblem::kUnsafe,
-                      path + " belongs to another user (owner " + std::to_string(st.st_uid) + ", mode " +
+                      path() + " belongs to another user (owner " + std::to_string(st.st_uid) + ", mode " +
                           octal_mode(st.st_mode) + "); you are uid " + std::to_string(::geteuid()),
                       "remove it");
     return out;
@@ -226,7 +226,7 @@ PrivateRead read_private_file(const fs::path& dir, std::string_view name, std::s
   if (static_cast<std::size_t>(st.st_size) > max_bytes) {
     out.status = fail(
         PrivateProblem::kFailed,
-        path + " holds " + std::to_string(st.st_size) + " bytes, more than " + std::to_string(max_bytes) + " bytes",
+        path() + " holds " + std::to_string(st.st_size) + " bytes, more than " + std::to_string(max_bytes) + " bytes",
         "remove it");
     return out;
   }
@@ -236,14 +236,14 @@ PrivateRead read_private_file(const fs::path& dir, std::string_view name, std::s
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      out.status = system_error(errno, path);
+      out.status = system_error(errno, path());
       out.content.clear();
       return out;
     }
     out.content.append(buf, static_cast<std::size_t>(n));
     if (out.content.size() > max_bytes) {
-      out.status =
-          fail(PrivateProblem::kFailed, path + " holds more than " + std::to_string(max_bytes) + " bytes", "remove it");
+      out.status = fail(PrivateProblem::kFailed, path() + " holds more than " + std::to_string(max_bytes) + " bytes",
+                        "remove it");
       out.content.clear();
       return out;
     }
