@@ -134,12 +134,15 @@ PrivateStatus write_in(int dirfd, const fs::path& where, std::string_view name, 
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno != EINTR) {
+    } else if (n == 0) {
+      err = EIO;  // no progress: do not spin
+    } else if (errno != EINTR) {
       err = errno;
     }
   }
-  if (err == 0 && ::close(file.fd) != 0) err = errno;
+  const int closed = ::close(file.fd);  // always closed, also after a failed write
   file.fd = -1;
+  if (err == 0 && closed != 0) err = errno;
   if (err == 0 && ::renameat(dirfd, tmp.c_str(), dirfd, std::string(name).c_str()) != 0) err = errno;
   if (err != 0) {
     ::unlinkat(dirfd, tmp.c_str(), 0);
