@@ -13,7 +13,7 @@
 //                          a mutation hits a page header, a cell or the schema often;
 //   fuzz_machine_profile, fuzz_bench_result, fuzz_run_description: tests/data's files (and
 //                          a bench CSV written from one);
-//   fuzz_nvtx_decode, fuzz_option_values: small hand-made inputs.
+//   fuzz_nvtx_decode, fuzz_option_values, fuzz_session_files: small hand-made inputs.
 #include <unistd.h>
 
 #include <cstdio>
@@ -414,6 +414,17 @@ int main(int argc, char** argv) {
           "1k",    "4096",         "10",     "0.005",     "6.1e14",      "1e308",         "nan",       "-1",
           "2^64",  "step@mylib/2", "train*", "usec",      "csv",         "kernel,memcpy", "1h",        "10us"}) {
       write_file(opt / ("seed-" + std::to_string(i++)), text);
+    }
+
+    // A session folder's files as launch, start/stop and the collector write them, and hostile ones.
+    const fs::path session = corpus / "fuzz_session_files";
+    i = 0;
+    for (const char* text :
+         {"name=srv\nlauncher_pid=4242\noutput=/data/srv.sqlite\nlog_dir=/data/srv.logs\ncommand=python3 serve.py "
+          "--port 8000\nstarted=2026-12-05T09:00:00Z\n",
+          "launcher_pid=1", "launcher_pid=2147483648\n", "launcher_pid=-1\nname=x\r\n", "1 start\n", "2 stop\n",
+          "1000000000000000000 stop", "18446744073709551615 start\n", "-1 start", "01 stop\n"}) {
+      write_file(session / ("seed-" + std::to_string(i++)), text);
     }
     fs::remove_all(work);
   } catch (const std::exception& e) {

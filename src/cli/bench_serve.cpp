@@ -15,6 +15,7 @@
 #include <mutex>
 #include <random>
 #include <semaphore>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "core/units.hpp"
 #include "render/report_render.hpp"
 #include "store/bench_result_json.hpp"
+#include "store/private_dir.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -343,10 +345,12 @@ ClockAnchor clock_anchor(Clock::time_point origin) {
 
 // --requests-log: one JSON object per request (warm-up ones too), times in ns on
 // CLOCK_REALTIME, the trace's clock (docs/bench.md, "The requests log").
+// In a session's log folder (`session`) the file is new, created 0600 with
+// O_CREAT|O_EXCL|O_NOFOLLOW and renamed in (store/private_dir.hpp): a link planted under its
+// name is replaced, never followed.
 void write_requests_log(const std::vector<serve::RequestRecord>& records, const ClockAnchor& anchor,
-                        const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write the requests log " + path);
+                        const std::string& path, bool session) {
+  std::ostringstream out;
   auto ns = [&anchor](double s) { return anchor.origin_realtime_ns + std::llround(s * 1e9); };
   for (const serve::RequestRecord& r : records) {
     nlohmann::json j;
@@ -366,7 +370,15 @@ void write_requests_log(const std::vector<serve::RequestRecord>& records, const 
     j["realtime_minus_monotonic_ns"] = anchor.realtime_minus_monotonic_ns;
     out << j.dump() << "\n";
   }
-  if (!out.flush()) throw std::runtime_error("cannot write the requests log " + path);
+  if (session) {
+    const std::filesystem::path p(path);
+    if (const store::PrivateStatus st = store::write_new_file(p.parent_path(), p.filename().string(), out.str());
+        !st.ok())
+      throw std::runtime_error("cannot write the requests log: " + st.message);
+    return;
+  }
+  std::ofstream file(path);
+  if (!file || !(file << out.str()) || !file.flush()) throw std::runtime_error("cannot write the requests log " + path);
 }
 
 int run(const ServeOptions& o, const std::string& format_text, const std::string& json, bool force) {
@@ -417,7 +429,7 @@ int run(const ServeOptions& o, const std::string& format_text, const std::string
   records.insert(records.end(), measured.begin(), measured.end());
   for (const std::string& path : {o.requests_log, session_log}) {
     if (path.empty()) continue;
-    write_requests_log(records, anchor, path);
+    write_requests_log(records, anchor, path, path == session_log);
     std::cerr << "gpuscope bench serve: wrote " << path
               << (path == session_log ? " (the session's trace reads it when the server exits or at gpuscope stop)"
                                       : "")

@@ -1,16 +1,16 @@
 #include "cli/session_command.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -30,26 +30,6 @@ bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0)
 
 }  // namespace
 
-std::optional<SessionInfo> read_session_info(const fs::path& dir) {
-  std::ifstream in(dir / "info");
-  if (!in) return std::nullopt;
-  SessionInfo info;
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "name") info.name = value;
-    if (key == "launcher_pid") info.launcher_pid = std::atol(value.c_str());
-    if (key == "output") info.output = value;
-    if (key == "log_dir") info.log_dir = value;
-    if (key == "command") info.command = value;
-    if (key == "started") info.started = value;
-  }
-  if (info.launcher_pid <= 0) return std::nullopt;
-  return info;
-}
-
 namespace {
 
 // The session `name` with a live launcher, or an error printed (nullopt).
@@ -59,7 +39,13 @@ std::optional<std::pair<fs::path, SessionInfo>> find_session(const std::string& 
     return std::nullopt;
   }
   const fs::path dir = collect::session_dir(name);
-  const auto info = read_session_info(dir);
+  store::PrivateStatus status = collect::check_sessions_root();
+  std::optional<SessionInfo> info;
+  if (status.ok()) info = read_session_info(dir, &status);
+  if (!info && !status.ok() && status.problem != store::PrivateProblem::kMissing) {
+    cli_fail(tool, "session '" + name + "': " + status.message, status.fix);
+    return std::nullopt;
+  }
   if (!info) {
     cli_fail(tool, "no session '" + name + "' (looked in " + collect::sessions_root().string() + ")",
              "start one with: gpuscope launch --session " + name + " -- CMD ; gpuscope sessions lists them");
@@ -100,9 +86,21 @@ std::uint64_t window_of(std::uint64_t generation) { return (generation + 1) / 2;
 
 // Writes `command` into the session's control file; false after printing the error.
 bool send_command(const std::string& tool, const fs::path& dir, const SessionCommand& command) {
-  if (collect::write_line_atomically(dir / "control", collect::format_session_command(command))) return true;
-  cli_fail(tool, "cannot write " + (dir / "control").string(), "check the folder's permissions");
+  const store::PrivateStatus st =
+      collect::write_session_file(dir / "control", collect::format_session_command(command));
+  if (st.ok()) return true;
+  cli_fail(tool, st.message, st.fix.empty() ? "check the folder's permissions" : st.fix);
   return false;
+}
+
+// The session's control line (nullopt: none yet), or an error printed when the file is there
+// but unsafe (a link, another user's file): *ok = false.
+std::optional<SessionCommand> read_control(const std::string& tool, const fs::path& dir, bool* ok) {
+  store::PrivateStatus st;
+  auto command = collect::read_session_file(dir / "control", &st);
+  *ok = st.ok() || st.problem == store::PrivateProblem::kMissing;
+  if (!*ok) cli_fail(tool, st.message, st.fix);
+  return command;
 }
 
 // NAME.sqlite -> NAME.wK.sqlite
@@ -113,38 +111,42 @@ std::string window_trace_path(std::string output, std::uint64_t window) {
 
 }  // namespace
 
-bool write_session_info(const fs::path& dir, const SessionInfo& info) {
-  std::ostringstream out;
-  const auto one_line = [](std::string s) {
-    for (char& c : s)
-      if (c == '\n' || c == '\r') c = ' ';
-    return s;
-  };
-  out << "name=" << one_line(info.name) << "\nlauncher_pid=" << info.launcher_pid
-      << "\noutput=" << one_line(info.output) << "\nlog_dir=" << one_line(info.log_dir)
-      << "\ncommand=" << one_line(info.command) << "\nstarted=" << one_line(info.started) << "\n";
-  return collect::write_line_atomically(dir / "info", out.str());
-}
-
 fs::path claim_session_dir(const std::string& name) {
   if (const std::string problem = collect::session_name_problem(name); !problem.empty()) {
     cli_fail("launch", problem + ": '" + name + "'", "e.g. --session server1");
     return {};
   }
   const fs::path dir = collect::session_dir(name);
-  std::error_code ec;
-  fs::create_directories(dir.parent_path(), ec);
-  fs::permissions(dir.parent_path(), fs::perms::owner_all, fs::perm_options::replace, ec);
-  if (auto info = read_session_info(dir); info && pid_alive(info->launcher_pid)) {
-    cli_fail("launch",
-             "session '" + name + "' is in use by gpuscope launch (pid " + std::to_string(info->launcher_pid) + ")",
-             "give another --session name, or end that program first");
+  // The root and the session folder are the user's own, mode 0700, not links; anything else
+  // is refused, never repaired (someone else made it).
+  if (const store::PrivateStatus st = collect::prepare_sessions_root(); !st.ok()) {
+    cli_fail("launch", st.message, st.fix);
     return {};
   }
-  fs::remove_all(dir, ec);  // left by a launcher that is gone
-  if (!fs::create_directory(dir, ec) || ec) {
-    cli_fail("launch", "cannot create the session folder " + dir.string() + (ec ? ": " + ec.message() : ""),
+  store::PrivateStatus st = collect::check_session_folder(dir);
+  if (st.problem != store::PrivateProblem::kMissing) {
+    std::optional<SessionInfo> info;
+    if (st.ok()) info = read_session_info(dir, &st);
+    if (!st.ok() && st.problem != store::PrivateProblem::kMissing) {
+      cli_fail("launch", "session '" + name + "': " + st.message, st.fix);
+      return {};
+    }
+    if (info && pid_alive(info->launcher_pid)) {
+      cli_fail("launch",
+               "session '" + name + "' is in use by gpuscope launch (pid " + std::to_string(info->launcher_pid) + ")",
+               "give another --session name, or end that program first");
+      return {};
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);  // left by a launcher that is gone
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    cli_fail("launch", "cannot create the session folder " + dir.string() + ": " + std::strerror(errno),
              "set GPUSCOPE_SESSIONS_DIR to a folder you can write");
+    return {};
+  }
+  if (st = collect::check_session_folder(dir); !st.ok()) {  // one that appeared meanwhile is checked too
+    cli_fail("launch", "session '" + name + "': " + st.message, st.fix);
     return {};
   }
   return dir;
@@ -191,7 +193,9 @@ int run_start(const SessionOptions& o) {
   const auto found = find_session("start", o.name);
   if (!found) return 1;
   const auto& [dir, info] = *found;
-  const auto current = collect::read_session_file(dir / "control");
+  bool control_ok = true;
+  const auto current = read_control("start", dir, &control_ok);
+  if (!control_ok) return 1;
   const std::uint64_t generation = current ? current->generation : 0;
   if (current && current->start)
     return cli_fail(
@@ -218,7 +222,9 @@ int run_stop(const SessionOptions& o) {
   const auto found = find_session("stop", o.name);
   if (!found) return 1;
   const auto& [dir, info] = *found;
-  const auto current = collect::read_session_file(dir / "control");
+  bool control_ok = true;
+  const auto current = read_control("stop", dir, &control_ok);
+  if (!control_ok) return 1;
   if (!current || !current->start)
     return cli_fail("stop", "session '" + o.name + "' is not recording",
                     "gpuscope start " + o.name + " opens a window");
@@ -277,16 +283,30 @@ int run_sessions() {
       .add_column("Processes", "", ColumnType::kInteger)
       .add_column("Trace", "", ColumnType::kText)
       .add_column("Command", "", ColumnType::kText);
+  // The sessions folder must be the user's own and private; a missing one holds no session.
+  const store::PrivateStatus root = collect::check_sessions_root();
+  if (!root.ok() && root.problem != store::PrivateProblem::kMissing)
+    return cli_fail("sessions", root.message, root.fix);
   std::error_code ec;
   std::vector<fs::path> gone;
   for (const auto& entry : fs::directory_iterator(collect::sessions_root(), ec)) {
-    const auto info = read_session_info(entry.path());
+    store::PrivateStatus st;
+    const auto info = read_session_info(entry.path(), &st);
+    if (!info && st.problem != store::PrivateProblem::kMissing) {  // not listed, nor removed
+      std::cerr << "gpuscope sessions: warning: skipped " << entry.path().string() << ": " << st.message
+                << (st.fix.empty() ? "" : " (" + st.fix + ")") << "\n";
+      continue;
+    }
     if (!info) continue;
     if (!pid_alive(info->launcher_pid)) {
       gone.push_back(entry.path());
       continue;
     }
-    const auto control = collect::read_session_file(entry.path() / "control");
+    const auto control = collect::read_session_file(entry.path() / "control", &st);
+    if (!st.ok() && st.problem != store::PrivateProblem::kMissing) {
+      std::cerr << "gpuscope sessions: warning: session " << info->name << ": " << st.message << " (" << st.fix
+                << "): its state is not shown\n";
+    }
     const std::uint64_t generation = control ? control->generation : 0;
     const bool recording = control && control->start;
     std::set<std::uint32_t> pids;

@@ -7,10 +7,14 @@
 // start/stop pair is one capture window (capture_windows, reason 'session') of the trace that
 // launch writes when the program ends (also when it crashes or is killed). `stop` also writes
 // the trace so far, NAME.wK.sqlite (windows 1..K), without stopping the program.
-// The session folder and its files: collect/session_control.hpp.
+// The session folder and its files: collect/session_control.hpp, cli/session_info.hpp; they
+// are private to the user (store/private_dir.hpp).
 //
 // Errors (exit 1, "what to do" line): no such session (or its launcher is gone), start while
-// recording, stop while not recording, no traced process answering within --timeout.
+// recording, stop while not recording, no traced process answering within --timeout; a
+// sessions folder, session folder or session file that is not the user's own or not private
+// ("permission denied: PATH ...", "directory PATH has unsafe permissions (owner N, mode
+// 0777)", "PATH belongs to another user"), refused before it is used.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -18,6 +22,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+
+#include "cli/session_info.hpp"
 
 namespace gpuscope::cli {
 
@@ -27,21 +33,6 @@ struct SessionOptions {
   double timeout_s = 10;  // how long start/stop wait for the traced processes to answer
   bool no_trace = false;  // stop --no-trace: do not write NAME.wK.sqlite
 };
-
-/// The session's facts, written by launch into the session folder's 'info' file (key=value lines).
-struct SessionInfo {
-  std::string name;
-  long launcher_pid = 0;  // gpuscope launch itself
-  std::string output;     // the trace launch writes at exit (NAME.sqlite)
-  std::string log_dir;    // the collectors' event logs (NAME.logs/)
-  std::string command;
-  std::string started;  // ISO 8601
-};
-
-/// Writes `info` into `dir`/info (atomically). False when it cannot.
-[[nodiscard]] bool write_session_info(const std::filesystem::path& dir, const SessionInfo& info);
-/// Reads `dir`/info; std::nullopt when it is missing or names no launcher pid.
-[[nodiscard]] std::optional<SessionInfo> read_session_info(const std::filesystem::path& dir);
 
 /// Declares start, stop and sessions (launch is declared by add_trace_command).
 CLI::App* add_start_command(CLI::App& app, SessionOptions& options);

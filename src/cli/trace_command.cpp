@@ -355,9 +355,8 @@ int run_trace(TraceOptions o) {
       info.log_dir = std::filesystem::absolute(log_dir).string();
       for (const std::string& a : o.command) info.command += (info.command.empty() ? "" : " ") + a;
       info.started = units::utc_now_iso8601();
-      if (!write_session_info(session_folder, info))
-        std::cerr << "gpuscope launch: warning: cannot write " << (session_folder / "info").string()
-                  << ": gpuscope start/stop will not find this session\n";
+      if (const store::PrivateStatus st = write_session_info(session_folder, info); !st.ok())
+        std::cerr << "gpuscope launch: warning: " << st.message << ": gpuscope start/stop will not find this session\n";
       else
         std::cerr << "gpuscope launch: session " << o.session << " ready, not recording: from another shell run\n"
                   << "  gpuscope start " << o.session << "   and   gpuscope stop " << o.session << "\n";

@@ -466,7 +466,14 @@ void Collector::apply_recording() noexcept {
 void Collector::poll_session() noexcept {
   if (m_config.capture_range != CaptureRange::kSession) return;
   try {
-    const auto command = collect::read_session_file(std::filesystem::path(m_config.session_dir) / "control");
+    // Only a regular file of this process's own user in a private folder is obeyed: anything
+    // else is logged once and ignored (collect/session_control.hpp).
+    store::PrivateStatus status;
+    const auto command = collect::read_session_file(std::filesystem::path(m_config.session_dir) / "control", &status);
+    if (!status.ok() && status.problem != store::PrivateProblem::kMissing && status.message != m_session_refused) {
+      m_session_refused = status.message;
+      std::fprintf(stderr, "gpuscope: pid %u: session control ignored: %s\n", m_pid, status.message.c_str());
+    }
     if (!command || command->generation <= m_session_generation) return;
     m_session_generation = command->generation;
     bool changed = false;
@@ -512,8 +519,9 @@ void Collector::finish_session_stop(bool force) noexcept {
 void Collector::write_session_ack(const collect::SessionCommand& command) noexcept {
   try {
     const auto path = std::filesystem::path(m_config.session_dir) / ("ack." + std::to_string(m_pid));
-    if (!collect::write_line_atomically(path, collect::format_session_command(command)) && m_config.verbose) {
-      std::fprintf(stderr, "gpuscope: pid %u: cannot write %s\n", m_pid, path.c_str());
+    if (const store::PrivateStatus st = collect::write_session_file(path, collect::format_session_command(command));
+        !st.ok() && m_config.verbose) {
+      std::fprintf(stderr, "gpuscope: pid %u: %s\n", m_pid, st.message.c_str());
     }
   } catch (...) {
   }

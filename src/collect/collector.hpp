@@ -173,6 +173,7 @@ class Collector {
   std::uint64_t m_session_generation = 0;
   std::optional<collect::SessionCommand> m_session_stop_pending;
   std::uint64_t m_session_stop_ns = 0;
+  std::string m_session_refused;  // the last refusal of the control file logged (logged once each)
   CUpti_SubscriberHandle m_subscriber = nullptr;
   // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.
   std::vector<CUpti_CallbackId> m_api_cbids[2];  // [0] runtime, [1] driver

@@ -2,58 +2,93 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 namespace gpuscope::collect {
+namespace {
+constexpr std::uint64_t kMaxGeneration = 1'000'000'000'000'000'000ull;  // 10^18: never reached
+
+// The fix for an unsafe folder, made only when one is refused: the collector reads control
+// every 100 ms and the common answer is fine.
+void with_folder_fix(store::PrivateStatus& st, const std::filesystem::path& dir) {
+  if (st.problem == store::PrivateProblem::kUnsafe && st.fix.empty()) st.fix = unsafe_folder_fix(dir);
+}
+}  // namespace
 
 std::string format_session_command(const SessionCommand& command) {
   return std::to_string(command.generation) + (command.start ? " start\n" : " stop\n");
 }
 
-std::optional<SessionCommand> parse_session_command(const std::string& text) {
-  std::istringstream in(text);
-  std::uint64_t generation = 0;
-  std::string what;
-  if (!(in >> generation >> what) || generation == 0) return std::nullopt;
+std::optional<SessionCommand> parse_session_command(std::string_view text) {
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  const std::size_t space = text.find(' ');
+  if (space == std::string_view::npos || space == 0 || space > 19) return std::nullopt;
+  const std::string_view digits = text.substr(0, space), what = text.substr(space + 1);
   if (what != "start" && what != "stop") return std::nullopt;
+  if (digits[0] == '0') return std::nullopt;  // generations start at 1, no leading zero
+  std::uint64_t generation = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    generation = generation * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (generation > kMaxGeneration) return std::nullopt;
   return SessionCommand{generation, what == "start"};
 }
 
-std::optional<SessionCommand> read_session_file(const std::filesystem::path& path) {
-  // Plain stdio: this runs in the traced process every 100 ms, and a control line is short.
-  std::FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return std::nullopt;
-  char buf[64] = {};
-  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  return parse_session_command(std::string(buf, n));
+store::PrivateRead read_session_text(const std::filesystem::path& path, std::size_t max_bytes) {
+  const std::filesystem::path dir = path.parent_path();
+  store::PrivateRead r = store::read_private_file(dir, path.filename().string(), max_bytes, {});
+  with_folder_fix(r.status, dir);
+  return r;
 }
 
-bool write_line_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "we");
-  if (f == nullptr) return false;
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int saved = errno;
-    std::remove(tmp.c_str());
-    errno = saved;
-    return false;
-  }
-  return true;
+std::optional<SessionCommand> read_session_file(const std::filesystem::path& path, store::PrivateStatus* status) {
+  // Runs in the traced process every 100 ms: a few system calls, a control line is short.
+  store::PrivateRead r = read_session_text(path, 64);
+  if (status != nullptr) *status = r.status;
+  if (!r.status.ok()) return std::nullopt;
+  return parse_session_command(r.content);
+}
+
+store::PrivateStatus write_session_file(const std::filesystem::path& path, std::string_view text) {
+  const std::filesystem::path dir = path.parent_path();
+  store::PrivateStatus st = store::write_private_file(dir, path.filename().string(), text, {});
+  with_folder_fix(st, dir);
+  return st;
 }
 
 std::filesystem::path sessions_root() {
   if (const char* dir = std::getenv("GPUSCOPE_SESSIONS_DIR"); dir != nullptr && *dir != '\0') return dir;
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
   const std::filesystem::path base = runtime != nullptr && *runtime != '\0' ? runtime : "/tmp";
-  return base / ("gpuscope-sessions-" + std::to_string(::getuid()));
+  return base / ("gpuscope-sessions-" + std::to_string(::geteuid()));
+}
+
+std::string unsafe_folder_fix(const std::filesystem::path& dir) {
+  const std::filesystem::path root = sessions_root();
+  if (dir.lexically_normal() != root.lexically_normal()) return "remove it (rm -r " + dir.string() + ")";
+  const char* env = std::getenv("GPUSCOPE_SESSIONS_DIR");
+  const bool moved = env != nullptr && *env != '\0';
+  return "remove it, or set " + std::string(moved ? "GPUSCOPE_SESSIONS_DIR" : "XDG_RUNTIME_DIR") +
+         " to a folder of your own";
+}
+
+store::PrivateStatus prepare_sessions_root() {
+  const std::filesystem::path root = sessions_root();
+  std::error_code ec;
+  if (root.has_parent_path() && !std::filesystem::exists(root.parent_path(), ec))
+    std::filesystem::create_directories(root.parent_path(), ec);  // a new GPUSCOPE_SESSIONS_DIR path
+  return store::make_private_dir(root, unsafe_folder_fix(root));
+}
+
+store::PrivateStatus check_sessions_root() {
+  const std::filesystem::path root = sessions_root();
+  return store::check_private_dir(root, unsafe_folder_fix(root));
+}
+
+store::PrivateStatus check_session_folder(const std::filesystem::path& dir) {
+  return store::check_private_dir(dir, unsafe_folder_fix(dir));
 }
 
 std::filesystem::path session_dir(const std::string& name) { return sessions_root() / name; }
@@ -78,7 +113,7 @@ std::vector<SessionAck> read_session_acks(const std::filesystem::path& dir) {
     if (file.rfind("ack.", 0) != 0 || file.find(".tmp.") != std::string::npos) continue;
     char* end = nullptr;
     const unsigned long pid = std::strtoul(file.c_str() + 4, &end, 10);
-    if (end == file.c_str() + 4 || *end != '\0') continue;
+    if (end == file.c_str() + 4 || *end != '\0' || pid > UINT32_MAX) continue;
     if (auto command = read_session_file(entry.path())) acks.push_back({static_cast<std::uint32_t>(pid), *command});
   }
   return acks;

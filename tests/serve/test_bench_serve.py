@@ -48,10 +48,11 @@ def gpuscope(build, *args, env=None):
 def check_session(build, url, tmp):
     """bench serve --session NAME: the requests land in the session's log folder; importing
     the folder gives the requests table. The session folder is made by hand here, as
-    `gpuscope launch --session` makes it (cli/session_command.hpp: NAME/info)."""
+    `gpuscope launch --session` makes it (cli/session_info.hpp: NAME/info; folders 0700)."""
     sessions = os.path.join(tmp, "sessions")
     logs = os.path.join(tmp, "srv.logs")
-    os.makedirs(os.path.join(sessions, "srv"))
+    os.mkdir(sessions, 0o700)
+    os.mkdir(os.path.join(sessions, "srv"), 0o700)
     os.makedirs(logs)
     with open(os.path.join(sessions, "srv", "info"), "w") as f:
         f.write(f"name=srv\nlauncher_pid={os.getpid()}\noutput={tmp}/srv.sqlite\nlog_dir={logs}\ncommand=mock\n")
