@@ -58,7 +58,8 @@ struct Scored {
 
 class Lane {
  public:
-  explicit Lane(std::vector<LaunchToken> launches) : m_l(std::move(launches)) {
+  Lane(std::vector<LaunchToken> launches, std::vector<std::int64_t> idle)
+      : m_l(std::move(launches)), m_idle(std::move(idle)) {
     const std::size_t n = m_l.size();
     std::vector<std::int64_t> ids(n);
     for (std::size_t i = 0; i < n; ++i) ids[i] = m_l[i].token;
@@ -81,17 +82,6 @@ class Lane {
     m_occ.resize(n);
     std::vector<std::size_t> fill(m_occ_begin.begin(), m_occ_begin.end() - 1);
     for (std::size_t i = 0; i < n; ++i) m_occ[fill[m_tok[i]]++] = i;
-    // Idle before each launch: GPU idle since every earlier launch ended, plus the CPU time
-    // since the previous launch call where both are known.
-    m_idle.assign(n, 0);
-    std::int64_t ended = n > 0 ? m_l[0].end_ns : 0;
-    for (std::size_t i = 1; i < n; ++i) {
-      std::int64_t idle = std::max<std::int64_t>(0, m_l[i].start_ns - ended);
-      if (m_l[i].launch_ns > 0 && m_l[i - 1].launch_ns > 0)
-        idle += std::max<std::int64_t>(0, m_l[i].launch_ns - m_l[i - 1].launch_ns);
-      m_idle[i] = idle;
-      ended = std::max(ended, m_l[i].end_ns);
-    }
     m_count_unit.assign(m_vocab, 0);
     m_count_seg.assign(m_vocab, 0);
   }
@@ -123,7 +113,7 @@ class Lane {
   std::size_t m_vocab = 0;
   std::vector<std::uint64_t> m_hash, m_pow;
   std::vector<std::size_t> m_occ_begin, m_occ;
-  std::vector<std::int64_t> m_idle;
+  std::vector<std::int64_t> m_idle;                     // before each launch (idle_before)
   std::vector<std::int32_t> m_count_unit, m_count_seg;  // scratch, all zero between uses
 };
 
@@ -267,22 +257,32 @@ std::size_t Lane::outside_repeats(const Scored& outer, std::size_t inner, std::s
   return outside / std::max<std::size_t>(1, outer.repeats);
 }
 
-// The unit's launch with the longest median idle before it (over the exact segments); ties
-// (within 1 µs or 10 %) go to the launch whose kind the lane ran first, then to the earlier one.
+// The unit's launch with the longest median idle before it (over the exact segments), among
+// those right after a blocking launch when there are such; ties (within 1 µs or 10 %) go to the
+// launch whose kind the lane ran first, then to the earlier one.
 std::size_t Lane::phase_offset(const Scored& s) const {
   std::vector<std::int64_t> idle, med(s.unit_len);
+  std::vector<char> after_block(s.unit_len, 0);
   for (std::size_t j = 0; j < s.unit_len; ++j) {
     idle.clear();
-    for (const Segment& g : s.segments)
-      if (g.diff == 0) idle.push_back(m_idle[g.first + j]);
+    std::size_t blocked = 0;
+    for (const Segment& g : s.segments) {
+      if (g.diff != 0) continue;
+      idle.push_back(m_idle[g.first + j]);
+      blocked += g.first + j > 0 && m_l[g.first + j - 1].blocking;
+    }
     med[j] = median_of(idle);
+    after_block[j] = 2 * blocked > idle.size();
   }
-  const std::int64_t top = *std::max_element(med.begin(), med.end());
+  const bool any_block = std::find(after_block.begin(), after_block.end(), 1) != after_block.end();
+  std::int64_t top = 0;
+  for (std::size_t j = 0; j < s.unit_len; ++j)
+    if (after_block[j] || !any_block) top = std::max(top, med[j]);
   const std::int64_t slack = std::max<std::int64_t>(1000, top / 10);
   std::size_t pick = 0, pick_seen = kNone;
   for (std::size_t j = 0; j < s.unit_len; ++j) {
     const std::size_t seen = occurrences(m_tok[s.unit_first + j])[0];
-    if (med[j] >= top - slack && seen < pick_seen) {
+    if ((after_block[j] || !any_block) && med[j] >= top - slack && seen < pick_seen) {
       pick = j;
       pick_seen = seen;
     }
@@ -424,12 +424,12 @@ IterationDetection Lane::detect() {
     std::size_t matched = 0;
     (void)outside_repeats(chosen, q, &matched);
     const std::size_t reps = (matched + q / 2) / q + 1;
-    if (reps >= kMinRepeats && q > st.inner_unit_launches) {
+    if (reps >= kMinRepeats && 2 * (matched + q) >= chosen.unit_len && q > st.inner_unit_launches) {
       st.inner_unit_launches = q;
       st.inner_repeats = reps;
     }
   }
-  if (st.steady < 2) {
+  if (st.steady < kMinRepeats) {
     out.why = NoIterations::kTooFewRepeats;
     return out;
   }
@@ -437,36 +437,92 @@ IterationDetection Lane::detect() {
   return out;
 }
 
-IterationDetection detect_lane(std::vector<LaunchToken> launches) {
-  Lane lane(std::move(launches));
-  IterationDetection d = lane.detect();
-  if (d.found) d.found->lanes = 1;
-  return d;
+// Launches are ordered in time by their launch call's start, else their GPU start.
+std::int64_t order_key(const LaunchToken& l) { return l.launch_ns > 0 ? l.launch_ns : l.start_ns; }
+
+// Idle before each launch (by index into `launches`), over the whole process: GPU idle since
+// every launch made before it ended, plus the CPU time since the launch call before it where
+// both are known. Over the whole process, so that a thread waiting while another launches
+// (PyTorch's autograd thread runs the backward pass) is not taken for a pause.
+std::vector<std::int64_t> idle_before(std::span<const LaunchToken> launches, const std::vector<std::size_t>& by_time) {
+  std::vector<std::int64_t> idle(launches.size(), 0);
+  std::int64_t ended = 0, called = 0;
+  for (std::size_t k = 0; k < by_time.size(); ++k) {
+    const LaunchToken& l = launches[by_time[k]];
+    if (k > 0) {
+      std::int64_t v = std::max<std::int64_t>(0, l.start_ns - ended);
+      if (l.launch_ns > 0 && called > 0) v += std::max<std::int64_t>(0, l.launch_ns - called);
+      idle[by_time[k]] = v;
+    }
+    ended = k == 0 ? l.end_ns : std::max(ended, l.end_ns);
+    called = l.launch_ns;
+  }
+  return idle;
+}
+
+// Each iteration also holds the other lanes' work launched between its first launch and the
+// next iteration's (the last one: up to its own last launch): its times span it too.
+void add_other_lanes(IterationStructure& s, std::span<const LaunchToken> launches, std::span<const std::size_t> lane,
+                     const std::vector<std::size_t>& by_time) {
+  std::vector<std::int64_t> keys(by_time.size());
+  for (std::size_t k = 0; k < by_time.size(); ++k) keys[k] = order_key(launches[by_time[k]]);
+  std::vector<std::size_t> others;
+  for (std::size_t i = 0; i < s.iterations.size(); ++i) {
+    Iteration& it = s.iterations[i];
+    const std::int64_t lo = order_key(launches[lane[it.first]]);
+    const auto from = std::lower_bound(keys.begin(), keys.end(), lo) - keys.begin();
+    const auto to =
+        i + 1 < s.iterations.size()
+            ? std::lower_bound(keys.begin(), keys.end(), order_key(launches[lane[s.iterations[i + 1].first]])) -
+                  keys.begin()
+            : std::upper_bound(keys.begin(), keys.end(), order_key(launches[lane[it.first + it.launches - 1]])) -
+                  keys.begin();
+    for (auto k = from; k < to; ++k) {
+      const LaunchToken& l = launches[by_time[static_cast<std::size_t>(k)]];
+      if (l.lane == s.lane) continue;
+      ++it.other_launches;
+      it.start_ns = std::min(it.start_ns, l.start_ns);
+      it.end_ns = std::max(it.end_ns, l.end_ns);
+    }
+    if (it.kind == IterationKind::kSteady) others.push_back(it.other_launches);
+  }
+  if (!others.empty()) {
+    std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(others.size() / 2), others.end());
+    s.unit_other_launches = others[others.size() / 2];
+  }
 }
 
 }  // namespace
 
-IterationDetection detect_iterations_in_lane(std::span<const LaunchToken> launches) {
-  return detect_lane(std::vector<LaunchToken>(launches.begin(), launches.end()));
-}
-
 IterationDetection detect_iterations(std::span<const LaunchToken> launches) {
+  std::vector<std::size_t> by_time(launches.size());
+  std::iota(by_time.begin(), by_time.end(), std::size_t{0});
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](std::size_t a, std::size_t b) { return order_key(launches[a]) < order_key(launches[b]); });
+  const std::vector<std::int64_t> idle = idle_before(launches, by_time);
   std::vector<std::int64_t> order;  // lanes in order of first launch
-  std::unordered_map<std::int64_t, std::vector<LaunchToken>> by_lane;
-  for (const LaunchToken& l : launches) {
-    auto [it, fresh] = by_lane.try_emplace(l.lane);
-    if (fresh) order.push_back(l.lane);
-    it->second.push_back(l);
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> by_lane;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    auto [it, fresh] = by_lane.try_emplace(launches[i].lane);
+    if (fresh) order.push_back(launches[i].lane);
+    it->second.push_back(i);
   }
   IterationDetection best;
   best.launches = launches.size();
   best.why = NoIterations::kTooFewLaunches;
   std::size_t best_steady = 0;
+  std::int64_t best_lane = 0;
   for (std::int64_t lane : order) {
-    IterationDetection d = detect_lane(std::move(by_lane[lane]));
+    const std::vector<std::size_t>& idx = by_lane[lane];
+    std::vector<LaunchToken> mine(idx.size());
+    std::vector<std::int64_t> mine_idle(idx.size());
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      mine[k] = launches[idx[k]];
+      mine_idle[k] = idle[idx[k]];
+    }
+    IterationDetection d = Lane(std::move(mine), std::move(mine_idle)).detect();
     if (!d.found) {
-      best.why =
-          std::max(best.why, d.why);  // the reason that got furthest: too few launches < no repeat < too few repeats
+      best.why = std::max(best.why, d.why);  // the furthest: too few launches < no repeat < too few repeats
       continue;
     }
     std::size_t steady = 0;
@@ -475,11 +531,21 @@ IterationDetection detect_iterations(std::span<const LaunchToken> launches) {
     if (!best.found || steady > best_steady) {
       best_steady = steady;
       best.found = std::move(d.found);
-      best.found->lane = lane;
+      best_lane = lane;
     }
   }
-  if (best.found) best.found->lanes = order.size();
+  if (best.found) {
+    best.found->lane = best_lane;
+    best.found->lanes = order.size();
+    if (order.size() > 1) add_other_lanes(*best.found, launches, by_lane[best_lane], by_time);
+  }
   return best;
+}
+
+IterationDetection detect_iterations_in_lane(std::span<const LaunchToken> launches) {
+  std::vector<LaunchToken> one(launches.begin(), launches.end());
+  for (LaunchToken& l : one) l.lane = 0;
+  return detect_iterations(one);
 }
 
 std::optional<std::pair<std::int64_t, std::int64_t>> steady_iterations_window(const IterationStructure& s) {

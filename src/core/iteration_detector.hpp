@@ -17,10 +17,12 @@
 //      candidate covers wins, unless almost all of it is a smaller period repeated (fewer than
 //      max(2, inner/20) launches per iteration outside the inner repeats: a kernel added every
 //      k iterations), in which case the smaller one wins. A smaller period that still repeats
-//      inside the winner is reported as its inner unit (decode steps inside a request).
-//   5. Phase: iterations start at the launch of the unit (one seen once per unit) with the
-//      longest median idle before it (GPU idle plus CPU time between launch calls), ties to the
-//      launch seen first in the trace.
+//      >= 3 times inside the winner, over at least half of it, is reported as its inner unit
+//      (decode steps inside a request). At least 3 iterations must be steady.
+//   5. Phase: iterations start right after a blocking launch of the unit (the host waited for
+//      the GPU there: loss.item(), a synchronous copy) when it has one, and among those (or all
+//      launches) at the one with the longest median idle before it (GPU idle plus CPU time
+//      between launch calls, over all lanes of the process), ties to the launch seen first.
 //   6. Iterations whose launches differ from the unit, or whose wall time (start to next start)
 //      is over 1.25 x the median of the later ones, are warm-up while they lead; later ones that
 //      differ, or run over 1.5 x or under 0.5 x the median, are outliers (the same thresholds as
@@ -44,17 +46,20 @@ struct LaunchToken {
   std::int64_t end_ns = 0;     // GPU end, trace clock
   std::int64_t lane = 0;       // who launched it: the thread (or the stream when the thread is unknown)
   std::int64_t launch_ns = 0;  // CPU start of the launch call, trace clock; 0 = unknown
+  bool blocking = false;       // the host waited for it: a copy whose call returned after it ended
 };
 
 enum class IterationKind { kSteady, kWarmup, kOutlier };
 
 struct Iteration {
-  std::int64_t index = 0;       // 0-based, in order, warm-up and outliers included
-  std::int64_t start_ns = 0;    // earliest GPU start among its launches
-  std::int64_t end_ns = 0;      // latest GPU end among its launches
-  std::size_t first = 0;        // its first launch: index among the lane's launches, in launch order
-  std::size_t launches = 0;     // how many launches it holds
-  std::size_t differences = 0;  // launches more, fewer or other than the unit's (multiset); 0 = the unit
+  std::int64_t index = 0;          // 0-based, in order, warm-up and outliers included
+  std::int64_t start_ns = 0;       // earliest GPU start among its launches
+  std::int64_t end_ns = 0;         // latest GPU end among its launches
+  std::size_t first = 0;           // its first launch: index among the lane's launches, in launch order
+  std::size_t launches = 0;        // how many launches it holds
+  std::size_t differences = 0;     // launches more, fewer or other than the unit's (multiset); 0 = the unit
+  std::size_t other_launches = 0;  // other lanes' launches made between its first launch and the next
+                                   // iteration's (the last one: its own last launch); its times span them
   IterationKind kind = IterationKind::kSteady;
 };
 
@@ -63,6 +68,7 @@ struct IterationStructure {
   std::size_t lanes = 0;                             // lanes looked at
   std::size_t lane_launches = 0;                     // launches on that lane
   std::size_t unit_launches = 0;                     // launches in the repeating unit (one iteration)
+  std::size_t unit_other_launches = 0;               // median other_launches of the steady iterations
   std::size_t inner_unit_launches = 0;               // a smaller unit repeating inside each iteration; 0 = none
   std::size_t inner_repeats = 0;                     // about how many times it repeats per iteration
   std::size_t steady = 0, warmup = 0, outliers = 0;  // iterations of each kind
@@ -75,7 +81,7 @@ enum class NoIterations {
   kTooFewLaunches,  // fewer than 3 launches on every lane
   kNoRepeat,        // no launch recurs at a regular distance: nothing repeats
   kTooFewRepeats,   // something repeats, but fewer than 3 times (or never twice exactly), or
-                    // fewer than 2 of its iterations are steady
+                    // fewer than 3 of its iterations are steady
 };
 
 struct IterationDetection {
@@ -85,9 +91,11 @@ struct IterationDetection {
 };
 
 /// Finds the iterations. `launches`: every launch of one process, each lane's in launch order
-/// (lanes may interleave in any way). Each lane is searched on its own; the lane whose steady
-/// iterations hold the most launches wins (ties: the lane seen first). Never throws on odd
-/// input: an empty or short sequence gives kTooFewLaunches, end_ns < start_ns is kept as is.
+/// (lanes may interleave in any way). Each lane is searched on its own (idle times are taken over
+/// the whole process, in launch_ns order, else start_ns); the lane whose steady iterations hold
+/// the most launches wins (ties: the lane seen first), and each iteration then also spans the
+/// other lanes' work launched during it. Never throws on odd input: an empty or short sequence
+/// gives kTooFewLaunches, end_ns < start_ns is kept as is.
 [[nodiscard]] IterationDetection detect_iterations(std::span<const LaunchToken> launches);
 
 /// Same, for one lane's launches (in launch order), ignoring LaunchToken::lane.

@@ -95,6 +95,56 @@ TEST(IterationDetector, LoopWithoutIdleStartsAtTheFirstLaunchAndCpuGapsSetThePha
   EXPECT_EQ(d.found->iterations[1].first, 5u);
 }
 
+TEST(IterationDetector, IterationsStartAfterTheBlockingCopy) {
+  Trace tr;  // forward, a pause before the optimizer (longer than the one after the copy), .item()
+  std::vector<std::int64_t> starts;
+  for (int s = 0; s < 6; ++s) {
+    starts.push_back(tr.t);
+    for (int k = 0; k < 5; ++k) tr.kernel(10 + k);
+    tr.idle(500'000);
+    for (int k = 0; k < 3; ++k) tr.kernel(20 + k);
+    tr.kernel(-1, 2'000);
+    tr.v.back().blocking = true;
+    tr.idle(300'000);
+  }
+  IterationDetection d = detect_iterations(tr.v);
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.found->unit_launches, 9u);
+  ASSERT_EQ(d.found->iterations.size(), 6u);
+  for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(d.found->iterations[k].start_ns, starts[k]);
+  for (LaunchToken& l : tr.v) l.blocking = false;  // no copy the host waited for: the longest pause wins
+  d = detect_iterations(tr.v);
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.found->iterations[0].first, 5u);
+}
+
+TEST(IterationDetector, OtherThreadsWorkBelongsToTheIteration) {
+  Trace tr;  // PyTorch's autograd thread launches the backward pass while the main thread waits
+  for (int s = 0; s < 5; ++s) {
+    for (int k = 0; k < 4; ++k)
+      tr.v.push_back({10 + k, tr.t + k * 20'000, tr.t + k * 20'000 + 10'000, 1, tr.t + k * 20'000 - 5'000});
+    tr.t += 80'000;
+    for (int k = 0; k < 6; ++k)
+      tr.v.push_back({30 + k, tr.t + k * 20'000, tr.t + k * 20'000 + 10'000, 2, tr.t + k * 20'000 - 5'000});
+    tr.t += 120'000 + 400'000;  // 400 µs of Python before the optimizer: longer than between steps
+    for (int k = 0; k < 2; ++k)
+      tr.v.push_back({50 + k, tr.t + k * 20'000, tr.t + k * 20'000 + 10'000, 1, tr.t + k * 20'000 - 5'000});
+    tr.t += 40'000;
+    tr.v.push_back({-1, tr.t, tr.t + 2'000, 1, tr.t - 5'000, true});
+    tr.t += 300'000;
+  }
+  const IterationDetection d = detect_iterations(tr.v);
+  ASSERT_TRUE(d.found);
+  const IterationStructure& s = *d.found;
+  EXPECT_EQ(s.lane, 1);
+  EXPECT_EQ(s.unit_launches, 7u);
+  EXPECT_EQ(s.unit_other_launches, 6u);
+  ASSERT_EQ(s.iterations.size(), 5u);
+  EXPECT_EQ(s.iterations[0].first, 0u);
+  EXPECT_EQ(s.iterations[0].start_ns, tr.v[0].start_ns);
+  EXPECT_EQ(s.iterations[0].end_ns, tr.v[12].end_ns);  // the .item() copy
+}
+
 TEST(IterationDetector, AnOuterLoopOfTwoRepeatsIsNotTheIteration) {
   Trace tr;  // 2 epochs of 10 steps and an evaluation: the step is the iteration
   for (int e = 0; e < 2; ++e) {
