@@ -35,6 +35,13 @@ struct Trace {
   }
 };
 
+// The iterations found in the trace's launches (a failure, and no iterations, when none).
+IterationStructure found_in(const Trace& tr) {
+  const IterationDetection d = detect_iterations(tr.v);
+  if (!d.found) ADD_FAILURE() << "no iterations found";
+  return d.found.value_or(IterationStructure{});
+}
+
 TEST(IterationDetector, LoopWithJitterAndDifferentWarmup) {
   Trace tr;
   for (int i = 0; i < 30; ++i) tr.kernel(5000 + i % 11);  // initialisation: not a loop
@@ -51,14 +58,12 @@ TEST(IterationDetector, LoopWithJitterAndDifferentWarmup) {
     tr.unit(120, 27, 10);
     tr.idle(tr.jitter(200'000, 10));
   }
-  const IterationDetection d = detect_iterations(tr.v);
-  ASSERT_TRUE(d.found);
-  const IterationStructure& s = *d.found;
+  const IterationStructure s = found_in(tr);
   EXPECT_EQ(s.unit_launches, 47u);
   EXPECT_EQ(s.steady, 20u);
   EXPECT_EQ(s.warmup, 2u);
   EXPECT_EQ(s.outliers, 0u);
-  EXPECT_EQ(s.iterations.size(), 22u);
+  ASSERT_EQ(s.iterations.size(), 22u);
   EXPECT_EQ(s.lane, 1);
   EXPECT_EQ(s.inner_unit_launches, 0u);
   // Iterations begin at the step's first kernel (the idle before it), on the trace clock.
@@ -133,9 +138,7 @@ TEST(IterationDetector, OtherThreadsWorkBelongsToTheIteration) {
     tr.v.push_back({-1, tr.t, tr.t + 2'000, 1, tr.t - 5'000, true});
     tr.t += 300'000;
   }
-  const IterationDetection d = detect_iterations(tr.v);
-  ASSERT_TRUE(d.found);
-  const IterationStructure& s = *d.found;
+  const IterationStructure s = found_in(tr);
   EXPECT_EQ(s.lane, 1);
   EXPECT_EQ(s.unit_launches, 7u);
   EXPECT_EQ(s.unit_other_launches, 6u);
@@ -168,15 +171,34 @@ TEST(IterationDetector, SlowFirstIterationIsWarmupAndSlowLaterOneIsOutlier) {
     if (s == 6) tr.idle(2'000'000);                                           // a pause after step 6
     tr.idle(100'000);
   }
-  const IterationDetection d = detect_iterations(tr.v);
-  ASSERT_TRUE(d.found);
-  const IterationStructure& s = *d.found;
+  const IterationStructure s = found_in(tr);
   EXPECT_EQ(s.unit_launches, 8u);
   ASSERT_EQ(s.iterations.size(), 10u);
   EXPECT_EQ(s.iterations[0].kind, IterationKind::kWarmup);
   EXPECT_EQ(s.iterations[0].differences, 0u);  // same kernels: warm-up by its time alone
   EXPECT_EQ(s.iterations[6].kind, IterationKind::kOutlier);
   EXPECT_EQ(s.steady, 8u);
+}
+
+// A loop whose iteration (`unit` launches, `iterations` of them) holds an inner unit repeated.
+void expect_nested(const IterationDetection& d, std::size_t unit, std::size_t iterations, std::size_t inner,
+                   std::size_t repeats) {
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.found->unit_launches, unit);
+  EXPECT_EQ(d.found->iterations.size(), iterations);
+  EXPECT_EQ(d.found->steady, iterations);
+  EXPECT_EQ(d.found->inner_unit_launches, inner);
+  EXPECT_EQ(d.found->inner_repeats, repeats);
+}
+
+// One request of a decode loop: it arrives, its prefill (8 launches), `tokens` decode steps (6).
+void request(Trace& tr, int tokens) {
+  tr.idle(1'000'000);
+  for (int k = 0; k < 8; ++k) tr.kernel(200 + k, 40'000);
+  for (int t = 0; t < tokens; ++t) {
+    for (int k = 0; k < 6; ++k) tr.kernel(300 + k);
+    tr.idle(50'000);
+  }
 }
 
 TEST(IterationDetector, LayersInsideAStepPickTheStepAndNameTheLayer) {
@@ -189,50 +211,22 @@ TEST(IterationDetector, LayersInsideAStepPickTheStepAndNameTheLayer) {
     tr.idle(300'000);
   }
   const IterationDetection d = detect_iterations(tr.v);
-  ASSERT_TRUE(d.found);
-  const IterationStructure& s = *d.found;
-  EXPECT_EQ(s.unit_launches, 242u);
-  EXPECT_EQ(s.iterations.size(), 6u);
-  EXPECT_EQ(s.inner_unit_launches, 20u);
-  EXPECT_EQ(s.inner_repeats, 12u);
-  EXPECT_EQ(s.iterations[0].first, 0u);  // the step starts at the embedding
+  expect_nested(d, 242, 6, 20, 12);
+  EXPECT_EQ(d.found->iterations[0].first, 0u);  // the step starts at the embedding
 }
 
 TEST(IterationDetector, DecodeLoopIsOneIterationPerRequestWithTokensInside) {
   Trace tr;
-  for (int r = 0; r < 5; ++r) {
-    tr.idle(1'000'000);                                      // the next request arrives
-    for (int k = 0; k < 8; ++k) tr.kernel(200 + k, 40'000);  // prefill
-    for (int t = 0; t < 10; ++t) {                           // 10 decode steps
-      for (int k = 0; k < 6; ++k) tr.kernel(300 + k);
-      tr.idle(50'000);
-    }
-  }
+  for (int r = 0; r < 5; ++r) request(tr, 10);
   const IterationDetection d = detect_iterations(tr.v);
-  ASSERT_TRUE(d.found);
-  const IterationStructure& s = *d.found;
-  EXPECT_EQ(s.unit_launches, 68u);
-  EXPECT_EQ(s.iterations.size(), 5u);
-  EXPECT_EQ(s.steady, 5u);
-  EXPECT_EQ(s.inner_unit_launches, 6u);
-  EXPECT_EQ(s.inner_repeats, 10u);
-  for (const Iteration& it : s.iterations) EXPECT_EQ(it.first % 68, 0u);  // each begins at its prefill
+  expect_nested(d, 68, 5, 6, 10);
+  for (const Iteration& it : d.found->iterations) EXPECT_EQ(it.first % 68, 0u);  // each begins at its prefill
 }
 
 TEST(IterationDetector, DecodeLoopOfUnequalRequestsIsPerToken) {
   Trace tr;
-  const int tokens[] = {9, 14, 6, 11};
-  for (int n : tokens) {
-    tr.idle(1'000'000);
-    for (int k = 0; k < 8; ++k) tr.kernel(200 + k, 40'000);
-    for (int t = 0; t < n; ++t) {
-      for (int k = 0; k < 6; ++k) tr.kernel(300 + k);
-      tr.idle(50'000);
-    }
-  }
-  const IterationDetection d = detect_iterations(tr.v);
-  ASSERT_TRUE(d.found);
-  const IterationStructure& s = *d.found;
+  for (int n : {9, 14, 6, 11}) request(tr, n);
+  const IterationStructure s = found_in(tr);
   EXPECT_EQ(s.unit_launches, 6u);  // requests differ in length: the token step is the unit
   EXPECT_EQ(s.iterations.size(), 40u);
   // The step before each next request's prefill waits for it: those are outliers.
@@ -283,11 +277,9 @@ TEST(IterationDetector, OccasionalExtraLaunchesAreNoiseNotAnOuterLoop) {
     tr.unit(120, 27);
     tr.idle(150'000);
   }
-  const IterationDetection d = detect_iterations(tr.v);
-  ASSERT_TRUE(d.found);
-  const IterationStructure& s = *d.found;
+  const IterationStructure s = found_in(tr);
   EXPECT_EQ(s.unit_launches, 47u);
-  EXPECT_EQ(s.iterations.size(), 30u);
+  ASSERT_EQ(s.iterations.size(), 30u);
   EXPECT_EQ(s.steady, 30u);
   EXPECT_EQ(s.noisy, 7u);  // 6 with the copy, 1 with the one-off kernel
   EXPECT_EQ(s.iterations[4].differences, 1u);
