@@ -125,7 +125,14 @@ std::string iterations_note(const IterationDetection& d) {
   if (s.unit_other_launches > 0)
     note += " (and " + std::to_string(s.unit_other_launches) + " from other " + (s.lane >= 0 ? "threads" : "streams") +
             " during each)";
-  note += ", " + std::to_string(s.steady) + " steady (median " + core::units::duration_ns(s.median_wall_ns) + " each)";
+  std::size_t steady_launches = 0;
+  for (const core::Iteration& it : s.iterations)
+    if (it.kind == core::IterationKind::kSteady) steady_launches += it.launches;
+  note += ", " + std::to_string(s.steady) + " steady (median " + core::units::duration_ns(s.median_wall_ns) +
+          " each, " +
+          core::units::percent(100.0 * static_cast<double>(steady_launches) /
+                               static_cast<double>(std::max<std::size_t>(1, s.lane_launches))) +
+          " of the " + (s.lane >= 0 ? "thread's" : "stream's") + " launches)";
   std::string left;
   if (s.warmup > 0) left = std::to_string(s.warmup) + " warm-up";
   if (s.outliers > 0) left += (left.empty() ? "" : " and ") + plural(s.outliers, "outlier", "outliers");

@@ -157,13 +157,17 @@ TEST(IterationsNote, SaysWhatWasFoundOrWhyNot) {
   s.lane = 1234;
   s.unit_launches = 47;
   s.iterations.resize(22);
+  for (core::Iteration& it : s.iterations) it.launches = 47;
+  s.iterations[0].kind = s.iterations[1].kind = IterationKind::kWarmup;
+  s.lane_launches = 1000;
   s.steady = 20;
   s.warmup = 2;
   s.median_wall_ns = 2'130'000;
   d.found = s;
   EXPECT_EQ(
       iterations_note(d),
-      "found 22 iterations of 47 launches each on thread 1234, 20 steady (median 2.13 ms each); 2 warm-up left out");
+      "found 22 iterations of 47 launches each on thread 1234, 20 steady (median 2.13 ms each, 94 % of the thread's "
+      "launches); 2 warm-up left out");
   s.lane = -1 - 7;  // laned by stream: no launch calls in the trace
   s.outliers = 1;
   s.noisy = 3;
@@ -173,7 +177,8 @@ TEST(IterationsNote, SaysWhatWasFoundOrWhyNot) {
   d.found = s;
   EXPECT_EQ(iterations_note(d),
             "found 22 iterations of 47 launches each on stream 7 (and 5 from other streams during each), 20 steady "
-            "(median 2.13 ms each); 2 warm-up and 1 outlier left out; 3 steady ones hold a few launches more or less "
+            "(median 2.13 ms each, 94 % of the stream's launches); 2 warm-up and 1 outlier left out; 3 steady ones "
+            "hold a few launches more or less "
             "than the others; each holds an inner unit of 6 launches repeated about 10 times");
 }
 
