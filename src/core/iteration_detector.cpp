@@ -290,26 +290,42 @@ std::size_t Lane::phase_offset(const Scored& s) const {
   return pick;
 }
 
-// Cuts that start each iteration at offset j of the unit: the launch of the unit's kind at j
-// found before each old cut (the r-th such launch back, r its occurrences in unit[j, end)), or
-// unit_len - j launches before it when the segment before differs.
+// Cuts that start each iteration at offset j of the unit. Around each old cut (an anchor): the
+// iteration holding the anchor began unit_len - j launches before it when those launches are
+// the unit's tail; else the next one begins j launches after it when those are the unit's head
+// (and the next anchor's iteration is not found the first way; the last: a whole unit remains);
+// where neither holds (warm-up), at the launch of the unit's kind at j found just before the
+// anchor (the r-th such launch back, r its occurrences in unit[j, end)), else j launches after.
 std::vector<std::size_t> Lane::rotated_cuts(const Scored& s, std::size_t j) const {
   const std::uint32_t t = m_tok[s.unit_first + j];
   std::size_t r = 0;
   for (std::size_t i = s.unit_first + j; i < s.unit_first + s.unit_len; ++i) r += m_tok[i] == t;
   const auto occ = occurrences(t);
   const std::size_t back = s.unit_len - j;
-  std::vector<std::size_t> cuts;
-  for (const Segment& g : s.segments) {
-    const std::size_t lower = cuts.empty() ? 0 : cuts.back() + 1;
-    const auto at = static_cast<std::size_t>(std::lower_bound(occ.begin(), occ.end(), g.first) - occ.begin());
-    std::size_t cut = kNone;
-    if (at >= r && occ[at - r] >= lower && g.first - occ[at - r] <= back + near_limit(s.unit_len))
-      cut = occ[at - r];
-    else if (g.first >= back && g.first - back >= lower)
-      cut = g.first - back;
-    if (cut != kNone) cuts.push_back(cut);
+  const std::uint64_t head = hash(s.unit_first, j), tail = hash(s.unit_first + j, back);
+  const std::size_t n = s.segments.size();
+  std::vector<char> before(n + 1, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t a = s.segments[k].first;
+    before[k] = a >= back && hash(a - back, back) == tail;
   }
+  std::vector<std::size_t> cuts;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t a = s.segments[k].first;
+    const std::size_t next = k + 1 < n ? s.segments[k + 1].first : size();
+    const bool room = k + 1 < n || size() - a - j + near_limit(s.unit_len) >= s.unit_len;
+    const bool after = a + j < next && room && hash(a, j) == head;
+    if (before[k]) cuts.push_back(a - back);
+    if (after && !before[k + 1]) cuts.push_back(a + j);
+    if (before[k] || after) continue;
+    const auto at = static_cast<std::size_t>(std::lower_bound(occ.begin(), occ.end(), a) - occ.begin());
+    if (at >= r && a - occ[at - r] <= back + near_limit(s.unit_len))
+      cuts.push_back(occ[at - r]);
+    else if (a + j < next)
+      cuts.push_back(a + j);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   return cuts;
 }
 
@@ -420,7 +436,7 @@ IterationDetection Lane::detect() {
   // The largest smaller period that still repeats >= 3 times inside each iteration.
   for (std::size_t j = pick + 1; j < valid.size(); ++j) {
     const std::size_t q = valid[j].unit_len;
-    if (q >= chosen.unit_len || q == 0) continue;
+    if (q >= chosen.unit_len || q < 2) continue;  // one kernel run several times in a row is no loop
     std::size_t matched = 0;
     (void)outside_repeats(chosen, q, &matched);
     const std::size_t reps = (matched + q / 2) / q + 1;

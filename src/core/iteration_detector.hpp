@@ -16,8 +16,8 @@
 //   4. The outermost candidate that repeats >= 3 times and covers >= 80 % of the launches the best
 //      candidate covers wins, unless almost all of it is a smaller period repeated (fewer than
 //      max(2, inner/20) launches per iteration outside the inner repeats: a kernel added every
-//      k iterations), in which case the smaller one wins. A smaller period that still repeats
-//      >= 3 times inside the winner, over at least half of it, is reported as its inner unit
+//      k iterations), in which case the smaller one wins. A smaller period (of 2 launches or
+//      more) that still repeats >= 3 times inside the winner, over at least half of it, is its inner unit
 //      (decode steps inside a request). At least 3 iterations must be steady.
 //   5. Phase: iterations start right after a blocking launch of the unit (the host waited for
 //      the GPU there: loss.item(), a synchronous copy) when it has one, and among those (or all

@@ -223,6 +223,48 @@ TEST(IterationDetector, DecodeLoopIsOneIterationPerRequestWithTokensInside) {
   for (const Iteration& it : d.found->iterations) EXPECT_EQ(it.first % 68, 0u);  // each begins at its prefill
 }
 
+TEST(IterationDetector, DecodeLoopWithATokenCopyPerStepIsStillPerRequest) {
+  Trace tr;  // each decode step ends copying its token to the host, which waits for it
+  for (int r = 0; r < 6; ++r) {
+    tr.idle(2'000'000);
+    for (int k = 0; k < 30; ++k) tr.kernel(200 + k % 17, 30'000);
+    tr.kernel(99, 2'000);
+    tr.v.back().blocking = true;
+    for (int t = 0; t < 20; ++t) {
+      for (int k = 0; k < 25; ++k) tr.kernel(300 + k % 11);
+      tr.kernel(99, 2'000);
+      tr.v.back().blocking = true;
+      tr.idle(80'000);
+    }
+  }
+  const IterationDetection d = detect_iterations(tr.v);
+  expect_nested(d, 551, 6, 26, 20);
+  for (const Iteration& it : d.found->iterations) EXPECT_EQ(it.first % 551, 0u);  // after the request's idle
+}
+
+TEST(IterationDetector, TorchCompileFirstStepsRunOtherKernels) {
+  Trace tr;  // two eager steps (and compilation) before the compiled graph's 30 fused kernels
+  for (int s = 0; s < 2; ++s) {
+    for (int k = 0; k < 120; ++k) tr.kernel(1000 + k % 23);
+    tr.kernel(99, 2'000);
+    tr.v.back().blocking = true;
+    tr.idle(5'000'000);
+  }
+  for (int s = 0; s < 30; ++s) {
+    for (int k = 0; k < 30; ++k) tr.kernel(2000 + k, 20'000);
+    tr.kernel(99, 2'000);
+    tr.v.back().blocking = true;
+    tr.idle(200'000);
+  }
+  const IterationStructure s = found_in(tr);
+  EXPECT_EQ(s.unit_launches, 31u);
+  ASSERT_EQ(s.iterations.size(), 31u);  // the first eager step has no copy before it: not an iteration
+  EXPECT_EQ(s.iterations[0].first, 121u);
+  EXPECT_EQ(s.iterations[0].kind, IterationKind::kWarmup);
+  EXPECT_EQ(s.iterations[1].first, 242u);
+  EXPECT_EQ(s.steady, 30u);
+}
+
 TEST(IterationDetector, DecodeLoopOfUnequalRequestsIsPerToken) {
   Trace tr;
   for (int n : {9, 14, 6, 11}) request(tr, n);
