@@ -28,6 +28,7 @@
 //      differ, or run over 1.5 x or under 0.5 x the median, are outliers (the same thresholds as
 //      the PyTorch step classification, analyze/pytorch classify_steps).
 // Cost: O(n log n) for n launches (sorting tokens), then O(n) per candidate period (at most 16).
+// One lane's search: iteration_detector.cpp; the process's lanes: iteration_lanes.cpp.
 #pragma once
 
 #include <cstddef>
@@ -105,5 +106,11 @@ struct IterationDetection {
 /// nullopt when fewer than 2 iterations are steady.
 [[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> steady_iterations_window(
     const IterationStructure& s);
+
+namespace detail {
+/// The search of one lane (iteration_detector.cpp): its launches in launch order and the idle
+/// before each, in ns (iteration_lanes.cpp takes it over the whole process).
+[[nodiscard]] IterationDetection detect_in_lane(std::vector<LaunchToken> launches, std::vector<std::int64_t> idle);
+}  // namespace detail
 
 }  // namespace gpuscope::core
