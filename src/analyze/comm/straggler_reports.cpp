@@ -11,16 +11,10 @@
 #include "core/units.hpp"
 
 namespace gpuscope::analyze {
-namespace {
 
 using detail::CommData;
 using detail::RankFacts;
-using detail::comm_cells::kNoNccl;
-using detail::comm_cells::ms;
-using detail::comm_cells::opt_int;
-using detail::comm_cells::share;
-
-}  // namespace
+using namespace detail::comm_cells;  // the shared cells and note (comm_report_parts.hpp)
 
 Report stragglers(const CommData& d, const detail::StragglerMatch& m) {
   Report r;
