@@ -135,139 +135,181 @@ std::string rank_label(const RankFacts& r) {
   return label;
 }
 
-CommSummary comm_map(Database& db) {
-  CommSummary d;
-  d.clock_domain = db.query_text("SELECT value FROM meta WHERE key = 'host'").value_or("");
-  d.merged = db.has_table("merged_traces") && db.query_int("SELECT COUNT(*) FROM merged_traces").value_or(0) > 0;
-  // The ranks: processes with kernels, grouped by rank.
-  std::map<std::tuple<int, std::int64_t>, RankFacts> by_key;  // (0, rank) or (1, pid)
-  {
-    Statement st = db.prepare(
-        "SELECT k.pid, p.rank, p.local_rank, p.host FROM (SELECT DISTINCT pid FROM kernels) k LEFT JOIN processes p ON "
-        "p.pid = k.pid ORDER BY k.pid");
-    while (st.step()) {
-      const std::int64_t pid = st.column_int(0);
-      const bool ranked = !st.is_null(1);
-      RankFacts& r = by_key[{ranked ? 0 : 1, ranked ? st.column_int(1) : pid}];
-      if (r.pids.empty()) {
-        if (ranked) r.rank = st.column_int(1);
-        if (!st.is_null(2)) r.local_rank = st.column_int(2);
-        if (!st.is_null(3)) r.host = st.column_text(3);
-      }
-      r.pids.push_back(pid);
-    }
-  }
-  if (by_key.empty()) return d;
-  const auto names = nccl_names(db);
-  const auto ops = names.empty() ? decltype(comm_ops(db)){} : comm_ops(db);
-  auto copy_work = copies(db);
-  // Every process's steps in one pass (torch_steps has no pid index: a query per rank would
-  // scan the table once per rank).
-  std::unordered_map<std::int64_t, std::vector<StepSplit>> steps_by_pid;
-  if (db.has_table("torch_steps")) {
-    Statement st = db.prepare("SELECT pid, step, start_ns, end_ns FROM torch_steps ORDER BY pid, step");
-    while (st.step())
-      steps_by_pid[st.column_int(0)].push_back({st.column_int(1), st.column_int(2), st.column_int(3), {}});
-  }
+namespace {
 
-  Statement kernels = db.prepare(
-      "SELECT device_id, stream_id, start_ns, end_ns, COALESCE(name_id, -1), correlation_id FROM kernels WHERE pid = "
-      "?1");
-  Statement uuid = db.prepare(
-      "SELECT uuid FROM devices WHERE pid = ?1 AND device_id = ?2 AND uuid IS NOT NULL AND uuid <> '' LIMIT 1");
-  Statement launch = db.prepare(  // api_calls_corr index: one seek per NCCL kernel
-      "SELECT end_ns FROM api_calls WHERE pid = ?1 AND correlation_id = ?2 AND correlation_id <> 0 LIMIT 1");
-  for (auto& entry : by_key) {
-    auto& head = entry.second;  // a plain reference: clang 14 cannot capture a structured binding
-    // One unit per GPU of the rank (NCCL's ranks are GPUs: one process may drive several).
-    struct Unit {
-      RankFacts facts;
-      GpuWork work;
-      bool any = false;
-      void extend(const Interval& i) {
-        facts.span =
-            any ? Interval{std::min(facts.span.start_ns, i.start_ns), std::max(facts.span.end_ns, i.end_ns)} : i;
-        any = true;
-      }
-    };
+using RankKey = std::tuple<int, std::int64_t>;  // (0, rank) or (1, pid)
+
+// The ranks: processes with kernels, grouped by rank (the pids and what processes says of the
+// first one).
+std::map<RankKey, RankFacts> read_ranks(Database& db) {
+  std::map<RankKey, RankFacts> by_key;
+  Statement st = db.prepare(
+      "SELECT k.pid, p.rank, p.local_rank, p.host FROM (SELECT DISTINCT pid FROM kernels) k LEFT JOIN processes p ON "
+      "p.pid = k.pid ORDER BY k.pid");
+  while (st.step()) {
+    const std::int64_t pid = st.column_int(0);
+    const bool ranked = !st.is_null(1);
+    RankFacts& r = by_key[{ranked ? 0 : 1, ranked ? st.column_int(1) : pid}];
+    if (r.pids.empty()) {
+      if (ranked) r.rank = st.column_int(1);
+      if (!st.is_null(2)) r.local_rank = st.column_int(2);
+      if (!st.is_null(3)) r.host = st.column_text(3);
+    }
+    r.pids.push_back(pid);
+  }
+  return by_key;
+}
+
+// Every process's steps in one pass (torch_steps has no pid index: a query per rank would
+// scan the table once per rank).
+std::unordered_map<std::int64_t, std::vector<StepSplit>> steps_by_pid(Database& db) {
+  std::unordered_map<std::int64_t, std::vector<StepSplit>> out;
+  if (!db.has_table("torch_steps")) return out;
+  Statement st = db.prepare("SELECT pid, step, start_ns, end_ns FROM torch_steps ORDER BY pid, step");
+  while (st.step()) out[st.column_int(0)].push_back({st.column_int(1), st.column_int(2), st.column_int(3), {}});
+  return out;
+}
+
+// One GPU of a rank while it is read: its facts and its intervals.
+struct Unit {
+  RankFacts facts;
+  GpuWork work;
+  bool any = false;
+  void extend(const Interval& i) {
+    facts.span = any ? Interval{std::min(facts.span.start_ns, i.start_ns), std::max(facts.span.end_ns, i.end_ns)} : i;
+    any = true;
+  }
+};
+
+// The unit's facts once all its work is in: NCCL calls in start order, the rank's steps, busy
+// time, and the compute/communication split over its span and each step.
+RankFacts finish(Unit& u, const std::vector<StepSplit>& rank_steps, int gpus) {
+  RankFacts& r = u.facts;
+  std::sort(r.nccl.begin(), r.nccl.end(), [](const NcclCall& a, const NcclCall& b) {
+    return std::tie(a.start_ns, a.stream_id, a.end_ns) < std::tie(b.start_ns, b.stream_id, b.end_ns);
+  });
+  r.gpus = gpus;
+  r.steps = rank_steps;
+  r.busy_ns = stats::union_length(std::move(u.work.busy));
+  const std::vector<Interval> compute = stats::interval_union(std::move(u.work.compute));
+  const std::vector<Interval> comm = stats::interval_union(std::move(u.work.comm));
+  r.whole = core::split_overlap(compute, comm, r.span);
+  for (StepSplit& s : r.steps)
+    s.split = core::split_overlap(inside(compute, s.start_ns, s.end_ns), inside(comm, s.start_ns, s.end_ns),
+                                  {s.start_ns, s.end_ns});
+  return std::move(r);
+}
+
+// Reads the ranks of one trace one at a time: what every rank needs is read once (NCCL kernel
+// names, communication operators, copies, steps); kernels per process.
+class RankReader {
+ public:
+  explicit RankReader(Database& db)
+      : m_names(nccl_names(db)),
+        m_ops(m_names.empty() ? decltype(comm_ops(db)){} : comm_ops(db)),
+        m_copies(copies(db)),
+        m_steps(steps_by_pid(db)),
+        m_kernels(db.prepare("SELECT device_id, stream_id, start_ns, end_ns, COALESCE(name_id, -1), correlation_id "
+                             "FROM kernels WHERE pid = ?1")),
+        m_uuid(db.prepare("SELECT uuid FROM devices WHERE pid = ?1 AND device_id = ?2 AND uuid IS NOT NULL AND uuid "
+                          "<> '' LIMIT 1")),
+        m_launch(db.prepare(  // api_calls_corr index: one seek per NCCL kernel
+            "SELECT end_ns FROM api_calls WHERE pid = ?1 AND correlation_id = ?2 AND correlation_id <> 0 LIMIT 1")) {}
+
+  // The units of rank `head` (one per GPU, in device order) onto d.ranks; NCCL kernels
+  // launched inside a PyTorch communication operator counted in d.op_kernels.
+  void read(const RankFacts& head, CommSummary& d) {
     std::map<std::int64_t, Unit> units;  // by device id
-    const auto unit = [&](std::int64_t device, std::int64_t pid) -> Unit& {
-      Unit& u = units[device];
-      if (!u.any && u.facts.pids.empty()) {
-        u.facts.rank = head.rank;
-        u.facts.local_rank = head.local_rank;
-        u.facts.host = head.host;
-        u.facts.pids = head.pids;
-        u.facts.device = device;
-        uuid.reset();
-        uuid.bind(1, pid).bind(2, device);
-        if (uuid.step()) u.facts.uuid = uuid.column_text(0);
-      }
-      return u;
-    };
     std::vector<StepSplit> rank_steps;
     for (const std::int64_t pid : head.pids) {
-      kernels.reset();
-      kernels.bind(1, pid);
-      while (kernels.step()) {
-        const std::int64_t device = kernels.column_int(0);
-        const Interval i{kernels.column_int(2), kernels.column_int(3)};
-        Unit& u = unit(device, pid);
-        u.work.busy.push_back(i);
-        u.extend(i);
-        const auto n = names.find(kernels.column_int(4));
-        if (n == names.end()) {
-          u.work.compute.push_back(i);
-          continue;
-        }
-        u.work.comm.push_back(i);
-        NcclCall c{n->second.collective, device, kernels.column_int(1), i.start_ns, i.end_ns, -1};
-        launch.reset();
-        launch.bind(1, pid).bind(2, kernels.column_int(5));
-        if (launch.step()) c.launch_end_ns = launch.column_int(0);
-        std::int64_t elements = -1;
-        if (const auto op = ops.find({pid, kernels.column_int(5)}); op != ops.end()) {
-          c.kind = op->second.kind;
-          elements = op->second.elements;
-          ++d.op_kernels;
-        }
-        // S needs the world size: comm_reduce computes it from the bytes of the elements.
-        if (elements >= 0 && elements < (std::int64_t{1} << 59) && n->second.element_bytes > 0)
-          c.payload_bytes = elements * n->second.element_bytes;
-        u.facts.nccl.push_back(c);
-      }
-      if (const auto it = copy_work.find(pid); it != copy_work.end()) {
+      read_kernels(head, pid, units, d);
+      if (const auto it = m_copies.find(pid); it != m_copies.end()) {
         for (const auto& [device, i] : it->second) {
-          Unit& u = unit(device, pid);
+          Unit& u = unit(units, head, device, pid);
           u.work.busy.push_back(i);
           u.extend(i);
         }
-        copy_work.erase(it);
+        m_copies.erase(it);
       }
-      if (const auto it = steps_by_pid.find(pid); it != steps_by_pid.end()) {
+      if (const auto it = m_steps.find(pid); it != m_steps.end()) {
         rank_steps.insert(rank_steps.end(), it->second.begin(), it->second.end());
-        steps_by_pid.erase(it);
+        m_steps.erase(it);
       }
     }
     std::stable_sort(rank_steps.begin(), rank_steps.end(),
                      [](const StepSplit& a, const StepSplit& b) { return a.start_ns < b.start_ns; });
-    for (auto& [device, u] : units) {
-      RankFacts& r = u.facts;
-      std::sort(r.nccl.begin(), r.nccl.end(), [](const NcclCall& a, const NcclCall& b) {
-        return std::tie(a.start_ns, a.stream_id, a.end_ns) < std::tie(b.start_ns, b.stream_id, b.end_ns);
-      });
-      r.gpus = static_cast<int>(units.size());
-      r.steps = rank_steps;
-      r.busy_ns = stats::union_length(std::move(u.work.busy));
-      const std::vector<Interval> compute = stats::interval_union(std::move(u.work.compute));
-      const std::vector<Interval> comm = stats::interval_union(std::move(u.work.comm));
-      r.whole = core::split_overlap(compute, comm, r.span);
-      for (StepSplit& s : r.steps)
-        s.split = core::split_overlap(inside(compute, s.start_ns, s.end_ns), inside(comm, s.start_ns, s.end_ns),
-                                      {s.start_ns, s.end_ns});
-      d.ranks.push_back(std::move(r));
+    for (auto& [device, u] : units) d.ranks.push_back(finish(u, rank_steps, static_cast<int>(units.size())));
+  }
+
+ private:
+  // The unit of `device`, made on first use with the rank's facts and its GPU's UUID.
+  Unit& unit(std::map<std::int64_t, Unit>& units, const RankFacts& head, std::int64_t device, std::int64_t pid) {
+    Unit& u = units[device];
+    if (!u.any && u.facts.pids.empty()) {
+      u.facts.rank = head.rank;
+      u.facts.local_rank = head.local_rank;
+      u.facts.host = head.host;
+      u.facts.pids = head.pids;
+      u.facts.device = device;
+      m_uuid.reset();
+      m_uuid.bind(1, pid).bind(2, device);
+      if (m_uuid.step()) u.facts.uuid = m_uuid.column_text(0);
+    }
+    return u;
+  }
+
+  // The kernels of `pid` into their units: compute, or an NCCL call with its collective,
+  // launch and payload.
+  void read_kernels(const RankFacts& head, std::int64_t pid, std::map<std::int64_t, Unit>& units, CommSummary& d) {
+    Statement& kernels = m_kernels;
+    kernels.reset();
+    kernels.bind(1, pid);
+    while (kernels.step()) {
+      const std::int64_t device = kernels.column_int(0);
+      const Interval i{kernels.column_int(2), kernels.column_int(3)};
+      Unit& u = unit(units, head, device, pid);
+      u.work.busy.push_back(i);
+      u.extend(i);
+      const auto n = m_names.find(kernels.column_int(4));
+      if (n == m_names.end()) {
+        u.work.compute.push_back(i);
+        continue;
+      }
+      u.work.comm.push_back(i);
+      NcclCall c{n->second.collective, device, kernels.column_int(1), i.start_ns, i.end_ns, -1};
+      m_launch.reset();
+      m_launch.bind(1, pid).bind(2, kernels.column_int(5));
+      if (m_launch.step()) c.launch_end_ns = m_launch.column_int(0);
+      std::int64_t elements = -1;
+      if (const auto op = m_ops.find({pid, kernels.column_int(5)}); op != m_ops.end()) {
+        c.kind = op->second.kind;
+        elements = op->second.elements;
+        ++d.op_kernels;
+      }
+      // S needs the world size: comm_reduce computes it from the bytes of the elements.
+      if (elements >= 0 && elements < (std::int64_t{1} << 59) && n->second.element_bytes > 0)
+        c.payload_bytes = elements * n->second.element_bytes;
+      u.facts.nccl.push_back(c);
     }
   }
+
+  std::unordered_map<std::int64_t, core::NcclKernelInfo> m_names;
+  std::map<std::pair<std::int64_t, std::int64_t>, OpFacts> m_ops;
+  std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, Interval>>> m_copies;
+  std::unordered_map<std::int64_t, std::vector<StepSplit>> m_steps;
+  Statement m_kernels, m_uuid, m_launch;
+};
+
+}  // namespace
+
+CommSummary comm_map(Database& db) {
+  CommSummary d;
+  d.clock_domain = db.query_text("SELECT value FROM meta WHERE key = 'host'").value_or("");
+  d.merged = db.has_table("merged_traces") && db.query_int("SELECT COUNT(*) FROM merged_traces").value_or(0) > 0;
+  const std::map<RankKey, RankFacts> by_key = read_ranks(db);
+  if (by_key.empty()) return d;
+  RankReader reader(db);
+  for (const auto& [key, head] : by_key) reader.read(head, d);
   if (has_world_size_column(db))
     d.world_size = static_cast<int>(db.query_int("SELECT MAX(world_size) FROM processes").value_or(0));
   return d;

@@ -44,99 +44,79 @@ std::vector<std::int64_t> paced_intervals(const RankFacts& r) {
   return out;
 }
 
-}  // namespace
+// Per step (torch_steps.step) with an instance: how long each rank held the job back in it.
+using HeldPerStep = std::map<std::int64_t, std::vector<std::int64_t>>;
 
-StragglerMatch match_collectives(const CommData& d) {
-  StragglerMatch m;
-  m.per_rank.resize(d.ranks.size());
-  m.matched.resize(d.ranks.size());
-  for (std::size_t i = 0; i < d.ranks.size(); ++i) m.matched[i].resize(d.ranks[i].nccl.size());
-  // Per kind: each rank's kernels of that kind, in start order (indices into its nccl).
-  std::map<core::NcclCollective, std::vector<std::vector<std::size_t>>> by_kind;
-  std::vector<std::vector<bool>> warmup(d.ranks.size());
-  for (std::size_t i = 0; i < d.ranks.size(); ++i) warmup[i] = d.ranks[i].warmup_steps();
-  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
-    const RankFacts& r = d.ranks[i];
-    if (r.nccl.empty()) continue;
-    ++m.participants;
-    m.step_time_ns += static_cast<double>(r.step_time_ns());
-    for (std::size_t j = 0; j < r.nccl.size(); ++j) {
-      auto& lists = by_kind[r.nccl[j].kind];
-      lists.resize(d.ranks.size());
-      lists[i].push_back(j);
-    }
-  }
-  if (m.participants > 0) m.step_time_ns /= m.participants;
-  m.paced.resize(d.ranks.size());
-  for (std::size_t i = 0; i < d.ranks.size(); ++i) m.paced[i] = paced_intervals(d.ranks[i]);
+// Matches the kernels of one collective `kind` across the ranks that run it (`lists`: per
+// rank, indices into its nccl in start order): one instance per k below the fewest any rank
+// has, into `m` (per_rank, matched, order, instances, unmatched) and `held_per_step`.
+void match_kind(const CommData& d, core::NcclCollective kind, const std::vector<std::vector<std::size_t>>& lists,
+                const std::vector<std::vector<bool>>& warmup, StragglerMatch& m, HeldPerStep& held_per_step) {
   const std::vector<std::vector<std::int64_t>>& paced = m.paced;
-  std::map<std::int64_t, std::vector<std::int64_t>> held_per_step;  // step → held back per rank
-  std::vector<std::int64_t> who, t;
-  for (const auto& [kind, lists] : by_kind) {
-    std::vector<std::size_t> ranks;
-    std::size_t fewest = SIZE_MAX;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < lists.size(); ++i) {
-      if (lists[i].empty()) continue;
-      ranks.push_back(i);
-      fewest = std::min(fewest, lists[i].size());
-      total += lists[i].size();
-    }
-    if (ranks.size() < 2) {
-      m.unmatched += static_cast<std::int64_t>(total);
-      continue;
-    }
-    m.unmatched += static_cast<std::int64_t>(total - fewest * ranks.size());
-    for (std::size_t k = 0; k < fewest; ++k) {
-      t.clear();
-      for (std::size_t i : ranks) t.push_back(d.ranks[i].nccl[lists[i][k]].start_ns);
-      const std::optional<core::Arrivals> a = core::arrivals(t);
-      const std::size_t last = ranks[a->last];
-      ++m.instances;
-      for (std::size_t x = 0; x < ranks.size(); ++x) {
-        RankStraggle& s = m.per_rank[ranks[x]];
-        ++s.instances;
-        s.waited_ns = core::sat_add(s.waited_ns, a->wait_ns[x]);
-        s.delay_sum_ns += static_cast<double>(a->spread_ns - a->wait_ns[x]);
-      }
-      // Every step with an instance is in held_per_step, so that a step where no rank came
-      // last breaks a run.
-      std::vector<std::int64_t>* step_held = nullptr;
-      const std::optional<std::size_t> step_index = step_index_at(d.ranks[last], t[a->last]);
-      const std::optional<std::int64_t> step =
-          step_index ? std::optional<std::int64_t>(d.ranks[last].steps[*step_index].step) : std::nullopt;
-      // Counted in the share of step time when outside warm-up (or the rank has no steps:
-      // the share is of its wall time then). An instance between steps counts too.
-      const bool steady = !step_index || !warmup[last][*step_index];
-      if (step) {
-        step_held = &held_per_step[*step];
-        step_held->resize(d.ranks.size());
-      }
-      if (a->lateness_ns > 0) {
-        RankStraggle& s = m.per_rank[last];
-        ++s.last;
-        s.held_back_ns = core::sat_add(s.held_back_ns, a->lateness_ns);
-        if (steady) s.held_back_steady_ns = core::sat_add(s.held_back_steady_ns, a->lateness_ns);
-        for (std::int64_t w : a->wait_ns) s.others_waited_ns = core::sat_add(s.others_waited_ns, w);
-        if (step_held != nullptr) (*step_held)[last] = core::sat_add((*step_held)[last], a->lateness_ns);
-      }
-      for (std::size_t i : ranks) m.matched[i][lists[i][k]] = true;
-      const NcclCall& lk = d.ranks[last].nccl[lists[last][k]];
-      std::int64_t waited = 0;
-      for (const std::int64_t w : a->wait_ns) waited = core::sat_add(waited, w);
-      bool all_paced = true;
-      for (std::size_t i : ranks) all_paced = all_paced && paced[i][lists[i][k]] >= 0;
-      m.order.push_back({kind, static_cast<std::int64_t>(k), last, a->lateness_ns, t[a->last],
-                         core::sat_sub(lk.end_ns, lk.start_ns), lk.bytes, static_cast<std::int64_t>(ranks.size()),
-                         a->spread_ns, waited, step, all_paced ? paced[last][lists[last][k]] : -1});
-    }
+  std::vector<std::size_t> ranks;
+  std::size_t fewest = SIZE_MAX;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    if (lists[i].empty()) continue;
+    ranks.push_back(i);
+    fewest = std::min(fewest, lists[i].size());
+    total += lists[i].size();
   }
-  std::sort(m.order.begin(), m.order.end(), [](const StragglerMatch::Instance& a, const StragglerMatch::Instance& b) {
-    return a.last_arrival_ns < b.last_arrival_ns;
-  });
-  // Onsets: per step, the rank that held the job back most in it, when by at least
-  // kStragglerShare of that step (its longest on any rank: a few µs of jitter in a step of
-  // milliseconds make no straggler); else per instance.
+  if (ranks.size() < 2) {
+    m.unmatched += static_cast<std::int64_t>(total);
+    return;
+  }
+  m.unmatched += static_cast<std::int64_t>(total - fewest * ranks.size());
+  std::vector<std::int64_t> t;
+  for (std::size_t k = 0; k < fewest; ++k) {
+    t.clear();
+    for (std::size_t i : ranks) t.push_back(d.ranks[i].nccl[lists[i][k]].start_ns);
+    const std::optional<core::Arrivals> a = core::arrivals(t);
+    const std::size_t last = ranks[a->last];
+    ++m.instances;
+    for (std::size_t x = 0; x < ranks.size(); ++x) {
+      RankStraggle& s = m.per_rank[ranks[x]];
+      ++s.instances;
+      s.waited_ns = core::sat_add(s.waited_ns, a->wait_ns[x]);
+      s.delay_sum_ns += static_cast<double>(a->spread_ns - a->wait_ns[x]);
+    }
+    // Every step with an instance is in held_per_step, so that a step where no rank came
+    // last breaks a run.
+    std::vector<std::int64_t>* step_held = nullptr;
+    const std::optional<std::size_t> step_index = step_index_at(d.ranks[last], t[a->last]);
+    const std::optional<std::int64_t> step =
+        step_index ? std::optional<std::int64_t>(d.ranks[last].steps[*step_index].step) : std::nullopt;
+    // Counted in the share of step time when outside warm-up (or the rank has no steps:
+    // the share is of its wall time then). An instance between steps counts too.
+    const bool steady = !step_index || !warmup[last][*step_index];
+    if (step) {
+      step_held = &held_per_step[*step];
+      step_held->resize(d.ranks.size());
+    }
+    if (a->lateness_ns > 0) {
+      RankStraggle& s = m.per_rank[last];
+      ++s.last;
+      s.held_back_ns = core::sat_add(s.held_back_ns, a->lateness_ns);
+      if (steady) s.held_back_steady_ns = core::sat_add(s.held_back_steady_ns, a->lateness_ns);
+      for (std::int64_t w : a->wait_ns) s.others_waited_ns = core::sat_add(s.others_waited_ns, w);
+      if (step_held != nullptr) (*step_held)[last] = core::sat_add((*step_held)[last], a->lateness_ns);
+    }
+    for (std::size_t i : ranks) m.matched[i][lists[i][k]] = true;
+    const NcclCall& lk = d.ranks[last].nccl[lists[last][k]];
+    std::int64_t waited = 0;
+    for (const std::int64_t w : a->wait_ns) waited = core::sat_add(waited, w);
+    bool all_paced = true;
+    for (std::size_t i : ranks) all_paced = all_paced && paced[i][lists[i][k]] >= 0;
+    m.order.push_back({kind, static_cast<std::int64_t>(k), last, a->lateness_ns, t[a->last],
+                       core::sat_sub(lk.end_ns, lk.start_ns), lk.bytes, static_cast<std::int64_t>(ranks.size()),
+                       a->spread_ns, waited, step, all_paced ? paced[last][lists[last][k]] : -1});
+  }
+}
+
+// Onsets: per step, the rank that held the job back most in it, when by at least
+// kStragglerShare of that step (its longest on any rank: a few µs of jitter in a step of
+// milliseconds make no straggler); else per instance.
+void find_onsets(const CommData& d, HeldPerStep& held_per_step, StragglerMatch& m) {
   std::map<std::int64_t, std::int64_t> step_ns;
   for (const RankFacts& r : d.ranks)
     for (const StepSplit& st : r.steps) {
@@ -169,6 +149,39 @@ StragglerMatch match_collectives(const CommData& d) {
     if (const auto s = core::longest_run_start(instance_last, who_i, 3))
       m.per_rank[i].onset_instance = static_cast<std::int64_t>(*s);
   }
+}
+
+}  // namespace
+
+StragglerMatch match_collectives(const CommData& d) {
+  StragglerMatch m;
+  m.per_rank.resize(d.ranks.size());
+  m.matched.resize(d.ranks.size());
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) m.matched[i].resize(d.ranks[i].nccl.size());
+  // Per kind: each rank's kernels of that kind, in start order (indices into its nccl).
+  std::map<core::NcclCollective, std::vector<std::vector<std::size_t>>> by_kind;
+  std::vector<std::vector<bool>> warmup(d.ranks.size());
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) warmup[i] = d.ranks[i].warmup_steps();
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) {
+    const RankFacts& r = d.ranks[i];
+    if (r.nccl.empty()) continue;
+    ++m.participants;
+    m.step_time_ns += static_cast<double>(r.step_time_ns());
+    for (std::size_t j = 0; j < r.nccl.size(); ++j) {
+      auto& lists = by_kind[r.nccl[j].kind];
+      lists.resize(d.ranks.size());
+      lists[i].push_back(j);
+    }
+  }
+  if (m.participants > 0) m.step_time_ns /= m.participants;
+  m.paced.resize(d.ranks.size());
+  for (std::size_t i = 0; i < d.ranks.size(); ++i) m.paced[i] = paced_intervals(d.ranks[i]);
+  HeldPerStep held_per_step;
+  for (const auto& [kind, lists] : by_kind) match_kind(d, kind, lists, warmup, m, held_per_step);
+  std::sort(m.order.begin(), m.order.end(), [](const StragglerMatch::Instance& a, const StragglerMatch::Instance& b) {
+    return a.last_arrival_ns < b.last_arrival_ns;
+  });
+  find_onsets(d, held_per_step, m);
   return m;
 }
 

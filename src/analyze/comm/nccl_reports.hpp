@@ -23,6 +23,8 @@
 // "no GPU activity in the capture range".
 // The matching and top's two diagnoses: analyze/comm/comm_findings.hpp.
 // Errors: store::DatabaseError if the database lacks the schema's tables/views.
+// Files: nccl_sum.cpp, rank_reports.cpp (comm_overlap, rank_sum), straggler_reports.cpp
+// (stragglers, collective_trace); the entry points in nccl_reports.cpp (analyze/comm/README.md).
 #pragma once
 
 #include <cstdint>

@@ -58,6 +58,8 @@
 //   building, which is host code), and the rest ("other": Python, the model's own code,
 //   gpuscope's module hooks). The parts add up to the window.
 // Errors: store::DatabaseError on a database without the schema.
+// Files: find_generations in llm_generations.cpp, its pieces in the files
+// llm_generations_parts.hpp lists (analyze/llm/README.md has the map).
 #pragma once
 
 #include <cstdint>

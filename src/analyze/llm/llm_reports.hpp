@@ -61,6 +61,8 @@
 // where the trace records only the launching API calls (--cuda-api=gpu, the
 // default), that module loading is not recorded and lands in Framework or Python/Other.
 // No rows (one note) without a generate loop, as llm_sum.
+// Files: llm_sum.cpp, llm_step_sum.cpp, generate_loops and the rest in llm_reports.cpp
+// (analyze/llm/README.md has the map).
 #pragma once
 
 #include <array>
