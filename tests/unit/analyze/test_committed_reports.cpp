@@ -11,6 +11,7 @@
 #include "analyze/nsys/nsys_reports.hpp"
 #include "analyze/nsys/nvtx_gpu_proj.hpp"
 #include "analyze/nsys/top_report.hpp"
+#include "analyze/report_registry.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
 #include "../committed_traces.hpp"

@@ -7,6 +7,7 @@
 
 #include "analyze/nsys/nsys_reports.hpp"
 #include "analyze/nsys/trace_summary.hpp"
+#include "analyze/report_registry.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
 #include "../committed_traces.hpp"

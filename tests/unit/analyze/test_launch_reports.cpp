@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/report_registry.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
 #include "../committed_traces.hpp"

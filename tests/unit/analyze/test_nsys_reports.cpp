@@ -1,4 +1,5 @@
 #include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/report_registry.hpp"
 
 #include <algorithm>
 #include <cmath>

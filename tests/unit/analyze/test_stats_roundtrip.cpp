@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/report_registry.hpp"
 #include "core/report_transform.hpp"
 #include "render/report_render.hpp"
 #include "store/trace.hpp"
