@@ -1,40 +1,25 @@
 #include "cli/stats_command.hpp"
 
 #include <algorithm>
-#include <filesystem>
-#include <set>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "analyze/comm/comm_data.hpp"
-#include "analyze/comm/comm_findings.hpp"
-#include "analyze/comm/comm_summary.hpp"
-#include "analyze/common/gpu_busy.hpp"
-#include "analyze/comm/nccl_reports.hpp"
 #include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/timeline/steady_scope.hpp"
-#include "analyze/common/trace_filter.hpp"
-#include "cli/comm_inputs.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
+#include "cli/stats_many.hpp"
+#include "cli/stats_steps.hpp"
 #include "core/report_transform.hpp"
-#include "core/saturating.hpp"
-#include "core/stats.hpp"
-#include "core/units.hpp"
-#include "render/report_render.hpp"
-#include "store/atomic_file.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::cli {
 namespace {
-
-// One document per run, whatever -r asks for (render/report_render.hpp, docs/output-formats.md).
-const render::DocumentOptions kDocument{"stats", false};
-
-// --from/--to: times since the start of the trace; a bare number is seconds.
-const core::DurationLimits kTraceTime{0, core::kMaxInt64, 1'000'000'000, "1.5, 2s or 250ms"};
 
 std::string help_footer() {
   std::string s = "Reports (-r NAME,NAME; * = run when no -r is given):\n";
@@ -69,18 +54,6 @@ std::string help_footer() {
        "  gpuscope stats node*.summary.json -r stragglers\n"
        "Every report and column: docs/stats.md; many GPUs: docs/multi-gpu.md.";
   return s;
-}
-
-analyze::TraceFilter make_filter(const StatsOptions& o) {
-  analyze::TraceFilter f;
-  if (!o.filter_nvtx.empty()) f.nvtx = analyze::parse_nvtx_filter(o.filter_nvtx);
-  if (!o.from.empty()) f.from_ns = core::parse_duration_ns(o.from, kTraceTime).value;  // checked by CLI11
-  if (!o.to.empty()) f.to_ns = core::parse_duration_ns(o.to, kTraceTime).value;
-  if (f.from_ns && f.to_ns && *f.from_ns > *f.to_ns)
-    throw std::invalid_argument("--from " + o.from + " is after --to " + o.to);
-  f.pid = o.process;
-  f.gpu = o.device;
-  return f;
 }
 
 // "--filter-nvtx 'step', --from 2s" for the note on every filtered report.
@@ -125,9 +98,9 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   duration_text_option(
       sub->add_option("--from", o.from,
                       "Only events that end at or after T: seconds since the trace start, or 250ms, 10us, 42ns"),
-      kTraceTime);
+      kStatsTraceTime);
   duration_text_option(sub->add_option("--to", o.to, "Only events that start at or before T (same form as --from)"),
-                       kTraceTime);
+                       kStatsTraceTime);
   count_option(sub->add_option("--process", o.process, "Only process PID"), core::CountLimits{1, kMaxInt, "4012"},
                "PID");
   count_option(sub->add_option("--device", o.device, "Only GPU N (the index gpuscope summary and gpu_util print)"),
@@ -142,72 +115,15 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
 }
 
 namespace {
+
 // The diagnoses that judge the steady-state steps when steps are known (--whole-run: not).
 bool is_steady_scoped(std::string_view report) {
   return report == "top" || report == "gpu_util" || report == "launch_overhead";
 }
-}  // namespace
 
-namespace {
-
-// Reports in the order given, each once.
-std::vector<std::string> unique_names(const std::vector<std::string>& reports) {
-  std::vector<std::string> names;
-  for (const std::string& n : reports)
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  return names;
-}
-
-// --timeunit, --sort, --top on each report, then the document (as for one trace).
-// `last_note`, when not empty, is added to every report after them.
-void finish_reports(const StatsOptions& o, std::vector<Report>& reports, render::Format format,
-                    const std::string& last_note = {});
-
-// Several inputs: the many-GPU reports by map (in parallel) and reduce (header comment).
-int run_stats_job(const StatsOptions& o) {
-  const render::Format format = render::parse_format(o.format);
-  std::vector<std::string> names = unique_names(o.reports);
-  const auto valid = analyze::comm_report_names();
-  if (names.empty()) names.assign(valid.begin(), valid.end());
-  std::string list;
-  for (std::string_view v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
-  for (const std::string& n : names)
-    if (std::find(valid.begin(), valid.end(), n) == valid.end())
-      throw std::invalid_argument("report '" + n + "' reads one trace; over several traces or summaries these run: " +
-                                  list + " (merge the traces with gpuscope merge for the others)");
-  if (!make_filter(o).empty() || o.whole_run)
-    throw std::invalid_argument(
-        "filters and --whole-run need one trace; over several traces or summaries the many-GPU reports see every "
-        "event (merge the traces with gpuscope merge, then filter)");
-  if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
-  std::set<std::filesystem::path> seen;
-  for (const std::string& in : o.inputs) {
-    std::error_code ec;
-    if (!seen.insert(std::filesystem::weakly_canonical(in, ec)).second)
-      throw std::invalid_argument(in + " is given twice; give each rank's trace or summary once");
-  }
-  check_outputs({o.output}, o.force_overwrite);
-  const int jobs = o.jobs > 0 ? o.jobs : default_map_jobs();
-  const analyze::detail::CommData d = analyze::detail::comm_reduce(map_comm_inputs(o.inputs, jobs));
-  const analyze::detail::StragglerMatch m = analyze::detail::match_collectives(d);
-  const std::int64_t first_rows = o.top && *o.top > 0 && o.sort.empty() ? *o.top : 0;
-  std::vector<Report> reports;
-  for (const std::string& n : names) reports.push_back(analyze::comm_report(n, d, m, first_rows));
-  finish_reports(o, reports, format);
-  return 0;
-}
-
-}  // namespace
-
-int run_stats(const StatsOptions& options) {
-  if (options.inputs.size() > 1 ||
-      (options.inputs.size() == 1 && analyze::is_comm_summary_file(options.inputs.front())))
-    return run_stats_job(options);
-  StatsOptions o = options;
-  if (o.trace.empty() && !o.inputs.empty()) o.trace = o.inputs.front();
-  // Validate everything before opening files, so a typo costs nothing.
-  const render::Format format = render::parse_format(o.format);
-  std::vector<std::string> names = unique_names(o.reports);
+// -r's names, each once (the default reports without -r); throws for an unknown one.
+std::vector<std::string> checked_report_names(const StatsOptions& o) {
+  std::vector<std::string> names = unique_report_names(o.reports);
   if (names.empty())
     for (std::string_view n : analyze::report_names()) names.emplace_back(n);
   const auto valid = analyze::all_report_names();
@@ -218,10 +134,73 @@ int run_stats(const StatsOptions& options) {
     throw std::invalid_argument("unknown report '" + n + "' (valid: " + list +
                                 "; gpuscope stats --help says what each answers)");
   }
+  return names;
+}
+
+analyze::ReportOptions report_options(const StatsOptions& o) {
+  analyze::ReportOptions ro;
+  ro.base = o.base;
+  ro.mangled = o.mangled;
+  // Per-event reports then read only the rows --top keeps (after --sort, all are needed).
+  if (o.top && *o.top > 0 && o.sort.empty()) ro.first_rows = *o.top;
+  return ro;
+}
+
+// The reports that ran, and those whose tables were damaged (report, error).
+struct ReportRun {
+  std::vector<Report> reports;
+  std::vector<std::pair<std::string, std::string>> damaged;
+};
+
+// A damaged trace (store::TraceDamagedError) may still hold intact tables: each report that
+// can run on them runs; the others are kept in `damaged`. Steady-scoped reports run on the
+// steady steps' trace and say so in a note.
+ReportRun run_reports(store::Database& db, const std::vector<std::string>& names, const analyze::ReportOptions& ro,
+                      std::optional<analyze::SteadyScope>& steady) {
+  ReportRun run;
+  for (const std::string& n : names) {
+    try {
+      const bool scoped = steady && is_steady_scoped(n);
+      for (Report& r : analyze::run_report(scoped ? steady->trace.db : db, n, ro)) {  // "top" gives two
+        if (scoped) r.add_note(NoteLevel::kInfo, steady->note);
+        run.reports.push_back(std::move(r));
+      }
+    } catch (const store::TraceDamagedError& e) {
+      run.damaged.emplace_back(n, e.what());
+    }
+  }
+  return run;
+}
+
+// Names the reports that could not run on stderr, each distinct damage once.
+void report_damage(const std::vector<std::pair<std::string, std::string>>& damaged, std::size_t asked) {
+  std::string which;
+  std::vector<std::string> whys;  // each distinct damage once
+  for (const auto& [name, why] : damaged) {
+    which += (which.empty() ? "" : ", ") + name;
+    if (std::find(whys.begin(), whys.end(), why) == whys.end()) whys.push_back(why);
+  }
+  std::cerr << "gpuscope stats: " << damaged.size() << " of " << asked << " reports could not run (" << which
+            << "): their tables are damaged; the reports printed read intact tables.\n";
+  for (const std::string& why : whys) std::cerr << "gpuscope stats: " << why << "\n";
+}
+
+}  // namespace
+
+int run_stats(const StatsOptions& options) {
+  // Several inputs, or one comm summary: the many-GPU reports by map and reduce.
+  if (is_stats_many(options)) return run_stats_many(options);
+  StatsOptions o = options;
+  if (o.trace.empty() && !o.inputs.empty()) o.trace = o.inputs.front();
+
+  // Validate everything before opening files, so a typo costs nothing.
+  const render::Format format = render::parse_format(o.format);
+  const std::vector<std::string> names = checked_report_names(o);
   if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
-  const analyze::TraceFilter filter = make_filter(o);
+  const analyze::TraceFilter filter = stats_filter(o);
   check_outputs({o.output}, o.force_overwrite);
 
+  // The trace, filtered when a filter is given.
   store::Database trace = store::open_trace(o.trace);
   std::optional<analyze::FilteredTrace> filtered;
   if (!filter.empty()) {
@@ -230,11 +209,6 @@ int run_stats(const StatsOptions& options) {
   }
   store::Database& db = filtered ? filtered->db : trace;
 
-  analyze::ReportOptions ro;
-  ro.base = o.base;
-  ro.mangled = o.mangled;
-  // Per-event reports then read only the rows --top keeps (after --sort, all are needed).
-  if (o.top && *o.top > 0 && o.sort.empty()) ro.first_rows = *o.top;
   // Steady-state scoping (docs/pytorch.md): when the trace knows its training steps and no
   // filter is given, the diagnoses judge the steady-state steps, not set-up and warm-up.
   const bool scope_steady =
@@ -243,81 +217,16 @@ int run_stats(const StatsOptions& options) {
   std::optional<analyze::SteadyScope> steady =
       scope_steady ? analyze::steady_scope(db, analyze::step_facts(db)) : std::nullopt;
 
-  // A damaged trace (store::TraceDamagedError) may still hold intact tables: each report
-  // that can run on them prints; the others are named on stderr and the exit code is 1.
-  // Only when no report can run does the damage error itself come out (as before).
-  std::vector<Report> reports;
-  std::vector<std::pair<std::string, std::string>> damaged;  // report, error
-  for (const std::string& n : names) {
-    try {
-      const bool scoped = steady && is_steady_scoped(n);
-      for (Report& r : analyze::run_report(scoped ? steady->trace.db : db, n, ro)) {  // "top" gives two
-        if (scoped) r.add_note(NoteLevel::kInfo, steady->note);
-        reports.push_back(std::move(r));
-      }
-    } catch (const store::TraceDamagedError& e) {
-      damaged.emplace_back(n, e.what());
-    }
-  }
-  if (reports.empty() && !damaged.empty()) throw store::TraceDamagedError(damaged.front().second);
-  finish_reports(o, reports, format, filtered ? "events filtered by " + filter_text(o) : std::string());
-  if (!damaged.empty()) {
-    std::string which;
-    std::vector<std::string> whys;  // each distinct damage once
-    for (const auto& [name, why] : damaged) {
-      which += (which.empty() ? "" : ", ") + name;
-      if (std::find(whys.begin(), whys.end(), why) == whys.end()) whys.push_back(why);
-    }
-    std::cerr << "gpuscope stats: " << damaged.size() << " of " << names.size() << " reports could not run (" << which
-              << "): their tables are damaged; the reports printed read intact tables.\n";
-    for (const std::string& why : whys) std::cerr << "gpuscope stats: " << why << "\n";
+  // Only when no report can run does the damage error itself come out (as before); else the
+  // reports that ran print, the others are named on stderr and the exit code is 1.
+  ReportRun run = run_reports(db, names, report_options(o), steady);
+  if (run.reports.empty() && !run.damaged.empty()) throw store::TraceDamagedError(run.damaged.front().second);
+  finish_stats_reports(o, run.reports, format, filtered ? "events filtered by " + filter_text(o) : std::string());
+  if (!run.damaged.empty()) {
+    report_damage(run.damaged, names.size());
     return 1;
   }
   return 0;
 }
 
-namespace {
-
-void finish_reports(const StatsOptions& o, std::vector<Report>& reports, render::Format format,
-                    const std::string& last_note) {
-  const bool convert = !o.timeunit.empty();
-  const TimeUnit unit = convert ? parse_time_unit(o.timeunit) : TimeUnit::kNs;
-  // Per-report transforms: unit first, so --sort may name the converted header.
-  std::vector<std::string> unsorted;
-  for (Report& r : reports) {
-    if (convert) convert_time_unit(r, unit);
-    if (!o.sort.empty()) {
-      if (find_column(r, o.sort)) {
-        sort_rows(r, o.sort);
-      } else {
-        unsorted.push_back(r.name);
-      }
-    }
-    if (o.top && *o.top > 0) keep_top_rows(r, *o.top);
-    if (!last_note.empty()) r.add_note(NoteLevel::kInfo, last_note);
-  }
-  if (!unsorted.empty() && unsorted.size() == reports.size()) {
-    std::string cols;
-    for (const Report& r : reports) {
-      cols += (cols.empty() ? "" : "; ") + r.name + ": ";
-      for (std::size_t i = 0; i < r.columns.size(); ++i) cols += (i ? ", " : "") + ("'" + r.columns[i].name + "'");
-    }
-    throw std::invalid_argument("--sort '" + o.sort + "': no such column" +
-                                (reports.size() > 1 ? " in any report" : "") + " (" + cols + ")");
-  }
-  for (const std::string& n : unsorted)
-    std::cerr << "gpuscope stats: warning: --sort '" << o.sort << "': report " << n
-              << " has no such column; its rows keep their order\n";
-
-  if (!o.output.empty()) {
-    store::write_file_atomically(o.output, store::overwrite_if(o.force_overwrite),
-                                 [&](std::ostream& out) { render::render(reports, format, out, kDocument); });
-  } else {
-    render::render(reports, format, std::cout, kDocument);
-    std::cout.flush();
-    if (!std::cout) throw std::runtime_error("writing stdout failed");
-  }
-}
-
-}  // namespace
 }  // namespace gpuscope::cli

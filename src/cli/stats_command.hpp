@@ -18,6 +18,7 @@
 // (analyze/comm/comm_data.hpp's comm_reduce), the reports run on the result. One input that is a
 // summary takes the same path; one trace takes the ordinary path (which is the same map and
 // reduce inside). Filters and --whole-run need one trace and are refused with several.
+// That path is cli/stats_many.hpp; the steps both paths share are cli/stats_steps.hpp.
 #pragma once
 
 #include <CLI/CLI.hpp>

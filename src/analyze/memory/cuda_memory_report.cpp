@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,7 +13,7 @@
 #include "analyze/common/event_budget.hpp"
 #include "analyze/common/gpu_busy.hpp"
 #include "analyze/common/gpu_index.hpp"
-#include "analyze/common/trace_sql.hpp"
+#include "analyze/memory/cuda_memory_events.hpp"
 #include "analyze/memory/torch_memory_data.hpp"
 #include "core/memory_usage.hpp"
 #include "core/saturating.hpp"
@@ -24,6 +23,10 @@
 namespace gpuscope::analyze {
 namespace {
 
+using detail::AllocCounts;
+using detail::MemoryEvent;
+using detail::MemoryEvents;
+using detail::MemorySeries;
 using store::Database;
 using store::Statement;
 
@@ -32,112 +35,36 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // at a PyTorch segment's address, its level in the series' PyTorch levels (16 bytes).
 constexpr std::int64_t kBytesPerEvent = 112;
 
-// One allocation or free of device memory, as memory_events holds it.
-struct MemEvent {
-  std::int64_t id = 0, pid = 0, device = 0, gpu = 0, ts = 0, bytes = 0, in_use = 0, address = 0;
-  bool alloc = false;
-  bool pytorch = false;             // at the address of one of PyTorch's segments (torch_memory_data.hpp)
-  std::int64_t pytorch_in_use = 0;  // then: PyTorch's segments in use by (pid, device) after it
-};
-
-// Allocations and frees counted in a scope.
-struct Counts {
-  std::int64_t allocs = 0, alloc_bytes = 0, frees = 0, freed_bytes = 0;
-  void add(const MemEvent& e) {
-    if (e.alloc) {
-      ++allocs;
-      alloc_bytes = core::sat_add(alloc_bytes, e.bytes);
-    } else {
-      ++frees;
-      freed_bytes = core::sat_add(freed_bytes, e.bytes);
-    }
-  }
-};
-
-// The levels of one (pid, device), in time order, with the event behind each.
-struct Series {
-  std::int64_t gpu = 0;
-  std::vector<MemoryLevel> levels;
-  std::vector<std::size_t> events;  // index into the events vector, per level
-  // PyTorch's segments in use after each of their allocations and frees (empty when the
-  // process has no allocator state), and the live ones by address.
-  std::vector<MemoryLevel> pytorch;
-  std::map<std::int64_t, std::int64_t> pytorch_live;
-  std::int64_t pytorch_in_use = 0;
-};
-
-// The level of `series` at `ts`: the last one at or before it (0 before the first).
-std::int64_t level_at(const std::vector<MemoryLevel>& series, std::int64_t ts) {
-  const auto it = std::upper_bound(series.begin(), series.end(), ts,
-                                   [](std::int64_t t, const MemoryLevel& l) { return t < l.ts_ns; });
-  return it == series.begin() ? 0 : std::prev(it)->in_use_bytes;
-}
-
-// The highest total over the GPUs' processes of the series given, per GPU (series: (gpu,
-// pid, device) -> levels).
-std::map<std::int64_t, std::int64_t> gpu_peaks(
-    const std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const std::vector<MemoryLevel>*>& series) {
-  struct Step {
-    std::int64_t ts, gpu, pid, device, level;
-  };
-  std::vector<Step> steps;
-  for (const auto& [key, levels] : series)
-    for (const MemoryLevel& l : *levels)
-      steps.push_back({l.ts_ns, std::get<0>(key), std::get<1>(key), std::get<2>(key), l.in_use_bytes});
-  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
-  core::GpuMemorySum sum;
-  std::map<std::int64_t, std::int64_t> peak;
-  for (const Step& s : steps) {
-    const std::int64_t total = sum.update(s.gpu, s.pid, s.device, s.level);
-    std::int64_t& p = peak[s.gpu];
-    p = std::max(p, total);
-  }
-  return peak;
-}
-
-// A step or top-level NVTX range.
-struct Scope {
-  std::string name;
-  std::int64_t pid = 0, start = 0, end = 0;
-};
-
-// The name of the API call behind a memory_events row ("cudaMalloc"; v_memory.api_name), or
-// nullopt if not recorded.
-class ApiNames {
+// The call and size of the allocation that reached a peak (nothing for a free): the name of
+// the API call behind its memory_events row ("cudaMalloc"; v_memory.api_name), or nullopt if
+// not recorded.
+class PeakCalls {
  public:
-  explicit ApiNames(Database& db) : m_st(db.prepare("SELECT api_name FROM v_memory WHERE id = ?")) {}
-  std::optional<std::string> operator()(std::int64_t event_id) {
+  explicit PeakCalls(Database& db) : m_st(db.prepare("SELECT api_name FROM v_memory WHERE id = ?")) {}
+  std::pair<std::optional<std::string>, Cell> operator()(const MemoryEvent& e) {
+    if (!e.alloc) return {std::nullopt, std::monostate{}};
+    return {api_name(e.id), Cell{e.bytes}};
+  }
+
+ private:
+  std::optional<std::string> api_name(std::int64_t event_id) {
     m_st.rewind();
     m_st.bind(1, event_id);
     if (!m_st.step() || m_st.is_null(0)) return std::nullopt;
     return m_st.column_text(0);
   }
 
- private:
   Statement m_st;
 };
 
-std::vector<Scope> steps(Database& db) {
-  std::vector<Scope> out;
-  if (!db.has_table("torch_steps")) return out;
-  Statement st = db.prepare("SELECT pid, step, start_ns, end_ns FROM torch_steps ORDER BY start_ns, pid, step");
-  while (st.step()) {
-    out.push_back({"step " + std::to_string(st.column_int(1)), st.column_int(0), st.column_int(2), st.column_int(3)});
-  }
-  return out;
-}
-
-// Closed top-level ranges of the program's own NVTX: push/pop at depth 0 and start/end
-// ranges; the PyTorch hooks' operator and module ranges are not the program's.
-std::vector<Scope> nvtx_ranges(Database& db) {
-  Statement st = db.prepare(
-      "SELECT pid, COALESCE(text, ''), start_ns, end_ns FROM v_nvtx WHERE end_ns IS NOT NULL AND style <> 'Mark' AND "
-      "parent_id IS NULL AND COALESCE(depth, 0) = 0" +
-      detail::user_nvtx_only_sql(db) + " ORDER BY start_ns, id");
-  std::vector<Scope> out;
-  while (st.step()) out.push_back({st.column_text(1), st.column_int(0), st.column_int(2), st.column_int(3)});
-  return out;
-}
+// What the device rows and notes need of the trace besides its events.
+struct Context {
+  const detail::GpuIndexMap& gpus;
+  const TorchMemory& torch;
+  std::int64_t t0 = 0;  // the start of the wall span
+  PeakCalls& peak_call;
+  [[nodiscard]] std::int64_t since_start(std::int64_t ts) const { return core::sat_sub(ts, t0); }
+};
 
 Cell opt_text(const std::optional<std::string>& s) { return s ? Cell{*s} : Cell{std::monostate{}}; }
 
@@ -151,12 +78,7 @@ std::string with_share(std::int64_t bytes, std::int64_t device_bytes) {
   return s;
 }
 
-}  // namespace
-
-Report cuda_memory(Database& db) {
-  Report r;
-  r.name = "cuda_memory";
-  r.title = "CUDA Memory In Use: Peaks per Device and per Step";
+void add_columns(Report& r) {
   r.add_column("Scope", "", ColumnType::kText)
       .add_column("Name", "", ColumnType::kText)
       .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
@@ -175,110 +97,59 @@ Report cuda_memory(Database& db) {
       .add_column("PyTorch Reserved Peak", "bytes", ColumnType::kInteger)
       .add_column("PyTorch Tensors Peak", "bytes", ColumnType::kInteger)
       .add_column("Outside PyTorch at Peak", "bytes", ColumnType::kInteger);
+}
 
-  if (!db.has_table("memory_events")) {
-    r.add_note(NoteLevel::kInfo,
-               "no memory allocations in the capture range: this trace has no memory_events table (recorded by an "
-               "older gpuscope); trace again with gpuscope trace --cuda-memory-usage");
-    return r;
+// The GPUs' names and device memory sizes (bytes), by GPU index.
+struct GpuFacts {
+  std::map<std::int64_t, std::string> name;
+  std::map<std::int64_t, std::int64_t> memory;
+};
+
+GpuFacts gpu_facts(Database& db, const detail::GpuIndexMap& gpus) {
+  GpuFacts out;
+  Statement st = db.prepare("SELECT pid, device_id, COALESCE(name, ''), global_memory_bytes FROM devices");
+  while (st.step()) {
+    const std::int64_t gpu = gpus.index(st.column_int(0), st.column_int(1));
+    if (!st.column_text(2).empty()) out.name.emplace(gpu, st.column_text(2));
+    if (!st.is_null(3) && st.column_int(3) > 0) out.memory.emplace(gpu, st.column_int(3));
   }
+  return out;
+}
 
-  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
-  const std::int64_t t0 = detail::wall_span(db).start_ns;
-  check_event_budget({"cuda_memory", "device-memory allocations and frees (memory_events)",
-                      db.query_int("SELECT COUNT(*) FROM memory_events WHERE in_use_bytes IS NOT NULL").value_or(0),
-                      kBytesPerEvent, ""});
+// PyTorch's peaks per GPU, where some process on it saved its allocator state.
+struct TorchPeaks {
+  std::set<std::int64_t> gpus;
+  std::map<std::int64_t, std::int64_t> reserved, allocated;
+};
 
-  // Every allocation and free of device memory, in time order; a series per (pid, device).
-  std::vector<MemEvent> events;
-  std::map<std::pair<std::int64_t, std::int64_t>, Series> series;
-  const TorchMemory torch = load_torch_memory(db);
-  {
-    Statement st = db.prepare(
-        "SELECT pid, device_id, ts_ns, operation = 'alloc', bytes, in_use_bytes, id, address FROM memory_events "
-        "WHERE in_use_bytes IS NOT NULL AND operation IN ('alloc', 'free') ORDER BY ts_ns, id");
-    while (st.step()) {
-      MemEvent e;
-      e.pid = st.column_int(0);
-      e.device = st.column_int(1);
-      e.gpu = gpus.index(e.pid, e.device);
-      e.ts = st.column_int(2);
-      e.alloc = st.column_int(3) != 0;
-      e.bytes = st.is_null(4) ? 0 : st.column_int(4);
-      e.in_use = st.column_int(5);
-      e.id = st.column_int(6);
-      e.address = st.column_int(7);
-      Series& s = series[{e.pid, e.device}];
-      s.gpu = e.gpu;
-      s.levels.push_back({e.ts, e.in_use});
-      if (const TorchMemorySeries* t = torch.find(e.pid, e.device);
-          t != nullptr && (t->segment_addresses.contains(e.address) || s.pytorch_live.contains(e.address))) {
-        e.pytorch = true;
-        if (e.alloc) {
-          s.pytorch_in_use = core::sat_add(s.pytorch_in_use, e.bytes - s.pytorch_live[e.address]);
-          s.pytorch_live[e.address] = e.bytes;
-        } else {
-          s.pytorch_in_use = std::max<std::int64_t>(0, s.pytorch_in_use - s.pytorch_live[e.address]);
-          s.pytorch_live.erase(e.address);
-        }
-        s.pytorch.push_back({e.ts, s.pytorch_in_use});
-        e.pytorch_in_use = s.pytorch_in_use;
-      }
-      s.events.push_back(events.size());
-      events.push_back(e);
-    }
+TorchPeaks torch_peaks(const MemoryEvents& m, const TorchMemory& torch) {
+  TorchPeaks out;
+  detail::LevelsByProcess reserved_series, allocated_series;
+  for (const auto& [key, s] : m.series) {
+    const TorchMemorySeries* t = torch.find(key.first, key.second);
+    if (t == nullptr || !t->has_stats) continue;
+    out.gpus.insert(s.gpu);
+    reserved_series[{s.gpu, key.first, key.second}] = &s.pytorch;
+    if (!t->tensors.empty()) allocated_series[{s.gpu, key.first, key.second}] = &t->tensors;
   }
+  out.reserved = detail::gpu_peaks(reserved_series);
+  out.allocated = detail::gpu_peaks(allocated_series);
+  return out;
+}
 
-  if (events.empty()) {
-    const bool any = db.query_int("SELECT COUNT(*) FROM memory_events").value_or(0) > 0;
-    r.add_note(NoteLevel::kInfo, any ? "no allocation or free of device memory in the capture range"
-                                     : "no memory allocations in the capture range: trace with gpuscope trace "
-                                       "--cuda-memory-usage to record them");
-    return r;
-  }
-  // Only where a Python process ran (a CUDA C++ program's allocations are its own calls).
-  const bool python =
-      db.query_int("SELECT COUNT(*) FROM processes WHERE exe LIKE '%python%' OR cmdline LIKE '%python%'").value_or(1) >
-      0;
-  if (python)
-    r.add_note(NoteLevel::kInfo,
-               "PyTorch's caching allocator shows here as segments, not tensors: the blocks it takes with cudaMalloc "
-               "and keeps for reuse (2 MiB for tensors up to 1 MiB, 20 MiB for those up to 10 MiB, larger ones rounded "
-               "up to 2 MiB), so memory in use compares with torch.cuda.memory_reserved() and max_memory_reserved(), "
-               "not memory_allocated(). PyTorch Reserved Peak counts its segments only (known from the allocator's "
-               "state saved at exit), Outside PyTorch at Peak what other libraries and CUDA itself held then; "
-               "PyTorch Tensors Peak (the bytes tensors asked for, from the allocator's own events) needs gpuscope "
-               "trace --pytorch=memory");
-
-  ApiNames api_name(db);
-  std::map<std::int64_t, std::string> gpu_name;
-  std::map<std::int64_t, std::int64_t> gpu_memory;  // device memory size, bytes
-  {
-    Statement st = db.prepare("SELECT pid, device_id, COALESCE(name, ''), global_memory_bytes FROM devices");
-    while (st.step()) {
-      const std::int64_t gpu = gpus.index(st.column_int(0), st.column_int(1));
-      if (!st.column_text(2).empty()) gpu_name.emplace(gpu, st.column_text(2));
-      if (!st.is_null(3) && st.column_int(3) > 0) gpu_memory.emplace(gpu, st.column_int(3));
-    }
-  }
-  const auto since_start = [t0](std::int64_t ts) { return core::sat_sub(ts, t0); };
-  // The call and size of the allocation that reached a peak (nothing for a free).
-  const auto peak_call = [&](const MemEvent& e) -> std::pair<std::optional<std::string>, Cell> {
-    if (!e.alloc) return {std::nullopt, std::monostate{}};
-    return {api_name(e.id), Cell{e.bytes}};
-  };
-
-  // 'device' rows: the GPU's total after each event; its first maximum.
+// 'device' rows: the GPU's total after each event; its first maximum. A note per GPU.
+void add_device_rows(Report& r, Database& db, const MemoryEvents& m, const Context& c) {
+  const GpuFacts facts = gpu_facts(db, c.gpus);
   struct DevicePeak {
     std::int64_t peak = -1;
     std::size_t event = 0;
     std::int64_t pytorch_at_peak = 0;  // PyTorch's segments in use then
-    Counts counts;
+    AllocCounts counts;
   };
   std::map<std::int64_t, DevicePeak> devices;
   core::GpuMemorySum sum, pytorch_sum;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const MemEvent& e = events[i];
+  for (std::size_t i = 0; i < m.events.size(); ++i) {
+    const MemoryEvent& e = m.events[i];
     const std::int64_t total = sum.update(e.gpu, e.pid, e.device, e.in_use);
     if (e.pytorch) (void)pytorch_sum.update(e.gpu, e.pid, e.device, e.pytorch_in_use);
     DevicePeak& d = devices[e.gpu];
@@ -289,51 +160,41 @@ Report cuda_memory(Database& db) {
       d.pytorch_at_peak = pytorch_sum.total(e.gpu);
     }
   }
-  // PyTorch's peaks per GPU, where some process on it saved its allocator state.
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const std::vector<MemoryLevel>*> reserved_series,
-      allocated_series;
-  std::set<std::int64_t> torch_gpus;
-  for (const auto& [key, s] : series) {
-    const TorchMemorySeries* t = torch.find(key.first, key.second);
-    if (t == nullptr || !t->has_stats) continue;
-    torch_gpus.insert(s.gpu);
-    reserved_series[{s.gpu, key.first, key.second}] = &s.pytorch;
-    if (!t->tensors.empty()) allocated_series[{s.gpu, key.first, key.second}] = &t->tensors;
-  }
-  const std::map<std::int64_t, std::int64_t> reserved_peak = gpu_peaks(reserved_series);
-  const std::map<std::int64_t, std::int64_t> allocated_peak = gpu_peaks(allocated_series);
+  const TorchPeaks torch = torch_peaks(m, c.torch);
   const auto peak_cell = [](const std::map<std::int64_t, std::int64_t>& peaks, std::int64_t gpu) -> Cell {
     const auto it = peaks.find(gpu);
     return it == peaks.end() ? Cell{std::monostate{}} : Cell{it->second};
   };
   for (const auto& [gpu, d] : devices) {
-    const MemEvent& e = events[d.event];
-    const auto name_it = gpu_name.find(gpu);
-    const auto [call, alloc_bytes] = peak_call(e);
+    const MemoryEvent& e = m.events[d.event];
+    const auto name_it = facts.name.find(gpu);
+    const auto [call, alloc_bytes] = c.peak_call(e);
     r.rows.push_back(
-        Row{std::string("device"), name_it != gpu_name.end() ? name_it->second : "GPU " + std::to_string(gpu),
-            std::monostate{}, gpu, std::monostate{}, d.peak, static_cast<double>(d.peak) / kMiB, since_start(e.ts),
+        Row{std::string("device"), name_it != facts.name.end() ? name_it->second : "GPU " + std::to_string(gpu),
+            std::monostate{}, gpu, std::monostate{}, d.peak, static_cast<double>(d.peak) / kMiB, c.since_start(e.ts),
             opt_text(call), alloc_bytes, d.counts.allocs, d.counts.alloc_bytes, d.counts.frees, d.counts.freed_bytes,
-            sum.total(gpu), peak_cell(reserved_peak, gpu), peak_cell(allocated_peak, gpu),
-            torch_gpus.contains(gpu) ? Cell{d.peak - d.pytorch_at_peak} : Cell{std::monostate{}}});
-    const auto mem_it = gpu_memory.find(gpu);
+            sum.total(gpu), peak_cell(torch.reserved, gpu), peak_cell(torch.allocated, gpu),
+            torch.gpus.contains(gpu) ? Cell{d.peak - d.pytorch_at_peak} : Cell{std::monostate{}}});
+    const auto mem_it = facts.memory.find(gpu);
     std::string text = "GPU " + std::to_string(gpu) + ": peak " +
-                       with_share(d.peak, mem_it != gpu_memory.end() ? mem_it->second : 0) + " in use at " +
-                       units::duration_ns(since_start(e.ts)) + " into the trace";
+                       with_share(d.peak, mem_it != facts.memory.end() ? mem_it->second : 0) + " in use at " +
+                       units::duration_ns(c.since_start(e.ts)) + " into the trace";
     if (e.alloc) {
       text += ", reached by " + call.value_or("an allocation") + " of " +
               units::memory_size(static_cast<double>(e.bytes)) + " (pid " + std::to_string(e.pid) + ")";
     }
     r.add_note(NoteLevel::kInfo, std::move(text));
   }
+}
 
-  // PyTorch's own counters beside what the trace replayed, per process and device.
-  for (const auto& [key, t] : torch.series) {
+// PyTorch's own counters beside what the trace replayed, per process and device.
+void add_torch_notes(Report& r, const MemoryEvents& m, const Context& c) {
+  for (const auto& [key, t] : c.torch.series) {
     if (!t.has_stats) continue;
-    const auto it = series.find(key);
-    const std::int64_t gpu = it != series.end() ? it->second.gpu : gpus.index(key.first, key.second);
+    const auto it = m.series.find(key);
+    const std::int64_t gpu = it != m.series.end() ? it->second.gpu : c.gpus.index(key.first, key.second);
     std::int64_t replayed = 0;
-    if (it != series.end())
+    if (it != m.series.end())
       for (const MemoryLevel& l : it->second.pytorch) replayed = std::max(replayed, l.in_use_bytes);
     std::string text = "PyTorch in pid " + std::to_string(key.first) + " on GPU " + std::to_string(gpu) +
                        ": its segments' peak in the trace " + units::memory_size(static_cast<double>(replayed)) +
@@ -359,44 +220,36 @@ Report cuda_memory(Database& db) {
     }
     r.add_note(NoteLevel::kInfo, std::move(text));
   }
-  if (python && torch.empty() &&
-      db.query_int("SELECT COUNT(*) FROM meta WHERE key = 'cuda_memory_usage' AND value = '1'").value_or(0) > 0)
-    r.add_note(NoteLevel::kInfo,
-               "no PyTorch allocator state in this trace (torch_memory_stats): the Python processes did not import "
-               "torch, or ended with os._exit() or a signal before gpuscope's hooks could save it; the PyTorch "
-               "columns stay empty");
+}
 
-  // 'step' or 'nvtx' rows: per scope and device of its process.
-  std::vector<Scope> scopes = steps(db);
-  std::string kind = "step";
-  if (scopes.empty()) {
-    scopes = nvtx_ranges(db);
-    kind = "nvtx";
-  }
+// 'step' or 'nvtx' rows: per scope and device of its process, then a note on the one that
+// holds the most.
+void add_scope_rows(Report& r, Database& db, const MemoryEvents& m, const Context& c) {
+  const detail::MemoryScopes scopes = detail::memory_scopes(db);
   struct ScopeRow {
     std::int64_t start, pid, gpu;
     Row row;
   };
   std::vector<ScopeRow> scope_rows;
-  for (const Scope& sc : scopes) {
-    for (auto it = series.lower_bound({sc.pid, std::numeric_limits<std::int64_t>::min()});
-         it != series.end() && it->first.first == sc.pid; ++it) {
-      const Series& s = it->second;
+  for (const detail::MemoryScope& sc : scopes.scopes) {
+    for (auto it = m.series.lower_bound({sc.pid, std::numeric_limits<std::int64_t>::min()});
+         it != m.series.end() && it->first.first == sc.pid; ++it) {
+      const MemorySeries& s = it->second;
       const WindowPeak p = peak_in(s.levels, sc.start, sc.end);
       if (p.peak_bytes == 0 && p.first == p.last) continue;  // nothing on this device during the scope
-      Counts counts;
-      for (std::size_t k = p.first; k < p.last; ++k) counts.add(events[s.events[k]]);
+      AllocCounts counts;
+      for (std::size_t k = p.first; k < p.last; ++k) counts.add(m.events[s.events[k]]);
       const auto [call, alloc_bytes] =
-          p.peak_index ? peak_call(events[s.events[*p.peak_index]]) : std::pair<std::optional<std::string>, Cell>{};
+          p.peak_index ? c.peak_call(m.events[s.events[*p.peak_index]]) : std::pair<std::optional<std::string>, Cell>{};
       Cell reserved, allocated, outside;
-      if (const TorchMemorySeries* t = torch.find(sc.pid, it->first.second); t != nullptr && t->has_stats) {
+      if (const TorchMemorySeries* t = c.torch.find(sc.pid, it->first.second); t != nullptr && t->has_stats) {
         reserved = peak_in(s.pytorch, sc.start, sc.end).peak_bytes;
         if (!t->tensors.empty()) allocated = peak_in(t->tensors, sc.start, sc.end).peak_bytes;
-        outside = p.peak_bytes - level_at(s.pytorch, p.peak_ns);
+        outside = p.peak_bytes - detail::level_at(s.pytorch, p.peak_ns);
       }
       scope_rows.push_back({sc.start, sc.pid, s.gpu,
-                            Row{kind, sc.name, sc.pid, s.gpu, since_start(sc.start), p.peak_bytes,
-                                static_cast<double>(p.peak_bytes) / kMiB, since_start(p.peak_ns), opt_text(call),
+                            Row{scopes.kind, sc.name, sc.pid, s.gpu, c.since_start(sc.start), p.peak_bytes,
+                                static_cast<double>(p.peak_bytes) / kMiB, c.since_start(p.peak_ns), opt_text(call),
                                 alloc_bytes, counts.allocs, counts.alloc_bytes, counts.frees, counts.freed_bytes,
                                 p.end_bytes, reserved, allocated, outside}});
     }
@@ -410,14 +263,16 @@ Report cuda_memory(Database& db) {
     const auto top = std::max_element(scope_rows.begin(), scope_rows.end(),
                                       [&](const ScopeRow& a, const ScopeRow& b) { return peak(a) < peak(b); });
     const std::string& name = std::get<std::string>(top->row[1]);
-    r.add_note(NoteLevel::kInfo, (kind == "step" ? name : "NVTX range '" + name + "'") + " (pid " +
+    r.add_note(NoteLevel::kInfo, (scopes.kind == "step" ? name : "NVTX range '" + name + "'") + " (pid " +
                                      std::to_string(top->pid) +
                                      ") holds the most: " + units::memory_size(static_cast<double>(peak(*top))) +
                                      " on GPU " + std::to_string(top->gpu));
   }
   for (ScopeRow& s : scope_rows) r.rows.push_back(std::move(s.row));
+}
 
-  // What memory in use leaves out.
+// What memory in use leaves out.
+void add_left_out_notes(Report& r, Database& db) {
   {
     Statement st = db.prepare(
         "SELECT memory_kind, COUNT(*), SUM(bytes) FROM memory_events WHERE operation = 'alloc' AND "
@@ -447,6 +302,65 @@ Report cuda_memory(Database& db) {
                                      " frees of memory the trace never saw allocated left memory in use unchanged "
                                      "(data_loss unmatched_memory_free)");
   }
+}
+
+}  // namespace
+
+Report cuda_memory(Database& db) {
+  Report r;
+  r.name = "cuda_memory";
+  r.title = "CUDA Memory In Use: Peaks per Device and per Step";
+  add_columns(r);
+
+  if (!db.has_table("memory_events")) {
+    r.add_note(NoteLevel::kInfo,
+               "no memory allocations in the capture range: this trace has no memory_events table (recorded by an "
+               "older gpuscope); trace again with gpuscope trace --cuda-memory-usage");
+    return r;
+  }
+
+  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
+  const std::int64_t t0 = detail::wall_span(db).start_ns;
+  check_event_budget({"cuda_memory", "device-memory allocations and frees (memory_events)",
+                      db.query_int("SELECT COUNT(*) FROM memory_events WHERE in_use_bytes IS NOT NULL").value_or(0),
+                      kBytesPerEvent, ""});
+
+  // Every allocation and free of device memory, in time order; a series per (pid, device).
+  const TorchMemory torch = load_torch_memory(db);
+  const MemoryEvents m = detail::load_memory_events(db, gpus, torch);
+  if (m.events.empty()) {
+    const bool any = db.query_int("SELECT COUNT(*) FROM memory_events").value_or(0) > 0;
+    r.add_note(NoteLevel::kInfo, any ? "no allocation or free of device memory in the capture range"
+                                     : "no memory allocations in the capture range: trace with gpuscope trace "
+                                       "--cuda-memory-usage to record them");
+    return r;
+  }
+  // Only where a Python process ran (a CUDA C++ program's allocations are its own calls).
+  const bool python =
+      db.query_int("SELECT COUNT(*) FROM processes WHERE exe LIKE '%python%' OR cmdline LIKE '%python%'").value_or(1) >
+      0;
+  if (python)
+    r.add_note(NoteLevel::kInfo,
+               "PyTorch's caching allocator shows here as segments, not tensors: the blocks it takes with cudaMalloc "
+               "and keeps for reuse (2 MiB for tensors up to 1 MiB, 20 MiB for those up to 10 MiB, larger ones rounded "
+               "up to 2 MiB), so memory in use compares with torch.cuda.memory_reserved() and max_memory_reserved(), "
+               "not memory_allocated(). PyTorch Reserved Peak counts its segments only (known from the allocator's "
+               "state saved at exit), Outside PyTorch at Peak what other libraries and CUDA itself held then; "
+               "PyTorch Tensors Peak (the bytes tensors asked for, from the allocator's own events) needs gpuscope "
+               "trace --pytorch=memory");
+
+  PeakCalls peak_call(db);
+  const Context c{gpus, torch, t0, peak_call};
+  add_device_rows(r, db, m, c);
+  add_torch_notes(r, m, c);
+  if (python && torch.empty() &&
+      db.query_int("SELECT COUNT(*) FROM meta WHERE key = 'cuda_memory_usage' AND value = '1'").value_or(0) > 0)
+    r.add_note(NoteLevel::kInfo,
+               "no PyTorch allocator state in this trace (torch_memory_stats): the Python processes did not import "
+               "torch, or ended with os._exit() or a signal before gpuscope's hooks could save it; the PyTorch "
+               "columns stay empty");
+  add_scope_rows(r, db, m, c);
+  add_left_out_notes(r, db);
   return r;
 }
 

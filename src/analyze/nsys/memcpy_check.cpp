@@ -66,6 +66,138 @@ std::string median_gbps_text(std::vector<double> v) {
   return std::isnan(m) ? std::string("n/a") : gbps_text(m);
 }
 
+// What one pass over the copies found: the rows' groups, and the rates (GB/s) the notes
+// compare.
+struct CopyScan {
+  std::map<Key, Group> groups;
+  std::vector<double> pageable_gbps, pinned_gbps, small_gbps, all_gbps;
+};
+
+// Reads every copy once: its group's sums and the findings' counts.
+CopyScan scan_copies(Database& db, detail::MemcpyFindings& f) {
+  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
+  const auto kernel_time = kernel_time_per_gpu(db, gpus);
+  static const std::vector<Interval> kNone;
+  f.wall_ns = detail::wall_time_ns(db);
+
+  CopyScan out;
+  Statement st = db.prepare(
+      "SELECT pid, device_id, start_ns, end_ns, bytes, COALESCE(copy_kind, 'unknown'), "
+      "COALESCE(src_kind, 'unknown'), COALESCE(dst_kind, 'unknown'), is_async FROM memcpys");
+  while (st.step()) {
+    const std::int64_t start = st.column_int(2), end = st.column_int(3);
+    const std::int64_t duration = core::sat_sub(end, start);
+    const bool has_bytes = !st.is_null(4);
+    const std::int64_t bytes = has_bytes ? st.column_int(4) : 0;
+    const std::string kind = st.column_text(5), src = st.column_text(6), dst = st.column_text(7);
+    const bool sync = !st.is_null(8) && st.column_int(8) == 0;
+    const auto busy = kernel_time.find(gpus.index(st.column_int(0), st.column_int(1)));
+    const bool serialized =
+        sync || (duration > 0 && !overlaps(busy == kernel_time.end() ? kNone : busy->second, start, end));
+    const bool small = has_bytes && bytes < kSmallCopyBytes;
+    const bool host_device = is_host_device(kind);
+    const bool pageable = host_device && (src == "pageable" || dst == "pageable");
+
+    Group& g = out.groups[Key{memcpy_operation_name(kind), src, dst}];
+    ++g.count;
+    g.bytes = core::sat_add(g.bytes, bytes);
+    g.time_ns = core::sat_add(g.time_ns, duration);
+    g.small += small ? 1 : 0;
+    g.sync += sync ? 1 : 0;
+    g.serialized += serialized ? 1 : 0;
+    if (duration > 0 && has_bytes) {
+      const double gbps = static_cast<double>(bytes) / static_cast<double>(duration);
+      g.gbps.push_back(gbps);
+      out.all_gbps.push_back(gbps);
+      if (small) out.small_gbps.push_back(gbps);
+      if (pageable) out.pageable_gbps.push_back(gbps);
+      if (host_device && (src == "pinned" || dst == "pinned")) out.pinned_gbps.push_back(gbps);
+    }
+
+    ++f.copies;
+    f.copy_ns = core::sat_add(f.copy_ns, duration);
+    f.small += small ? 1 : 0;
+    if (pageable) {
+      ++f.pageable;
+      f.pageable_bytes = core::sat_add(f.pageable_bytes, bytes);
+      f.pageable_ns = core::sat_add(f.pageable_ns, duration);
+    }
+    if (serialized) {
+      ++f.serialized;
+      f.serialized_sync += sync ? 1 : 0;
+      f.serialized_ns += duration;
+    }
+  }
+  f.serialized_share = f.wall_ns > 0 ? static_cast<double>(f.serialized_ns) / static_cast<double>(f.wall_ns) : 0.0;
+  return out;
+}
+
+// One row per (operation, source, destination), most copy time first.
+void add_rows(Report& r, const std::map<Key, Group>& groups) {
+  std::vector<std::pair<Key, Group>> sorted(groups.begin(), groups.end());  // key order: the tie-break
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.time_ns > b.second.time_ns; });
+  for (const auto& [key, g] : sorted) {
+    Cell best = std::monostate{};
+    if (!g.gbps.empty()) best = *std::max_element(g.gbps.begin(), g.gbps.end());
+    r.rows.push_back(Row{std::get<0>(key), std::get<1>(key), std::get<2>(key), g.count, g.bytes, g.time_ns,
+                         detail::real_or_null(stats::median(g.gbps)), best, g.small, g.sync, g.serialized});
+  }
+}
+
+// The judgements on what the scan found: pageable, serialized and small copies, then the verdict.
+void add_notes(Report& r, const detail::MemcpyFindings& f, const CopyScan& scan) {
+  if (f.pageable > 0) {
+    std::string text = std::to_string(f.pageable) + " host-device copies (" + std::to_string(f.pageable_bytes) +
+                       " bytes, " + units::duration_ns(f.pageable_ns) +
+                       ") use pageable host memory: the driver stages them through a pinned buffer, so they "
+                       "are slower and cannot overlap kernels (median " +
+                       median_gbps_text(scan.pageable_gbps);
+    if (!scan.pinned_gbps.empty()) text += " against " + median_gbps_text(scan.pinned_gbps) + " for pinned copies";
+    text +=
+        ") — pin the host buffer: cudaMallocHost / cudaHostRegister; in PyTorch DataLoader(pin_memory=True) "
+        "or tensor.pin_memory(), then .to('cuda', non_blocking=True)";
+    r.add_note(NoteLevel::kWarning, std::move(text));
+  }
+  if (f.serialized > 0) {
+    const bool warn = f.serialized_share >= kSerializedShareForWarning;
+    std::string text = std::to_string(f.serialized) + " of " + std::to_string(f.copies) +
+                       " copies serialize with compute (" + std::to_string(f.serialized_sync) + " synchronous, " +
+                       std::to_string(f.serialized - f.serialized_sync) +
+                       " with no kernel running on their GPU): " + units::duration_ns(f.serialized_ns) + ", " +
+                       units::percent_of(f.serialized_share) + " of the wall time";
+    if (warn) {
+      text +=
+          " — issue them with cudaMemcpyAsync from pinned memory on their own stream so they overlap "
+          "kernels, and keep .item() / .cpu() out of the loop";
+    }
+    r.add_note(warn ? NoteLevel::kWarning : NoteLevel::kInfo, std::move(text));
+  }
+  if (f.small > 0) {
+    r.add_note(NoteLevel::kInfo,
+               std::to_string(f.small) + " of " + std::to_string(f.copies) + " copies move fewer than " +
+                   std::to_string(kSmallCopyBytes / 1024) + " KiB: their time is mostly fixed cost (median " +
+                   median_gbps_text(scan.small_gbps) +
+                   (scan.all_gbps.empty() ? std::string()
+                                          : ", best copy seen " + gbps_text(*std::max_element(scan.all_gbps.begin(),
+                                                                                              scan.all_gbps.end()))) +
+                   ") — batch small transfers into one buffer");
+  }
+
+  std::string verdict =
+      "verdict: " + std::to_string(f.copies) + " copies took " + units::duration_ns(f.copy_ns) + " of GPU time (" +
+      units::percent_of(f.wall_ns > 0 ? static_cast<double>(f.copy_ns) / static_cast<double>(f.wall_ns) : 0.0) +
+      " of the wall time); ";
+  if (f.pageable > 0) {
+    verdict += "pin the pageable host buffers first";
+  } else if (f.serialized_share >= kSerializedShareForWarning) {
+    verdict += "overlap the serialized copies with compute";
+  } else {
+    verdict += "copies are not what holds this program back";
+  }
+  r.add_note(NoteLevel::kInfo, std::move(verdict));
+}
+
 }  // namespace
 
 namespace detail {
@@ -91,72 +223,8 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
       .add_column("Sync", "", ColumnType::kInteger)
       .add_column("Serialized", "", ColumnType::kInteger);
 
-  const GpuIndexMap gpus = GpuIndexMap::load(db);
-  const auto kernel_time = kernel_time_per_gpu(db, gpus);
-  static const std::vector<Interval> kNone;
-  f.wall_ns = wall_time_ns(db);
-
-  std::map<Key, Group> groups;
-  std::vector<double> pageable_gbps, pinned_gbps, small_gbps, all_gbps;
-  Statement st = db.prepare(
-      "SELECT pid, device_id, start_ns, end_ns, bytes, COALESCE(copy_kind, 'unknown'), "
-      "COALESCE(src_kind, 'unknown'), COALESCE(dst_kind, 'unknown'), is_async FROM memcpys");
-  while (st.step()) {
-    const std::int64_t start = st.column_int(2), end = st.column_int(3);
-    const std::int64_t duration = core::sat_sub(end, start);
-    const bool has_bytes = !st.is_null(4);
-    const std::int64_t bytes = has_bytes ? st.column_int(4) : 0;
-    const std::string kind = st.column_text(5), src = st.column_text(6), dst = st.column_text(7);
-    const bool sync = !st.is_null(8) && st.column_int(8) == 0;
-    const auto busy = kernel_time.find(gpus.index(st.column_int(0), st.column_int(1)));
-    const bool serialized =
-        sync || (duration > 0 && !overlaps(busy == kernel_time.end() ? kNone : busy->second, start, end));
-    const bool small = has_bytes && bytes < kSmallCopyBytes;
-    const bool host_device = is_host_device(kind);
-    const bool pageable = host_device && (src == "pageable" || dst == "pageable");
-
-    Group& g = groups[Key{memcpy_operation_name(kind), src, dst}];
-    ++g.count;
-    g.bytes = core::sat_add(g.bytes, bytes);
-    g.time_ns = core::sat_add(g.time_ns, duration);
-    g.small += small ? 1 : 0;
-    g.sync += sync ? 1 : 0;
-    g.serialized += serialized ? 1 : 0;
-    if (duration > 0 && has_bytes) {
-      const double gbps = static_cast<double>(bytes) / static_cast<double>(duration);
-      g.gbps.push_back(gbps);
-      all_gbps.push_back(gbps);
-      if (small) small_gbps.push_back(gbps);
-      if (pageable) pageable_gbps.push_back(gbps);
-      if (host_device && (src == "pinned" || dst == "pinned")) pinned_gbps.push_back(gbps);
-    }
-
-    ++f.copies;
-    f.copy_ns = core::sat_add(f.copy_ns, duration);
-    f.small += small ? 1 : 0;
-    if (pageable) {
-      ++f.pageable;
-      f.pageable_bytes = core::sat_add(f.pageable_bytes, bytes);
-      f.pageable_ns = core::sat_add(f.pageable_ns, duration);
-    }
-    if (serialized) {
-      ++f.serialized;
-      f.serialized_sync += sync ? 1 : 0;
-      f.serialized_ns += duration;
-    }
-  }
-  f.serialized_share = f.wall_ns > 0 ? static_cast<double>(f.serialized_ns) / static_cast<double>(f.wall_ns) : 0.0;
-
-  std::vector<std::pair<Key, Group>> sorted(groups.begin(), groups.end());  // key order: the tie-break
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second.time_ns > b.second.time_ns; });
-  for (const auto& [key, g] : sorted) {
-    Cell best = std::monostate{};
-    if (!g.gbps.empty()) best = *std::max_element(g.gbps.begin(), g.gbps.end());
-    r.rows.push_back(Row{std::get<0>(key), std::get<1>(key), std::get<2>(key), g.count, g.bytes, g.time_ns,
-                         real_or_null(stats::median(g.gbps)), best, g.small, g.sync, g.serialized});
-  }
-
+  const CopyScan scan = scan_copies(db, f);
+  add_rows(r, scan.groups);
   if (f.copies == 0) {
     const bool gpu_activity =
         db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memsets)").value_or(0) > 0;
@@ -164,56 +232,7 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
                gpu_activity ? "no memory copies in the capture range" : "no GPU activity in the capture range");
     return out;
   }
-
-  if (f.pageable > 0) {
-    std::string text = std::to_string(f.pageable) + " host-device copies (" + std::to_string(f.pageable_bytes) +
-                       " bytes, " + units::duration_ns(f.pageable_ns) +
-                       ") use pageable host memory: the driver stages them through a pinned buffer, so they "
-                       "are slower and cannot overlap kernels (median " +
-                       median_gbps_text(pageable_gbps);
-    if (!pinned_gbps.empty()) text += " against " + median_gbps_text(pinned_gbps) + " for pinned copies";
-    text +=
-        ") — pin the host buffer: cudaMallocHost / cudaHostRegister; in PyTorch DataLoader(pin_memory=True) "
-        "or tensor.pin_memory(), then .to('cuda', non_blocking=True)";
-    r.add_note(NoteLevel::kWarning, std::move(text));
-  }
-  if (f.serialized > 0) {
-    const bool warn = f.serialized_share >= kSerializedShareForWarning;
-    std::string text = std::to_string(f.serialized) + " of " + std::to_string(f.copies) +
-                       " copies serialize with compute (" + std::to_string(f.serialized_sync) + " synchronous, " +
-                       std::to_string(f.serialized - f.serialized_sync) +
-                       " with no kernel running on their GPU): " + units::duration_ns(f.serialized_ns) + ", " +
-                       units::percent_of(f.serialized_share) + " of the wall time";
-    if (warn) {
-      text +=
-          " — issue them with cudaMemcpyAsync from pinned memory on their own stream so they overlap "
-          "kernels, and keep .item() / .cpu() out of the loop";
-    }
-    r.add_note(warn ? NoteLevel::kWarning : NoteLevel::kInfo, std::move(text));
-  }
-  if (f.small > 0) {
-    r.add_note(
-        NoteLevel::kInfo,
-        std::to_string(f.small) + " of " + std::to_string(f.copies) + " copies move fewer than " +
-            std::to_string(kSmallCopyBytes / 1024) + " KiB: their time is mostly fixed cost (median " +
-            median_gbps_text(small_gbps) +
-            (all_gbps.empty() ? std::string()
-                              : ", best copy seen " + gbps_text(*std::max_element(all_gbps.begin(), all_gbps.end()))) +
-            ") — batch small transfers into one buffer");
-  }
-
-  std::string verdict =
-      "verdict: " + std::to_string(f.copies) + " copies took " + units::duration_ns(f.copy_ns) + " of GPU time (" +
-      units::percent_of(f.wall_ns > 0 ? static_cast<double>(f.copy_ns) / static_cast<double>(f.wall_ns) : 0.0) +
-      " of the wall time); ";
-  if (f.pageable > 0) {
-    verdict += "pin the pageable host buffers first";
-  } else if (f.serialized_share >= kSerializedShareForWarning) {
-    verdict += "overlap the serialized copies with compute";
-  } else {
-    verdict += "copies are not what holds this program back";
-  }
-  r.add_note(NoteLevel::kInfo, std::move(verdict));
+  add_notes(r, f, scan);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analyze/comm/comm_findings.hpp"
 #include "analyze/common/gpu_busy.hpp"
@@ -124,6 +125,86 @@ std::string starved_only_with_tracer_text(const detail::LaunchBound& lb, double 
          units::percent_of(busy_untraced) + " without it";
 }
 
+// The shares top's row shows and its diagnoses judge (nullopt where the wall time is 0).
+struct Shares {
+  std::optional<double> busy, coverage;
+  std::optional<double> busy_untraced;  // without gpuscope's own cost (the wall shrinks by it)
+  std::optional<double> launching, blocked;
+};
+
+Shares shares(const Numbers& n, const detail::LaunchBound& lb, const detail::SyncBlocked& sb) {
+  const auto wall = static_cast<double>(n.wall_ns);
+  Shares s;
+  s.busy = ratio(static_cast<double>(n.busy_ns), wall * static_cast<double>(n.gpus));
+  s.coverage =
+      n.wall_ns > 0 ? ratio(static_cast<double>(n.sm_ns), static_cast<double>(n.sm_capacity_ns)) : std::nullopt;
+  s.busy_untraced = ratio(static_cast<double>(n.busy_ns),
+                          static_cast<double>(n.wall_ns - lb.tracer_idle_ns) * static_cast<double>(n.gpus));
+  s.launching = n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
+  s.blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
+  return s;
+}
+
+// The diagnoses (thresholds in the header): those that fire (warnings) and those that hold
+// only on the traced numbers (info notes). The launch numbers are the untraced ones.
+struct Diagnoses {
+  std::vector<std::string> fired, only_with_tracer;
+};
+
+Diagnoses diagnose(Database& db, const Shares& s, const detail::LaunchBound& lb, const detail::SyncBlocked& sb,
+                   const detail::MemcpyFindings& copies) {
+  Diagnoses d;
+  std::vector<std::string>& fired = d.fired;
+  if (lb.launch_bound) fired.push_back(launch_bound_text(lb));
+  if (lb.launch_bound_only_with_tracer) d.only_with_tracer.push_back(launch_bound_only_with_tracer_text(lb));
+  const bool starved_untraced = starved(s.busy_untraced, lb.launch_bound, sb.sync_bound);
+  if (starved_untraced) fired.push_back(cpu_starved_text(lb, sb));
+  if (!starved_untraced && starved(s.busy, lb.launch_bound || lb.launch_bound_only_with_tracer, sb.sync_bound))
+    d.only_with_tracer.push_back(starved_only_with_tracer_text(lb, *s.busy, s.busy_untraced.value_or(0.0)));
+  if (sb.sync_bound) {
+    fired.push_back("sync-blocked: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
+                    " of the wall time, mostly in " + sb.calls.front().key[0] +
+                    " — remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the loop "
+                    "(see sync_wait)");
+  }
+  if (s.busy && s.coverage && *s.coverage < kLowCoverageShareOfBusy * *s.busy) {
+    fired.push_back("low SM coverage: SM coverage " + units::percent_of(*s.coverage) + " against GPU busy " +
+                    units::percent_of(*s.busy) + ": while the GPU was busy its kernels could occupy only " +
+                    units::percent_of(*s.coverage / *s.busy) +
+                    " of its SMs on average — the grids are smaller than the GPU: try larger batches, fused "
+                    "kernels (torch.compile), or independent work on concurrent streams (see gpu_util)");
+  }
+  if (copies.pageable > 0) {
+    fired.push_back("pageable copies: " + std::to_string(copies.pageable) + " host-device copies (" +
+                    std::to_string(copies.pageable_bytes) + " bytes, " + units::duration_ns(copies.pageable_ns) +
+                    ") use pageable host memory, which is staged and cannot overlap kernels — pin it: "
+                    "DataLoader(pin_memory=True) or tensor.pin_memory() with .to('cuda', non_blocking=True), "
+                    "cudaMallocHost in C++ (see memcpy_check)");
+  }
+  if (copies.serialized_share >= kSerializedShareForWarning) {
+    fired.push_back("serialized copies: " + std::to_string(copies.serialized) +
+                    " copies ran synchronously or with no kernel alongside for " +
+                    units::duration_ns(copies.serialized_ns) + ", " + units::percent_of(copies.serialized_share) +
+                    " of the wall time — use cudaMemcpyAsync from pinned memory on their own stream so "
+                    "they overlap compute (see memcpy_check)");
+  }
+  // Many GPUs: only a trace with NCCL kernels (comm_findings is empty otherwise).
+  const detail::CommFindings comm = detail::comm_findings(db);
+  if (comm.exposed_fires()) {
+    fired.push_back("exposed communication: " + detail::exposed_sentence(db, comm) +
+                    " — overlap it with compute: DDP's gradient buckets start all-reduces during backward "
+                    "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
+                    "fewer, larger collectives or a larger batch per GPU (see comm_overlap)");
+  }
+  if (comm.straggler_fires()) {
+    fired.push_back("straggler: " + detail::straggler_sentence(db, comm) +
+                    " — find what that rank does that the others do not: its data loading, extra work "
+                    "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
+                    "(clocks, temperature; see rank_sum and stragglers)");
+  }
+  return d;
+}
+
 }  // namespace
 
 std::vector<Report> top(Database& db, const ReportOptions& options) {
@@ -156,86 +237,29 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   const detail::LaunchBound lb = detail::launch_bound(db);
   const detail::SyncBlocked sb = detail::sync_blocked(db);
   const detail::MemcpyFindings copies = detail::memcpy_check_data(db).findings;
-  const std::optional<double> busy = ratio(static_cast<double>(n.busy_ns), wall * static_cast<double>(n.gpus));
-  const std::optional<double> coverage =
-      n.wall_ns > 0 ? ratio(static_cast<double>(n.sm_ns), static_cast<double>(n.sm_capacity_ns)) : std::nullopt;
-  // Busy share of the wall time without gpuscope's own cost (the wall shrinks by it).
-  const std::optional<double> busy_untraced = ratio(
-      static_cast<double>(n.busy_ns), static_cast<double>(n.wall_ns - lb.tracer_idle_ns) * static_cast<double>(n.gpus));
-  const std::optional<double> launching = n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
-  const std::optional<double> blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
-  Row row{wall / kNsPerMs, percent(busy), percent(coverage)};
+  const Shares sh = shares(n, lb, sb);
+  Row row{wall / kNsPerMs, percent(sh.busy), percent(sh.coverage)};
   const SampledShares s = sampled_shares(sampled, util);
   if (sampled.present) {
     row.push_back(detail::real_or_null(s.sm_active.mean()));
     row.push_back(detail::real_or_null(s.tensor_active.mean()));
   }
-  row.push_back(percent(launching));
-  row.push_back(percent(blocked));
+  row.push_back(percent(sh.launching));
+  row.push_back(percent(sh.blocked));
   r.rows.push_back(std::move(row));
   if (n.gpus > 1) {
     r.add_note(NoteLevel::kInfo,
                "GPU Busy (%) and SM Coverage (%) are of the wall time x " + std::to_string(n.gpus) + " GPUs");
   }
 
-  // The diagnoses (thresholds in the header).
-  // The launch numbers are the untraced ones; a diagnosis that holds only on the traced
-  // numbers does not fire and gets an info note instead.
-  std::vector<std::string> fired, only_with_tracer;
-  if (lb.launch_bound) fired.push_back(launch_bound_text(lb));
-  if (lb.launch_bound_only_with_tracer) only_with_tracer.push_back(launch_bound_only_with_tracer_text(lb));
-  const bool starved_untraced = starved(busy_untraced, lb.launch_bound, sb.sync_bound);
-  if (starved_untraced) fired.push_back(cpu_starved_text(lb, sb));
-  if (!starved_untraced && starved(busy, lb.launch_bound || lb.launch_bound_only_with_tracer, sb.sync_bound))
-    only_with_tracer.push_back(starved_only_with_tracer_text(lb, *busy, busy_untraced.value_or(0.0)));
-  if (sb.sync_bound) {
-    fired.push_back("sync-blocked: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
-                    " of the wall time, mostly in " + sb.calls.front().key[0] +
-                    " — remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the loop "
-                    "(see sync_wait)");
-  }
-  if (busy && coverage && *coverage < kLowCoverageShareOfBusy * *busy) {
-    fired.push_back("low SM coverage: SM coverage " + units::percent_of(*coverage) + " against GPU busy " +
-                    units::percent_of(*busy) + ": while the GPU was busy its kernels could occupy only " +
-                    units::percent_of(*coverage / *busy) +
-                    " of its SMs on average — the grids are smaller than the GPU: try larger batches, fused "
-                    "kernels (torch.compile), or independent work on concurrent streams (see gpu_util)");
-  }
-  if (copies.pageable > 0) {
-    fired.push_back("pageable copies: " + std::to_string(copies.pageable) + " host-device copies (" +
-                    std::to_string(copies.pageable_bytes) + " bytes, " + units::duration_ns(copies.pageable_ns) +
-                    ") use pageable host memory, which is staged and cannot overlap kernels — pin it: "
-                    "DataLoader(pin_memory=True) or tensor.pin_memory() with .to('cuda', non_blocking=True), "
-                    "cudaMallocHost in C++ (see memcpy_check)");
-  }
-  if (copies.serialized_share >= kSerializedShareForWarning) {
-    fired.push_back("serialized copies: " + std::to_string(copies.serialized) +
-                    " copies ran synchronously or with no kernel alongside for " +
-                    units::duration_ns(copies.serialized_ns) + ", " + units::percent_of(copies.serialized_share) +
-                    " of the wall time — use cudaMemcpyAsync from pinned memory on their own stream so "
-                    "they overlap compute (see memcpy_check)");
-  }
-  // Many GPUs: only a trace with NCCL kernels (comm_findings is empty otherwise).
-  const detail::CommFindings comm = detail::comm_findings(db);
-  if (comm.exposed_fires()) {
-    fired.push_back("exposed communication: " + detail::exposed_sentence(db, comm) +
-                    " — overlap it with compute: DDP's gradient buckets start all-reduces during backward "
-                    "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
-                    "fewer, larger collectives or a larger batch per GPU (see comm_overlap)");
-  }
-  if (comm.straggler_fires()) {
-    fired.push_back("straggler: " + detail::straggler_sentence(db, comm) +
-                    " — find what that rank does that the others do not: its data loading, extra work "
-                    "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
-                    "(clocks, temperature; see rank_sum and stragglers)");
-  }
-  for (std::string& text : fired) r.add_note(NoteLevel::kWarning, std::move(text));
-  if (fired.empty()) {
-    r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (busy ? units::percent_of(*busy) : "n/a") +
+  Diagnoses d = diagnose(db, sh, lb, sb, copies);
+  for (std::string& text : d.fired) r.add_note(NoteLevel::kWarning, std::move(text));
+  if (d.fired.empty()) {
+    r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (sh.busy ? units::percent_of(*sh.busy) : "n/a") +
                                      ", launch-bound share " + units::percent_of(lb.launching_share_untraced) +
                                      ", sync-blocked " + units::percent_of(sb.share) + " of the wall time");
   }
-  for (std::string& text : only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
+  for (std::string& text : d.only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
   if (std::optional<std::string> llm = llm_top_line(db)) r.add_note(NoteLevel::kInfo, std::move(*llm));
   // After the diagnoses: what the sampled columns are.
   if (sampled.present) {
