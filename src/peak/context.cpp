@@ -1,6 +1,7 @@
 #include "peak/context.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -36,6 +37,23 @@ bench::TimingOptions Context::timing(bench::Mode mode, int batch, double share) 
   // 1-2 % of a DRAM pass). Graph timings keep the launch: graph_kernel_cost counts it.
   o.back_to_back = mode == bench::Mode::kHot;
   return o;
+}
+
+bench::TimingOptions Context::coarse_timing(bool first) {
+  bench::TimingOptions o;
+  o.mode = bench::Mode::kHot;
+  o.batch = 1;
+  o.warmup_launches = 1;
+  o.warmup_s = first ? 0.05 : 0.0;
+  o.min_samples = 3;
+  o.max_samples = 3;
+  o.budget_s = 1.0;
+  o.back_to_back = true;
+  return o;
+}
+
+double steady_now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 void Context::warn(std::string text) const {
@@ -117,15 +135,13 @@ void add_reference_values(Ceiling& c, const DeviceFacts& facts) {
 
 void fill_pattern_device(void* buffer, std::size_t vectors, std::uint32_t seed, cudaStream_t stream) {
   if (vectors % kPatternGranule != 0) throw std::invalid_argument("fill_pattern_device: vectors not a multiple of 512");
-  launch_write_pattern(buffer, vectors, seed, static_cast<int>(vectors / kPatternGranule), 256, 2, stream);
+  launch_write_pattern(buffer, vectors, seed, stream);
 }
 
 std::uint32_t device_word_sum(const void* buffer, std::size_t vectors, const DeviceBuffer& scratch,
                               cudaStream_t stream) {
   if (vectors % kPatternGranule != 0) throw std::invalid_argument("device_word_sum: vectors not a multiple of 512");
-  return run_for_sum(scratch, stream, [&](std::uint32_t* sum) {
-    launch_read_sum(buffer, vectors, sum, static_cast<int>(vectors / kPatternGranule), 256, 2, stream);
-  });
+  return run_for_sum(scratch, stream, [&](std::uint32_t* sum) { launch_read_sum(buffer, vectors, sum, stream); });
 }
 
 std::uint32_t run_for_sum(const DeviceBuffer& scratch, cudaStream_t stream,

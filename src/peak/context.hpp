@@ -78,8 +78,15 @@ struct Context {
   /// Timing options of this run: `mode`, `batch` (0 = auto), the run's budget × `share`;
   /// back_to_back for kHot (the steady state of a stream of calls).
   [[nodiscard]] bench::TimingOptions timing(bench::Mode mode, int batch = 0, double share = 1.0) const;
+  /// The coarse stage of a sweep (peak/sweep.hpp): hot mode, batch 1, back to back, 3
+  /// samples after one untimed call; `first` (the first trial of a sweep) adds 50 ms of
+  /// warm-up so the GPU leaves its idle clocks.
+  [[nodiscard]] static bench::TimingOptions coarse_timing(bool first);
   void warn(std::string text) const;
 };
+
+/// The steady clock in seconds (the sweeps' budget clock).
+[[nodiscard]] double steady_now_s();
 
 /// A Ceiling from a timing: measured = work_per_call / median (work in the catalog's
 /// counted unit: bytes, FLOP, OP), samples, rel_spread = (max - min) / median of the
