@@ -65,20 +65,25 @@ __device__ __forceinline__ std::size_t access_index(std::size_t step, int u) {
   return step * (kDramBlock * U * W) + (static_cast<std::size_t>(u) * kDramBlock + threadIdx.x) * W;
 }
 
+// Calls f(index, u, w) for every vector of the thread's accesses in step `step`, unrolled
+// (u and w are compile-time constants after inlining, so per-access arrays stay in registers).
+template <int W, int U, class F>
+__device__ __forceinline__ void for_each_access(std::size_t step, F&& f) {
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int w = 0; w < W; ++w) f(access_index<W, U>(step, u) + w, u, w);
+}
+
 template <int W, int U, CacheHint H>
 __global__ void __launch_bounds__(kDramBlock)
     write_pattern_kernel(uint4* __restrict__ buffer, std::size_t steps, std::uint32_t seed) {
-  for (std::size_t s = blockIdx.x; s < steps; s += gridDim.x) {
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const std::size_t i = access_index<W, U>(s, u) + w;
-        const std::uint32_t x = static_cast<std::uint32_t>(i) * 4u;
-        store<H>(buffer + i, make_uint4(x * kPatternMultiplier + seed, (x + 1) * kPatternMultiplier + seed,
-                                        (x + 2) * kPatternMultiplier + seed, (x + 3) * kPatternMultiplier + seed));
-      }
-  }
+  for (std::size_t s = blockIdx.x; s < steps; s += gridDim.x)
+    for_each_access<W, U>(s, [&](std::size_t i, int, int) {
+      const std::uint32_t x = static_cast<std::uint32_t>(i) * 4u;
+      store<H>(buffer + i, make_uint4(x * kPatternMultiplier + seed, (x + 1) * kPatternMultiplier + seed,
+                                      (x + 2) * kPatternMultiplier + seed, (x + 3) * kPatternMultiplier + seed));
+    });
 }
 
 template <int W, int U, CacheHint H>
@@ -86,15 +91,9 @@ __global__ void __launch_bounds__(kDramBlock)
     read_sum_kernel(const uint4* __restrict__ buffer, std::size_t steps, std::uint32_t* __restrict__ checksum) {
   std::uint32_t acc = 0;
   for (std::size_t s = blockIdx.x; s < steps; s += gridDim.x) {
-    uint4 v[U][W];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int w = 0; w < W; ++w) v[u][w] = load<H>(buffer + access_index<W, U>(s, u) + w);
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int w = 0; w < W; ++w) acc += word_sum(v[u][w]);
+    uint4 v[U][W];  // every load of the step issued before the first is used
+    for_each_access<W, U>(s, [&](std::size_t i, int u, int w) { v[u][w] = load<H>(buffer + i); });
+    for_each_access<W, U>(s, [&](std::size_t, int u, int w) { acc += word_sum(v[u][w]); });
   }
   block_add(acc, checksum);
 }
@@ -104,14 +103,8 @@ __global__ void __launch_bounds__(kDramBlock)
     copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::size_t steps) {
   for (std::size_t s = blockIdx.x; s < steps; s += gridDim.x) {
     uint4 v[U][W];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int w = 0; w < W; ++w) v[u][w] = load<H>(src + access_index<W, U>(s, u) + w);
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int w = 0; w < W; ++w) store<H>(dst + access_index<W, U>(s, u) + w, v[u][w]);
+    for_each_access<W, U>(s, [&](std::size_t i, int u, int w) { v[u][w] = load<H>(src + i); });
+    for_each_access<W, U>(s, [&](std::size_t i, int u, int w) { store<H>(dst + i, v[u][w]); });
   }
 }
 

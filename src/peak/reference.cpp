@@ -31,17 +31,17 @@ if not torch.cuda.is_available():
     finish("unavailable torch %s sees no CUDA GPU" % torch.__version__)
 torch.cuda.set_device(device)
 def time_cuda(fn, reps, warmup):
+    # Back to back, like gpuscope's hot timings: every rep between its own pair of events,
+    # one synchronization at the end (no launch gap inside a rep).
     for _ in range(warmup):
         fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for start, end in events:
+        start.record()
         fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e-3)
+        end.record()
+    torch.cuda.synchronize()
+    times = [start.elapsed_time(end) * 1e-3 for start, end in events]
     return min(times), statistics.median(times)
 try:
     n = 4 << 30
