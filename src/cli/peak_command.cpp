@@ -102,7 +102,9 @@ int run(const PeakOptions& o) {
     return 0;
   }
   const render::Format format = render::parse_format(o.format);  // checked before the GPU work
-  check_outputs({o.json, o.svg}, o.force_overwrite);             // so are the output files
+  if (o.reference != "auto" && o.reference != "torch" && o.reference != "none")
+    throw std::invalid_argument("--reference must be auto, torch or none, not '" + o.reference + "'");
+  check_outputs({o.json, o.svg}, o.force_overwrite);  // so are the output files
   const store::Overwrite overwrite = store::overwrite_if(o.force_overwrite);
 
   peak::PeakOptions po;
@@ -201,7 +203,6 @@ CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
                   "in a separate python3 process and print them beside the ceilings (a reference above its ceiling\n"
                   "is a warning): auto (when python3 imports torch; else a note), torch (a warning when it cannot),\n"
                   "none")
-      ->check(CLI::IsMember({"auto", "torch", "none"}))
       ->capture_default_str();
   sub->add_flag("--methods", o.methods,
                 "Print every ceiling, its unit and how it is measured (markdown); no GPU needed");
@@ -223,7 +224,7 @@ int run_peak(const PeakOptions& o) {
   } catch (const peak::NoGpuError& e) {
     std::cerr << kPrefix << "error: " << e.what() << "\n";
     return 3;
-  } catch (const std::invalid_argument& e) {  // --format
+  } catch (const std::invalid_argument& e) {  // --format, --reference
     std::cerr << kPrefix << "error: " << e.what() << "\n";
     return 2;
   } catch (const store::ProfileError& e) {  // --json not writable
