@@ -87,23 +87,22 @@ Ceiling MemoryBench::sweep(std::string_view name, double work, std::vector<Trial
         return t.median_s > 0 ? work / t.median_s : kUnknown;
       },
       steady_now_s, m_ctx.quick ? kQuickCoarseBudgetS : kCoarseBudgetS);
-  std::vector<Ceiling> fine(trials.size());
-  for (std::size_t i : select_finalists(trials, m_ctx.quick ? kQuickFinalists : kFinalists, kFinalistWithin)) {
-    const bench::TimingResult t = bench::time_gpu(enqueue[i], m_ctx.timing(bench::Mode::kHot, 0, kFineShare));
-    Ceiling c = ceiling_from_timing(
-        name, work, t,
-        trials[i].family + ", " + trials[i].label + ", " + format_bytes(16.0 * m_vectors) + " per buffer");
-    const std::string wrong = check(i);
-    mark_verified(c, wrong.empty(), wrong);
-    trials[i].fine = c.measured;
-    trials[i].verified = c.verified;
-    fine[i] = std::move(c);
-  }
-  const std::optional<std::size_t> best = choose_best(trials);
+  const std::vector<std::size_t> finalists =
+      select_finalists(trials, m_ctx.quick ? kQuickFinalists : kFinalists, kFinalistWithin);
+  std::optional<Ceiling> best = run_fine(
+      trials, finalists,
+      [&](std::size_t i) {
+        const bench::TimingResult t = bench::time_gpu(enqueue[i], m_ctx.timing(bench::Mode::kHot, 0, kFineShare));
+        Ceiling c = ceiling_from_timing(
+            name, work, t,
+            trials[i].family + ", " + trials[i].label + ", " + format_bytes(16.0 * m_vectors) + " per buffer");
+        const std::string wrong = check(i);
+        mark_verified(c, wrong.empty(), wrong);
+        return c;
+      },
+      stats, 1e-9, "GB/s");
   if (!best) throw NotMeasured("no method of " + std::string(name) + " could be timed");
-  Ceiling c = std::move(fine[*best]);
-  c.method += "; " + describe_families(trials, stats, 1e-9, "GB/s");
-  return c;
+  return std::move(*best);
 }
 
 Ceiling MemoryBench::dram_write() {

@@ -93,6 +93,27 @@ CoarseStats run_coarse(std::vector<Trial>& trials, const std::function<double(st
   return stats;
 }
 
+std::optional<Ceiling> run_fine(std::vector<Trial>& trials, std::span<const std::size_t> finalists,
+                                const std::function<Ceiling(std::size_t)>& measure, const CoarseStats& stats,
+                                double scale, std::string_view unit) {
+  std::vector<Ceiling> fine(trials.size());
+  for (std::size_t i : finalists) {
+    try {
+      fine[i] = measure(i);
+    } catch (const std::runtime_error& e) {
+      trials[i].label += std::string(" (failed: ") + e.what() + ")";
+      continue;
+    }
+    trials[i].fine = fine[i].measured;
+    trials[i].verified = fine[i].verified;
+  }
+  const std::optional<std::size_t> best = choose_best(trials);
+  if (!best) return std::nullopt;
+  Ceiling c = std::move(fine[*best]);
+  c.method += "; " + describe_families(trials, stats, scale, unit);
+  return c;
+}
+
 std::string describe_families(std::span<const Trial> trials, const CoarseStats& stats, double scale,
                               std::string_view unit) {
   struct Entry {

@@ -62,6 +62,16 @@ struct CoarseStats {
 CoarseStats run_coarse(std::vector<Trial>& trials, const std::function<double(std::size_t)>& measure,
                        const std::function<double()>& now_s, double budget_s);
 
+/// Runs the fine stage and picks the ceiling: for each finalist i, `measure(i)` returns its
+/// timed and checked Ceiling (measured, verified); trials[i].fine and .verified are set from
+/// it. A measure that throws std::runtime_error leaves the trial without a fine value (its
+/// label says why). Returns the winner's Ceiling (choose_best) with "; " and
+/// describe_families(trials, stats, scale, unit) appended to its method, or nullopt when no
+/// finalist could be timed.
+[[nodiscard]] std::optional<Ceiling> run_fine(std::vector<Trial>& trials, std::span<const std::size_t> finalists,
+                                              const std::function<Ceiling(std::size_t)>& measure,
+                                              const CoarseStats& stats, double scale, std::string_view unit);
+
 /// One line for the ceiling's method: every family's best fine value (else its best coarse
 /// value, marked "coarse"), fastest first, scaled for people: "methods (GB/s):
 /// cudaMemcpyAsync 4291 [verified], copy kernel 4120 (16 B x 4, ...), ...; 96 of 120

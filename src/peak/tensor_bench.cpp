@@ -388,25 +388,26 @@ Ceiling TensorBench::measure(std::string_view ceiling) {
       },
       steady_now_s, m_ctx.quick ? kQuickCoarseBudgetS : kCoarseBudgetS);
 
-  std::vector<Ceiling> fine(trials.size());
-  for (std::size_t i : select_finalists(trials, m_ctx.quick ? kQuickFinalists : kFinalists, kFinalistWithin)) {
-    const GemmTrial& g = gemms[i];
-    const bench::TimingResult r = bench::time_gpu(enqueue(i), m_ctx.timing(bench::Mode::kHot, 0, kFineShare));
-    Ceiling c = ceiling_from_timing(ceiling, flop(i), r,
-                                    "cuBLASLt " + std::to_string(s.lt.version()) + " matmul, " + std::string(t.label) +
-                                        ", " + std::string(g.layout->name) + " layout, random inputs, " +
-                                        trials[i].label + ", workspace limit " + format_bytes(kWorkspaceBytes));
-    const std::string wrong = check_gemm(t, g.data->shape, *g.layout, g.data->a, g.data->b, g.data->c);
-    mark_verified(c, wrong.empty(), g.data->shape.text() + ": " + wrong);
-    c.best_shape = g.data->shape.text();
-    trials[i].fine = c.measured;
-    trials[i].verified = c.verified;
-    fine[i] = std::move(c);
-  }
-  const std::optional<std::size_t> best = choose_best(trials);
+  const std::vector<std::size_t> finalists =
+      select_finalists(trials, m_ctx.quick ? kQuickFinalists : kFinalists, kFinalistWithin);
+  std::optional<Ceiling> best = run_fine(
+      trials, finalists,
+      [&](std::size_t i) {
+        const GemmTrial& g = gemms[i];
+        const bench::TimingResult r = bench::time_gpu(enqueue(i), m_ctx.timing(bench::Mode::kHot, 0, kFineShare));
+        Ceiling c =
+            ceiling_from_timing(ceiling, flop(i), r,
+                                "cuBLASLt " + std::to_string(s.lt.version()) + " matmul, " + std::string(t.label) +
+                                    ", " + std::string(g.layout->name) + " layout, random inputs, " + trials[i].label +
+                                    ", workspace limit " + format_bytes(kWorkspaceBytes));
+        const std::string wrong = check_gemm(t, g.data->shape, *g.layout, g.data->a, g.data->b, g.data->c);
+        mark_verified(c, wrong.empty(), g.data->shape.text() + ": " + wrong);
+        c.best_shape = g.data->shape.text();
+        return c;
+      },
+      stats, 1e-12, "TFLOP/s");
   if (!best) throw NotMeasured("no GEMM could be timed" + (failures.empty() ? std::string() : ": " + failures));
-  Ceiling c = std::move(fine[*best]);
-  c.method += "; " + describe_families(trials, stats, 1e-12, "TFLOP/s");
+  Ceiling c = std::move(*best);
   if (!failures.empty()) c.method += "; not run: " + failures;
   return c;
 }

@@ -153,3 +153,32 @@ TEST(DramConfigs, FullSweepCoversEveryDimensionOnceMostPromisingFirst) {
   EXPECT_DOUBLE_EQ(peak::detail::bytes_in_flight_per_sm(DramConfig{DramOp::kRead, 1, 4, CacheHint::kDefault, 0}, 8),
                    8.0 * 256 * 16 * 4);
 }
+
+TEST(RunFine, TheFastestVerifiedFinalistWithEveryMethodsResult) {
+  std::vector<Trial> trials{Trial{"memcpy", "d2d", 4.2, kUnknown, false}, Trial{"kernel", "a", 4.3, kUnknown, false},
+                            Trial{"kernel", "b", 4.25, kUnknown, false}};
+  auto measure = [](std::size_t i) {
+    if (i == 2) throw std::runtime_error("launch failed");
+    Ceiling c;
+    c.name = "dram_copy";
+    c.measured = i == 0 ? 4.29 : 4.4;
+    c.verified = i == 0;  // the kernel's result was wrong: memcpy wins
+    c.method = "m" + std::to_string(i);
+    return c;
+  };
+  const std::vector<std::size_t> finalists{0, 1, 2};
+  const std::optional<Ceiling> best =
+      peak::detail::run_fine(trials, finalists, measure, peak::detail::CoarseStats{3, 0, 1.0}, 1.0, "u");
+  ASSERT_TRUE(best.has_value());
+  EXPECT_DOUBLE_EQ(best->measured, 4.29);
+  EXPECT_EQ(best->method.rfind("m0; methods (u): kernel 4.4 (NOT VERIFIED) [a] (best of 2), memcpy 4.29 [d2d]", 0), 0u)
+      << best->method;
+  EXPECT_NE(trials[2].label.find("failed: launch failed"), std::string::npos);
+  EXPECT_TRUE(std::isnan(trials[2].fine));
+  // No finalist could be timed: nothing to choose.
+  std::vector<Trial> none{Trial{"k", "x", 1, kUnknown, false}};
+  EXPECT_FALSE(peak::detail::run_fine(
+                   none, std::vector<std::size_t>{0}, [](std::size_t) -> Ceiling { throw std::runtime_error("x"); }, {},
+                   1.0, "u")
+                   .has_value());
+}
