@@ -52,8 +52,26 @@ bench::TimingOptions Context::coarse_timing(bool first) {
   return o;
 }
 
-double steady_now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+std::optional<Ceiling> run_sweep(const Context& ctx, std::vector<Trial>& trials, const SweepPlan& plan,
+                                 const std::function<void(std::size_t, cudaStream_t)>& enqueue,
+                                 const std::function<double(std::size_t)>& work,
+                                 const std::function<Ceiling(std::size_t, const bench::TimingResult&)>& finish) {
+  const CoarseStats stats = run_coarse(
+      trials,
+      [&](std::size_t i) {
+        const bench::TimingResult t =
+            bench::time_gpu([&](cudaStream_t s) { enqueue(i, s); }, Context::coarse_timing(i == 0));
+        return t.median_s > 0 ? work(i) / t.median_s : kUnknown;
+      },
+      [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); },
+      plan.coarse_budget_s);
+  return run_fine(
+      trials, select_finalists(trials, plan.finalists, plan.within),
+      [&](std::size_t i) {
+        return finish(i, bench::time_gpu([&](cudaStream_t s) { enqueue(i, s); },
+                                         ctx.timing(bench::Mode::kHot, 0, plan.fine_share)));
+      },
+      stats, plan.scale, plan.unit);
 }
 
 void Context::warn(std::string text) const {

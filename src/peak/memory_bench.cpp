@@ -24,11 +24,9 @@ constexpr int kSharedIterations = 4096;
 constexpr std::size_t kL2Multiple = 32;
 constexpr std::size_t kDramBytes = std::size_t{4} << 30, kMinDramBytes = std::size_t{256} << 20;
 constexpr unsigned char kMemsetByte = 0x5A;
-// The sweep: coarse budget per DRAM ceiling, finalists and their share of the run's budget.
-constexpr double kCoarseBudgetS = 3.0, kQuickCoarseBudgetS = 0.8;
-constexpr std::size_t kFinalists = 4, kQuickFinalists = 2;
-constexpr double kFinalistWithin = 0.03;  // coarse values within 3 % of the best are re-timed
-constexpr double kFineShare = 0.3;
+// The sweep per DRAM ceiling (peak/context.hpp, SweepPlan): 3 s of coarse timings (0.8 s
+// with --quick), up to 4 (2) finalists within 3 % of the best, each 0.3 of the run's budget.
+constexpr SweepPlan kSweep{3.0, 4, 0.03, 0.3, 1e-9, "GB/s"}, kQuickSweep{0.8, 2, 0.03, 0.3, 1e-9, "GB/s"};
 
 std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
 
@@ -80,27 +78,17 @@ void MemoryBench::add_kernel_trials(DramOp op, const std::string& family, const 
 
 Ceiling MemoryBench::sweep(std::string_view name, double work, std::vector<Trial> trials,
                            const std::vector<Enqueue>& enqueue, const std::function<std::string(std::size_t)>& check) {
-  const CoarseStats stats = run_coarse(
-      trials,
-      [&](std::size_t i) {
-        const bench::TimingResult t = bench::time_gpu(enqueue[i], Context::coarse_timing(i == 0));
-        return t.median_s > 0 ? work / t.median_s : kUnknown;
-      },
-      steady_now_s, m_ctx.quick ? kQuickCoarseBudgetS : kCoarseBudgetS);
-  const std::vector<std::size_t> finalists =
-      select_finalists(trials, m_ctx.quick ? kQuickFinalists : kFinalists, kFinalistWithin);
-  std::optional<Ceiling> best = run_fine(
-      trials, finalists,
-      [&](std::size_t i) {
-        const bench::TimingResult t = bench::time_gpu(enqueue[i], m_ctx.timing(bench::Mode::kHot, 0, kFineShare));
+  std::optional<Ceiling> best = run_sweep(
+      m_ctx, trials, m_ctx.quick ? kQuickSweep : kSweep, [&](std::size_t i, cudaStream_t s) { enqueue[i](s); },
+      [&](std::size_t) { return work; },
+      [&](std::size_t i, const bench::TimingResult& t) {
         Ceiling c = ceiling_from_timing(
             name, work, t,
             trials[i].family + ", " + trials[i].label + ", " + format_bytes(16.0 * m_vectors) + " per buffer");
         const std::string wrong = check(i);
         mark_verified(c, wrong.empty(), wrong);
         return c;
-      },
-      stats, 1e-9, "GB/s");
+      });
   if (!best) throw NotMeasured("no method of " + std::string(name) + " could be timed");
   return std::move(*best);
 }

@@ -34,11 +34,9 @@ namespace {
 constexpr std::size_t kWorkspaceBytes = std::size_t{64} << 20;  // 2 x cuBLAS's recommendation for Hopper
 constexpr int kAlgorithms = 8, kQuickAlgorithms = 4;            // heuristic results tried per shape and layout
 constexpr int kCheckedElements = 4;
-// The sweep: coarse budget per tensor ceiling, finalists and their share of the run's budget.
-constexpr double kCoarseBudgetS = 2.5, kQuickCoarseBudgetS = 1.2;
-constexpr std::size_t kFinalists = 4, kQuickFinalists = 2;
-constexpr double kFinalistWithin = 0.03;
-constexpr double kFineShare = 0.5;
+// The sweep per tensor ceiling (peak/context.hpp, SweepPlan): 2.5 s of coarse timings (1.2 s
+// with --quick), up to 4 (2) finalists within 3 % of the best, each 0.5 of the run's budget.
+constexpr SweepPlan kSweep{2.5, 4, 0.03, 0.5, 1e-12, "TFLOP/s"}, kQuickSweep{1.2, 2, 0.03, 0.5, 1e-12, "TFLOP/s"};
 
 struct GemmShape {
   int m, n, k;
@@ -380,21 +378,10 @@ Ceiling TensorBench::measure(std::string_view ceiling) {
     const GemmShape& sh = gemms[i].data->shape;
     return 2.0 * sh.m * static_cast<double>(sh.n) * sh.k;
   };
-  const CoarseStats stats = run_coarse(
-      trials,
-      [&](std::size_t i) {
-        const bench::TimingResult r = bench::time_gpu(enqueue(i), Context::coarse_timing(i == 0));
-        return r.median_s > 0 ? flop(i) / r.median_s : kUnknown;
-      },
-      steady_now_s, m_ctx.quick ? kQuickCoarseBudgetS : kCoarseBudgetS);
-
-  const std::vector<std::size_t> finalists =
-      select_finalists(trials, m_ctx.quick ? kQuickFinalists : kFinalists, kFinalistWithin);
-  std::optional<Ceiling> best = run_fine(
-      trials, finalists,
-      [&](std::size_t i) {
+  std::optional<Ceiling> best = run_sweep(
+      m_ctx, trials, m_ctx.quick ? kQuickSweep : kSweep, [&](std::size_t i, cudaStream_t st) { enqueue(i)(st); }, flop,
+      [&](std::size_t i, const bench::TimingResult& r) {
         const GemmTrial& g = gemms[i];
-        const bench::TimingResult r = bench::time_gpu(enqueue(i), m_ctx.timing(bench::Mode::kHot, 0, kFineShare));
         Ceiling c =
             ceiling_from_timing(ceiling, flop(i), r,
                                 "cuBLASLt " + std::to_string(s.lt.version()) + " matmul, " + std::string(t.label) +
@@ -404,8 +391,7 @@ Ceiling TensorBench::measure(std::string_view ceiling) {
         mark_verified(c, wrong.empty(), g.data->shape.text() + ": " + wrong);
         c.best_shape = g.data->shape.text();
         return c;
-      },
-      stats, 1e-12, "TFLOP/s");
+      });
   if (!best) throw NotMeasured("no GEMM could be timed" + (failures.empty() ? std::string() : ": " + failures));
   Ceiling c = std::move(*best);
   if (!failures.empty()) c.method += "; not run: " + failures;
