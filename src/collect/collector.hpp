@@ -191,6 +191,11 @@ class Collector {
   std::uint64_t m_session_generation = 0;
   std::optional<collect::SessionCommand> m_session_stop_pending;
   std::uint64_t m_session_stop_ns = 0;
+  // Session mode: kernel records came on with the first window (they stay on: see
+  // finish_session_stop), and the windows so far, by which the writer drops the kernel
+  // records no window can claim (every session edge is applied on the writer thread).
+  std::atomic<bool> m_session_kernel_records{false};
+  collect::WindowSpans m_session_windows;
   CUpti_SubscriberHandle m_subscriber = nullptr;
   // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.
   std::vector<CUpti_CallbackId> m_api_cbids[2];  // [0] runtime, [1] driver

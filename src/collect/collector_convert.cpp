@@ -38,6 +38,8 @@ void Collector::convert_record(const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       if (collect::is_range_profiler_kernel(k.name, m_config.kernels_mode())) break;
+      // Session mode: kernel records stay on between windows (finish_session_stop).
+      if (m_config.capture_range == collect::CaptureRange::kSession && !m_session_windows.keeps(k.start)) break;
       m_writer.add(log::RecordKind::kKernel, collect::to_kernel_record(k, kernel_name_id(k.name)));
       break;
     }

@@ -54,7 +54,8 @@ Collector::Collector(collect::CollectorConfig config)
     : m_config(std::move(config)),
       m_pid(static_cast<std::uint32_t>(::getpid())),
       m_pool(m_config.buffer_bytes, kMaxFreeBuffers, m_config.zero_buffers),
-      m_capture(m_config.capture_range, m_config.capture_end, true) {}
+      m_capture(m_config.capture_range, m_config.capture_end, true),
+      m_session_windows(collect::session_stop_grace_ns(m_config.flush_period_ms)) {}
 
 Collector* Collector::get_or_init() noexcept {
   try {
@@ -243,8 +244,9 @@ void Collector::setup_kernels_mode() {
 // activity kinds that are not switched with the capture windows, and then those that are
 // if a window is open already.
 void Collector::setup_activity_tracing() {
-  // In a session nothing per launch runs outside the windows (launch callbacks and kernel
-  // records come on with `gpuscope start`), so a program waiting for it runs as untraced.
+  // In a session nothing per launch runs before the first window (launch callbacks and kernel
+  // records come on with the first `gpuscope start`), so a program waiting for it runs as
+  // untraced.
   const bool session = m_config.capture_range == CaptureRange::kSession;
   // API records carry the OS thread id (gettid), like our NVTX records.
   if (m_config.system_thread_ids) {
