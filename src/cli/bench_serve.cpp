@@ -540,23 +540,32 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
       sub.add_option("--warmup", o.warmup, "serve: requests sent first and not counted")->capture_default_str(),
       core::CountLimits{0, 10'000, "2"});
   sub.add_option("--seed", o.seed, "serve: seed of the synthetic prompts and the arrival times")->capture_default_str();
-  // Durations (core/option_values.hpp): "90s", "2min", "500ms"; a bare number is seconds.
-  duration_ns_option(sub.add_option("--timeout", o.timeout_ns,
-                                    "serve: the longest one request may take in all "
-                                    "(default 600s)"),
-                     core::DurationLimits{1'000'000, 86'400'000'000'000, 1'000'000'000, "600s or 10min"});
-  duration_ns_option(sub.add_option("--first-byte-timeout", o.first_byte_timeout_ns,
-                                    "serve: a request with no byte of response this long after it was sent fails "
-                                    "(a server that accepts and never answers; default 60s)"),
-                     core::DurationLimits{1'000'000, 86'400'000'000'000, 1'000'000'000, "60s or 2min"});
-  duration_ns_option(sub.add_option("--stall-timeout", o.stall_timeout_ns,
-                                    "serve: a request whose response stops for this long between two events fails "
-                                    "(default 30s)"),
-                     core::DurationLimits{1'000'000, 86'400'000'000'000, 1'000'000'000, "30s or 2min"});
-  duration_ns_option(sub.add_option("--progress", o.progress_ns,
-                                    "serve: print done, failed and in flight to stderr this often (default 5s; 0 = "
-                                    "never); failed requests are printed as they happen either way"),
-                     core::DurationLimits{0, 86'400'000'000'000, 1'000'000'000, "5s or 500ms"});
+  // Durations (core/option_values.hpp): "90s", "2min", "500ms"; a bare number is seconds; at most a day.
+  struct TimeOption {
+    const char* name;
+    std::int64_t ServeOptions::*value;
+    const char* help;
+    std::int64_t min_ns;
+    const char* example;
+  };
+  const TimeOption times[] = {
+      {"--timeout", &ServeOptions::timeout_ns, "serve: the longest one request may take in all (default 600s)",
+       1'000'000, "600s or 10min"},
+      {"--first-byte-timeout", &ServeOptions::first_byte_timeout_ns,
+       "serve: a request with no byte of response this long after it was sent fails (a server that accepts and "
+       "never answers; default 60s)",
+       1'000'000, "60s or 2min"},
+      {"--stall-timeout", &ServeOptions::stall_timeout_ns,
+       "serve: a request whose response stops for this long between two events fails (default 30s)", 1'000'000,
+       "30s or 2min"},
+      {"--progress", &ServeOptions::progress_ns,
+       "serve: print done, failed and in flight to stderr this often (default 5s; 0 = never); failed requests are "
+       "printed as they happen either way",
+       0, "5s or 500ms"},
+  };
+  for (const TimeOption& t : times)
+    duration_ns_option(sub.add_option(t.name, o.*t.value, t.help),
+                       core::DurationLimits{t.min_ns, 86'400'000'000'000, 1'000'000'000, t.example});
   sub.add_option("--api-key", o.api_key, "serve: bearer token (default: $OPENAI_API_KEY when set)");
   sub.add_option("--requests-log", o.requests_log,
                  "serve: write each request's span (start, each token, end; ns on CLOCK_REALTIME, the trace clock) "
