@@ -20,7 +20,6 @@
 #include "core/report.hpp"
 #include "render/report_render.hpp"
 #include "store/importer.hpp"
-#include "store/input_file.hpp"
 
 namespace gpuscope::cli {
 namespace {
