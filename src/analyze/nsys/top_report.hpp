@@ -89,6 +89,7 @@
 
 #include <vector>
 
+#include "analyze/nsys/gpu_util_report.hpp"
 #include "analyze/nsys/nsys_reports.hpp"
 #include "core/report.hpp"
 
@@ -100,7 +101,6 @@ namespace gpuscope::analyze {
 
 inline constexpr int kTopKernelCount = 10;
 inline constexpr double kStarvedBusyPercent = 50.0;
-inline constexpr double kLowCoverageShareOfBusy = 0.5;
 
 /// {"top", "top_kernels"} (see the file comment). options name the kernels (--base, --mangled).
 [[nodiscard]] std::vector<Report> top(store::Database& db, const ReportOptions& options = {});
