@@ -146,33 +146,32 @@ struct Diagnoses {
   std::vector<std::string> fired, only_with_tracer;
 };
 
-// Exposed communication and straggler (analyze/comm/comm_findings.hpp: rule and numbers).
+// Exposed communication and straggler (analyze/comm/comm_findings.hpp: rule and numbers);
+// their sentences are read only when they fire.
 Verdict exposed_comm_verdict(Database& db, const detail::CommFindings& comm) {
-  Verdict v;
-  v.name = "exposed communication";
-  v.rule = "NCCL time with no compute kernel beside it >= " + units::percent_of(kExposedCommShare) +
-           " of the step time, all ranks together";
-  v.fires = comm.exposed_fires();
-  if (v.fires) v.evidence = detail::exposed_sentence(db, comm);
-  v.advice =
-      "overlap it with compute: DDP's gradient buckets start all-reduces during backward "
-      "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
-      "fewer, larger collectives or a larger batch per GPU (see comm_overlap)";
-  return v;
+  const bool fires = comm.exposed_fires();
+  return {.name = "exposed communication",
+          .rule = "NCCL time with no compute kernel beside it >= " + units::percent_of(kExposedCommShare) +
+                  " of the step time, all ranks together",
+          .fires = fires,
+          .evidence = fires ? detail::exposed_sentence(db, comm) : std::string(),
+          .advice =
+              "overlap it with compute: DDP's gradient buckets start all-reduces during backward "
+              "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
+              "fewer, larger collectives or a larger batch per GPU (see comm_overlap)"};
 }
 
 Verdict straggler_verdict(Database& db, const detail::CommFindings& comm) {
-  Verdict v;
-  v.name = "straggler";
-  v.rule = "a rank holds the others back at collectives by >= " + units::percent_of(kStragglerShare) +
-           " of the mean step time";
-  v.fires = comm.straggler_fires();
-  if (v.fires) v.evidence = detail::straggler_sentence(db, comm);
-  v.advice =
-      "find what that rank does that the others do not: its data loading, extra work "
-      "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
-      "(clocks, temperature; see rank_sum and stragglers)";
-  return v;
+  const bool fires = comm.straggler_fires();
+  return {.name = "straggler",
+          .rule = "a rank holds the others back at collectives by >= " + units::percent_of(kStragglerShare) +
+                  " of the mean step time",
+          .fires = fires,
+          .evidence = fires ? detail::straggler_sentence(db, comm) : std::string(),
+          .advice =
+              "find what that rank does that the others do not: its data loading, extra work "
+              "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
+              "(clocks, temperature; see rank_sum and stragglers)"};
 }
 
 // Every diagnosis of top, in the header's order, each with its rule and evidence.
