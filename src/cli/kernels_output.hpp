@@ -45,16 +45,16 @@ namespace gpuscope::cli {
 inline constexpr std::size_t kAutoLaunchRows = 50;
 
 struct KernelOutputOptions {
-  std::string format = "table";  // table | csv | json | markdown
-  std::string by;                // "launch" | "name" | "" (auto, see above)
-  std::string svg_path;          // write the roofline SVG here; empty: none
-  bool force_overwrite = false;  // replace an existing svg_path (else store::OutputExistsError)
-  std::string profile_path;      // machine profile JSON; empty: the cached one of the GPU
-  bool no_profile = false;       // theoretical ceilings even when a profile is cached
-  std::string name_regex;        // only kernels whose name matches (ECMAScript, search)
-  kernels::TensorCalibration calibration = kernels::default_tensor_calibration();  // counter → FLOP per count
-  bool explain = true;                                                             // the paragraphs under the table
-  std::string results_path;  // write the results here instead of `out`; empty: `out`
+  std::string format = "table";            // table | csv | json | markdown
+  std::string by;                          // "launch" | "name" | "" (auto, see above)
+  std::string svg_path;                    // write the roofline SVG here; empty: none
+  bool force_overwrite = false;            // replace an existing svg_path (else store::OutputExistsError)
+  std::string profile_path;                // machine profile JSON; empty: the cached one of the GPU
+  bool no_profile = false;                 // theoretical ceilings even when a profile is cached
+  std::string name_regex;                  // only kernels whose name matches (ECMAScript, search)
+  kernels::TensorCalibration calibration;  // tensor counter → FLOP per count
+  bool explain = true;                     // the paragraphs under the table
+  std::string results_path;                // write the results here instead of `out`; empty: `out`
 };
 
 /// The results file of `gpuscope kernels -o NAME --format FORMAT`: NAME.csv, NAME.json or
