@@ -5,7 +5,8 @@
 // (at most kMaxLogs; two logs let processes merge, or one log claim another's pid). Each
 // is written as a .gslog file into a logs folder and gpuscope_import'ed into a trace on
 // tmpfs, which is then opened (store/trace.hpp) and checked (trace_checks.hpp) with every
-// output required to be valid UTF-8 (the import repairs the program's text).
+// output required to be valid UTF-8 (the import repairs the program's text). Inputs of odd
+// length import as a `--capture-range cudaProfilerApi` run (capture window recovery).
 // Documented: store::DatabaseError from import_logs when no log could be read.
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +51,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   store::ImportOptions options;
   options.command = "fuzz";
+  // Half the inputs as a run with capture windows, so a log that lost its capture records is
+  // rebuilt from its cudaProfilerStart calls or marked unknown (importer.cpp).
+  if (size % 2 == 1) options.capture_range = "cudaProfilerApi";
   options.overwrite = true;
   try {
     const store::ImportResult result = store::import_logs(paths, trace.string(), options);

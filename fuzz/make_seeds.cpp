@@ -4,7 +4,9 @@
 // tests/data files are written too, so the corpus is made in one place. Seed files carry no
 // .gslog or .sqlite suffix: those are build products to .gitignore and scripts/check-tree.
 //   fuzz_event_log_import  a log holding every record kind; the same log cut mid-record
-//                          (a killed process); a header-only log; names that are not
+//                          (a killed process); the same log with its first kernel record's
+//                          size or first API record's flags damaged, and damaged then cut
+//                          (fuzz_log_reader gets these and the first three); a header-only log; names that are not
 //                          UTF-8 or hold quotes and newlines; two processes in one input;
 //                          the GPU-metrics sampler's log (no process) alone, cut, and
 //                          after a process log whose GPU it samples;
@@ -16,6 +18,7 @@
 //   fuzz_nvtx_decode, fuzz_option_values, fuzz_session_files: small hand-made inputs.
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -40,6 +43,27 @@ using namespace gpuscope;
 namespace {
 
 constexpr std::string_view kLogSeparator = "\n--gpuscope-fuzz-next-log--\n";  // fuzz_event_log_import.cpp
+
+// `bytes` (an event log) with the header of its first record of `kind` damaged: its size set
+// past the end of the file, or its reserved flags set (store/event_log_reader.hpp resyncs).
+std::string damage_first(std::string bytes, log::RecordKind kind, bool flags) {
+  std::uint32_t header_size = 0;
+  std::memcpy(&header_size, bytes.data() + offsetof(log::FileHeader, header_size), sizeof header_size);
+  for (std::size_t off = header_size; off + sizeof(log::RecordHeader) <= bytes.size();) {
+    log::RecordHeader rh{};
+    std::memcpy(&rh, bytes.data() + off, sizeof rh);
+    if (rh.kind == static_cast<std::uint16_t>(kind)) {
+      if (flags)
+        rh.flags = 1;
+      else
+        rh.size = 0xFFFFFF00u;
+      std::memcpy(bytes.data() + off, &rh, sizeof rh);
+      return bytes;
+    }
+    off += sizeof rh + rh.size;
+  }
+  throw std::runtime_error("no record of that kind to damage");
+}
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -381,6 +405,17 @@ int main(int argc, char** argv) {
     const fs::path kernels_log = data / "kernels-h100.logs" / "vm-681.gslog";
     write_file(imp / "kernels-h100-log", read_file(kernels_log));
     write_file(imp / "cnn-log-first-16KiB", read_file(data / "cnn.logs" / "vm-499.gslog").substr(0, 16384));
+    const fs::path reader = corpus / "fuzz_log_reader";
+    const std::string size_damaged = damage_first(full_bytes, log::RecordKind::kKernel, false);
+    const std::string flags_damaged = damage_first(full_bytes, log::RecordKind::kApi, true);
+    for (const fs::path& dir : {imp, reader}) {
+      write_file(dir / "kernel-size-damaged", size_damaged);
+      write_file(dir / "api-flags-damaged", flags_damaged);
+      write_file(dir / "damaged-and-killed", size_damaged.substr(0, size_damaged.size() * 3 / 4 + 3));
+    }
+    write_file(reader / "every-record-kind", full_bytes);
+    write_file(reader / "killed-mid-record", full_bytes.substr(0, full_bytes.size() * 2 / 3 + 5));
+    write_file(reader / "header-only", full_bytes.substr(0, sizeof(log::FileHeader)));
 
     const fs::path rep = corpus / "fuzz_trace_reports";
     make_trace({full, hostile, sampler}, rep / "synthetic-trace");

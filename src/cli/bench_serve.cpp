@@ -24,6 +24,7 @@
 
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
+#include "cli/serve_progress.hpp"
 #include "cli/session_command.hpp"
 #include "collect/session_control.hpp"
 #include "core/serve_stats.hpp"
@@ -32,6 +33,7 @@
 #include "render/report_render.hpp"
 #include "store/bench_result_json.hpp"
 #include "store/private_dir.hpp"
+#include "store/input_file.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -76,8 +78,10 @@ std::vector<Prompt> synthetic_prompts(const ServeOptions& o, int n) {
 // A JSONL file: one object per line with "prompt" (or "text"), and optionally "max_tokens"
 // (or "output_len") and "prompt_tokens" (or "input_len"). Blank lines are skipped.
 std::vector<Prompt> read_prompts(const ServeOptions& o) {
-  std::ifstream in(o.prompts);
-  if (!in) throw InputError("cannot read the prompts file " + o.prompts);
+  std::string error;  // a FIFO is refused, never waited on (store/input_file.hpp)
+  const std::optional<std::string> text = store::read_input_file(o.prompts, "prompts file", error);
+  if (!text) throw InputError(error);
+  std::istringstream in(*text);
   std::vector<Prompt> out;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -214,12 +218,49 @@ class HandlePool {
 struct Transfer {
   serve::RequestTracker tracker;
   Clock::time_point origin;
+  // The watchdog (on_progress): when the request was sent, when the last byte of the
+  // response (header or body) came, whether any came, and why the transfer was stopped.
+  std::chrono::nanoseconds first_byte_timeout{0}, stall_timeout{0};
+  Clock::time_point sent, last_byte;
+  bool any_byte = false;
+  std::string stopped_because;
 };
+
+void on_byte(Transfer& t) {
+  t.last_byte = Clock::now();
+  t.any_byte = true;
+}
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
+  on_byte(*t);
   t->tracker.on_bytes(seconds_since(t->origin), std::string_view(data, size * count));
   return size * count;
+}
+
+size_t on_header(char* /*data*/, size_t size, size_t count, void* user) {
+  on_byte(*static_cast<Transfer*>(user));
+  return size * count;
+}
+
+std::string duration_text(std::chrono::nanoseconds d) { return units::duration_ns(static_cast<double>(d.count())); }
+
+// libcurl calls this about once a second while a transfer waits (more often while bytes
+// flow); a non-zero return stops the transfer (CURLE_ABORTED_BY_CALLBACK).
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  const Clock::time_point now = Clock::now();
+  if (!t->any_byte && now - t->sent > t->first_byte_timeout) {
+    t->stopped_because = "timed out: no response within " + duration_text(t->first_byte_timeout) +
+                         " of sending the request (--first-byte-timeout)";
+    return 1;
+  }
+  if (t->any_byte && now - t->last_byte > t->stall_timeout) {
+    t->stopped_because =
+        "timed out: the response stalled, nothing for " + duration_text(t->stall_timeout) + " (--stall-timeout)";
+    return 1;
+  }
+  return 0;
 }
 
 // Sends one request and follows its stream to the end. Never throws: a failure is the
@@ -264,19 +305,30 @@ serve::RequestRecord send(const ServeOptions& o, const std::string& url, const P
   c.easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, on_body);
   c.easy_setopt(h.get(), CURLOPT_WRITEDATA, &t);
   c.easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
-  c.easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_s * 1e3));
+  c.easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_ns / 1'000'000));
+  c.easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, on_header);
+  c.easy_setopt(h.get(), CURLOPT_HEADERDATA, &t);
+  c.easy_setopt(h.get(), CURLOPT_XFERINFOFUNCTION, on_progress);
+  c.easy_setopt(h.get(), CURLOPT_XFERINFODATA, &t);
+  c.easy_setopt(h.get(), CURLOPT_NOPROGRESS, 0L);
+  t.first_byte_timeout = std::chrono::nanoseconds(o.first_byte_timeout_ns);
+  t.stall_timeout = std::chrono::nanoseconds(o.stall_timeout_ns);
   c.easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
   c.easy_setopt(h.get(), CURLOPT_TCP_NODELAY, 1L);
   c.easy_setopt(h.get(), CURLOPT_TCP_KEEPALIVE, 1L);
 
   t.tracker = serve::RequestTracker(index, warmup, seconds_since(origin), p.prompt_tokens);
+  t.sent = Clock::now();
   const CURLcode rc = c.easy_perform(h.get());
   const double end = seconds_since(origin);
   long status = 0, connects = 0;
   c.easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
   c.easy_getinfo(h.get(), CURLINFO_NUM_CONNECTS, &connects);
   std::string transport;
-  if (rc != CURLE_OK) transport = std::string(c.easy_strerror(rc)) + (errbuf[0] ? std::string(": ") + errbuf : "");
+  if (rc == CURLE_ABORTED_BY_CALLBACK && !t.stopped_because.empty())
+    transport = t.stopped_because;
+  else if (rc != CURLE_OK)
+    transport = std::string(c.easy_strerror(rc)) + (errbuf[0] ? std::string(": ") + errbuf : "");
   serve::RequestRecord record = t.tracker.finish(end, status, transport);
   record.id = id;
   record.new_connection = connects > 0;
@@ -292,6 +344,8 @@ std::vector<serve::RequestRecord> run_phase(const ServeOptions& o, const std::st
                                             const std::vector<double>& arrivals, int concurrency,
                                             Clock::time_point phase_start, Clock::time_point origin, HandlePool& pool) {
   std::vector<serve::RequestRecord> records(static_cast<std::size_t>(count));
+  ServeProgress progress(std::cerr, std::chrono::nanoseconds(o.progress_ns), count,
+                         warmup ? "warm-up requests" : "requests");
   std::counting_semaphore<> slots(concurrency);
   std::vector<std::thread> threads;
   threads.reserve(records.size());
@@ -302,13 +356,16 @@ std::vector<serve::RequestRecord> run_phase(const ServeOptions& o, const std::st
     slots.acquire();
     const Prompt& p = prompts[static_cast<std::size_t>(i) % prompts.size()];
     threads.emplace_back([&, i, &p = p] {
+      serve::RequestRecord& record = records[static_cast<std::size_t>(i)];
+      progress.started();
       try {
-        records[static_cast<std::size_t>(i)] = send(o, url, p, i, warmup, origin, pool);
+        record = send(o, url, p, i, warmup, origin, pool);
       } catch (const std::exception& e) {  // e.g. out of memory: this request fails, the run goes on
-        records[static_cast<std::size_t>(i)].index = i;
-        records[static_cast<std::size_t>(i)].warmup = warmup;
-        records[static_cast<std::size_t>(i)].error = std::string("gpuscope: ") + e.what();
+        record.index = i;
+        record.warmup = warmup;
+        record.error = std::string("gpuscope: ") + e.what();
       }
+      progress.finished((warmup ? "warm-up request " : "request ") + std::to_string(i), record.error);
       slots.release();
     });
   }
@@ -494,8 +551,32 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
       sub.add_option("--warmup", o.warmup, "serve: requests sent first and not counted")->capture_default_str(),
       core::CountLimits{0, 10'000, "2"});
   sub.add_option("--seed", o.seed, "serve: seed of the synthetic prompts and the arrival times")->capture_default_str();
-  real_option(sub.add_option("--timeout", o.timeout_s, "serve: seconds one request may take")->capture_default_str(),
-              core::RealLimits{0.001, 86'400.0, true, true, "600"});
+  // Durations (core/option_values.hpp): "90s", "2min", "500ms"; a bare number is seconds; at most a day.
+  struct TimeOption {
+    const char* name;
+    std::int64_t ServeOptions::*value;
+    const char* help;
+    std::int64_t min_ns;
+    const char* example;
+  };
+  const TimeOption times[] = {
+      {"--timeout", &ServeOptions::timeout_ns, "serve: the longest one request may take in all (default 600s)",
+       1'000'000, "600s or 10min"},
+      {"--first-byte-timeout", &ServeOptions::first_byte_timeout_ns,
+       "serve: a request with no byte of response this long after it was sent fails (a server that accepts and "
+       "never answers; default 60s)",
+       1'000'000, "60s or 2min"},
+      {"--stall-timeout", &ServeOptions::stall_timeout_ns,
+       "serve: a request whose response stops for this long between two events fails (default 30s)", 1'000'000,
+       "30s or 2min"},
+      {"--progress", &ServeOptions::progress_ns,
+       "serve: print done, failed and in flight to stderr this often (default 5s; 0 = never); failed requests are "
+       "printed as they happen either way",
+       0, "5s or 500ms"},
+  };
+  for (const TimeOption& t : times)
+    duration_ns_option(sub.add_option(t.name, o.*t.value, t.help),
+                       core::DurationLimits{t.min_ns, 86'400'000'000'000, 1'000'000'000, t.example});
   sub.add_option("--api-key", o.api_key, "serve: bearer token (default: $OPENAI_API_KEY when set)");
   sub.add_option("--requests-log", o.requests_log,
                  "serve: write each request's span (start, each token, end; ns on CLOCK_REALTIME, the trace clock) "

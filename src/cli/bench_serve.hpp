@@ -14,6 +14,10 @@
 // callback as each piece of the body arrives (core/serve_stream.hpp RequestTracker turns
 // them into token times). Warm-up requests run first, with the same concurrency, and are
 // not counted. The numbers, the printed reports and the bench JSON: core/serve_stats.hpp.
+// A request with no byte of response --first-byte-timeout after it was sent, or whose response
+// stops for --stall-timeout, fails (libcurl's progress callback checks about once a second);
+// while requests run, cli/serve_progress.hpp prints done / failed / in flight every --progress
+// and each failure as it happens.
 //
 // Exit codes: 0 at least one request completed (failed ones are listed as warnings and in
 // the JSON's warnings); 1 none completed, or an I/O or libcurl failure; 2 bad input (an
@@ -40,8 +44,11 @@ struct ServeOptions {
   double request_rate = 0;  // requests/s (Poisson); 0 = no pacing
   int warmup = 2;
   std::uint64_t seed = 0;
-  double timeout_s = 600;    // per request
-  std::string api_key;       // "" = $OPENAI_API_KEY, if set
+  std::int64_t timeout_ns = 600'000'000'000;            // per request, in all
+  std::int64_t first_byte_timeout_ns = 60'000'000'000;  // sent -> first byte of the response
+  std::int64_t stall_timeout_ns = 30'000'000'000;       // between two bytes of the response
+  std::int64_t progress_ns = 5'000'000'000;             // stderr progress line period; 0 = none
+  std::string api_key;                                  // "" = $OPENAI_API_KEY, if set
   bool ignore_eos = false;   // send "ignore_eos": true (vLLM, SGLang): always output_len tokens
   std::string requests_log;  // --requests-log FILE: each request's span as JSON lines ("" = none)
   std::string session;       // --session NAME: also write them into that launch session's log folder

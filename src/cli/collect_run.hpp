@@ -74,4 +74,8 @@ inline constexpr const char* kBusyTodo =
 /// Prints "gpuscope TOOL: error: WHAT" and "  what to do: TODO" on stderr; returns 1.
 int cli_fail(const std::string& tool, const std::string& what, const std::string& todo);
 
+/// The exit code of a bad option or argument, in every command (CLI11's parse errors are
+/// mapped to it in cli/main.cpp; a command that checks an option itself returns it too).
+inline constexpr int kExitBadOption = 2;
+
 }  // namespace gpuscope::cli

@@ -76,7 +76,13 @@ int run_import(const ImportOptions& o) {
   io.overwrite = o.force_overwrite;  // the old trace stays until the new one is complete
   const store::ImportResult r = store::import_logs(logs, db_path, io);
   for (const auto& w : r.warnings) std::cerr << "gpuscope import: warning: " << w << "\n";
-  std::cerr << "gpuscope import: wrote " << db_path << " from " << logs.size() << " log(s)\n";
+  // What was read: a log skipped (not a log, a FIFO, unreadable) is not counted as read.
+  std::cerr << "gpuscope import: wrote " << db_path << " from "
+            << logs.size() - static_cast<std::size_t>(r.logs_skipped) << " log(s)";
+  if (r.logs_skipped > 0)
+    std::cerr << " (" << r.logs_skipped << " skipped: " << r.skip_reasons.front()
+              << (r.logs_skipped > 1 ? "; the others: see the warnings above" : "") << ")";
+  std::cerr << "\n";
   return 0;
 }
 

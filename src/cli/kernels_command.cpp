@@ -255,8 +255,10 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
 }
 
 int run_kernels(KernelsOptions o) {
-  if (!o.out.by.empty() && o.out.by != "launch" && o.out.by != "name")  // checked before anything runs
-    return fail("--by '" + o.out.by + "' is not a row kind", "use --by launch or --by name");
+  if (!o.out.by.empty() && o.out.by != "launch" && o.out.by != "name") {  // checked before anything runs
+    (void)fail("--by '" + o.out.by + "' is not a row kind", "use --by launch or --by name");
+    return kExitBadOption;
+  }
   if (o.list_sets) return list_sets(o.out.format);
   if (o.list_metrics) return list_metrics(o);
   if (o.command.empty() && o.report.empty())
@@ -270,8 +272,9 @@ int run_kernels(KernelsOptions o) {
       if (!flop.ok()) throw std::invalid_argument(flop.error);
       o.out.calibration[f.substr(0, eq)] = *flop.value;
     } catch (const std::exception& e) {
-      return fail("--tensor-factor '" + f + "' is not COUNTER=NUMBER (" + e.what() + ")",
-                  "e.g. --tensor-factor sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum=512");
+      (void)fail("--tensor-factor '" + f + "' is not COUNTER=NUMBER (" + e.what() + ")",
+                 "e.g. --tensor-factor sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum=512");
+      return kExitBadOption;
     }
   }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/bench_command.hpp"
+#include "cli/collect_run.hpp"
 #include "cli/comm_summary_command.hpp"
 #include "cli/diff_command.hpp"
 #include "cli/export_command.hpp"
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
   app.footer(
       "Start with:  gpuscope trace -o run -- ./my_program args   (or -- python3 train.py)\n"
       "then:        gpuscope summary run.sqlite ; gpuscope export run.sqlite --format perfetto\n"
-      "The trace is a SQLite database: sqlite3 run.sqlite 'SELECT name, duration_ns FROM v_kernels LIMIT 5'");
+      "The trace is a SQLite database: sqlite3 run.sqlite 'SELECT name, duration_ns FROM v_kernels LIMIT 5'\n"
+      "Exit code 2 for a bad option or argument, with every command.");
 
   // Declaration order is the order of --help.
   cli::TraceOptions trace_opts;
@@ -100,7 +102,15 @@ int main(int argc, char** argv) {
   cli::SchemaOptions schema_opts;
   CLI::App* schema = cli::add_schema_command(app, schema_opts);
 
-  CLI11_PARSE(app, argc, argv);
+  // Every command's bad option (unknown flag, a refused value, a missing argument) exits 2,
+  // as the top-level --help says; CLI11 alone exits 105, 106, 109, ... by kind.
+  // --help and --version still exit 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the message (and the usage where CLI11 does)
+    return code == 0 ? 0 : cli::kExitBadOption;
+  }
 
   try {
     if (trace->parsed()) return cli::run_trace(trace_opts);

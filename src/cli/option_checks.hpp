@@ -5,7 +5,7 @@
 // Each helper attaches a CLI11 validator to `option` and writes the accepted range into the
 // option's type column of --help ("N [1 to 4096]", "DURATION [0s to 1000000s]"). A refused
 // value ends parsing with CLI11's ValidationError, printed as "--duration: 'nan' is not a
-// duration; give e.g. 30s or 250ms" (exit code 105, CLI11's for a validation error).
+// duration; give e.g. 30s or 250ms" (exit code 2, as every parse error: cli/main.cpp).
 //
 // The validators that convert rewrite the text to the canonical value before CLI11 stores
 // it: duration_ns_option() to whole nanoseconds (the option must hold an std::int64_t of

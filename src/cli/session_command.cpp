@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/collect_run.hpp"
+#include "cli/option_checks.hpp"
 #include "collect/session_control.hpp"
 #include "core/report.hpp"
 #include "render/report_render.hpp"
@@ -25,6 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using collect::SessionCommand;
+
+// start --duration: as trace --duration (at most 10^6 s; a bare number is seconds).
+const core::DurationLimits kSessionDuration{0, 1'000'000'000'000'000, 1'000'000'000, "10s or 250ms"};
+// start/stop --timeout: 100 ms to 10 min.
+const core::DurationLimits kSessionTimeout{100'000'000, 600'000'000'000, 1'000'000'000, "10s or 500ms"};
 
 bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
@@ -62,10 +68,10 @@ std::optional<std::pair<fs::path, SessionInfo>> find_session(const std::string& 
 }
 
 // Waits until every pid in `expect` (or, when empty, at least one process) has acknowledged
-// `generation`, or is gone, or `timeout_s` passed. Returns the pids that acknowledged.
+// `generation`, or is gone, or `timeout` passed. Returns the pids that acknowledged.
 std::set<std::uint32_t> wait_for_acks(const fs::path& dir, std::uint64_t generation,
-                                      const std::set<std::uint32_t>& expect, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+                                      const std::set<std::uint32_t>& expect, std::chrono::nanoseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     std::set<std::uint32_t> acked;
     for (const collect::SessionAck& a : collect::read_session_acks(dir))
@@ -160,11 +166,13 @@ CLI::App* add_start_command(CLI::App& app, SessionOptions& o) {
       "capture window of the trace (capture_windows, reason 'session').\n"
       "Example: gpuscope start server --duration 10s");
   sub->add_option("name", o.name, "The session name given to gpuscope launch --session")->required();
-  sub->add_option("--duration", o.duration_s, "Stop after this many seconds (then as gpuscope stop NAME)")
-      ->check(CLI::Range(0.0, 1e6));
-  sub->add_option("--timeout", o.timeout_s, "Seconds to wait for the traced processes to answer")
-      ->check(CLI::Range(0.1, 600.0))
-      ->capture_default_str();
+  duration_ns_option(sub->add_option("--duration", o.duration_ns,
+                                     "Stop after this long (10s, 250ms; a bare number is seconds), then as gpuscope "
+                                     "stop NAME; 0 = keep recording"),
+                     kSessionDuration);
+  duration_ns_option(
+      sub->add_option("--timeout", o.timeout_ns, "How long to wait for the traced processes to answer (default 10s)"),
+      kSessionTimeout);
   return sub;
 }
 
@@ -176,9 +184,9 @@ CLI::App* add_stop_command(CLI::App& app, SessionOptions& o) {
                          "(OUTPUT.sqlite, every window) when the program ends.\n"
                          "Example: gpuscope stop server && gpuscope summary server.w1.sqlite");
   sub->add_option("name", o.name, "The session name given to gpuscope launch --session")->required();
-  sub->add_option("--timeout", o.timeout_s, "Seconds to wait for the traced processes to write the window")
-      ->check(CLI::Range(0.1, 600.0))
-      ->capture_default_str();
+  duration_ns_option(sub->add_option("--timeout", o.timeout_ns,
+                                     "How long to wait for the traced processes to write the window (default 10s)"),
+                     kSessionTimeout);
   sub->add_flag("--no-trace", o.no_trace, "Close the window only; write no OUTPUT.wK.sqlite now");
   return sub;
 }
@@ -204,7 +212,9 @@ int run_start(const SessionOptions& o) {
   const SessionCommand command{generation + 1, true};
   if (!send_command("start", dir, command)) return 1;
   const std::uint64_t window = window_of(command.generation);
-  const auto acked = wait_for_acks(dir, command.generation, {}, std::min(o.timeout_s, 5.0));
+  const auto acked = wait_for_acks(
+      dir, command.generation, {},
+      std::min<std::chrono::nanoseconds>(std::chrono::nanoseconds(o.timeout_ns), std::chrono::seconds(5)));
   if (acked.empty()) {
     std::cerr << "gpuscope start: session " << o.name << ": window " << window
               << " open, but no traced process has answered yet (none has initialized CUDA?): each records from "
@@ -213,8 +223,8 @@ int run_start(const SessionOptions& o) {
     std::cerr << "gpuscope start: session " << o.name << ": recording (window " << window << ") in "
               << plural(acked.size(), "process") << "\n";
   }
-  if (o.duration_s <= 0) return 0;
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.duration_s));
+  if (o.duration_ns <= 0) return 0;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(o.duration_ns));
   return run_stop(o);
 }
 
@@ -234,7 +244,7 @@ int run_stop(const SessionOptions& o) {
   const SessionCommand command{current->generation + 1, false};
   if (!send_command("stop", dir, command)) return 1;
   const std::uint64_t window = window_of(command.generation);
-  const auto acked = wait_for_acks(dir, command.generation, recording, o.timeout_s);
+  const auto acked = wait_for_acks(dir, command.generation, recording, std::chrono::nanoseconds(o.timeout_ns));
   std::size_t missing = 0;
   for (std::uint32_t pid : recording)
     if (!acked.contains(pid) && pid_alive(pid)) ++missing;

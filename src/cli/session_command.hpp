@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -29,9 +30,9 @@ namespace gpuscope::cli {
 
 struct SessionOptions {
   std::string name;
-  double duration_s = 0;  // start --duration: stop after this many seconds (0 = leave recording)
-  double timeout_s = 10;  // how long start/stop wait for the traced processes to answer
-  bool no_trace = false;  // stop --no-trace: do not write NAME.wK.sqlite
+  std::int64_t duration_ns = 0;              // start --duration: stop after this long (0 = leave recording)
+  std::int64_t timeout_ns = 10'000'000'000;  // how long start/stop wait for the traced processes to answer
+  bool no_trace = false;                     // stop --no-trace: do not write NAME.wK.sqlite
 };
 
 /// Declares start, stop and sessions (launch is declared by add_trace_command).

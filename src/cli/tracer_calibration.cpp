@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -16,6 +15,7 @@
 #include "core/version.hpp"
 #include "peak/kernels.hpp"
 #include "store/atomic_file.hpp"
+#include "store/input_file.hpp"
 
 namespace gpuscope::cli {
 namespace fs = std::filesystem;
@@ -42,8 +42,15 @@ struct Samples {
   std::vector<double> launch, api;
 };
 
+// The child's samples and the cache: regular files only (store/input_file.hpp); a missing or
+// special file reads as empty.
+std::istringstream read_text(const fs::path& file) {
+  std::string error;
+  return std::istringstream(store::read_input_file(file, "tracer calibration", error).value_or(""));
+}
+
 bool read_samples(const fs::path& file, Samples* s) {
-  std::ifstream in(file);
+  std::istringstream in = read_text(file);
   std::string kind;
   double v = 0;
   while (in >> kind >> v) (kind == "launch" ? s->launch : s->api).push_back(v);
@@ -64,7 +71,7 @@ fs::path cache_dir() {
 }
 
 std::optional<TracerCost> read_cache(const fs::path& file) {
-  std::ifstream in(file);
+  std::istringstream in = read_text(file);
   std::int64_t when = 0;
   TracerCost c;
   if (!(in >> when >> c.launch_ns >> c.api_ns) || std::time(nullptr) - when > kCacheSeconds) return std::nullopt;

@@ -29,6 +29,9 @@ enum class LossSeverity { kInfo, kWarning, kDataLoss };
 enum class DataLossKind {
   kUnreadableLog,             // a log that could not be opened; pid NULL
   kTruncatedLog,              // a log not closed by its process (crash, kill)
+  kCorruptLog,                // damaged records in the middle of a log, skipped (not a crash)
+  kCaptureWindowRecovered,    // a log with no capture record: its window rebuilt from what it recorded
+  kCaptureWindowUnknown,      // a log with no capture record and nothing to rebuild its window from
   kUnknownLogRecords,         // records of an unknown kind or size, skipped
   kUnmatchedNvtxPop,          // nvtxRangePop with no open push range
   kUnmatchedNvtxEnd,          // nvtxRangeEnd with no matching start
@@ -57,12 +60,20 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 19> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 22> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
      "process {pid} ended without closing its log (crash or kill): events after the last "
      "flush, at most ~200 ms, are missing{detail}"},
+    {DataLossKind::kCorruptLog, "corrupt_log", LossSeverity::kDataLoss, false,
+     "the event log of process {pid} is damaged (not cut short by a crash: whole records follow the damage): "
+     "{count} bytes could not be read and were skipped{detail}"},
+    {DataLossKind::kCaptureWindowRecovered, "capture_window_recovered", LossSeverity::kWarning, false,
+     "the event log of process {pid} holds no capture record although the run used --capture-range {detail}"},
+    {DataLossKind::kCaptureWindowUnknown, "capture_window_unknown", LossSeverity::kDataLoss, false,
+     "capture window unknown: the event log of process {pid} holds no capture record although the run used "
+     "--capture-range {detail}"},
     {DataLossKind::kUnknownLogRecords, "unknown_log_records", LossSeverity::kWarning, false,
      "{count} log records of an unknown kind or size were skipped (collector and importer from "
      "different gpuscope builds?)"},

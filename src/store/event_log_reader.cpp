@@ -1,9 +1,6 @@
 #include "store/event_log_reader.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +8,7 @@
 #include <type_traits>
 
 #include "core/utf8.hpp"
+#include "store/input_file.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -29,7 +27,94 @@ template <class T>
   return v;
 }
 
+// The smallest payload of each record kind this reader knows; 0 = not a known kind.
+std::size_t min_payload(std::uint16_t kind) {
+  using K = log::RecordKind;
+  switch (static_cast<K>(kind)) {
+    case K::kString:
+      return sizeof(log::StringRecord);
+    case K::kProcess:
+      return sizeof(log::ProcessRecord);
+    case K::kDevice:
+      return sizeof(log::DeviceRecord);
+    case K::kContext:
+      return sizeof(log::ContextRecord);
+    case K::kKernel:
+      return sizeof(log::KernelRecord);
+    case K::kMemcpy:
+      return sizeof(log::MemcpyRecord);
+    case K::kMemset:
+      return sizeof(log::MemsetRecord);
+    case K::kApi:
+      return sizeof(log::ApiRecord);
+    case K::kSync:
+      return sizeof(log::SyncRecord);
+    case K::kNvtx:
+      return sizeof(log::NvtxRecord);
+    case K::kNvtxDomain:
+      return sizeof(log::NvtxDomainRecord);
+    case K::kThreadName:
+      return sizeof(log::ThreadNameRecord);
+    case K::kOverhead:
+      return sizeof(log::OverheadRecord);
+    case K::kDataLoss:
+      return sizeof(log::DataLossRecord);
+    case K::kCapture:
+      return sizeof(log::CaptureRecord);
+    case K::kProcessEnd:
+      return sizeof(log::ProcessEndRecord);
+    case K::kMessage:
+      return sizeof(log::MessageRecord);
+    case K::kKernelProfile:
+      return sizeof(log::KernelProfileRecord);
+    case K::kKernelMetric:
+      return sizeof(log::KernelMetricRecord);
+    case K::kMemory:
+      return sizeof(log::MemoryRecord);
+    case K::kGpuMetricsSession:
+      return sizeof(log::GpuMetricsSessionRecord);
+    case K::kGpuMetricSample:
+      return sizeof(log::GpuMetricSampleRecord);
+    case K::kRank:
+      return sizeof(log::RankRecord);
+  }
+  return 0;
+}
+
+// A chain of this many plausible headers in a row marks where whole records start again.
+constexpr int kResyncChain = 4;
+
 }  // namespace
+
+std::optional<std::size_t> EventLogReader::resync(std::size_t from) const {
+  // A header a writer could have written at `p`: a known kind, flags 0, a size that fits.
+  auto plausible = [this](std::size_t p) -> std::optional<log::RecordHeader> {
+    if (m_size - p < sizeof(log::RecordHeader)) return std::nullopt;
+    const auto rh = load<log::RecordHeader>(m_data + p);
+    const std::size_t need = min_payload(rh.kind);
+    if (rh.flags != 0 || need == 0 || rh.size < need || rh.size > m_size - p - sizeof(log::RecordHeader))
+      return std::nullopt;
+    return rh;
+  };
+  for (std::size_t start = from + 1; start + sizeof(log::RecordHeader) <= m_size; ++start) {
+    std::size_t p = start;
+    int chain = 0;
+    std::uint16_t last_kind = 0;
+    while (chain < kResyncChain) {
+      const auto rh = plausible(p);
+      if (!rh) break;
+      p += sizeof(log::RecordHeader) + rh->size;
+      last_kind = rh->kind;
+      ++chain;
+      if (p == m_size) break;
+    }
+    const bool to_the_end =
+        p == m_size &&
+        (chain >= 2 || (chain == 1 && last_kind == static_cast<std::uint16_t>(log::RecordKind::kProcessEnd)));
+    if (chain >= kResyncChain || to_the_end) return start;
+  }
+  return std::nullopt;
+}
 
 std::string log_version_message(std::uint32_t found, std::uint32_t expected) {
   std::string msg = "log format version " + std::to_string(found) + ", this gpuscope reads version " +
@@ -49,34 +134,18 @@ void EventLogReader::close() {
 LogStatus EventLogReader::open(const std::string& path) {
   close();
   m_path = path;
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    return {LogErrorKind::kCannotOpen, "cannot open event log " + path + ": " + std::strerror(errno)};
+  InputFile file = InputFile::open(path, "event log");
+  if (!file.ok()) {
+    return {file.not_regular() ? LogErrorKind::kNotALog : LogErrorKind::kCannotOpen, file.error()};
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const std::string err = std::strerror(errno);
-    ::close(fd);
-    return {LogErrorKind::kCannotOpen, "cannot stat event log " + path + ": " + err};
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                       : S_ISDIR(st.st_mode)  ? "a folder"
-                                              : "a device or other special file";
-    return {LogErrorKind::kNotALog, path + " is not a gpuscope event log (" + what + ", not a regular file)"};
-  }
-  m_size = static_cast<std::size_t>(st.st_size);
+  m_size = static_cast<std::size_t>(file.size());
   if (m_size < sizeof(log::FileHeader)) {
-    ::close(fd);
+    const std::uint64_t bytes = file.size();
     m_size = 0;
     return {LogErrorKind::kNotALog,
-            path + " is not a gpuscope event log (" + std::to_string(st.st_size) + " bytes, shorter than its header)"};
+            path + " is not a gpuscope event log (" + std::to_string(bytes) + " bytes, shorter than its header)"};
   }
-  void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, file.fd(), 0);
   if (p == MAP_FAILED) {
     m_size = 0;
     return {LogErrorKind::kCannotOpen, "cannot map event log " + path + ": " + std::strerror(errno)};
@@ -144,7 +213,16 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
     const std::size_t left = m_size - off;
     if (left < sizeof(log::RecordHeader)) break;
     const auto rh = load<log::RecordHeader>(m_data + off);
-    if (rh.size > left - sizeof(log::RecordHeader)) break;  // cut short by a crash
+    if (rh.size > left - sizeof(log::RecordHeader) || rh.flags != 0) {
+      // Whole records further on: damage, skipped; none: cut short by a crash.
+      const std::optional<std::size_t> next = resync(off);
+      if (!next) break;
+      if (stats.corrupt_regions++ == 0) stats.first_corrupt_offset = off;
+      stats.corrupt_bytes += *next - off;
+      off = *next;
+      continue;
+    }
+    if (stats.corrupt_regions > 0) ++stats.records_after_corruption;
     const char* payload = m_data + off + sizeof(log::RecordHeader);
     off += sizeof(log::RecordHeader) + rh.size;
     ++stats.records;

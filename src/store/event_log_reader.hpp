@@ -10,7 +10,13 @@
 // written with another format version, is refused (kind kVersionMismatch, the
 // message names both versions). A trailing record cut short by a crash/SIGKILL
 // of the target is NOT an error: reading stops there and LogReadStats reports
-// truncated_bytes. Unknown record kinds are skipped and counted; records shorter
+// truncated_bytes. A damaged record header in the middle of a log (a size running past the
+// end of the file, or reserved flags set), with whole records after it, is corruption, not a
+// crash: the reader looks for the next offset where a chain of plausible record headers
+// starts (known kinds, flags 0, sizes that fit: at least four in a row, or a chain ending
+// exactly at the end of the file in two records or in the ProcessEnd record), skips the
+// bytes before it, counts them in corrupt_bytes / corrupt_regions, and reads on; only when
+// no such chain follows is the rest a truncated tail. Unknown record kinds are skipped and counted; records shorter
 // than their struct are skipped and counted as malformed, and so are the
 // variable-length GPU-metrics records whose size is not their struct plus the array
 // their count announces.
@@ -48,11 +54,15 @@ struct LogStatus {
 
 struct LogReadStats {
   std::uint64_t file_bytes = 0;
-  std::uint64_t records = 0;            // whole records read (String records included)
-  std::uint64_t truncated_bytes = 0;    // bytes after the last whole record (0 = clean)
-  std::uint64_t unknown_records = 0;    // records of a kind this reader does not know
-  std::uint64_t malformed_records = 0;  // known kind, payload shorter than its struct (or not
-                                        // struct + array for a variable-length record)
+  std::uint64_t records = 0;                   // whole records read (String records included)
+  std::uint64_t truncated_bytes = 0;           // bytes after the last whole record (0 = clean)
+  std::uint64_t corrupt_bytes = 0;             // bytes skipped over damaged records mid-log (0 = none)
+  std::uint64_t corrupt_regions = 0;           // damaged places skipped (each cost at least one record)
+  std::uint64_t first_corrupt_offset = 0;      // file offset of the first damaged record header
+  std::uint64_t records_after_corruption = 0;  // whole records read after the first damage
+  std::uint64_t unknown_records = 0;           // records of a kind this reader does not know
+  std::uint64_t malformed_records = 0;         // known kind, payload shorter than its struct (or not
+                                               // struct + array for a variable-length record)
 };
 
 /// Receives records in file order. Every method defaults to doing nothing.
@@ -124,6 +134,9 @@ class EventLogReader {
  private:
   void close();
   void add_string(std::uint64_t id, std::string_view value);
+  /// After a damaged header at `from`: the offset of the next chain of plausible records, or
+  /// nullopt when none follows (the rest is a truncated tail).
+  [[nodiscard]] std::optional<std::size_t> resync(std::size_t from) const;
 
   std::string m_path;
   const char* m_data = nullptr;  // mmap of the whole file

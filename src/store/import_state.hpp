@@ -63,6 +63,9 @@ class ImportState {
   RowWriter<rows::Request> requests;
   RowWriter<rows::Overhead> overheads;
   RowWriter<rows::Message> messages;
+  // A log lost its capture records (importer.cpp recover_capture_windows): meta.capture_window.
+  bool capture_window_unknown = false;
+  bool capture_window_recovered = false;
 
  private:
   void add_loss_row(std::optional<std::uint32_t> pid, std::string what, std::uint64_t count, LossSeverity severity,

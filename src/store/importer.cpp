@@ -41,18 +41,53 @@ struct MetricsLog {
   bool sampler_log = true;  // no ProcessRecord: the launcher's
 };
 
+// A log the collector did not close (or a damaged one) may have lost its capture records: the
+// collector writes them from its host-event queue, after the activity records of the window
+// (a committed cnn log holds them last). `capture_range` (ImportOptions::capture_range) says
+// whether the run had windows; if so and none was read, the window is rebuilt from the
+// cudaProfilerStart calls the log recorded, or marked unknown (reason 'unknown', a
+// capture_window_unknown row, meta.capture_window) instead of passing for a whole-process 'all'.
+// Returns the windows' reason override: "" (as read), "recovered" or "unknown".
+std::string recover_capture_windows(ImportState& state, std::uint32_t pid, detail::LogScan& scan,
+                                    const std::string& capture_range) {
+  if (capture_range.empty() || capture_range == "none" || capture_range == "session") return "";
+  if (!scan.captures.empty() || scan.max_ts == 0) return "";
+  if (capture_range == "cudaProfilerApi" && !scan.profiler_spans.empty()) {
+    for (const auto& [start, end] : scan.profiler_spans) {
+      scan.captures.push_back({start, true, "cudaProfilerStart"});
+      scan.captures.push_back({end, false, "cudaProfilerStop"});
+    }
+    state.add_data_loss(pid, DataLossKind::kCaptureWindowRecovered, scan.profiler_spans.size(),
+                        capture_range + ": its window was rebuilt from the " +
+                            std::to_string(scan.profiler_spans.size()) +
+                            " cudaProfilerStart call(s) it recorded, each to the end of the last API call "
+                            "recorded after it (the capture records were lost with the end of the log)");
+    return "recovered";
+  }
+  state.add_data_loss(pid, DataLossKind::kCaptureWindowUnknown, scan.kernel_records,
+                      capture_range +
+                          " (its capture records were lost with the end of the log, and nothing read "
+                          "places the window): all of its " +
+                          std::to_string(scan.kernel_records) +
+                          " kernel records were kept, some of which may lie outside the window");
+  return "unknown";
+}
+
 // Reads one log (two passes) into `state`. A log that cannot be opened is skipped with an
 // 'unreadable_log' row. A log with GPU-metrics records is added to `metrics_logs`; without a
 // ProcessRecord it is the launcher's sampler log and nothing else of it is read here.
-// `starts_closed`: a capture range that records nothing until opened (gpuscope launch --session):
-// a log with no capture edge then holds no window, rather than one over the whole process. `live`:
-// ImportOptions::live_logs.
-void import_log(ImportState& state, const std::string& path, std::vector<MetricsLog>& metrics_logs, bool starts_closed,
-                bool live) {
+// A capture range that records nothing until opened (options.capture_range "session",
+// gpuscope launch --session): a log with no capture edge then holds no window, rather than one
+// over the whole process. options.live_logs: see ImportOptions.
+void import_log(ImportState& state, const std::string& path, std::vector<MetricsLog>& metrics_logs,
+                const ImportOptions& options) {
+  const bool starts_closed = options.capture_range == "session";
+  const bool live = options.live_logs;
   EventLogReader reader;
   const LogStatus status = reader.open(path);
   if (!status.ok()) {
     ++state.result.logs_skipped;
+    state.result.skip_reasons.push_back(status.message);
     state.add_data_loss(std::nullopt, DataLossKind::kUnreadableLog, 1, status.message);
     return;
   }
@@ -66,8 +101,17 @@ void import_log(ImportState& state, const std::string& path, std::vector<Metrics
     if (!scan.process) return;  // no process: its losses are counted when it is read
   }
 
+  std::string window_state;
+  if (!live && (!scan.has_end || stats.truncated_bytes > 0 || stats.corrupt_bytes > 0))
+    window_state = recover_capture_windows(state, pid, scan, options.capture_range);
   const bool clip = !scan.captures.empty() || starts_closed;
   std::vector<detail::Window> windows = detail::capture_windows(scan.captures, scan.start_ns(), starts_closed);
+  if (window_state == "unknown") {
+    for (detail::Window& w : windows) w.reason = "unknown";  // the one 'all' window, named for what it is
+    state.capture_window_unknown = true;
+  } else if (window_state == "recovered") {
+    state.capture_window_recovered = true;
+  }
   state.processes.add_windows(pid, windows, scan.end_ns());
 
   detail::EventTables events(state, reader, scan, std::move(windows), clip);
@@ -85,6 +129,13 @@ void import_log(ImportState& state, const std::string& path, std::vector<Metrics
       detail = "; a partly written record (" + std::to_string(stats.truncated_bytes) + " bytes) was dropped";
     }
     state.add_data_loss(pid, DataLossKind::kTruncatedLog, stats.truncated_bytes, detail);
+  }
+  if (stats.corrupt_bytes > 0) {
+    state.add_data_loss(pid, DataLossKind::kCorruptLog, stats.corrupt_bytes,
+                        " in " + std::to_string(stats.corrupt_regions) + " place(s), the first at byte " +
+                            std::to_string(stats.first_corrupt_offset) + " of " + path + ": at least " +
+                            std::to_string(stats.corrupt_regions) + " record(s) lost there; the " +
+                            std::to_string(stats.records_after_corruption) + " whole records after it were read");
   }
   if (const std::uint64_t skipped = stats.unknown_records + stats.malformed_records; skipped > 0) {
     state.add_data_loss(pid, DataLossKind::kUnknownLogRecords, skipped);
@@ -105,6 +156,7 @@ void import_metrics_logs(ImportState& state, const std::vector<MetricsLog>& logs
       if (l.sampler_log) {
         --state.result.logs_read;
         ++state.result.logs_skipped;
+        state.result.skip_reasons.push_back(status.message);
       }
       state.add_data_loss(std::nullopt, DataLossKind::kUnreadableLog, 1, status.message);
       continue;
@@ -117,7 +169,14 @@ void import_metrics_logs(ImportState& state, const std::vector<MetricsLog>& logs
 void finish(ImportState& state, Database& db, const ImportOptions& opts) {
   state.processes.write(db, opts, state.result.rows);
   state.write_data_loss();
-  state.processes.write_meta(db, opts, state.duration_ns());
+  if (state.capture_window_unknown || state.capture_window_recovered) {
+    // meta.capture_window: only when a log lost its capture records (recover_capture_windows).
+    ImportOptions with_window = opts;
+    with_window.extra_meta.emplace_back("capture_window", state.capture_window_unknown ? "unknown" : "recovered");
+    state.processes.write_meta(db, with_window, state.duration_ns());
+  } else {
+    state.processes.write_meta(db, opts, state.duration_ns());
+  }
   db.exec(create_indexes_sql());
   write_pytorch_tables(state, db);  // reads the NVTX, kernel and API tables just indexed
   // A profiled launch whose facts the launch call did not give (a runtime launch has no
@@ -183,7 +242,7 @@ ImportResult import_logs(const std::vector<std::string>& log_paths, const std::s
           continue;
         }
         ++event_logs;
-        import_log(state, path, metrics_logs, options.capture_range == "session", options.live_logs);
+        import_log(state, path, metrics_logs, options);
       }
       import_metrics_logs(state, metrics_logs);
       for (const std::string& path : torch_memory) detail::import_torch_memory(state, path);

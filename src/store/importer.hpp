@@ -99,6 +99,7 @@ struct ImportResult {
   TableCounts rows;
   std::int64_t logs_read = 0;               // logs imported (possibly truncated)
   std::int64_t logs_skipped = 0;            // unreadable logs
+  std::vector<std::string> skip_reasons;    // why each was skipped (names the file), in order
   std::int64_t events_outside_windows = 0;  // records clipped by capture windows
   std::vector<std::string> warnings;        // plain-language, one line each
   std::vector<DataLossEntry> data_loss;     // every data_loss row

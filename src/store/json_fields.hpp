@@ -7,16 +7,17 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
 
 #include "store/atomic_file.hpp"
+#include "store/input_file.hpp"
 
 namespace gpuscope::store::detail {
 
@@ -33,7 +34,8 @@ using Json = nlohmann::ordered_json;
                                    const std::function<void(const std::string&)>& fail);
 
 /// Reads and parses the JSON file `path`; throws Error "PATH: ..." when it is missing
-/// (`missing`, e.g. "no such bench result file"), a folder, unreadable or not valid JSON
+/// (`missing`, e.g. "no such bench result file"), a folder, a FIFO or other special file
+/// (refused without waiting: store/input_file.hpp), unreadable or not valid JSON
 /// (naming `noun`, e.g. "bench result", the field and the parser's position: parse_json_text).
 template <class Error>
 [[nodiscard]] Json read_json_file(const std::filesystem::path& path, const std::string& noun,
@@ -43,10 +45,10 @@ template <class Error>
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(source + ": " + missing);
   if (fs::is_directory(path, ec)) throw Error(source + ": is a folder, not a " + noun + " file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(source + ": cannot open the " + noun + " for reading");
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return parse_json_text(text, source, noun, [](const std::string& message) { throw Error(message); });
+  std::string error;  // a FIFO or device is refused, never waited on (store/input_file.hpp)
+  const std::optional<std::string> text = read_input_file(path, noun, error);
+  if (!text) throw Error(error);
+  return parse_json_text(*text, source, noun, [](const std::string& message) { throw Error(message); });
 }
 
 /// Writes `doc` (2-space indented, newline at the end) to `path` atomically

@@ -17,6 +17,16 @@ void LogScan::on_kernel(const log::KernelRecord& r) {
 void LogScan::on_api(const log::ApiRecord& r) {
   apis[r.correlation_id] = {r.start_ns, r.thread_id};
   see(r.start_ns, r.end_ns);
+  const std::string_view name = m_reader.string(r.name_string);
+  if (name.starts_with("cudaProfilerStart") || name.starts_with("cuProfilerStart")) {
+    if (!m_profiler_span_open) profiler_spans.emplace_back(r.start_ns, std::max(r.start_ns, r.end_ns));
+    m_profiler_span_open = true;  // a nested cuProfilerStart is part of the same call
+  } else if (name.starts_with("cudaProfilerStop") || name.starts_with("cuProfilerStop")) {
+    if (m_profiler_span_open) profiler_spans.back().second = std::max(profiler_spans.back().second, r.start_ns);
+    m_profiler_span_open = false;
+  } else if (m_profiler_span_open && r.start_ns >= profiler_spans.back().first) {
+    profiler_spans.back().second = std::max(profiler_spans.back().second, r.end_ns);
+  }
 }
 
 void LogScan::on_capture(const log::CaptureRecord& r) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/event_log_format.hpp"
@@ -77,7 +78,12 @@ class LogScan final : public EventLogVisitor {
   std::uint64_t kernel_records = 0;
   std::uint64_t min_ts = kOpenEnd;  // over all records; 0 timestamps (not recorded) ignored
   std::uint64_t max_ts = 0;
-  std::vector<CaptureEdge> captures;                               // in log order
+  std::vector<CaptureEdge> captures;  // in log order
+  /// Each recorded cudaProfilerStart/cuProfilerStart call (its start) and the latest end of
+  /// the API calls recorded after it until a cudaProfilerStop/cuProfilerStop call: where a
+  /// window of --capture-range cudaProfilerApi lay, should its capture records be lost
+  /// (the collector records API calls only inside a window). In log order.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> profiler_spans;
   std::unordered_map<std::uint32_t, ApiInfo> apis;                 // by correlation_id
   std::vector<log::GpuMetricsSessionRecord> gpu_metrics_sessions;  // in log order
   std::uint64_t gpu_metric_samples = 0;
@@ -96,6 +102,7 @@ class LogScan final : public EventLogVisitor {
     see(b);
   }
   const EventLogReader& m_reader;
+  bool m_profiler_span_open = false;
 };
 
 /// The capture windows of a scanned log, in time order. No capture edge at all: one

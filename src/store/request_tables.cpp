@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,6 +13,7 @@
 
 #include "store/data_loss_kinds.hpp"
 #include "store/import_state.hpp"
+#include "store/input_file.hpp"
 #include "store/rows.hpp"
 
 namespace gpuscope::store::detail {
@@ -83,11 +84,13 @@ void import_requests(ImportState& state, const std::string& path) {
         std::string_view(name).substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
     std::from_chars(digits.data(), digits.data() + digits.size(), client_pid);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    state.add_data_loss(std::nullopt, DataLossKind::kUnreadableRequests, 1, path + " (cannot open it)");
+  std::string error;
+  const std::optional<std::string> text = read_input_file(path, "requests file", error);
+  if (!text) {
+    state.add_data_loss(std::nullopt, DataLossKind::kUnreadableRequests, 1, path + " (" + error + ")");
     return;
   }
+  std::istringstream in(*text);
   std::uint64_t bad = 0;
   std::string first_error;
   std::string line;

@@ -80,7 +80,9 @@ constexpr TableDef kTables[] = {
      "sampling rate asked with --gpu-metrics), tracer_launch_cost_ns and "
      "tracer_api_cost_ns (CPU ns tracing adds to one kernel "
      "launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and "
-     "tracer_cost_method (how they were measured, or 'not calibrated: WHY').",
+     "tracer_cost_method (how they were measured, or 'not calibrated: WHY'). capture_window is written only when a "
+     "log lost its capture records (cut short or damaged): 'recovered' (rebuilt from its cudaProfilerStart calls) or "
+     "'unknown' (the whole process kept; data_loss 'capture_window_unknown').",
      "META_DATA_CAPTURE", kMeta},
     {"strings", "String table: every name and message once.", "StringIds", kStrings},
     {"processes", "One row per traced process (the command and its CUDA-using children).", "PROCESSES", kProcesses},

@@ -537,13 +537,13 @@
   X(end_ns, Int, "INTEGER", "ns", \
     "Window end (the process end if never stopped).") \
   X(reason, Text, "TEXT", "", \
-    "What opened it: 'all' (no capture range: the whole process), 'cudaProfilerStart', 'nvtx:RANGE', 'delay', or 'process_start' (a stop with no start before it: capturing from the start).")
+    "What opened it: 'all' (no capture range: the whole process), 'cudaProfilerStart', 'nvtx:RANGE', 'delay', 'process_start' (a stop with no start before it: capturing from the start), or 'unknown' (the run had a capture range but the log lost its capture records and nothing read placed the window: the whole process).")
 
 #define GPUSCOPE_COLUMNS_DATA_LOSS(X) \
   X(pid, OptInt, "INTEGER", "", \
     "Process id (NULL for the whole trace).") \
   X(what, Text, "TEXT", "", \
-    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'unreadable_log', 'unknown_log_records', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records', 'unmatched_memory_free', 'memory_alloc_over_live', 'truncated_gpu_metrics_log', 'gpu_metrics_overflow'.") \
+    "'cupti_dropped_records' (and other collector-reported losses), 'truncated_log', 'corrupt_log', 'unreadable_log', 'unknown_log_records', 'capture_window_recovered', 'capture_window_unknown', 'unmatched_nvtx_pop', 'unmatched_nvtx_end', 'unclosed_nvtx_range', 'missing_kernel_records', 'unmatched_memory_free', 'memory_alloc_over_live', 'truncated_gpu_metrics_log', 'gpu_metrics_overflow'.") \
   X(count, Int, "INTEGER", "", \
     "How many records or bytes (see detail).") \
   X(severity, Text, "TEXT", "", \

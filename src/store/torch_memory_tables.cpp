@@ -2,8 +2,6 @@
 
 #include <charconv>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,6 +11,7 @@
 
 #include "store/data_loss_kinds.hpp"
 #include "store/import_state.hpp"
+#include "store/input_file.hpp"
 #include "store/rows.hpp"
 
 namespace gpuscope::store::detail {
@@ -126,9 +125,13 @@ void import_torch_memory(ImportState& state, const std::string& path) {
   Parsed parsed;
   Json doc;
   try {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw BadFile("cannot open it");
-    doc = Json::parse(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::string error;
+    const std::optional<std::string> text = read_input_file(path, "torch-memory file", error);
+    if (!text) {
+      state.add_data_loss(std::nullopt, DataLossKind::kUnreadableTorchMemory, 1, error);
+      return;
+    }
+    doc = Json::parse(*text);
     parse(doc, parsed);
   } catch (const std::exception& e) {  // BadFile, nlohmann's parse/type errors
     state.add_data_loss(std::nullopt, DataLossKind::kUnreadableTorchMemory, 1, path + ": " + e.what());

@@ -1,10 +1,12 @@
 #include "store/trace.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
+#include "store/input_file.hpp"
 #include "store/schema.hpp"
 
 namespace gpuscope::store {
@@ -17,6 +19,9 @@ Database open_trace(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw DatabaseError("trace " + path + " is a directory, not a trace database");
   }
+  // Checked before SQLite opens it: SQLite would wait forever on a FIFO (store/input_file.hpp).
+  InputFile file = InputFile::open(path, "trace");
+  if (!file.ok()) throw DatabaseError(file.error());
   Database db(path, Database::Mode::kReadOnly);
 
   // SQLite opens any file lazily; the first read says whether it is a database.
@@ -27,7 +32,7 @@ Database open_trace(const std::string& path) {
     // A file that starts as a SQLite database but cannot be read is a damaged trace
     // (truncated by a copy, a full disk), not some other kind of file.
     char magic[16] = {};
-    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+    if (::pread(file.fd(), magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic)) magic[0] = 0;
     if (std::memcmp(magic, "SQLite format 3", sizeof magic) == 0) {
       if (dynamic_cast<const TraceDamagedError*>(&e) != nullptr) throw;
       throw TraceDamagedError(trace_damaged_message(path, e.what()));

@@ -25,7 +25,8 @@ class SchemaVersionError : public DatabaseError {
   int m_expected;
 };
 
-/// Opens `path` read-only and checks meta.schema_version == kSchemaVersion.
+/// Opens `path` read-only and checks meta.schema_version == kSchemaVersion. A FIFO, socket or
+/// device is refused with DatabaseError without waiting on it (store/input_file.hpp).
 [[nodiscard]] Database open_trace(const std::string& path);
 
 }  // namespace gpuscope::store

@@ -221,7 +221,7 @@ def main():
 
     # Bad input.
     rc, _, stderr = gpuscope(a.build, "--prompts", os.path.join(tmp, "missing.jsonl"))
-    check(rc == 2 and "cannot read the prompts file" in stderr, f"missing prompts file: exit 2 ({rc})")
+    check(rc == 2 and "cannot open the prompts file" in stderr, f"missing prompts file: exit 2 ({rc})")
 
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0

@@ -1,10 +1,13 @@
 #include "analyze/comm/comm_summary.hpp"
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <utility>
+
+#include "store/input_file.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -140,18 +143,22 @@ CommSummary parse_comm_summary(const std::string& text, const std::string& sourc
 }
 
 CommSummary read_comm_summary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CommSummaryError(path + ": cannot read the comm summary");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_comm_summary(text.str(), path);
+  std::string error;  // a FIFO is refused, never waited on (store/input_file.hpp)
+  const std::optional<std::string> text = store::read_input_file(path, "comm summary", error);
+  if (!text) throw CommSummaryError(error);
+  return parse_comm_summary(*text, path);
 }
 
 bool is_comm_summary_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c))
-    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c == '{';
+  store::InputFile file = store::InputFile::open(path, "comm summary");
+  if (!file.ok()) return false;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(file.fd(), buf, sizeof buf)) > 0;) {
+    for (ssize_t i = 0; i < n; ++i) {
+      const char c = buf[i];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c == '{';
+    }
+  }
   return false;
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Every numeric option of every command fed nan, inf, -1, 0, 1e308 and 2^64: either a clear
 # error that names the option and quotes the value, or the documented meaning of that value
-# (--top 0 = all rows, --delay 0, --launch-count 0 = all, ...). Runs with no GPU and no
+# (--top 0 = all rows, --delay 0, --launch-count 0 = all, ...); a refused value exits 2, the
+# code every command documents for a bad option, and so does any bad option of every command
+# (CLI11 alone would exit 105, 106, 109 ...); every time option takes the one duration syntax
+# ("10s", "250ms"; `gpuscope start srv --duration 10s` as the docs write it). Runs with no GPU and no
 # GPUSCOPE_SKIP_DRIVER_CHECK: a command that needs a GPU (trace, kernels, bench OP, peak)
 # must refuse a bad value before it looks for the driver. --help states each range.
 # Usage: test_option_values.sh BUILD_DIR SOURCE_DIR
@@ -53,6 +56,14 @@ CASES = [
     ("roofline --point INTENSITY", ["roofline", profile, "-o", f"{work}/r.svg", "--point", "k:VALUE:1e12"], "--point",
      set()),
     ("roofline --point FLOPS", ["roofline", profile, "-o", f"{work}/r.svg", "--point", "k:1:VALUE"], "--point", set()),
+    ("start --duration", ["start", "nosuchsession", "--duration", "VALUE"], "--duration", {"0"}),
+    ("start --timeout", ["start", "nosuchsession", "--timeout", "VALUE"], "--timeout", set()),
+    ("stop --timeout", ["stop", "nosuchsession", "--timeout", "VALUE"], "--timeout", set()),
+    ("bench serve --timeout", ["bench", "serve", "--timeout", "VALUE"], "--timeout", set()),
+    ("bench serve --first-byte-timeout", ["bench", "serve", "--first-byte-timeout", "VALUE"], "--first-byte-timeout",
+     set()),
+    ("bench serve --stall-timeout", ["bench", "serve", "--stall-timeout", "VALUE"], "--stall-timeout", set()),
+    ("bench serve --progress", ["bench", "serve", "--progress", "VALUE"], "--progress", {"0"}),
 ]
 
 fails, tried = 0, 0
@@ -68,13 +79,44 @@ for label, argv, option, accepted in CASES:
             ok = not refused_here and not sanitizer  # may still fail later (no GPU here), not on the value
         else:
             # Refused, naming the option and quoting the value, before any driver check.
-            ok = p.returncode != 0 and refused_here and not sanitizer and "driver" not in err.lower()
+            ok = p.returncode == 2 and refused_here and not sanitizer and "driver" not in err.lower()
         if not ok:
             fails += 1
             print(f"FAIL {label} {value}: exit {p.returncode}\n  {err.strip()[:400]}")
         for f in ("t.sqlite", "t.logs", "r.svg"):
             if os.path.exists(f"{work}/{f}"):
                 subprocess.run(["rm", "-rf", f"{work}/{f}"])
+
+# Every time option takes the same durations: the documented `gpuscope start srv --duration
+# 10s` parses (and then fails for want of the session, not with 2); so do start/stop
+# --timeout 500ms and bench serve's timeouts.
+for argv in (["start", "nosuchsession", "--duration", "10s"], ["start", "nosuchsession", "--timeout", "500ms"],
+             ["stop", "nosuchsession", "--timeout", "1.5"]):
+    p = subprocess.run([gpuscope, *argv], capture_output=True, text=True, cwd=work, timeout=60)
+    tried += 1
+    if p.returncode in (0, 2) or "no session" not in p.stderr:
+        fails += 1
+        print(f"FAIL {' '.join(argv)}: exit {p.returncode}, not a parsed command failing for the session\n  {p.stderr.strip()[:300]}")
+
+# A bad option exits 2 in every command (an option no command has, a value where none fits,
+# a missing argument), with CLI11's message (a command missing its argument says that first);
+# --help exits 0.
+SUBCOMMANDS = ["trace", "launch", "start", "stop", "sessions", "export", "summary", "stats", "roofline", "bench",
+               "peak", "kernels", "import", "diff", "report", "merge", "comm-summary", "schema"]
+for sub in SUBCOMMANDS:
+    for argv in ([sub, "--no-such-option"], [sub, "--help"]):
+        p = subprocess.run([gpuscope, *argv], capture_output=True, text=True, cwd=work, timeout=60)
+        tried += 1
+        want = 0 if argv[-1] == "--help" else 2
+        if p.returncode != want or (want == 2 and not p.stderr.strip()):
+            fails += 1
+            print(f"FAIL {' '.join(argv)}: exit {p.returncode}, expected {want}\n  {p.stderr.strip()[:300]}")
+for argv in ([], ["no-such-command"], ["summary"]):  # no command, an unknown one, a missing argument
+    p = subprocess.run([gpuscope, *argv], capture_output=True, text=True, cwd=work, timeout=60)
+    tried += 1
+    if p.returncode != 2:
+        fails += 1
+        print(f"FAIL gpuscope {' '.join(argv)}: exit {p.returncode}, expected 2")
 
 # Documented meanings: --top 0 lists every kernel name (the trace has 36).
 p = subprocess.run([gpuscope, "summary", cnn, "--top", "0", "-r", "cuda_gpu_kern_sum", "--format", "csv"],
@@ -87,7 +129,9 @@ if not (names > 10 and len(p10.stdout.strip().splitlines()) - 1 == 10):
 
 # --help states every range.
 for cmd, needle in [("summary", "--top N [0 to 2147483647]"), ("trace", "DURATION [0s to 1000000s]"),
-                    ("kernels", "[1 to 4096]"), ("bench", "--max-noise X [0 to 1]"), ("stats", "0 = all rows")]:
+                    ("kernels", "[1 to 4096]"), ("bench", "--max-noise X [0 to 1]"), ("stats", "0 = all rows"),
+                    ("start", "--duration DURATION [0s to 1000000s]"), ("stop", "--timeout DURATION"),
+                    ("bench", "--first-byte-timeout DURATION"), ("bench", "--stall-timeout DURATION")]:
     h = subprocess.run([gpuscope, cmd, "--help"], capture_output=True, text=True).stdout
     if needle not in h:
         fails += 1

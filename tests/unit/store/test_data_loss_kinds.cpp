@@ -70,6 +70,15 @@ TEST(DataLossKinds, StoredTextUnchanged) {
       {DataLossKind::kTruncatedLog, "truncated_log", "data_loss", 7, "; a partly written record (7 bytes) was dropped",
        "process 42 ended without closing its log (crash or kill): events after the last flush, "
        "at most ~200 ms, are missing; a partly written record (7 bytes) was dropped"},
+      {DataLossKind::kCorruptLog, "corrupt_log", "data_loss", 176, " in 1 place(s)",
+       "the event log of process 42 is damaged (not cut short by a crash: whole records follow the damage): 176 "
+       "bytes could not be read and were skipped in 1 place(s)"},
+      {DataLossKind::kCaptureWindowRecovered, "capture_window_recovered", "warning", 1, "cudaProfilerApi: rebuilt",
+       "the event log of process 42 holds no capture record although the run used --capture-range "
+       "cudaProfilerApi: rebuilt"},
+      {DataLossKind::kCaptureWindowUnknown, "capture_window_unknown", "data_loss", 60, "cudaProfilerApi (x)",
+       "capture window unknown: the event log of process 42 holds no capture record although the run used "
+       "--capture-range cudaProfilerApi (x)"},
       {DataLossKind::kUnknownLogRecords, "unknown_log_records", "warning", 3, "",
        "3 log records of an unknown kind or size were skipped (collector and importer from "
        "different gpuscope builds?)"},
