@@ -120,17 +120,11 @@ int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std:
   }
 
   if (!o.svg_path.empty()) {
-    std::vector<render::KernelMarker> markers;
-    if (per_launch) {
-      for (const analyze::KernelLaunch& l : a.launches)
-        markers.push_back({l.display_name() + " #" + std::to_string(l.launch_index), l.derived});
-    } else {
-      for (const analyze::KernelName& k : a.names) markers.push_back({k.name, k.derived});
-    }
+    const std::vector<kernels::KernelPoint> points = analyze::roofline_points(a, per_launch);
     // Atomic: no chart to draw, or a failed write, keeps the file that was there.
     try {
       store::write_file_atomically(o.svg_path, store::overwrite_if(o.force_overwrite), [&](std::ostream& file) {
-        render::write_kernel_roofline_svg(a.ceilings, markers, a.ceiling_source, file);
+        render::write_kernel_roofline_svg(a.ceilings, points, a.ceiling_source, file);
       });
     } catch (const std::invalid_argument& e) {
       err << kPrefix << "warning: no roofline chart: " << e.what() << "; " << o.svg_path << " not written\n";

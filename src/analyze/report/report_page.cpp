@@ -266,8 +266,9 @@ std::vector<Report> headline(Database& db, const std::vector<StepFacts>& torch_s
   return out;
 }
 
-// The kernels of a `gpuscope kernels` trace on the roofline, as `gpuscope kernels --svg`
-// places them (analyze/kernels/kernel_reports.hpp), under the cached measured ceilings of their GPU.
+// The kernels of a `gpuscope kernels` trace on the roofline: the points `gpuscope kernels --svg`
+// draws (analyze::roofline_points, tensor-core FLOPs counted with the default calibration as
+// `gpuscope kernels` counts them), under the cached measured ceilings of their GPU.
 void add_roofline(Database& db, ReportPage& page) {
   if (!db.has_table("kernel_profiles") || db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0) == 0) {
     page.notes.push_back(
@@ -286,7 +287,8 @@ void add_roofline(Database& db, ReportPage& page) {
   KernelReportOptions ro;
   ro.profile = profile ? &*profile : nullptr;
   const KernelAnalysis a = analyze_kernels(db, ro);
-  for (const KernelName& k : a.names) page.roofline_kernels.push_back({core::repair_utf8(k.name), k.derived});
+  page.roofline_points = roofline_points(a, false);
+  for (kernels::KernelPoint& p : page.roofline_points) p.label = core::repair_utf8(p.label);
   page.roofline_ceilings = a.ceilings;
   page.roofline_ceiling_source = a.ceiling_source;
   if (!profile)
