@@ -114,7 +114,14 @@ TEST_F(Llm, AGenerateCallStartsTtftAndWall) {
   m_profile = {{{"dram_read", 3.0e12}, {"tensor_fp16", 8.0e14}}};
   Gen g{1000, 1, 7, 4};
   g.generate_us = 30;
-  const Report r = run({g}, Shapes::kEmbedding, false, ModelBytesSpec{200'000'000, false, 64, true});
+  const Report r = run_with(
+      [&](LoopLog& log) {
+        log.model_bytes(ModelBytesSpec{200'000'000, false, 64, true});
+        log.builder().push(500'000, kTid, "load prompts");  // the program's own range
+        log.builder().pop(600'000, kTid);
+        return log.generation(g);
+      },
+      Shapes::kEmbedding);
   ASSERT_EQ(r.rows.size(), 2u);
   for (std::size_t row : {0u, 1u}) {
     EXPECT_DOUBLE_EQ(cell<double>(r, row, "TTFT"), 0.338);
@@ -129,6 +136,10 @@ TEST_F(Llm, AGenerateCallStartsTtftAndWall) {
   EXPECT_TRUE(test::has_note(r, "in 308 µs (its model call to the first token): 763 GFLOP/s"));
   EXPECT_EQ(m_db->query_int("SELECT COUNT(*) FROM v_torch_modules WHERE parent_module IS NULL"), 5)
       << "the model's calls stay top-level modules inside the generate() range";
+  // nvtx_sum reports the program's own ranges: not gpuscope's generate() range.
+  const std::vector<Report> nvtx = run_report(*m_db, "nvtx_sum");
+  ASSERT_EQ(nvtx.at(0).rows.size(), 1u);
+  EXPECT_EQ(cell<std::string>(nvtx.at(0), 0, "Range"), "load prompts");
 }
 
 // Only a generate() call on the prefill's thread that holds the prefill's call counts: one on
