@@ -424,8 +424,10 @@ def _install_generate(generation):
 
 def _after_import(callbacks):
     """Runs callbacks[name](module) right after module `name` is first imported (a finder first
-    on sys.meta_path that wraps the module's loader; it leaves once every name was seen). Costs
-    one dictionary lookup per import until then; nothing is imported here."""
+    on sys.meta_path that wraps the loader of each spec it finds; it leaves once every name ran).
+    A spec found but never executed (importlib.util.find_spec probing, as transformers'
+    is_torch_available does before torch is imported) leaves the callback waiting. Costs one
+    dictionary lookup per import until then; nothing is imported here."""
     import importlib.abc
     pending = {n: f for n, f in callbacks.items() if n not in sys.modules}
     for name, callback in callbacks.items():
@@ -436,11 +438,8 @@ def _after_import(callbacks):
 
     class Watch(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
-            callback = pending.pop(name, None)
-            if callback is None:
+            if name not in pending:
                 return None
-            if not pending:
-                sys.meta_path.remove(self)
             spec = None
             for finder in list(sys.meta_path):  # the finders that would have found it
                 find = getattr(finder, "find_spec", None)
@@ -455,7 +454,11 @@ def _after_import(callbacks):
 
             def exec_module(module):
                 loader_exec(module)
-                callback(module)
+                callback = pending.pop(name, None)
+                if not pending and self in sys.meta_path:
+                    sys.meta_path.remove(self)
+                if callback is not None:
+                    callback(module)
 
             spec.loader.exec_module = exec_module
             return spec

@@ -5,7 +5,8 @@ torch whose NVTX functions append to a list, an optimizer with global step post-
 transformers.generation.utils with GenerationMixin.generate), imported by a fresh Python that
 starts with gpuscope's sitecustomize first on PYTHONPATH, as `gpuscope trace` runs the program:
 
-  - nothing is imported at start-up (not torch, not transformers): the hooks wait for the import;
+  - nothing is imported at start-up (not torch, not transformers): the hooks wait for the import,
+    and a probe (importlib.util.find_spec, as transformers' is_torch_available) does not use them up;
   - steps: one mark "gpuscope.step" per optimizer.step(), one hook, its handle kept
     (sitecustomize.installed["steps"]) and removable; torch.cuda is never touched (no CUDA
     initialised);
@@ -112,6 +113,8 @@ FAKES = {
 PROGRAM = """
 import inspect, json, sys
 seen = {"at_start": sorted(m for m in ("torch", "transformers", "transformers.generation.utils") if m in sys.modules)}
+import importlib.util
+importlib.util.find_spec("torch")  # a probe before the import (transformers' is_torch_available does this)
 import torch
 from torch.optim.optimizer import Optimizer, _global_post_hooks
 seen["hooks"] = len(_global_post_hooks)
@@ -127,6 +130,7 @@ if handle is not None:
     seen["after_remove"] = len(torch.LOG) - len(seen["steps_log"])
 del torch.LOG[:]
 import transformers
+importlib.util.find_spec("transformers.generation.utils")
 seen["generation_after_transformers"] = "transformers.generation.utils" in sys.modules
 from transformers.generation.utils import GenerationMixin
 gen = GenerationMixin.generate
