@@ -219,11 +219,11 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& n
                core::CountLimits{0, kMaxInt, "10"});
   sub->add_option("--pytorch", o.pytorch,
                   "PyTorch's view, with no change to the script (Python programs; child processes and\n"
-                  "torchrun workers too). By default, once the program imports torch, every optimizer.step()\n"
-                  "marks a training step (one Python call and one NVTX mark per step; docs/pytorch.md)\n"
-                  "and once it imports transformers' generation code, each\n"
-                  "generate() call is a range, where llm_sum's TTFT starts (docs/llm.md); nothing is\n"
-                  "imported or initialised for it. none: neither. Add: ops (every operator call, backward\n"
+                  "torchrun workers too). By default, once the program imports torch, every\n"
+                  "optimizer.step() marks a training step (one Python call and one NVTX mark per step),\n"
+                  "and once it imports transformers' generation code, each generate() call is a range,\n"
+                  "where llm_sum's TTFT starts (docs/llm.md); nothing is imported or initialised for\n"
+                  "them. none: neither (docs/pytorch.md). Add: ops (every operator call, backward\n"
                   "calls tied to their forward operator), modules (every nn.Module forward with its path,\n"
                   "e.g. layer1.0.conv1), or ops,modules; ,shapes for operators' input shapes (costs\n"
                   "more); memory: every event of PyTorch's caching allocator (tensors allocated and freed,\n"

@@ -60,7 +60,7 @@ check "non-trace file error is clear" grep -qi "trace" err.txt
 "$bin" trace --help >help.txt; rc=$?
 check "--help works" test $rc -eq 0
 check "--help teaches capture ranges" grep -q "cudaProfilerApi" help.txt
-check "--help says the default PyTorch hooks and --pytorch=none" sh -c 'grep -q "marks a training step" help.txt && grep -q "none: neither" help.txt'
+check "--help says the default PyTorch hooks and --pytorch=none" sh -c 'grep -q "optimizer.step() marks a training step" help.txt && grep -q "none: neither" help.txt'
 
 # gpuscope's Python hooks (collect/python/sitecustomize.py): steps and generate() by default on
 # every traced command, more with --pytorch, none with --pytorch=none or without -t nvtx.
