@@ -107,7 +107,7 @@ void gpu_block(const MonitorModel& model, std::size_t i, std::size_t width, std:
                              "share of SMs with work", width));
   }
   out.push_back(metric_row("NVML util", pct(s.nvml_util_pct), model.history(i, MonitorField::kNvmlUtil), 100,
-                           "share of time any kernel ran (nvidia-smi)", width));
+                           "time any kernel ran (nvidia-smi)", width));
   if (!s.counters) return;
   out.push_back(metric_row("warps active", pct(s.warps_active_pct), model.history(i, MonitorField::kWarpsActive), 100,
                            "achieved occupancy", width));
@@ -119,6 +119,22 @@ void gpu_block(const MonitorModel& model, std::size_t i, std::size_t width, std:
                         rate(s.pcie_tx_bytes_per_s) + "    NVLink  rx " + rate(s.nvlink_rx_bytes_per_s) + "  tx " +
                         rate(s.nvlink_tx_bytes_per_s),
                     width));
+}
+
+// `text` word-wrapped into lines of at most `width` columns, the first after "! ", the rest
+// indented to match (a note must be read whole: it says what to do).
+void wrap_note(const std::string& text, std::size_t width, std::vector<std::string>& out) {
+  const std::size_t room = width > 4 ? width - 2 : 2;
+  std::string line;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (!line.empty() && columns(line) + 1 + columns(w) > room) {
+      out.push_back(fit("  " + line, width));
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + w;
+  }
+  if (!line.empty()) out.push_back(fit("  " + line, width));
 }
 
 void json_number(std::ostream& out, double v) {
@@ -158,7 +174,12 @@ std::vector<std::string> monitor_screen(const MonitorModel& model, const Monitor
   out.push_back(fit(std::string("gpuscope monitor  ") + every + (state.paused ? "  PAUSED" : "") +
                         "   q quit  p pause  +/- rate  g GPU",
                     w));
-  for (const std::string& n : state.notes) out.push_back(fit("! " + n, w));
+  for (const std::string& n : state.notes) {
+    std::vector<std::string> lines;
+    wrap_note(n, w, lines);
+    if (!lines.empty()) lines.front().replace(0, 2, "! ");
+    out.insert(out.end(), lines.begin(), lines.end());
+  }
   if (model.gpus().empty()) out.push_back("no GPU");
   for (std::size_t i = 0; i < model.gpus().size(); ++i) {
     if (state.selected_gpu >= 0 && static_cast<std::size_t>(state.selected_gpu) != i) continue;

@@ -41,7 +41,7 @@ for line in open(sys.argv[1], encoding="utf-8"):
     assert len(line.rstrip("\n")) <= w, line
 PY
   if [ "$width" = 200 ]; then
-    grep -qF "share of time any kernel ran" <<<"$screen" || fail "200 columns: NVML's row does not say what it counts"
+    grep -qF "time any kernel ran (nvidia-smi)" <<<"$screen" || fail "200 columns: NVML's row does not say what it counts"
     grep -qF "% of measured 3 TB/s" <<<"$screen" || fail "200 columns: DRAM share of the measured ceiling missing"
   fi
   # Keys: pause, GPU pick, all, rate, quit.
@@ -75,7 +75,7 @@ grep -q "gpu0 SM active 98 % (NVML util 100 %) warps 22 % tensor" "$work/lines.t
 grep -q "gpu1 SM active 0.8 % (NVML util 100 %)" "$work/lines.txt" || fail "line mode: the one-block GPU"
 "$bin" monitor --replay "$busy" --interval 0.1 --once > "$work/busy.txt"
 grep -q "^note: GPU metrics are off on device 0" "$work/busy.txt" || fail "line mode: no note on the counters"
-grep -q "NVML util 100 % (no counters)" "$work/busy.txt" || fail "line mode: NVML-only row"
+grep -q "gpu0 NVML util 0.0 % (no counters) 1755 MHz" "$work/busy.txt" || fail "line mode: NVML-only row"
 echo "line mode: ok"
 
 # --- json: one document ----------------------------------------------------------------------

@@ -59,7 +59,7 @@ TEST(MonitorModel, KeepsTheLastWindow) {
 TEST(MonitorModel, Sparkline) {
   EXPECT_EQ(core::sparkline({0, 50, 100}, 3, 100), "▁▄█");
   EXPECT_EQ(core::sparkline({100}, 3, 100), "  █");                         // right-aligned
-  EXPECT_EQ(core::sparkline({0, 1, 2, 3}, 2, 0), "▅█");                      // last values, own scale
+  EXPECT_EQ(core::sparkline({0, 1, 2, 3}, 2, 0), "▆█");                      // last values, own scale
   EXPECT_EQ(core::sparkline({core::kMonitorUnknown, 100}, 2, 100), " █");  // unknown: a space
 }
 
@@ -78,12 +78,12 @@ TEST(MonitorView, ScreenFitsEightyAndTwoHundredColumns) {
     EXPECT_NE(all.find("tensor active"), std::string::npos);
     EXPECT_NE(all.find("of measured 3 TB/s"), std::string::npos) << all;
     EXPECT_NE(all.find("python3 train.py"), std::string::npos);
-    EXPECT_NE(all.find("█"), std::string::npos);  // sparklines
+    EXPECT_NE(all.find("▄"), std::string::npos);  // sparklines (DRAM at half the ceiling)
   }
-  // The teaching note beside NVML's figure needs room: at 200 columns it is there.
+  // The note beside NVML's figure says what it counts.
   std::string wide;
   for (const std::string& l : render::monitor_screen(m, st, 200, 50)) wide += l + "\n";
-  EXPECT_NE(wide.find("share of time any kernel ran"), std::string::npos);
+  EXPECT_NE(wide.find("time any kernel ran (nvidia-smi)"), std::string::npos);
 }
 
 TEST(MonitorView, WithoutCountersOnlyNvmlRows) {
@@ -117,14 +117,14 @@ TEST(MonitorView, PausedAndPickedGpu) {
   EXPECT_NE(all.find("GPU 1  B"), std::string::npos);
   EXPECT_EQ(all.find("GPU 0  A"), std::string::npos);
   EXPECT_EQ(all.find("python3"), std::string::npos);  // its process is on GPU 0
-  EXPECT_EQ(all.find(" of "), std::string::npos);     // no ceiling known: no share
+  EXPECT_EQ(all.find("of measured"), std::string::npos);  // no ceiling known: no share
 }
 
 TEST(MonitorView, LineAndJson) {
   const core::MonitorModel m = model_with(3);
   const auto lines = render::monitor_lines(m, *m.latest());
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].rfind("t=1.5 s gpu0 SM active 2 % (NVML util 100 %) warps 0.5 % tensor 1 % DRAM 1.5 TB/s "
+  EXPECT_EQ(lines[0].rfind("t=1.5 s gpu0 SM active 2.0 % (NVML util 100 %) warps 0.5 % tensor 1.0 % DRAM 1.5 TB/s "
                            "(50 % of measured 3 TB/s)",
                            0),
             0u)
