@@ -85,7 +85,8 @@ CLI::App* add_monitor_command(CLI::App& app, MonitorOptions& o) {
                   "Also save the samples as a trace FILE (gpu_metrics tables, processes) for stats, report, export");
   sub->add_flag("--plain", o.plain, "Lines, even on a terminal");
   sub->add_flag("--no-counters", o.no_counters, "NVML readings only: leave the GPUs' counters to another tool");
-  count_option(sub->add_option("--gpu", o.gpu, "Show only this GPU (its index)"), {.min = 0, .max = 63, .example = "0"});
+  count_option(sub->add_option("--gpu", o.gpu, "Show only this GPU (its index)"),
+               {.min = 0, .max = 63, .example = "0"});
   sub->add_option("--replay", o.replay,
                   "Show a recording made with --format json instead of the GPUs (one frame per refresh)")
       ->check(CLI::ExistingFile);
@@ -110,8 +111,8 @@ int run_monitor(const MonitorOptions& o) {
   state.notes = source->notes();
   if (o.gpu >= 0) {
     if (static_cast<std::size_t>(o.gpu) >= model.gpus().size())
-      throw std::runtime_error("--gpu " + std::to_string(o.gpu) + ": there are " +
-                               std::to_string(model.gpus().size()) + " GPU(s), numbered from 0");
+      throw std::runtime_error("--gpu " + std::to_string(o.gpu) + ": there are " + std::to_string(model.gpus().size()) +
+                               " GPU(s), numbered from 0");
     state.selected_gpu = o.gpu;
   }
   std::optional<MonitorRecorder> recorder;
@@ -150,8 +151,8 @@ int run_monitor(const MonitorOptions& o) {
       if (k == '+' || k == '=') state.interval_s = step_interval(state.interval_s, +1);
       if (k == '-' || k == '_') state.interval_s = step_interval(state.interval_s, -1);
       if (k == 'g' || k == 'G') {
-        state.selected_gpu = state.selected_gpu + 1 >= static_cast<int>(model.gpus().size()) ? -1
-                                                                                             : state.selected_gpu + 1;
+        state.selected_gpu =
+            state.selected_gpu + 1 >= static_cast<int>(model.gpus().size()) ? -1 : state.selected_gpu + 1;
       }
       if (k == 'a' || k == 'A') state.selected_gpu = -1;
       if (k >= '0' && k <= '9' && k - '0' < static_cast<int>(model.gpus().size())) state.selected_gpu = k - '0';

@@ -20,16 +20,16 @@ namespace gpuscope::cli {
 inline constexpr int kMonitorNoGpuExit = 2;
 
 struct MonitorOptions {
-  double interval_s = 0.5;        // refresh interval
-  double sample_rate_hz = 100;    // PM sampling rate
-  bool once = false;              // one frame, then exit
-  double duration_s = 0;          // run this long, then exit; 0 = until q / Ctrl-C
-  std::string format = "text";    // text | json
-  std::string record;             // --record FILE: a trace of the frames
-  bool plain = false;             // lines even on a terminal
-  bool no_counters = false;       // NVML only
-  int gpu = -1;                   // show this GPU (index); -1 = all
-  std::string replay;             // frames from a --format json document instead of the GPUs
+  double interval_s = 0.5;      // refresh interval
+  double sample_rate_hz = 100;  // PM sampling rate
+  bool once = false;            // one frame, then exit
+  double duration_s = 0;        // run this long, then exit; 0 = until q / Ctrl-C
+  std::string format = "text";  // text | json
+  std::string record;           // --record FILE: a trace of the frames
+  bool plain = false;           // lines even on a terminal
+  bool no_counters = false;     // NVML only
+  int gpu = -1;                 // show this GPU (index); -1 = all
+  std::string replay;           // frames from a --format json document instead of the GPUs
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

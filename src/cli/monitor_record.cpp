@@ -59,7 +59,8 @@ void parse_uuid(const std::string& text, std::uint8_t (&out)[16]) {
   for (std::size_t i = text.rfind("GPU-", 0) == 0 ? 4 : 0; i < text.size(); ++i)
     if (text[i] != '-') hex += text[i];
   if (hex.size() != 32) return;
-  for (int i = 0; i < 16; ++i) out[i] = static_cast<std::uint8_t>(std::strtoul(hex.substr(2 * i, 2).c_str(), nullptr, 16));
+  for (int i = 0; i < 16; ++i)
+    out[i] = static_cast<std::uint8_t>(std::strtoul(hex.substr(2 * i, 2).c_str(), nullptr, 16));
 }
 
 std::string iso_now() {

@@ -39,20 +39,33 @@ std::vector<double> MonitorModel::history(std::size_t gpu_index, MonitorField fi
 
 std::string sparkline(const std::vector<double>& values, std::size_t width, double max) {
   static constexpr const char* kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-  const std::size_t n = std::min(values.size(), width);
-  const auto first = values.end() - static_cast<std::ptrdiff_t>(n);
+  // More values than columns: each column the mean of its share of the values (unknown ones
+  // left out; a column with none is unknown).
+  std::vector<double> cols;
+  if (values.size() <= width) {
+    cols = values;
+  } else {
+    for (std::size_t c = 0; c < width; ++c) {
+      const std::size_t from = c * values.size() / width, to = (c + 1) * values.size() / width;
+      double sum = 0;
+      std::size_t n = 0;
+      for (std::size_t i = from; i < to; ++i)
+        if (std::isfinite(values[i])) sum += values[i], ++n;
+      cols.push_back(n > 0 ? sum / static_cast<double>(n) : kMonitorUnknown);
+    }
+  }
   if (!(max > 0)) {
     max = 0;
-    for (auto it = first; it != values.end(); ++it)
-      if (std::isfinite(*it)) max = std::max(max, *it);
+    for (const double v : cols)
+      if (std::isfinite(v)) max = std::max(max, v);
   }
-  std::string out(width - n, ' ');
-  for (auto it = first; it != values.end(); ++it) {
-    if (!std::isfinite(*it)) {
+  std::string out(width - cols.size(), ' ');
+  for (const double v : cols) {
+    if (!std::isfinite(v)) {
       out += ' ';
       continue;
     }
-    const double f = max > 0 ? std::clamp(*it / max, 0.0, 1.0) : 0.0;
+    const double f = max > 0 ? std::clamp(v / max, 0.0, 1.0) : 0.0;
     out += kBlocks[std::min<std::size_t>(7, static_cast<std::size_t>(f * 7.999))];
   }
   return out;

@@ -21,22 +21,22 @@ inline constexpr double kMonitorUnknown = std::numeric_limits<double>::quiet_NaN
 
 /// One GPU over one refresh interval.
 struct MonitorSample {
-  int device = 0;                                 // CUDA ordinal
-  double sm_active_pct = kMonitorUnknown;         // sm__cycles_active: SMs with a resident warp
-  double warps_active_pct = kMonitorUnknown;      // sm__warps_active: achieved occupancy
-  double tensor_active_pct = kMonitorUnknown;     // sm__pipe_tensor_cycles_active_realtime
-  double dram_bytes_per_s = kMonitorUnknown;      // dram__bytes_read + _write per second
-  double dram_read_bytes_per_s = kMonitorUnknown; // dram__bytes_read per second
+  int device = 0;                                  // CUDA ordinal
+  double sm_active_pct = kMonitorUnknown;          // sm__cycles_active: SMs with a resident warp
+  double warps_active_pct = kMonitorUnknown;       // sm__warps_active: achieved occupancy
+  double tensor_active_pct = kMonitorUnknown;      // sm__pipe_tensor_cycles_active_realtime
+  double dram_bytes_per_s = kMonitorUnknown;       // dram__bytes_read + _write per second
+  double dram_read_bytes_per_s = kMonitorUnknown;  // dram__bytes_read per second
   double dram_write_bytes_per_s = kMonitorUnknown;
-  double pcie_rx_bytes_per_s = kMonitorUnknown;   // pcie__read_bytes per second (host to device)
-  double pcie_tx_bytes_per_s = kMonitorUnknown;   // pcie__write_bytes per second
-  double nvlink_rx_bytes_per_s = kMonitorUnknown; // nvlrx__bytes per second
-  double nvlink_tx_bytes_per_s = kMonitorUnknown; // nvltx__bytes per second
-  double sm_clock_hz = kMonitorUnknown;           // gpc__cycles_elapsed.per_second, else NVML
-  double nvml_util_pct = kMonitorUnknown;         // nvmlDeviceGetUtilizationRates().gpu
-  double power_w = kMonitorUnknown;               // nvmlDeviceGetPowerUsage
-  double temperature_c = kMonitorUnknown;         // nvmlDeviceGetTemperature (GPU die)
-  double memory_used_bytes = kMonitorUnknown;     // nvmlDeviceGetMemoryInfo
+  double pcie_rx_bytes_per_s = kMonitorUnknown;    // pcie__read_bytes per second (host to device)
+  double pcie_tx_bytes_per_s = kMonitorUnknown;    // pcie__write_bytes per second
+  double nvlink_rx_bytes_per_s = kMonitorUnknown;  // nvlrx__bytes per second
+  double nvlink_tx_bytes_per_s = kMonitorUnknown;  // nvltx__bytes per second
+  double sm_clock_hz = kMonitorUnknown;            // gpc__cycles_elapsed.per_second, else NVML
+  double nvml_util_pct = kMonitorUnknown;          // nvmlDeviceGetUtilizationRates().gpu
+  double power_w = kMonitorUnknown;                // nvmlDeviceGetPowerUsage
+  double temperature_c = kMonitorUnknown;          // nvmlDeviceGetTemperature (GPU die)
+  double memory_used_bytes = kMonitorUnknown;      // nvmlDeviceGetMemoryInfo
   double memory_total_bytes = kMonitorUnknown;
   bool counters = false;  // the PM-sampling fields above come from the GPU's counters
 };
@@ -98,9 +98,10 @@ class MonitorModel {
   std::deque<MonitorFrame> m_frames;
 };
 
-/// `values` drawn as `width` block characters (▁▂▃▄▅▆▇█, UTF-8), scaled from 0 to `max`; the
-/// last `width` values when there are more, right-aligned (spaces before) when fewer; an unknown
-/// value is a space. `max` <= 0 or NaN: scaled to the largest value.
+/// `values` drawn as `width` block characters (▁▂▃▄▅▆▇█, UTF-8), scaled from 0 to `max`: with
+/// more values than columns, each column is the mean of its consecutive share of them (the
+/// whole window fits); with fewer, right-aligned (spaces before); an unknown value is a space.
+/// `max` <= 0 or NaN: scaled to the largest (column) value.
 [[nodiscard]] std::string sparkline(const std::vector<double>& values, std::size_t width, double max);
 
 }  // namespace gpuscope::core

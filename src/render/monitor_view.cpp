@@ -82,16 +82,15 @@ std::string dram_share(const MonitorGpu& g, double bytes_per_s) {
          units::byte_rate(g.dram_ceiling_bytes_per_s);
 }
 
-// "  label       value  ▁▂▃  note", the sparkline filling what the row leaves.
+// "  label       value  note   ▁▂▃": notes in one column, the sparklines (the model's whole
+// window) in the next, as wide as the row leaves, at most 60 columns.
 std::string metric_row(const std::string& label, const std::string& value, const std::vector<double>& history,
                        double max, const std::string& note, std::size_t width) {
-  constexpr std::size_t kHead = 2 + 15 + 11 + 2;
-  std::string row = "  " + pad(label, 15) + rpad(value, 11) + "  ";
-  const std::size_t note_cols = note.empty() ? 0 : columns(note) + 2;
-  const std::size_t room = width > kHead + note_cols ? width - kHead - note_cols : 0;
-  const std::size_t spark = std::min<std::size_t>(room, 60);
+  constexpr std::size_t kNote = 33;
+  constexpr std::size_t kHead = 2 + 15 + 11 + 2 + kNote + 2;
+  std::string row = "  " + pad(label, 15) + rpad(value, 11) + "  " + pad(note, kNote) + "  ";
+  const std::size_t spark = width > kHead ? std::min<std::size_t>(width - kHead, 60) : 0;
   if (spark >= 8) row += core::sparkline(history, spark, max);
-  if (!note.empty()) row += "  " + note;
   return fit(row, width);
 }
 
@@ -197,8 +196,7 @@ std::vector<std::string> monitor_screen(const MonitorModel& model, const Monitor
         continue;
       out.push_back(fit(rpad(std::to_string(p.pid), 8) + "  " + pad(p.user.empty() ? "?" : p.user, 10) + "  " +
                             rpad(std::to_string(p.device), 3) + "  " +
-                            rpad(std::isfinite(p.gpu_memory_bytes) ? units::memory_size(p.gpu_memory_bytes) : "-",
-                                 10) +
+                            rpad(std::isfinite(p.gpu_memory_bytes) ? units::memory_size(p.gpu_memory_bytes) : "-", 10) +
                             "  " + p.command,
                         w));
       ++shown;
@@ -264,23 +262,22 @@ void write_monitor_json(std::ostream& out, const MonitorModel& model, const std:
     for (std::size_t i = 0; i < f.samples.size(); ++i) {
       const MonitorSample& s = f.samples[i];
       out << (i ? ", " : "") << "{\"device\": " << s.device << ", \"counters\": " << (s.counters ? "true" : "false");
-      const std::pair<const char*, double> fields[] = {
-          {"sm_active_pct", s.sm_active_pct},
-          {"warps_active_pct", s.warps_active_pct},
-          {"tensor_active_pct", s.tensor_active_pct},
-          {"dram_bytes_per_s", s.dram_bytes_per_s},
-          {"dram_read_bytes_per_s", s.dram_read_bytes_per_s},
-          {"dram_write_bytes_per_s", s.dram_write_bytes_per_s},
-          {"pcie_rx_bytes_per_s", s.pcie_rx_bytes_per_s},
-          {"pcie_tx_bytes_per_s", s.pcie_tx_bytes_per_s},
-          {"nvlink_rx_bytes_per_s", s.nvlink_rx_bytes_per_s},
-          {"nvlink_tx_bytes_per_s", s.nvlink_tx_bytes_per_s},
-          {"sm_clock_hz", s.sm_clock_hz},
-          {"nvml_util_pct", s.nvml_util_pct},
-          {"power_w", s.power_w},
-          {"temperature_c", s.temperature_c},
-          {"memory_used_bytes", s.memory_used_bytes},
-          {"memory_total_bytes", s.memory_total_bytes}};
+      const std::pair<const char*, double> fields[] = {{"sm_active_pct", s.sm_active_pct},
+                                                       {"warps_active_pct", s.warps_active_pct},
+                                                       {"tensor_active_pct", s.tensor_active_pct},
+                                                       {"dram_bytes_per_s", s.dram_bytes_per_s},
+                                                       {"dram_read_bytes_per_s", s.dram_read_bytes_per_s},
+                                                       {"dram_write_bytes_per_s", s.dram_write_bytes_per_s},
+                                                       {"pcie_rx_bytes_per_s", s.pcie_rx_bytes_per_s},
+                                                       {"pcie_tx_bytes_per_s", s.pcie_tx_bytes_per_s},
+                                                       {"nvlink_rx_bytes_per_s", s.nvlink_rx_bytes_per_s},
+                                                       {"nvlink_tx_bytes_per_s", s.nvlink_tx_bytes_per_s},
+                                                       {"sm_clock_hz", s.sm_clock_hz},
+                                                       {"nvml_util_pct", s.nvml_util_pct},
+                                                       {"power_w", s.power_w},
+                                                       {"temperature_c", s.temperature_c},
+                                                       {"memory_used_bytes", s.memory_used_bytes},
+                                                       {"memory_total_bytes", s.memory_total_bytes}};
       for (const auto& [name, v] : fields) {
         out << ", \"" << name << "\": ";
         json_number(out, v);

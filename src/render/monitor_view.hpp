@@ -19,10 +19,10 @@ namespace gpuscope::render {
 
 /// What the keys changed.
 struct MonitorViewState {
-  double interval_s = 0.5;            // refresh interval
-  bool paused = false;                // frames still come, the screen holds
-  int selected_gpu = -1;              // index into MonitorModel::gpus(); -1 = all
-  std::vector<std::string> notes;     // lines for the user (counters unavailable: why)
+  double interval_s = 0.5;         // refresh interval
+  bool paused = false;             // frames still come, the screen holds
+  int selected_gpu = -1;           // index into MonitorModel::gpus(); -1 = all
+  std::vector<std::string> notes;  // lines for the user (counters unavailable: why)
 };
 
 /// The screen as at most `height` lines of at most `width` columns.
@@ -33,7 +33,7 @@ struct MonitorViewState {
 [[nodiscard]] std::vector<std::string> monitor_lines(const core::MonitorModel& model, const core::MonitorFrame& frame);
 
 /// {"gpus": [...], "notes": [...], "frames": [{"time_s", "gpus": [...], "processes": [...]}]}.
-void write_monitor_json(std::ostream& out, const core::MonitorModel& model, const std::vector<core::MonitorFrame>& frames,
-                        const std::vector<std::string>& notes);
+void write_monitor_json(std::ostream& out, const core::MonitorModel& model,
+                        const std::vector<core::MonitorFrame>& frames, const std::vector<std::string>& notes);
 
 }  // namespace gpuscope::render

@@ -58,8 +58,8 @@ TEST(MonitorModel, KeepsTheLastWindow) {
 
 TEST(MonitorModel, Sparkline) {
   EXPECT_EQ(core::sparkline({0, 50, 100}, 3, 100), "▁▄█");
-  EXPECT_EQ(core::sparkline({100}, 3, 100), "  █");                         // right-aligned
-  EXPECT_EQ(core::sparkline({0, 1, 2, 3}, 2, 0), "▆█");                      // last values, own scale
+  EXPECT_EQ(core::sparkline({100}, 3, 100), "  █");                        // right-aligned
+  EXPECT_EQ(core::sparkline({0, 1, 2, 3}, 2, 0), "▂█");                    // means of halves (0.5, 2.5), own scale
   EXPECT_EQ(core::sparkline({core::kMonitorUnknown, 100}, 2, 100), " █");  // unknown: a space
 }
 
@@ -116,7 +116,7 @@ TEST(MonitorView, PausedAndPickedGpu) {
   EXPECT_NE(all.find("PAUSED"), std::string::npos);
   EXPECT_NE(all.find("GPU 1  B"), std::string::npos);
   EXPECT_EQ(all.find("GPU 0  A"), std::string::npos);
-  EXPECT_EQ(all.find("python3"), std::string::npos);  // its process is on GPU 0
+  EXPECT_EQ(all.find("python3"), std::string::npos);      // its process is on GPU 0
   EXPECT_EQ(all.find("of measured"), std::string::npos);  // no ceiling known: no share
 }
 
