@@ -5,11 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <stdexcept>
 
 #include "core/gpu_metrics.hpp"
+#include "core/units.hpp"
 #include "core/version.hpp"
 #include "store/importer.hpp"
 
@@ -61,15 +61,6 @@ void parse_uuid(const std::string& text, std::uint8_t (&out)[16]) {
   if (hex.size() != 32) return;
   for (int i = 0; i < 16; ++i)
     out[i] = static_cast<std::uint8_t>(std::strtoul(hex.substr(2 * i, 2).c_str(), nullptr, 16));
-}
-
-std::string iso_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
 }
 
 std::string host_name() {
@@ -182,7 +173,7 @@ std::string MonitorRecorder::finish() {
   }
   store::ImportOptions o;
   o.command = m_command;
-  o.start_time = iso_now();
+  o.start_time = units::utc_now_iso8601();
   o.trace_sources = "monitor";
   o.extra_meta.emplace_back("recorded_by", "gpuscope monitor");
   const store::ImportResult result = store::import_logs(logs, m_trace, o);

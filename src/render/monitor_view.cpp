@@ -162,6 +162,16 @@ void json_string(std::ostream& out, const std::string& s) {
   out << '"';
 }
 
+// `, "key": value` (a number, null when unknown; or a string).
+void field(std::ostream& out, const char* key, double v) {
+  out << ", \"" << key << "\": ";
+  json_number(out, v);
+}
+void field(std::ostream& out, const char* key, const std::string& v) {
+  out << ", \"" << key << "\": ";
+  json_string(out, v);
+}
+
 }  // namespace
 
 std::vector<std::string> monitor_screen(const MonitorModel& model, const MonitorViewState& state, int width,
@@ -238,14 +248,11 @@ void write_monitor_json(std::ostream& out, const MonitorModel& model, const std:
   out << "{\"gpus\": [";
   for (std::size_t i = 0; i < model.gpus().size(); ++i) {
     const MonitorGpu& g = model.gpus()[i];
-    out << (i ? ", " : "") << "{\"device\": " << g.device << ", \"name\": ";
-    json_string(out, g.name);
-    out << ", \"uuid\": ";
-    json_string(out, g.uuid);
-    out << ", \"dram_ceiling_bytes_per_s\": ";
-    json_number(out, g.dram_ceiling_bytes_per_s);
-    out << ", \"dram_ceiling_source\": ";
-    json_string(out, g.dram_ceiling_source);
+    out << (i ? ", " : "") << "{\"device\": " << g.device;
+    field(out, "name", g.name);
+    field(out, "uuid", g.uuid);
+    field(out, "dram_ceiling_bytes_per_s", g.dram_ceiling_bytes_per_s);
+    field(out, "dram_ceiling_source", g.dram_ceiling_source);
     out << "}";
   }
   out << "],\n \"notes\": [";
@@ -278,21 +285,16 @@ void write_monitor_json(std::ostream& out, const MonitorModel& model, const std:
                                                        {"temperature_c", s.temperature_c},
                                                        {"memory_used_bytes", s.memory_used_bytes},
                                                        {"memory_total_bytes", s.memory_total_bytes}};
-      for (const auto& [name, v] : fields) {
-        out << ", \"" << name << "\": ";
-        json_number(out, v);
-      }
+      for (const auto& [name, v] : fields) field(out, name, v);
       out << "}";
     }
     out << "], \"processes\": [";
     for (std::size_t i = 0; i < f.processes.size(); ++i) {
       const core::MonitorProcess& p = f.processes[i];
-      out << (i ? ", " : "") << "{\"device\": " << p.device << ", \"pid\": " << p.pid << ", \"user\": ";
-      json_string(out, p.user);
-      out << ", \"command\": ";
-      json_string(out, p.command);
-      out << ", \"gpu_memory_bytes\": ";
-      json_number(out, p.gpu_memory_bytes);
+      out << (i ? ", " : "") << "{\"device\": " << p.device << ", \"pid\": " << p.pid;
+      field(out, "user", p.user);
+      field(out, "command", p.command);
+      field(out, "gpu_memory_bytes", p.gpu_memory_bytes);
       out << "}";
     }
     out << "]}";
