@@ -1,16 +1,26 @@
 #include "cli/peak_command.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "cli/launcher.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
 #include "core/profile_report.hpp"
 #include "core/units.hpp"
 #include "gpuscope/bench.hpp"
 #include "peak/peak.hpp"
+#include "peak/reference.hpp"
 #include "render/report_render.hpp"
 #include "render/roofline_svg.hpp"
 #include "store/atomic_file.hpp"
@@ -20,6 +30,7 @@ namespace gpuscope::cli {
 namespace {
 
 constexpr const char* kPrefix = "gpuscope peak: ";
+constexpr int kReferenceTimeoutS = 180;  // torch's import, CUDA start and a few seconds of timing
 
 std::string_view method_of(std::string_view ceiling) {
   for (const peak::MethodSummary& m : peak::method_summary())
@@ -49,13 +60,51 @@ void print_progress(const Ceiling& c, std::size_t index, std::size_t total) {
   std::cerr << (c.verified ? "  verified" : "  CHECK FAILED") << (c.throttled ? "  throttled" : "") << "\n";
 }
 
+// Runs torch_reference_script() with python3 as a separate process, after the measurement
+// (peak/reference.hpp). Never throws for a missing python3 or torch: `unavailable` says why.
+peak::ReferenceRun run_references(int device) {
+  peak::ReferenceRun run;
+  bool not_executable = false;
+  const std::optional<std::string> python = find_executable("python3", &not_executable);
+  if (!python) {
+    run.unavailable = not_executable ? "python3 on PATH is not executable" : "no python3 on PATH";
+    return run;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gpuscope-peak-reference-XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) {
+    run.unavailable = "could not create a temporary file " + path + ": " + std::strerror(errno);
+    return run;
+  }
+  ::close(fd);
+  LaunchSpec spec;
+  spec.argv = {*python, "-c", std::string(peak::torch_reference_script()), "--device", std::to_string(device),
+               "--out", path};
+  spec.kill_after = std::chrono::seconds(kReferenceTimeoutS);
+  const LaunchResult result = launch_and_wait(spec);
+  std::ostringstream text;
+  text << std::ifstream(path).rdbuf();
+  ::unlink(path.c_str());
+  run = peak::parse_reference_output(text.str());
+  if (!result.started)
+    run.unavailable = "python3 could not be started (" + std::string(std::strerror(result.exec_errno)) + ")";
+  else if (result.killed_by_us)
+    run.unavailable = "the reference program ran past " + std::to_string(kReferenceTimeoutS) + " s and was stopped";
+  else if (run.references.empty() && result.shell_exit_code() != 0)
+    run.unavailable = "the reference program (python3) " + result.describe();
+  return run;
+}
+
 int run(const PeakOptions& o) {
   if (o.methods) {
     std::cout << peak_methods_markdown();
     return 0;
   }
   const render::Format format = render::parse_format(o.format);  // checked before the GPU work
-  check_outputs({o.json, o.svg}, o.force_overwrite);             // so are the output files
+  if (o.reference != "auto" && o.reference != "torch" && o.reference != "none")
+    throw std::invalid_argument("--reference must be auto, torch or none, not '" + o.reference + "'");
+  check_outputs({o.json, o.svg}, o.force_overwrite);  // so are the output files
   const store::Overwrite overwrite = store::overwrite_if(o.force_overwrite);
 
   peak::PeakOptions po;
@@ -63,11 +112,29 @@ int run(const PeakOptions& o) {
   po.quick = o.quick;
   std::cerr << kPrefix << "measuring GPU " << o.device << (o.quick ? " (--quick)" : "")
             << "; clocks are read, never set\n";
-  const MachineProfile profile = peak::measure(po, print_progress);
+  MachineProfile profile = peak::measure(po, print_progress);
+  std::optional<peak::ReferenceRun> references;
+  if (o.reference != "none") {
+    std::cerr << kPrefix
+              << "timing the PyTorch references (python3, a separate process; --reference none skips them)\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    references = run_references(o.device);
+    for (std::string& w : peak::reference_warnings(profile, references->references))
+      profile.warnings.push_back(std::move(w));
+    if (!references->unavailable.empty()) {
+      if (o.reference == "torch")
+        profile.warnings.push_back("--reference torch: no PyTorch reference: " + references->unavailable);
+      else
+        std::cerr << kPrefix << "note: no PyTorch reference: " << references->unavailable << "\n";
+    }
+    std::cerr << kPrefix << references->references.size() << " PyTorch reference(s) in "
+              << units::duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) << "\n";
+  }
   for (const std::string& w : profile.warnings) std::cerr << kPrefix << "warning: " << w << "\n";
 
   std::vector<Report> reports{profile_report(profile), roofline_report(profile)};
   if (!profile.peer_links.empty()) reports.push_back(peer_link_report(profile));
+  if (references && !references->references.empty()) reports.push_back(peak::reference_report(profile, *references));
   render::render(reports, format, std::cout, render::DocumentOptions{"peak", false});
   std::cout.flush();
 
@@ -131,6 +198,12 @@ CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
                core::CountLimits{0, 65535, "0"});
   sub->add_option("--format", o.format, "table, csv, json or markdown (the printed reports)")->capture_default_str();
   sub->add_flag("--no-save", o.no_save, "Do not save the profile to the per-user cache");
+  sub->add_option("--reference", o.reference,
+                  "After the ceilings, time PyTorch's 4 GiB device-to-device copy_ and torch.matmul 8192^3 bf16/fp16\n"
+                  "in a separate python3 process and print them beside the ceilings (a reference above its ceiling\n"
+                  "is a warning): auto (when python3 imports torch; else a note), torch (a warning when it cannot),\n"
+                  "none")
+      ->capture_default_str();
   sub->add_flag("--methods", o.methods,
                 "Print every ceiling, its unit and how it is measured (markdown); no GPU needed");
   std::string footer = "Ceilings (Q = also with --quick; `gpuscope peak --methods` says how each is measured):\n";
@@ -151,7 +224,7 @@ int run_peak(const PeakOptions& o) {
   } catch (const peak::NoGpuError& e) {
     std::cerr << kPrefix << "error: " << e.what() << "\n";
     return 3;
-  } catch (const std::invalid_argument& e) {  // --format
+  } catch (const std::invalid_argument& e) {  // --format, --reference
     std::cerr << kPrefix << "error: " << e.what() << "\n";
     return 2;
   } catch (const store::ProfileError& e) {  // --json not writable

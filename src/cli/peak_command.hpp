@@ -4,6 +4,10 @@
 // per-user cache (store/machine_profile_json.hpp) and prints its path; --json also
 // writes it to FILE, --svg draws its roofline (render/roofline_svg.hpp).
 //
+// --reference auto|torch|none: after the measurement, a separate python3 process times
+// PyTorch's copy and matmul (peak/reference.hpp); they are printed as one more report and
+// a reference above its ceiling is a warning (in the profile too). No python3 or torch: a
+// note (a warning with --reference torch), never an error.
 // Progress: one line per ceiling on stderr as it is measured. Warnings (busy GPU,
 // ceilings not measured, throttling) on stderr and in the profile.
 // --methods needs no GPU: it prints, as markdown, every ceiling of the catalog with its
@@ -24,13 +28,14 @@ namespace gpuscope::cli {
 
 struct PeakOptions {
   bool quick = false;
-  std::string json;              // also write the profile here
-  std::string svg;               // roofline chart
-  bool force_overwrite = false;  // -f: replace existing --json/--svg files (else refused before measuring)
-  int device = 0;                // CUDA ordinal
-  std::string format = "table";  // table | csv | json | markdown (the printed reports)
-  bool no_save = false;          // do not write the per-user cache
-  bool methods = false;          // print the ceilings and their methods, measure nothing
+  std::string json;                // also write the profile here
+  std::string svg;                 // roofline chart
+  bool force_overwrite = false;    // -f: replace existing --json/--svg files (else refused before measuring)
+  int device = 0;                  // CUDA ordinal
+  std::string format = "table";    // table | csv | json | markdown (the printed reports)
+  bool no_save = false;            // do not write the per-user cache
+  bool methods = false;            // print the ceilings and their methods, measure nothing
+  std::string reference = "auto";  // auto | torch | none: PyTorch references after the ceilings
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

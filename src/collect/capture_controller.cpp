@@ -1,5 +1,6 @@
 #include "collect/capture_controller.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace gpuscope::collect {
@@ -45,6 +46,32 @@ std::optional<CaptureEdge> CaptureController::close_time_gate() {
   m_time_open = false;
   m_time_done = true;
   return edge_if_changed(was, "duration");
+}
+
+std::uint64_t session_stop_grace_ns(std::uint32_t flush_period_ms) {
+  return std::max<std::uint64_t>(500'000'000ull, 2ull * flush_period_ms * 1'000'000ull);
+}
+
+void WindowSpans::open(std::uint64_t ts_ns) {
+  if (!m_spans.empty() && !m_spans.back().closed) return;
+  m_spans.push_back({ts_ns, 0, false});
+}
+
+void WindowSpans::close(std::uint64_t ts_ns) {
+  if (m_spans.empty() || m_spans.back().closed) return;
+  m_spans.back().stop = std::max(ts_ns, m_spans.back().start);
+  m_spans.back().closed = true;
+}
+
+bool WindowSpans::keeps(std::uint64_t start_ns) const {
+  if (start_ns == 0) return true;
+  // The latest window that opened at or before the record's start is the only one that can
+  // claim it (records mostly arrive in time order: this is the last span).
+  for (auto it = m_spans.rbegin(); it != m_spans.rend(); ++it) {
+    if (start_ns < it->start) continue;
+    return !it->closed || start_ns < it->stop || start_ns - it->stop < m_slack_ns;
+  }
+  return false;
 }
 
 TimeGate compute_time_gate(std::uint64_t launch_realtime_ns, std::uint64_t delay_ns, std::uint64_t duration_ns,

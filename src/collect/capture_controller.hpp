@@ -12,10 +12,12 @@
 // no clock; the caller serialises calls and supplies the time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collect/collector_config.hpp"
 #include "core/event_log_format.hpp"
@@ -63,6 +65,38 @@ class CaptureController {
   bool m_range_done = false;
   bool m_time_open;
   bool m_time_done = false;
+};
+
+/// How long after a session's stop (gpuscope stop) the collector waits before it acknowledges:
+/// kernels launched inside the window complete and are delivered meanwhile. max(500 ms, two
+/// flush periods), in ns.
+[[nodiscard]] std::uint64_t session_stop_grace_ns(std::uint32_t flush_period_ms);
+
+/// The capture windows so far, as their edges were applied, for dropping GPU records no window
+/// can claim before they reach the log (session mode, where kernel records stay on between
+/// windows once the first one opened them). A record is kept when it has no timestamp (0: the
+/// importer decides by its launch call), or when it starts at or after a window's start and
+/// before that window's stop + `slack_ns` (a kernel launched inside a window may start after
+/// it closed; the importer then keeps it by its launch call and clips everything else). Pure;
+/// one writer and reader at a time (the caller serialises).
+class WindowSpans {
+ public:
+  explicit WindowSpans(std::uint64_t slack_ns) : m_slack_ns(slack_ns) {}
+  /// A window opens at `ts_ns` (ignored while one is open).
+  void open(std::uint64_t ts_ns);
+  /// The open window closes at `ts_ns` (ignored while none is open).
+  void close(std::uint64_t ts_ns);
+  [[nodiscard]] bool keeps(std::uint64_t start_ns) const;
+  [[nodiscard]] std::size_t windows() const { return m_spans.size(); }
+
+ private:
+  struct Span {
+    std::uint64_t start = 0;
+    std::uint64_t stop = 0;
+    bool closed = false;
+  };
+  std::uint64_t m_slack_ns;
+  std::vector<Span> m_spans;  // in time order, not overlapping
 };
 
 /// Time gate on the CUPTI clock. open_at_ns 0 = open from the start;

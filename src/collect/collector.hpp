@@ -10,6 +10,15 @@
 //  - the writer thread: decodes buffers, converts, interns strings, applies the
 //    delay/duration timer and flushes the log at least every flush period.
 //
+// One class, defined by job across these files (src/collect/README.md has the map):
+//   collector_setup.cpp     initialisation, CUPTI setup, exit and fork handlers
+//   collector_hot_path.cpp  what runs on the program's threads and CUPTI's buffer thread:
+//                           CUPTI callbacks, API call timing, buffer request/completion, post
+//   collector_capture.cpp   capture edges, CUPTI following the window, session windows, detach
+//   collector_writer.cpp    the writer thread's loop and drain
+//   collector_convert.cpp   CUPTI activity records and timed API calls -> log records
+//   collector_records.cpp   process, device, host-event and profiled-launch records
+//
 // What a crash loses: records still in CUPTI's buffers since its last periodic
 // flush, plus the writer's unflushed batch: about one flush period of activity
 // (GPUSCOPE_FLUSH_PERIOD_MS, 200 ms by default). SIGKILL also skips the
@@ -34,12 +43,13 @@
 #include "collect/api_ring.hpp"
 #include "collect/capture_controller.hpp"
 #include "collect/collector_config.hpp"
-#include "collect/kernel_profiler.hpp"
 #include "collect/session_control.hpp"
 #include "core/event_log_format.hpp"
 #include "store/event_log_writer.hpp"
 
 namespace gpuscope::collect::detail {
+
+class KernelProfiler;  // kernels mode (kernel_profiler.hpp)
 
 /// Something that happened on an application thread, for the writer thread.
 struct HostEvent {
@@ -93,49 +103,57 @@ class Collector {
   void shutdown() noexcept;
 
  private:
+  // collector_setup.cpp
   explicit Collector(collect::CollectorConfig config);
   static void init_process() noexcept;
   static void on_fork_child() noexcept;
   static void on_exit() noexcept;
+  bool subscribe();  // the process's one CUPTI subscriber slot; false: no GPU activity
+  void setup_kernels_mode();
+  void setup_activity_tracing();
+  void enable_memory_records() noexcept;  // --cuda-memory-usage (GPUSCOPE_CUDA_RECORDS memory)
+  static bool clock_matches_cupti() noexcept;
 
-  // CUPTI callbacks (C linkage-compatible statics).
+  // collector_hot_path.cpp: CUPTI callbacks (C linkage-compatible statics).
   static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_num_records);
   static void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint8_t* buffer, std::size_t size,
                                         std::size_t valid_size);
   static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                    const void* cbdata);
-
   // GPUSCOPE_API_CALLS=gpu: times one enabled API call (app thread).
   void on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept;
-  void drain_api_rings();  // writer thread
-  static bool clock_matches_cupti() noexcept;
 
+  // collector_capture.cpp
   void handle_edge_locked(const collect::CaptureEdge& edge, std::uint64_t ts);
   void apply_recording() noexcept;
   void set_gated_kinds(bool on) noexcept;
   void set_launch_callbacks(bool on) noexcept;  // GPUSCOPE_API_CALLS=gpu: our per-call callbacks
   void set_kernel_kinds(bool on) noexcept;      // CONCURRENT_KERNEL (+ OVERHEAD) records
+  void check_time_gate() noexcept;              // writer thread
+  void maybe_detach_cupti() noexcept;           // writer thread
   // Session mode (gpuscope launch --session, collect/session_control.hpp), writer thread.
   void poll_session() noexcept;
   void finish_session_stop(bool force) noexcept;
   void write_session_ack(const collect::SessionCommand& command) noexcept;
-  void enable_memory_records() noexcept;  // --cuda-memory-usage (GPUSCOPE_CUDA_RECORDS memory)
 
-  // Writer thread.
+  // collector_writer.cpp: the writer thread.
   void writer_main() noexcept;
-  void check_time_gate() noexcept;
-  void maybe_detach_cupti() noexcept;
   void drain();
+
+  // collector_convert.cpp (writer thread)
   void process_buffer(const collect::CompletedBuffer& b);
   void convert_record(const CUpti_Activity* rec);
-  void write_host_event(const HostEvent& e);
-  /// False when the driver is not initialised yet (retry later) unless `force`.
-  bool write_device(const CUpti_ActivityDevice5& d, std::uint64_t name_string, bool force);
-  void write_process_record();
-  void write_process_end();
-  void write_profiled_launches();
+  void drain_api_rings();
   std::uint64_t kernel_name_id(const char* name);
   std::uint64_t api_name_id(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+  // collector_records.cpp (writer thread; the process record at initialisation)
+  void write_process_record();
+  void write_process_end();
+  /// False when the driver is not initialised yet (retry later) unless `force`.
+  bool write_device(const CUpti_ActivityDevice5& d, std::uint64_t name_string, bool force);
+  void write_host_event(const HostEvent& e);
+  void write_profiled_launches();
 
   static inline std::atomic<Collector*> s_active{nullptr};
   static inline Collector* s_instance = nullptr;  // set once, never freed
@@ -174,6 +192,11 @@ class Collector {
   std::optional<collect::SessionCommand> m_session_stop_pending;
   std::uint64_t m_session_stop_ns = 0;
   std::string m_session_refused;  // the last refusal of the control file logged (logged once each)
+  // Session mode: kernel records came on with the first window (they stay on: see
+  // finish_session_stop), and the windows so far, by which the writer drops the kernel
+  // records no window can claim (every session edge is applied on the writer thread).
+  std::atomic<bool> m_session_kernel_records{false};
+  collect::WindowSpans m_session_windows;
   CUpti_SubscriberHandle m_subscriber = nullptr;
   // GPUSCOPE_API_CALLS=gpu: the GPU-work callback ids our callbacks time.
   std::vector<CUpti_CallbackId> m_api_cbids[2];  // [0] runtime, [1] driver

@@ -118,9 +118,12 @@ void split_nvtx_capture(std::string_view spec, std::string* message, std::string
   *domain = std::string(spec.substr(at + 1));
 }
 
-CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string>* warnings) {
-  CollectorConfig c;
+namespace {
 
+constexpr std::uint64_t kMax = ~std::uint64_t{0} / 4;  // leaves room for launch + delay + duration
+
+// GPUSCOPE_LOG_DIR and what is recorded: sources, CUDA record kinds, API calls, buffers.
+void read_sources(getenv_fn getenv, CollectorConfig& c, std::vector<std::string>* warnings) {
   if (const char* dir = getenv("GPUSCOPE_LOG_DIR"); dir != nullptr && *dir != '\0') {
     if (dir[0] != '/') {
       warnings->push_back(invalid("GPUSCOPE_LOG_DIR", dir, "an absolute directory") + " (collector disabled)");
@@ -179,6 +182,10 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   read_bool(getenv, "GPUSCOPE_ZERO_BUFFERS", &c.zero_buffers, warnings);
   read_choice<bool>(getenv, "GPUSCOPE_THREAD_ID_TYPE", {{"system", true}, {"default", false}}, &c.system_thread_ids,
                     warnings);
+}
+
+// When: the capture range (cudaProfilerApi, nvtx, session) and the time gate.
+void read_capture(getenv_fn getenv, CollectorConfig& c, std::vector<std::string>* warnings) {
   read_choice<CaptureRange>(getenv, "GPUSCOPE_CAPTURE_RANGE",
                             {{"none", CaptureRange::kNone},
                              {"cudaProfilerApi", CaptureRange::kCudaProfilerApi},
@@ -207,20 +214,13 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
                           {{"stop", CaptureEnd::kStop}, {"repeat", CaptureEnd::kRepeat}}, &c.capture_end, warnings);
   if (c.capture_range == CaptureRange::kSession) c.capture_end = CaptureEnd::kRepeat;  // start/stop, again and again
 
-  constexpr std::uint64_t kMax = ~std::uint64_t{0} / 4;  // leaves room for launch + delay + duration
   read_u64(getenv, "GPUSCOPE_LAUNCH_REALTIME_NS", 0, kMax, &c.launch_realtime_ns, warnings);
   read_u64(getenv, "GPUSCOPE_DELAY_NS", 0, kMax, &c.delay_ns, warnings);
   read_u64(getenv, "GPUSCOPE_DURATION_NS", 0, kMax, &c.duration_ns, warnings);
+}
 
-  std::uint64_t period = c.flush_period_ms;
-  read_u64(getenv, "GPUSCOPE_FLUSH_PERIOD_MS", 1, 60000, &period, warnings);
-  c.flush_period_ms = static_cast<std::uint32_t>(period);
-
-  read_u64(getenv, "GPUSCOPE_BUFFER_BYTES", 64u << 10, 256u << 20, &c.buffer_bytes, warnings);
-  c.buffer_bytes = (c.buffer_bytes + 7) & ~std::uint64_t{7};
-
-  read_bool(getenv, "GPUSCOPE_VERBOSE", &c.verbose, warnings);
-
+// Kernels mode (gpuscope kernels): metrics, launch filters, replay.
+void read_kernels_mode(getenv_fn getenv, CollectorConfig& c, std::vector<std::string>* warnings) {
   if (const char* raw = getenv("GPUSCOPE_KERNEL_METRICS"); raw != nullptr && *raw != '\0') {
     for (std::string& m : split_list(raw)) {
       if (std::find(c.kernel_metrics.begin(), c.kernel_metrics.end(), m) == c.kernel_metrics.end())
@@ -262,6 +262,23 @@ CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string
   if (const char* raw = getenv("GPUSCOPE_NVTX_INCLUDE"); raw != nullptr && *raw != '\0') {
     split_nvtx_capture(raw, &c.nvtx_include_message, &c.nvtx_include_domain);
   }
+}
+
+}  // namespace
+
+CollectorConfig parse_collector_config(getenv_fn getenv, std::vector<std::string>* warnings) {
+  CollectorConfig c;
+  read_sources(getenv, c, warnings);
+  read_capture(getenv, c, warnings);
+  std::uint64_t period = c.flush_period_ms;
+  read_u64(getenv, "GPUSCOPE_FLUSH_PERIOD_MS", 1, 60000, &period, warnings);
+  c.flush_period_ms = static_cast<std::uint32_t>(period);
+
+  read_u64(getenv, "GPUSCOPE_BUFFER_BYTES", 64u << 10, 256u << 20, &c.buffer_bytes, warnings);
+  c.buffer_bytes = (c.buffer_bytes + 7) & ~std::uint64_t{7};
+
+  read_bool(getenv, "GPUSCOPE_VERBOSE", &c.verbose, warnings);
+  read_kernels_mode(getenv, c, warnings);
   return c;
 }
 

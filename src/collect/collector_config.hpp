@@ -119,8 +119,9 @@ inline constexpr std::array<ConfigOption, 28> kConfigOptions{{
 }};
 // clang-format on
 
-/// kSession: `gpuscope launch --session`: nothing is recorded until `gpuscope start`, and
-/// the per-launch CUPTI work (API callbacks, kernel records) is off outside the windows.
+/// kSession: `gpuscope launch --session`: nothing is recorded until `gpuscope start`; the
+/// per-launch CUPTI work is off until the first window, and the API callbacks outside the windows
+/// (kernel records stay on from the first window: collector_capture.cpp).
 enum class CaptureRange : std::uint8_t { kNone, kCudaProfilerApi, kNvtx, kSession };
 
 /// GPUSCOPE_CUDA_RECORDS bits: which CUPTI activity kinds `--trace=cuda` records.

@@ -35,6 +35,9 @@
 //     per kernel), and SASS-patched metrics read 0 in it (H100, 2026-11-27): the command line
 //     refuses smsp__sass_* metrics with --cache-control all.
 // Launch choice: collect/launch_selector.hpp (regex, skip, count, as ncu).
+// Files: kernel_profiler_callbacks.cpp (the launch callbacks: which launch is profiled, one at a time,
+// failures), kernel_profiler_sessions.cpp (one context's range profiler: setup, sessions,
+// own replay, decode), kernel_launch_params.cpp (grid, block, registers of a launch call).
 //
 // Errors never reach the target: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,
 // CUPTI_ERROR_HARDWARE_BUSY and any other failure turn profiling off for the process with a
@@ -56,22 +59,9 @@
 
 #include "collect/collector_config.hpp"
 #include "collect/launch_selector.hpp"
+#include "collect/profiled_launch.hpp"
 
 namespace gpuscope::collect::detail {
-
-/// One profiled launch, handed to the writer thread.
-struct ProfiledLaunch {
-  std::uint64_t launch_ns = 0;
-  std::uint64_t launch_index = 0;
-  std::string name;  // mangled
-  std::uint32_t device_id = 0, context_id = 0, stream_id = 0xffffffffu, correlation_id = 0;
-  std::int32_t grid[3] = {-1, -1, -1};
-  std::int32_t block[3] = {-1, -1, -1};
-  std::int32_t registers_per_thread = -1, static_shared_memory = -1, dynamic_shared_memory = -1,
-               local_memory_per_thread = -1;
-  std::uint32_t passes = 0;
-  std::vector<double> values;  // in the order of KernelProfiler::metrics()
-};
 
 class Collector;
 struct DriverLaunch;
@@ -104,8 +94,9 @@ class KernelProfiler {
   ContextState* state_for(CUcontext ctx);  // m_mutex held
   void begin(const CUpti_CallbackData* data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
   void end(const CUpti_CallbackData* data);
-  void end_session(ContextState& s);  // m_mutex held; no-op without an open session
-  bool stop_pass(ContextState& s);    // Stop; true when every pass was submitted
+  void start_session(ContextState& s);  // m_mutex held; SetConfig + Start (none open)
+  void end_session(ContextState& s);    // m_mutex held; no-op without an open session
+  bool stop_pass(ContextState& s);      // Stop; true when every pass was submitted
   // Own replay: stops pass 0 and runs the later passes (restore, flush, launch again).
   void replay_passes(ContextState& s, const DriverLaunch& launch);
   void end_sessions() noexcept;  // m_mutex held: every open session

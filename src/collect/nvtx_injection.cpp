@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "collect/collector.hpp"
+#include "collect/kernel_profiler.hpp"
 #include "collect/nvtx_attributes.hpp"
 #include "collect/nvtx_support.hpp"
 

@@ -11,10 +11,12 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/machine_profile.hpp"
 #include "peak/context.hpp"
 #include "peak/kernels.hpp"
+#include "peak/sweep.hpp"
 
 namespace gpuscope::peak::detail {
 
@@ -35,18 +37,21 @@ class MemoryBench {
   [[nodiscard]] Ceiling shared_memory();
 
  private:
-  // The DRAM kernels run with 4 and with 8 accesses in flight per thread; the faster is
-  // the ceiling. `launch(unroll, grid, stream)` enqueues one call.
-  using DramLaunch = std::function<void(int unroll, int grid, cudaStream_t stream)>;
-  [[nodiscard]] Ceiling fastest_unroll(std::string_view name, double work, const DramLaunch& launch,
-                                       const std::string& what, int* best_unroll);
-  [[nodiscard]] int grid_of(int unroll) const { return unroll == 8 ? m_grid8 : m_grid4; }
+  // The coarse-to-fine sweep (peak/sweep.hpp) of one DRAM ceiling: trials[i] is enqueued
+  // by enqueue[i]; check(i) runs trial i once from a reset state and returns "" or what
+  // its result got wrong. `work` is the bytes one call moves.
+  using Enqueue = std::function<void(cudaStream_t stream)>;
+  [[nodiscard]] Ceiling sweep(std::string_view name, double work, std::vector<Trial> trials,
+                              const std::vector<Enqueue>& enqueue,
+                              const std::function<std::string(std::size_t)>& check);
+  // The kernel configurations of `op` as trials of the family `family` (appended).
+  void add_kernel_trials(DramOp op, const std::string& family, const void* src, void* dst, std::uint32_t seed,
+                         std::vector<Trial>& trials, std::vector<Enqueue>& enqueue);
   const Context& m_ctx;
   Stream m_stream;
-  int m_block = 256;
-  int m_grid4 = 0, m_grid8 = 0;       // one full wave of the slowest-to-fit DRAM kernel per unroll
-  std::size_t m_vectors = 0;          // per buffer; a multiple of both grids × block × 8
+  std::size_t m_vectors = 0;          // per buffer; a multiple of SMs × kDramBlock × 2 × 8 × 8
   DeviceBuffer m_a, m_b, m_checksum;  // m_checksum: 4 bytes, the sums of the read kernels
+  DeviceBuffer m_cub_temp;            // cub::DeviceReduce's temporary storage for m_vectors × 4 words
 };
 
 /// fp64_fma, fp32_fma, fp16_fma, bf16_fma, int32_imad, sfu_expf (compute_bench.cpp).

@@ -1,6 +1,7 @@
 #include "peak/context.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -36,6 +37,41 @@ bench::TimingOptions Context::timing(bench::Mode mode, int batch, double share) 
   // 1-2 % of a DRAM pass). Graph timings keep the launch: graph_kernel_cost counts it.
   o.back_to_back = mode == bench::Mode::kHot;
   return o;
+}
+
+bench::TimingOptions Context::coarse_timing(bool first) {
+  bench::TimingOptions o;
+  o.mode = bench::Mode::kHot;
+  o.batch = 1;
+  o.warmup_launches = 1;
+  o.warmup_s = first ? 0.05 : 0.0;
+  o.min_samples = 3;
+  o.max_samples = 3;
+  o.budget_s = 1.0;
+  o.back_to_back = true;
+  return o;
+}
+
+std::optional<Ceiling> run_sweep(const Context& ctx, std::vector<Trial>& trials, const SweepPlan& plan,
+                                 const std::function<void(std::size_t, cudaStream_t)>& enqueue,
+                                 const std::function<double(std::size_t)>& work,
+                                 const std::function<Ceiling(std::size_t, const bench::TimingResult&)>& finish) {
+  const CoarseStats stats = run_coarse(
+      trials,
+      [&](std::size_t i) {
+        const bench::TimingResult t =
+            bench::time_gpu([&](cudaStream_t s) { enqueue(i, s); }, Context::coarse_timing(i == 0));
+        return t.median_s > 0 ? work(i) / t.median_s : kUnknown;
+      },
+      [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); },
+      plan.coarse_budget_s);
+  return run_fine(
+      trials, select_finalists(trials, plan.finalists, plan.within),
+      [&](std::size_t i) {
+        return finish(i, bench::time_gpu([&](cudaStream_t s) { enqueue(i, s); },
+                                         ctx.timing(bench::Mode::kHot, 0, plan.fine_share)));
+      },
+      stats, plan.scale, plan.unit);
 }
 
 void Context::warn(std::string text) const {
@@ -117,15 +153,13 @@ void add_reference_values(Ceiling& c, const DeviceFacts& facts) {
 
 void fill_pattern_device(void* buffer, std::size_t vectors, std::uint32_t seed, cudaStream_t stream) {
   if (vectors % kPatternGranule != 0) throw std::invalid_argument("fill_pattern_device: vectors not a multiple of 512");
-  launch_write_pattern(buffer, vectors, seed, static_cast<int>(vectors / kPatternGranule), 256, 2, stream);
+  launch_write_pattern(buffer, vectors, seed, stream);
 }
 
 std::uint32_t device_word_sum(const void* buffer, std::size_t vectors, const DeviceBuffer& scratch,
                               cudaStream_t stream) {
   if (vectors % kPatternGranule != 0) throw std::invalid_argument("device_word_sum: vectors not a multiple of 512");
-  return run_for_sum(scratch, stream, [&](std::uint32_t* sum) {
-    launch_read_sum(buffer, vectors, sum, static_cast<int>(vectors / kPatternGranule), 256, 2, stream);
-  });
+  return run_for_sum(scratch, stream, [&](std::uint32_t* sum) { launch_read_sum(buffer, vectors, sum, stream); });
 }
 
 std::uint32_t run_for_sum(const DeviceBuffer& scratch, cudaStream_t stream,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/machine_profile.hpp"
 #include "bench/ops/device_buffer.hpp"
 #include "gpuscope/bench.hpp"
+#include "peak/sweep.hpp"
 
 namespace gpuscope::peak::detail {
 
@@ -78,8 +80,34 @@ struct Context {
   /// Timing options of this run: `mode`, `batch` (0 = auto), the run's budget × `share`;
   /// back_to_back for kHot (the steady state of a stream of calls).
   [[nodiscard]] bench::TimingOptions timing(bench::Mode mode, int batch = 0, double share = 1.0) const;
+  /// The coarse stage of a sweep (peak/sweep.hpp): hot mode, batch 1, back to back, 3
+  /// samples after one untimed call; `first` (the first trial of a sweep) adds 50 ms of
+  /// warm-up so the GPU leaves its idle clocks.
+  [[nodiscard]] static bench::TimingOptions coarse_timing(bool first);
   void warn(std::string text) const;
 };
+
+/// How one ceiling's sweep (peak/sweep.hpp) spends its time: the coarse budget, the
+/// finalists (at most `finalists`, within `within` of the best coarse value, plus every
+/// method's best), each timed with Context::timing(kHot, 0, fine_share); values shown as
+/// value × scale in `unit` in the method line.
+struct SweepPlan {
+  double coarse_budget_s;
+  std::size_t finalists;
+  double within;
+  double fine_share;
+  double scale;
+  std::string_view unit;
+};
+
+/// A whole sweep on the GPU: trial i is `enqueue(i, stream)` moving or computing work(i)
+/// units per call; coarse timings with Context::coarse_timing (the first trial warmed up)
+/// until the plan's budget is spent on the steady clock; the finalists timed in full and
+/// turned into checked Ceilings by finish(i, timing); returns run_fine's winner, or nullopt.
+[[nodiscard]] std::optional<Ceiling> run_sweep(
+    const Context& ctx, std::vector<Trial>& trials, const SweepPlan& plan,
+    const std::function<void(std::size_t, cudaStream_t)>& enqueue, const std::function<double(std::size_t)>& work,
+    const std::function<Ceiling(std::size_t, const bench::TimingResult&)>& finish);
 
 /// A Ceiling from a timing: measured = work_per_call / median (work in the catalog's
 /// counted unit: bytes, FLOP, OP), samples, rel_spread = (max - min) / median of the

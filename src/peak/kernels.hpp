@@ -2,7 +2,7 @@
 //
 // Host code (.cpp) calls only these launchers; the kernels live in the .cu files beside
 // this header (memory_kernels.cu, compute_kernels.cu, launch_kernels.cu,
-// gemm_fill_kernels.cu). Every launcher enqueues on the stream it is given, never
+// gemm_fill_kernels.cu, library_methods.cu). Every launcher enqueues on the stream it is given, never
 // synchronizes, and checks the launch with cudaGetLastError (throwing
 // gpuscope::bench::CudaError through GPUSCOPE_CUDA_CALL).
 //
@@ -16,33 +16,49 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "peak/dram_configs.hpp"
+
 namespace gpuscope::peak::detail {
 
 // ---- memory (memory_kernels.cu) ---------------------------------------------------------
-// Buffers are arrays of 16-byte vectors (uint4). Launch shapes: `grid` blocks of `block`
-// threads; `unroll` independent 16-byte accesses in flight per thread (2, 4 or 8). The
-// vector count must be a multiple of grid × block × unroll (no bounds checks in the
-// measuring loop: see memory_vectors()).
+// Buffers are arrays of 16-byte vectors (uint4).
 
-/// Word w (32-bit, counted from the buffer start) of the pattern is w × 2654435761 + seed
-/// (mod 2^32). Writing this pattern is the DRAM write benchmark.
-void launch_write_pattern(void* buffer, std::size_t vectors, std::uint32_t seed, int grid, int block, int unroll,
-                          cudaStream_t stream);
-/// Adds every 32-bit word of the buffer (mod 2^32) into *checksum (atomicAdd once per
-/// thread). The DRAM read benchmark.
-void launch_read_sum(const void* buffer, std::size_t vectors, std::uint32_t* checksum, int grid, int block, int unroll,
-                     cudaStream_t stream);
-/// dst[i] = src[i] for every vector. The DRAM copy benchmark.
-void launch_copy(const void* src, void* dst, std::size_t vectors, int grid, int block, int unroll, cudaStream_t stream);
-/// Like launch_read_sum, `passes` times over the same buffer with ld.global.cg (cached in
-/// L2 only, not in L1). The L2 read benchmark.
+/// The DRAM kernels of the sweep (peak/dram_configs.hpp) with configuration c over
+/// `vectors` vectors, a multiple of kDramBlock × c.width × c.unroll (else
+/// std::invalid_argument); grid: sm_count × c.blocks_per_sm blocks looping grid-stride, or
+/// with blocks_per_sm 0 one block per kDramBlock × width × unroll vectors.
+///   kWrite: writes the pattern into dst: word w (32-bit, from the buffer start) is
+///           w × 2654435761 + seed (mod 2^32);
+///   kRead:  adds every 32-bit word of src (mod 2^32) into *checksum (one atomic add per block);
+///   kCopy:  dst[i] = src[i] for every vector.
+void launch_dram(const DramConfig& c, int sm_count, const void* src, void* dst, std::size_t vectors, std::uint32_t seed,
+                 std::uint32_t* checksum, cudaStream_t stream);
+/// Resident blocks per SM of c's kernel (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+[[nodiscard]] int dram_blocks_per_sm(const DramConfig& c);
+
+/// The pattern of launch_dram's kWrite with 16-byte stores, unroll 2, one-shot grid
+/// (vectors a multiple of 512): how buffers are filled for the read and copy checks.
+void launch_write_pattern(void* buffer, std::size_t vectors, std::uint32_t seed, cudaStream_t stream);
+/// launch_dram's kRead with 16-byte loads, unroll 2, one-shot grid (vectors a multiple of 512).
+void launch_read_sum(const void* buffer, std::size_t vectors, std::uint32_t* checksum, cudaStream_t stream);
+
+/// Adds every word of the buffer into *checksum like kRead, `passes` times over the same
+/// buffer with ld.global.cg (cached in L2 only, not in L1). The L2 read benchmark.
 void launch_l2_read_sum(const void* buffer, std::size_t vectors, int passes, std::uint32_t* checksum, int grid,
                         int block, cudaStream_t stream);
+/// Resident blocks per SM of launch_l2_read_sum's kernel at `block` threads.
+[[nodiscard]] int l2_read_blocks_per_sm(int block);
 
-/// Resident blocks per SM of one memory kernel at `block` threads
-/// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); unroll is ignored for kL2ReadSum.
-enum class MemoryKernel { kWritePattern, kReadSum, kCopy, kL2ReadSum };
-[[nodiscard]] int memory_blocks_per_sm(MemoryKernel kernel, int unroll, int block);
+// ---- library methods (library_methods.cu) --------------------------------------------------
+/// cub::DeviceTransform::Transform copying `words` 32-bit words from src to dst.
+void launch_cub_copy(const void* src, void* dst, std::size_t words, cudaStream_t stream);
+/// cub::DeviceTransform::Transform writing the kWrite pattern (seed) into `words` words.
+void launch_cub_write_pattern(void* dst, std::size_t words, std::uint32_t seed, cudaStream_t stream);
+/// cub::DeviceReduce::Sum of `words` 32-bit words (mod 2^32) into *sum. `temp` holds
+/// cub_sum_temp_bytes(words) bytes (cub's temporary storage).
+void launch_cub_sum(const void* src, std::size_t words, std::uint32_t* sum, void* temp, std::size_t temp_bytes,
+                    cudaStream_t stream);
+[[nodiscard]] std::size_t cub_sum_temp_bytes(std::size_t words);
 
 /// Shared-memory read benchmark: each block fills kSharedVectors 16-byte vectors of shared
 /// memory with vector k = {4k, 4k+1, 4k+2, 4k+3}, then every thread reads

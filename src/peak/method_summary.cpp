@@ -11,16 +11,23 @@ namespace {
 
 constexpr std::array kMethods{
     MethodSummary{"dram_read",
-                  "read_sum kernel: every thread keeps 4 (or 8: the faster counts) independent 16-byte loads in "
-                  "flight per step of a grid-stride loop; one full wave of blocks on every SM; buffer max(8 x L2, "
-                  "256 MiB); the 32-bit word sum is checked against its closed form."},
+                  "The best of a coarse-to-fine sweep over methods: cub::DeviceReduce::Sum of the 32-bit words, "
+                  "and the read_sum kernel in every configuration of 16 or 32 bytes per access x 2/4/8 accesses "
+                  "in flight per thread x cache hint (default, ld.global.nc, ld.global.cs, "
+                  "ld.global.nc.L1::no_allocate.L2::256B) x grid (1, 2, 4, 8 or all resident blocks per SM looping "
+                  "grid-stride, or one block per step); each timed briefly, most promising first, within a time "
+                  "budget; the fastest within 3 % (and every method's best) timed in full; buffer max(32 x L2, "
+                  "4 GiB), at most 1/8 of the memory; the word sum is checked against its closed form. Every "
+                  "method's result is kept in the method line."},
     MethodSummary{"dram_write",
-                  "write_pattern kernel: 4 or 8 independent 16-byte stores per thread per step (the faster counts), "
-                  "grid and buffer as dram_read; the written pattern's word sum is checked."},
+                  "As dram_read over cudaMemsetAsync, cub::DeviceTransform writing the pattern, and the "
+                  "write_pattern kernel's configurations (default or st.global.cs streaming stores); the written "
+                  "words' sum is checked."},
     MethodSummary{"dram_copy",
-                  "copy kernel: 4 (or 8: the faster counts) 16-byte loads then as many 16-byte stores per thread "
-                  "per step between two buffers of max(8 x L2, 256 MiB); bytes read + written counted; the "
-                  "destination's word sum is checked."},
+                  "As dram_read over cudaMemcpyAsync device to device (what PyTorch's copy_ calls), "
+                  "cub::DeviceTransform, and the copy kernel's configurations (loads with each hint, streaming "
+                  "stores with .cs) between two buffers; bytes read + written counted; the destination's word sum "
+                  "is checked."},
     MethodSummary{"l2_read",
                   "l2_read_sum kernel: 16-byte ld.global.cg loads (L1 bypassed), 200 passes over a working set of "
                   "at most half the L2, each block reading different chunks in each pass; word sum checked."},
@@ -43,15 +50,20 @@ constexpr std::array kMethods{
                   "8 independent x = __expf(-x) chains x 16 steps per thread (MUFU.EX2); every thread's result "
                   "must converge to the omega constant 0.567143..."},
     MethodSummary{"tensor_fp16",
-                  "cublasLtMatmul, FP16 inputs and output, FP32 accumulation, TN layout, random inputs; square "
-                  "4096/8192/16384 (8192 with --quick), the first 3 heuristic algorithms each; best kept; 4 "
-                  "elements of C checked against host dot products."},
+                  "cublasLtMatmul, FP16 inputs and output, FP32 accumulation, random inputs: a coarse-to-fine "
+                  "sweep over shapes 4096^3, 8192^3, 16384x8192x8192 (8192^3 with --quick), layouts NN, NT, TN and "
+                  "up to 8 heuristic algorithms each (4 with --quick), 64 MiB workspace limit; the fastest within "
+                  "3 % and each layout's best timed in full; 4 elements of C checked against host dot products. "
+                  "Below tensor_bf16, the method line says whether the SM clock (power) or the kernel made it so."},
     MethodSummary{"tensor_bf16", "As tensor_fp16 with BF16 inputs and output."},
     MethodSummary{"tensor_tf32", "As tensor_fp16 with FP32 inputs and output, CUBLAS_COMPUTE_32F_FAST_TF32."},
-    MethodSummary{"tensor_fp8",
-                  "As tensor_fp16 with FP8 E4M3 inputs, BF16 output, unit scales, CUBLASLT_MATMUL_DESC_FAST_ACCUM."},
-    MethodSummary{"tensor_int8",
-                  "As tensor_fp16 with INT8 inputs, INT32 output, CUBLAS_COMPUTE_32I; C checked exactly."},
+    MethodSummary{
+        "tensor_fp8",
+        "As tensor_fp16 with FP8 E4M3 inputs, BF16 output, unit scales, CUBLASLT_MATMUL_DESC_FAST_ACCUM; TN layout "
+        "only (cuBLASLt requires it)."},
+    MethodSummary{
+        "tensor_int8",
+        "As tensor_fp16 with INT8 inputs, INT32 output, CUBLAS_COMPUTE_32I, TN layout only; C checked exactly."},
     MethodSummary{"h2d_pinned",
                   "cudaMemcpyAsync of 256 MiB (64 MiB with --quick) from cudaHostAlloc memory, timed with CUDA "
                   "events; the device copy's word sum is checked."},

@@ -15,6 +15,7 @@
 #include "core/units.hpp"
 #include "peak/benchmarks.hpp"
 #include "peak/context.hpp"
+#include "peak/sweep.hpp"
 
 namespace gpuscope::peak {
 namespace {
@@ -146,6 +147,17 @@ MachineProfile measure(const PeakOptions& options, const Progress& progress) {
     }
     if (progress) progress(c, index, todo.size());
   }
+  // FP16 and BF16 run on the same tensor cores at the same rate per cycle: say, from the
+  // clocks measured, why one came out lower.
+  Ceiling* fp16 = nullptr;
+  const Ceiling* bf16 = nullptr;
+  for (Ceiling& c : profile.ceilings) {
+    if (c.name == "tensor_fp16") fp16 = &c;
+    if (c.name == "tensor_bf16") bf16 = &c;
+  }
+  if (fp16 != nullptr && bf16 != nullptr)
+    if (const std::string why = detail::explain_rate_gap(*fp16, *bf16, profile.device.sm_count); !why.empty())
+      fp16->method += "; " + why;
   profile.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return profile;
 }

@@ -6,7 +6,10 @@
 // value at the clock observed during that measurement (peak/device_specs.hpp), datasheet
 // value where the GPU model is known, samples, spread, clocks, throttling, and whether the
 // result checksum matched the host's expectation. The method of each measurement is
-// method_summary() (also `gpuscope peak --help` and docs/metrics.md).
+// method_summary() (also `gpuscope peak --help` and docs/metrics.md). The DRAM and tensor
+// ceilings are each the best of a coarse-to-fine sweep over methods and configurations
+// within a time budget (peak/sweep.hpp); their method line lists every method's result.
+// When tensor_fp16 comes out below tensor_bf16, its method line says why, from the clocks.
 //
 // Timing: every GPU-timed measurement goes through the timing engine
 // (include/gpuscope/bench.hpp): warm-up, CUDA events, median, stop on the relative
@@ -15,8 +18,9 @@
 // (launch_latency, stream_sync) are timed with std::chrono::steady_clock (median of
 // repetitions), since a CUDA event cannot see the host.
 //
-// Budgets: full run about 0.5 s of samples per measurement, under 60 s in all on an
-// H100/H200; quick run about 0.2 s each, under 15 s.
+// Budgets: full run about 0.5 s of samples per measurement plus the sweeps' coarse budgets
+// (3 s per DRAM ceiling, 2.5 s per tensor ceiling), under 60 s in all on an H100/H200;
+// quick run about 0.2 s each (sweeps 0.8 s / 1.2 s), under 15 s.
 //
 // Clocks are read (NVML), never changed. A GPU used by another process gets a warning in
 // MachineProfile::warnings, as do ceilings that could not be measured (no cuBLASLt, a

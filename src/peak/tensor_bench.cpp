@@ -1,9 +1,12 @@
 // TensorBench: dense tensor-core GEMM rates through cuBLASLt (loaded by bench/ops/cublaslt.hpp).
 //
-// C (m × n) = A^T B, column-major as cuBLAS counts: A stored k × m, B k × n, C m × n, the
-// "TN" layout (the one cuBLASLt requires for FP8 and INT8). Square shapes; for each shape
-// the first few algorithms of cuBLASLt's heuristic are timed and the fastest
-// (shape, algorithm) is the ceiling. Inputs are random (launch_fill_random). Checks: a
+// C (m × n) = op(A) op(B), column-major as cuBLAS counts. The rate is the best of a
+// coarse-to-fine sweep (peak/sweep.hpp) over shapes (8192³, 16384×8192×8192, 4096³; 8192³
+// with --quick), layouts (NN, NT, TN; TN only for FP8 and INT8, which cuBLASLt requires)
+// and the algorithms cuBLASLt's heuristic proposes for each (up to 8, 4 with --quick),
+// with a 64 MiB workspace (a too small workspace takes the fastest kernels out of the
+// heuristic's choice). PyTorch's torch.matmul of row-major tensors is the NN layout here.
+// Inputs are random (launch_fill_random: zeros draw less power and run faster). Checks: a
 // few elements of C against the host's double-precision dot products of the same inputs.
 // (bench::ops::LtMatmul plans one algorithm with float alpha; here several algorithms are
 // tried and INT8 needs an INT32 alpha, hence the Plan below.)
@@ -11,23 +14,48 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "peak/benchmarks.hpp"
 #include "bench/ops/cublaslt.hpp"
+#include "peak/benchmarks.hpp"
 
 namespace gpuscope::peak::detail {
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // cuBLAS's recommendation for Hopper
-constexpr int kAlgorithms = 3;                                  // heuristic results tried per shape
-constexpr std::array<int, 3> kFullShapes{4096, 8192, 16384};
-constexpr std::array<int, 1> kQuickShapes{8192};
+constexpr std::size_t kWorkspaceBytes = std::size_t{64} << 20;  // 2 x cuBLAS's recommendation for Hopper
+constexpr int kAlgorithms = 8, kQuickAlgorithms = 4;            // heuristic results tried per shape and layout
 constexpr int kCheckedElements = 4;
+// The sweep per tensor ceiling (peak/context.hpp, SweepPlan): 2.5 s of coarse timings (1.2 s
+// with --quick), up to 4 (2) finalists within 3 % of the best, each 0.5 of the run's budget.
+constexpr SweepPlan kSweep{2.5, 4, 0.03, 0.5, 1e-12, "TFLOP/s"}, kQuickSweep{1.2, 2, 0.03, 0.5, 1e-12, "TFLOP/s"};
+
+struct GemmShape {
+  int m, n, k;
+  [[nodiscard]] std::string text() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
+};
+constexpr std::array kFullShapes{GemmShape{8192, 8192, 8192}, GemmShape{16384, 8192, 8192},
+                                 GemmShape{4096, 4096, 4096}};
+constexpr std::array kQuickShapes{GemmShape{8192, 8192, 8192}};
+
+// op(A), op(B): N = as stored (column-major), T = transposed.
+struct GemmLayout {
+  bool a_transposed, b_transposed;
+  std::string_view name;
+};
+constexpr std::array kAllLayouts{GemmLayout{false, false, "NN"}, GemmLayout{false, true, "NT"},
+                                 GemmLayout{true, false, "TN"}};
+constexpr std::array kTnOnly{GemmLayout{true, false, "TN"}};
 
 struct GemmType {
   std::string_view ceiling;
@@ -113,12 +141,15 @@ struct TensorBench::State {
 
 namespace {
 
-// The cuBLASLt objects of one (type, n): descriptors, layouts and heuristic algorithms.
+// The cuBLASLt objects of one (type, shape, layout): descriptors, layouts and the
+// heuristic's algorithms with the workspace each needs.
 class Plan {
  public:
-  Plan(const CublasLt& lt, cublasLtHandle_t handle, const GemmType& t, int n) : m_lt(lt) {
+  Plan(const CublasLt& lt, cublasLtHandle_t handle, const GemmType& t, const GemmShape& shape, const GemmLayout& layout,
+       int algorithms)
+      : m_lt(lt) {
     try {
-      create(handle, t, n);
+      create(handle, t, shape, layout, algorithms);
     } catch (...) {
       release();  // the destructor does not run for a constructor that throws
       throw;
@@ -128,7 +159,7 @@ class Plan {
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
 
-  [[nodiscard]] const std::vector<cublasLtMatmulAlgo_t>& algos() const { return m_algos; }
+  [[nodiscard]] const std::vector<cublasLtMatmulHeuristicResult_t>& algos() const { return m_algos; }
 
   void run(cublasLtHandle_t handle, const cublasLtMatmulAlgo_t& algo, const GemmType& t, const void* a, const void* b,
            void* c, void* workspace, cudaStream_t stream) const {
@@ -144,32 +175,42 @@ class Plan {
   }
 
  private:
-  void create(cublasLtHandle_t handle, const GemmType& t, int n) {
+  void create(cublasLtHandle_t handle, const GemmType& t, const GemmShape& s, const GemmLayout& layout,
+              int algorithms) {
     const CublasLt& lt = m_lt;
-    const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+    const cublasOperation_t op_a = layout.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = layout.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
     const std::int8_t fast_accumulate = 1;
     const std::uint64_t workspace = kWorkspaceBytes;
     check(lt, lt.matmul_desc_create(&m_desc, t.compute, t.scale), "matmul_desc_create");
-    check(lt, lt.matmul_desc_set_attribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans), "TRANSA");
-    check(lt, lt.matmul_desc_set_attribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof no_trans), "TRANSB");
+    check(lt, lt.matmul_desc_set_attribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a), "TRANSA");
+    check(lt, lt.matmul_desc_set_attribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b), "TRANSB");
     if (t.ab == CUDA_R_8F_E4M3)  // FP8: no periodic FP32 promotion (what training stacks use)
       check(lt,
             lt.matmul_desc_set_attribute(m_desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulate,
                                          sizeof fast_accumulate),
             "FAST_ACCUM");
-    check(lt, lt.matrix_layout_create(&m_a, t.ab, n, n, n), "matrix_layout_create");  // k × m, ld k
-    check(lt, lt.matrix_layout_create(&m_b, t.ab, n, n, n), "matrix_layout_create");  // k × n, ld k
-    check(lt, lt.matrix_layout_create(&m_c, t.c, n, n, n), "matrix_layout_create");   // m × n, ld m
+    // Stored shapes (rows, columns, leading dimension), column-major: A is m × k (or k × m
+    // transposed), B k × n (or n × k), C m × n.
+    if (layout.a_transposed)
+      check(lt, lt.matrix_layout_create(&m_a, t.ab, s.k, s.m, s.k), "matrix_layout_create");
+    else
+      check(lt, lt.matrix_layout_create(&m_a, t.ab, s.m, s.k, s.m), "matrix_layout_create");
+    if (layout.b_transposed)
+      check(lt, lt.matrix_layout_create(&m_b, t.ab, s.n, s.k, s.n), "matrix_layout_create");
+    else
+      check(lt, lt.matrix_layout_create(&m_b, t.ab, s.k, s.n, s.k), "matrix_layout_create");
+    check(lt, lt.matrix_layout_create(&m_c, t.c, s.m, s.n, s.m), "matrix_layout_create");
     check(lt, lt.preference_create(&m_pref), "preference_create");
     check(lt,
           lt.preference_set_attribute(m_pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace),
           "MAX_WORKSPACE_BYTES");
-    std::array<cublasLtMatmulHeuristicResult_t, kAlgorithms> results{};
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(algorithms));
     int returned = 0;
-    check(lt, lt.algo_get_heuristic(handle, m_desc, m_a, m_b, m_c, m_c, m_pref, kAlgorithms, results.data(), &returned),
+    check(lt, lt.algo_get_heuristic(handle, m_desc, m_a, m_b, m_c, m_c, m_pref, algorithms, results.data(), &returned),
           "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; i < returned; ++i)
-      if (results[i].state == CUBLAS_STATUS_SUCCESS) m_algos.push_back(results[i].algo);
+      if (results[i].state == CUBLAS_STATUS_SUCCESS) m_algos.push_back(results[i]);
   }
   void release() noexcept {
     if (m_pref != nullptr) (void)m_lt.preference_destroy(m_pref);
@@ -184,27 +225,41 @@ class Plan {
   cublasLtMatmulDesc_t m_desc = nullptr;
   cublasLtMatrixLayout_t m_a = nullptr, m_b = nullptr, m_c = nullptr;
   cublasLtMatmulPreference_t m_pref = nullptr;
-  std::vector<cublasLtMatmulAlgo_t> m_algos;
+  std::vector<cublasLtMatmulHeuristicResult_t> m_algos;
 };
 
-// C[i, j] (column-major, ld n) against Σ_l A[l, i] B[l, j] in double, for a few (i, j)
-// spread over the matrix. Exact for INT8; otherwise within 1e-3 × Σ|a b| + 1 % of |ref|
-// (input rounding to TF32 and output rounding to BF16 stay far inside that; a wrong
-// element of random data is off by about sqrt(n) / 3). Returns "" or what is wrong.
-std::string check_gemm(const GemmType& t, int n, const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& c) {
-  std::vector<unsigned char> row(static_cast<std::size_t>(n) * t.ab_bytes), col(row.size());
+// `count` elements of `bytes` each, `stride` elements apart from element `first` of the
+// device array `src`, into the host buffer `dst`.
+void gather(unsigned char* dst, const DeviceBuffer& src, std::size_t first, std::size_t stride, std::size_t count,
+            std::size_t bytes) {
+  GPUSCOPE_CUDA_CALL(cudaMemcpy2D(dst, bytes, src.as<unsigned char>() + first * bytes, stride * bytes, bytes, count,
+                                  cudaMemcpyDeviceToHost));
+}
+
+// C[i, j] (column-major, ld m) against Σ_l op(A)[i, l] op(B)[l, j] in double, for a few
+// (i, j) spread over the matrix. Exact for INT8; otherwise within 1e-3 × Σ|a b| + 1 % of
+// |ref| (input rounding to TF32 and output rounding to BF16 stay far inside that; a wrong
+// element of random data is off by about sqrt(k) / 3). Returns "" or what is wrong.
+std::string check_gemm(const GemmType& t, const GemmShape& s, const GemmLayout& layout, const DeviceBuffer& a,
+                       const DeviceBuffer& b, const DeviceBuffer& c) {
+  const std::size_t m = s.m, n = s.n, k = s.k;
+  std::vector<unsigned char> row(k * t.ab_bytes), col(row.size());
   std::array<unsigned char, 4> out{};
   for (int e = 0; e < kCheckedElements; ++e) {
-    const std::size_t i = (static_cast<std::size_t>(e) * 7919 + 13) % n,
+    const std::size_t i = (static_cast<std::size_t>(e) * 7919 + 13) % m,
                       j = (static_cast<std::size_t>(e) * 104729 + 5) % n;
+    if (layout.a_transposed)  // A stored k × m: op(A)[i, l] = A[l + i k]
+      gather(row.data(), a, i * k, 1, k, t.ab_bytes);
+    else  // A stored m × k: op(A)[i, l] = A[i + l m]
+      gather(row.data(), a, i, m, k, t.ab_bytes);
+    if (layout.b_transposed)  // B stored n × k: op(B)[l, j] = B[j + l n]
+      gather(col.data(), b, j, n, k, t.ab_bytes);
+    else  // B stored k × n: op(B)[l, j] = B[l + j k]
+      gather(col.data(), b, j * k, 1, k, t.ab_bytes);
     GPUSCOPE_CUDA_CALL(
-        cudaMemcpy(row.data(), a.as<unsigned char>() + i * n * t.ab_bytes, row.size(), cudaMemcpyDeviceToHost));
-    GPUSCOPE_CUDA_CALL(
-        cudaMemcpy(col.data(), b.as<unsigned char>() + j * n * t.ab_bytes, col.size(), cudaMemcpyDeviceToHost));
-    GPUSCOPE_CUDA_CALL(
-        cudaMemcpy(out.data(), c.as<unsigned char>() + (i + j * n) * t.c_bytes, t.c_bytes, cudaMemcpyDeviceToHost));
+        cudaMemcpy(out.data(), c.as<unsigned char>() + (i + j * m) * t.c_bytes, t.c_bytes, cudaMemcpyDeviceToHost));
     double ref = 0, magnitude = 0;
-    for (int l = 0; l < n; ++l) {
+    for (std::size_t l = 0; l < k; ++l) {
       const double p = decode(t.ab, row.data() + l * t.ab_bytes) * decode(t.ab, col.data() + l * t.ab_bytes);
       ref += p;
       magnitude += std::abs(p);
@@ -217,6 +272,21 @@ std::string check_gemm(const GemmType& t, int n, const DeviceBuffer& a, const De
   }
   return "";
 }
+
+// The inputs and output of one shape, filled with random values.
+struct ShapeData {
+  GemmShape shape;
+  DeviceBuffer a, b, c;
+};
+
+// One trial's plan and algorithm.
+struct GemmTrial {
+  const ShapeData* data;
+  const Plan* plan;
+  const GemmLayout* layout;
+  cublasLtMatmulAlgo_t algo;
+  std::size_t rank;  // the heuristic's order for this shape and layout (0 = its first choice)
+};
 
 }  // namespace
 
@@ -232,62 +302,100 @@ TensorBench::~TensorBench() = default;
 Ceiling TensorBench::measure(std::string_view ceiling) {
   const GemmType& t = gemm_type(ceiling);
   State& s = *m_state;
-  const std::span<const int> shapes =
-      m_ctx.quick ? std::span<const int>(kQuickShapes) : std::span<const int>(kFullShapes);
-  const double share = (m_ctx.quick ? 1.0 : 2.0) / static_cast<double>(shapes.size() * kAlgorithms);
+  const std::span<const GemmShape> shapes =
+      m_ctx.quick ? std::span<const GemmShape>(kQuickShapes) : std::span<const GemmShape>(kFullShapes);
+  const bool tn_only = t.ab == CUDA_R_8F_E4M3 || t.ab == CUDA_R_8I;
+  const std::span<const GemmLayout> layouts =
+      tn_only ? std::span<const GemmLayout>(kTnOnly) : std::span<const GemmLayout>(kAllLayouts);
 
-  Ceiling best;
-  best.measured = kUnknown;
-  std::string failures, tried;
-  for (int n : shapes) {
-    const std::size_t elements = static_cast<std::size_t>(n) * n;
-    const std::size_t needed = elements * (2 * t.ab_bytes + t.c_bytes) + kWorkspaceBytes;
-    if (needed > static_cast<std::size_t>(m_ctx.facts.global_memory_bytes) / 2) continue;
-    DeviceBuffer a(elements * t.ab_bytes), b(elements * t.ab_bytes), c(elements * t.c_bytes);
-    launch_fill_random(t.fill, a.get(), elements, 0xA11CEu + n, s.stream.get());
-    launch_fill_random(t.fill, b.get(), elements, 0xB0B5u + n, s.stream.get());
-    GPUSCOPE_CUDA_CALL(cudaStreamSynchronize(s.stream.get()));
-    const std::string shape = std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
-    std::unique_ptr<Plan> planned;
-    try {
-      planned = std::make_unique<Plan>(s.lt, s.handle, t, n);
-    } catch (const std::runtime_error& e) {  // e.g. CUBLAS_STATUS_NOT_SUPPORTED for this type
-      failures += (failures.empty() ? "" : "; ") + shape + ": " + e.what();
-      continue;
-    }
-    const Plan& plan = *planned;
-    if (plan.algos().empty()) {
-      failures += (failures.empty() ? "" : "; ") + shape + ": no cuBLASLt algorithm";
-      continue;
-    }
-    for (std::size_t k = 0; k < plan.algos().size(); ++k) {
-      const cublasLtMatmulAlgo_t& algo = plan.algos()[k];
-      const bench::TimingResult r = bench::time_gpu(
-          [&](cudaStream_t st) { plan.run(s.handle, algo, t, a.get(), b.get(), c.get(), s.workspace.get(), st); },
-          m_ctx.timing(bench::Mode::kHot, 0, share));
-      const double flop = 2.0 * n * n * static_cast<double>(n);
-      Ceiling candidate =
-          ceiling_from_timing(ceiling, flop, r,
-                              "cuBLASLt " + std::to_string(s.lt.version()) + " matmul, " + std::string(t.label) +
-                                  ", TN layout, random inputs, heuristic algorithm " + std::to_string(k + 1) + " of " +
-                                  std::to_string(plan.algos().size()) + ", workspace " + format_bytes(kWorkspaceBytes));
-      const std::string wrong = check_gemm(t, n, a, b, c);
-      mark_verified(candidate, wrong.empty(), shape + ": " + wrong);
-      tried += (tried.empty() ? "" : ", ") + shape + "#" + std::to_string(k + 1);
-      // The fastest verified candidate wins; an unverified one is kept only while nothing
-      // verified exists (so the failure shows).
-      const bool better = !std::isfinite(best.measured) || (candidate.verified && !best.verified) ||
-                          (candidate.verified == best.verified && candidate.measured > best.measured);
-      if (better) {
-        best = std::move(candidate);
-        best.best_shape = shape;
+  std::vector<std::unique_ptr<ShapeData>> data;
+  std::vector<std::unique_ptr<Plan>> plans;
+  std::vector<Trial> trials;
+  std::vector<GemmTrial> gemms;
+  std::string failures;
+  auto fail = [&](const std::string& what) { failures += (failures.empty() ? "" : "; ") + what; };
+  for (const GemmShape& shape : shapes) {
+    const std::size_t a_elements = static_cast<std::size_t>(shape.m) * shape.k,
+                      b_elements = static_cast<std::size_t>(shape.k) * shape.n,
+                      c_elements = static_cast<std::size_t>(shape.m) * shape.n;
+    const std::size_t needed = (a_elements + b_elements) * t.ab_bytes + c_elements * t.c_bytes;
+    if (needed + kWorkspaceBytes > static_cast<std::size_t>(m_ctx.facts.global_memory_bytes) / 2) continue;
+    auto d = std::make_unique<ShapeData>(ShapeData{shape, DeviceBuffer(a_elements * t.ab_bytes),
+                                                   DeviceBuffer(b_elements * t.ab_bytes),
+                                                   DeviceBuffer(c_elements * t.c_bytes)});
+    const std::uint32_t seed = static_cast<std::uint32_t>(shape.m * 3 + shape.n * 5 + shape.k * 7);
+    launch_fill_random(t.fill, d->a.get(), a_elements, 0xA11CEu + seed, s.stream.get());
+    launch_fill_random(t.fill, d->b.get(), b_elements, 0xB0B5u + seed, s.stream.get());
+    for (const GemmLayout& layout : layouts) {
+      const std::string where = shape.text() + " " + std::string(layout.name);
+      try {
+        plans.push_back(
+            std::make_unique<Plan>(s.lt, s.handle, t, shape, layout, m_ctx.quick ? kQuickAlgorithms : kAlgorithms));
+      } catch (const std::runtime_error& e) {  // e.g. CUBLAS_STATUS_NOT_SUPPORTED for this type
+        fail(where + ": " + e.what());
+        continue;
+      }
+      const Plan& plan = *plans.back();
+      if (plan.algos().empty()) fail(where + ": no cuBLASLt algorithm");
+      for (std::size_t a = 0; a < plan.algos().size(); ++a) {
+        trials.push_back(Trial{"cuBLASLt " + std::string(layout.name),
+                               shape.text() + ", heuristic " + std::to_string(a + 1) + " of " +
+                                   std::to_string(plan.algos().size()) + " (workspace " +
+                                   format_bytes(static_cast<double>(plan.algos()[a].workspaceSize)) + ")",
+                               kUnknown, kUnknown, false});
+        gemms.push_back(GemmTrial{d.get(), &plan, &layout, plan.algos()[a].algo, a});
       }
     }
+    data.push_back(std::move(d));
   }
-  if (!std::isfinite(best.measured))
+  GPUSCOPE_CUDA_CALL(cudaStreamSynchronize(s.stream.get()));
+  // Most promising first (the coarse budget may not reach the end): every shape and
+  // layout's first heuristic choice, then every second choice, ...
+  std::vector<std::size_t> order(trials.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return gemms[x].rank < gemms[y].rank; });
+  {
+    std::vector<Trial> sorted_trials;
+    std::vector<GemmTrial> sorted_gemms;
+    for (std::size_t i : order) {
+      sorted_trials.push_back(std::move(trials[i]));
+      sorted_gemms.push_back(gemms[i]);
+    }
+    trials = std::move(sorted_trials);
+    gemms = std::move(sorted_gemms);
+  }
+  if (trials.empty())
     throw NotMeasured("no GEMM shape could run" + (failures.empty() ? std::string() : ": " + failures));
-  best.method += "; tried " + tried;
-  return best;
+
+  auto enqueue = [&](std::size_t i) {
+    return [&, i](cudaStream_t st) {
+      const GemmTrial& g = gemms[i];
+      g.plan->run(s.handle, g.algo, t, g.data->a.get(), g.data->b.get(), g.data->c.get(), s.workspace.get(), st);
+    };
+  };
+  auto flop = [&](std::size_t i) {
+    const GemmShape& sh = gemms[i].data->shape;
+    return 2.0 * sh.m * static_cast<double>(sh.n) * sh.k;
+  };
+  std::optional<Ceiling> best = run_sweep(
+      m_ctx, trials, m_ctx.quick ? kQuickSweep : kSweep, [&](std::size_t i, cudaStream_t st) { enqueue(i)(st); }, flop,
+      [&](std::size_t i, const bench::TimingResult& r) {
+        const GemmTrial& g = gemms[i];
+        Ceiling c =
+            ceiling_from_timing(ceiling, flop(i), r,
+                                "cuBLASLt " + std::to_string(s.lt.version()) + " matmul, " + std::string(t.label) +
+                                    ", " + std::string(g.layout->name) + " layout, random inputs, " + trials[i].label +
+                                    ", workspace limit " + format_bytes(kWorkspaceBytes));
+        const std::string wrong = check_gemm(t, g.data->shape, *g.layout, g.data->a, g.data->b, g.data->c);
+        mark_verified(c, wrong.empty(), g.data->shape.text() + ": " + wrong);
+        c.best_shape = g.data->shape.text();
+        return c;
+      });
+  if (!best) throw NotMeasured("no GEMM could be timed" + (failures.empty() ? std::string() : ": " + failures));
+  Ceiling c = std::move(*best);
+  if (!failures.empty()) c.method += "; not run: " + failures;
+  return c;
 }
 
 }  // namespace gpuscope::peak::detail

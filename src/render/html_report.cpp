@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "core/utf8.hpp"
 #include "render/kernel_roofline_svg.hpp"
 #include "render/report_assets.hpp"
@@ -90,6 +92,16 @@ std::string script_safe_json(const Json& json) {
                (text[i + 2] == '\xA8' || text[i + 2] == '\xA9')) {
       out += text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
       i += 2;
+    } else if (c == '\x7F') {
+      out += "\\u007f";  // DEL, C1 controls, U+FFFE and U+FFFF: characters HTML does not allow raw
+    } else if (c == '\xC2' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+      ++i;
+    } else if (c == '\xEF' && i + 2 < text.size() && text[i + 1] == '\xBF' &&
+               (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
+      out += text[i + 2] == '\xBE' ? "\\ufffe" : "\\uffff";
+      i += 2;
     } else {
       out += c;
     }
@@ -104,6 +116,17 @@ std::string html_escape(std::string_view text) {
 
 namespace {
 
+// A kernel's label beside its point on the page's roofline: a name of kilobytes drawn whole
+// would bury the chart and stall the page (the tables show the whole name).
+constexpr std::size_t kMaxRooflineLabelBytes = 512;
+
+std::string roofline_label(const std::string& name) {
+  if (name.size() <= kMaxRooflineLabelBytes) return name;
+  std::size_t cut = kMaxRooflineLabelBytes;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // a whole code point
+  return name.substr(0, cut) + "\u2026";
+}
+
 // The kernels of a `gpuscope kernels` trace as render/kernel_roofline_svg draws them (names
 // escaped as SVG text there), inline; a sentence when there are none or nothing can be drawn.
 void write_roofline(const core::ReportPage& page, std::ostream& out) {
@@ -113,7 +136,8 @@ void write_roofline(const core::ReportPage& page, std::ostream& out) {
     return;
   }
   std::vector<KernelMarker> markers;
-  for (const core::PageRooflineKernel& k : page.roofline_kernels) markers.push_back({k.label, k.derived});
+  for (const core::PageRooflineKernel& k : page.roofline_kernels)
+    markers.push_back({roofline_label(k.label), k.derived});
   std::ostringstream svg;
   try {
     write_kernel_roofline_svg(page.roofline_ceilings, markers, page.roofline_ceiling_source, svg);
@@ -131,7 +155,7 @@ void write_roofline(const core::ReportPage& page, std::ostream& out) {
 void write_html_report(const core::ReportPage& page, std::ostream& out) {
   // The template's markers (@@NAME@@) are replaced in order; text between them is copied.
   const std::string tmpl = detail::report_asset("page_html");
-  const std::string title = html_escape(core::repair_utf8("gpuscope report: " + page.trace_name));
+  const std::string title = html_escape("gpuscope report: " + page.trace_name);
   std::size_t at = 0;
   while (at < tmpl.size()) {
     const std::size_t open = tmpl.find("@@", at);

@@ -12,6 +12,10 @@
 // kernels on the roofline (render/kernel_roofline_svg.hpp) and, when the trace holds a generate
 // loop, the Tokens section (render/token_timeline_svg.hpp; without one the page is unchanged).
 //
+// A long name is shown clipped (the first 1,000 characters in a table cell) with a button that
+// shows the whole text from the page data; the kernels' labels on the roofline are clipped here
+// to 512 bytes (docs/report.md, "Long names").
+//
 // Numbers in the DOM carry their raw value for tests: each element showing a cell of a
 // Report has data-report (the report's name), data-row (the row's index in the Report),
 // data-col (the column's name) and data-value (the value as JSON writes it; "null" for
@@ -42,10 +46,13 @@ namespace gpuscope::render {
 
 /// `json` as text that can sit inside a <script> element: compact, invalid UTF-8 replaced
 /// by U+FFFD, and every '<', '>' and '&' and U+2028 / U+2029 written as a \uXXXX escape, so
-/// no "</script>" or "<!--" can appear in it. JSON.parse reads it back unchanged.
+/// no "</script>" or "<!--" can appear in it; so are DEL, the C1 controls and U+FFFE / U+FFFF
+/// (JSON escapes the C0 controls), which HTML does not allow raw. JSON.parse reads it back
+/// unchanged.
 [[nodiscard]] std::string script_safe_json(const nlohmann::json& json);
 
-/// `text` with & < > " ' as character references (for element text and attribute values).
+/// `text` with & < > " ' as character references (for element text and attribute values),
+/// made valid UTF-8 with no control character: render::xml_escape (svg_chart.hpp).
 [[nodiscard]] std::string html_escape(std::string_view text);
 
 /// Writes the whole page to `out`.

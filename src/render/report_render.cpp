@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/table_units.hpp"
+#include "core/utf8.hpp"
 
 namespace gpuscope::render {
 namespace {
@@ -193,7 +194,7 @@ void render_table(const Report& r, std::ostream& out, const TableOptions& t) {
   std::vector<std::string> headers(ncol);
   std::vector<std::size_t> width(ncol);
   for (std::size_t c = 0; c < ncol; ++c) {
-    headers[c] = layout[c].header;
+    headers[c] = one_line(layout[c].header);
     width[c] = display_width(headers[c]);
     for (const auto& line : cells) width[c] = std::max(width[c], display_width(line[c]));
   }
@@ -209,9 +210,9 @@ void render_table(const Report& r, std::ostream& out, const TableOptions& t) {
     out << text << '\n';
   };
 
-  out << (r.title.empty() ? r.name : r.title);
-  if (!r.title.empty() && !r.name.empty()) out << " (" << r.name << ")";
-  out << "\n\n";
+  std::string title = r.title.empty() ? r.name : r.title;
+  if (!r.title.empty() && !r.name.empty()) title += " (" + r.name + ")";
+  out << one_line(std::move(title)) << "\n\n";
   if (ncol > 0) {
     write_line(headers);
     std::vector<std::string> dashes(ncol);
@@ -223,8 +224,13 @@ void render_table(const Report& r, std::ostream& out, const TableOptions& t) {
   for (const Note& n : r.notes) out << note_prefix(n.level) << one_line(n.text) << '\n';
 }
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+bool is_control(char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }
+
+// The one place csv text is written: valid UTF-8, quoted when it holds a separator, a quote
+// or any control character (kept as data, but inside quotes).
+std::string csv_field(std::string_view raw) {
+  std::string s = valid_utf8(raw) ? std::string(raw) : repair_utf8(raw);
+  if (std::none_of(s.begin(), s.end(), [](char ch) { return ch == ',' || ch == '"' || is_control(ch); })) return s;
   std::string q = "\"";
   for (char ch : s) {
     if (ch == '"') q += '"';
@@ -458,11 +464,19 @@ std::string_view format_name(Format format) {
 std::string group_thousands(std::int64_t value) { return group_digits(std::to_string(value)); }
 
 std::string one_line(std::string s) {
-  if (std::none_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
-    return s;
+  if (!valid_utf8(s)) s = repair_utf8(s);
+  // C1 controls (U+0080..U+009F) are C2 80..C2 9F in UTF-8; some terminals act on them too.
+  const auto is_c1 = [&](std::size_t i) {
+    return s[i] == '\xC2' && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F;
+  };
+  bool plain = true;
+  for (std::size_t i = 0; i < s.size() && plain; ++i) plain = !is_control(s[i]) && !is_c1(i);
+  if (plain) return s;
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(s.size() + 8);
-  for (char ch : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
     const auto u = static_cast<unsigned char>(ch);
     if (ch == '\n') {
       out += "\\n";
@@ -470,11 +484,15 @@ std::string one_line(std::string s) {
       out += "\\r";
     } else if (ch == '\t') {
       out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
+    } else if (is_control(ch)) {
       out += "\\x";
       out += kHex[u >> 4];
       out += kHex[u & 0xf];
+    } else if (is_c1(i)) {
+      const auto c1 = static_cast<unsigned char>(s[++i]);
+      out += "\\u00";
+      out += kHex[c1 >> 4];
+      out += kHex[c1 & 0xf];
     } else {
       out += ch;
     }

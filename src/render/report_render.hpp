@@ -16,9 +16,9 @@
 //             code points (TableOptions::name_width) is cut in the middle with "…";
 //             newlines in text become spaces. After the table, one line per note:
 //             "note: ", "WARNING: " or "DATA LOSS: " + text.
-//   csv       RFC 4180 quoting (a field holding ',', '"', CR or LF is quoted, '"'
-//             doubled); lines end in "\n". ONE header row in "Name (unit)" style,
-//             no unit row. Integers plain, reals in shortest round-trip form
+//   csv       RFC 4180 quoting (a field holding ',', '"' or a control character --
+//             CR, LF, tab, ... kept as data -- is quoted, '"' doubled); lines end in "\n". ONE header row in "Name
+//             (unit)" style, no unit row. Integers plain, reals in shortest round-trip form
 //             ("0.1", "1234.5678"), NULL and NaN as an empty field, infinities
 //             "inf"/"-inf". Title and notes are NOT written (they would break CSV
 //             readers); callers that need them use another format.
@@ -44,6 +44,10 @@
 //             name, then the union of the reports' headers in order of first appearance (a
 //             header twice in one report gets two columns); a row leaves the columns of other
 //             reports empty. One header row; no blank lines.
+// Text is valid UTF-8 in every format, whatever bytes the trace holds (a trace edited after
+// import, merged or written by another tool): bytes that are not UTF-8 become U+FFFD
+// (core/utf8.hpp) where each format writes text -- one_line (table), markdown_text
+// (markdown), the csv field writer, and json's serializer.
 // docs/output-formats.md gives the reports of each command.
 #pragma once
 
@@ -113,8 +117,9 @@ void render(std::span<const Report> reports, Format format, std::ostream& out, c
 [[nodiscard]] std::string group_thousands(std::int64_t value);
 
 /// Text from the traced program (a kernel name, an NVTX message) on one line for the table
-/// format: control characters shown escaped (\n, \r, \t, \xNN for the other C0 characters
-/// and DEL), so a name can neither break the layout nor send terminal escape sequences.
+/// format: bytes that are not UTF-8 replaced by U+FFFD, control characters shown escaped
+/// (\n, \r, \t, \xNN for the other C0 characters and DEL, \u00NN for the C1 characters
+/// U+0080..U+009F), so a name can neither break the layout nor send terminal escape sequences.
 [[nodiscard]] std::string one_line(std::string s);
 
 /// The same for markdown: one_line, then the punctuation markdown would act on

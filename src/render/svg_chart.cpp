@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "core/utf8.hpp"
 #include "render/report_render.hpp"
 
 namespace gpuscope::render {
@@ -428,10 +429,15 @@ std::string format_plain(double value, int significant) {
   return (value < 0 ? "-" : "") + grouped + (dot == std::string::npos ? "" : s.substr(dot));
 }
 
-std::string xml_escape(std::string_view text) {
+std::string xml_escape(std::string_view raw) {
+  // The one place SVG and HTML text is written: valid UTF-8 first, then only XML 1.0 characters.
+  std::string repaired;
+  std::string_view text = raw;
+  if (!core::valid_utf8(raw)) text = repaired = core::repair_utf8(raw);
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     switch (c) {
       case '&':
         out += "&amp;";
@@ -449,8 +455,18 @@ std::string xml_escape(std::string_view text) {
         out += "&apos;";
         break;
       default:
-        // XML 1.0 allows no control characters but tab, LF and CR.
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ? ' ' : c;
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+          out += ' ';  // XML 1.0 allows no C0 control character but tab, LF and CR
+        } else if (c == '\xC2' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+          out += ' ';  // a C1 control (U+0080..U+009F): allowed by XML 1.0 but not by HTML
+          ++i;
+        } else if (c == '\xEF' && i + 2 < text.size() && text[i + 1] == '\xBF' &&
+                   (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
+          out += "\xEF\xBF\xBD";  // U+FFFE and U+FFFF are not XML characters either
+          i += 2;
+        } else {
+          out += c;
+        }
     }
   }
   return out;

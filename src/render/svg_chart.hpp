@@ -95,7 +95,10 @@ void write_svg(const Chart& chart, std::ostream& out);
 /// thousands grouped, trailing zeros dropped: 0.01 → "0.01", 1000 → "1,000", 295.4 → "295".
 [[nodiscard]] std::string format_plain(double value, int significant = 3);
 
-/// & < > " ' → entities; control characters other than tab, LF, CR (not allowed in XML 1.0) → space.
+/// & < > " ' → entities; bytes that are not UTF-8 → U+FFFD (core/utf8.hpp); control characters
+/// other than tab, LF, CR (not allowed in XML 1.0), DEL and the C1 controls → space; U+FFFE,
+/// U+FFFF → U+FFFD.
+/// Any input gives well-formed XML text (element text or attribute value).
 [[nodiscard]] std::string xml_escape(std::string_view text);
 
 }  // namespace gpuscope::render

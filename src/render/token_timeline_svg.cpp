@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "core/utf8.hpp"
 #include "render/svg_chart.hpp"
 
 namespace gpuscope::render {
@@ -227,7 +226,7 @@ void write_tokens_section(const core::TokenTimeline& tokens, std::ostream& out) 
       << "\"></span>stands out (red outline and mark: over 1.5 x the median of its kind)</p>\n";
   for (const core::TokenGeneration& g : tokens.generations) {
     out << "<h3>Generation " << g.number << " (PID " << g.pid;
-    if (!g.model.empty()) out << ", model " << xml_escape(core::repair_utf8(g.model));
+    if (!g.model.empty()) out << ", model " << xml_escape(g.model);
     out << ")" << (g.cold_tpot_ns ? ", cold" : "")
         << "</h3>\n<div class=\"token-generation\" style=\"display:flex;flex-wrap:wrap;gap:6px 20px;align-items:"
            "flex-start\"><div style=\"flex:1 1 720px;max-width:1100px\">";

@@ -40,6 +40,43 @@
     return document.getElementById(id);
   }
 
+  // ---- long names ----
+  // A name from the trace may be any length (a C++ template instantiation of kilobytes, or a
+  // trace edited by another tool). Laying out whole names of 5-100 kB in table cells made the
+  // page take minutes to render, so the page shows the first characters of a long text, with
+  // a button that shows the whole of it (kept in the page data, not copied into the DOM).
+  var NAME_CHARS = 1000;  // a table cell, a label in the page's text
+  var NOTE_CHARS = 2000;  // a note or diagnosis: a sentence that may quote names
+  var CHART_CHARS = 60;   // a label on a chart's axis or legend
+  var TIP_CHARS = 300;    // a chart's tooltip
+  var clip = window.gpuscopeClip;  // page.html
+  // Sets `node`'s text to `text`; longer than `limit`: clipped, and a button shows all of it.
+  function setText(node, text, limit) {
+    text = String(text);
+    if (text.length <= limit) {
+      node.textContent = text;
+      return node;
+    }
+    var shown = document.createTextNode(clip(text, limit));
+    var toggle = el('button', 'show-all');
+    toggle.type = 'button';
+    var open = false;
+    var label = function () {
+      toggle.textContent = open ? 'show less' : 'show all ' + group(String(text.length)) + ' characters';
+    };
+    label();
+    toggle.addEventListener('click', function (ev) {
+      ev.stopPropagation();
+      open = !open;
+      shown.data = open ? text : clip(text, limit);
+      label();
+    });
+    node.textContent = '';
+    node.appendChild(shown);
+    node.appendChild(toggle);
+    return node;
+  }
+
   // ---- numbers and units (the spellings of core/units.hpp) ----
   function sig3(x) {
     if (!isFinite(x)) return '-';
@@ -244,7 +281,8 @@
         if (opts.rowClass) tr.className = opts.rowClass(rows[i]);
         for (var c = 0; c < cols.length; c++) {
           var v = rows[i][c];
-          var td = el('td', cols[c].type === 'text' ? 'text' : 'num', cellText(v, cols[c], decimals[c]));
+          var td = el('td', cols[c].type === 'text' ? 'text' : 'num');
+          setText(td, cellText(v, cols[c], decimals[c]), NAME_CHARS);
           if (cols[c].type !== 'text') numberAttrs(td, report.name, i, cols[c].name, v, c);
           tr.appendChild(td);
         }
@@ -268,13 +306,20 @@
     var ul = el('ul', 'notes');
     notes.forEach(function (n) {
       var prefix = n.level === 'warning' ? 'WARNING: ' : n.level === 'data_loss' ? 'DATA LOSS: ' : 'note: ';
-      ul.appendChild(el('li', n.level, prefix + n.text));
+      ul.appendChild(setText(el('li', n.level), prefix + n.text, NOTE_CHARS));
     });
     parent.appendChild(ul);
   }
 
   function explain(parent, text) {
     parent.appendChild(el('p', 'explain', text));
+  }
+
+  // The page is built: how long that took, in ms since the navigation started (parsing,
+  // scripts, style and layout), as data-rendered-ms on <html>, for a reader and the browser test.
+  function rendered() {
+    void document.body.offsetHeight;  // style and layout now, not after this script
+    document.documentElement.setAttribute('data-rendered-ms', performance.now().toFixed(0));
   }
 
   // ---- the page ----
@@ -331,7 +376,7 @@
     head.appendChild(cards);
     var list = el('ul', 'diagnoses');
     r.notes.forEach(function (n) {
-      list.appendChild(el('li', n.level, n.text));
+      list.appendChild(setText(el('li', n.level), n.text, NOTE_CHARS));
     });
     head.appendChild(list);
     var sec = byId('tables');
@@ -351,6 +396,7 @@
   }
   if (data.kind === 'diff') {
     part('diff', renderDiff);
+    rendered();
     return;
   }
 
@@ -371,7 +417,7 @@
       var card = el('div', 'card');
       card.appendChild(el('div', 'label', c.name));
       var v = row ? row[i] : null;
-      var value = el('div', 'value', withUnit(v, c.unit));
+      var value = setText(el('div', 'value'), withUnit(v, c.unit), CHART_CHARS);
       if (row) numberAttrs(value, 'top', 0, c.name, v, i);
       card.appendChild(value);
       cards.appendChild(card);
@@ -389,7 +435,9 @@
     top.notes.forEach(function (n) {
       var li = el('li', n.level);
       var colon = n.text.indexOf(':');
-      if (n.level === 'warning' && colon > 0) {
+      if (n.text.length > NOTE_CHARS) {
+        setText(li, (n.level === 'data_loss' ? 'DATA LOSS: ' : '') + n.text, NOTE_CHARS);
+      } else if (n.level === 'warning' && colon > 0) {
         li.appendChild(el('span', 'what', n.text.slice(0, colon + 1)));
         li.appendChild(document.createTextNode(n.text.slice(colon + 1)));
       } else {
@@ -417,7 +465,7 @@
         '), split into time when a kernel ran, when only a copy ran, when only a memset ran, and idle. ' +
         'Kernels + copies + memsets is gpu_util\'s Busy Time' + (data.gpus_scope ? ' over the same span.' : '.'));
     var labels = data.gpus.map(function (g) {
-      return 'GPU ' + g.gpu + (g.name ? ' (' + g.name + ')' : '');
+      return clip('GPU ' + g.gpu + (g.name ? ' (' + g.name + ')' : ''), CHART_CHARS);
     });
     var parts = [['kernels', 'kernel_ns', COLORS.kernel], ['copies', 'copy_ns', COLORS.copy],
       ['memsets', 'memset_ns', COLORS.memset], ['idle', 'idle_ns', COLORS.idle]];
@@ -430,6 +478,10 @@
     };
     opts.plugins.tooltip = {
       callbacks: {
+        title: function (items) {
+          var g = data.gpus[items[0].dataIndex];
+          return clip('GPU ' + g.gpu + (g.name ? ' (' + g.name + ')' : ''), TIP_CHARS);
+        },
         label: function (ctx) {
           var g = data.gpus[ctx.dataIndex];
           var ns = g[parts[ctx.datasetIndex][1]];
@@ -462,7 +514,7 @@
     data.gpus.forEach(function (g, i) {
       var r = document.createElement('tr');
       r.appendChild(el('td', 'num', String(g.gpu)));
-      r.appendChild(el('td', 'text', g.name || '-'));
+      r.appendChild(setText(el('td', 'text'), g.name || '-', NAME_CHARS));
       [['kernel_ns', 'Kernels'], ['copy_ns', 'Copies'], ['memset_ns', 'Memsets'], ['idle_ns', 'Idle'],
         ['wall_ns', 'Wall']].forEach(function (p) {
         var v = g[p[0]];
@@ -494,8 +546,11 @@
     var multiPid = data.steps.some(function (s) {
       return s.pid !== data.steps[0].pid;
     });
+    var stepLabel = function (s, n) {
+      return clip((multiPid ? s.pid + ': ' : '') + s.label, n) + (s.steps > 1 ? ' (slowest of ' + s.steps + ')' : '');
+    };
     var labels = data.steps.map(function (s) {
-      return (multiPid ? s.pid + ': ' : '') + s.label + (s.steps > 1 ? ' (slowest of ' + s.steps + ')' : '');
+      return stepLabel(s, CHART_CHARS);
     });
     var stateColor = function (s) {
       return s.state === 'warm-up' ? COLORS.warmup : s.state === 'outlier' ? COLORS.outlier : COLORS.steady;
@@ -529,6 +584,9 @@
     };
     opts.plugins.tooltip = {
       callbacks: {
+        title: function (items) {
+          return stepLabel(data.steps[items[0].dataIndex], TIP_CHARS);
+        },
         label: function (ctx) {
           var s = data.steps[ctx.dataIndex];
           return ctx.datasetIndex === 0 ?
@@ -566,7 +624,7 @@
     });
     var p = el('p', 'explain');
     p.appendChild(document.createTextNode('Slowest step: '));
-    var b = el('b', null, (multiPid ? slowest.pid + ': ' : '') + slowest.label);
+    var b = setText(el('b'), (multiPid ? slowest.pid + ': ' : '') + slowest.label, NAME_CHARS);
     p.appendChild(b);
     var v = el('span', null, ' ' + duration(slowest.wall_ns));
     numberAttrs(v, 'steps', data.steps.indexOf(slowest), 'Wall', slowest.wall_ns);
@@ -625,7 +683,8 @@
             return { x: t / 1e6, y: s.values[k] };
           });
           return {
-            label: s.name + (s.points_total > s.t_ns.length ? ' (' + s.t_ns.length + ' of ' + s.points_total + ' points)' : ''),
+            label: clip(s.name, CHART_CHARS) +
+                (s.points_total > s.t_ns.length ? ' (' + s.t_ns.length + ' of ' + s.points_total + ' points)' : ''),
             data: pts,
             borderColor: SERIES_COLORS[i % SERIES_COLORS.length],
             backgroundColor: SERIES_COLORS[i % SERIES_COLORS.length],
@@ -672,7 +731,7 @@
     var sec = byId('left-out');
     var ul = el('ul', 'notes');
     data.notes.forEach(function (n) {
-      ul.appendChild(el('li', null, n));
+      ul.appendChild(setText(el('li'), n, NOTE_CHARS));
     });
     if (data.timeline && data.timeline.included_events < data.timeline.total_events)
       ul.appendChild(el('li', null, 'the timeline holds ' + data.timeline.included_events + ' of ' +
@@ -681,4 +740,5 @@
     if (!ul.firstChild) ul.appendChild(el('li', null, 'nothing: every kind of data the trace holds is shown'));
     sec.appendChild(ul);
   });
+  rendered();
 })();

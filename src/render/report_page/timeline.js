@@ -27,6 +27,11 @@
   var MAX_LEVELS = 4;  // NVTX nesting levels drawn (deeper ranges share the last)
   var MIN_SPAN_NS = 100;
   var KIND_NAMES = ['CUDA API call', 'NVTX range', 'NVTX mark', 'kernel', 'memcpy', 'memset'];
+  // Names of any length are shown clipped (laying out 100 kB names stalls the page): lane
+  // labels to LABEL_CHARS, a tooltip's or title's name to TIP_CHARS (the tables hold it all).
+  var LABEL_CHARS = 200;
+  var TIP_CHARS = 1000;
+  var clip = window.gpuscopeClip || function (s) { return String(s); };
 
   function reportError(err) {
     try {
@@ -284,8 +289,9 @@
           var gi = l.group;
           rows.push({type: 'group', group: gi, y: y, h: GROUP_H});
           var gl = el('div', 'gst-group' + (g.gpu ? ' gst-gpu' : ''),
-            (collapsed[gi] ? '▸ ' : '▾ ') + g.label + (g.detail ? ' — ' + g.detail : ''));
-          gl.title = g.label + (g.detail ? '\n' + g.detail : '') + '\n(click to fold or unfold)';
+            (collapsed[gi] ? '▸ ' : '▾ ') + clip(g.label, LABEL_CHARS) + (g.detail ? ' — ' + clip(g.detail, LABEL_CHARS) : ''));
+          gl.title = clip(g.label, TIP_CHARS) + (g.detail ? '\n' + clip(g.detail, TIP_CHARS) : '') +
+            '\n(click to fold or unfold)';
           gl.style.height = GROUP_H + 'px';
           gl.addEventListener('click', function () {
             safe(function () { collapsed[gi] = !collapsed[gi]; layoutRows(); schedule(); });
@@ -296,8 +302,8 @@
         if (collapsed[l.group]) return;
         var h = LANE_H * (l.levels || 1);
         rows.push({type: 'lane', lane: l, y: y, h: h});
-        var ll = el('div', 'gst-lane', l.label);
-        ll.title = l.label + ': ' + fmtInt(l.events) + ' events, busy ' + fmtDur(l.busy) + ' (' +
+        var ll = el('div', 'gst-lane', clip(l.label, LABEL_CHARS));
+        ll.title = clip(l.label, TIP_CHARS) + ': ' + fmtInt(l.events) + ' events, busy ' + fmtDur(l.busy) + ' (' +
           (100 * l.busy / tl.span).toFixed(1) + ' % of the range drawn)';
         ll.style.height = h + 'px';
         labelsCol.appendChild(ll);
@@ -587,7 +593,7 @@
       var it = tl.items;
       if (i >= 0) {
         var kind = it.kind[i];
-        tip.appendChild(el('div', 'gst-tip-name', String(tl.names[it.name[i]] || '')));
+        tip.appendChild(el('div', 'gst-tip-name', clip(tl.names[it.name[i]] || '', TIP_CHARS)));
         tipLine('', KIND_NAMES[kind] || 'event');
         tipLine('start', fmtAt(it.start[i]));
         if (kind !== 2) tipLine('duration', fmtDur(it.dur[i]));
@@ -600,18 +606,18 @@
           tipLine('size', fmtBytes(it.bytes[i]) + (it.dur[i] > 0 ? ' (' + (it.bytes[i] / it.dur[i]).toFixed(2) + ' GB/s)' : ''));
         }
         if (kind >= 3) {
-          tipLine('stream', l.stream + ' on ' + g.label + (l.pid ? ' (pid ' + l.pid + ')' : ''));
+          tipLine('stream', l.stream + ' on ' + clip(g.label, LABEL_CHARS) + (l.pid ? ' (pid ' + l.pid + ')' : ''));
           if (it.corr[i] !== 0) {
             var a = launchOf(l.pid, it.corr[i]);
             if (a >= 0) {
-              tipLine('launched by', String(tl.names[it.name[a]] || '') + ' (correlation ' + it.corr[i] + ', ' +
+              tipLine('launched by', clip(tl.names[it.name[a]] || '', LABEL_CHARS) + ' (correlation ' + it.corr[i] + ', ' +
                 fmtDur(it.dur[a]) + ', at ' + fmtAt(it.start[a]) + ')');
             } else {
               tipLine('launched by', 'correlation ' + it.corr[i] + ' (the API call is not among the events included)');
             }
           }
         } else {
-          tipLine('thread', l.label + ' in ' + g.label);
+          tipLine('thread', clip(l.label, LABEL_CHARS) + ' in ' + clip(g.label, LABEL_CHARS));
           if (kind === 0 && it.corr[i] !== 0) tipLine('correlation', String(it.corr[i]));
         }
       } else {
@@ -620,8 +626,8 @@
         var level = 0, lb = binNs;
         while (level + 1 < l.pyramid.length && lb * 2 <= nsPerPx) { level++; lb *= 2; }
         var d = l.pyramid[level][Math.floor((t - tl.lo) / lb)] || 0;
-        tip.appendChild(el('div', 'gst-tip-name', l.label));
-        tipLine('group', g.label);
+        tip.appendChild(el('div', 'gst-tip-name', clip(l.label, TIP_CHARS)));
+        tipLine('group', clip(g.label, LABEL_CHARS));
         tipLine('busy', (100 * d / 255).toFixed(0) + ' % of ' + fmtDur(lb) + ' around ' + fmtAt(tl.lo + Math.floor((t - tl.lo) / lb) * lb));
         tipLine('lane', fmtInt(l.events) + ' events, busy ' + fmtDur(l.busy) + ' in all');
       }

@@ -146,6 +146,8 @@ check "peak without a GPU says so" grep -qi "gpu" err.txt
 check "peak without a GPU prints no table" test ! -s out.txt
 "$bin" peak --format nonsense --no-save >/dev/null 2>err.txt; rc=$?
 check "peak --format nonsense exits 2 before touching the GPU" test $rc -eq 2
+"$bin" peak --reference nonsense --no-save >/dev/null 2>err.txt; rc=$?
+check "peak --reference nonsense exits 2 before touching the GPU" sh -c "test $rc -eq 2 && grep -q 'auto, torch or none' err.txt"
 "$bin" peak --methods >methods.md; rc=$?
 check "peak --methods exits 0" test $rc -eq 0
 check "peak --methods lists every ceiling" sh -c 'test "$(grep -c "^### " methods.md)" -eq 26'

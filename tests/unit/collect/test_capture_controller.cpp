@@ -77,6 +77,77 @@ TEST(CaptureController, DelayWithNoneStartsAsDelay) {
   EXPECT_FALSE(c.open_time_gate());
 }
 
+// gpuscope launch --session: every start/stop pair is a window, however many, and the
+// capture never finishes (a finished capture detaches CUPTI, which would end every later
+// window's kernel records).
+TEST(CaptureController, SessionOpensFiveWindowsAndNeverFinishes) {
+  CaptureController c(CaptureRange::kSession, CaptureEnd::kRepeat, true);
+  EXPECT_FALSE(c.begin());  // nothing recorded until the first start
+  EXPECT_FALSE(c.recording());
+  for (int i = 0; i < 5; ++i) {
+    auto s = c.range_start("session");
+    ASSERT_TRUE(s) << "window " << i + 1;
+    EXPECT_EQ(s->state, CaptureState::kStart);
+    EXPECT_EQ(s->reason, "session");
+    EXPECT_TRUE(c.recording());
+    auto e = c.range_stop("session");
+    ASSERT_TRUE(e) << "window " << i + 1;
+    EXPECT_EQ(e->state, CaptureState::kStop);
+    EXPECT_FALSE(c.recording());
+    EXPECT_FALSE(c.finished()) << "window " << i + 1;
+  }
+}
+
+TEST(SessionStopGrace, HalfASecondOrTwoFlushPeriods) {
+  EXPECT_EQ(session_stop_grace_ns(200), 500'000'000u);
+  EXPECT_EQ(session_stop_grace_ns(400), 800'000'000u);
+}
+
+TEST(WindowSpans, KeepsWhatAWindowCanClaim) {
+  WindowSpans w(/*slack_ns=*/100);
+  EXPECT_FALSE(w.keeps(50));  // before any window
+  EXPECT_TRUE(w.keeps(0));    // no timestamp: the importer decides by the launch call
+  w.open(1000);
+  EXPECT_FALSE(w.keeps(999));    // started before the window opened
+  EXPECT_TRUE(w.keeps(1000));    // inside the open window
+  EXPECT_TRUE(w.keeps(50'000));  // open: anything later
+  w.close(2000);
+  EXPECT_TRUE(w.keeps(1999));
+  EXPECT_TRUE(w.keeps(2050));   // launched inside, started within the slack after the stop
+  EXPECT_FALSE(w.keeps(2100));  // between windows, after the slack
+  EXPECT_FALSE(w.keeps(900));
+  w.open(5000);
+  w.close(6000);
+  EXPECT_FALSE(w.keeps(4000));  // between windows 1 and 2
+  EXPECT_TRUE(w.keeps(5500));   // window 2
+  EXPECT_TRUE(w.keeps(1500));   // window 1 still, for a record that arrives late
+  EXPECT_TRUE(w.keeps(6099));
+  EXPECT_FALSE(w.keeps(6100));
+  EXPECT_EQ(w.windows(), 2u);
+}
+
+TEST(WindowSpans, IgnoresRepeatedEdges) {
+  WindowSpans w(0);
+  w.close(10);  // stop before any start
+  EXPECT_EQ(w.windows(), 0u);
+  w.open(100);
+  w.open(200);  // already open
+  EXPECT_TRUE(w.keeps(150));
+  w.close(300);
+  w.close(400);  // already closed
+  EXPECT_FALSE(w.keeps(350));
+  EXPECT_EQ(w.windows(), 1u);
+}
+
+TEST(WindowSpans, SlackNearTheTopOfTheClockDoesNotWrap) {
+  const std::uint64_t top = std::numeric_limits<std::uint64_t>::max();
+  WindowSpans w(top);
+  w.open(top - 10);
+  w.close(top - 5);
+  EXPECT_TRUE(w.keeps(top - 1));
+  EXPECT_FALSE(w.keeps(top - 20));
+}
+
 TEST(TimeGate, ComputeFromLaunchOrigin) {
   // No delay, no duration: open from the start, never closes.
   auto g = compute_time_gate(0, 0, 0, 0, 1000);

@@ -57,6 +57,18 @@ TEST(HtmlReport, ScriptSafeJsonCannotEndItsElement) {
   EXPECT_EQ(back["n"], 1.5);
 }
 
+TEST(HtmlReport, ScriptSafeJsonEscapesWhatHtmlDoesNotAllowRaw) {
+  // DEL, a C1 control, U+FFFE and U+FFFF (in a trace edited after import) travel as \u escapes;
+  // JSON.parse gives them back. Text without them is written as nlohmann writes it.
+  const std::string odd = "a\x7f b\u0085 c\xef\xbf\xbe d\xef\xbf\xbf e\u00a0";
+  const std::string text = script_safe_json(nlohmann::json{{"name", odd}});
+  EXPECT_EQ(text, R"({"name":"a\u007f b\u0085 c\ufffe d\uffff e)"
+                  "\u00a0\"}");
+  EXPECT_EQ(nlohmann::json::parse(text)["name"], odd);
+  EXPECT_EQ(script_safe_json(nlohmann::json{{"name", "k<\u00e9>"}}), R"({"name":"k\u003c)"
+                                                                     "\u00e9\\u003e\"}");
+}
+
 TEST(HtmlReport, HtmlEscape) {
   EXPECT_EQ(html_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
   EXPECT_EQ(html_escape("plain"), "plain");

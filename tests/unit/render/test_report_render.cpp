@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/utf8.hpp"
+#include "render/svg_chart.hpp"
+
 namespace gpuscope::render {
 namespace {
 
@@ -71,6 +74,54 @@ TEST(ReportRender, CsvQuotesNewlinesAndHeaderCommas) {
   r.rows.push_back(Row{std::string("line1\nline2")});
   r.rows.push_back(Row{std::monostate{}});
   EXPECT_EQ(rendered(r, Format::kCsv), "\"a,b\"\n\"line1\nline2\"\n\n");
+}
+
+// A trace edited after import (merged, or written by another tool) may hold bytes that are not
+// UTF-8: every format repairs them where it writes text, and escapes control characters its way.
+Report edited() {
+  Report r;
+  r.name = "edited";
+  r.title = "Edited \xff";
+  r.add_column("Name", "", ColumnType::kText).add_column("Calls", "", ColumnType::kInteger);
+  r.rows.push_back(Row{std::string("k\xff\xfe\xc3(\x01\x1b[31m\tend"), std::int64_t{3}});
+  r.add_note(NoteLevel::kWarning, "slow: k\xff\x07");
+  return r;
+}
+
+TEST(ReportRender, EveryFormatRepairsTextThatIsNotUtf8) {
+  const Report r = edited();
+  for (Format f : {Format::kTable, Format::kCsv, Format::kJson, Format::kMarkdown}) {
+    const std::string out = rendered(r, f);
+    EXPECT_TRUE(core::valid_utf8(out)) << format_name(f) << ":\n" << out;
+    EXPECT_NE(out.find("k\uFFFD\uFFFD\uFFFD("), std::string::npos) << format_name(f) << ":\n" << out;
+  }
+  const std::string table = rendered(r, Format::kTable);
+  EXPECT_NE(table.find("Edited \uFFFD (edited)\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("k\uFFFD\uFFFD\uFFFD(\\x01\\x1b[31m\\tend  "), std::string::npos) << table;
+  EXPECT_NE(table.find("WARNING: slow: k\uFFFD\\x07\n"), std::string::npos) << table;
+  EXPECT_NE(rendered(r, Format::kMarkdown).find(R"(k���(\\x01\\x1b\[31m\\tend)"), std::string::npos);
+  // csv keeps control characters as data, inside quotes.
+  EXPECT_EQ(rendered(r, Format::kCsv), "Name,Calls\n\"k\uFFFD\uFFFD\uFFFD(\x01\x1b[31m\tend\",3\n");
+  EXPECT_EQ(one_line("k\xe2\x82"), "k\uFFFD");  // a cut sequence: one U+FFFD (core/utf8.hpp)
+  EXPECT_EQ(one_line("a\u0085\u009b[31mb\u00a0"), "a\\u0085\\u009b[31mb\u00a0");  // C1 escaped, U+00A0 kept
+}
+
+TEST(ReportRender, ValidTextIsWrittenAsBefore) {
+  // The rule must not fire on valid UTF-8: no quotes added in csv, nothing replaced.
+  EXPECT_EQ(one_line("void k<\u00e9>()"), "void k<\u00e9>()");
+  Report r;
+  r.add_column("Name", "", ColumnType::kText);
+  r.rows.push_back(Row{std::string("vec<float> \u2026 \uFFFD")});
+  EXPECT_EQ(rendered(r, Format::kCsv), "Name\nvec<float> \u2026 \uFFFD\n");
+}
+
+TEST(ReportRender, XmlEscapeGivesXmlCharactersOnly) {
+  // Not UTF-8 → U+FFFD; C0 controls but tab/LF/CR, and DEL → space; U+FFFE/U+FFFF (not XML
+  // characters) → U+FFFD; markup → entities.
+  EXPECT_EQ(xml_escape("a\xff\xfe<b>&\"'\x01\x7f\t\xef\xbf\xbe\xef\xbf\xbf\xef\xbf\xbd\u00e9"),
+            "a\uFFFD\uFFFD&lt;b&gt;&amp;&quot;&apos;  \t\uFFFD\uFFFD\uFFFD\u00e9");
+  EXPECT_EQ(xml_escape("a\u0085b\u00a0"), "a b\u00a0");
+  EXPECT_EQ(xml_escape("void k<float>()"), "void k&lt;float&gt;()");
 }
 
 TEST(ReportRender, Markdown) {
