@@ -1,5 +1,5 @@
-// `gpuscope summary TRACE [--format F] [--top N] [-r NAME] [--timeunit U] [--name-width N|full]`: prints the end-of-trace summary
-// of a trace again (analyze/nsys/trace_summary.hpp): wall and GPU busy time, top kernels, memory
+// `gpuscope summary TRACE [--format F] [--top N] [-r NAME] [--timeunit U] [--name-width N|full]`: prints the
+// end-of-trace summary of a trace again (analyze/nsys/trace_summary.hpp): wall and GPU busy time, top kernels, memory
 // copies, and any data loss — the reports `gpuscope trace` prints when it finishes. One
 // document per format (render/report_render.hpp): csv always has the "section" column
 // (the reports present depend on the trace) unless -r picks one report.

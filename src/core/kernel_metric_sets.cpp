@@ -438,7 +438,8 @@ std::string metric_header(std::string_view m) {
     if (name == m) return std::string(header);
   // Families: pipe utilisation and stall reasons, named by their middle part.
   const auto middle = [&](std::string_view prefix, std::string_view suffix) -> std::optional<std::string_view> {
-    if (!m.starts_with(prefix) || !m.ends_with(suffix) || m.size() <= prefix.size() + suffix.size()) return std::nullopt;
+    if (!m.starts_with(prefix) || !m.ends_with(suffix) || m.size() <= prefix.size() + suffix.size())
+      return std::nullopt;
     return m.substr(prefix.size(), m.size() - prefix.size() - suffix.size());
   };
   std::string upper;
@@ -450,7 +451,8 @@ std::string metric_header(std::string_view m) {
     for (char c : *pipe) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return "Pipe " + upper + " Cyc";
   }
-  if (const auto reason = middle(metric::k_stall_prefix, metric::k_stall_suffix)) return "Stall " + std::string(*reason);
+  if (const auto reason = middle(metric::k_stall_prefix, metric::k_stall_suffix))
+    return "Stall " + std::string(*reason);
   return std::string(m);
 }
 

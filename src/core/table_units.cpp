@@ -56,8 +56,8 @@ UnitFamily unit_family(std::string_view unit) {
 ColumnScale column_scale(std::string_view unit, double largest) {
   const Step* own = find_step(unit);
   if (own == nullptr) return {std::string(unit), 1.0};
-  const std::span<const Step> steps = unit_family(unit) == UnitFamily::kTime ? std::span<const Step>(kTimeSteps)
-                                                                             : std::span<const Step>(kSizeSteps);
+  const std::span<const Step> steps =
+      unit_family(unit) == UnitFamily::kTime ? std::span<const Step>(kTimeSteps) : std::span<const Step>(kSizeSteps);
   const double in_base = std::isfinite(largest) ? std::fabs(largest) * own->base : 0.0;
   if (in_base == 0.0) return {std::string(own->shown), 1.0};
   const Step* pick = &steps.front();  // below 1 ns or 1 B

@@ -80,9 +80,9 @@ std::string human_cell(const Cell& cell, int decimals, bool grouped) {
 // How one column shows in table and markdown (TableOptions in the header).
 struct ColumnLayout {
   std::string header;
-  double factor = 1.0;     // displayed value = cell × factor
-  bool scaled = false;     // a time or size column shown in a chosen unit
-  bool as_integer = false; // a scaled integer column left in its own unit: whole numbers
+  double factor = 1.0;      // displayed value = cell × factor
+  bool scaled = false;      // a time or size column shown in a chosen unit
+  bool as_integer = false;  // a scaled integer column left in its own unit: whole numbers
   int decimals = 3;
 };
 
@@ -92,8 +92,10 @@ double largest_magnitude(const Report& r, std::size_t col) {
   double max_abs = 0.0;
   for (const Row& row : r.rows) {
     if (col >= row.size()) continue;
-    if (const auto* d = std::get_if<double>(&row[col]); d && std::isfinite(*d)) max_abs = std::max(max_abs, std::fabs(*d));
-    if (const auto* i = std::get_if<std::int64_t>(&row[col])) max_abs = std::max(max_abs, std::fabs(static_cast<double>(*i)));
+    if (const auto* d = std::get_if<double>(&row[col]); d && std::isfinite(*d))
+      max_abs = std::max(max_abs, std::fabs(*d));
+    if (const auto* i = std::get_if<std::int64_t>(&row[col]))
+      max_abs = std::max(max_abs, std::fabs(static_cast<double>(*i)));
   }
   return max_abs;
 }
@@ -157,7 +159,8 @@ void cut_text_column(std::vector<std::vector<std::string>>& cells, std::size_t c
     for (const std::string& other : same) {
       if (other == text) continue;
       const auto diff = std::mismatch(text.begin(), text.end(), other.begin(), other.end()).first;
-      at = std::max(at, units::code_points(std::string_view(text).substr(0, static_cast<std::size_t>(diff - text.begin()))));
+      at = std::max(
+          at, units::code_points(std::string_view(text).substr(0, static_cast<std::size_t>(diff - text.begin()))));
     }
     line[c] = units::cut_around(text, width, at);
   }

@@ -132,9 +132,9 @@ void add_graph_saving_note(Report& r, const detail::LaunchBound& lb) {
                "time a CUDA graph could save: about " + units::duration_ns(lb.graph_saving_ns) + " (" + gaps + ")");
     return;
   }
-  r.add_note(NoteLevel::kInfo, "time a CUDA graph could save: about " + units::duration_ns(lb.graph_saving_ns_untraced) +
-                                   " without gpuscope's own cost (" + units::duration_ns(lb.graph_saving_ns) +
-                                   " as traced; " + gaps + ")");
+  r.add_note(NoteLevel::kInfo, "time a CUDA graph could save: about " +
+                                   units::duration_ns(lb.graph_saving_ns_untraced) + " without gpuscope's own cost (" +
+                                   units::duration_ns(lb.graph_saving_ns) + " as traced; " + gaps + ")");
 }
 
 // The verdict, from the untraced numbers (equal to the traced ones when the cost is unknown).
@@ -217,9 +217,10 @@ Report launch_overhead(Database& db) {
                std::to_string(unmatched) + " kernels have no launch call in the trace and are left out");
 
   const detail::LaunchBound lb = detail::launch_bound(db);
-  r.add_note(NoteLevel::kInfo, "wall " + units::duration_ns(lb.wall_ns) + ", GPU idle " + units::duration_ns(lb.idle_ns) +
-                                   ", CPU launching while the GPU was idle " + units::duration_ns(lb.launching_idle_ns) +
-                                   " (launch-bound share " + units::percent_of(lb.launching_share) + ")");
+  r.add_note(NoteLevel::kInfo, "wall " + units::duration_ns(lb.wall_ns) + ", GPU idle " +
+                                   units::duration_ns(lb.idle_ns) + ", CPU launching while the GPU was idle " +
+                                   units::duration_ns(lb.launching_idle_ns) + " (launch-bound share " +
+                                   units::percent_of(lb.launching_share) + ")");
   add_tracer_cost_note(r, lb, cost);
   add_graph_saving_note(r, lb);
   r.add_note(NoteLevel::kInfo,

@@ -143,7 +143,6 @@ TEST(Units, Infinities) {
   EXPECT_EQ(real3(-kInf), "-");
 }
 
-
 // --- Table columns (core/table_units.hpp) ---
 
 TEST(TableUnits, FamiliesOfColumnUnits) {

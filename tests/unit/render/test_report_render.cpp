@@ -361,7 +361,8 @@ TEST(ReportRender, SizesScaleAndTinyValuesNeverReadZero) {
   r.add_column("Total", "MB", ColumnType::kReal).add_column("Bytes", "bytes", ColumnType::kInteger);
   r.rows.push_back(Row{0.000004, std::int64_t{2'500'000'000}});
   r.rows.push_back(Row{0.000001, std::int64_t{512}});
-  EXPECT_EQ(rendered(r, Format::kTable), "m\n\nTotal (B)  Bytes (GB)\n---------  ----------\n    4.000       2.500\n    1.000     0.00000051\n");
+  EXPECT_EQ(rendered(r, Format::kTable),
+            "m\n\nTotal (B)  Bytes (GB)\n---------  ----------\n    4.000       2.500\n    1.000  0.00000051\n");
   r.rows = {Row{0.0, std::int64_t{0}}};  // all zero: the column's own unit
   EXPECT_EQ(rendered(r, Format::kTable), "m\n\nTotal (MB)  Bytes (B)\n----------  ---------\n     0.000          0\n");
 }
@@ -375,7 +376,7 @@ TEST(ReportRender, PointsInTimeAndOtherUnitsAreNotScaled) {
       .add_column("Mem", "MiB", ColumnType::kReal);
   r.rows.push_back(Row{std::int64_t{1'234'567'890}, std::int64_t{5'000'000}, 1234.5, 2048.0});
   EXPECT_EQ(rendered(r, Format::kTable),
-            "t\n\n    Start (ns)  Peak At (ns)  Rate (GB/s)  Mem (MiB)\n"
+            "t\n\n   Start (ns)  Peak At (ns)  Rate (GB/s)  Mem (MiB)\n"
             "-------------  ------------  -----------  ---------\n"
             "1,234,567,890     5,000,000      1,234.5    2,048.0\n");
 }
