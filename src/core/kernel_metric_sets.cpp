@@ -461,13 +461,13 @@ Report metric_set_report(const MetricSet& set) {
   r.name = "metric_set_" + std::string(set.name);
   r.title = "--set " + std::string(set.name) + ": " + std::string(set.summary);
   r.add_column("Metric", "", ColumnType::kText)
-      .add_column("Header", "", ColumnType::kText)  // its short column header in kernels' table
       .add_column("Unit", "", ColumnType::kText)
       .add_column("Meaning", "", ColumnType::kText)
-      .add_column("Source", "", ColumnType::kText);
+      .add_column("Source", "", ColumnType::kText)
+      .add_column("Header", "", ColumnType::kText);  // short header in kernels' table; last, for csv readers
   for (const MetricInfo& m : set.metrics)
-    r.rows.push_back({std::string(m.name), metric_header(m.name), std::string(m.unit), std::string(m.description),
-                      std::string(m.source)});
+    r.rows.push_back({std::string(m.name), std::string(m.unit), std::string(m.description), std::string(m.source),
+                      metric_header(m.name)});
   return r;
 }
 

@@ -68,7 +68,7 @@ struct MetricSet {
 [[nodiscard]] const MetricInfo* find_metric_info(std::string_view name);
 
 /// The set as a Report ("metric_set_NAME", title "--set NAME: summary"), one row per
-/// metric: Metric, Header (metric_header), Unit, Meaning, Source. docs/metrics.md embeds every set's report as
+/// metric: Metric, Unit, Meaning, Source, Header (metric_header). docs/metrics.md embeds every set's report as
 /// markdown (a unit test checks it is current).
 [[nodiscard]] Report metric_set_report(const MetricSet& set);
 
