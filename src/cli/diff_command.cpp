@@ -7,6 +7,7 @@
 #include "analyze/diff/trace_diff.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
+#include "cli/table_flags.hpp"
 #include "core/version.hpp"
 #include "render/html_report.hpp"
 #include "store/atomic_file.hpp"
@@ -42,6 +43,7 @@ CLI::App* add_diff_command(CLI::App& app, DiffOptions& o) {
                   "Also write OUT.html: the whole comparison as one self-contained page (the headline, every row\n"
                   "sortable and filterable, verdicts in colour; docs/report.md)");
   add_force_overwrite_flag(*sub, o.force_overwrite);
+  add_table_flags(*sub, o.table);
   return sub;
 }
 
@@ -68,7 +70,9 @@ int run_diff(const DiffOptions& o) {
     r.add_note(NoteLevel::kInfo,
                "the first " + std::to_string(o.top) + " of " + std::to_string(all) + " rows (--top 0 for all)");
   }
-  render::render(std::vector<Report>{r}, f, std::cout, render::DocumentOptions{"diff", false});
+  std::vector<Report> printed{r};
+  apply_timeunit(o.table, printed);
+  render::render(printed, f, std::cout, render::DocumentOptions{"diff", false, table_options(o.table)});
   if (f == render::Format::kTable || f == render::Format::kMarkdown) std::cout << "\n";
   return 0;
 }

@@ -109,7 +109,7 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
                core::CountLimits{0, core::kMaxInt64, "10"});
   sub->add_option("--sort", o.sort,
                   "Order rows by COLUMN (its name, e.g. 'Total Time'): numbers descending, names ascending");
-  sub->add_option("--timeunit", o.timeunit, "Time columns in ns, us, ms or s (default: as each report gives them)");
+  add_table_flags(*sub, o.table);
   sub->footer(help_footer());
   return sub;
 }
@@ -196,7 +196,7 @@ int run_stats(const StatsOptions& options) {
   // Validate everything before opening files, so a typo costs nothing.
   const render::Format format = render::parse_format(o.format);
   const std::vector<std::string> names = checked_report_names(o);
-  if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
+  (void)table_options(o.table);
   const analyze::TraceFilter filter = stats_filter(o);
   check_outputs({o.output}, o.force_overwrite);
 

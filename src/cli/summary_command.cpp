@@ -32,6 +32,7 @@ CLI::App* add_summary_command(CLI::App& app, SummaryOptions& o) {
                core::CountLimits{0, kMaxInt, "10"});
   sub->add_option("-r,--report", o.report, "Only this report: " + report_list())
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kSummaryReports), std::end(kSummaryReports))));
+  add_table_flags(*sub, o.table);
   return sub;
 }
 
@@ -53,7 +54,8 @@ int run_summary(const SummaryOptions& o) {
           "; this trace has: " + present + ")");
     reports = std::move(picked);
   }
-  render::render(reports, f, std::cout, render::DocumentOptions{"summary", o.report.empty()});
+  apply_timeunit(o.table, reports);
+  render::render(reports, f, std::cout, render::DocumentOptions{"summary", o.report.empty(), table_options(o.table)});
   if (f == render::Format::kTable || f == render::Format::kMarkdown) std::cout << "\n";
   return 0;
 }

@@ -166,8 +166,8 @@ std::optional<Note> tracer_note(Database& db, std::int64_t wall_ns) {
   const std::string share = wall_ns > 0 ? units::percent_of(total / static_cast<double>(wall_ns)) : "n/a";
   const std::string api_cost = cost.api_ns ? "x " + units::ns_count(*cost.api_ns) : "at an unknown cost (as 0)";
   const std::string method = cost.method.empty() ? "" : " (" + cost.method + ")";
-  return Note{NoteLevel::kInfo, "gpuscope's own tracing cost: about " + std::to_string(std::llround(total)) + " ns (" +
-                                    share + " of the wall time) = " + std::to_string(launches) + " launch calls x " +
+  return Note{NoteLevel::kInfo, "gpuscope's own tracing cost: about " + units::duration(total * 1e-9) + " (" + share +
+                                    " of the wall time) = " + std::to_string(launches) + " launch calls x " +
                                     units::ns_count(*cost.launch_ns) + " + " + std::to_string(others) +
                                     " other API calls " + api_cost + method + "; the times above include it"};
 }

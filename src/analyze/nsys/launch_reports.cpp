@@ -117,9 +117,9 @@ void add_tracer_cost_note(Report& r, const detail::LaunchBound& lb, const Tracer
   const double part = lb.launching_idle_ns > 0
                           ? static_cast<double>(lb.tracer_idle_ns) / static_cast<double>(lb.launching_idle_ns)
                           : 0.0;
-  r.add_note(NoteLevel::kInfo, "of the " + std::to_string(lb.launching_idle_ns) +
-                                   " ns the CPU spent in launch calls while the GPU was idle, about " +
-                                   std::to_string(lb.tracer_idle_ns) + " ns (" + units::percent_of(part) +
+  r.add_note(NoteLevel::kInfo, "of the " + units::duration_ns(lb.launching_idle_ns) +
+                                   " the CPU spent in launch calls while the GPU was idle, about " +
+                                   units::duration_ns(lb.tracer_idle_ns) + " (" + units::percent_of(part) +
                                    ") is gpuscope's own tracing cost: " + cost_text(lb, cost));
 }
 
@@ -128,14 +128,14 @@ void add_graph_saving_note(Report& r, const detail::LaunchBound& lb) {
                            " gaps where a kernel's launch call returned after the previous kernel on its stream "
                            "had finished";
   if (!lb.launch_bound) {
-    r.add_note(NoteLevel::kInfo, gaps + " (" + std::to_string(lb.graph_saving_ns) +
-                                     " ns in all); no CUDA graph saving is claimed: the run is not launch-bound, so "
+    r.add_note(NoteLevel::kInfo, gaps + " (" + units::duration_ns(lb.graph_saving_ns) +
+                                     " in all); no CUDA graph saving is claimed: the run is not launch-bound, so "
                                      "the GPU mostly waits for CPU work outside launch calls");
     return;
   }
-  std::string text = "time a CUDA graph could save: about " + std::to_string(lb.graph_saving_bound_ns) + " ns";
+  std::string text = "time a CUDA graph could save: about " + units::duration_ns(lb.graph_saving_bound_ns);
   if (lb.tracer_cost_known)
-    text += " without gpuscope's own cost (" + std::to_string(lb.graph_saving_ns) + " ns of gaps as traced)";
+    text += " without gpuscope's own cost (" + units::duration_ns(lb.graph_saving_ns) + " of gaps as traced)";
   r.add_note(NoteLevel::kInfo, text + ", at most the GPU's idle time (" + gaps + ")");
 }
 
@@ -214,9 +214,10 @@ Report launch_overhead(Database& db) {
                std::to_string(unmatched) + " kernels have no launch call in the trace and are left out");
 
   const detail::LaunchBound lb = detail::launch_bound(db);
-  r.add_note(NoteLevel::kInfo, "wall " + std::to_string(lb.wall_ns) + " ns, GPU idle " + std::to_string(lb.idle_ns) +
-                                   " ns, CPU launching while the GPU was idle " + std::to_string(lb.launching_idle_ns) +
-                                   " ns (launch-bound share " + units::percent_of(lb.launching_share) + ")");
+  r.add_note(NoteLevel::kInfo, "wall " + units::duration_ns(lb.wall_ns) + ", GPU idle " +
+                                   units::duration_ns(lb.idle_ns) + ", CPU launching while the GPU was idle " +
+                                   units::duration_ns(lb.launching_idle_ns) + " (launch-bound share " +
+                                   units::percent_of(lb.launching_share) + ")");
   add_tracer_cost_note(r, lb, cost);
   add_graph_saving_note(r, lb);
   r.add_note(NoteLevel::kInfo,
@@ -409,8 +410,8 @@ Report sync_wait(Database& db) {
     return r;
   }
 
-  r.add_note(NoteLevel::kInfo, "total blocked: " + std::to_string(sb.blocked_ns) +
-                                   " ns (union over threads and rows; an API call and its sync record count "
+  r.add_note(NoteLevel::kInfo, "total blocked: " + units::duration_ns(sb.blocked_ns) +
+                                   " (union over threads and rows; an API call and its sync record count "
                                    "once), " +
                                    units::percent_of(sb.share) + " of the wall time");
   const Verdict v = detail::sync_blocked_verdict(sb);
