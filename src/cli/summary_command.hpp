@@ -16,6 +16,7 @@ struct SummaryOptions {
   std::string format = "table";  // table | csv | json | markdown
   int top = 10;                  // kernels listed; 0 = all
   std::string report;            // -r: only this report of the summary; empty = all
+  bool whole_run = false;        // --whole-run: the overview judges the whole process
 };
 
 /// The names of the summary's reports, in print order (trace_summary.hpp).
