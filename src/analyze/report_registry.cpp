@@ -68,7 +68,9 @@ constexpr ReportEntry kReports[] = {
      [](Database& db, const ReportOptions&) { return one(op_sum(db)); }},
     {"module_sum", "PyTorch: which layers (nn.Module paths) take the GPU's time (--pytorch=modules)", false,
      [](Database& db, const ReportOptions&) { return one(module_sum(db)); }},
-    {"step_sum", "Each step's time, GPU busy and launches (PyTorch steps, NVTX step ranges or iterations); warm-up vs steady", false,
+    {"step_sum",
+     "Each step's time, GPU busy and launches (PyTorch steps, NVTX step ranges or iterations); warm-up vs steady",
+     false,
      [](Database& db, const ReportOptions&) {
        const JudgedWindow j = judged_window(db, true);
        return one(step_sum(j.steps, step_source_name(j.source)));

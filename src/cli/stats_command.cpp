@@ -150,13 +150,19 @@ struct ReportRun {
 
 // A damaged trace (store::TraceDamagedError) may still hold intact tables: each report that
 // can run on them runs; the others are kept in `damaged`. The judged reports run on the judged
-// window's trace (`judged`; nullopt: db itself) and carry its note.
+// window's trace (`judged`; nullopt: db itself) and carry its note; when the window could not be
+// found (`window_damage`: the tables it reads are damaged) they are damaged too.
 ReportRun run_reports(store::Database& db, const std::vector<std::string>& names, const analyze::ReportOptions& ro,
-                      std::optional<analyze::FilteredTrace>& judged, const std::string& note) {
+                      std::optional<analyze::FilteredTrace>& judged, const std::string& note,
+                      const std::string& window_damage) {
   ReportRun run;
   for (const std::string& n : names) {
     try {
       const bool scoped = analyze::is_judged_report(n);
+      if (scoped && !window_damage.empty()) {
+        run.damaged.emplace_back(n, window_damage);
+        continue;
+      }
       for (Report& r : analyze::run_report(scoped && judged ? judged->db : db, n, ro)) {  // "top" gives two
         if (scoped && !note.empty()) r.add_note(NoteLevel::kInfo, note);
         run.reports.push_back(std::move(r));
@@ -210,12 +216,21 @@ int run_stats(const StatsOptions& options) {
   const bool scope =
       filter.empty() && !o.whole_run &&
       std::any_of(names.begin(), names.end(), [](const std::string& n) { return analyze::is_judged_report(n); });
-  const analyze::JudgedWindow window = scope ? analyze::judged_window(db) : analyze::JudgedWindow{};
-  std::optional<analyze::FilteredTrace> judged = analyze::judged_trace(db, window);
+  analyze::JudgedWindow window;
+  std::string window_damage;
+  std::optional<analyze::FilteredTrace> judged = [&]() -> std::optional<analyze::FilteredTrace> {
+    try {
+      if (scope) window = analyze::judged_window(db);
+      return analyze::judged_trace(db, window);
+    } catch (const store::TraceDamagedError& e) {
+      window_damage = e.what();
+      return std::nullopt;
+    }
+  }();
 
   // Only when no report can run does the damage error itself come out (as before); else the
   // reports that ran print, the others are named on stderr and the exit code is 1.
-  ReportRun run = run_reports(db, names, report_options(o), judged, window.note);
+  ReportRun run = run_reports(db, names, report_options(o), judged, window.note, window_damage);
   if (run.reports.empty() && !run.damaged.empty()) throw store::TraceDamagedError(run.damaged.front().second);
   finish_stats_reports(o, run.reports, format, filtered ? "events filtered by " + filter_text(o) : std::string());
   if (!run.damaged.empty()) {

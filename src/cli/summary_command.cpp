@@ -40,7 +40,8 @@ CLI::App* add_summary_command(CLI::App& app, SummaryOptions& o) {
 int run_summary(const SummaryOptions& o) {
   const render::Format f = render::parse_format(o.format);
   store::Database db = store::open_trace(o.trace);
-  std::vector<Report> reports = analyze::trace_summary(db, o.top == 0 ? std::numeric_limits<int>::max() : o.top, o.whole_run);
+  std::vector<Report> reports =
+      analyze::trace_summary(db, o.top == 0 ? std::numeric_limits<int>::max() : o.top, o.whole_run);
   if (!o.report.empty()) {
     std::vector<Report> picked;
     std::string present;

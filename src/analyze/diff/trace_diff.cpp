@@ -202,14 +202,14 @@ Report diff_traces(Database& a, Database& b, const DiffOptions& options) {
              steady ? "compared over the steady state of each trace (A: " + std::to_string(sa.steady_steps) + " " +
                           step_source_name(ja.source) + ", B: " + std::to_string(sb.steady_steps) + " " +
                           step_source_name(jb.source) + "; warm-up and outliers left out): totals are over those steps"
-                : options.whole_run
-                    ? std::string("compared over the whole traces (--whole-run)")
-                    : std::string("compared over the whole traces: ") +
-                          (has_steady_steps(ja)   ? "B has no steady state"
-                           : has_steady_steps(jb) ? "A has no steady state"
-                                                  : "neither has a steady state") +
-                          " (PyTorch steps, NVTX ranges named like steps, or iterations found in the GPU work: "
-                          "docs/steady-state.md)");
+             : options.whole_run
+                 ? std::string("compared over the whole traces (--whole-run)")
+                 : std::string("compared over the whole traces: ") +
+                       (has_steady_steps(ja)   ? "B has no steady state"
+                        : has_steady_steps(jb) ? "A has no steady state"
+                                               : "neither has a steady state") +
+                       " (PyTorch steps, NVTX ranges named like steps, or iterations found in the GPU work: "
+                       "docs/steady-state.md)");
   r.add_note(NoteLevel::kInfo, "a change is called only beyond max(" + units::percent(options.floor * 100) + ", " +
                                    std::to_string(static_cast<int>(options.k)) +
                                    " x the standard error of the difference of the medians); unknown: fewer than " +

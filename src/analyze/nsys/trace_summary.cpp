@@ -154,10 +154,10 @@ std::vector<Report> trace_summary(Database& db, int top_n, bool whole_run) {
   const std::int64_t kernels = on.query_int("SELECT COUNT(*) FROM kernels").value_or(0);
   const std::int64_t memcpys = on.query_int("SELECT COUNT(*) FROM memcpys").value_or(0);
   const std::int64_t memsets = on.query_int("SELECT COUNT(*) FROM memsets").value_or(0);
-  const std::int64_t all_gpu_ops =
-      db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
-                   "(SELECT COUNT(*) FROM memsets)")
-          .value_or(0);
+  const std::int64_t all_gpu_ops = db.query_int(
+                                         "SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                         "(SELECT COUNT(*) FROM memsets)")
+                                       .value_or(0);
   const std::int64_t processes = db.query_int("SELECT COUNT(*) FROM processes").value_or(0);
   double busy_ns = 0;  // a sum over GPUs: in double, as a damaged log's times can pass 2^63 ns
   for (const auto& [gpu, b] : busy) busy_ns += static_cast<double>(b.busy_ns);
@@ -186,8 +186,8 @@ std::vector<Report> trace_summary(Database& db, int top_n, bool whole_run) {
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(wall_ns) / kNsPerMs},
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(busy_ns) / kNsPerMs},
       percent_or_null(static_cast<double>(busy_ns), static_cast<double>(wall_ns) * static_cast<double>(active_gpus)),
-      recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(whole_wall_ns) / kNsPerMs}, kernels,
-      memcpys, memsets, processes, active_gpus});
+      recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(whole_wall_ns) / kNsPerMs}, kernels, memcpys,
+      memsets, processes, active_gpus});
   detail::add_trace_notes(db, overview);
   if (recorded_nothing) {
     overview.add_note(NoteLevel::kWarning,

@@ -52,8 +52,7 @@ std::string iterations_detail(const std::vector<ProcessIterations>& found) {
     if (p.detection.found && (!best || p.detection.found->steady > best->steady)) best = &*p.detection.found;
   if (!best) return {};
   return " (" + plural(best->unit_launches, "launch", "launches") + " each, " +
-         (best->lane >= 0 ? "thread " + std::to_string(best->lane) : "stream " + std::to_string(-1 - best->lane)) +
-         ")";
+         (best->lane >= 0 ? "thread " + std::to_string(best->lane) : "stream " + std::to_string(-1 - best->lane)) + ")";
 }
 
 // Why no iterations were found, from the process with the most launches.
@@ -144,8 +143,9 @@ std::vector<StepFacts> nvtx_step_facts(Database& db) {
     f.label = core::repair_utf8(text);
     out.push_back(std::move(f));
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const StepFacts& a, const StepFacts& b) { return std::tie(a.pid, a.start_ns) < std::tie(b.pid, b.start_ns); });
+  std::stable_sort(out.begin(), out.end(), [](const StepFacts& a, const StepFacts& b) {
+    return std::tie(a.pid, a.start_ns) < std::tie(b.pid, b.start_ns);
+  });
   for (std::size_t i = 0; i < out.size(); ++i)
     out[i].step = i > 0 && out[i - 1].pid == out[i].pid ? out[i - 1].step + 1 : 1;
   measure_steps(db, out);

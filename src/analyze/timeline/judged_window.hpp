@@ -43,9 +43,9 @@ inline constexpr const char* kStepRangePattern =
 
 /// The stats reports judged on the window (the others, nsys's per-name sums and per-event traces
 /// among them, cover the whole trace, as nsys stats does).
-inline constexpr std::array<std::string_view, 9> kJudgedReports = {
-    "top",     "gpu_util",   "launch_overhead", "sync_wait", "memcpy_check",
-    "op_sum",  "module_sum", "cuda_api_sum",    "nvtx_sum"};
+inline constexpr std::array<std::string_view, 9> kJudgedReports = {"top",        "gpu_util",     "launch_overhead",
+                                                                   "sync_wait",  "memcpy_check", "op_sum",
+                                                                   "module_sum", "cuda_api_sum", "nvtx_sum"};
 
 /// Whether `report` is one of kJudgedReports.
 [[nodiscard]] bool is_judged_report(std::string_view report);

@@ -146,8 +146,8 @@ TEST(ReportPageCommitted, PyTorchStepsAndSteadyHeadline) {
         << name;
   // nvtx_sum, op_sum and module_sum judge the headline's window, as stats; step_sum lists every step.
   for (const Report& r : page.tables)
-    EXPECT_EQ(has_note(r, "judged the steady state"), r.name == "nvtx_sum" || r.name == "op_sum" ||
-                                                          r.name == "module_sum")
+    EXPECT_EQ(has_note(r, "judged the steady state"),
+              r.name == "nvtx_sum" || r.name == "op_sum" || r.name == "module_sum")
         << r.name;
 }
 
