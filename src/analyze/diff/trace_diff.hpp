@@ -39,8 +39,8 @@ class Database;
 namespace gpuscope::analyze {
 
 struct DiffOptions {
-  double k = 3.0;       // standard errors of the difference
-  double floor = 0.05;  // smallest relative change ever called faster / slower
+  double k = 3.0;          // standard errors of the difference
+  double floor = 0.05;     // smallest relative change ever called faster / slower
   bool whole_run = false;  // compare the whole traces even when both have a steady state
 };
 
