@@ -19,6 +19,7 @@ struct DiffOptions {
   int top = 30;                  // rows printed; 0 = all
   double k = 3.0;                // standard errors of the difference
   double floor = 0.05;           // smallest relative change ever called
+  bool whole_run = false;        // --whole-run: compare the whole traces, not their steady states
   std::string html;              // --html OUT.html: also the page of the whole comparison
   bool force_overwrite = false;  // -f: replace an existing --html file
   TableFlags table;              // --timeunit, --name-width

@@ -19,6 +19,7 @@ struct SummaryOptions {
   int top = 10;                  // kernels listed; 0 = all
   std::string report;            // -r: only this report of the summary; empty = all
   TableFlags table;              // --timeunit, --name-width
+  bool whole_run = false;        // --whole-run: the overview judges the whole process
 };
 
 /// The names of the summary's reports, in print order (trace_summary.hpp).

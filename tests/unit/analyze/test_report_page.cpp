@@ -95,7 +95,8 @@ TEST_F(ReportPageTest, NvtxStepsAreTheOutermostStepRanges) {
 }
 
 TEST_F(ReportPageTest, HeadlineAndTablesAreTheStatsReports) {
-  const ReportPage page = report_page(t.db(), {.timeline = false});
+  // The whole process (as stats --whole-run); the judged window: PyTorchStepsAndSteadyHeadline.
+  const ReportPage page = report_page(t.db(), {.whole_run = true, .timeline = false});
   const std::vector<Report> top = analyze::run_report(t.db(), "top");
   ASSERT_EQ(page.headline.size(), top.size());
   for (std::size_t i = 0; i < top.size(); ++i)
@@ -127,13 +128,13 @@ TEST(ReportPageCommitted, PyTorchStepsAndSteadyHeadline) {
   }
   // The headline judges the steady-state steps, with the note stats adds.
   ASSERT_FALSE(page.headline.empty());
-  EXPECT_TRUE(has_note(page.headline[0], "judged the steady-state training steps only"));
+  EXPECT_TRUE(has_note(page.headline[0], "judged the steady state: 4 of 6 PyTorch training steps"));
   const ReportPage whole = report_page(db, {.whole_run = true, .timeline = false});
-  EXPECT_FALSE(has_note(whole.headline[0], "judged the steady-state"));
+  EXPECT_FALSE(has_note(whole.headline[0], "judged the steady state"));
   // The per-GPU split covers the same span as the headline: the steady steps' window.
   const auto window = analyze::steady_window(analyze::step_facts(db));
   ASSERT_TRUE(window.has_value());
-  EXPECT_NE(page.gpus_scope.find("steady-state"), std::string::npos);
+  EXPECT_NE(page.gpus_scope.find("judged the steady state"), std::string::npos);
   ASSERT_FALSE(page.gpus.empty());
   EXPECT_EQ(page.gpus[0].wall_ns, window->second - window->first);
   EXPECT_TRUE(whole.gpus_scope.empty());
@@ -145,11 +146,16 @@ TEST(ReportPageCommitted, PyTorchStepsAndSteadyHeadline) {
   for (const char* name : {"op_sum", "module_sum", "step_sum"})
     EXPECT_TRUE(std::any_of(page.tables.begin(), page.tables.end(), [&](const Report& r) { return r.name == name; }))
         << name;
+  // nvtx_sum, op_sum and module_sum judge the headline's window, as stats; step_sum lists every step.
+  for (const Report& r : page.tables)
+    EXPECT_EQ(has_note(r, "judged the steady state"),
+              r.name == "nvtx_sum" || r.name == "op_sum" || r.name == "module_sum")
+        << r.name;
 }
 
 TEST(ReportPageCommitted, CnnGpuPartsSumToTheWall) {
   store::Database db = store::open_trace(committed_trace("cnn"));
-  const ReportPage page = report_page(db, {.timeline = false});
+  const ReportPage page = report_page(db, {.whole_run = true, .timeline = false});
   ASSERT_FALSE(page.gpus.empty());
   const Report util = analyze::run_report(db, "gpu_util").at(0);
   for (std::size_t i = 0; i < page.gpus.size(); ++i) {
