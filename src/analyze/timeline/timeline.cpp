@@ -196,7 +196,6 @@ void TraceTimeline::memcpys(const Visitor<MemcpyEvent>& visit) {
   Statement st = m_db.prepare(std::string("SELECT ") + kGpuBaseColumns +
                               ", g.bytes, COALESCE(g.copy_kind, 'unknown'), COALESCE(g.src_kind, 'unknown'), "
                               "COALESCE(g.dst_kind, 'unknown'), g.is_async FROM memcpys g ORDER BY g.start_ns, g.id");
-  constexpr int c = kGpuBaseCount;
   visit_rows<MemcpyEvent>(
       st,
       [this](const Statement& row, MemcpyEvent& e) {
@@ -215,7 +214,6 @@ void TraceTimeline::memsets(const Visitor<MemsetEvent>& visit) {
   Statement st = m_db.prepare(std::string("SELECT ") + kGpuBaseColumns +
                               ", g.bytes, g.value, COALESCE(g.memory_kind, 'unknown') FROM memsets g "
                               "ORDER BY g.start_ns, g.id");
-  constexpr int c = kGpuBaseCount;
   visit_rows<MemsetEvent>(
       st,
       [this](const Statement& row, MemsetEvent& e) {
