@@ -10,8 +10,9 @@ sequence), --generations generate calls in a row (the first is the warm-up: cuDN
 torch.compile's compilation, the caching allocator's growth).
 
 A streamer synchronizes the GPU at each token and reads the clock (time.perf_counter_ns):
-  - first_forward: when the model is called for the prefill (a forward pre-hook: the model
-    call llm_sum starts TTFT from), generate_start: when generate was called;
+  - first_forward: when the model is called for the prefill (a forward pre-hook: where
+    llm_sum starts TTFT without a generate() call), generate_start: when generate was called
+    (where llm_sum starts it for transformers' generate(), gpuscope's range around it);
   - token_times: when each generated token is on the host (after torch.cuda.synchronize()).
 It writes --out JSON: {"model", "compile", "batch", "prompt_len", "new_tokens",
 "generations": [{"ttft_ms" (first_forward → token 1), "ttft_from_generate_ms",

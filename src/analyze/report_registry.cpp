@@ -15,6 +15,7 @@
 #include "analyze/nsys/nvtx_gpu_proj.hpp"
 #include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/nsys/top_report.hpp"
+#include "analyze/timeline/judged_window.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -67,8 +68,13 @@ constexpr ReportEntry kReports[] = {
      [](Database& db, const ReportOptions&) { return one(op_sum(db)); }},
     {"module_sum", "PyTorch: which layers (nn.Module paths) take the GPU's time (--pytorch=modules)", false,
      [](Database& db, const ReportOptions&) { return one(module_sum(db)); }},
-    {"step_sum", "PyTorch: each training step's time, GPU busy and launches; warm-up vs steady state", false,
-     [](Database& db, const ReportOptions&) { return one(step_sum(db)); }},
+    {"step_sum",
+     "Each step's time, GPU busy and launches (PyTorch steps, NVTX step ranges or iterations); warm-up vs steady",
+     false,
+     [](Database& db, const ReportOptions&) {
+       const JudgedWindow j = judged_window(db, true);
+       return one(step_sum(j.steps, step_source_name(j.source)));
+     }},
     {"llm_sum", "PyTorch: each generation of a generate loop: TTFT, TPOT (mean, p50/p90/p99), tokens/s, batch, lengths",
      false, [](Database& db, const ReportOptions&) { return one(llm_sum(db)); }},
     {"llm_step_sum",

@@ -34,7 +34,23 @@ struct NvmlApi {
   nvmlReturn_t (*compute_procs)(nvmlDevice_t, unsigned int*, void*) = nullptr;
   nvmlReturn_t (*utilization)(nvmlDevice_t, NvmlUtilization*) = nullptr;
   nvmlReturn_t (*driver_version)(char*, unsigned int) = nullptr;
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*) = nullptr;             // nvmlDeviceGetPowerUsage
+  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int*) = nullptr;  // nvmlDeviceGetTemperature
+  nvmlReturn_t (*memory_info)(nvmlDevice_t, void*) = nullptr;               // nvmlDeviceGetMemoryInfo
 };
+// nvmlMemory_t and nvmlProcessInfo_t (the _v3 call's element) of nvml.h.
+struct NvmlMemory {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+struct NvmlProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
 
 NvmlApi g_api;
 std::mutex g_handles_mutex;
@@ -79,6 +95,9 @@ Nvml::Nvml() {
   load(lib, "nvmlDeviceGetComputeRunningProcesses_v3", g_api.compute_procs);
   load(lib, "nvmlDeviceGetUtilizationRates", g_api.utilization);
   load(lib, "nvmlSystemGetDriverVersion", g_api.driver_version);
+  load(lib, "nvmlDeviceGetPowerUsage", g_api.power);
+  load(lib, "nvmlDeviceGetTemperature", g_api.temperature);
+  load(lib, "nvmlDeviceGetMemoryInfo", g_api.memory_info);
   const nvmlReturn_t status = g_api.init();
   if (status != kNvmlSuccess) {
     m_error = "nvmlInit_v2 failed with NVML status " + std::to_string(status);
@@ -162,6 +181,52 @@ std::optional<int> Nvml::gpu_utilization_pct(int cuda_device) const {
   NvmlUtilization u{};
   if (!h || !g_api.utilization || g_api.utilization(h, &u) != kNvmlSuccess) return std::nullopt;
   return static_cast<int>(u.gpu);
+}
+
+double Nvml::power_w(int cuda_device) const {
+  void* h = device_handle(cuda_device);
+  unsigned int mw = 0;
+  if (!h || !g_api.power || g_api.power(h, &mw) != kNvmlSuccess) return std::nan("");
+  return mw / 1000.0;
+}
+
+double Nvml::temperature_c(int cuda_device) const {
+  void* h = device_handle(cuda_device);
+  unsigned int c = 0;
+  if (!h || !g_api.temperature || g_api.temperature(h, 0 /* NVML_TEMPERATURE_GPU */, &c) != kNvmlSuccess)
+    return std::nan("");
+  return c;
+}
+
+std::optional<std::pair<double, double>> Nvml::memory_used_total(int cuda_device) const {
+  void* h = device_handle(cuda_device);
+  NvmlMemory m{};
+  if (!h || !g_api.memory_info || g_api.memory_info(h, &m) != kNvmlSuccess || m.total == 0) return std::nullopt;
+  return std::pair{static_cast<double>(m.used), static_cast<double>(m.total)};
+}
+
+std::vector<Nvml::Process> Nvml::compute_processes(int cuda_device) const {
+  void* h = device_handle(cuda_device);
+  if (!h || !g_api.compute_procs) return {};
+  std::vector<NvmlProcessInfo> info(64);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto count = static_cast<unsigned int>(info.size());
+    const nvmlReturn_t status = g_api.compute_procs(h, &count, info.data());
+    if (status == kNvmlErrorInsufficientSize) {
+      info.resize(count + 16);
+      continue;
+    }
+    if (status != kNvmlSuccess) return {};
+    std::vector<Process> out;
+    for (unsigned int i = 0; i < count && i < info.size(); ++i) {
+      const double bytes = info[i].used_gpu_memory == kNvmlValueNotAvailable
+                               ? std::nan("")
+                               : static_cast<double>(info[i].used_gpu_memory);
+      out.push_back(Process{info[i].pid, bytes});
+    }
+    return out;
+  }
+  return {};
 }
 
 std::string Nvml::driver_version() const {

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpuscope::bench {
 
@@ -41,6 +43,19 @@ class Nvml {
   [[nodiscard]] std::optional<int> compute_process_count(int cuda_device) const;
   /// Current GPU utilization in % (nvmlDeviceGetUtilizationRates), over NVML's sample period.
   [[nodiscard]] std::optional<int> gpu_utilization_pct(int cuda_device) const;
+  /// Board power draw in W (nvmlDeviceGetPowerUsage, mW), NaN if unknown.
+  [[nodiscard]] double power_w(int cuda_device) const;
+  /// GPU die temperature in °C (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU), NaN if unknown.
+  [[nodiscard]] double temperature_c(int cuda_device) const;
+  /// Device memory used and total in bytes (nvmlDeviceGetMemoryInfo); nullopt if unknown.
+  [[nodiscard]] std::optional<std::pair<double, double>> memory_used_total(int cuda_device) const;
+  struct Process {
+    std::uint32_t pid = 0;
+    double gpu_memory_bytes = 0;  // NaN when NVML does not say (NVML_VALUE_NOT_AVAILABLE)
+  };
+  /// Processes with a compute context on the device and their memory
+  /// (nvmlDeviceGetComputeRunningProcesses_v3); empty when none or unknown.
+  [[nodiscard]] std::vector<Process> compute_processes(int cuda_device) const;
   /// "580.159.04" (nvmlSystemGetDriverVersion), "" if unknown.
   [[nodiscard]] std::string driver_version() const;
 

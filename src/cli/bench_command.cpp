@@ -87,8 +87,9 @@ const bench::ops::Operator& find_op(const std::string& name) {
   return *op;
 }
 
-void print(const std::vector<Report>& reports, render::Format format) {
-  render::render(reports, format, std::cout, render::DocumentOptions{"bench", false});
+void print(std::vector<Report> reports, render::Format format, const TableFlags& table) {
+  apply_timeunit(table, reports);
+  render::render(reports, format, std::cout, render::DocumentOptions{"bench", false, table_options(table)});
   std::cout.flush();
 }
 
@@ -134,9 +135,9 @@ BenchRun read_run(const std::string& path) {
 int run_list(const BenchOptions& o, render::Format format) {
   if (o.what.size() > 2) throw InputError("bench list takes at most one operator name");
   if (o.what.size() == 2)
-    print({operator_report(find_op(o.what[1]))}, format);
+    print({operator_report(find_op(o.what[1]))}, format, o.table);
   else
-    print({list_report()}, format);
+    print({list_report()}, format, o.table);
   return 0;
 }
 
@@ -154,7 +155,7 @@ int run_report(const BenchOptions& o, render::Format format) {
     core::derive_run(run, &profile);  // its warnings go to the cases report's notes
   }
   const std::vector<analyze::SweepAnalysis> sweeps = analyze::analyze_sweeps(run);
-  print({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps)}, format);
+  print({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps)}, format, o.table);
   BenchOptions outputs;
   outputs.csv = o.csv;
   outputs.svg = o.svg;
@@ -176,7 +177,7 @@ int run_compare(const BenchOptions& o, render::Format format) {
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
-  print({analyze::bench_compare_report(result)}, format);
+  print({analyze::bench_compare_report(result)}, format, o.table);
   return 0;
 }
 
@@ -252,7 +253,7 @@ int run_operator(const BenchOptions& o, render::Format format) {
   core::derive_run(run, profile ? &profile->profile : nullptr);
 
   const std::vector<analyze::SweepAnalysis> sweeps = analyze::analyze_sweeps(run);
-  print({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps)}, format);
+  print({analyze::bench_cases_report(run), analyze::bench_sweep_report(sweeps)}, format, o.table);
   write_outputs(run, sweeps, o);
 
   bool failed = false;
@@ -326,6 +327,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   sub->add_option("--format", o.format,
                   "Printed reports: table, csv, json or markdown (one document: docs/output-formats.md)")
       ->capture_default_str();
+  add_table_flags(*sub, o.table);
   real_option(sub->add_option("--floor", o.floor, "compare: smallest relative difference ever called faster/slower")
                   ->capture_default_str(),
               core::RealLimits{0.0, 100.0, true, true, "0.01"});

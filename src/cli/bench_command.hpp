@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/bench_serve.hpp"
+#include "cli/table_flags.hpp"
 
 namespace gpuscope::cli {
 
@@ -42,6 +43,7 @@ struct BenchOptions {
   double floor = 0.01;           // compare: smallest difference called faster/slower
   double k = 3.0;                // compare: standard errors of the difference
   ServeOptions serve;            // bench serve
+  TableFlags table;              // --timeunit, --name-width (printed reports)
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

@@ -181,14 +181,20 @@ CollectRunResult collect_run(CollectRunSpec o) {
   if (o.nvtx) spec.env.emplace_back("NVTX_INJECTION64_PATH", inject->string());
   if (o.pytorch_hooks) {
     const fs::path hooks = inject->parent_path() / "python";
-    if (!fs::exists(hooks / "sitecustomize.py", ec)) {
+    const char* todo = "build the whole project (cmake --build build), which copies them beside the collector";
+    if (fs::exists(hooks / "sitecustomize.py", ec)) {
+      const char* old = std::getenv("PYTHONPATH");
+      spec.env.emplace_back("PYTHONPATH", hooks.string() + (old && *old ? ":" + std::string(old) : ""));
+    } else if (o.pytorch_hooks_asked) {
       fs::remove_all(log_dir, ec);
-      res.exit_code = cli_fail(tool, "gpuscope's PyTorch hooks are missing: " + (hooks / "sitecustomize.py").string(),
-                               "build the whole project (cmake --build build), which copies them beside the collector");
+      res.exit_code =
+          cli_fail(tool, "gpuscope's PyTorch hooks are missing: " + (hooks / "sitecustomize.py").string(), todo);
       return res;
+    } else {
+      std::cerr << "gpuscope " << tool << ": warning: gpuscope's PyTorch hooks are missing ("
+                << (hooks / "sitecustomize.py").string() << "): training steps and generate() calls go unmarked; "
+                << todo << "\n";
     }
-    const char* old = std::getenv("PYTHONPATH");
-    spec.env.emplace_back("PYTHONPATH", hooks.string() + (old && *old ? ":" + std::string(old) : ""));
   }
   spec.kill_after = o.kill_after;
   spec.kill_signal = o.kill_signal;

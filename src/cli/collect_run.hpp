@@ -32,9 +32,11 @@ struct CollectRunSpec {
   std::string output;  // NAME or NAME.sqlite; "" = gpuscope-<date>-<time>
   bool force_overwrite = false;
   bool keep_logs = false;
-  bool nvtx = false;           // also set NVTX_INJECTION64_PATH
-  bool pytorch_hooks = false;  // put gpuscope's sitecustomize.py (python/ beside the collector) first
-                               // on PYTHONPATH (GPUSCOPE_PYTORCH in env says what it records)
+  bool nvtx = false;                 // also set NVTX_INJECTION64_PATH
+  bool pytorch_hooks = false;        // put gpuscope's sitecustomize.py (python/ beside the collector) first
+                                     // on PYTHONPATH (GPUSCOPE_PYTORCH in env says what it records)
+  bool pytorch_hooks_asked = false;  // asked for (--pytorch=..., --cuda-memory-usage): a missing
+                                     // sitecustomize.py stops the run; the default hooks only warn
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;  // GPUSCOPE_* for the collector (the log
                                                          // dir and launch time are added here)

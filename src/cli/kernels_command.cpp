@@ -237,6 +237,7 @@ CLI::App* add_kernels_command(CLI::App& app, KernelsOptions& o) {
                   "stdout holds the one document only. table: the program's output, then the table, on stdout")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
       ->capture_default_str();
+  add_table_flags(*sub, o.out.table);
   sub->add_option("--by", o.out.by, "Rows per 'launch' or per kernel 'name' (default: per launch up to 50)");
   sub->add_option("--svg", o.out.svg_path, "Draw the kernels on the measured roofline into this SVG file");
   sub->add_option("--profile", o.out.profile_path,

@@ -8,6 +8,7 @@
 
 #include "analyze/kernels/kernel_explain.hpp"
 #include "analyze/kernels/kernel_reports.hpp"
+#include "core/kernel_metric_sets.hpp"
 #include "core/units.hpp"
 #include "render/kernel_roofline_svg.hpp"
 #include "render/report_render.hpp"
@@ -49,6 +50,18 @@ void drop_column(Report& r, std::string_view name) {
     r.columns.erase(r.columns.begin() + static_cast<std::ptrdiff_t>(c));
     for (Row& row : r.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
     return;
+  }
+}
+
+// Table and markdown only: each metric column under its short header (kernels::metric_header,
+// "DRAM Read (bytes)" for dram__bytes_read.sum); a unit of several words ("thread instructions")
+// is left out, the header says it. csv and json keep the metric names (scripts read them).
+void use_short_headers(Report& r) {
+  for (Column& c : r.columns) {
+    const kernels::MetricInfo* info = kernels::find_metric_info(c.name);
+    if (info == nullptr) continue;
+    c.name = kernels::metric_header(c.name);
+    if (c.unit.find(' ') != std::string::npos) c.unit.clear();
   }
 }
 
@@ -108,8 +121,11 @@ int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std:
   Report report = per_launch ? analyze::kernel_launch_report(a) : analyze::kernel_name_report(a);
   const bool paragraphs = o.explain && (format == render::Format::kTable || format == render::Format::kMarkdown);
   if (paragraphs) drop_column(report, "Explanation");  // the paragraphs below say it in full
+  if (format == render::Format::kTable || format == render::Format::kMarkdown) use_short_headers(report);
+  apply_timeunit(o.table, std::span<Report>(&report, 1));
   const auto write_results = [&](std::ostream& to) {
-    render::render(std::span<const Report>(&report, 1), format, to, render::DocumentOptions{"kernels", false});
+    render::render(std::span<const Report>(&report, 1), format, to,
+                   render::DocumentOptions{"kernels", false, table_options(o.table)});
     if (paragraphs) write_explanations(a, format, to);
   };
   if (o.results_path.empty()) {
@@ -120,17 +136,11 @@ int print_kernel_results(store::Database& db, const KernelOutputOptions& o, std:
   }
 
   if (!o.svg_path.empty()) {
-    std::vector<render::KernelMarker> markers;
-    if (per_launch) {
-      for (const analyze::KernelLaunch& l : a.launches)
-        markers.push_back({l.display_name() + " #" + std::to_string(l.launch_index), l.derived});
-    } else {
-      for (const analyze::KernelName& k : a.names) markers.push_back({k.name, k.derived});
-    }
+    const std::vector<kernels::KernelPoint> points = analyze::roofline_points(a, per_launch);
     // Atomic: no chart to draw, or a failed write, keeps the file that was there.
     try {
       store::write_file_atomically(o.svg_path, store::overwrite_if(o.force_overwrite), [&](std::ostream& file) {
-        render::write_kernel_roofline_svg(a.ceilings, markers, a.ceiling_source, file);
+        render::write_kernel_roofline_svg(a.ceilings, points, a.ceiling_source, file);
       });
     } catch (const std::invalid_argument& e) {
       err << kPrefix << "warning: no roofline chart: " << e.what() << "; " << o.svg_path << " not written\n";

@@ -34,6 +34,7 @@
 #include <ostream>
 #include <string>
 
+#include "cli/table_flags.hpp"
 #include "core/kernel_derive.hpp"
 
 namespace gpuscope::store {
@@ -55,6 +56,7 @@ struct KernelOutputOptions {
   kernels::TensorCalibration calibration;  // tensor counter → FLOP per count
   bool explain = true;                     // the paragraphs under the table
   std::string results_path;                // write the results here instead of `out`; empty: `out`
+  TableFlags table;                        // --timeunit, --name-width (cli/table_flags.hpp)
 };
 
 /// The results file of `gpuscope kernels -o NAME --format FORMAT`: NAME.csv, NAME.json or

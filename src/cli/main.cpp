@@ -15,6 +15,7 @@
 #include "cli/kernels_command.hpp"
 #include "cli/launcher.hpp"
 #include "cli/merge_command.hpp"
+#include "cli/monitor_command.hpp"
 #include "cli/peak_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/roofline_command.hpp"
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
   CLI::App* start = cli::add_start_command(app, start_opts);
   CLI::App* stop = cli::add_stop_command(app, stop_opts);
   CLI::App* sessions = cli::add_sessions_command(app);
+
+  cli::MonitorOptions monitor_opts;
+  CLI::App* monitor = cli::add_monitor_command(app, monitor_opts);
 
   cli::ExportOptions export_opts;
   CLI::App* exp = cli::add_export_command(app, export_opts);
@@ -118,6 +122,7 @@ int main(int argc, char** argv) {
     if (start->parsed()) return cli::run_start(start_opts);
     if (stop->parsed()) return cli::run_stop(stop_opts);
     if (sessions->parsed()) return cli::run_sessions();
+    if (monitor->parsed()) return cli::run_monitor(monitor_opts);
     if (exp->parsed()) return cli::run_export(export_opts);
     if (summary->parsed()) return cli::run_summary(summary_opts);
     if (stats->parsed()) return cli::run_stats(stats_opts);

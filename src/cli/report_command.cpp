@@ -28,8 +28,9 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
   sub->add_option("-o,--output", o.output, "The page to write (default RUN.html next to the trace)");
   add_force_overwrite_flag(*sub, o.force_overwrite);
   sub->add_flag("--whole-run", o.whole_run,
-                "With training steps known (gpuscope trace --pytorch), the headline judges only the\n"
-                "steady-state steps, as stats does, unless this is given: then the whole process");
+                "The headline, the per-GPU split and nvtx_sum, op_sum and module_sum judge the steady state\n"
+                "(PyTorch steps, NVTX step ranges or iterations found in the GPU work; else from the first\n"
+                "GPU work on), as stats does, unless this is given: then the whole process");
   sub->add_flag("--no-timeline", o.no_timeline,
                 "Leave the timeline overview out (a smaller page; gpuscope export gives the full timeline)");
   return sub;

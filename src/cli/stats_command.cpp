@@ -8,9 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
-#include "analyze/timeline/steady_scope.hpp"
+#include "analyze/timeline/judged_window.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/output_files.hpp"
 #include "cli/stats_many.hpp"
@@ -91,8 +90,10 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   sub->add_flag("--base", o.base, "Kernel base names (no namespace, templates or parameters)");
   sub->add_flag("--mangled", o.mangled, "Kernel mangled names");
   sub->add_flag("--whole-run", o.whole_run,
-                "With training steps known (gpuscope trace --pytorch), top, gpu_util and launch_overhead judge\n"
-                "only the steady-state steps (step_sum says which) unless this is given: then the whole process");
+                "top, gpu_util, launch_overhead, sync_wait, memcpy_check, op_sum, module_sum, cuda_api_sum and\n"
+                "nvtx_sum judge the steady state (PyTorch steps, NVTX step ranges or iterations found in the GPU\n"
+                "work; else from the first GPU work on: docs/steady-state.md) unless this is given: then the\n"
+                "whole process");
   sub->add_option("--filter-nvtx", o.filter_nvtx,
                   "Only events inside NVTX range RANGE[@DOMAIN][/N] (nsys's syntax: N-th instance, from 1)");
   duration_text_option(
@@ -109,17 +110,12 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
                core::CountLimits{0, core::kMaxInt64, "10"});
   sub->add_option("--sort", o.sort,
                   "Order rows by COLUMN (its name, e.g. 'Total Time'): numbers descending, names ascending");
-  sub->add_option("--timeunit", o.timeunit, "Time columns in ns, us, ms or s (default: as each report gives them)");
+  add_table_flags(*sub, o.table);
   sub->footer(help_footer());
   return sub;
 }
 
 namespace {
-
-// The diagnoses that judge the steady-state steps when steps are known (--whole-run: not).
-bool is_steady_scoped(std::string_view report) {
-  return report == "top" || report == "gpu_util" || report == "launch_overhead";
-}
 
 // -r's names, each once (the default reports without -r); throws for an unknown one.
 std::vector<std::string> checked_report_names(const StatsOptions& o) {
@@ -153,16 +149,22 @@ struct ReportRun {
 };
 
 // A damaged trace (store::TraceDamagedError) may still hold intact tables: each report that
-// can run on them runs; the others are kept in `damaged`. Steady-scoped reports run on the
-// steady steps' trace and say so in a note.
+// can run on them runs; the others are kept in `damaged`. The judged reports run on the judged
+// window's trace (`judged`; nullopt: db itself) and carry its note; when the window could not be
+// found (`window_damage`: the tables it reads are damaged) they are damaged too.
 ReportRun run_reports(store::Database& db, const std::vector<std::string>& names, const analyze::ReportOptions& ro,
-                      std::optional<analyze::SteadyScope>& steady) {
+                      std::optional<analyze::FilteredTrace>& judged, const std::string& note,
+                      const std::string& window_damage) {
   ReportRun run;
   for (const std::string& n : names) {
     try {
-      const bool scoped = steady && is_steady_scoped(n);
-      for (Report& r : analyze::run_report(scoped ? steady->trace.db : db, n, ro)) {  // "top" gives two
-        if (scoped) r.add_note(NoteLevel::kInfo, steady->note);
+      const bool scoped = analyze::is_judged_report(n);
+      if (scoped && !window_damage.empty()) {
+        run.damaged.emplace_back(n, window_damage);
+        continue;
+      }
+      for (Report& r : analyze::run_report(scoped && judged ? judged->db : db, n, ro)) {  // "top" gives two
+        if (scoped && !note.empty()) r.add_note(NoteLevel::kInfo, note);
         run.reports.push_back(std::move(r));
       }
     } catch (const store::TraceDamagedError& e) {
@@ -196,7 +198,7 @@ int run_stats(const StatsOptions& options) {
   // Validate everything before opening files, so a typo costs nothing.
   const render::Format format = render::parse_format(o.format);
   const std::vector<std::string> names = checked_report_names(o);
-  if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
+  (void)table_options(o.table);
   const analyze::TraceFilter filter = stats_filter(o);
   check_outputs({o.output}, o.force_overwrite);
 
@@ -209,17 +211,26 @@ int run_stats(const StatsOptions& options) {
   }
   store::Database& db = filtered ? filtered->db : trace;
 
-  // Steady-state scoping (docs/pytorch.md): when the trace knows its training steps and no
-  // filter is given, the diagnoses judge the steady-state steps, not set-up and warm-up.
-  const bool scope_steady =
+  // The judged window (docs/steady-state.md): with no filter given, the headline reports judge
+  // the steady state, not imports, set-up and warm-up.
+  const bool scope =
       filter.empty() && !o.whole_run &&
-      std::any_of(names.begin(), names.end(), [](const std::string& n) { return is_steady_scoped(n); });
-  std::optional<analyze::SteadyScope> steady =
-      scope_steady ? analyze::steady_scope(db, analyze::step_facts(db)) : std::nullopt;
+      std::any_of(names.begin(), names.end(), [](const std::string& n) { return analyze::is_judged_report(n); });
+  analyze::JudgedWindow window;
+  std::string window_damage;
+  std::optional<analyze::FilteredTrace> judged = [&]() -> std::optional<analyze::FilteredTrace> {
+    try {
+      if (scope) window = analyze::judged_window(db);
+      return analyze::judged_trace(db, window);
+    } catch (const store::TraceDamagedError& e) {
+      window_damage = e.what();
+      return std::nullopt;
+    }
+  }();
 
   // Only when no report can run does the damage error itself come out (as before); else the
   // reports that ran print, the others are named on stderr and the exit code is 1.
-  ReportRun run = run_reports(db, names, report_options(o), steady);
+  ReportRun run = run_reports(db, names, report_options(o), judged, window.note, window_damage);
   if (run.reports.empty() && !run.damaged.empty()) throw store::TraceDamagedError(run.damaged.front().second);
   finish_stats_reports(o, run.reports, format, filtered ? "events filtered by " + filter_text(o) : std::string());
   if (!run.damaged.empty()) {

@@ -1,6 +1,6 @@
 // `gpuscope stats TRACE [-r R1,R2] [--format F] [-o FILE] [--base] [--mangled]
 //                 [--filter-nvtx RANGE[@DOMAIN][/N]] [--from T] [--to T] [--process PID]
-//                 [--device N] [--top N] [--sort COLUMN] [--timeunit ns|us|ms|s]`:
+//                 [--device N] [--top N] [--sort COLUMN] [--timeunit ns|us|ms|s] [--name-width N|full]`:
 // print summary reports (analyze/report_registry.hpp lists them all) of a trace.
 //
 // Order of work: every option is checked before the trace is opened (a typo costs
@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/table_flags.hpp"
+
 namespace gpuscope::cli {
 
 struct StatsOptions {
@@ -51,7 +53,7 @@ struct StatsOptions {
   // Report transforms (core/report_transform.hpp).
   std::optional<std::int64_t> top;  // rows per report
   std::string sort;                 // column name
-  std::string timeunit;             // ns | us | ms | s; empty = as each report gives it
+  TableFlags table;                 // --timeunit, --name-width (cli/table_flags.hpp)
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

@@ -59,7 +59,7 @@ int run_stats_many(const StatsOptions& o) {
     throw std::invalid_argument(
         "filters and --whole-run need one trace; over several traces or summaries the many-GPU reports see every "
         "event (merge the traces with gpuscope merge, then filter)");
-  if (!o.timeunit.empty()) (void)parse_time_unit(o.timeunit);
+  (void)table_options(o.table);
   check_inputs_once(o.inputs);
   check_outputs({o.output}, o.force_overwrite);
 

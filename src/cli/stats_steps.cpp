@@ -4,17 +4,12 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "cli/table_flags.hpp"
 #include "core/report_transform.hpp"
 #include "core/units.hpp"
 #include "store/atomic_file.hpp"
 
 namespace gpuscope::cli {
-namespace {
-
-// One document per run, whatever -r asks for (render/report_render.hpp, docs/output-formats.md).
-const render::DocumentOptions kDocument{"stats", false};
-
-}  // namespace
 
 std::vector<std::string> unique_report_names(const std::vector<std::string>& reports) {
   std::vector<std::string> names;
@@ -37,12 +32,10 @@ analyze::TraceFilter stats_filter(const StatsOptions& o) {
 
 void finish_stats_reports(const StatsOptions& o, std::vector<Report>& reports, render::Format format,
                           const std::string& last_note) {
-  const bool convert = !o.timeunit.empty();
-  const TimeUnit unit = convert ? parse_time_unit(o.timeunit) : TimeUnit::kNs;
   // Per-report transforms: unit first, so --sort may name the converted header.
   std::vector<std::string> unsorted;
   for (Report& r : reports) {
-    if (convert) convert_time_unit(r, unit);
+    apply_timeunit(o.table, std::span<Report>(&r, 1));
     if (!o.sort.empty()) {
       if (find_column(r, o.sort)) {
         sort_rows(r, o.sort);
@@ -66,11 +59,13 @@ void finish_stats_reports(const StatsOptions& o, std::vector<Report>& reports, r
     std::cerr << "gpuscope stats: warning: --sort '" << o.sort << "': report " << n
               << " has no such column; its rows keep their order\n";
 
+  // One document per run, whatever -r asks for (render/report_render.hpp, docs/output-formats.md).
+  const render::DocumentOptions document{"stats", false, table_options(o.table)};
   if (!o.output.empty()) {
     store::write_file_atomically(o.output, store::overwrite_if(o.force_overwrite),
-                                 [&](std::ostream& out) { render::render(reports, format, out, kDocument); });
+                                 [&](std::ostream& out) { render::render(reports, format, out, document); });
   } else {
-    render::render(reports, format, std::cout, kDocument);
+    render::render(reports, format, std::cout, document);
     std::cout.flush();
     if (!std::cout) throw std::runtime_error("writing stdout failed");
   }

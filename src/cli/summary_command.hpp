@@ -1,5 +1,5 @@
-// `gpuscope summary TRACE [--format F] [--top N] [-r NAME]`: prints the end-of-trace summary
-// of a trace again (analyze/nsys/trace_summary.hpp): wall and GPU busy time, top kernels, memory
+// `gpuscope summary TRACE [--format F] [--top N] [-r NAME] [--timeunit U] [--name-width N|full]`: prints the
+// end-of-trace summary of a trace again (analyze/nsys/trace_summary.hpp): wall and GPU busy time, top kernels, memory
 // copies, and any data loss — the reports `gpuscope trace` prints when it finishes. One
 // document per format (render/report_render.hpp): csv always has the "section" column
 // (the reports present depend on the trace) unless -r picks one report.
@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "cli/table_flags.hpp"
+
 namespace gpuscope::cli {
 
 struct SummaryOptions {
@@ -16,6 +18,8 @@ struct SummaryOptions {
   std::string format = "table";  // table | csv | json | markdown
   int top = 10;                  // kernels listed; 0 = all
   std::string report;            // -r: only this report of the summary; empty = all
+  TableFlags table;              // --timeunit, --name-width
+  bool whole_run = false;        // --whole-run: the overview judges the whole process
 };
 
 /// The names of the summary's reports, in print order (trace_summary.hpp).

@@ -29,6 +29,8 @@ namespace gpuscope::cli {
 namespace {
 
 constexpr const char* kDefaultGpuMetricsRate = "10k";
+// The Python hooks every trace gets (GPUSCOPE_PYTORCH; --pytorch=none leaves them out).
+constexpr std::string_view kDefaultPythonHooks = "steps,generate";
 
 // "a,b,c" -> {"a", "b", "c"} ("" -> {""}): the items of a comma-separated option value.
 std::vector<std::string_view> comma_items(std::string_view v) {
@@ -216,30 +218,36 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& n
   count_option(sub->add_option("--top", o.top, "Kernels in the summary; 0 = all")->capture_default_str(),
                core::CountLimits{0, kMaxInt, "10"});
   sub->add_option("--pytorch", o.pytorch,
-                  "Record PyTorch's view too, with no change to the script (Python programs that import\n"
-                  "torch; child processes and torchrun workers too): ops (every operator call, backward\n"
+                  "PyTorch's view, with no change to the script (Python programs; child processes and\n"
+                  "torchrun workers too). By default, once the program imports torch, every\n"
+                  "optimizer.step() marks a training step (one Python call and one NVTX mark per step),\n"
+                  "and once it imports transformers' generation code, each generate() call is a range,\n"
+                  "where llm_sum's TTFT starts (docs/llm.md); nothing is imported or initialised for\n"
+                  "them. none: neither (docs/pytorch.md). Add: ops (every operator call, backward\n"
                   "calls tied to their forward operator), modules (every nn.Module forward with its path,\n"
-                  "e.g. layer1.0.conv1), or ops,modules; add ,shapes for operators' input shapes (costs\n"
+                  "e.g. layer1.0.conv1), or ops,modules; ,shapes for operators' input shapes (costs\n"
                   "more); memory: every event of PyTorch's caching allocator (tensors allocated and freed,\n"
                   "segments taken and released; 804 events per resnet18 step, a cost within the\n"
-                  "+-3 % noise of one process, docs/performance.md), for\n"
-                  "stats -r cuda_memory. optimizer.step() calls mark the training steps either way. Needs\n"
-                  "-t nvtx (the default); docs/pytorch.md")
+                  "+-3 % noise of one process, docs/performance.md), for stats -r cuda_memory. Needs\n"
+                  "-t nvtx (the default; without it the default hooks are left out); docs/pytorch.md")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
             const std::vector<std::string_view> items = comma_items(v);
-            for (std::string_view w : items)
-              if (w != "ops" && w != "modules" && w != "shapes" && w != "memory")
-                return "'" + std::string(w) + "' is not ops, modules, memory or shapes (e.g. --pytorch=ops,modules)";
             const auto has = [&](std::string_view w) {
               return std::find(items.begin(), items.end(), w) != items.end();
             };
+            if (has("none"))
+              return items.size() == 1 ? "" : "none turns every hook off: name it alone (--pytorch=none)";
+            for (std::string_view w : items)
+              if (w != "ops" && w != "modules" && w != "shapes" && w != "memory")
+                return "'" + std::string(w) +
+                       "' is not ops, modules, memory, shapes or none (e.g. --pytorch=ops,modules)";
             if (has("shapes") && !has("ops")) return "shapes goes with ops (e.g. --pytorch=ops,shapes)";
             return has("ops") || has("modules") || has("memory")
                        ? ""
-                       : "name ops, modules, memory or several (e.g. --pytorch=ops,modules)";
+                       : "name ops, modules, memory or several (e.g. --pytorch=ops,modules), or none";
           },
-          "ops|modules|memory|ops,modules[,shapes][,memory]"));
+          "none|ops|modules|memory|ops,modules[,shapes][,memory]"));
   sub->add_option("command", o.command, "The command to run, after --")->required();
   sub->positionals_at_end();
   return sub;
@@ -276,12 +284,18 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
-  if (!o.pytorch.empty()) {
-    if (!spec.nvtx)
-      return fail("--pytorch records through NVTX, which -t " + o.trace + " leaves out",
-                  "use -t cuda,nvtx (the default)");
-    spec.env.emplace_back("GPUSCOPE_PYTORCH", o.pytorch);
+  // gpuscope's Python hooks (collect/python/sitecustomize.py): the default ones (training steps,
+  // generate() calls) on every traced command unless --pytorch=none, and what --pytorch adds.
+  const bool hooks_off = o.pytorch == "none";
+  if (!hooks_off && !o.pytorch.empty() && !spec.nvtx)
+    return fail("--pytorch records through NVTX, which -t " + o.trace + " leaves out",
+                "use -t cuda,nvtx (the default)");
+  const std::string pytorch_hooks =
+      hooks_off || !spec.nvtx ? "" : std::string(kDefaultPythonHooks) + (o.pytorch.empty() ? "" : "," + o.pytorch);
+  if (!pytorch_hooks.empty()) {
+    spec.env.emplace_back("GPUSCOPE_PYTORCH", pytorch_hooks);
     spec.pytorch_hooks = true;
+    spec.pytorch_hooks_asked = !o.pytorch.empty();
   }
   // PyTorch's allocator state at exit (segments: which cudaMalloc calls are PyTorch's) with
   // --cuda-memory-usage, and its event history with --pytorch=memory (collect/python/sitecustomize.py).
@@ -290,6 +304,7 @@ int run_trace(TraceOptions o) {
   if (o.memory_usage || torch_history) {
     spec.env.emplace_back("GPUSCOPE_TORCH_MEMORY", torch_history ? "segments,history" : "segments");
     spec.pytorch_hooks = true;
+    spec.pytorch_hooks_asked = true;
   }
   if (o.sync_records || o.memory_usage) {
     spec.env.emplace_back("GPUSCOPE_CUDA_RECORDS",
@@ -313,7 +328,7 @@ int run_trace(TraceOptions o) {
   if (!session) spec.import.capture_range = o.capture_range == "nvtx" ? "nvtx:" + o.nvtx_capture : o.capture_range;
   spec.import.extra_meta.emplace_back("cuda_api_calls", o.cuda_api);
   if (o.memory_usage) spec.import.extra_meta.emplace_back("cuda_memory_usage", "1");
-  if (!o.pytorch.empty()) spec.import.extra_meta.emplace_back("pytorch", o.pytorch);
+  spec.import.extra_meta.emplace_back("pytorch", pytorch_hooks.empty() ? "none" : pytorch_hooks);
 
   collect::PmSampler sampler;
   if (!o.gpu_metrics.empty()) {

@@ -30,7 +30,8 @@ struct TraceOptions {
   bool keep_logs = false;
   bool quiet = false;
   int top = 10;         // kernels in the summary; 0 = all
-  std::string pytorch;  // --pytorch: "" (off) or ops / modules / ops,modules, each [+ ,shapes]
+  std::string pytorch;  // --pytorch: "" (the default hooks: steps, generate), none, or ops / modules /
+                        // ops,modules [+ ,shapes] [+ ,memory] added to them
   std::string session;  // gpuscope launch --session NAME (cli/session_command.hpp); "" for trace
   std::vector<std::string> command;
 };

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,17 @@ namespace gpuscope::collect {
 
 /// The sampler's log in a run's log folder is <prefix><host>-<pid>.gslog.
 inline constexpr const char* kGpuMetricsLogPrefix = "gpu-metrics-";
+
+/// One sample as the sampler keeps it (PmSamplerOptions::on_sample): values over [start_ns,
+/// end_ns) on the CUPTI clock of device `device`, `values[i]` of `(*metrics)[i]` (NaN where
+/// CUPTI could not evaluate it). Valid only during the call.
+struct PmSample {
+  int device = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  const std::vector<std::string>* metrics = nullptr;
+  const double* values = nullptr;
+};
 
 struct PmSamplerOptions {
   std::uint64_t interval_ns = 100'000;  // 10 kHz
@@ -44,6 +56,9 @@ struct PmSamplerOptions {
   // floor(CUPTI clock / duty) is even, pause while odd; 0 = always on.
   std::uint32_t duty_ms = 0;
   bool verbose = false;
+  // Live readers (`gpuscope monitor`): called on the evaluator thread with every sample
+  // written to the log; must be quick and must not throw.
+  std::function<void(const PmSample&)> on_sample;
 };
 
 class PmSampler {

@@ -109,6 +109,9 @@ void PmSampler::Impl::encode_samples(Device& d, Filled& f, std::size_t completed
     std::memcpy(batch.data() + at, &h, sizeof h);
     std::memcpy(batch.data() + at + sizeof h, &rec, sizeof rec);
     std::memcpy(batch.data() + at + sizeof h + sizeof rec, values.data(), values.size() * sizeof(double));
+    if (options.on_sample) {
+      options.on_sample(PmSample{d.index, rec.start_ns, rec.end_ns, &d.metrics, values.data()});
+    }
     ++d.samples;
     samples.fetch_add(1, std::memory_order_relaxed);
   }

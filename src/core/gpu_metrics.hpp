@@ -35,7 +35,7 @@ inline constexpr std::string_view kFp64Pipe =
     "TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed";
 }  // namespace gpu_metric
 
-enum class GpuMetricKind { kPercent, kBytes, kHertz };
+enum class GpuMetricKind { kPercent, kBytes, kHertz, kLevel };  // kLevel: a reading at the sample (W, °C, B)
 
 struct GpuMetricDef {
   std::string_view name;   // Nsight Compute / CUPTI metric name
@@ -79,11 +79,28 @@ inline constexpr std::array<GpuMetricDef, 15> kGpuMetrics{{
   {"TPC.TriageCompute.tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", "TPC warps active", "%", GpuMetricKind::kPercent, true,
    "resident warps per TPC over the maximum, realtime counter (cross-check of warps active)"},
 }};
+
+// NVML's readings that `gpuscope monitor --record` stores beside the counters, one per
+// refresh (bench/nvml.hpp); the sampler never asks CUPTI for these.
+inline constexpr std::array<GpuMetricDef, 4> kMonitorNvmlMetrics{{
+  {"nvml:utilization.gpu", "NVML util", "%", GpuMetricKind::kPercent, false,
+   "nvmlDeviceGetUtilizationRates: share of NVML's sample period in which any kernel ran (nvidia-smi's GPU-Util), not how much of the GPU it used"},
+  {"nvml:power.draw", "power", "W", GpuMetricKind::kLevel, false,
+   "nvmlDeviceGetPowerUsage: board power draw at the end of the sample"},
+  {"nvml:temperature.gpu", "temperature", "°C", GpuMetricKind::kLevel, false,
+   "nvmlDeviceGetTemperature: GPU die temperature at the end of the sample"},
+  {"nvml:memory.used", "memory used", "B", GpuMetricKind::kLevel, false,
+   "nvmlDeviceGetMemoryInfo: device memory in use (every process) at the end of the sample"},
+}};
 // clang-format on
 
-/// The definition of `name`, or nullopt for a metric outside kGpuMetrics (a user's own).
+/// The definition of `name` (kGpuMetrics, then kMonitorNvmlMetrics), or nullopt for a metric
+/// outside both (a user's own).
 [[nodiscard]] constexpr std::optional<GpuMetricDef> gpu_metric_def(std::string_view name) {
   for (const GpuMetricDef& d : kGpuMetrics) {
+    if (d.name == name) return d;
+  }
+  for (const GpuMetricDef& d : kMonitorNvmlMetrics) {
     if (d.name == name) return d;
   }
   return std::nullopt;

@@ -1,6 +1,8 @@
 #include "core/kernel_metric_sets.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <array>
 #include <utility>
 
@@ -386,6 +388,74 @@ const MetricInfo* find_metric_info(std::string_view name) {
   return nullptr;
 }
 
+std::string metric_header(std::string_view m) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 43> kHeaders{{
+      {metric::k_duration, "GPU Time"},
+      {metric::k_dram_read, "DRAM Read"},
+      {metric::k_dram_write, "DRAM Write"},
+      {metric::k_l2_bytes, "L2 Bytes"},
+      {metric::k_l1_bytes, "L1 Bytes"},
+      {metric::k_achieved_occupancy, "Achieved Occ"},
+      {metric::k_active_warps, "Active Warps"},
+      {metric::k_theoretical_occupancy, "Max Warps"},
+      {metric::k_eligible_warps, "Eligible Warps"},
+      {metric::k_ffma, "FFMA"},
+      {metric::k_fadd, "FADD"},
+      {metric::k_fmul, "FMUL"},
+      {metric::k_dfma, "DFMA"},
+      {metric::k_dadd, "DADD"},
+      {metric::k_dmul, "DMUL"},
+      {metric::k_hfma, "HFMA"},
+      {metric::k_hadd, "HADD"},
+      {metric::k_hmul, "HMUL"},
+      {metric::k_tensor_inst, "Tensor Inst"},
+      {metric::k_hgmma_fp16, "HGMMA FP16"},
+      {metric::k_hgmma_bf16, "HGMMA BF16"},
+      {metric::k_hgmma_tf32, "HGMMA TF32"},
+      {metric::k_hgmma_fp8, "Tensor FP8"},
+      {metric::k_sm_throughput, "SM Thr"},
+      {metric::k_compute_memory_throughput, "Mem Thr"},
+      {metric::k_dram_throughput, "DRAM Thr"},
+      {metric::k_l2_throughput, "L2 Thr"},
+      {metric::k_l1_throughput, "L1 Thr"},
+      {metric::k_ipc_elapsed, "IPC Elapsed"},
+      {metric::k_ipc_active, "IPC Active"},
+      {metric::k_issued_ipc, "Issued IPC"},
+      {metric::k_sm_busy, "SM Busy"},
+      {metric::k_issue_slots, "Issue Slots"},
+      {metric::k_warp_cycles_per_issue, "Cycles/Issue"},
+      {metric::k_issue_active, "Issue Active"},
+      {"l1tex__t_sector_hit_rate.pct", "L1 Hit"},
+      {"lts__t_sector_hit_rate.pct", "L2 Hit"},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "Ld Sectors"},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "Ld Requests"},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "St Sectors"},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "St Requests"},
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "Smem Ld Confl"},
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "Smem St Confl"},
+  }};
+  for (const auto& [name, header] : kHeaders)
+    if (name == m) return std::string(header);
+  // Families: pipe utilisation and stall reasons, named by their middle part.
+  const auto middle = [&](std::string_view prefix, std::string_view suffix) -> std::optional<std::string_view> {
+    if (!m.starts_with(prefix) || !m.ends_with(suffix) || m.size() <= prefix.size() + suffix.size())
+      return std::nullopt;
+    return m.substr(prefix.size(), m.size() - prefix.size() - suffix.size());
+  };
+  std::string upper;
+  if (const auto pipe = middle(metric::k_pipe_inst_prefix, metric::k_pipe_suffix)) {
+    for (char c : *pipe) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return "Pipe " + upper;
+  }
+  if (const auto pipe = middle(metric::k_pipe_cycles_prefix, "_cycles_active" + std::string(metric::k_pipe_suffix))) {
+    for (char c : *pipe) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return "Pipe " + upper + " Cyc";
+  }
+  if (const auto reason = middle(metric::k_stall_prefix, metric::k_stall_suffix))
+    return "Stall " + std::string(*reason);
+  return std::string(m);
+}
+
 Report metric_set_report(const MetricSet& set) {
   Report r;
   r.name = "metric_set_" + std::string(set.name);
@@ -393,9 +463,11 @@ Report metric_set_report(const MetricSet& set) {
   r.add_column("Metric", "", ColumnType::kText)
       .add_column("Unit", "", ColumnType::kText)
       .add_column("Meaning", "", ColumnType::kText)
-      .add_column("Source", "", ColumnType::kText);
+      .add_column("Source", "", ColumnType::kText)
+      .add_column("Header", "", ColumnType::kText);  // short header in kernels' table; last, for csv readers
   for (const MetricInfo& m : set.metrics)
-    r.rows.push_back({std::string(m.name), std::string(m.unit), std::string(m.description), std::string(m.source)});
+    r.rows.push_back({std::string(m.name), std::string(m.unit), std::string(m.description), std::string(m.source),
+                      metric_header(m.name)});
   return r;
 }
 

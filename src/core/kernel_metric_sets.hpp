@@ -68,9 +68,15 @@ struct MetricSet {
 [[nodiscard]] const MetricInfo* find_metric_info(std::string_view name);
 
 /// The set as a Report ("metric_set_NAME", title "--set NAME: summary"), one row per
-/// metric: Metric, Unit, Meaning, Source. docs/metrics.md embeds every set's report as
+/// metric: Metric, Unit, Meaning, Source, Header (metric_header). docs/metrics.md embeds every set's report as
 /// markdown (a unit test checks it is current).
 [[nodiscard]] Report metric_set_report(const MetricSet& set);
+
+/// The short column header of a metric in the table and markdown of `gpuscope kernels`
+/// ("DRAM Read" for dram__bytes_read.sum, "SM Thr" for sm__throughput.avg.pct_of_peak_sustained_elapsed,
+/// "Pipe FMA" for sm__inst_executed_pipe_fma..., "Stall long_scoreboard" for a stall reason);
+/// the metric name itself for a metric it does not know. csv and json keep the metric names.
+[[nodiscard]] std::string metric_header(std::string_view metric);
 
 /// Metric names the derivations (core/kernel_derive) read, for reuse by callers.
 namespace metric {

@@ -11,7 +11,9 @@
 // Modules: "nn.Module: PATH (CLASS)"; the outermost module's range may add the model's bytes,
 // "nn.Module: PATH (CLASS), weight_bytes = N, weight_dtype = D[, kv_bytes = N, kv_tokens = T |
 // kv_static = 1]" (docs/trace-schema.md, "Model bytes"; read by analyze/llm/llm_generations.hpp).
-// Steps: the mark "gpuscope.step".
+// Steps: the mark "gpuscope.step". Hugging Face generate() calls: the push/pop range
+// "gpuscope.generate" around transformers' GenerationMixin.generate (where the user's request
+// starts: analyze/llm/llm_generations.hpp).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,7 @@
 namespace gpuscope::core {
 
 inline constexpr std::string_view kStepMark = "gpuscope.step";
+inline constexpr std::string_view kGenerateRange = "gpuscope.generate";
 inline constexpr std::string_view kModulePrefix = "nn.Module: ";
 inline constexpr std::string_view kModuleBytesField = ", weight_bytes = ";
 

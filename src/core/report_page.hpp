@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kernel_derive.hpp"
+#include "core/kernel_point.hpp"
 #include "core/machine_profile.hpp"
 #include "core/report.hpp"
 #include "core/timeline_overview.hpp"
@@ -67,12 +67,6 @@ struct PageStep {
   std::int64_t steps = 1;        // steps this bar stands for
 };
 
-/// A kernel name of a `gpuscope kernels` trace (its mean launch) to place on the roofline.
-struct PageRooflineKernel {
-  std::string label;               // the kernel's name
-  kernels::KernelDerived derived;  // core/kernel_derive: FLOP/s, bytes, arithmetic intensity, bound
-};
-
 /// A counter over time, downsampled.
 struct PageSeries {
   std::string name;                // "GPU 0 memory in use", "SM active % (device 0)"
@@ -105,10 +99,12 @@ struct ReportPage {
   std::vector<PageSeries> memory;   // memory in use per GPU (trace --cuda-memory-usage)
   std::vector<PageSeries> metrics;  // sampled GPU metrics (trace --gpu-metrics)
   std::optional<TimelineOverview> timeline;
-  /// The kernels of a `gpuscope kernels` trace (kernel_profiles), most time first, and the
-  /// ceilings they are placed under: the cached machine profile of `gpuscope peak` for their
-  /// GPU ("measured"), else the GPU's theoretical ceilings ("theoretical"). Empty otherwise.
-  std::vector<PageRooflineKernel> roofline_kernels;
+  /// The kernel names of a `gpuscope kernels` trace (kernel_profiles; each its mean launch),
+  /// most time first, as roofline points (core/kernel_point.hpp: the points `gpuscope kernels
+  /// --svg` draws), and the ceilings they are placed under: the cached machine profile of
+  /// `gpuscope peak` for their GPU ("measured"), else the GPU's theoretical ceilings
+  /// ("theoretical"). Empty otherwise.
+  std::vector<kernels::KernelPoint> roofline_points;
   MachineProfile roofline_ceilings;
   std::string roofline_ceiling_source;
   /// The generate loops' forward steps (the Tokens section; core/token_timeline.hpp); empty

@@ -10,14 +10,15 @@
 //   - one TokenGeneration per generation llm_sum reports, in its order (at most
 //     kMaxTokenGenerations; generations_total says how many there were);
 //   - its steps tile the generation from its start (the prefill's model call) to its last
-//     token's GPU end: the prefill's step is [call, first token done] (TTFT), decode step k's
+//     token's GPU end: the prefill's step is [call, first token done] (the TTFT, less
+//     generate()'s own preparation where a generate() call was recorded), decode step k's
 //     [token k-1 done, token k done] (its TPOT interval); start_ns is relative to the
 //     generation's start, wall_ns the step's length;
 //   - gpu_busy_ns: the union of the GPU work the step's forward launched, clipped to the step;
 //   - cpu_ns: the forward's CPU window (its call to the next forward's call, as llm_step_sum)
 //     split by cause, in the order of TokenTimeline::causes; Σ cpu_ns = cpu_window_ns;
 //   - stands_out: a decode step over kStandOutFactor x the generation's median decode step,
-//     or generation 1's prefill over that factor x the median TTFT of the others.
+//     or generation 1's prefill step over that factor x the median prefill step of the others.
 //
 // Plain data (core/: no I/O).
 #pragma once
@@ -50,9 +51,9 @@ struct TokenStep {
 struct TokenGeneration {
   std::int64_t number = 0;  // 1-based, as llm_sum's Generation column
   std::int64_t pid = 0;
-  std::string model;          // the model's module path ("GPT")
-  std::int64_t start_ns = 0;  // absolute, trace clock
-  std::optional<std::int64_t> ttft_ns;
+  std::string model;                           // the model's module path ("GPT")
+  std::int64_t start_ns = 0;                   // absolute, trace clock
+  std::optional<std::int64_t> ttft_ns;         // llm_sum's TTFT: from the request (generate() call)
   std::optional<std::int64_t> tpot_mean_ns;    // mean decode interval
   std::optional<std::int64_t> tpot_median_ns;  // median decode interval (the stand-out yardstick)
   std::int64_t tokens = 0;                     // output tokens per sequence (forwards)

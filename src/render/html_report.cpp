@@ -1,5 +1,6 @@
 #include "render/html_report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,26 @@ Json series_json(const core::PageSeries& s) {
   return Json{
       {"name", core::repair_utf8(s.name)}, {"unit", s.unit}, {"chart", s.chart}, {"t_ns", s.t_ns}, {"values", s.values},
       {"points_total", s.points_total}};
+}
+
+// A number, or null when it is unknown (NaN) or infinite.
+Json real_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+// The page's roofline points, exactly as the chart places them (core/kernel_point.hpp).
+Json roofline_json(const core::ReportPage& page) {
+  Json points = Json::array();
+  for (const kernels::KernelPoint& p : page.roofline_points)
+    points.push_back(Json{{"kernel", core::repair_utf8(p.label)},
+                          {"intensity", real_or_null(p.intensity)},
+                          {"intensity_l2", real_or_null(p.intensity_l2)},
+                          {"intensity_l1", real_or_null(p.intensity_l1)},
+                          {"flop_rate", real_or_null(p.flop_rate)},
+                          {"ceiling", p.ceiling},
+                          {"ceiling_value", real_or_null(p.ceiling_value)},
+                          {"pct_of_ceiling", real_or_null(p.pct_of_ceiling)},
+                          {"bound", p.bound_label},
+                          {"on_roofline", p.on_roofline}});
+  return Json{{"ceiling_source", page.roofline_ceiling_source}, {"points", std::move(points)}};
 }
 
 Json reports_json(const std::vector<Report>& reports) {
@@ -70,6 +91,7 @@ Json report_page_json(const core::ReportPage& page) {
   j["metrics"] = Json::array();
   for (const core::PageSeries& s : page.metrics) j["metrics"].push_back(series_json(s));
   j["timeline"] = page.timeline ? timeline_overview_json(*page.timeline) : Json(nullptr);
+  j["roofline"] = roofline_json(page);
   j["notes"] = Json::array();
   for (const std::string& n : page.notes) j["notes"].push_back(core::repair_utf8(n));
   return j;
@@ -128,19 +150,19 @@ std::string roofline_label(const std::string& name) {
 }
 
 // The kernels of a `gpuscope kernels` trace as render/kernel_roofline_svg draws them (names
-// escaped as SVG text there), inline; a sentence when there are none or nothing can be drawn.
+// escaped as SVG text there), inline, from the points the page's data embeds (roofline_json);
+// a sentence when there are none or nothing can be drawn.
 void write_roofline(const core::ReportPage& page, std::ostream& out) {
-  if (page.roofline_kernels.empty()) {
+  if (page.roofline_points.empty()) {
     out << "<p class=\"empty\">No hardware counters in this trace: <code>gpuscope kernels -o NAME -- CMD</code> "
            "records them, then <code>gpuscope report NAME.sqlite</code> places each kernel here.</p>";
     return;
   }
-  std::vector<KernelMarker> markers;
-  for (const core::PageRooflineKernel& k : page.roofline_kernels)
-    markers.push_back({roofline_label(k.label), k.derived});
+  std::vector<kernels::KernelPoint> points = page.roofline_points;  // the data's points, labels cut for the chart
+  for (kernels::KernelPoint& p : points) p.label = roofline_label(p.label);
   std::ostringstream svg;
   try {
-    write_kernel_roofline_svg(page.roofline_ceilings, markers, page.roofline_ceiling_source, svg);
+    write_kernel_roofline_svg(page.roofline_ceilings, points, page.roofline_ceiling_source, svg);
   } catch (const std::invalid_argument& e) {
     out << "<p class=\"empty\">No roofline: " << html_escape(e.what()) << "</p>";
     return;

@@ -9,7 +9,8 @@
 // DOM with createElement and textContent only, so a name from the traced program is text,
 // never markup. Errors in the page's scripts are written into the element #gpuscope-errors.
 // Two sections are SVG written into the page here instead, with their text escaped: the
-// kernels on the roofline (render/kernel_roofline_svg.hpp) and, when the trace holds a generate
+// kernels on the roofline (render/kernel_roofline_svg.hpp, drawn from the very points the
+// data's "roofline" holds, core/kernel_point.hpp) and, when the trace holds a generate
 // loop, the Tokens section (render/token_timeline_svg.hpp; without one the page is unchanged).
 //
 // A long name is shown clipped (the first 1,000 characters in a table cell) with a button that
@@ -38,10 +39,13 @@ namespace gpuscope::render {
 ///    "memset_ns", "idle_ns"}], "gpus_scope": S, "steps_source": S, "steps_total": N,
 ///    "steps": [{"pid", "label", "start_ns", "wall_ns", "gpu_busy_ns", "idle_ns", "state",
 ///    "steps"}], "tables": [REPORT, ...], "memory": [SERIES], "metrics": [SERIES],
-///    "timeline": TIMELINE or null, "notes": [S]}
+///    "timeline": TIMELINE or null, "roofline": {"ceiling_source": S, "points": [{"kernel",
+///    "intensity" (FLOP/DRAM B), "intensity_l2", "intensity_l1" (FLOP/B), "flop_rate" (FLOP/s,
+///    tensor-core FLOPs included), "ceiling" (catalog name), "ceiling_value" (B/s or FLOP/s),
+///    "pct_of_ceiling" (%), "bound" (label), "on_roofline"}]}, "notes": [S]}
 /// REPORT is render::report_json's object (`gpuscope stats --format json`'s per-report
 /// object); SERIES {"name", "unit", "chart", "t_ns": [N], "values": [X], "points_total"};
-/// TIMELINE render::timeline_overview_json's. Text is made valid UTF-8.
+/// TIMELINE render::timeline_overview_json's. Unknown numbers are null. Text is made valid UTF-8.
 [[nodiscard]] nlohmann::json report_page_json(const core::ReportPage& page);
 
 /// `json` as text that can sit inside a <script> element: compact, invalid UTF-8 replaced

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/roofline.hpp"
 #include "core/units.hpp"
 #include "render/roofline_svg.hpp"
@@ -14,7 +16,8 @@ namespace {
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
-bool has_roofline_point(const kernels::KernelDerived& d) { return positive(d.intensity_dram) && positive(d.flop_rate); }
+// A double as text that reads back as the same double.
+std::string exact(double v) { return fmt::format("{:.17g}", v); }
 
 bool can_draw_roofline(const MachineProfile& ceilings) {
   bool memory = false, compute = false;
@@ -30,15 +33,16 @@ std::string source_text(std::string_view source) {
 
 std::string count_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " kernel" : " kernels"); }
 
-Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker> kernels, std::string_view source) {
+Chart roofline_kind(const MachineProfile& ceilings, std::span<const kernels::KernelPoint> kernels,
+                    std::string_view source) {
   std::vector<RooflinePoint> points;
   std::size_t left_out = 0;
-  for (const KernelMarker& k : kernels) {
-    if (!has_roofline_point(k.derived)) {
+  for (const kernels::KernelPoint& k : kernels) {
+    if (!k.on_roofline) {
       ++left_out;
       continue;
     }
-    points.push_back({k.label, k.derived.intensity_dram, k.derived.flop_rate, bound_color(k.derived.bound)});
+    points.push_back({k.label, k.intensity, k.flop_rate, bound_color(k.bound)});
   }
   Chart c = roofline_chart(ceilings, points);
   c.title =
@@ -47,18 +51,24 @@ Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker
   if (left_out > 0) c.subtitle += "; " + count_text(left_out) + " not drawn (FLOPs or DRAM bytes not collected, or 0)";
   for (ChartPoint& p : c.points)
     if (p.css_class == "kernel")
-      for (const KernelMarker& k : kernels)
-        if (k.label == p.label) p.legend = k.derived.bound_label;
+      for (const kernels::KernelPoint& k : kernels)
+        if (k.on_roofline && k.label == p.label) {
+          p.legend = k.bound_label;
+          p.data = {{"kernel", k.label},
+                    {"intensity", exact(k.intensity)},
+                    {"flop-rate", exact(k.flop_rate)},
+                    {"ceiling", k.ceiling},
+                    {"bound", k.bound_label}};
+        }
   // Hierarchical points, where they fall inside the axes.
-  for (const KernelMarker& k : kernels) {
-    if (!has_roofline_point(k.derived)) continue;
-    for (auto [ai, cls] :
-         {std::pair{k.derived.intensity_l2, "kernel-l2"}, std::pair{k.derived.intensity_l1, "kernel-l1"}}) {
+  for (const kernels::KernelPoint& k : kernels) {
+    if (!k.on_roofline) continue;
+    for (auto [ai, cls] : {std::pair{k.intensity_l2, "kernel-l2"}, std::pair{k.intensity_l1, "kernel-l1"}}) {
       if (!positive(ai) || ai < c.x.min || ai > c.x.max) continue;
       ChartPoint p;
       p.x = ai;
-      p.y = k.derived.flop_rate;
-      p.color = bound_color(k.derived.bound);
+      p.y = k.flop_rate;
+      p.color = bound_color(k.bound);
       p.hollow = true;
       p.radius = 3.5;
       p.css_class = cls;
@@ -68,8 +78,8 @@ Chart roofline_kind(const MachineProfile& ceilings, std::span<const KernelMarker
   return c;
 }
 
-Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarker> kernels, std::string_view source,
-                     bool flops_collected) {
+Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const kernels::KernelPoint> kernels,
+                     std::string_view source, bool flops_collected) {
   Chart c;
   c.title = "Kernel bandwidth on " + (ceilings.device.name.empty() ? std::string("this GPU") : ceilings.device.name);
   c.subtitle = source_text(source) + "; " +
@@ -82,16 +92,16 @@ Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarke
 
   double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
   std::size_t drawn = 0;
-  for (const KernelMarker& k : kernels) {
-    const double t = k.derived.duration_s;
+  for (const kernels::KernelPoint& k : kernels) {
+    const double t = k.duration_s;
     if (!positive(t)) continue;
     bool any = false;
-    for (auto [bw, l2] : {std::pair{k.derived.dram_bandwidth, false}, std::pair{k.derived.l2_bandwidth, true}}) {
+    for (auto [bw, l2] : {std::pair{k.dram_bandwidth, false}, std::pair{k.l2_bandwidth, true}}) {
       if (!positive(bw)) continue;
       ChartPoint p;
       p.x = t;
       p.y = bw;
-      p.color = bound_color(k.derived.bound);
+      p.color = bound_color(k.bound);
       if (l2) {
         p.hollow = true;
         p.radius = 3.5;
@@ -102,7 +112,7 @@ Chart bandwidth_kind(const MachineProfile& ceilings, std::span<const KernelMarke
         p.label_bold = true;
         p.radius = 4.5;
         p.css_class = "kernel";
-        p.legend = k.derived.bound_label;
+        p.legend = k.bound_label;
       }
       c.points.push_back(std::move(p));
       x_lo = std::min(x_lo, t), x_hi = std::max(x_hi, t);
@@ -165,17 +175,17 @@ std::string bound_color(kernels::Bound bound) {
   return "#000000";
 }
 
-Chart kernel_roofline_chart(const MachineProfile& ceilings, std::span<const KernelMarker> kernels,
+Chart kernel_roofline_chart(const MachineProfile& ceilings, std::span<const kernels::KernelPoint> kernels,
                             std::string_view ceiling_source) {
   const bool any_point =
-      std::any_of(kernels.begin(), kernels.end(), [](const KernelMarker& k) { return has_roofline_point(k.derived); });
+      std::any_of(kernels.begin(), kernels.end(), [](const kernels::KernelPoint& k) { return k.on_roofline; });
   const bool flops =
-      std::any_of(kernels.begin(), kernels.end(), [](const KernelMarker& k) { return k.derived.flops_collected; });
+      std::any_of(kernels.begin(), kernels.end(), [](const kernels::KernelPoint& k) { return k.flops_collected; });
   if (any_point && can_draw_roofline(ceilings)) return roofline_kind(ceilings, kernels, ceiling_source);
   return bandwidth_kind(ceilings, kernels, ceiling_source, flops && any_point);
 }
 
-void write_kernel_roofline_svg(const MachineProfile& ceilings, std::span<const KernelMarker> kernels,
+void write_kernel_roofline_svg(const MachineProfile& ceilings, std::span<const kernels::KernelPoint> kernels,
                                std::string_view ceiling_source, std::ostream& out) {
   write_svg(kernel_roofline_chart(ceilings, kernels, ceiling_source), out);
 }

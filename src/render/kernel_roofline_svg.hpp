@@ -2,9 +2,15 @@
 // the ceilings they were compared with (render/roofline_svg.hpp draws the ceilings; this
 // file only chooses the points and says what is missing).
 //
+// The kernels come as core/kernel_point's points (analyze::roofline_points makes them), the
+// same ones `gpuscope report` embeds in its page: this file places them, computing nothing.
+//
 // Roofline (when at least one kernel has FLOPs — the roofline set — and the ceilings have
 // a memory slope and a compute roof): each kernel is a filled, labelled marker at
-// (FLOP / DRAM byte, achieved FLOP/s), coloured by its bound; its L2 and L1 points
+// (FLOP / DRAM byte, achieved FLOP/s with tensor-core FLOPs), coloured by its bound,
+// carrying its numbers as attributes: data-kernel (label), data-intensity (FLOP/B),
+// data-flop-rate (FLOP/s; both as "%.17g", exact), data-ceiling, data-bound (the bound
+// label); its L2 and L1 points
 // (FLOP / L2 byte, FLOP / L1 byte, same FLOP/s: the hierarchical roofline, as Nsight
 // Compute draws it) are hollow markers of the same colour, class "kernel-l2" /
 // "kernel-l1", drawn where they fall inside the axes. Kernels without FLOPs or without
@@ -30,27 +36,22 @@
 #include <string_view>
 
 #include "core/kernel_derive.hpp"
+#include "core/kernel_point.hpp"
 #include "core/machine_profile.hpp"
 #include "render/svg_chart.hpp"
 
 namespace gpuscope::render {
-
-/// One kernel (a launch or a kernel name's mean launch) to place.
-struct KernelMarker {
-  std::string label;               // the kernel's (short) name
-  kernels::KernelDerived derived;  // core/kernel_derive
-};
 
 /// The colour of a bound's markers ("dram-bound" blue, "compute-bound" red, ...).
 [[nodiscard]] std::string bound_color(kernels::Bound bound);
 
 /// The chart described above. `ceiling_source` ("measured" or "theoretical") goes into
 /// the subtitle.
-[[nodiscard]] Chart kernel_roofline_chart(const MachineProfile& ceilings, std::span<const KernelMarker> kernels,
+[[nodiscard]] Chart kernel_roofline_chart(const MachineProfile& ceilings, std::span<const kernels::KernelPoint> kernels,
                                           std::string_view ceiling_source);
 
 /// kernel_roofline_chart() written as SVG.
-void write_kernel_roofline_svg(const MachineProfile& ceilings, std::span<const KernelMarker> kernels,
+void write_kernel_roofline_svg(const MachineProfile& ceilings, std::span<const kernels::KernelPoint> kernels,
                                std::string_view ceiling_source, std::ostream& out);
 
 }  // namespace gpuscope::render

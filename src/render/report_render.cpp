@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/table_units.hpp"
 #include "core/utf8.hpp"
 
 namespace gpuscope::render {
@@ -23,18 +26,6 @@ std::string header_text(const Column& c) { return c.unit.empty() ? c.name : c.na
 std::size_t display_width(std::string_view s) {
   return static_cast<std::size_t>(
       std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-// Byte offset just after the first `n` code points.
-std::size_t prefix_bytes(std::string_view s, std::size_t n) {
-  std::size_t points = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (points == n) return i;
-      ++points;
-    }
-  }
-  return s.size();
 }
 
 // Decimals for a real column, from its largest finite magnitude (see header).
@@ -86,6 +77,95 @@ std::string human_cell(const Cell& cell, int decimals, bool grouped) {
       cell);
 }
 
+// How one column shows in table and markdown (TableOptions in the header).
+struct ColumnLayout {
+  std::string header;
+  double factor = 1.0;      // displayed value = cell × factor
+  bool scaled = false;      // a time or size column shown in a chosen unit
+  bool as_integer = false;  // a scaled integer column left in its own unit: whole numbers
+  int decimals = 3;
+};
+
+bool point_in_time(const Column& c) { return c.name == "Start" || c.name == "End" || c.name.ends_with(" At"); }
+
+double largest_magnitude(const Report& r, std::size_t col) {
+  double max_abs = 0.0;
+  for (const Row& row : r.rows) {
+    if (col >= row.size()) continue;
+    if (const auto* d = std::get_if<double>(&row[col]); d && std::isfinite(*d))
+      max_abs = std::max(max_abs, std::fabs(*d));
+    if (const auto* i = std::get_if<std::int64_t>(&row[col]))
+      max_abs = std::max(max_abs, std::fabs(static_cast<double>(*i)));
+  }
+  return max_abs;
+}
+
+std::vector<ColumnLayout> layout_columns(const Report& r, const TableOptions& t) {
+  std::vector<ColumnLayout> out;
+  for (std::size_t c = 0; c < r.columns.size(); ++c) {
+    const Column& col = r.columns[c];
+    ColumnLayout l;
+    l.header = header_text(col);
+    if (col.type == ColumnType::kReal) l.decimals = real_decimals(r, c);
+    const units::UnitFamily family = units::unit_family(col.unit);
+    const bool scale = is_numeric(col) && col.kind == ColumnKind::kQuantity && !point_in_time(col) &&
+                       ((family == units::UnitFamily::kTime && t.scale_times) ||
+                        (family == units::UnitFamily::kSize && t.scale_sizes));
+    if (scale) {
+      const double largest = largest_magnitude(r, c);
+      const units::ColumnScale cs = units::column_scale(col.unit, largest);
+      l.scaled = true;
+      l.factor = cs.factor;
+      l.header = col.name + " (" + cs.unit + ")";
+      l.as_integer = col.type == ColumnType::kInteger && cs.factor == 1.0;
+      const double shown = largest * cs.factor;
+      l.decimals = shown >= 100 ? 1 : shown >= 10 ? 2 : 3;
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+// Cell text under `l` for table (grouped = true, quantities) and markdown (grouped = false).
+std::string layout_cell(const Cell& cell, const ColumnLayout& l, bool grouped) {
+  if (!l.scaled || l.as_integer) return human_cell(cell, l.decimals, grouped);
+  double v = 0;
+  if (const auto* d = std::get_if<double>(&cell)) {
+    v = *d;
+  } else if (const auto* i = std::get_if<std::int64_t>(&cell)) {
+    v = static_cast<double>(*i);
+  } else {
+    return human_cell(cell, l.decimals, grouped);
+  }
+  v *= l.factor;
+  return human_cell(Cell{v}, std::isfinite(v) ? units::cell_decimals(v, l.decimals) : l.decimals, grouped);
+}
+
+// Text cells of column `c` cut to `width` code points (0: none) so that different texts
+// stay different (TableOptions::name_width).
+void cut_text_column(std::vector<std::vector<std::string>>& cells, std::size_t c, std::size_t width) {
+  if (width == 0) return;
+  std::map<std::string, std::set<std::string>> by_cut;  // cut text → the texts giving it
+  for (const auto& line : cells) by_cut[units::cut_middle(line[c], width)].insert(line[c]);
+  for (auto& line : cells) {
+    const std::string& text = line[c];
+    const std::set<std::string>& same = by_cut[units::cut_middle(text, width)];
+    if (same.size() < 2) {
+      line[c] = units::cut_middle(text, width);
+      continue;
+    }
+    // Where this text first differs from the others that read the same (the furthest of those).
+    std::size_t at = 0;
+    for (const std::string& other : same) {
+      if (other == text) continue;
+      const auto diff = std::mismatch(text.begin(), text.end(), other.begin(), other.end()).first;
+      at = std::max(
+          at, units::code_points(std::string_view(text).substr(0, static_cast<std::size_t>(diff - text.begin()))));
+    }
+    line[c] = units::cut_around(text, width, at);
+  }
+}
+
 std::string_view note_prefix(NoteLevel level) {
   switch (level) {
     case NoteLevel::kWarning:
@@ -98,30 +178,26 @@ std::string_view note_prefix(NoteLevel level) {
   return "note: ";
 }
 
-void render_table(const Report& r, std::ostream& out) {
+void render_table(const Report& r, std::ostream& out, const TableOptions& t) {
   const std::size_t ncol = r.columns.size();
-  std::vector<int> decimals(ncol, 3);
-  for (std::size_t c = 0; c < ncol; ++c)
-    if (r.columns[c].type == ColumnType::kReal) decimals[c] = real_decimals(r, c);
+  const std::vector<ColumnLayout> layout = layout_columns(r, t);
 
   std::vector<std::vector<std::string>> cells;
   cells.reserve(r.rows.size());
   for (const Row& row : r.rows) {
     std::vector<std::string> line(ncol);
-    for (std::size_t c = 0; c < ncol && c < row.size(); ++c) {
-      std::string s = human_cell(row[c], decimals[c], r.columns[c].kind == ColumnKind::kQuantity);
-      if (std::holds_alternative<std::string>(row[c]) && display_width(s) > kMaxTableTextWidth)
-        s = s.substr(0, prefix_bytes(s, kMaxTableTextWidth - 1)) + "…";
-      line[c] = std::move(s);
-    }
+    for (std::size_t c = 0; c < ncol && c < row.size(); ++c)
+      line[c] = layout_cell(row[c], layout[c], r.columns[c].kind == ColumnKind::kQuantity);
     for (std::size_t c = row.size(); c < ncol; ++c) line[c] = "-";
     cells.push_back(std::move(line));
   }
+  for (std::size_t c = 0; c < ncol; ++c)
+    if (r.columns[c].type == ColumnType::kText) cut_text_column(cells, c, t.name_width);
 
   std::vector<std::string> headers(ncol);
   std::vector<std::size_t> width(ncol);
   for (std::size_t c = 0; c < ncol; ++c) {
-    headers[c] = one_line(header_text(r.columns[c]));
+    headers[c] = one_line(layout[c].header);
     width[c] = display_width(headers[c]);
     for (const auto& line : cells) width[c] = std::max(width[c], display_width(line[c]));
   }
@@ -209,22 +285,20 @@ std::string md_escape(std::string s) {
   return out;
 }
 
-void render_markdown(const Report& r, std::ostream& out) {
+void render_markdown(const Report& r, std::ostream& out, const TableOptions& t) {
   out << "### " << md_escape(r.title.empty() ? r.name : r.title) << "\n\n";
   const std::size_t ncol = r.columns.size();
   if (ncol > 0) {
+    const std::vector<ColumnLayout> layout = layout_columns(r, t);
     out << '|';
-    for (const Column& c : r.columns) out << ' ' << md_escape(header_text(c)) << " |";
+    for (const ColumnLayout& l : layout) out << ' ' << md_escape(l.header) << " |";
     out << "\n|";
     for (const Column& c : r.columns) out << (is_numeric(c) ? "---:|" : "---|");
     out << '\n';
-    std::vector<int> decimals(ncol, 3);
-    for (std::size_t c = 0; c < ncol; ++c)
-      if (r.columns[c].type == ColumnType::kReal) decimals[c] = real_decimals(r, c);
     for (const Row& row : r.rows) {
       out << '|';
       for (std::size_t c = 0; c < ncol; ++c)
-        out << ' ' << (c < row.size() ? md_escape(human_cell(row[c], decimals[c], false)) : "-") << " |";
+        out << ' ' << (c < row.size() ? md_escape(layout_cell(row[c], layout[c], false)) : "-") << " |";
       out << '\n';
     }
   }
@@ -431,10 +505,10 @@ std::string one_line(std::string s) {
 
 std::string markdown_text(std::string s) { return md_escape(std::move(s)); }
 
-void render(const Report& report, Format format, std::ostream& out) {
+void render(const Report& report, Format format, std::ostream& out, const TableOptions& table) {
   switch (format) {
     case Format::kTable:
-      render_table(report, out);
+      render_table(report, out, table);
       break;
     case Format::kCsv:
       render_csv(report, out);
@@ -443,7 +517,7 @@ void render(const Report& report, Format format, std::ostream& out) {
       write_json(to_json(report), out);
       break;
     case Format::kMarkdown:
-      render_markdown(report, out);
+      render_markdown(report, out, table);
       break;
   }
 }
@@ -466,7 +540,7 @@ void render(std::span<const Report> reports, Format format, std::ostream& out, c
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (i > 0) out << '\n';
-    render(reports[i], format, out);
+    render(reports[i], format, out, document.table);
   }
 }
 

@@ -13,7 +13,7 @@
 //             or all zero: 3, below 0.1: three significant digits of the largest,
 //             at most 9 decimals), integer part grouped too. NULL and NaN print
 //             "-", infinities "inf"/"-inf". Text longer than kMaxTableTextWidth
-//             code points is cut to kMaxTableTextWidth - 1 and ends with "…";
+//             code points (TableOptions::name_width) is cut in the middle with "…";
 //             newlines in text become spaces. After the table, one line per note:
 //             "note: ", "WARNING: " or "DATA LOSS: " + text.
 //   csv       RFC 4180 quoting (a field holding ',', '"' or a control character --
@@ -79,14 +79,35 @@ inline constexpr std::size_t kMaxTableTextWidth = 80;
 /// (a new key does not raise it).
 inline constexpr int kDocumentSchemaVersion = 1;
 
+/// How table and markdown lay numbers and names out (csv and json ignore it: they keep raw
+/// base units, the original column names and whole text).
+///   scale_times  time columns (ns, us, ms, s; quantities, not points in time) show in the unit
+///                chosen from their values (core/units.hpp column_scale), the header saying it
+///                ("Total Time (ms)"). Off when the user asked for one unit (--timeunit).
+///   scale_sizes  the same for byte columns (bytes, KB, MB, GB: B, KB, MB, GB, TB).
+///   name_width   table only: longest text cell in code points, 0 = no limit (--name-width
+///                full). A longer text is cut in the middle (core/units.hpp cut_middle); when two
+///                different texts of one column would read the same, each shows instead the
+///                part around where it first differs from the other (cut_around).
+/// A scaled column's decimals come from its largest displayed magnitude (>= 100: 1, >= 10: 2,
+/// else 3; an integer column left in its own unit keeps whole numbers), and a small non-zero
+/// value gets more, up to 2 significant digits (never "0.0000"). Columns whose name is
+/// "Start", "End" or ends in " At" are points in time and keep their unit.
+struct TableOptions {
+  bool scale_times = true;
+  bool scale_sizes = true;
+  std::size_t name_width = kMaxTableTextWidth;
+};
+
 struct DocumentOptions {
   std::string_view command;  // the gpuscope command printing it, e.g. "summary"; json "command"
   bool csv_section = false;  // csv: the "section" column even for a single report (for a
                              // command whose number of reports depends on the data)
+  TableOptions table;        // table and markdown layout
 };
 
 /// One report in `format`; in json the bare per-report object (no document around it).
-void render(const Report& report, Format format, std::ostream& out);
+void render(const Report& report, Format format, std::ostream& out, const TableOptions& table = {});
 /// One report as the json object above (for a page that embeds reports: render/html_report.hpp).
 [[nodiscard]] nlohmann::ordered_json report_json(const Report& report);
 /// Several reports as ONE document of `format` (see "Documents" above).

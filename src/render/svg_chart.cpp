@@ -316,8 +316,9 @@ class Writer {
       m_out << "<circle class=\"point" << (p.css_class.empty() ? "" : " " + xml_escape(p.css_class)) << "\" cx=\""
             << num(c.x) << "\" cy=\"" << num(c.y) << "\" r=\"" << p.radius << '"'
             << (p.hollow ? " fill=\"#ffffff\" stroke=\"" + xml_escape(p.color) + "\" stroke-width=\"1.5\""
-                         : " fill=\"" + xml_escape(p.color) + "\"")
-            << "/>\n";
+                         : " fill=\"" + xml_escape(p.color) + "\"");
+      for (const auto& [name, value] : p.data) m_out << " data-" << name << "=\"" << xml_escape(value) << '"';
+      m_out << "/>\n";
       m_placed.push_back(Box{c.x - p.radius, c.y - p.radius, c.x + p.radius, c.y + p.radius});
     }
     for (const ChartPoint& p : m_c.points) {

@@ -28,6 +28,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuscope::render {
@@ -70,6 +71,9 @@ struct ChartPoint {
   std::string css_class;  // added after "point"
   std::string legend;     // legend entry; empty: not in the legend (one entry per distinct text)
   bool label_bold = false;
+  // Written on the marker as data-NAME="VALUE" attributes (NAME: letters, digits, '-'), so
+  // scripts and tests read the plotted values back exactly; empty: none.
+  std::vector<std::pair<std::string, std::string>> data;
 };
 
 enum class LegendAt { kNone, kTopLeft, kTopRight, kBottomLeft, kBottomRight };

@@ -77,7 +77,8 @@ constexpr TableDef kTables[] = {
      "trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), "
      "process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' "
      "or 'all', its --cuda-api), cuda_memory_usage ('1' with --cuda-memory-usage), gpu_metrics_rate_hz (the "
-     "sampling rate asked with --gpu-metrics), tracer_launch_cost_ns and "
+     "sampling rate asked with --gpu-metrics), pytorch (gpuscope's Python hooks: 'steps,generate' by default, "
+     "more with --pytorch, 'none' with --pytorch=none or without NVTX), tracer_launch_cost_ns and "
      "tracer_api_cost_ns (CPU ns tracing adds to one kernel "
      "launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and "
      "tracer_cost_method (how they were measured, or 'not calibrated: WHY'). capture_window is written only when a "
@@ -151,8 +152,8 @@ constexpr TableDef kTables[] = {
      "reads them (docs/llm.md).",
      "", kTorchModules},
     {"torch_steps",
-     "Training steps of a PyTorch program traced with --pytorch: one per optimizer.step() call (its gpuscope.step "
-     "mark).",
+     "Training steps of a PyTorch program (gpuscope trace marks them by default; not with --pytorch=none): one per "
+     "optimizer.step() call (its gpuscope.step mark).",
      "", kTorchSteps},
     {"torch_op_activities",
      "Which operator call launched each GPU activity (kernel, memcpy, memset): the innermost torch_ops range on the "

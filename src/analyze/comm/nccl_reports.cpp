@@ -33,7 +33,7 @@ void add_clock_note(Report& r, const CommData& d) {
     const detail::ClockAlignment& c = d.clocks[i];
     text += std::string(i > 1 ? ";" : "") + " " + (c.domain.empty() ? "(no host)" : c.domain) + " ";
     if (c.method == "nccl_kernel_ends") {
-      text += "moved by " + std::to_string(c.offset_ns) + " ns (" + std::to_string(c.matched) +
+      text += "moved by " + units::duration_ns(c.offset_ns) + " (" + std::to_string(c.matched) +
               " collectives' ends; error left up to " +
               (c.residual_max_ns ? units::duration_ns(*c.residual_max_ns) : std::string("?")) + ")";
     } else {

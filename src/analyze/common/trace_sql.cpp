@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "core/pytorch_ranges.hpp"
 #include "core/saturating.hpp"
 #include "store/database.hpp"
 
@@ -15,8 +16,11 @@ std::string detail::kernel_name_sql(const ReportOptions& options) {
 }
 
 std::string detail::user_nvtx_only_sql(store::Database& db) {
-  if (!db.has_table("torch_ops") || !db.has_table("torch_modules")) return "";
-  return " AND id NOT IN (SELECT nvtx_id FROM torch_ops) AND id NOT IN (SELECT nvtx_id FROM torch_modules)";
+  // gpuscope's range around transformers' generate() (a constant: no quote to escape).
+  std::string sql = " AND NOT (domain IS NULL AND COALESCE(text, '') = '" + std::string(core::kGenerateRange) +
+                    "' AND " + "style = 'PushPop')";
+  if (!db.has_table("torch_ops") || !db.has_table("torch_modules")) return sql;
+  return sql + " AND id NOT IN (SELECT nvtx_id FROM torch_ops) AND id NOT IN (SELECT nvtx_id FROM torch_modules)";
 }
 
 std::vector<detail::ValueGroup> detail::group_values_by_key(store::Database& db, std::string_view sql,

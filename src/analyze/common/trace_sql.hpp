@@ -32,9 +32,10 @@ namespace detail {
 inline constexpr std::string_view kNvtxRangeNameSql =
     "CASE WHEN domain IS NULL THEN COALESCE(text, '') ELSE domain || ':' || COALESCE(text, '') END";
 
-/// " AND id NOT IN (...)" leaving out of v_nvtx the ranges gpuscope's PyTorch hooks made
-/// (torch_ops, torch_modules: their own reports show them); "" for a trace without those
-/// tables (written by an earlier gpuscope).
+/// " AND ..." leaving out of v_nvtx the ranges gpuscope's PyTorch hooks made: operators and
+/// modules (torch_ops, torch_modules: their own reports show them; a trace without those
+/// tables, written by an earlier gpuscope, has none) and the generate() calls
+/// ("gpuscope.generate": llm_sum starts TTFT there).
 [[nodiscard]] std::string user_nvtx_only_sql(store::Database& db);
 
 /// Events grouped by key: the key cells and one integer value per event.

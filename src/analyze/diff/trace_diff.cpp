@@ -11,6 +11,7 @@
 
 #include "analyze/common/trace_sql.hpp"
 #include "analyze/pytorch/pytorch_reports.hpp"
+#include "analyze/timeline/judged_window.hpp"
 #include "core/sample_stats.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
@@ -43,10 +44,18 @@ struct Side {
   std::size_t steady_steps = 0;
 };
 
-Side read_side(Database& db, bool steady) {
+// The steady state diff compares: the judged window when it comes from steps (not (d), from
+// the first GPU work on).
+bool has_steady_steps(const JudgedWindow& j) { return j.window && j.source != StepSource::kNone; }
+
+const char* step_name(StepSource s) {
+  return s == StepSource::kPytorch ? "training step" : s == StepSource::kNvtx ? "NVTX step" : "iteration";
+}
+
+Side read_side(Database& db, const JudgedWindow& judged, bool steady) {
   Side s;
-  const std::vector<StepFacts> steps = step_facts(db);
-  const Window window = steady ? steady_window(steps) : std::nullopt;
+  const std::vector<StepFacts>& steps = judged.steps;
+  const Window window = steady ? judged.window : std::nullopt;
   collect(db, "kernel", "SELECT name, start_ns, duration_ns FROM v_kernels", window, s.instances);
   collect(db, "nvtx",
           "SELECT " + std::string(detail::kNvtxRangeNameSql) +
@@ -58,7 +67,7 @@ Side read_side(Database& db, bool steady) {
             s.instances);
   for (const StepFacts& f : steps) {
     if (steady && f.kind != StepFacts::Kind::kSteady) continue;
-    s.instances[{"step", "training step"}].push_back(static_cast<double>(f.end_ns - f.start_ns));
+    s.instances[{"step", step_name(judged.source)}].push_back(static_cast<double>(f.end_ns - f.start_ns));
     ++s.steady_steps;
   }
   return s;
@@ -89,9 +98,11 @@ Report diff_traces(Database& a, Database& b, const DiffOptions& options) {
   if (!(options.k >= 0) || !(options.floor >= 0))
     throw std::invalid_argument("diff: k and floor must be >= 0 (k " + std::to_string(options.k) + ", floor " +
                                 std::to_string(options.floor) + ")");
-  // Steady state only when both traces have one.
-  const bool steady = steady_window(step_facts(a)) && steady_window(step_facts(b));
-  const Side sa = read_side(a, steady), sb = read_side(b, steady);
+  // Steady state only when both traces have one (judged_window: PyTorch steps, NVTX step
+  // ranges or iterations found in the GPU work).
+  const JudgedWindow ja = judged_window(a), jb = judged_window(b);
+  const bool steady = !options.whole_run && has_steady_steps(ja) && has_steady_steps(jb);
+  const Side sa = read_side(a, ja, steady), sb = read_side(b, jb, steady);
 
   std::vector<Compared> rows;
   std::map<Key, bool> keys;
@@ -188,11 +199,17 @@ Report diff_traces(Database& a, Database& b, const DiffOptions& options) {
     if (per_category[cat] > 0) counts += (counts.empty() ? "" : ", ") + std::to_string(per_category[cat]) + " " + cat;
   if (!counts.empty()) r.add_note(NoteLevel::kInfo, counts);
   r.add_note(NoteLevel::kInfo,
-             steady ? "compared over the steady-state steps of each trace (A: " + std::to_string(sa.steady_steps) +
-                          " steps, B: " + std::to_string(sb.steady_steps) +
-                          "; warm-up and outliers left out): totals are over those steps"
-                    : "compared over the whole traces (steady-state steps need PyTorch steps in both: gpuscope trace "
-                      "--pytorch)");
+             steady ? "compared over the steady state of each trace (A: " + std::to_string(sa.steady_steps) + " " +
+                          step_source_name(ja.source) + ", B: " + std::to_string(sb.steady_steps) + " " +
+                          step_source_name(jb.source) + "; warm-up and outliers left out): totals are over those steps"
+             : options.whole_run
+                 ? std::string("compared over the whole traces (--whole-run)")
+                 : std::string("compared over the whole traces: ") +
+                       (has_steady_steps(ja)   ? "B has no steady state"
+                        : has_steady_steps(jb) ? "A has no steady state"
+                                               : "neither has a steady state") +
+                       " (PyTorch steps, NVTX ranges named like steps, or iterations found in the GPU work: "
+                       "docs/steady-state.md)");
   r.add_note(NoteLevel::kInfo, "a change is called only beyond max(" + units::percent(options.floor * 100) + ", " +
                                    std::to_string(static_cast<int>(options.k)) +
                                    " x the standard error of the difference of the medians); unknown: fewer than " +

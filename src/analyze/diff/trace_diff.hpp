@@ -3,11 +3,12 @@
 //
 // Instances compared: every kernel (v_kernels.name, GPU duration), closed NVTX push/pop or
 // start/end range (nvtx_sum's name, CPU duration; not the PyTorch hooks' ranges), PyTorch
-// operator call (torch_ops name, CPU duration) and training step (torch_steps, wall time).
-// Steady state: when both traces have at least 2 steady-state steps (analyze/pytorch/pytorch_reports.hpp
-// step_facts/steady_window: warm-up and outlier steps left out), only instances that start
-// inside each trace's steady window count, and steps are the steady ones: a diff of steps,
-// not of model loading and warm-up.
+// operator call (torch_ops name, CPU duration) and step (judged_window's steps, wall time).
+// Steady state: when both traces have a steady state found from steps (analyze/timeline/
+// judged_window.hpp: PyTorch steps, NVTX ranges named like steps, or iterations found in the
+// GPU work; warm-up and outlier steps left out), only instances that start inside each trace's
+// judged window count, and steps are the steady ones: a diff of steps, not of model loading and
+// warm-up. Steps are named by their source: "training step", "NVTX step" or "iteration".
 //
 // Per group (kind, name) present in either trace:
 //   count, total (ns) and median per instance (ns) in A and in B;
@@ -38,8 +39,9 @@ class Database;
 namespace gpuscope::analyze {
 
 struct DiffOptions {
-  double k = 3.0;       // standard errors of the difference
-  double floor = 0.05;  // smallest relative change ever called faster / slower
+  double k = 3.0;          // standard errors of the difference
+  double floor = 0.05;     // smallest relative change ever called faster / slower
+  bool whole_run = false;  // compare the whole traces even when both have a steady state
 };
 
 /// The comparison as a Report named "trace_diff": columns Kind, Name, Count A, Count B,

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "core/bench_derive.hpp"
@@ -271,6 +272,17 @@ KernelAnalysis analyze_kernels(Database& db, const KernelReportOptions& o) {
                    [](const KernelName& x, const KernelName& y) { return x.total_duration_s > y.total_duration_s; });
   set_time_shares(a);
   return a;
+}
+
+std::vector<kernels::KernelPoint> roofline_points(const KernelAnalysis& a, bool per_launch) {
+  std::vector<kernels::KernelPoint> out;
+  if (per_launch) {
+    for (const KernelLaunch& l : a.launches)
+      out.push_back(kernels::kernel_point(l.display_name() + " #" + std::to_string(l.launch_index), l.derived));
+  } else {
+    for (const KernelName& k : a.names) out.push_back(kernels::kernel_point(k.name, k.derived));
+  }
+  return out;
 }
 
 }  // namespace gpuscope::analyze

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/kernel_derive.hpp"
+#include "core/kernel_point.hpp"
 #include "core/machine_profile.hpp"
 
 namespace gpuscope::store {
@@ -32,8 +33,10 @@ namespace gpuscope::analyze {
 
 struct KernelReportOptions {
   const MachineProfile* profile = nullptr;  // measured ceilings; nullptr: theoretical per device
-  kernels::TensorCalibration calibration;   // tensor counter → FLOP per count
-  std::string name_regex;                   // empty: every kernel
+  // Tensor counter → FLOP per count; the calibrated defaults unless a caller overrides them,
+  // so every reader of a trace (kernels --report, the HTML report) counts tensor-core FLOPs.
+  kernels::TensorCalibration calibration = kernels::default_tensor_calibration();
+  std::string name_regex;  // empty: every kernel
 };
 
 /// One profiled launch and what was derived from it.
@@ -86,5 +89,11 @@ struct KernelAnalysis {
 
 /// Reads and derives (see the file comment).
 [[nodiscard]] KernelAnalysis analyze_kernels(store::Database& db, const KernelReportOptions& options = {});
+
+/// The kernels of `analysis` as roofline points (core/kernel_point.hpp), the ones `gpuscope
+/// kernels --svg` draws and `gpuscope report` draws and embeds: per launch (labelled
+/// "NAME #LAUNCH_INDEX", in launch order) or per kernel name (its mean launch, labelled NAME,
+/// most time first).
+[[nodiscard]] std::vector<kernels::KernelPoint> roofline_points(const KernelAnalysis& analysis, bool per_launch);
 
 }  // namespace gpuscope::analyze

@@ -1,9 +1,12 @@
 // Each forward's times from its thread's events (llm_generations.hpp's "Times" and "CPU time
-// by cause"): when its token is done on the GPU, its CPU window by cause, the GPU work in it.
+// by cause"): when its token is done on the GPU, its CPU window by cause, the GPU work in it;
+// and each generation's request start (its generate() call).
 #include "analyze/llm/llm_generations_parts.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "core/saturating.hpp"
@@ -99,6 +102,22 @@ void time_forwards(std::span<ForwardPass> fw, const ThreadEvents& events) {
         f.gpu_busy_ns = busy_in(w, i == b ? f.start_ns : fw[i - 1].token_end_ns, f.token_end_ns);
     }
     b = e;
+  }
+}
+
+void set_request_starts(std::span<Generation> generations, std::span<const ForwardPass> forwards,
+                        const ThreadEvents& events) {
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> claimed;  // (pid, tid, start) of a call
+  for (Generation& g : generations) {
+    if (!g.has_prefill) continue;
+    const ForwardPass& prefill = forwards[g.first];
+    // The innermost call holding the prefill's call: the latest started among those holding it.
+    const CpuRange* inner = nullptr;
+    for (const CpuRange& r : events.requests_of(prefill.pid, prefill.tid)) {
+      if (r.first > prefill.start_ns) break;
+      if (r.second >= prefill.end_ns) inner = &r;
+    }
+    if (inner != nullptr && claimed.emplace(prefill.pid, prefill.tid, inner->first).second) g.request_ns = inner->first;
   }
 }
 

@@ -162,7 +162,9 @@ LlmTrace find_generations(store::Database& db) {
     classify_forwards(fw, source);
     t.models.push_back({pid, list.front().path, list.front().class_name, source, fw.size()});
     detail::time_forwards(fw, events);
-    for (Generation& g : group_generations(fw, offset)) t.generations.push_back(std::move(g));
+    std::vector<Generation> gens = group_generations(fw, offset);
+    detail::set_request_starts(gens, t.forwards, events);
+    for (Generation& g : gens) t.generations.push_back(std::move(g));
   }
   return t;
 }

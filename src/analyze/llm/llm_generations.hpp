@@ -31,8 +31,17 @@
 //     latest end of that work (the sampling included). The last forward of a generation
 //     looks no further than 2 x the longest such tail of the generation's other forwards +
 //     50 µs past its own end, so the next generation's preparation is not counted.
-//   TTFT = prefill's token_end - prefill's call start (the model call: its first launch
-//     follows at once; generate()'s preparation before it is not included).
+//   request start: where the user's request began. For Hugging Face generate(), the start of
+//     the innermost "gpuscope.generate" range (gpuscope's hook around GenerationMixin.generate,
+//     on by default) on the prefill's thread that holds the prefill's call, for the first
+//     generation whose prefill lies in it (a later prefill in the same call starts at its own
+//     model call); without one (a hand-written loop, --pytorch=none, an older trace) the
+//     prefill's model call. (A server's requests are timed from the client by `gpuscope bench
+//     serve`: the requests table.)
+//   TTFT = prefill's token_end - the request start (generate()'s own preparation before the
+//     prefill, input checks and cache set-up, is part of what the user waits for).
+//   Wall = last forward's token_end - the request start.
+//   prefill time = prefill's token_end - prefill's call start (its own work: Prefill Rate).
 //   decode interval k = token_end(k) - token_end(k-1): one per decode step.
 //   GPU busy of a decode step: the union of the GPU work launched in its window, clipped to
 //     its interval; of a generation's first forward (the prefill), clipped to its call → its
@@ -150,6 +159,7 @@ struct Generation {
   std::optional<std::int64_t> batch;          // sequences
   std::optional<std::int64_t> prompt_len;     // tokens per sequence (the prefill's S, padding included)
   std::int64_t start_ns = 0;                  // prefill call start (first forward's without prefill)
+  std::optional<std::int64_t> request_ns;     // the enclosing generate() call's start, when recorded
   std::int64_t first_token_ns = 0;            // prefill's token_end
   std::int64_t end_ns = 0;                    // last forward's token_end
   std::vector<std::int64_t> decode_ns;        // decode-step intervals, in order
@@ -161,9 +171,18 @@ struct Generation {
   std::string weight_dtype;                   // the model's, as recorded
 
   [[nodiscard]] std::int64_t output_len() const { return static_cast<std::int64_t>(count); }
+  /// Where the user's request began: the generate() call, else the prefill's model call.
+  [[nodiscard]] std::int64_t request_start_ns() const { return request_ns.value_or(start_ns); }
+  /// Request start → the first token done (file comment); nullopt without a prefill or its token.
   [[nodiscard]] std::optional<std::int64_t> ttft_ns() const {
+    return has_prefill && first_token_ns > 0 ? std::optional(first_token_ns - request_start_ns()) : std::nullopt;
+  }
+  /// The prefill's model call → the first token done: the prefill's own time.
+  [[nodiscard]] std::optional<std::int64_t> prefill_ns() const {
     return has_prefill && first_token_ns > 0 ? std::optional(first_token_ns - start_ns) : std::nullopt;
   }
+  /// Request start → the last token done; 0 when unknown.
+  [[nodiscard]] std::int64_t wall_ns() const { return end_ns > request_start_ns() ? end_ns - request_start_ns() : 0; }
 };
 
 /// Everything found: the model of each process, its forwards and generations.

@@ -2,7 +2,8 @@
 //   llm_trace_events.cpp  gathering: the model's calls per process, and the shaped operators,
 //                         GPU work, API calls and operator ranges of its threads (SQL)
 //   llm_shapes.cpp        a forward's batch, tokens and FLOPs from its operators' shapes
-//   llm_forward_times.cpp each forward's token end, CPU window and GPU busy time (pure)
+//   llm_forward_times.cpp each forward's token end, CPU window and GPU busy time (pure), and
+//                         each generation's request start (its generate() call)
 // llm_generations.cpp puts them together: forwards, their phase, the generations.
 #pragma once
 
@@ -63,12 +64,15 @@ class ThreadEvents {
                                                     std::int64_t to) const;
   [[nodiscard]] std::span<const ApiSpan> api_of(std::int64_t pid, std::int64_t tid) const;
   [[nodiscard]] std::span<const CpuRange> ops_of(std::int64_t pid, std::int64_t tid) const;
+  /// The generate() calls (gpuscope.generate ranges, closed) of (pid, tid), in start order.
+  [[nodiscard]] std::span<const CpuRange> requests_of(std::int64_t pid, std::int64_t tid) const;
 
  private:
   std::map<Key, std::vector<OpShape>> m_shapes;
   std::map<Key, std::vector<Launch>> m_launches;
   std::map<Key, std::vector<ApiSpan>> m_api;
   std::map<Key, std::vector<CpuRange>> m_ops;
+  std::map<Key, std::vector<CpuRange>> m_requests;
 };
 
 /// The operator names read_shapes looks at, quoted and comma-separated for an SQL IN list.
@@ -77,6 +81,13 @@ class ThreadEvents {
 /// Batch, sequence and tokens of `f` from the shaped operators inside its call (`ops` of its
 /// thread, in start order); its FLOPs from the outermost matrix products. Pure.
 void read_shapes(ForwardPass& f, std::span<const OpShape> ops);
+
+/// Sets request_ns of each generation of one process that has a prefill: the start of the
+/// innermost generate() call (events.requests_of the prefill's thread) holding the prefill's
+/// call, unless an earlier generation's prefill lies in that call too (llm_generations.hpp's
+/// "request start"). `forwards` are LlmTrace::forwards (Generation::first indexes them).
+void set_request_starts(std::span<Generation> generations, std::span<const ForwardPass> forwards,
+                        const ThreadEvents& events);
 
 /// Fills token_end_ns, tail_ns, cpu, gpu_work_ns and gpu_busy_ns of one process's classified
 /// forwards (in call order) from its threads' events (llm_generations.hpp's file comment).

@@ -10,16 +10,17 @@
 //   Prompt (tokens)  tokens per sequence the prefill processed (padding included)
 //   Output (tokens)  tokens per sequence generated = forwards of the generation (the prefill
 //               gives the first)
-//   TTFT (ms)   prefill call start → the first token done on the GPU (its copy to the host
-//               ends, or its last work: llm_generations.hpp);
-//               NULL for a generation whose prefill is outside the capture
+//   TTFT (ms)   the request start (the generate() call holding the prefill, else the prefill's
+//               model call: llm_generations.hpp) → the first token done on the GPU (its copy to
+//               the host ends, or its last work); NULL for a generation whose prefill is outside
+//               the capture
 //   TPOT Mean, p50, p90, p99 (ms)  over the decode-step intervals (one token done to the
 //               next); percentiles by linear interpolation (numpy's default)
 //   Output Rate (tok/s)  Batch x Output / Wall: every sequence's tokens (NULL without Batch)
 //   Per Seq Rate (tok/s)  Output / Wall
 //   Decode GPU Busy (%)  GPU busy inside the decode steps over their time (the rest the GPU
 //               waited: for the CPU's launches, Python, synchronisation)
-//   Wall (ms)   generation start (prefill call) → GPU end of its last token
+//   Wall (ms)   the request start (as TTFT) → GPU end of its last token
 //   Decode Bytes (MB)  what a decode step must read, mean over the decode steps: weights +
 //               KV cache (+ the new token's keys and values), from the model's range
 //               (llm_generations.hpp, step_read_bytes); NULL when not recorded
@@ -29,14 +30,14 @@
 //               bandwidth (the verdict says which)
 //   SOL TPOT (ms)      speed of light: Decode Bytes / the DRAM ceiling
 //   Prefill FLOPs (GFLOP)  Σ 2·M·N·K of the prefill's outermost matrix products (matmul_flops)
-//   Prefill Rate (TFLOP/s) Prefill FLOPs / TTFT
+//   Prefill Rate (TFLOP/s) Prefill FLOPs / the prefill's time (its model call → the first token)
 //   Prefill of Ceiling (%) Prefill Rate / the tensor ceiling for the weights' dtype (float16:
 //               tensor_fp16, bfloat16: tensor_bf16, float32: fp32_fma, float8: tensor_fp8,
 //               else tensor_fp16 assumed and said), measured, else theoretical; NULL if unknown
 // The "all" row: TTFT = mean of the generations' TTFTs; TPOT over every decode interval;
 // rates = Σ tokens / Σ Wall; Batch, Prompt, Output given when every generation agrees;
 // Decode Bytes the mean over every decode step, against the TPOT p50 of all; Prefill FLOPs the
-// mean per prefill, Prefill Rate Σ FLOPs / Σ TTFT; the first generation's GPU's ceilings.
+// mean per prefill, Prefill Rate Σ FLOPs / Σ prefill time; the first generation's GPU's ceilings.
 // Notes: the model and how forwards were classified; a verdict on the decode step of the warm
 // generations (every one; all but generation 1 when it is cold by first_generation_cold, and
 // then the verdict starts "warm generations 2–N: "): their median step, its speed of light and

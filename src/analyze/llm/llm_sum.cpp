@@ -147,17 +147,19 @@ void add_generation_rows(Report& r, const GenerateLoops& found, CeilingsByPid& c
     const std::vector<double> tpot = ms(g.decode_ns);
     const std::int64_t decode = std::accumulate(g.decode_ns.begin(), g.decode_ns.end(), std::int64_t{0});
     const std::int64_t busy = std::accumulate(g.decode_busy_ns.begin(), g.decode_busy_ns.end(), std::int64_t{0});
-    const std::int64_t wall = g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
+    const std::int64_t wall = g.wall_ns();
     const auto ttft = g.ttft_ns();
     const double ttft_ms = ttft ? static_cast<double>(*ttft) / kNsPerMs : std::nan("");
+    const auto prefill = g.prefill_ns();
+    const double prefill_ms = prefill ? static_cast<double>(*prefill) / kNsPerMs : std::nan("");
     r.rows.push_back(row_of(std::to_string(i + 1), g.pid, g.batch, g.prompt_len, g.output_len(), ttft_ms, tpot,
                             g.output_len(), wall, decode, busy, true));
     add_limits(r.rows.back(), mean_of(g.decode_bytes), percentile(tpot, 50), g.prefill_flops.value_or(std::nan("")),
-               ttft_ms, ceilings.of(g));
+               prefill_ms, ceilings.of(g));
     p.bytes.insert(p.bytes.end(), g.decode_bytes.begin(), g.decode_bytes.end());
-    if (g.prefill_flops && ttft) {
+    if (g.prefill_flops && prefill) {
       p.flops += *g.prefill_flops;
-      p.prefill_ms += ttft_ms;
+      p.prefill_ms += prefill_ms;
       ++p.prefills_with_flops;
       p.flop_ops += g.prefill_flop_ops;
     }
@@ -260,6 +262,26 @@ void add_decode_verdict(Report& r, const Judged& j, const Ceilings& ceiling, boo
   r.add_note(busy_share < 1.0 - kWaitVerdictShare ? NoteLevel::kWarning : NoteLevel::kInfo, v);
 }
 
+// Where TTFT and Wall start for the generations reported: their generate() call where one was
+// recorded (gpuscope's gpuscope.generate range), else the prefill's model call.
+std::string ttft_note(const GenerateLoops& found) {
+  const auto n = static_cast<std::size_t>(std::count_if(found.generations.begin(), found.generations.end(),
+                                                        [](const Generation* g) { return g->request_ns.has_value(); }));
+  std::string from;
+  if (n == found.generations.size())
+    from = "from the generate() call (the user's request: gpuscope's range around it)";
+  else if (n == 0)
+    from =
+        "from the prefill's model call (no generate() call recorded around it: a hand-written loop, or a trace "
+        "without gpuscope's generate hook)";
+  else
+    from = "from the generate() call for " + std::to_string(n) + " of " + std::to_string(found.generations.size()) +
+           " generations, from the prefill's model call for the others (no generate() call recorded around it)";
+  return "TTFT: " + from +
+         " to the first token done on the GPU (its copy to the host, or the end of its sampling); Wall: from the same "
+         "start to the last token done; TPOT: one token done to the next (docs/llm.md)";
+}
+
 // The prefill note: FLOPs per prefill against the tensor ceiling.
 void add_prefill_note(Report& r, const Pooled& p, const Ceilings& ceiling) {
   if (p.prefills_with_flops == 0) return;
@@ -267,7 +289,7 @@ void add_prefill_note(Report& r, const Pooled& p, const Ceilings& ceiling) {
   std::string text = "prefill: " + units::si(p.mean_flops(), "FLOP") + " per prefill (2·M·N·K over its " +
                      std::to_string(p.flop_ops / p.prefills_with_flops) +
                      " matrix products, from their recorded shapes) in " + units::duration(p.mean_prefill_ms() / 1e3) +
-                     " (TTFT): " + units::flop_rate(rate);
+                     " (its model call to the first token): " + units::flop_rate(rate);
   if (ceiling.tensor > 0)
     text += ", " + units::percent_of(rate / ceiling.tensor) + " of " + units::flop_rate(ceiling.tensor) + ", " +
             ceiling.tensor_what;
@@ -331,10 +353,7 @@ Report llm_sum(store::Database& db) {
                                      " for the others (first calls at new lengths: cuDNN plans, compilation, the "
                                      "allocator growing); the \"all\" row includes it, the decode verdict judges the " +
                                      warm_range + " only; stats -r llm_step_sum splits each step's CPU time by cause");
-  r.add_note(NoteLevel::kInfo,
-             "TTFT: from the prefill's model call to the first token done on the GPU (its copy to the host, or the "
-             "end of its sampling; generate()'s preparation before the call is not included); TPOT: one token done "
-             "to the next (docs/llm.md)");
+  r.add_note(NoteLevel::kInfo, ttft_note(found));
   for (const std::string& w : found.why_not) r.add_note(NoteLevel::kInfo, "not a generate loop: " + w);
   return r;
 }

@@ -74,19 +74,19 @@ core::TokenTimeline token_timeline(const LlmTrace& trace, std::span<const Genera
   // Generation 1 cold by llm_sum's rule (its mean TPOT against the others'), over every
   // generation, drawn or not.
   std::vector<double> means;
-  std::vector<std::int64_t> other_ttfts;
+  std::vector<std::int64_t> other_prefills;  // the others' prefill steps (call → first token), as drawn
   for (std::size_t i = 0; i < generations.size(); ++i) {
     const Generation& g = *generations[i];
     means.push_back(mean_of(g.decode_ns));
-    if (const auto ttft = g.ttft_ns(); i > 0 && ttft) other_ttfts.push_back(*ttft);
+    if (const auto prefill = g.prefill_ns(); i > 0 && prefill) other_prefills.push_back(*prefill);
   }
   core::TokenGeneration& first = out.generations.front();
   if (double warm = 0; first_generation_cold(means, &warm)) {
     first.cold_tpot_ns = static_cast<std::int64_t>(means.front() + 0.5);
     first.warm_tpot_ns = static_cast<std::int64_t>(warm + 0.5);
   }
-  // Generation 1's prefill against the others' TTFTs.
-  if (const auto typical = median_ns(other_ttfts); typical && !first.steps.empty() && first.steps.front().prefill)
+  // Generation 1's prefill against the others'.
+  if (const auto typical = median_ns(other_prefills); typical && !first.steps.empty() && first.steps.front().prefill)
     first.steps.front().stands_out =
         static_cast<double>(first.steps.front().wall_ns) > core::kStandOutFactor * static_cast<double>(*typical);
   return out;

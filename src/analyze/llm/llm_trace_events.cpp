@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/pytorch_ranges.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze::detail {
@@ -102,6 +103,17 @@ ThreadEvents::ThreadEvents(Database& db, const std::map<std::int64_t, std::vecto
       if (calls.count(st.column_int(0)) != 0)
         m_ops[{st.column_int(0), st.column_int(1)}].emplace_back(st.column_int(2), st.column_int(3));
   }
+  // The generate() calls: gpuscope's push/pop range around GenerationMixin.generate.
+  {
+    Statement st = db.prepare(
+        "SELECT e.pid, e.tid, e.start_ns, e.end_ns FROM nvtx_events e JOIN strings s ON s.id = e.text_id WHERE "
+        "s.value = ?1 AND e.style = 'PushPop' AND e.domain_id IS NULL AND e.end_ns IS NOT NULL ORDER BY e.pid, e.tid, "
+        "e.start_ns");
+    st.bind(1, core::kGenerateRange);
+    while (st.step())
+      if (calls.count(st.column_int(0)) != 0)
+        m_requests[{st.column_int(0), st.column_int(1)}].emplace_back(st.column_int(2), st.column_int(3));
+  }
 }
 
 std::span<const OpShape> ThreadEvents::shapes_of(std::int64_t pid, std::int64_t tid) const {
@@ -114,6 +126,10 @@ std::span<const ApiSpan> ThreadEvents::api_of(std::int64_t pid, std::int64_t tid
 
 std::span<const CpuRange> ThreadEvents::ops_of(std::int64_t pid, std::int64_t tid) const {
   return list_of(m_ops, pid, tid);
+}
+
+std::span<const CpuRange> ThreadEvents::requests_of(std::int64_t pid, std::int64_t tid) const {
+  return list_of(m_requests, pid, tid);
 }
 
 std::span<const Launch> ThreadEvents::launches_in(std::int64_t pid, std::int64_t tid, std::int64_t from,

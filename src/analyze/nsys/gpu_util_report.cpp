@@ -145,17 +145,14 @@ std::string gaps_note(std::int64_t gpu, const IdleGapHistogram& h) {
 }
 
 Note verdict(std::int64_t gpu, double busy_pct, double coverage_pct) {
-  const std::string who = "GPU " + std::to_string(gpu) + ": busy " + units::percent(busy_pct);
-  const std::string cov = "SM coverage " + units::percent(coverage_pct);
-  if (busy_pct >= kVerdictBusyPercent && coverage_pct < busy_pct / 2.0) {
-    return {NoteLevel::kWarning, who + " but " + cov +
-                                     ": the GPU is rarely idle, yet most kernels use few SMs; "
-                                     "busy time is not utilization"};
-  }
-  if (busy_pct < kVerdictBusyPercent) {
-    return {NoteLevel::kInfo, who + ", " + cov + ": the GPU is idle most of the wall time; see its idle gaps"};
-  }
-  return {NoteLevel::kInfo, who + ", " + cov + ": while busy, kernels fill most SMs"};
+  const std::string who = "GPU " + std::to_string(gpu) + ": ";
+  const Verdict v = detail::low_coverage_verdict(busy_pct / 100.0, coverage_pct / 100.0);
+  if (v.fires) return {NoteLevel::kWarning, who + v.text()};
+  const std::string numbers = "busy " + units::percent(busy_pct) + " of the wall time, SM coverage " +
+                              units::percent(coverage_pct) + " of its SMs x wall time";
+  if (busy_pct < kVerdictBusyPercent)
+    return {NoteLevel::kInfo, who + numbers + ": the GPU is idle most of the wall time; see its idle gaps"};
+  return {NoteLevel::kInfo, who + numbers + ": while busy, kernels fill most SMs"};
 }
 
 // gpuscope's own share of the wall time (see the header); nullopt when its launch cost is
@@ -169,13 +166,28 @@ std::optional<Note> tracer_note(Database& db, std::int64_t wall_ns) {
   const std::string share = wall_ns > 0 ? units::percent_of(total / static_cast<double>(wall_ns)) : "n/a";
   const std::string api_cost = cost.api_ns ? "x " + units::ns_count(*cost.api_ns) : "at an unknown cost (as 0)";
   const std::string method = cost.method.empty() ? "" : " (" + cost.method + ")";
-  return Note{NoteLevel::kInfo, "gpuscope's own tracing cost: about " + std::to_string(std::llround(total)) + " ns (" +
-                                    share + " of the wall time) = " + std::to_string(launches) + " launch calls x " +
+  return Note{NoteLevel::kInfo, "gpuscope's own tracing cost: about " + units::duration(total * 1e-9) + " (" + share +
+                                    " of the wall time) = " + std::to_string(launches) + " launch calls x " +
                                     units::ns_count(*cost.launch_ns) + " + " + std::to_string(others) +
                                     " other API calls " + api_cost + method + "; the times above include it"};
 }
 
 }  // namespace
+
+Verdict detail::low_coverage_verdict(double busy, double coverage) {
+  Verdict v;
+  v.name = "low SM coverage";
+  v.rule = "SM coverage < " + units::percent_of(kLowCoverageShareOfBusy) + " of GPU busy (both of the wall time)";
+  v.fires = coverage < kLowCoverageShareOfBusy * busy;
+  v.evidence = "SM coverage " + units::percent_of(coverage) + " of the SMs x wall time against GPU busy " +
+               units::percent_of(busy) + " of the wall time: while busy, its kernels could occupy " +
+               (busy > 0 ? units::percent_of(coverage / busy) : std::string("n/a")) +
+               " of its SMs on average: busy time is not utilization";
+  v.advice =
+      "the grids are smaller than the GPU: try larger batches, fused kernels (torch.compile), or independent work on "
+      "concurrent streams (see gpu_util)";
+  return v;
+}
 
 IdleGapHistogram idle_gaps(std::span<const stats::Interval> busy_union) {
   IdleGapHistogram h{};

@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/nsys/verdict.hpp"
 #include "core/report.hpp"
 #include "core/stats.hpp"
 
@@ -73,6 +74,9 @@ inline constexpr std::array<std::int64_t, 3> kIdleGapBoundsNs = {10'000, 100'000
 /// stats::interval_union returns). Fewer than 2 intervals → all buckets empty.
 [[nodiscard]] IdleGapHistogram idle_gaps(std::span<const stats::Interval> busy_union);
 
+/// Low SM coverage: coverage below this share of busy time (both of the wall time).
+inline constexpr double kLowCoverageShareOfBusy = 0.5;
+
 /// The gpu_util report (see the file comment).
 [[nodiscard]] Report gpu_util(store::Database& db);
 
@@ -91,6 +95,12 @@ struct GpuUtilization {
   std::int64_t unknown_kernels = 0;  // kernels without launch facts
   IdleGapHistogram gaps{};
 };
+
+/// The low SM coverage diagnosis (gpu_util's per-GPU verdict and top's): fires when
+/// coverage < kLowCoverageShareOfBusy × busy; busy and coverage are fractions of the wall
+/// time (coverage of SMs × wall time); evidence also gives coverage / busy, the share of the
+/// SMs the kernels could occupy while the GPU was busy.
+[[nodiscard]] Verdict low_coverage_verdict(double busy, double coverage);
 
 /// One entry per physical GPU with activity, sorted by GPU index.
 [[nodiscard]] std::vector<GpuUtilization> gpu_utilization(store::Database& db);

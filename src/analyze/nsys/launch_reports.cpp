@@ -117,9 +117,9 @@ void add_tracer_cost_note(Report& r, const detail::LaunchBound& lb, const Tracer
   const double part = lb.launching_idle_ns > 0
                           ? static_cast<double>(lb.tracer_idle_ns) / static_cast<double>(lb.launching_idle_ns)
                           : 0.0;
-  r.add_note(NoteLevel::kInfo, "of the " + std::to_string(lb.launching_idle_ns) +
-                                   " ns the CPU spent in launch calls while the GPU was idle, about " +
-                                   std::to_string(lb.tracer_idle_ns) + " ns (" + units::percent_of(part) +
+  r.add_note(NoteLevel::kInfo, "of the " + units::duration_ns(lb.launching_idle_ns) +
+                                   " the CPU spent in launch calls while the GPU was idle, about " +
+                                   units::duration_ns(lb.tracer_idle_ns) + " (" + units::percent_of(part) +
                                    ") is gpuscope's own tracing cost: " + cost_text(lb, cost));
 }
 
@@ -127,32 +127,29 @@ void add_graph_saving_note(Report& r, const detail::LaunchBound& lb) {
   const std::string gaps = std::to_string(lb.graph_gaps) +
                            " gaps where a kernel's launch call returned after the previous kernel on its stream "
                            "had finished";
-  if (!lb.tracer_cost_known) {
-    r.add_note(NoteLevel::kInfo,
-               "time a CUDA graph could save: about " + std::to_string(lb.graph_saving_ns) + " ns (" + gaps + ")");
+  if (!lb.launch_bound) {
+    r.add_note(NoteLevel::kInfo, gaps + " (" + units::duration_ns(lb.graph_saving_ns) +
+                                     " in all); no CUDA graph saving is claimed: the run is not launch-bound, so "
+                                     "the GPU mostly waits for CPU work outside launch calls");
     return;
   }
-  r.add_note(NoteLevel::kInfo, "time a CUDA graph could save: about " + std::to_string(lb.graph_saving_ns_untraced) +
-                                   " ns without gpuscope's own cost (" + std::to_string(lb.graph_saving_ns) +
-                                   " ns as traced; " + gaps + ")");
+  std::string text = "time a CUDA graph could save: about " + units::duration_ns(lb.graph_saving_bound_ns);
+  if (lb.tracer_cost_known)
+    text += " without gpuscope's own cost (" + units::duration_ns(lb.graph_saving_ns) + " of gaps as traced)";
+  r.add_note(NoteLevel::kInfo, text + ", at most the GPU's idle time (" + gaps + ")");
 }
 
 // The verdict, from the untraced numbers (equal to the traced ones when the cost is unknown).
 void add_verdict_note(Report& r, const detail::LaunchBound& lb) {
-  const std::string evidence = detail::untraced_lead(lb) + "the GPU was idle " +
-                               units::percent_of(lb.idle_share_untraced) +
-                               " of the time and the CPU was launching during " +
-                               units::percent_of(lb.launching_share_untraced) + " of that idle time";
-  if (lb.launch_bound) {
-    r.add_note(NoteLevel::kWarning,
-               "launch-bound: " + evidence + " — batch work, use CUDA graphs (torch.compile mode='reduce-overhead')");
-  } else if (lb.launch_bound_only_with_tracer) {
+  if (lb.launch_bound_only_with_tracer) {
     r.add_note(NoteLevel::kInfo, "would look launch-bound (share " + units::percent_of(lb.launching_share) +
-                                     ") but only because of gpuscope's own cost; without it the share is " +
+                                     " of the GPU's idle time) but only because of gpuscope's own cost; without it "
+                                     "the share is " +
                                      units::percent_of(lb.launching_share_untraced) + ": not launch-bound");
-  } else {
-    r.add_note(NoteLevel::kInfo, "not launch-bound: " + evidence);
+    return;
   }
+  const Verdict v = detail::launch_bound_verdict(lb);
+  r.add_note(v.fires ? NoteLevel::kWarning : NoteLevel::kInfo, v.text());
 }
 
 }  // namespace
@@ -217,9 +214,10 @@ Report launch_overhead(Database& db) {
                std::to_string(unmatched) + " kernels have no launch call in the trace and are left out");
 
   const detail::LaunchBound lb = detail::launch_bound(db);
-  r.add_note(NoteLevel::kInfo, "wall " + std::to_string(lb.wall_ns) + " ns, GPU idle " + std::to_string(lb.idle_ns) +
-                                   " ns, CPU launching while the GPU was idle " + std::to_string(lb.launching_idle_ns) +
-                                   " ns (launch-bound share " + units::percent_of(lb.launching_share) + ")");
+  r.add_note(NoteLevel::kInfo, "wall " + units::duration_ns(lb.wall_ns) + ", GPU idle " +
+                                   units::duration_ns(lb.idle_ns) + ", CPU launching while the GPU was idle " +
+                                   units::duration_ns(lb.launching_idle_ns) + " (launch-bound share " +
+                                   units::percent_of(lb.launching_share) + ")");
   add_tracer_cost_note(r, lb, cost);
   add_graph_saving_note(r, lb);
   r.add_note(NoteLevel::kInfo,
@@ -299,6 +297,7 @@ void derive_shares(detail::LaunchBound& lb) {
   lb.launching_share_untraced = share(lb.launching_idle_ns_untraced, lb.idle_ns_untraced);
   lb.launch_bound = is_launch_bound(lb.idle_share_untraced, lb.launching_share_untraced);
   lb.launch_bound_only_with_tracer = !lb.launch_bound && is_launch_bound(lb.idle_share, lb.launching_share);
+  lb.graph_saving_bound_ns = std::min(lb.graph_saving_ns_untraced, lb.idle_ns_untraced);
 }
 
 // B ∩ W: all GPUs' kernels, copies and memsets inside the wall span, disjoint and sorted.
@@ -341,6 +340,26 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
 }
 
 }  // namespace
+
+Verdict detail::launch_bound_verdict(const LaunchBound& lb) {
+  Verdict v;
+  v.name = "launch-bound";
+  v.rule = "GPU idle >= " + units::percent_of(kIdleShareForLaunchBound) +
+           " of the wall time and the CPU inside launch calls during >= " + units::percent_of(kLaunchingShareOfIdle) +
+           " of that idle time, gpuscope's own launch cost taken out";
+  v.fires = lb.launch_bound;
+  v.evidence = untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
+               " of the wall time and the CPU was inside launch calls during " +
+               units::percent_of(lb.launching_share_untraced) + " of that idle time (" +
+               units::duration_ns(lb.launching_idle_ns_untraced) + ")";
+  if (v.fires) {
+    v.evidence += "; a CUDA graph could save up to " + units::duration_ns(lb.graph_saving_bound_ns) +
+                  " (the gaps where the GPU waited for a launch, at most the idle time)";
+  }
+  v.advice =
+      "try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels (see launch_overhead)";
+  return v;
+}
 
 std::string detail::untraced_lead(const LaunchBound& lb) {
   if (!lb.tracer_cost_known) return "";
@@ -391,19 +410,12 @@ Report sync_wait(Database& db) {
     return r;
   }
 
-  r.add_note(NoteLevel::kInfo, "total blocked: " + std::to_string(sb.blocked_ns) +
-                                   " ns (union over threads and rows; an API call and its sync record count "
+  r.add_note(NoteLevel::kInfo, "total blocked: " + units::duration_ns(sb.blocked_ns) +
+                                   " (union over threads and rows; an API call and its sync record count "
                                    "once), " +
                                    units::percent_of(sb.share) + " of the wall time");
-  if (sb.sync_bound) {
-    r.add_note(NoteLevel::kWarning, "sync-bound: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
-                                        " of the time, mostly in " + sb.calls.front().key[0] +
-                                        " — remove needless synchronizations (.item(), .cpu(), printing "
-                                        "tensors) and use async copies from pinned memory");
-  } else {
-    r.add_note(NoteLevel::kInfo,
-               "not sync-bound: the CPU was blocked on the GPU " + units::percent_of(sb.share) + " of the time");
-  }
+  const Verdict v = detail::sync_blocked_verdict(sb);
+  r.add_note(v.fires ? NoteLevel::kWarning : NoteLevel::kInfo, v.text());
   return r;
 }
 
@@ -423,8 +435,29 @@ detail::SyncBlocked detail::compute_sync_blocked(Database& db) {
       "SELECT start_ns, end_ns" + std::string(kSyncWhere) + " UNION ALL SELECT start_ns, end_ns FROM syncs";
   out.blocked_ns = stats::union_length(read_intervals(db, intervals_sql));
   out.share = out.wall_ns > 0 ? static_cast<double>(out.blocked_ns) / static_cast<double>(out.wall_ns) : 0.0;
-  out.sync_bound = out.share >= kBlockedShareForSyncBound;
+  const Interval wall = wall_span(db);
+  out.idle_ns = core::sat_sub(out.wall_ns, stats::union_length(busy_in_wall(db, wall)));
+  out.idle_share = out.wall_ns > 0 ? static_cast<double>(out.idle_ns) / static_cast<double>(out.wall_ns) : 0.0;
+  out.sync_bound = out.share >= kBlockedShareForSyncBound && out.idle_share >= kIdleShareForLaunchBound;
   return out;
+}
+
+Verdict detail::sync_blocked_verdict(const SyncBlocked& sb) {
+  Verdict v;
+  v.name = "sync-blocked";
+  v.rule = "the CPU blocked on the GPU >= " + units::percent_of(kBlockedShareForSyncBound) +
+           " of the wall time while the GPU was idle >= " + units::percent_of(kIdleShareForLaunchBound) + " of it";
+  v.fires = sb.sync_bound;
+  v.evidence = "the CPU was blocked on the GPU " + units::percent_of(sb.share) + " of the wall time";
+  if (!sb.calls.empty() && sb.share >= kBlockedShareForSyncBound)
+    v.evidence += ", mostly in " + sb.calls.front().key[0];
+  v.evidence += ", and the GPU was idle " + units::percent_of(sb.idle_share) + " of the wall time";
+  if (!v.fires && sb.share >= kBlockedShareForSyncBound)
+    v.evidence += ": the CPU waited while the GPU worked, which costs nothing";
+  v.advice =
+      "remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the loop, and copy with "
+      "non_blocking=True from pinned memory (see sync_wait)";
+  return v;
 }
 
 detail::SyncBlocked detail::sync_blocked(Database& db) {

@@ -34,7 +34,8 @@
 //       wall' = wall − T,  idle' = idle − T,  launching while idle' = |L' ∩ W \ B|
 //       (= launching while idle − T),  idle share' = idle' / wall',
 //       launch-bound share' = launching while idle' / idle',
-//       graph saving' = Σ over the same gaps of max(0, gap − c).
+//       graph saving' = Σ over the same gaps of max(0, gap − c); claimed only when the
+//       run is launch-bound, and then at most idle' (graph_saving_bound_ns).
 //   Verdict, from the untraced (') numbers: "launch-bound" when idle' ≥ 10 % of wall' and
 //     the CPU was launching during ≥ 50 % of idle'; otherwise "not launch-bound" (when c is
 //     known the evidence starts "without gpuscope's own cost of C ns per launch, "). When the
@@ -44,7 +45,9 @@
 //   Notes on gpuscope's own cost: known → how much of launching while idle is the
 //     tracer's (T, T / launching while idle, c, meta tracer_cost_method); unknown → "gpuscope's
 //     own cost per launch is unknown for this trace (recorded before calibration); launch
-//     times include it". The graph-saving note gives graph saving' when c is known.
+//     times include it". The graph-saving note: when launch-bound, the saving bounded by idle'
+//     (graph saving' and the traced one when c is known); otherwise only the gaps' count and
+//     length, and that no saving is claimed since the run is not launch-bound.
 //
 // sync_wait — one row per synchronizing call or record kind:
 //   API calls named cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,
@@ -55,7 +58,10 @@
 //   wall × 100 (NULL if the wall is 0). Sorted by Total Blocked, descending.
 //   An API call and its syncs record describe the same wait, so the note's total blocked
 //   time is the length of the union of all these intervals (any thread), not the row sum.
-//   Verdict: "sync-bound" when that union is ≥ 20 % of the wall time.
+//   Idle: wall − |all GPUs' kernels, copies and memsets ∩ wall| (the traced idle time).
+//   Verdict "sync-blocked" (sync_blocked_verdict): that union ≥ 20 % of the wall time and
+//   the GPU idle ≥ 10 % of it — blocking while the GPU works costs nothing; otherwise an
+//   info note "not sync-blocked: ..." with both shares.
 //
 // No rows → the columns, no rows and a first note "no ... in the capture range".
 // Errors: store::DatabaseError if the database lacks the schema's tables/views.
@@ -66,6 +72,7 @@
 #include <vector>
 
 #include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/nsys/verdict.hpp"
 #include "core/report.hpp"
 
 namespace gpuscope::store {
@@ -102,10 +109,18 @@ struct LaunchBound {
   double idle_share_untraced = 0.0;             // idle' / wall'
   double launching_share_untraced = 0.0;        // launching while idle' / idle'
 
+  std::int64_t graph_saving_bound_ns = 0;  // min(graph saving', idle'): what a graph could remove
+
   bool launch_bound = false;                   // the verdict, from the untraced numbers
   bool launch_bound_only_with_tracer = false;  // traced numbers say launch-bound, untraced not
 };
 [[nodiscard]] LaunchBound launch_bound(store::Database& db);
+
+/// The launch-bound diagnosis on these numbers (launch_overhead's verdict and top's): fires
+/// when lb.launch_bound; the evidence gives idle' (of the wall time), the launch-bound share'
+/// (of that idle time), launching while idle' and, only when it fires, the graph saving
+/// bounded by idle' (graph_saving_bound_ns).
+[[nodiscard]] Verdict launch_bound_verdict(const LaunchBound& lb);
 
 /// Leads evidence given in untraced numbers: "without gpuscope's own cost of C ns per
 /// launch, " when the cost is known; "" when it is not (then they are the traced ones).
@@ -117,10 +132,17 @@ struct SyncBlocked {
   std::vector<ValueGroup> calls;  // key[0] is the row's Name
   std::int64_t wall_ns = 0;
   std::int64_t blocked_ns = 0;
-  double share = 0.0;       // blocked / wall
-  bool sync_bound = false;  // the verdict
+  std::int64_t idle_ns = 0;  // wall − |all GPUs' busy ∩ wall| (as launch_overhead's traced idle)
+  double share = 0.0;        // blocked / wall
+  double idle_share = 0.0;   // idle / wall
+  bool sync_bound = false;   // the verdict: share ≥ 20 % and idle_share ≥ 10 %
 };
 [[nodiscard]] SyncBlocked sync_blocked(store::Database& db);
+
+/// The sync-blocked diagnosis (sync_wait's verdict and top's): the CPU blocked on the GPU
+/// ≥ 20 % of the wall time while the GPU was idle ≥ 10 % of it. Blocking while the GPU is
+/// busy costs nothing, so a busy GPU never makes it fire.
+[[nodiscard]] Verdict sync_blocked_verdict(const SyncBlocked& sb);
 
 }  // namespace detail
 

@@ -58,6 +58,13 @@ bool is_host_device(const std::string& kind) {
   return kind == "HtoD" || kind == "DtoH" || kind == "HtoA" || kind == "AtoH";
 }
 
+// Copies inside GPU memory: GPU work at device bandwidth (see the header).
+bool is_device_copy(const std::string& kind) {
+  return kind == "DtoD" || kind == "DtoA" || kind == "AtoD" || kind == "AtoA" || kind == "PtoP";
+}
+
+double median_or_nan(std::vector<double> v) { return v.empty() ? std::nan("") : stats::median(std::move(v)); }
+
 // A copy rate held in GB/s (the Median/Best columns' unit), for a note.
 std::string gbps_text(double v) { return units::byte_rate(v * 1e9); }
 
@@ -70,7 +77,9 @@ std::string median_gbps_text(std::vector<double> v) {
 // compare.
 struct CopyScan {
   std::map<Key, Group> groups;
-  std::vector<double> pageable_gbps, pinned_gbps, small_gbps, all_gbps;
+  std::vector<double> small_gbps, all_gbps, device_gbps;
+  // Copies of ≥ kSmallCopyBytes by copy kind, to compare pageable and pinned at comparable sizes.
+  std::map<std::string, std::vector<double>> pageable_large_gbps, pinned_large_gbps;
 };
 
 // Reads every copy once: its group's sums and the findings' counts.
@@ -92,8 +101,9 @@ CopyScan scan_copies(Database& db, detail::MemcpyFindings& f) {
     const std::string kind = st.column_text(5), src = st.column_text(6), dst = st.column_text(7);
     const bool sync = !st.is_null(8) && st.column_int(8) == 0;
     const auto busy = kernel_time.find(gpus.index(st.column_int(0), st.column_int(1)));
+    const bool device = is_device_copy(kind);
     const bool serialized =
-        sync || (duration > 0 && !overlaps(busy == kernel_time.end() ? kNone : busy->second, start, end));
+        !device && (sync || (duration > 0 && !overlaps(busy == kernel_time.end() ? kNone : busy->second, start, end)));
     const bool small = has_bytes && bytes < kSmallCopyBytes;
     const bool host_device = is_host_device(kind);
     const bool pageable = host_device && (src == "pageable" || dst == "pageable");
@@ -110,8 +120,9 @@ CopyScan scan_copies(Database& db, detail::MemcpyFindings& f) {
       g.gbps.push_back(gbps);
       out.all_gbps.push_back(gbps);
       if (small) out.small_gbps.push_back(gbps);
-      if (pageable) out.pageable_gbps.push_back(gbps);
-      if (host_device && (src == "pinned" || dst == "pinned")) out.pinned_gbps.push_back(gbps);
+      if (device) out.device_gbps.push_back(gbps);
+      if (!small && pageable) out.pageable_large_gbps[kind].push_back(gbps);
+      if (!small && host_device && (src == "pinned" || dst == "pinned")) out.pinned_large_gbps[kind].push_back(gbps);
     }
 
     ++f.copies;
@@ -122,13 +133,30 @@ CopyScan scan_copies(Database& db, detail::MemcpyFindings& f) {
       f.pageable_bytes = core::sat_add(f.pageable_bytes, bytes);
       f.pageable_ns = core::sat_add(f.pageable_ns, duration);
     }
+    if (device) {
+      ++f.device;
+      f.device_ns = core::sat_add(f.device_ns, duration);
+    }
     if (serialized) {
       ++f.serialized;
       f.serialized_sync += sync ? 1 : 0;
       f.serialized_ns += duration;
     }
   }
-  f.serialized_share = f.wall_ns > 0 ? static_cast<double>(f.serialized_ns) / static_cast<double>(f.wall_ns) : 0.0;
+  const auto of_wall = [&f](std::int64_t ns) {
+    return f.wall_ns > 0 ? static_cast<double>(ns) / static_cast<double>(f.wall_ns) : 0.0;
+  };
+  f.serialized_share = of_wall(f.serialized_ns);
+  f.pageable_share = of_wall(f.pageable_ns);
+  // Pinned copies are compared only in the directions that have pageable ones.
+  std::vector<double> pageable_large, pinned_large;
+  for (const auto& [kind, v] : out.pageable_large_gbps) {
+    pageable_large.insert(pageable_large.end(), v.begin(), v.end());
+    if (const auto it = out.pinned_large_gbps.find(kind); it != out.pinned_large_gbps.end())
+      pinned_large.insert(pinned_large.end(), it->second.begin(), it->second.end());
+  }
+  f.pageable_large_gbps = median_or_nan(std::move(pageable_large));
+  f.pinned_large_gbps = median_or_nan(std::move(pinned_large));
   return out;
 }
 
@@ -145,33 +173,27 @@ void add_rows(Report& r, const std::map<Key, Group>& groups) {
   }
 }
 
+double of_wall(const detail::MemcpyFindings& f, std::int64_t ns) {
+  return f.wall_ns > 0 ? static_cast<double>(ns) / static_cast<double>(f.wall_ns) : 0.0;
+}
+
 // The judgements on what the scan found: pageable, serialized and small copies, then the verdict.
 void add_notes(Report& r, const detail::MemcpyFindings& f, const CopyScan& scan) {
   if (f.pageable > 0) {
-    std::string text = std::to_string(f.pageable) + " host-device copies (" + std::to_string(f.pageable_bytes) +
-                       " bytes, " + units::duration_ns(f.pageable_ns) +
-                       ") use pageable host memory: the driver stages them through a pinned buffer, so they "
-                       "are slower and cannot overlap kernels (median " +
-                       median_gbps_text(scan.pageable_gbps);
-    if (!scan.pinned_gbps.empty()) text += " against " + median_gbps_text(scan.pinned_gbps) + " for pinned copies";
-    text +=
-        ") — pin the host buffer: cudaMallocHost / cudaHostRegister; in PyTorch DataLoader(pin_memory=True) "
-        "or tensor.pin_memory(), then .to('cuda', non_blocking=True)";
-    r.add_note(NoteLevel::kWarning, std::move(text));
+    const Verdict v = detail::pageable_verdict(f);
+    r.add_note(v.fires ? NoteLevel::kWarning : NoteLevel::kInfo, v.text());
   }
   if (f.serialized > 0) {
-    const bool warn = f.serialized_share >= kSerializedShareForWarning;
-    std::string text = std::to_string(f.serialized) + " of " + std::to_string(f.copies) +
-                       " copies serialize with compute (" + std::to_string(f.serialized_sync) + " synchronous, " +
-                       std::to_string(f.serialized - f.serialized_sync) +
-                       " with no kernel running on their GPU): " + units::duration_ns(f.serialized_ns) + ", " +
-                       units::percent_of(f.serialized_share) + " of the wall time";
-    if (warn) {
-      text +=
-          " — issue them with cudaMemcpyAsync from pinned memory on their own stream so they overlap "
-          "kernels, and keep .item() / .cpu() out of the loop";
-    }
-    r.add_note(warn ? NoteLevel::kWarning : NoteLevel::kInfo, std::move(text));
+    const Verdict v = detail::serialized_verdict(f);
+    r.add_note(v.fires ? NoteLevel::kWarning : NoteLevel::kInfo, v.text());
+  }
+  if (f.device > 0) {
+    r.add_note(NoteLevel::kInfo,
+               std::to_string(f.device) + " device copies (device-to-device or peer) took " +
+                   units::duration_ns(f.device_ns) + ", " + units::percent_of(of_wall(f, f.device_ns)) +
+                   " of the wall time (median " + median_gbps_text(scan.device_gbps) +
+                   "): GPU work at device memory bandwidth, like a kernel, not a transfer to hide; to save it, "
+                   "avoid the copy (in-place operations, views)");
   }
   if (f.small > 0) {
     r.add_note(NoteLevel::kInfo,
@@ -184,13 +206,11 @@ void add_notes(Report& r, const detail::MemcpyFindings& f, const CopyScan& scan)
                    ") — batch small transfers into one buffer");
   }
 
-  std::string verdict =
-      "verdict: " + std::to_string(f.copies) + " copies took " + units::duration_ns(f.copy_ns) + " of GPU time (" +
-      units::percent_of(f.wall_ns > 0 ? static_cast<double>(f.copy_ns) / static_cast<double>(f.wall_ns) : 0.0) +
-      " of the wall time); ";
-  if (f.pageable > 0) {
+  std::string verdict = "verdict: " + std::to_string(f.copies) + " copies took " + units::duration_ns(f.copy_ns) +
+                        " of GPU time (" + units::percent_of(of_wall(f, f.copy_ns)) + " of the wall time); ";
+  if (detail::pageable_verdict(f).fires) {
     verdict += "pin the pageable host buffers first";
-  } else if (f.serialized_share >= kSerializedShareForWarning) {
+  } else if (detail::serialized_verdict(f).fires) {
     verdict += "overlap the serialized copies with compute";
   } else {
     verdict += "copies are not what holds this program back";
@@ -234,6 +254,50 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
   }
   add_notes(r, f, scan);
   return out;
+}
+
+Verdict detail::pageable_verdict(const MemcpyFindings& f) {
+  Verdict v;
+  v.name = "pageable copies";
+  v.quiet = "pageable copies, too little time to matter";
+  v.rule = "host-device copies of pageable memory take >= " + units::percent_of(kPageableShareForWarning) +
+           " of the wall time";
+  v.fires = f.pageable > 0 && f.pageable_share >= kPageableShareForWarning;
+  v.evidence = std::to_string(f.pageable) + " host-device copies (" + std::to_string(f.pageable_bytes) + " bytes, " +
+               units::duration_ns(f.pageable_ns) + ", " + units::percent_of(f.pageable_share) +
+               " of the wall time) use pageable host memory, which the driver stages through a pinned buffer: slower, "
+               "and they cannot overlap kernels";
+  const std::string size = std::to_string(kSmallCopyBytes / 1024) + " KiB";
+  if (!std::isnan(f.pageable_large_gbps)) {
+    v.evidence += " (median " + gbps_text(f.pageable_large_gbps) + " for those of >= " + size;
+    if (!std::isnan(f.pinned_large_gbps))
+      v.evidence += " against " + gbps_text(f.pinned_large_gbps) + " for pinned copies of that size and direction";
+    v.evidence += ")";
+  }
+  if (!v.fires)
+    v.evidence += "; below the " + units::percent_of(kPageableShareForWarning) + " that would make pinning worth it";
+  v.advice =
+      "pin the host buffer: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to('cuda', non_blocking=True); "
+      "cudaMallocHost / cudaHostRegister in C++ (see memcpy_check)";
+  return v;
+}
+
+Verdict detail::serialized_verdict(const MemcpyFindings& f) {
+  Verdict v;
+  v.name = "serialized copies";
+  v.quiet = "serialized copies, too little time to matter";
+  v.rule = "host-device copies that are synchronous or run with no kernel on their GPU take >= " +
+           units::percent_of(kSerializedShareForWarning) + " of the wall time (device copies never count)";
+  v.fires = f.serialized_share >= kSerializedShareForWarning;
+  v.evidence = std::to_string(f.serialized) + " of " + std::to_string(f.copies - f.device) +
+               " host-device copies serialize with compute (" + std::to_string(f.serialized_sync) + " synchronous, " +
+               std::to_string(f.serialized - f.serialized_sync) +
+               " with no kernel running on their GPU): " + units::duration_ns(f.serialized_ns) + ", " +
+               units::percent_of(f.serialized_share) + " of the wall time";
+  v.advice =
+      "issue them with cudaMemcpyAsync from pinned memory on their own stream so they overlap kernels, and keep "
+      ".item() / .cpu() out of the loop (see memcpy_check)";
+  return v;
 }
 
 Report memcpy_check(Database& db) { return detail::memcpy_check_data(db).report; }

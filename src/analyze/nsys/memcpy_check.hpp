@@ -24,7 +24,9 @@
 //   Pageable copy: copy_kind 'HtoD', 'DtoH', 'HtoA' or 'AtoH' with src_kind or dst_kind
 //     'pageable'. The driver stages it through a pinned bounce buffer: slower, and it cannot
 //     overlap kernels.
-//   Serialized copy: a copy during which the GPU computes nothing because of it, either
+//   Device copy: copy_kind 'DtoD', 'DtoA', 'AtoD', 'AtoA' or 'PtoP': GPU work at device memory
+//     bandwidth, like a kernel. Never pageable, never serialized, never given host-memory advice.
+//   Serialized copy: a copy that is not a device copy, during which the GPU computes nothing because of it, either
 //     (a) synchronous (is_async = 0): the calling thread blocks until the copy ends and
 //         enqueues no work meanwhile; or
 //     (b) of nonzero duration with no kernel running at any instant of it on the same
@@ -33,11 +35,16 @@
 //     Serialized time = Σ durations of the serialized copies.
 //
 // Notes, in order (only those that apply):
-//   - warning: pageable copies — count, bytes, time, median GB/s next to pinned copies of the
-//     same directions when there are any; what to try: pin the host buffer.
-//   - serialized copies — count (sync / no kernel running), time and share of the wall time
-//     (wall as gpu_util); a warning when that share ≥ kSerializedShareForWarning (5 %),
-//     else info.
+//   - pageable copies (pageable_verdict, also top's): count, bytes, time and share of the
+//     wall time; a warning when that share ≥ kPageableShareForWarning (1 %), else info. The
+//     median GB/s of the pageable copies is set beside pinned copies' only at comparable
+//     sizes: both sides' copies of ≥ kSmallCopyBytes, pinned ones of the directions that have
+//     pageable copies (a 4-byte .item() read is not a pinned transfer to match).
+//   - serialized copies (serialized_verdict, also top's) — count (sync / no kernel running),
+//     time and share of the wall time (wall as gpu_util); a warning when that share ≥
+//     kSerializedShareForWarning (5 %), else info.
+//   - info: device copies — count, time, share of the wall time, median GB/s: GPU work, not
+//     a transfer to hide.
 //   - info: small copies — count and their median GB/s against the best seen.
 //   - info: "verdict: ..." one plain-language sentence.
 // No copies → no rows and one note: "no GPU activity in the capture range" when the trace
@@ -47,6 +54,7 @@
 
 #include <cstdint>
 
+#include "analyze/nsys/verdict.hpp"
 #include "core/report.hpp"
 
 namespace gpuscope::store {
@@ -59,6 +67,8 @@ namespace gpuscope::analyze {
 inline constexpr std::int64_t kSmallCopyBytes = 64 * 1024;
 /// Serialized copy time, as a share of the wall time, from which memcpy_check and top warn.
 inline constexpr double kSerializedShareForWarning = 0.05;
+/// Pageable copy time, as a share of the wall time, from which memcpy_check and top warn.
+inline constexpr double kPageableShareForWarning = 0.01;
 
 /// The memcpy_check report (see the file comment).
 [[nodiscard]] Report memcpy_check(store::Database& db);
@@ -76,9 +86,21 @@ struct MemcpyFindings {
   std::int64_t serialized = 0;       // serialized copies (sync or with no kernel running)
   std::int64_t serialized_sync = 0;  // of those: synchronous
   std::int64_t serialized_ns = 0;
-  std::int64_t small = 0;         // copies < kSmallCopyBytes
-  double serialized_share = 0.0;  // serialized_ns / wall_ns; 0 when the wall is 0
+  std::int64_t small = 0;   // copies < kSmallCopyBytes
+  std::int64_t device = 0;  // device copies (DtoD, PtoP, ...)
+  std::int64_t device_ns = 0;
+  double serialized_share = 0.0;     // serialized_ns / wall_ns; 0 when the wall is 0
+  double pageable_share = 0.0;       // pageable_ns / wall_ns; 0 when the wall is 0
+  double pageable_large_gbps = 0.0;  // median GB/s of pageable copies ≥ kSmallCopyBytes; NaN if none
+  double pinned_large_gbps = 0.0;    // same for pinned copies of the pageable copies' directions; NaN if none
 };
+
+/// The pageable copies diagnosis (memcpy_check's and top's): fires when pageable_share ≥
+/// kPageableShareForWarning; bandwidths compared only at comparable sizes (above).
+[[nodiscard]] Verdict pageable_verdict(const MemcpyFindings& f);
+/// The serialized copies diagnosis (memcpy_check's and top's): fires when serialized_share ≥
+/// kSerializedShareForWarning. Device copies are never serialized copies.
+[[nodiscard]] Verdict serialized_verdict(const MemcpyFindings& f);
 
 /// The memcpy_check rows (as the Report's) and findings in one pass.
 struct MemcpyCheck {

@@ -11,6 +11,7 @@
 #include "analyze/common/event_budget.hpp"
 #include "analyze/nsys/trace_summary.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -335,7 +336,7 @@ Report top_kernels(Database& db, int top_n, const ReportOptions& options) {
     const auto rest = all.rows.size() - static_cast<std::size_t>(top_n);
     r.add_note(NoteLevel::kInfo, "showing the top " + std::to_string(top_n) + " of " + std::to_string(all.rows.size()) +
                                      " kernel names; the other " + std::to_string(rest) + " take " +
-                                     std::to_string(core::sat_sub(all_ns, shown_ns)) + " ns of kernel time");
+                                     units::duration_ns(core::sat_sub(all_ns, shown_ns)) + " of kernel time");
   }
   if (!all.rows.empty())
     r.add_note(NoteLevel::kInfo, "Time (%) is of the summed kernel time; concurrent kernels each count in full");

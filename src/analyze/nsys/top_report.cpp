@@ -87,29 +87,26 @@ bool starved(const std::optional<double>& busy, bool launch_bound, bool sync_bou
   return busy && *busy * 100.0 < kStarvedBusyPercent && !launch_bound && !sync_bound;
 }
 
-std::string launch_bound_text(const detail::LaunchBound& lb) {
-  return "launch-bound: " + detail::untraced_lead(lb) + "the GPU was idle " +
-         units::percent_of(lb.idle_share_untraced) + " of the wall time and the CPU was inside launch calls during " +
-         units::percent_of(lb.launching_share_untraced) + " of that idle time (" +
-         units::duration_ns(lb.launching_idle_ns_untraced) + "); a CUDA graph could save about " +
-         units::duration_ns(lb.graph_saving_ns_untraced) +
-         " — try CUDA graphs or torch.compile(mode=\"reduce-overhead\"), and fewer, larger kernels "
-         "(see launch_overhead)";
-}
-
-std::string cpu_starved_text(const detail::LaunchBound& lb, const detail::SyncBlocked& sb) {
-  return "CPU-starved: " + detail::untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
-         " of the wall time, yet the CPU was inside launch calls during only " +
-         units::percent_of(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " +
-         units::percent_of(sb.share) +
-         " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data "
-         "loading); " +
-         std::to_string(lb.graph_gaps) +
-         " times a kernel was enqueued after the GPU had finished the previous one on its stream "
-         "(a CUDA graph could save about " +
-         units::duration_ns(lb.graph_saving_ns_untraced) +
-         ") — try CUDA graphs or torch.compile(mode=\"reduce-overhead\") to drop the per-operation "
-         "CPU cost, a larger batch, and faster data loading (DataLoader num_workers, pin_memory)";
+// CPU-starved (thresholds in the header): the GPU idles and neither launches nor
+// synchronization explain it. No graph saving is claimed here: that is launch-bound's.
+Verdict cpu_starved_verdict(const std::optional<double>& busy_untraced, const detail::LaunchBound& lb,
+                            const detail::SyncBlocked& sb) {
+  Verdict v;
+  v.name = "CPU-starved";
+  v.rule = "GPU busy < " + units::percent(kStarvedBusyPercent) +
+           " of the wall time (gpuscope's own launch cost taken out), neither launch-bound nor sync-blocked";
+  v.fires = starved(busy_untraced, lb.launch_bound, sb.sync_bound);
+  v.evidence = detail::untraced_lead(lb) + "the GPU was idle " + units::percent_of(lb.idle_share_untraced) +
+               " of the wall time, yet the CPU was inside launch calls during only " +
+               units::percent_of(lb.launching_share_untraced) + " of that idle time and blocked on the GPU " +
+               units::percent_of(sb.share) +
+               " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data loading); " +
+               std::to_string(lb.graph_gaps) +
+               " times a kernel was enqueued after the GPU had finished the previous one on its stream";
+  v.advice =
+      "cut the CPU's work per step: a larger batch, faster data loading (DataLoader num_workers, pin_memory), "
+      "torch.compile or a CUDA graph of the whole step to drop the per-operation CPU cost";
+  return v;
 }
 
 std::string launch_bound_only_with_tracer_text(const detail::LaunchBound& lb) {
@@ -145,63 +142,66 @@ Shares shares(const Numbers& n, const detail::LaunchBound& lb, const detail::Syn
   return s;
 }
 
-// The diagnoses (thresholds in the header): those that fire (warnings) and those that hold
-// only on the traced numbers (info notes). The launch numbers are the untraced ones.
 struct Diagnoses {
   std::vector<std::string> fired, only_with_tracer;
 };
 
+// Exposed communication and straggler (analyze/comm/comm_findings.hpp: rule and numbers);
+// their sentences are read only when they fire.
+Verdict exposed_comm_verdict(Database& db, const detail::CommFindings& comm) {
+  const bool fires = comm.exposed_fires();
+  return {.name = "exposed communication",
+          .rule = "NCCL time with no compute kernel beside it >= " + units::percent_of(kExposedCommShare) +
+                  " of the step time, all ranks together",
+          .fires = fires,
+          .evidence = fires ? detail::exposed_sentence(db, comm) : std::string(),
+          .advice =
+              "overlap it with compute: DDP's gradient buckets start all-reduces during backward "
+              "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
+              "fewer, larger collectives or a larger batch per GPU (see comm_overlap)"};
+}
+
+Verdict straggler_verdict(Database& db, const detail::CommFindings& comm) {
+  const bool fires = comm.straggler_fires();
+  return {.name = "straggler",
+          .rule = "a rank holds the others back at collectives by >= " + units::percent_of(kStragglerShare) +
+                  " of the mean step time",
+          .fires = fires,
+          .evidence = fires ? detail::straggler_sentence(db, comm) : std::string(),
+          .advice =
+              "find what that rank does that the others do not: its data loading, extra work "
+              "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
+              "(clocks, temperature; see rank_sum and stragglers)"};
+}
+
+// Every diagnosis of top, in the header's order, each with its rule and evidence.
+std::vector<Verdict> verdicts(Database& db, const Shares& s, const detail::LaunchBound& lb,
+                              const detail::SyncBlocked& sb, const detail::MemcpyFindings& copies) {
+  std::vector<Verdict> out;
+  out.push_back(detail::launch_bound_verdict(lb));
+  out.push_back(cpu_starved_verdict(s.busy_untraced, lb, sb));
+  out.push_back(detail::sync_blocked_verdict(sb));
+  if (s.busy && s.coverage) out.push_back(detail::low_coverage_verdict(*s.busy, *s.coverage));
+  out.push_back(detail::pageable_verdict(copies));
+  out.push_back(detail::serialized_verdict(copies));
+  // Many GPUs: only a trace with NCCL kernels (comm_findings is empty otherwise).
+  const detail::CommFindings comm = detail::comm_findings(db);
+  out.push_back(exposed_comm_verdict(db, comm));
+  out.push_back(straggler_verdict(db, comm));
+  return out;
+}
+
+// The diagnoses that fire (warnings) and those that hold only on the traced numbers (info
+// notes). The launch numbers are the untraced ones.
 Diagnoses diagnose(Database& db, const Shares& s, const detail::LaunchBound& lb, const detail::SyncBlocked& sb,
                    const detail::MemcpyFindings& copies) {
   Diagnoses d;
-  std::vector<std::string>& fired = d.fired;
-  if (lb.launch_bound) fired.push_back(launch_bound_text(lb));
+  for (const Verdict& v : verdicts(db, s, lb, sb, copies))
+    if (v.fires) d.fired.push_back(v.text());
   if (lb.launch_bound_only_with_tracer) d.only_with_tracer.push_back(launch_bound_only_with_tracer_text(lb));
   const bool starved_untraced = starved(s.busy_untraced, lb.launch_bound, sb.sync_bound);
-  if (starved_untraced) fired.push_back(cpu_starved_text(lb, sb));
   if (!starved_untraced && starved(s.busy, lb.launch_bound || lb.launch_bound_only_with_tracer, sb.sync_bound))
     d.only_with_tracer.push_back(starved_only_with_tracer_text(lb, *s.busy, s.busy_untraced.value_or(0.0)));
-  if (sb.sync_bound) {
-    fired.push_back("sync-blocked: the CPU was blocked on the GPU " + units::percent_of(sb.share) +
-                    " of the wall time, mostly in " + sb.calls.front().key[0] +
-                    " — remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the loop "
-                    "(see sync_wait)");
-  }
-  if (s.busy && s.coverage && *s.coverage < kLowCoverageShareOfBusy * *s.busy) {
-    fired.push_back("low SM coverage: SM coverage " + units::percent_of(*s.coverage) + " against GPU busy " +
-                    units::percent_of(*s.busy) + ": while the GPU was busy its kernels could occupy only " +
-                    units::percent_of(*s.coverage / *s.busy) +
-                    " of its SMs on average — the grids are smaller than the GPU: try larger batches, fused "
-                    "kernels (torch.compile), or independent work on concurrent streams (see gpu_util)");
-  }
-  if (copies.pageable > 0) {
-    fired.push_back("pageable copies: " + std::to_string(copies.pageable) + " host-device copies (" +
-                    std::to_string(copies.pageable_bytes) + " bytes, " + units::duration_ns(copies.pageable_ns) +
-                    ") use pageable host memory, which is staged and cannot overlap kernels — pin it: "
-                    "DataLoader(pin_memory=True) or tensor.pin_memory() with .to('cuda', non_blocking=True), "
-                    "cudaMallocHost in C++ (see memcpy_check)");
-  }
-  if (copies.serialized_share >= kSerializedShareForWarning) {
-    fired.push_back("serialized copies: " + std::to_string(copies.serialized) +
-                    " copies ran synchronously or with no kernel alongside for " +
-                    units::duration_ns(copies.serialized_ns) + ", " + units::percent_of(copies.serialized_share) +
-                    " of the wall time — use cudaMemcpyAsync from pinned memory on their own stream so "
-                    "they overlap compute (see memcpy_check)");
-  }
-  // Many GPUs: only a trace with NCCL kernels (comm_findings is empty otherwise).
-  const detail::CommFindings comm = detail::comm_findings(db);
-  if (comm.exposed_fires()) {
-    fired.push_back("exposed communication: " + detail::exposed_sentence(db, comm) +
-                    " — overlap it with compute: DDP's gradient buckets start all-reduces during backward "
-                    "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
-                    "fewer, larger collectives or a larger batch per GPU (see comm_overlap)");
-  }
-  if (comm.straggler_fires()) {
-    fired.push_back("straggler: " + detail::straggler_sentence(db, comm) +
-                    " — find what that rank does that the others do not: its data loading, extra work "
-                    "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
-                    "(clocks, temperature; see rank_sum and stragglers)");
-  }
   return d;
 }
 
@@ -247,17 +247,20 @@ std::vector<Report> top(Database& db, const ReportOptions& options) {
   row.push_back(percent(sh.launching));
   row.push_back(percent(sh.blocked));
   r.rows.push_back(std::move(row));
-  if (n.gpus > 1) {
-    r.add_note(NoteLevel::kInfo,
-               "GPU Busy (%) and SM Coverage (%) are of the wall time x " + std::to_string(n.gpus) + " GPUs");
-  }
+  const std::string gpus = n.gpus > 1 ? " x " + std::to_string(n.gpus) + " GPUs" : "";
+  r.add_note(NoteLevel::kInfo, "GPU Busy (%) is of the wall time" + gpus + ", SM Coverage (%) of the SMs x wall time" +
+                                   gpus + "; Launch-Bound (%) is of the GPU's idle time (" +
+                                   units::percent_of(lb.idle_share_untraced) +
+                                   " of the wall time): the share of it the CPU spent inside launch calls; "
+                                   "Sync-Blocked (%) is of the wall time");
 
   Diagnoses d = diagnose(db, sh, lb, sb, copies);
   for (std::string& text : d.fired) r.add_note(NoteLevel::kWarning, std::move(text));
   if (d.fired.empty()) {
-    r.add_note(NoteLevel::kInfo, "no diagnosis fired: GPU busy " + (sh.busy ? units::percent_of(*sh.busy) : "n/a") +
-                                     ", launch-bound share " + units::percent_of(lb.launching_share_untraced) +
-                                     ", sync-blocked " + units::percent_of(sb.share) + " of the wall time");
+    r.add_note(NoteLevel::kInfo,
+               "no diagnosis fired: GPU busy " + (sh.busy ? units::percent_of(*sh.busy) : "n/a") +
+                   " of the wall time, CPU in launch calls " + units::percent_of(lb.launching_share_untraced) +
+                   " of the GPU's idle time, sync-blocked " + units::percent_of(sb.share) + " of the wall time");
   }
   for (std::string& text : d.only_with_tracer) r.add_note(NoteLevel::kInfo, std::move(text));
   if (std::optional<std::string> llm = llm_top_line(db)) r.add_note(NoteLevel::kInfo, std::move(*llm));

@@ -28,10 +28,11 @@
 //                      for byte.
 //   Percentages are NULL when the wall time is 0.
 // Its notes: first the trace's data loss and collector messages (as trace_overview), then
-// one warning per diagnosis that fired, in the order below, or one info note
-// "no diagnosis fired: ..." with the numbers; then one info note per diagnosis that holds
-// only because of gpuscope's own cost ("not launch-bound once gpuscope's own cost (C ns per
-// launch) is taken out: ..." / "not CPU-starved once ...") — those do not fire.
+// one info note saying what each percentage is a share of (Launch-Bound (%) of the GPU's idle
+// time, with that idle time as a share of the wall), then one warning per diagnosis that fired, in the order below, or
+// one info note "no diagnosis fired: ..." with the numbers; then one info note per diagnosis that holds only because of
+// gpuscope's own cost ("not launch-bound once gpuscope's own cost (C ns per launch) is taken out: ..." / "not
+// CPU-starved once ...") — those do not fire.
 //
 // gpuscope's own cost: the launch numbers of the diagnoses (idle share, launch-bound share,
 // launching-while-idle time, graph saving) are launch_overhead's untraced ones
@@ -42,7 +43,8 @@
 // Diagnoses and their thresholds
 //   launch-bound      launch_overhead's verdict, on the untraced numbers: GPU idle' ≥ 10 %
 //                     of wall' and the CPU in launch calls during ≥ 50 % of idle'. Evidence:
-//                     those shares, launching while idle', graph saving'.
+//                     those shares, launching while idle', graph saving' bounded by idle'
+//                     (no other diagnosis claims a graph saving).
 //                     Try: CUDA graphs, torch.compile(mode="reduce-overhead"), fewer and
 //                     larger kernels.
 //   CPU-starved       busy' < kStarvedBusyPercent (50 %) and neither launch-bound nor
@@ -51,20 +53,22 @@
 //                     it holds on the traced numbers (GPU Busy, the traced launch-bound test)
 //                     but not on these, it does not fire. The CPU spends the gaps elsewhere
 //                     (Python, framework dispatch, data loading). Evidence: idle share',
-//                     launch-bound share', sync-blocked share (of the traced wall), graph
-//                     saving'. Try: CUDA graphs /
+//                     launch-bound share', sync-blocked share (of the traced wall), the count
+//                     of gaps where the GPU waited for the next kernel. Try: CUDA graphs /
 //                     torch.compile(mode="reduce-overhead") to drop the per-operation CPU
 //                     cost, a larger batch, faster data loading.
-//   sync-blocked      sync_wait's verdict: blocked ≥ 20 % of the wall. Evidence: the call
-//                     with the most blocked time. Try: remove .item(), .cpu(),
+//   sync-blocked      sync_wait's verdict (detail::sync_blocked_verdict): blocked ≥ 20 % of the
+//                     wall and the GPU idle ≥ 10 % of it. Evidence: the call with the most
+//                     blocked time, the GPU's idle share. Try: remove .item(), .cpu(),
 //                     torch.cuda.synchronize() from the loop.
 //   low SM coverage   SM Coverage < kLowCoverageShareOfBusy (½) × GPU Busy: while busy, the
 //                     kernels could occupy fewer than half of the SMs on average (grids
 //                     smaller than the GPU). Try: larger batches, fused kernels, independent
 //                     work on concurrent streams.
-//   pageable copies   any host-device copy of pageable memory (memcpy_check). Try: pin the
-//                     host buffer (DataLoader(pin_memory=True), cudaMallocHost).
-//   serialized copies memcpy_check's warning: serialized copy time ≥ 5 % of the wall. Try:
+//   pageable copies   detail::pageable_verdict (memcpy_check): pageable host-device copies
+//                     ≥ 1 % of the wall. Try: pin the host buffer.
+//   serialized copies detail::serialized_verdict (memcpy_check): serialized host-device copy
+//                     time ≥ 5 % of the wall (device copies never count). Try:
 //                     cudaMemcpyAsync from pinned memory on its own stream.
 //   exposed communication
 //                     a trace with NCCL kernels: NCCL time with no compute kernel beside it on
@@ -89,6 +93,7 @@
 
 #include <vector>
 
+#include "analyze/nsys/gpu_util_report.hpp"
 #include "analyze/nsys/nsys_reports.hpp"
 #include "core/report.hpp"
 
@@ -100,7 +105,6 @@ namespace gpuscope::analyze {
 
 inline constexpr int kTopKernelCount = 10;
 inline constexpr double kStarvedBusyPercent = 50.0;
-inline constexpr double kLowCoverageShareOfBusy = 0.5;
 
 /// {"top", "top_kernels"} (see the file comment). options name the kernels (--base, --mangled).
 [[nodiscard]] std::vector<Report> top(store::Database& db, const ReportOptions& options = {});

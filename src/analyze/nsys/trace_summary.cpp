@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/saturating.hpp"
 #include "analyze/common/gpu_busy.hpp"
 #include "analyze/common/gpu_index.hpp"
 #include "analyze/nsys/nsys_reports.hpp"
+#include "analyze/timeline/judged_window.hpp"
 #include "core/stats.hpp"
 #include "store/data_loss_kinds.hpp"
 #include "store/database.hpp"
@@ -137,15 +139,25 @@ std::string memcpy_operation_name(std::string_view copy_kind) {
   return "[CUDA memcpy " + std::string(it == kNames.end() ? "Unknown" : it->second) + "]";
 }
 
-std::vector<Report> trace_summary(Database& db, int top_n) {
+std::vector<Report> trace_summary(Database& db, int top_n, bool whole_run) {
   top_n = std::max(top_n, 1);
-  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
-  const std::map<std::int64_t, GpuBusy> busy = busy_per_gpu(db, gpus);
+  // The overview judges the judged window (as stats' top and gpu_util); the tables after it
+  // cover the whole run (as stats' cuda_gpu_kern_sum and cuda_gpu_mem_*).
+  const JudgedWindow window = judged_window(db, whole_run);
+  std::optional<FilteredTrace> scoped = judged_trace(db, window);
+  Database& on = scoped ? scoped->db : db;
+  const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(on);
+  const std::map<std::int64_t, GpuBusy> busy = busy_per_gpu(on, gpus);
 
-  const std::int64_t wall_ns = wall_time_ns(db);
-  const std::int64_t kernels = db.query_int("SELECT COUNT(*) FROM kernels").value_or(0);
-  const std::int64_t memcpys = db.query_int("SELECT COUNT(*) FROM memcpys").value_or(0);
-  const std::int64_t memsets = db.query_int("SELECT COUNT(*) FROM memsets").value_or(0);
+  const std::int64_t whole_wall_ns = wall_time_ns(db);
+  const std::int64_t wall_ns = scoped ? wall_time_ns(on) : whole_wall_ns;
+  const std::int64_t kernels = on.query_int("SELECT COUNT(*) FROM kernels").value_or(0);
+  const std::int64_t memcpys = on.query_int("SELECT COUNT(*) FROM memcpys").value_or(0);
+  const std::int64_t memsets = on.query_int("SELECT COUNT(*) FROM memsets").value_or(0);
+  const std::int64_t all_gpu_ops = db.query_int(
+                                         "SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
+                                         "(SELECT COUNT(*) FROM memsets)")
+                                       .value_or(0);
   const std::int64_t processes = db.query_int("SELECT COUNT(*) FROM processes").value_or(0);
   double busy_ns = 0;  // a sum over GPUs: in double, as a damaged log's times can pass 2^63 ns
   for (const auto& [gpu, b] : busy) busy_ns += static_cast<double>(b.busy_ns);
@@ -157,6 +169,7 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
   overview.add_column("Wall Time", "ms", ColumnType::kReal)
       .add_column("GPU Busy Time", "ms", ColumnType::kReal)
       .add_column("GPU Busy", "%", ColumnType::kReal)
+      .add_column("Whole-Run Wall Time", "ms", ColumnType::kReal)
       .add_column("Kernels", "", ColumnType::kInteger)
       .add_column("Memcpys", "", ColumnType::kInteger)
       .add_column("Memsets", "", ColumnType::kInteger)
@@ -164,7 +177,7 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
       .add_column("GPUs", "", ColumnType::kInteger);
   // A trace whose logs hold no event with a time (a program killed before the collector's
   // first flush leaves a header-only log) has no wall time: say so instead of "0.000 ms".
-  const bool recorded_nothing = wall_ns == 0 && kernels + memcpys + memsets == 0 &&
+  const bool recorded_nothing = whole_wall_ns == 0 && all_gpu_ops == 0 &&
                                 db.query_int(
                                       "SELECT (SELECT COUNT(*) FROM api_calls) + (SELECT COUNT(*) FROM nvtx_events) + "
                                       "(SELECT COUNT(*) FROM syncs)")
@@ -173,18 +186,20 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(wall_ns) / kNsPerMs},
       recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(busy_ns) / kNsPerMs},
       percent_or_null(static_cast<double>(busy_ns), static_cast<double>(wall_ns) * static_cast<double>(active_gpus)),
-      kernels, memcpys, memsets, processes, active_gpus});
+      recorded_nothing ? Cell{std::monostate{}} : Cell{static_cast<double>(whole_wall_ns) / kNsPerMs}, kernels, memcpys,
+      memsets, processes, active_gpus});
   detail::add_trace_notes(db, overview);
   if (recorded_nothing) {
     overview.add_note(NoteLevel::kWarning,
                       "no events were recorded before the program stopped (its event logs end before the "
                       "first flush: killed early, or it never used CUDA), so there is no wall time or GPU time "
                       "to report");
-  } else if (kernels + memcpys + memsets == 0) {
+  } else if (all_gpu_ops == 0) {
     overview.add_note(NoteLevel::kWarning, "no GPU activity in the capture range");
   } else if (active_gpus > 1) {
     overview.add_note(NoteLevel::kInfo, "GPU Busy (%) is of wall time x " + std::to_string(active_gpus) + " GPUs");
   }
+  if (!window.note.empty() && !recorded_nothing) overview.add_note(NoteLevel::kInfo, window.note);
 
   std::vector<Report> out;
   out.push_back(std::move(overview));
@@ -205,12 +220,17 @@ std::vector<Report> trace_summary(Database& db, int top_n) {
     }
     out.push_back(std::move(util));
   }
-  if (kernels > 0) {
+  const std::string whole = "the whole run, as gpuscope stats -r ";
+  if (db.query_int("SELECT COUNT(*) FROM kernels").value_or(0) > 0) {
     Report k = top_kernels(db, top_n);
     k.name = "cuda_gpu_kern_sum";
+    if (!window.note.empty()) k.add_note(NoteLevel::kInfo, whole + "cuda_gpu_kern_sum");
     out.push_back(std::move(k));
   }
-  if (memcpys + memsets > 0) out.push_back(memory_summary(db));
+  if (db.query_int("SELECT (SELECT COUNT(*) FROM memcpys) + (SELECT COUNT(*) FROM memsets)").value_or(0) > 0) {
+    out.push_back(memory_summary(db));
+    if (!window.note.empty()) out.back().add_note(NoteLevel::kInfo, whole + "cuda_gpu_mem_time_sum");
+  }
   return out;
 }
 

@@ -298,21 +298,8 @@ void classify_steps(std::span<StepFacts> steps) {
   }
 }
 
-std::vector<StepFacts> step_facts(Database& db) {
-  std::vector<StepFacts> out;
-  if (!has_pytorch_tables(db)) return out;
-  {
-    Statement st = db.prepare("SELECT pid, step, start_ns, end_ns FROM torch_steps ORDER BY pid, step");
-    while (st.step()) {
-      StepFacts f;
-      f.pid = st.column_int(0);
-      f.step = st.column_int(1);
-      f.start_ns = st.column_int(2);
-      f.end_ns = st.column_int(3);
-      out.push_back(f);
-    }
-  }
-  if (out.empty()) return out;
+void measure_steps(Database& db, std::vector<StepFacts>& steps) {
+  if (steps.empty()) return;
   // Each step's kernels (GPU busy, clipped to the step) and launch calls.
   Statement k = db.prepare(
       "SELECT start_ns, end_ns FROM kernels WHERE pid = ?1 AND end_ns > ?2 AND start_ns < ?3 ORDER BY start_ns");
@@ -320,7 +307,8 @@ std::vector<StepFacts> step_facts(Database& db) {
       "SELECT COALESCE(SUM(a.end_ns - a.start_ns), 0) FROM api_calls a WHERE a.pid = ?1 AND a.start_ns >= ?2 AND "
       "a.start_ns < ?3 AND EXISTS (SELECT 1 FROM kernels k WHERE k.pid = a.pid AND k.correlation_id = "
       "a.correlation_id)");
-  for (StepFacts& f : out) {
+  for (StepFacts& f : steps) {
+    f.gpu_busy_ns = f.kernels = f.launch_cpu_ns = 0;
     for (Statement* st : {&k, &a}) {
       st->reset();
       st->bind(1, f.pid).bind(2, f.start_ns).bind(3, f.end_ns);
@@ -334,12 +322,32 @@ std::vector<StepFacts> step_facts(Database& db) {
     f.gpu_busy_ns = stats::union_length(std::move(busy));
     if (a.step()) f.launch_cpu_ns = a.column_int(0);
   }
-  for (std::size_t b = 0; b < out.size();) {  // classify each process's steps on their own
+}
+
+void classify_steps_per_process(std::vector<StepFacts>& steps) {
+  for (std::size_t b = 0; b < steps.size();) {
     std::size_t e = b;
-    while (e < out.size() && out[e].pid == out[b].pid) ++e;
-    classify_steps(std::span<StepFacts>(out).subspan(b, e - b));
+    while (e < steps.size() && steps[e].pid == steps[b].pid) ++e;
+    classify_steps(std::span<StepFacts>(steps).subspan(b, e - b));
     b = e;
   }
+}
+
+std::vector<StepFacts> step_facts(Database& db) {
+  std::vector<StepFacts> out;
+  if (!has_pytorch_tables(db)) return out;
+  Statement st = db.prepare("SELECT pid, step, start_ns, end_ns FROM torch_steps ORDER BY pid, step");
+  while (st.step()) {
+    StepFacts f;
+    f.pid = st.column_int(0);
+    f.step = st.column_int(1);
+    f.start_ns = st.column_int(2);
+    f.end_ns = st.column_int(3);
+    f.label = "step " + std::to_string(f.step);
+    out.push_back(std::move(f));
+  }
+  measure_steps(db, out);
+  classify_steps_per_process(out);
   return out;
 }
 
@@ -356,7 +364,7 @@ std::optional<std::pair<std::int64_t, std::int64_t>> steady_window(const std::ve
   return std::make_pair(first, last);
 }
 
-Report step_sum(Database& db) {
+Report step_sum(const std::vector<StepFacts>& steps, std::string_view source) {
   Report r;
   r.name = "step_sum";
   r.title = "Training Step Summary";
@@ -369,13 +377,14 @@ Report step_sum(Database& db) {
       .add_column("Launch CPU", "ms", ColumnType::kReal)
       .add_column("State", "", ColumnType::kText, ColumnKind::kIdentifier)
       .add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier);
-  const std::vector<StepFacts> steps = step_facts(db);
   if (steps.empty()) {
     r.add_note(NoteLevel::kInfo,
-               "no training steps in the capture range: steps are the optimizer.step() calls of a program traced with "
-               "`gpuscope trace --pytorch=ops` or `--pytorch=modules` (docs/pytorch.md)");
+               "no steps in the capture range: steps are the optimizer.step() calls of a PyTorch program traced with "
+               "`gpuscope trace --pytorch`, NVTX ranges named like steps (\"step 3\", \"ProfilerStep#3\"), or "
+               "iterations found in the GPU work (docs/steady-state.md)");
     return r;
   }
+  r.add_note(NoteLevel::kInfo, "steps: " + std::string(source));
   std::vector<double> steady;
   int warmup = 0, outliers = 0;
   for (const StepFacts& s : steps) {

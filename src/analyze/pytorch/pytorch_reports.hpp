@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/report.hpp"
@@ -34,17 +36,27 @@ namespace gpuscope::analyze {
 /// order (first call).
 [[nodiscard]] Report module_sum(store::Database& db);
 
-/// One training step (torch_steps) with what happened inside it.
+/// One step (a PyTorch training step, an NVTX step range or an iteration found in the GPU work:
+/// analyze/timeline/judged_window.hpp) with what happened inside it.
 struct StepFacts {
-  std::int64_t pid = 0, step = 0, start_ns = 0, end_ns = 0;
+  std::int64_t pid = 0, step = 0, start_ns = 0, end_ns = 0;  // step: its number; times: trace clock ns
+  std::string label;               // how it is shown: "step 3", the NVTX range's text, "iteration 4"
   std::int64_t gpu_busy_ns = 0;    // union of kernel intervals, clipped to the step
   std::int64_t kernels = 0;        // kernels that started inside it
   std::int64_t launch_cpu_ns = 0;  // CPU time of the launch calls made inside it
   enum class Kind { kSteady, kWarmup, kOutlier } kind = Kind::kSteady;
 };
 
-/// The steps of every process, in time order, each classified (steady_state below).
+/// The PyTorch training steps (torch_steps) of every process, in time order, each measured
+/// (measure_steps) and classified (classify_steps per process); empty without PyTorch records.
 [[nodiscard]] std::vector<StepFacts> step_facts(store::Database& db);
+
+/// Fills gpu_busy_ns, kernels and launch_cpu_ns of each step from its pid, start_ns and end_ns
+/// (any step intervals: PyTorch steps, NVTX ranges, iterations). Does not classify.
+void measure_steps(store::Database& db, std::vector<StepFacts>& steps);
+
+/// classify_steps on each process's steps on their own (`steps` grouped by pid, in time order).
+void classify_steps_per_process(std::vector<StepFacts>& steps);
 
 /// Classifies steps (of one process, in order) from their wall times: the first step is
 /// warm-up (lazy initialisation, cuDNN autotuning, allocator growth), and so is each next
@@ -56,9 +68,12 @@ void classify_steps(std::span<StepFacts> steps);
 /// when fewer than 2 steps are steady.
 [[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> steady_window(const std::vector<StepFacts>& steps);
 
-/// step_sum — one row per training step: Wall, GPU Busy (ms and %), Kernels, Launch CPU (ms),
-/// Idle (ms: wall minus GPU busy) and State (steady, warm-up, outlier); notes give the
-/// steady state's median step time and its spread.
-[[nodiscard]] Report step_sum(store::Database& db);
+/// step_sum — one row per step of the judged window's source (judged_window: PyTorch steps, NVTX
+/// step ranges or iterations found in the GPU work): Wall, GPU Busy (ms and %), Kernels, Launch
+/// CPU (ms), Idle (ms: wall minus GPU busy) and State (steady, warm-up, outlier); notes say where
+/// the steps come from and give the steady state's median step time and its spread.
+/// `steps`: judged_window(db, true).steps (analyze/timeline/judged_window.hpp), `source` where they
+/// come from (step_source_name).
+[[nodiscard]] Report step_sum(const std::vector<StepFacts>& steps, std::string_view source);
 
 }  // namespace gpuscope::analyze

@@ -15,7 +15,7 @@
 #include "analyze/llm/llm_token_timeline.hpp"
 #include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
-#include "analyze/timeline/steady_scope.hpp"
+#include "analyze/timeline/judged_window.hpp"
 #include "analyze/timeline/timeline.hpp"
 #include "analyze/common/trace_filter.hpp"
 #include "core/saturating.hpp"
@@ -33,17 +33,14 @@ namespace {
 using store::Database;
 using store::Statement;
 
-// The GPU operations of the trace, held once: per physical GPU by kind (the per-GPU split),
-// and the kernels per process (the steps' busy time).
+// The GPU operations of the trace, held once: per physical GPU by kind (the per-GPU split).
 struct GpuOps {
   std::map<std::int64_t, std::array<std::vector<stats::Interval>, 3>> per_gpu;  // kernels, copies, memsets
-  std::map<std::int64_t, std::vector<stats::Interval>> kernels_per_pid;         // union, sorted
 };
 
 GpuOps read_gpu_ops(Database& db, const detail::GpuIndexMap& gpus) {
-  // Each operation's span once per GPU, kernels a second time per process (bytes per
-  // operation measured as gpu_busy's, rounded up).
-  constexpr std::int64_t kBytesPerOp = 80;
+  // Each operation's span once per GPU (bytes per operation measured as gpu_busy's, rounded up).
+  constexpr std::int64_t kBytesPerOp = 40;
   check_event_budget({"report (per-GPU time, steps)", "kernels, memcpys and memsets",
                       db.query_int("SELECT (SELECT COUNT(*) FROM kernels) + (SELECT COUNT(*) FROM memcpys) + "
                                    "(SELECT COUNT(*) FROM memsets)")
@@ -59,9 +56,7 @@ GpuOps read_gpu_ops(Database& db, const detail::GpuIndexMap& gpus) {
     const stats::Interval iv{st.column_int(2), st.column_int(3)};
     const auto kind = static_cast<std::size_t>(st.column_int(4));
     ops.per_gpu[gpus.index(pid, st.column_int(1))][kind].push_back(iv);
-    if (kind == 0) ops.kernels_per_pid[pid].push_back(iv);
   }
-  for (auto& [pid, iv] : ops.kernels_per_pid) iv = stats::interval_union(std::move(iv));
   return ops;
 }
 
@@ -114,26 +109,6 @@ std::vector<PageGpuTime> gpu_times(Database& db, GpuOps& ops, std::int64_t wall_
   return out;
 }
 
-// Time the disjoint sorted intervals cover inside [start, end).
-std::int64_t covered(const std::vector<stats::Interval>& u, std::int64_t start, std::int64_t end) {
-  auto it = std::lower_bound(u.begin(), u.end(), start,
-                             [](const stats::Interval& i, std::int64_t t) { return i.end_ns <= t; });
-  std::int64_t n = 0;
-  for (; it != u.end() && it->start_ns < end; ++it)
-    n += std::max<std::int64_t>(0, std::min(it->end_ns, end) - std::max(it->start_ns, start));
-  return n;
-}
-
-bool holds_step(std::string_view text) {
-  for (std::size_t i = 0; i + 4 <= text.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(text[i])) == 's' &&
-        std::tolower(static_cast<unsigned char>(text[i + 1])) == 't' &&
-        std::tolower(static_cast<unsigned char>(text[i + 2])) == 'e' &&
-        std::tolower(static_cast<unsigned char>(text[i + 3])) == 'p')
-      return true;
-  return false;
-}
-
 const char* state_name(StepFacts::Kind k) {
   switch (k) {
     case StepFacts::Kind::kWarmup:
@@ -146,54 +121,10 @@ const char* state_name(StepFacts::Kind k) {
   return "steady";
 }
 
-// The outermost closed NVTX ranges of each thread whose text holds "step" (header comment).
-std::vector<std::pair<StepFacts, std::string>> nvtx_steps(Database& db, const GpuOps& ops) {
-  std::string sql =
-      "SELECT n.pid, n.tid, s.value, n.start_ns, n.end_ns FROM nvtx_events n JOIN strings s ON s.id = n.text_id "
-      "WHERE n.end_ns IS NOT NULL AND n.style != 'Mark' AND instr(lower(s.value), 'step') > 0";
-  if (db.has_table("torch_ops")) sql += " AND n.id NOT IN (SELECT nvtx_id FROM torch_ops)";
-  if (db.has_table("torch_modules")) sql += " AND n.id NOT IN (SELECT nvtx_id FROM torch_modules)";
-  sql += " ORDER BY n.pid, n.tid, n.start_ns, n.end_ns DESC";
-  std::vector<std::pair<StepFacts, std::string>> out;
-  Statement st = db.prepare(sql);
-  std::int64_t tid = 0, outer_end = 0;
-  while (st.step()) {
-    StepFacts f;
-    f.pid = st.column_int(0);
-    const std::int64_t t = st.column_int(1);
-    f.start_ns = st.column_int(3);
-    f.end_ns = st.column_int(4);
-    std::string text = st.column_text(2);
-    if (!holds_step(text)) continue;  // lower() is ASCII-only; so is this test
-    const bool same_thread = !out.empty() && out.back().first.pid == f.pid && tid == t;
-    if (same_thread && f.start_ns < outer_end) continue;  // nested in the last outermost one
-    tid = t;
-    outer_end = f.end_ns;
-    out.emplace_back(f, core::repair_utf8(text));
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first.pid, a.first.start_ns) < std::tie(b.first.pid, b.first.start_ns);
-  });
-  for (auto& [f, text] : out) {
-    const auto it = ops.kernels_per_pid.find(f.pid);
-    if (it != ops.kernels_per_pid.end()) f.gpu_busy_ns = covered(it->second, f.start_ns, f.end_ns);
-  }
-  for (std::size_t b = 0; b < out.size();) {  // each process's steps on their own, as step_facts
-    std::size_t e = b;
-    while (e < out.size() && out[e].first.pid == out[b].first.pid) ++e;
-    std::vector<StepFacts> facts;
-    for (std::size_t i = b; i < e; ++i) facts.push_back(out[i].first);
-    classify_steps(facts);
-    for (std::size_t i = b; i < e; ++i) out[i].first.kind = facts[i - b].kind;
-    b = e;
-  }
-  return out;
-}
-
-PageStep page_step(const StepFacts& f, std::string label, std::int64_t base_ns) {
+PageStep page_step(const StepFacts& f, std::int64_t base_ns) {
   PageStep s;
   s.pid = f.pid;
-  s.label = std::move(label);
+  s.label = f.label;
   s.start_ns = core::sat_sub(f.start_ns, base_ns);
   s.wall_ns = std::max<std::int64_t>(0, core::sat_sub(f.end_ns, f.start_ns));
   s.gpu_busy_ns = f.gpu_busy_ns;
@@ -256,18 +187,31 @@ std::vector<PageStep> group_steps(std::span<const PageStep> steps, std::size_t m
 
 namespace {
 
-// The headline: `stats -r top`, with its steady-state scoping (analyze/timeline/steady_scope.hpp, as
-// `gpuscope stats`).
-std::vector<Report> headline(Database& db, const std::vector<StepFacts>& torch_steps, bool whole_run) {
-  std::optional<SteadyScope> steady = whole_run ? std::nullopt : steady_scope(db, torch_steps);
-  std::vector<Report> out = run_report(steady ? steady->trace.db : db, "top");
-  if (steady)
-    for (Report& r : out) r.add_note(NoteLevel::kInfo, steady->note);
+// The headline (`stats -r top`) and the judged tables, on the judged window (judged_window.hpp),
+// each with its note, as `gpuscope stats` gives them.
+struct Judged {
+  std::vector<Report> headline;
+  std::map<std::string_view, std::vector<Report>> tables;
+};
+
+Judged judged_reports(Database& db, const JudgedWindow& window) {
+  std::optional<FilteredTrace> scoped = judged_trace(db, window);
+  Database& on = scoped ? scoped->db : db;
+  auto noted = [&](std::vector<Report> rs) {
+    if (!window.note.empty())
+      for (Report& r : rs) r.add_note(NoteLevel::kInfo, window.note);
+    return rs;
+  };
+  Judged out;
+  out.headline = noted(run_report(on, "top"));
+  for (std::string_view name : kTableReports)
+    if (is_judged_report(name)) out.tables[name] = noted(run_report(on, name));
   return out;
 }
 
-// The kernels of a `gpuscope kernels` trace on the roofline, as `gpuscope kernels --svg`
-// places them (analyze/kernels/kernel_reports.hpp), under the cached measured ceilings of their GPU.
+// The kernels of a `gpuscope kernels` trace on the roofline: the points `gpuscope kernels --svg`
+// draws (analyze::roofline_points, tensor-core FLOPs counted with the default calibration as
+// `gpuscope kernels` counts them), under the cached measured ceilings of their GPU.
 void add_roofline(Database& db, ReportPage& page) {
   if (!db.has_table("kernel_profiles") || db.query_int("SELECT COUNT(*) FROM kernel_profiles").value_or(0) == 0) {
     page.notes.push_back(
@@ -286,7 +230,8 @@ void add_roofline(Database& db, ReportPage& page) {
   KernelReportOptions ro;
   ro.profile = profile ? &*profile : nullptr;
   const KernelAnalysis a = analyze_kernels(db, ro);
-  for (const KernelName& k : a.names) page.roofline_kernels.push_back({core::repair_utf8(k.name), k.derived});
+  page.roofline_points = roofline_points(a, false);
+  for (kernels::KernelPoint& p : page.roofline_points) p.label = core::repair_utf8(p.label);
   page.roofline_ceilings = a.ceilings;
   page.roofline_ceiling_source = a.ceiling_source;
   if (!profile)
@@ -295,36 +240,37 @@ void add_roofline(Database& db, ReportPage& page) {
         "measures and caches its real ceilings)");
 }
 
+// The tables in kTableReports' order, each kept when it has rows (cuda_gpu_kern_sum always).
+void add_tables(ReportPage& page, std::map<std::string_view, std::vector<Report>>& tables) {
+  for (std::string_view name : kTableReports)
+    for (Report& r : tables[name])
+      if (!r.rows.empty() || name == "cuda_gpu_kern_sum") page.tables.push_back(std::move(r));
+}
+
 // Everything but the headline and the timeline: where the time goes, the tables, the series.
-void time_tables_series(Database& db, ReportPage& page, const std::vector<StepFacts>& torch_steps,
-                        const std::optional<std::pair<std::int64_t, std::int64_t>>& window) {
-  // Where the time goes: per GPU (over the headline's scope), then per step.
+void time_tables_series(Database& db, ReportPage& page, const JudgedWindow& judged,
+                        std::map<std::string_view, std::vector<Report>>& tables) {
+  // Where the time goes: per GPU (over the headline's window), then per step.
   const detail::GpuIndexMap gpus = detail::GpuIndexMap::load(db);
   GpuOps ops = read_gpu_ops(db, gpus);
-  page.gpus = gpu_times(db, ops, page.wall_ns, gpus, window);
-  std::vector<PageStep> steps;
-  if (!torch_steps.empty()) {
-    page.steps_source = "pytorch";
-    for (const StepFacts& f : torch_steps)
-      steps.push_back(page_step(f, "step " + std::to_string(f.step), page.base_ns));
-  } else {
-    for (auto& [f, text] : nvtx_steps(db, ops)) steps.push_back(page_step(f, std::move(text), page.base_ns));
-    if (!steps.empty()) page.steps_source = "nvtx";
-  }
+  page.gpus = gpu_times(db, ops, page.wall_ns, gpus, judged.window);
   ops = {};
+  std::vector<PageStep> steps;
+  for (const StepFacts& f : judged.steps) steps.push_back(page_step(f, page.base_ns));
+  if (!steps.empty())
+    page.steps_source = judged.source == StepSource::kPytorch ? "pytorch"
+                        : judged.source == StepSource::kNvtx  ? "nvtx"
+                                                              : "iterations";
   page.steps_total = static_cast<std::int64_t>(steps.size());
   page.steps = group_steps(steps, core::kMaxStepBars);
   if (steps.empty())
     page.notes.push_back(
-        "no steps: the trace has no PyTorch training steps (trace --pytorch) and no NVTX range whose name holds "
-        "\"step\"");
+        "no steps: the trace has no PyTorch training steps, no NVTX range named like a step and no repeating GPU "
+        "work (docs/steady-state.md)");
 
-  // Tables: the stats reports, exactly.
-  for (std::string_view name : kTableReports) {
-    for (Report& r : run_report(db, name)) {
-      if (!r.rows.empty() || name == "cuda_gpu_kern_sum") page.tables.push_back(std::move(r));
-    }
-  }
+  // Tables: the stats reports, exactly (the judged ones on the judged window, as stats).
+  for (std::string_view name : kTableReports)
+    if (!is_judged_report(name)) tables[name] = run_report(db, name);
 
   // The generate loops' steps (the Tokens section), as llm_sum finds them.
   page.tokens = token_timeline(db);
@@ -376,19 +322,14 @@ ReportPage report_page(Database& db, const ReportPageOptions& options) {
   const stats::Interval wall = detail::wall_span(db);
   page.base_ns = wall.start_ns;
   page.wall_ns = std::max<std::int64_t>(0, core::sat_sub(wall.end_ns, wall.start_ns));
-  // With PyTorch steps, the headline and the per-GPU split judge the steady-state steps.
-  const std::vector<StepFacts> torch_steps = step_facts(db);
-  const std::optional<std::pair<std::int64_t, std::int64_t>> window =
-      options.whole_run ? std::nullopt : steady_window(torch_steps);
-  if (window)
-    page.gpus_scope = "the steady-state training steps only (" + units::duration_ns(window->first - wall.start_ns) +
-                      " to " + units::duration_ns(window->second - wall.start_ns) +
-                      " since the start; warm-up and outlier steps left out, as the headline; --whole-run for the "
-                      "whole process)";
+  // The headline, the judged tables and the per-GPU split judge one window (judged_window.hpp).
+  const JudgedWindow judged = judged_window(db, options.whole_run);
+  page.gpus_scope = judged.note;
 
   // A trace file is read by three connections at once (the headline, the rest, the
   // timeline): the parts share nothing but the read-only file.
   const bool parallel = options.parallel && !db.path().empty() && db.path() != ":memory:";
+  std::map<std::string_view, std::vector<Report>> tables;
   std::future<void> rest;
   std::future<core::TimelineOverview> timeline;
   if (parallel) {
@@ -399,15 +340,17 @@ ReportPage report_page(Database& db, const ReportPageOptions& options) {
       });
     rest = std::async(std::launch::async, [&] {
       store::Database conn = store::open_trace(db.path());
-      time_tables_series(conn, page, torch_steps, window);
+      time_tables_series(conn, page, judged, tables);
     });
   } else {
-    time_tables_series(db, page, torch_steps, window);
+    time_tables_series(db, page, judged, tables);
     if (options.timeline) page.timeline = timeline_overview(db, options.timeline_options);
   }
   std::exception_ptr failed;
+  Judged on_window;
   try {
-    page.headline = headline(db, torch_steps, options.whole_run);
+    on_window = judged_reports(db, judged);
+    page.headline = std::move(on_window.headline);
   } catch (...) {
     failed = std::current_exception();
   }
@@ -425,6 +368,8 @@ ReportPage report_page(Database& db, const ReportPageOptions& options) {
     if (!failed) failed = std::current_exception();
   }
   if (failed) std::rethrow_exception(failed);
+  for (auto& [name, rs] : on_window.tables) tables[name] = std::move(rs);
+  add_tables(page, tables);
   return page;
 }
 

@@ -2,16 +2,13 @@
 // HTML page `gpuscope report` writes (render/html_report.hpp draws it; docs/report.md).
 //
 // Every number on the page comes from the code `gpuscope stats` runs, so the two agree:
-//   - headline: run_report(db, "top") (analyze/nsys/top_report.hpp); when the trace knows its
-//     PyTorch training steps and options.whole_run is false, on the steady-state steps only,
-//     with the same note `gpuscope stats` adds (step_facts, steady_window, filter_trace);
+//   - the window: judged_window (analyze/timeline/judged_window.hpp), as `gpuscope stats`: the
+//     headline (run_report(db, "top")), the judged tables (nvtx_sum, op_sum, module_sum) and the
+//     per-GPU split judge it, and carry its note; options.whole_run judges the whole process;
 //   - tables: run_report(db, NAME) for kTableReports, each kept when it has rows
 //     (cuda_gpu_kern_sum always);
-//   - steps: step_facts (analyze/pytorch/pytorch_reports.hpp) for PyTorch steps; NVTX step ranges
-//     (without PyTorch steps): the outermost closed ranges of each thread whose text holds
-//     "step" (any case), PyTorch's own operator and module ranges left out, their GPU busy
-//     time computed as step_facts does (the process's kernels, union, clipped) and classified
-//     by classify_steps;
+//   - steps: judged_window's steps, whatever their source (PyTorch steps, NVTX step ranges,
+//     iterations found in the GPU work), as step_sum lists them;
 //   - per-GPU time: the kernels, memcpys and memsets of each physical GPU (GpuIndexMap), split
 //     as core/report_page.hpp says; their sum is gpu_util's busy time;
 //   - series: TraceTimeline::memory and ::gpu_metric_counters (analyze/timeline/timeline.hpp),

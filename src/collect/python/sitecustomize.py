@@ -1,10 +1,12 @@
-"""gpuscope's PyTorch hooks, for `gpuscope trace --pytorch=ops|modules|memory[,shapes]` and
-`gpuscope trace --cuda-memory-usage`.
+"""gpuscope's PyTorch hooks: `gpuscope trace` (steps and generate by default),
+`--pytorch=ops|modules|memory[,shapes]` and `--cuda-memory-usage`.
 
 `gpuscope trace` puts this file's folder first on PYTHONPATH and names what to record in
-GPUSCOPE_PYTORCH; Python imports it at start-up (the `site` module's sitecustomize). It does
-nothing until the program imports torch, then hooks into torch, with no change to the
-program, and records through NVTX (which gpuscope's collector receives):
+GPUSCOPE_PYTORCH ("steps,generate" by default, more with --pytorch=..., unset with
+--pytorch=none); Python imports it at start-up (the `site` module's sitecustomize). It does
+nothing until the program imports torch (it never imports torch itself), then hooks into
+torch, with no change to the program, and records through NVTX (which gpuscope's collector
+receives):
 
   ops      every operator call on every thread, through PyTorch's own RecordFunction observer
            that torch.autograd.profiler.emit_nvtx installs: one range per call, "NAME, seq =
@@ -20,8 +22,14 @@ program, and records through NVTX (which gpuscope's collector receives):
            dynamic cache: its key/value tensors now, T positions per sequence) or
            ", kv_bytes = N, kv_static = 1" (a preallocated cache: its allocated tensors).
   memory   the allocator's events (history below).
-  steps    with any of these: a mark "gpuscope.step" after every optimizer.step() (global
-           optimizer hook).
+  steps    a mark "gpuscope.step" after every optimizer.step() (one global optimizer step
+           post-hook: one Python call and one NVTX mark per step; validation/step_marks_cost.py
+           measures it). Nothing in a torch built without CUDA (no NVTX there).
+  generate when transformers' generation code is imported (transformers.generation.utils, which
+           imports torch itself): GenerationMixin.generate wrapped in a range "gpuscope.generate"
+           (pushed at the call, popped at its return or exception), where the user's request
+           starts (llm_sum's TTFT, docs/llm.md). Nothing else of transformers is touched:
+           programs that never call generate() pay nothing.
 
 GPUSCOPE_TORCH_MEMORY (set by --cuda-memory-usage and --pytorch=memory) adds, at exit, a file
 torch-memory-PID.json in $GPUSCOPE_LOG_DIR that the importer reads (store/torch_memory_tables.hpp):
@@ -44,8 +52,10 @@ children are hooked too. Nothing here initialises CUDA.
 import os
 import sys
 
-_MARK_STEP = "gpuscope.step"
+_MARK_STEP = "gpuscope.step"  # core/pytorch_ranges.hpp reads these back
+_GENERATE_RANGE = "gpuscope.generate"
 _MODULE_PREFIX = "nn.Module: "
+_GENERATION_MODULE = "transformers.generation.utils"  # defines GenerationMixin
 
 
 def _chain_user_sitecustomize():
@@ -266,10 +276,52 @@ def _model_message(text, weights, tensor):
     return message
 
 
+def _nvtx(torch):
+    """(push, pop, mark): this torch's NVTX functions (torch._C._nvtx: torch.cuda.nvtx's, one frame
+    less), or None in a torch built without CUDA, whose torch.cuda.nvtx functions raise."""
+    c = getattr(getattr(torch, "_C", None), "_nvtx", None)
+    if c is None or not all(hasattr(c, f) for f in ("rangePushA", "rangePop", "markA")):
+        return None
+    return c.rangePushA, c.rangePop, c.markA
+
+
 def _enable_steps(torch):
+    """Registers the global optimizer step post-hook that marks each step; returns its handle
+    (handle.remove() takes it away: validation/step_marks_cost.py), None without NVTX."""
+    nvtx = _nvtx(torch)
+    if nvtx is None:
+        return None
     import torch.optim.optimizer as optimizer  # a submodule torch's import does not bind as an attribute
-    mark = torch.cuda.nvtx.mark
-    optimizer.register_optimizer_step_post_hook(lambda opt, args, kwargs: mark(_MARK_STEP))
+    mark = nvtx[2]
+    return optimizer.register_optimizer_step_post_hook(lambda opt, args, kwargs: mark(_MARK_STEP))
+
+
+def _enable_generate(generation):
+    """Wraps GenerationMixin.generate of transformers' module `generation` in a range
+    "gpuscope.generate" (see the module's docstring). functools.wraps keeps its name, doc and
+    signature (inspect follows __wrapped__); a subclass's own generate that calls super() is
+    covered, one that never does is not. Returns the wrapper, None when there is nothing to wrap
+    or no NVTX."""
+    import functools
+    mixin = getattr(generation, "GenerationMixin", None)
+    generate = getattr(mixin, "generate", None)
+    torch = sys.modules.get("torch")
+    nvtx = _nvtx(torch) if torch is not None else None
+    if generate is None or nvtx is None or getattr(generate, "_gpuscope", False):
+        return None
+    push, pop, _ = nvtx
+
+    @functools.wraps(generate)
+    def traced_generate(self, *args, **kwargs):
+        push(_GENERATE_RANGE)
+        try:
+            return generate(self, *args, **kwargs)
+        finally:
+            pop()
+
+    traced_generate._gpuscope = True
+    mixin.generate = traced_generate
+    return traced_generate
 
 
 _HISTORY_ENTRIES = 2_000_000  # default of GPUSCOPE_TORCH_MEMORY_ENTRIES
@@ -338,56 +390,92 @@ def _enable_memory(torch, history):
     atexit.register(write)
 
 
+# What each hook did, for validation scripts run under gpuscope trace (sys.modules["sitecustomize"]):
+# "steps": the handle of the optimizer step hook; "generate": the generate wrapper.
+installed = {}
+
+
+def _warn(what, library, e):  # an older or newer library without this hook: say so, run on
+    print(f"gpuscope: warning: --pytorch={what}: cannot hook into {library}: {e!r}; the trace will have no {what}",
+          file=sys.stderr)
+
+
 def _install(torch, want):
     memory = {w for w in os.environ.get("GPUSCOPE_TORCH_MEMORY", "").split(",") if w}
     hooks = (("ops", lambda: _enable_ops(torch, "shapes" in want)), ("modules", lambda: _enable_modules(torch)),
              ("steps", lambda: _enable_steps(torch)), ("memory", lambda: _enable_memory(torch, "history" in memory)))
     for what, enable in hooks:
-        if what == "steps" and not want:
-            continue
         if what == "memory" and not memory:
             continue
-        if what not in ("steps", "memory") and what not in want:
+        if what != "memory" and what not in want:
             continue
         try:
-            enable()
-        except Exception as e:  # an older or newer torch without this hook: say so, run on
-            print(f"gpuscope: warning: --pytorch={what}: cannot hook into torch {getattr(torch, '__version__', '?')}: "
-                  f"{e!r}; the trace will have no {what}", file=sys.stderr)
+            installed[what] = enable()
+        except Exception as e:
+            _warn(what, f"torch {getattr(torch, '__version__', '?')}", e)
 
 
-def _hook_torch_import(want):
+def _install_generate(generation):
+    try:
+        installed["generate"] = _enable_generate(generation)
+    except Exception as e:
+        _warn("generate", "transformers", e)
+
+
+def _after_import(callbacks):
+    """Runs callbacks[name](module) right after module `name` is first imported (a finder first
+    on sys.meta_path that wraps the loader of each spec it finds; it leaves once every name ran).
+    A spec found but never executed (importlib.util.find_spec probing, as transformers'
+    is_torch_available does before torch is imported) leaves the callback waiting. Costs one
+    dictionary lookup per import until then; nothing is imported here."""
     import importlib.abc
-    import importlib.util
+    pending = {n: f for n, f in callbacks.items() if n not in sys.modules}
+    for name, callback in callbacks.items():
+        if name in sys.modules:
+            callback(sys.modules[name])
+    if not pending:
+        return
 
-    class TorchFinder(importlib.abc.MetaPathFinder):
+    class Watch(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
-            if name != "torch":
+            if name not in pending:
                 return None
-            sys.meta_path.remove(self)
-            spec = importlib.util.find_spec("torch")
+            spec = None
+            for finder in list(sys.meta_path):  # the finders that would have found it
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
             if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
                 return spec
             loader_exec = spec.loader.exec_module
 
             def exec_module(module):
                 loader_exec(module)
-                _install(module, want)
+                callback = pending.pop(name, None)
+                if not pending and self in sys.meta_path:
+                    sys.meta_path.remove(self)
+                if callback is not None:
+                    callback(module)
 
             spec.loader.exec_module = exec_module
             return spec
 
-    if "torch" in sys.modules:
-        _install(sys.modules["torch"], want)
-    else:
-        sys.meta_path.insert(0, TorchFinder())
+    sys.meta_path.insert(0, Watch())
 
 
 def _main():
     want = {w.strip() for w in os.environ.get("GPUSCOPE_PYTORCH", "").split(",") if w.strip()}
+    callbacks = {}
     if want or os.environ.get("GPUSCOPE_TORCH_MEMORY"):
-        _hook_torch_import(want)
+        callbacks["torch"] = lambda torch: _install(torch, want)
+    if "generate" in want:
+        callbacks[_GENERATION_MODULE] = _install_generate
+    _after_import(callbacks)
     _chain_user_sitecustomize()
 
 
-_main()
+if __name__ == "sitecustomize":  # Python's start-up; loaded under another name (tests, validation), only defines
+    _main()

@@ -333,7 +333,7 @@
 
   part('title', function () {
     byId('page-title').textContent = 'gpuscope report: ' + data.trace;
-    byId('page-subtitle').textContent = 'wall time ' + duration(data.wall_ns) + ' \u00b7 made by ' + data.generator +
+    byId('page-subtitle').textContent = 'whole-run wall time ' + duration(data.wall_ns) + ' \u00b7 made by ' + data.generator +
         ' \u00b7 every number comes from the trace database (gpuscope stats gives the same)';
     byId('page-footer').textContent = 'Made by ' + data.generator +
         ' from ' + data.trace + '. Full detail: the SQLite trace itself, and gpuscope export for ui.perfetto.dev.';
@@ -531,15 +531,16 @@
     var sec = byId('where');
     sec.appendChild(el('h3', null, 'Per step: GPU busy and idle'));
     if (!data.steps.length) {
-      explain(sec, 'No steps: the trace has no PyTorch training steps (gpuscope trace --pytorch) and no NVTX range ' +
-          'whose name holds "step".');
+      explain(sec, 'No steps: the trace has no PyTorch training steps, no NVTX range named like a step and no ' +
+          'repeating GPU work (docs/steady-state.md).');
       return;
     }
     var grouped = data.steps.some(function (s) {
       return s.steps > 1;
     });
-    explain(sec, 'One bar per training step (' + (data.steps_source === 'pytorch' ? 'PyTorch\'s optimizer steps, as step_sum' :
-        'the outermost NVTX ranges whose name holds "step"') + '; ' + data.steps_total + ' steps): its wall time, split ' +
+    explain(sec, 'One bar per step, as step_sum (' + (data.steps_source === 'pytorch' ? 'PyTorch\'s optimizer steps' :
+        data.steps_source === 'iterations' ? 'the iterations found in the GPU work' :
+        'the outermost NVTX ranges named like steps: step, step N, iteration, train_step, ProfilerStep#N') + '; ' + data.steps_total + ' steps): its wall time, split ' +
         'into the time its process\'s kernels kept the GPU busy and the rest (idle). A slow step is a tall bar; ' +
         'grey bars are warm-up, red ones outliers (step_sum\'s classification).' +
         (grouped ? ' With this many steps each bar is the slowest of a run of consecutive steps.' : ''));

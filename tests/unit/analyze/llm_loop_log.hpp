@@ -9,6 +9,10 @@
 // 90 + 10k µs ("gemv_decode"). So TTFT = 308 µs, decode interval k = D_k + 10 µs, GPU busy in it
 // D_k + 2 µs (the kernel and the sampling kernel).
 //
+// With a generate() call (Gen::generate_us = G): the range "gpuscope.generate" (gpuscope's hook
+// around transformers' generate) from G µs before the prefill's call to 1 µs after the last
+// forward's window; TTFT and Wall then start G µs earlier (308 + G µs).
+//
 // With model bytes (LoopLog::model_bytes): the model's range says "weight_bytes = W" and the
 // KV cache passed in: empty at the prefill (kv_bytes = 0, kv_tokens = 0), P + k - 1 positions
 // before decode step k at kKvPerToken bytes each per sequence; a static cache instead says its
@@ -38,6 +42,9 @@ struct Gen {
                               // its CPU loads a module for cold_us (llm_step_sum's test of it)
   int slow_step = 0;          // decode step slow_step's kernel runs slow_us longer (a step that stands out)
   std::uint64_t slow_us = 0;
+  std::uint64_t generate_us = 0;      // > 0: generate() (the range gpuscope.generate) called this long before the
+                                      // prefill, returning 1 µs after the generation's last call
+  std::uint32_t generate_tid = kTid;  // the thread that calls it
 };
 
 constexpr std::int64_t kKvPerToken = 1'000'000;  // bytes per position and sequence (all layers, K and V)
@@ -64,8 +71,10 @@ class LoopLog {
   }
 
   // One generation: a prelude kernel (generate()'s preparation) 20 µs before the prefill, the
-  // prefill, then the decode steps. Returns the time after it.
+  // prefill, then the decode steps; with g.generate_us, inside a generate() call. Returns the
+  // time after it.
   std::uint64_t generation(const Gen& g) {
+    if (g.generate_us > 0) open_generate(g.start_us - g.generate_us, g.generate_tid);
     launch(g.start_us - 20, g.start_us - 19, 1, "prelude_kernel");
     std::uint64_t t = g.start_us;
     t = forward(t, g.batch, g.prompt, 300, "gemm_prefill", 0);
@@ -73,8 +82,14 @@ class LoopLog {
       t = forward(t, g.batch, 1,
                   90 + 10 * static_cast<std::uint64_t>(k) + g.cold_us + (k == g.slow_step ? g.slow_us : 0),
                   "gemv_decode", g.prompt + k - 1, g.cold_us);
-    return t;
+    if (g.generate_us > 0) close_generate(t + 1, g.generate_tid);
+    return t + (g.generate_us > 0 ? 2 : 0);
   }
+  // A generate() call as gpuscope's hook records it: the range gpuscope.generate on `tid`.
+  void open_generate(std::uint64_t at_us, std::uint32_t tid = kTid) {
+    m_b.push(at_us * 1000, tid, "gpuscope.generate");
+  }
+  void close_generate(std::uint64_t at_us, std::uint32_t tid = kTid) { m_b.pop(at_us * 1000, tid); }
   void finish(std::uint64_t at_us) { m_b.end(at_us * 1000); }
   LogBuilder& builder() { return m_b; }
 

@@ -67,7 +67,10 @@ TEST(GpuUtil, BusyAndSmCoverageOfTwoKernels) {
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Kernels"), 2);
   EXPECT_EQ(r.columns[col(r, "SM Coverage")].unit, "%");
   // busy 50 %, coverage 20 % < 25 %: the "busy is not utilization" verdict.
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "GPU 0: busy 50 % but SM coverage 20 %")) << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
+                       "GPU 0: low SM coverage: SM coverage 20 % of the SMs x wall time against GPU busy 50 % of "
+                       "the wall time: while busy, its kernels could occupy 40 % of its SMs"))
+      << r.notes[0].text;
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "busy time is not utilization"));
   // One gap of 10000 ns: the 10-100 us bucket.
   EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "< 10 µs: 0 (0 s); 10-100 µs: 1 (10 µs); 0.1-1 ms: 0"));
@@ -142,7 +145,7 @@ TEST(GpuUtil, CommittedTraceAgreesWithTraceSummary) {
   store::Database db = store::open_trace(gpuscope::test::committed_trace("cnn"));
   const Report r = gpu_util(db);
   ASSERT_EQ(r.rows.size(), 1u);
-  const std::vector<Report> summary = trace_summary(db);
+  const std::vector<Report> summary = trace_summary(db, 10, true);  // gpu_util here judges the whole run
   ASSERT_FALSE(summary.empty());
   ASSERT_EQ(summary[0].name, "trace_overview");
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Busy"), cell<double>(summary[0], 0, "GPU Busy"));

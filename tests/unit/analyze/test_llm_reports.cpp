@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,12 +34,20 @@ class Llm : public ::testing::Test {
  protected:
   Report run(const std::vector<Gen>& gens, Shapes shapes, bool to_host = false,
              const std::optional<ModelBytesSpec>& bytes = std::nullopt) {
+    return run_with(
+        [&](LoopLog& log) {
+          if (bytes) log.model_bytes(*bytes);
+          std::uint64_t t = 0;
+          for (const Gen& g : gens) t = log.generation(g);
+          return t;
+        },
+        shapes, to_host);
+  }
+  // `write` writes the log and returns when it ends.
+  Report run_with(const std::function<std::uint64_t(LoopLog&)>& write, Shapes shapes, bool to_host = false) {
     {
       LoopLog log(m_dir.file("g.gslog"), shapes, to_host);
-      if (bytes) log.model_bytes(*bytes);
-      std::uint64_t t = 0;
-      for (const Gen& g : gens) t = log.generation(g);
-      log.finish(t + 100);
+      log.finish(write(log) + 100);
     }
     (void)store::import_logs({m_dir.file("g.gslog")}, m_dir.file("g.sqlite"), store::ImportOptions{});
     m_db.emplace(store::open_trace(m_dir.file("g.sqlite")));
@@ -95,6 +104,93 @@ TEST_F(Llm, PrefillAndDecodeStepsGiveExactTtftAndTpot) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][17])) << "no SOL TPOT";
   EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[0][18])) << "no Prefill FLOPs without their ops";
   EXPECT_TRUE(test::has_note(r, "no decode bytes: the model's range carries no weight_bytes"));
+  EXPECT_TRUE(test::has_note(r, "TTFT: from the prefill's model call (no generate() call recorded around it"));
+}
+
+// generate() (gpuscope's range around transformers' GenerationMixin.generate) called 30 µs
+// before the prefill: TTFT and Wall start at the call, the user's request; the decode steps
+// and the prefill's own rate (its model call to its token, 308 µs) stay as they were.
+TEST_F(Llm, AGenerateCallStartsTtftAndWall) {
+  m_profile = {{{"dram_read", 3.0e12}, {"tensor_fp16", 8.0e14}}};
+  Gen g{1000, 1, 7, 4};
+  g.generate_us = 30;
+  const Report r = run_with(
+      [&](LoopLog& log) {
+        log.model_bytes(ModelBytesSpec{200'000'000, false, 64, true});
+        log.builder().push(500'000, kTid, "load prompts");  // the program's own range
+        log.builder().pop(600'000, kTid);
+        return log.generation(g);
+      },
+      Shapes::kEmbedding);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (std::size_t row : {0u, 1u}) {
+    EXPECT_DOUBLE_EQ(cell<double>(r, row, "TTFT"), 0.338);
+    EXPECT_NEAR(cell<double>(r, row, "Wall"), kWallMs + 0.030, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "Per Seq Rate"), 5 / ((kWallMs + 0.030) * 1e-3), 1e-6);
+    EXPECT_NEAR(cell<double>(r, row, "TPOT Mean"), kTpotMean, 1e-12);
+    EXPECT_NEAR(cell<double>(r, row, "Prefill Rate"), prefill_flops(7) / 308e-6 / 1e12, 1e-9);
+  }
+  EXPECT_TRUE(test::has_note(r,
+                             "TTFT: from the generate() call (the user's request: gpuscope's range around it) "
+                             "to the first token done on the GPU"));
+  EXPECT_TRUE(test::has_note(r, "in 308 µs (its model call to the first token): 763 GFLOP/s"));
+  EXPECT_EQ(m_db->query_int("SELECT COUNT(*) FROM v_torch_modules WHERE parent_module IS NULL"), 5)
+      << "the model's calls stay top-level modules inside the generate() range";
+  // nvtx_sum reports the program's own ranges: not gpuscope's generate() range.
+  const std::vector<Report> nvtx = run_report(*m_db, "nvtx_sum");
+  ASSERT_EQ(nvtx.at(0).rows.size(), 1u);
+  EXPECT_EQ(cell<std::string>(nvtx.at(0), 0, "Range"), "load prompts");
+}
+
+// Only a generate() call on the prefill's thread that holds the prefill's call counts: one on
+// another thread (another program thread's) or one that returned before the prefill does not.
+TEST_F(Llm, OnlyAGenerateCallHoldingThePrefillOnItsThreadStartsTheRequest) {
+  const Report r = run_with(
+      [](LoopLog& log) {
+        Gen a{1000, 1, 7, 4}, b{5000, 1, 7, 2}, c{9000, 1, 7, 2};
+        a.generate_us = 30;
+        b.generate_us = 50;
+        b.generate_tid = kTid + 1;
+        c.generate_us = 40;
+        log.generation(a);
+        log.generation(b);
+        log.open_generate(8900);  // an earlier call that returned before generation c's
+        log.close_generate(8910);
+        return log.generation(c);
+      },
+      Shapes::kEmbedding);
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TTFT"), 0.338);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "TTFT"), 0.308) << "the call on another thread is not this request";
+  EXPECT_DOUBLE_EQ(cell<double>(r, 2, "TTFT"), 0.348) << "the call holding the prefill, not the one before";
+  EXPECT_NEAR(cell<double>(r, 3, "TTFT"), (0.338 + 0.308 + 0.348) / 3, 1e-12);
+  EXPECT_TRUE(test::has_note(r,
+                             "TTFT: from the generate() call for 2 of 3 generations, from the prefill's model "
+                             "call for the others"));
+}
+
+// Nested generate() calls (an assistant model's inside the main one's): the innermost holding
+// the prefill starts it. One call holding two prefills (two generations in one call): the
+// first starts at the call, the second at its own model call.
+TEST_F(Llm, NestedCallsTheInnermostAndTwoPrefillsInOneCallTheFirst) {
+  const Report r = run_with(
+      [](LoopLog& log) {
+        log.open_generate(900);
+        log.open_generate(960);
+        std::uint64_t t = log.generation({1000, 1, 7, 2});
+        log.close_generate(t + 1);
+        log.close_generate(t + 2);
+        log.open_generate(5000);
+        t = log.generation({5050, 1, 7, 2});
+        t = log.generation({t + 100, 1, 7, 2});
+        log.close_generate(t + 1);
+        return t + 2;
+      },
+      Shapes::kEmbedding);
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 0, "TTFT"), 0.348) << "the inner call, 40 µs before the prefill";
+  EXPECT_DOUBLE_EQ(cell<double>(r, 1, "TTFT"), 0.358);
+  EXPECT_DOUBLE_EQ(cell<double>(r, 2, "TTFT"), 0.308) << "the second prefill in one call: its own model call";
 }
 
 // Decode step k reads the weights (200 MB) and the cache of 6 + k positions plus its own

@@ -27,8 +27,10 @@ bool is_null(const Report& r, std::size_t row, const std::string& column) {
 //   C3 HtoD pinned    4e6 B [1500,2500)   overlaps K1    → not serialized;  4000 GB/s
 //   C4 HtoD pinned    1000 B [5500,5600)  inside K2      → not serialized, small; 10 GB/s
 //   C5 DtoH to pinned 4 B [7000,7000)     zero length    → not serialized, small; no GB/s
-//   C6 DtoD           8e6 B [8000,9000)   no kernel on GPU 0 → serialized (b); 8000 GB/s
-// Serialized time 500 + 1000 + 1000 = 2500 ns = 25 % of the wall.
+//   C6 DtoD           8e6 B [8000,9000)   no kernel on GPU 0, but a device copy: GPU work,
+//                                         never serialized; 8000 GB/s
+// Serialized time 500 + 1000 = 1500 ns = 15 % of the wall. Pageable copies ≥ 64 KiB run at
+// 2000 GB/s, pinned HtoD copies ≥ 64 KiB at 4000 (C4, 1000 B, is not compared).
 class MemcpyCheckTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -75,7 +77,7 @@ TEST_F(MemcpyCheckTest, RowsPerTransferAndMemoryKind) {
 
   EXPECT_EQ(cell<std::string>(r, 2, "Operation"), "[CUDA memcpy Device-to-Device]");
   EXPECT_DOUBLE_EQ(cell<double>(r, 2, "Best"), 8000.0);
-  EXPECT_EQ(cell<std::int64_t>(r, 2, "Serialized"), 1);  // the kernel of GPU 1 does not count
+  EXPECT_EQ(cell<std::int64_t>(r, 2, "Serialized"), 0);  // a device copy is GPU work, never serialized
 
   // A zero-length copy: counted, no bandwidth, not serialized.
   EXPECT_EQ(cell<std::string>(r, 3, "Operation"), "[CUDA memcpy Device-to-Host]");
@@ -91,13 +93,23 @@ TEST_F(MemcpyCheckTest, RowsPerTransferAndMemoryKind) {
 
 TEST_F(MemcpyCheckTest, FlagsPageableAndSerializedCopiesWithEvidence) {
   const Report r = memcpy_check(t.db());
-  EXPECT_TRUE(
-      has_note(r, NoteLevel::kWarning, "2 host-device copies (3000000 bytes, 1.5 µs) use pageable host memory"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "median 2 TB/s against 2 TB/s for pinned copies"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
+                       "pageable copies: 2 host-device copies (3000000 bytes, 1.5 µs, 15 % of the wall time) use "
+                       "pageable host memory"));
+  // Compared at comparable sizes: the 1000-byte pinned copy is left out.
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
+                       "median 2 TB/s for those of >= 64 KiB against 4 TB/s for pinned copies of that size and "
+                       "direction"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "pin the host buffer"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
-                       "3 of 6 copies serialize with compute (1 synchronous, 2 with no kernel running on their "
-                       "GPU): 2.5 µs, 25 % of the wall time"));
+                       "serialized copies: 2 of 5 host-device copies serialize with compute (1 synchronous, 1 with "
+                       "no kernel running on their GPU): 1.5 µs, 15 % of the wall time"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "1 device copies (device-to-device or peer) took 1 µs, 10 % of the wall"));
+  for (const Note& n : r.notes) {
+    if (n.text.find("device copies (device-to-device") != std::string::npos) {
+      EXPECT_EQ(n.text.find("pinned"), std::string::npos) << n.text;
+    }
+  }
   EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "2 of 6 copies move fewer than 64 KiB"));
   EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "verdict: 6 copies took 3.6 µs of GPU time"));
   EXPECT_TRUE(has_note(r, NoteLevel::kInfo, "pin the pageable host buffers first"));
@@ -105,10 +117,14 @@ TEST_F(MemcpyCheckTest, FlagsPageableAndSerializedCopiesWithEvidence) {
   const detail::MemcpyFindings f = detail::memcpy_check_data(t.db()).findings;
   EXPECT_EQ(f.copies, 6);
   EXPECT_EQ(f.pageable, 2);
-  EXPECT_EQ(f.serialized, 3);
+  EXPECT_EQ(f.serialized, 2);
   EXPECT_EQ(f.serialized_sync, 1);
-  EXPECT_EQ(f.serialized_ns, 2500);
-  EXPECT_DOUBLE_EQ(f.serialized_share, 0.25);
+  EXPECT_EQ(f.serialized_ns, 1500);
+  EXPECT_DOUBLE_EQ(f.serialized_share, 0.15);
+  EXPECT_EQ(f.device, 1);
+  EXPECT_DOUBLE_EQ(f.pageable_share, 0.15);
+  EXPECT_DOUBLE_EQ(f.pageable_large_gbps, 2000.0);
+  EXPECT_DOUBLE_EQ(f.pinned_large_gbps, 4000.0);
   EXPECT_EQ(f.small, 2);
 }
 
@@ -129,7 +145,9 @@ TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
   const Report r = memcpy_check(t.db());
   ASSERT_EQ(r.rows.size(), 2u);
   for (const Note& n : r.notes) EXPECT_EQ(n.level, NoteLevel::kInfo) << n.text;
-  EXPECT_TRUE(has_note(r, "1 of 2 copies serialize with compute (0 synchronous, 1 with no kernel running"));
+  EXPECT_TRUE(has_note(r,
+                       "serialized copies, too little time to matter: 1 of 2 host-device copies serialize with "
+                       "compute (0 synchronous, 1 with no kernel running"));
   EXPECT_TRUE(has_note(r, "copies are not what holds this program back"));
   EXPECT_FALSE(has_note(r, "pageable"));
 }

@@ -4,6 +4,7 @@
 // (tests/data/cnn-pytorch.logs, 6 steps), checked against SQL over the trace; and the
 // steady-state classification on step times given directly.
 #include "analyze/pytorch/pytorch_reports.hpp"
+#include "analyze/report_registry.hpp"
 
 #include <gtest/gtest.h>
 
@@ -81,7 +82,7 @@ TEST_F(HandBuilt, ModuleSumChargesForwardAndBackwardToTheLayer) {
 
 TEST_F(HandBuilt, StepSumHasTheStepsAndTheirKernels) {
   store::Database db = store::open_trace(m_dir.file("p.sqlite"));
-  const Report r = step_sum(db);
+  const Report r = run_report(db, "step_sum").front();
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(cell<std::int64_t>(r, 0, "Kernels"), 4);  // conv, gemm, gemm_bwd, conv_bwd
   EXPECT_EQ(cell<std::int64_t>(r, 1, "Kernels"), 2);
@@ -140,7 +141,7 @@ class CommittedPytorch : public ::testing::Test {
 };
 
 TEST_F(CommittedPytorch, StepsAndSteadyState) {
-  const Report r = step_sum(db);
+  const Report r = run_report(db, "step_sum").front();
   ASSERT_EQ(r.rows.size(), 6u);
   EXPECT_EQ(cell<std::string>(r, 0, "State"), "warm-up");  // CUDA and cuDNN set-up: seconds
   int steady = 0;

@@ -14,7 +14,9 @@
 #include "analyze/kernels/kernel_reports.hpp"
 #include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
+#include "render/html_report.hpp"
 #include "render/report_render.hpp"
+#include "store/machine_profile_json.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
 
@@ -93,7 +95,8 @@ TEST_F(ReportPageTest, NvtxStepsAreTheOutermostStepRanges) {
 }
 
 TEST_F(ReportPageTest, HeadlineAndTablesAreTheStatsReports) {
-  const ReportPage page = report_page(t.db(), {.timeline = false});
+  // The whole process (as stats --whole-run); the judged window: PyTorchStepsAndSteadyHeadline.
+  const ReportPage page = report_page(t.db(), {.whole_run = true, .timeline = false});
   const std::vector<Report> top = analyze::run_report(t.db(), "top");
   ASSERT_EQ(page.headline.size(), top.size());
   for (std::size_t i = 0; i < top.size(); ++i)
@@ -125,13 +128,13 @@ TEST(ReportPageCommitted, PyTorchStepsAndSteadyHeadline) {
   }
   // The headline judges the steady-state steps, with the note stats adds.
   ASSERT_FALSE(page.headline.empty());
-  EXPECT_TRUE(has_note(page.headline[0], "judged the steady-state training steps only"));
+  EXPECT_TRUE(has_note(page.headline[0], "judged the steady state: 4 of 6 PyTorch training steps"));
   const ReportPage whole = report_page(db, {.whole_run = true, .timeline = false});
-  EXPECT_FALSE(has_note(whole.headline[0], "judged the steady-state"));
+  EXPECT_FALSE(has_note(whole.headline[0], "judged the steady state"));
   // The per-GPU split covers the same span as the headline: the steady steps' window.
   const auto window = analyze::steady_window(analyze::step_facts(db));
   ASSERT_TRUE(window.has_value());
-  EXPECT_NE(page.gpus_scope.find("steady-state"), std::string::npos);
+  EXPECT_NE(page.gpus_scope.find("judged the steady state"), std::string::npos);
   ASSERT_FALSE(page.gpus.empty());
   EXPECT_EQ(page.gpus[0].wall_ns, window->second - window->first);
   EXPECT_TRUE(whole.gpus_scope.empty());
@@ -143,11 +146,16 @@ TEST(ReportPageCommitted, PyTorchStepsAndSteadyHeadline) {
   for (const char* name : {"op_sum", "module_sum", "step_sum"})
     EXPECT_TRUE(std::any_of(page.tables.begin(), page.tables.end(), [&](const Report& r) { return r.name == name; }))
         << name;
+  // nvtx_sum, op_sum and module_sum judge the headline's window, as stats; step_sum lists every step.
+  for (const Report& r : page.tables)
+    EXPECT_EQ(has_note(r, "judged the steady state"),
+              r.name == "nvtx_sum" || r.name == "op_sum" || r.name == "module_sum")
+        << r.name;
 }
 
 TEST(ReportPageCommitted, CnnGpuPartsSumToTheWall) {
   store::Database db = store::open_trace(committed_trace("cnn"));
-  const ReportPage page = report_page(db, {.timeline = false});
+  const ReportPage page = report_page(db, {.whole_run = true, .timeline = false});
   ASSERT_FALSE(page.gpus.empty());
   const Report util = analyze::run_report(db, "gpu_util").at(0);
   for (std::size_t i = 0; i < page.gpus.size(); ++i) {
@@ -159,23 +167,59 @@ TEST(ReportPageCommitted, CnnGpuPartsSumToTheWall) {
   }
 }
 
-// A `gpuscope kernels` trace: each profiled kernel name goes on the page's roofline with the
-// figures `gpuscope kernels` derives for it; a plain trace has none and says so.
+// A `gpuscope kernels` trace: each profiled kernel name goes on the page's roofline at the
+// point `gpuscope kernels` derives for it (tensor-core FLOPs included: the GEMMs are there,
+// compute-bound (tensor)), and the page's data embed those points; a plain trace has none and
+// says so.
 TEST(ReportPageCommitted, KernelsTracePlacesItsKernelsOnTheRoofline) {
   store::Database db = store::open_trace(committed_trace("kernels-h100"));
   const ReportPage page = report_page(db, {.timeline = false});
-  const analyze::KernelAnalysis a = analyze::analyze_kernels(db);
-  ASSERT_FALSE(a.names.empty());
-  ASSERT_EQ(page.roofline_kernels.size(), a.names.size());
-  for (std::size_t i = 0; i < a.names.size(); ++i) {
-    EXPECT_EQ(page.roofline_kernels[i].label, a.names[i].name);
-    EXPECT_EQ(page.roofline_kernels[i].derived.duration_s, a.names[i].derived.duration_s);
+  // The same ceilings as the page: the cached profile of the GPU when there is one.
+  std::optional<MachineProfile> profile;
+  try {
+    profile = store::load_cached_profile(analyze::profiled_gpu_uuid(db));
+  } catch (const store::ProfileError&) {
   }
+  analyze::KernelReportOptions o;
+  o.profile = profile ? &*profile : nullptr;
+  const analyze::KernelAnalysis a = analyze::analyze_kernels(db, o);
+  ASSERT_FALSE(a.names.empty());
+  ASSERT_EQ(page.roofline_points.size(), a.names.size());
+  const nlohmann::json data = render::report_page_json(page).at("roofline").at("points");
+  ASSERT_EQ(data.size(), a.names.size());
+  int gemms = 0, off_chart = 0;
+  for (std::size_t i = 0; i < a.names.size(); ++i) {
+    const kernels::KernelPoint& p = page.roofline_points[i];
+    const kernels::KernelDerived& d = a.names[i].derived;
+    EXPECT_EQ(p.label, a.names[i].name);
+    EXPECT_EQ(p.bound_label, d.bound_label) << p.label;
+    EXPECT_EQ(data[i].at("kernel"), p.label);
+    EXPECT_EQ(data[i].at("bound"), p.bound_label);
+    EXPECT_EQ(data[i].at("on_roofline"), p.on_roofline);
+    if (!p.on_roofline) {  // copies, transposes, tiny: no FLOPs
+      ++off_chart;
+      EXPECT_FALSE(d.flop_rate > 0) << p.label;
+      continue;
+    }
+    EXPECT_EQ(p.intensity, d.intensity_dram) << p.label;
+    EXPECT_EQ(p.flop_rate, d.flop_rate) << p.label;
+    EXPECT_EQ(data[i].at("intensity").get<double>(), p.intensity) << p.label;
+    EXPECT_EQ(data[i].at("flop_rate").get<double>(), p.flop_rate) << p.label;
+    if (p.label.starts_with("nvjet") || p.label.find("xmma_gemm") != std::string::npos) {
+      ++gemms;
+      EXPECT_EQ(p.bound_label, "compute-bound (tensor)") << p.label;
+      EXPECT_GT(p.flop_rate, 100e12) << p.label;  // hundreds of TFLOP/s, not the epilogue's GFLOP/s
+      EXPECT_EQ(p.ceiling.rfind("tensor_", 0), 0u) << p.label;
+    }
+  }
+  EXPECT_EQ(gemms, 3);  // the BF16, FP16 and TF32 GEMMs
+  EXPECT_EQ(off_chart, 4);
   EXPECT_FALSE(page.roofline_ceiling_source.empty());
 
   store::Database cnn = store::open_trace(committed_trace("cnn"));
   const ReportPage plain = report_page(cnn, {.timeline = false});
-  EXPECT_TRUE(plain.roofline_kernels.empty());
+  EXPECT_TRUE(plain.roofline_points.empty());
+  EXPECT_TRUE(render::report_page_json(plain).at("roofline").at("points").empty());
   EXPECT_TRUE(std::any_of(plain.notes.begin(), plain.notes.end(),
                           [](const std::string& n) { return n.rfind("no roofline", 0) == 0; }));
 }

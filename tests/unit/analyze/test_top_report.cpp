@@ -77,11 +77,11 @@ TEST(Top, FiveNumbersAndDiagnosesByHand) {
 
   EXPECT_EQ(warnings(r),
             (std::vector<std::string>{"launch-bound", "sync-blocked", "low SM coverage", "pageable copies"}));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "a CUDA graph could save about 40 µs"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "a CUDA graph could save up to 40 µs"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "torch.compile(mode=\"reduce-overhead\")"));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "27 % of the wall time, mostly in cudaDeviceSynchronize"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "could occupy only 24 % of its SMs"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 host-device copies (1000000 bytes, 1 µs)"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "its kernels could occupy 24 % of its SMs"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 host-device copies (1000000 bytes, 1 µs, 1.0 % of the wall time)"));
 
   const Report& k = reports[1];
   EXPECT_EQ(k.name, "top_kernels");
@@ -108,7 +108,10 @@ TEST(Top, CpuStarvedAndSerializedCopies) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Sync-Blocked"), 0.0);
   EXPECT_EQ(warnings(r), (std::vector<std::string>{"CPU-starved", "serialized copies"}));
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "the GPU was idle 78 % of the wall time"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 copies ran synchronously or with no kernel alongside for 10 µs"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "1 of 1 host-device copies serialize with compute"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning, "10 µs, 10 % of the wall time"));
+  // Not launch-bound: no CUDA graph saving is claimed.
+  EXPECT_FALSE(has_note(r, "could save"));
 }
 
 // A busy, full GPU (idle 10 %, launching during 10 % of it): nothing fires; data loss first.
@@ -124,10 +127,11 @@ TEST(Top, HealthyRunSaysNoDiagnosisFiredAfterDataLoss) {
   const Report r = top(t.db()).at(0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "GPU Busy"), 90.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "SM Coverage"), 90.0);
-  ASSERT_EQ(r.notes.size(), 2u);
+  ASSERT_EQ(r.notes.size(), 3u);
   EXPECT_EQ(r.notes[0].level, NoteLevel::kDataLoss);
-  EXPECT_EQ(r.notes[1].level, NoteLevel::kInfo);
-  EXPECT_EQ(r.notes[1].text.rfind("no diagnosis fired: GPU busy 90 %", 0), 0u) << r.notes[1].text;
+  EXPECT_EQ(r.notes[1].text.rfind("GPU Busy (%) is of the wall time", 0), 0u) << r.notes[1].text;
+  EXPECT_EQ(r.notes[2].level, NoteLevel::kInfo);
+  EXPECT_EQ(r.notes[2].text.rfind("no diagnosis fired: GPU busy 90 % of the wall time", 0), 0u) << r.notes[2].text;
 }
 
 // Copies only: the five numbers, no kernels, no coverage; never a division by zero.

@@ -16,6 +16,10 @@ namespace {
 
 using test::TraceDb;
 
+// The verdicts over every instance: back-to-back runs of one kernel would otherwise be found as
+// iterations of one launch, and only their steady window compared (test_judged_window).
+const DiffOptions kWhole{3.0, 0.05, true};
+
 // name id -> per-instance durations (ns); instances back to back from t = 1000.
 void fill(TraceDb& t, const std::map<int, std::vector<long long>>& kernels) {
   t.strings({{1, "k_same"}, {2, "k_slow"}, {3, "k_new"}, {4, "k_gone"}, {5, "k_once"}});
@@ -44,7 +48,7 @@ std::map<std::string, std::string> categories(const Report& r) {
 TEST(TraceDiff, ATraceAgainstItselfChangedNothing) {
   TraceDb a;
   fill(a, {{1, around(10000)}, {2, around(50000)}, {5, {3000}}});
-  const Report r = diff_traces(a.db(), a.db());
+  const Report r = diff_traces(a.db(), a.db(), kWhole);
   for (const Row& row : r.rows) {
     const std::string cat = std::get<std::string>(row[11]);
     EXPECT_TRUE(cat == "unchanged" || cat == "unknown") << std::get<std::string>(row[1]) << " " << cat;
@@ -58,7 +62,7 @@ TEST(TraceDiff, NamesTheKernelMadeTwentyPercentSlowerAndOnlyIt) {
   TraceDb a, b;
   fill(a, {{1, around(10000)}, {2, around(50000)}, {4, around(2000)}});
   fill(b, {{1, around(10000)}, {2, around(60000)}, {3, around(4000)}});
-  const Report r = diff_traces(a.db(), b.db());
+  const Report r = diff_traces(a.db(), b.db(), kWhole);
   const auto cat = categories(r);
   EXPECT_EQ(cat.at("k_slow"), "increased");
   EXPECT_EQ(cat.at("k_same"), "unchanged");

@@ -60,6 +60,24 @@ check "non-trace file error is clear" grep -qi "trace" err.txt
 "$bin" trace --help >help.txt; rc=$?
 check "--help works" test $rc -eq 0
 check "--help teaches capture ranges" grep -q "cudaProfilerApi" help.txt
+check "--help says the default PyTorch hooks and --pytorch=none" sh -c 'grep -q "optimizer.step() marks a training step" help.txt && grep -q "none: neither" help.txt'
+
+# gpuscope's Python hooks (collect/python/sitecustomize.py): steps and generate() by default on
+# every traced command, more with --pytorch, none with --pytorch=none or without -t nvtx.
+hooks_seen() {  # hooks_seen NAME OPTIONS...: what a traced Python sees: GPUSCOPE_PYTORCH and the hooks module
+  "$bin" trace -o "$1" -f -q "${@:2}" -- python3 -c 'import os, sys
+print(os.environ.get("GPUSCOPE_PYTORCH"), hasattr(sys.modules.get("sitecustomize"), "installed"),
+      "torch" in sys.modules)' 2>err.txt
+}
+meta_pytorch() { sqlite3 "$1.sqlite" "SELECT value FROM meta WHERE key='pytorch'"; }
+check "by default: steps and generate hooks, torch not imported" test "$(hooks_seen h1)" = "steps,generate True False"
+check "by default: the trace's meta says which hooks" test "$(meta_pytorch h1)" = "steps,generate"
+check "--pytorch=ops adds to the defaults" test "$(hooks_seen h2 --pytorch=ops,modules)" = "steps,generate,ops,modules True False"
+check "--pytorch=none: no hooks" test "$(hooks_seen h3 --pytorch=none)" = "None False False"
+check "--pytorch=none: meta says none" test "$(meta_pytorch h3)" = "none"
+check "-t cuda: no hooks (their marks need NVTX)" test "$(hooks_seen h4 -t cuda)" = "None False False"
+"$bin" trace -o h5 --pytorch=none,ops -- true 2>err.txt; rc=$?
+check "--pytorch=none with another hook is refused" sh -c "test $rc -ne 0 && grep -q 'name it alone' err.txt && test ! -e h5.sqlite"
 
 # gpuscope stats: options, filters and their errors, on the committed trace.
 cnn="$(cd "$1" && pwd)/test-data/cnn.sqlite"  # imported from tests/data/cnn.logs at build time
@@ -116,7 +134,7 @@ t0=$(sqlite3 "$cnn" "SELECT MIN(start_ns) FROM capture_windows")
 want=$(sqlite3 "$cnn" "SELECT COUNT(*) FROM api_calls WHERE start_ns <= $t0 + 6000000 AND end_ns >= $t0 + 5000000")
 check "--from/--to keep the API calls overlapping the window" test "$(sum_col win.csv 'Num Calls')" = "$want.0"
 
-st -r cuda_api_sum,cuda_gpu_kern_sum --format csv >plain.csv
+st -r cuda_api_sum,cuda_gpu_kern_sum --format csv --whole-run >plain.csv  # filters judge no window
 st -r cuda_api_sum,cuda_gpu_kern_sum --format csv --process "$pid" --device 0 --from 0 >same.csv
 check "filters that keep everything change nothing" sh -c 'test -s plain.csv && cmp -s plain.csv same.csv'
 

@@ -18,10 +18,12 @@ python3 "$src/tests/unit/cli/hostile_logs.py" "$src/tests/data/kernels-h100.logs
 "$bin" import k.logs -o k 2>/dev/null
 profile="$src/tests/data/profile-h100.json"
 
+# Names whole in the table (--name-width full): the check is that the name survives as text,
+# not where a long name is cut (test_table_layout.sh).
 for f in table csv json markdown; do
-  "$bin" summary cnn.sqlite --format "$f" > "summary.$f"
-  "$bin" stats cnn.sqlite -r cuda_gpu_kern_sum,nvtx_sum,cuda_gpu_trace,top --format "$f" > "stats.$f"
-  "$bin" kernels --report k.sqlite --profile "$profile" --format "$f" > "kernels.$f" 2>/dev/null
+  "$bin" summary cnn.sqlite --format "$f" --name-width full > "summary.$f"
+  "$bin" stats cnn.sqlite -r cuda_gpu_kern_sum,nvtx_sum,cuda_gpu_trace,top --format "$f" --name-width full > "stats.$f"
+  "$bin" kernels --report k.sqlite --profile "$profile" --format "$f" --name-width full > "kernels.$f" 2>/dev/null
 done
 "$bin" export cnn.sqlite --format perfetto -o cnn.perfetto.json 2>/dev/null
 "$bin" kernels --report k.sqlite --profile "$profile" --svg roofline.svg > /dev/null 2>&1

@@ -3,7 +3,7 @@
 # --format csv on the committed recordings (BUILD_DIR/test-data/cnn.sqlite from
 # tests/data/cnn.logs, kernels-h100.sqlite, the committed bench results and machine
 # profile), parsed by Python's json and csv modules — one JSON value, one csv table with one
-# header — and checked for the content it must hold (306 kernels in the summary, the
+# header — and checked for the content it must hold (255 kernels in the summary, the
 # sections each command prints). docs/output-formats.md describes the shapes.
 # Usage: test_output_formats.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -58,14 +58,16 @@ def as_csv(*args, sections=True):
 def column(report, name):
     return [row[[c["name"] for c in report["columns"]].index(name)] for row in report["rows"]]
 
-# summary: 306 kernels in the trace overview; csv always has the section column.
+# summary: the trace overview judges the steady state (steps 6-10: 255 kernels; 306 with
+# --whole-run); csv always has the section column.
 d = as_json("summary", "summary", cnn)
 assert list(d["reports"]) == ["trace_overview", "cuda_gpu_kern_sum", "cuda_gpu_mem_sum"], list(d["reports"])
-assert column(d["reports"]["trace_overview"], "Kernels") == [306]
+assert column(d["reports"]["trace_overview"], "Kernels") == [255]
+assert column(as_json("summary", "summary", cnn, "--whole-run")["reports"]["trace_overview"], "Kernels") == [306]
 assert len(d["reports"]["cuda_gpu_kern_sum"]["rows"]) == 10
 rows, header = as_csv("summary", cnn)
 assert {r["section"] for r in rows} == {"trace_overview", "cuda_gpu_kern_sum", "cuda_gpu_mem_sum"}
-assert [r["Kernels"] for r in rows if r["section"] == "trace_overview"] == ["306"]
+assert [r["Kernels"] for r in rows if r["section"] == "trace_overview"] == ["255"]
 rows, header = as_csv("summary", cnn, "-r", "cuda_gpu_kern_sum", "--top", "0", sections=False)
 assert header[0] == "Time (%)", header
 kernel_names = len(rows)
@@ -78,7 +80,7 @@ assert list(d["reports"]) == ["trace_overview"]
 d = as_json("stats", "stats", cnn)
 assert list(d["reports"]) == ["top", "top_kernels"], list(d["reports"])
 rows, _ = as_csv("stats", cnn)
-assert [r["Wall Time (ms)"] for r in rows if r["section"] == "top"][0].startswith("24.3")
+assert [r["Wall Time (ms)"] for r in rows if r["section"] == "top"][0].startswith("16.5")  # steady steps 6-10
 several = "cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,nvtx_sum,gpu_util"
 d = as_json("stats", "stats", cnn, "-r", several)
 assert list(d["reports"]) == several.split(","), list(d["reports"])

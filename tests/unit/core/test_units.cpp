@@ -1,5 +1,6 @@
-// core/units: one spelling and one rounding rule per unit; every case computable by hand.
+// core/units and core/table_units: one spelling and one rounding rule per unit; every case computable by hand.
 #include "core/units.hpp"
+#include "core/table_units.hpp"
 
 #include <gtest/gtest.h>
 
@@ -140,6 +141,89 @@ TEST(Units, Infinities) {
   EXPECT_EQ(si(kInf, ""), "inf");
   EXPECT_EQ(percent(kInf), "-");
   EXPECT_EQ(real3(-kInf), "-");
+}
+
+// --- Table columns (core/table_units.hpp) ---
+
+TEST(TableUnits, FamiliesOfColumnUnits) {
+  using units::UnitFamily;
+  EXPECT_EQ(units::unit_family("ns"), UnitFamily::kTime);
+  EXPECT_EQ(units::unit_family("us"), UnitFamily::kTime);
+  EXPECT_EQ(units::unit_family("µs"), UnitFamily::kTime);
+  EXPECT_EQ(units::unit_family("s"), UnitFamily::kTime);
+  EXPECT_EQ(units::unit_family("bytes"), UnitFamily::kSize);
+  EXPECT_EQ(units::unit_family("MB"), UnitFamily::kSize);
+  EXPECT_EQ(units::unit_family("MiB"), UnitFamily::kNone);  // binary sizes keep their unit
+  EXPECT_EQ(units::unit_family("GB/s"), UnitFamily::kNone);
+  EXPECT_EQ(units::unit_family("%"), UnitFamily::kNone);
+  EXPECT_EQ(units::unit_family(""), UnitFamily::kNone);
+}
+
+TEST(TableUnits, ColumnUnitFromTheLargestValue) {
+  // op_sum's CPU Total of the cnn trace: 443,378,042 ns reads as 443.4 ms.
+  auto s = units::column_scale("ns", 443378042);
+  EXPECT_EQ(s.unit, "ms");
+  EXPECT_DOUBLE_EQ(s.factor, 1e-6);
+  s = units::column_scale("ns", 999);
+  EXPECT_EQ(s.unit, "ns");
+  EXPECT_DOUBLE_EQ(s.factor, 1.0);
+  s = units::column_scale("ns", 1000);
+  EXPECT_EQ(s.unit, "µs");
+  s = units::column_scale("ms", 6824.6);  // a wall time given in ms
+  EXPECT_EQ(s.unit, "s");
+  EXPECT_DOUBLE_EQ(s.factor, 1e-3);
+  s = units::column_scale("us", 0.25);  // below 1 µs: ns
+  EXPECT_EQ(s.unit, "ns");
+  EXPECT_DOUBLE_EQ(s.factor, 1e3);
+  s = units::column_scale("s", 1e6);  // nothing above s
+  EXPECT_EQ(s.unit, "s");
+  // "Total (MB) 0.0000": 4 bytes in an MB column read as 4 B.
+  s = units::column_scale("MB", 4e-6);
+  EXPECT_EQ(s.unit, "B");
+  EXPECT_DOUBLE_EQ(s.factor, 1e6);
+  s = units::column_scale("bytes", 1.5e9);
+  EXPECT_EQ(s.unit, "GB");
+  EXPECT_DOUBLE_EQ(s.factor, 1e-9);
+  s = units::column_scale("bytes", 0.5);  // below 1 B: B
+  EXPECT_EQ(s.unit, "B");
+}
+
+TEST(TableUnits, EmptyZeroOrOtherColumnsKeepTheirUnit) {
+  EXPECT_EQ(units::column_scale("ns", 0).unit, "ns");
+  EXPECT_EQ(units::column_scale("us", 0).unit, "µs");
+  EXPECT_EQ(units::column_scale("bytes", kNaN).unit, "B");
+  const auto s = units::column_scale("GB/s", 12345);
+  EXPECT_EQ(s.unit, "GB/s");
+  EXPECT_DOUBLE_EQ(s.factor, 1.0);
+}
+
+TEST(TableUnits, SmallValuesKeepTwoSignificantDigits) {
+  EXPECT_EQ(units::cell_decimals(0.0042, 1), 4);  // "0.0042", never "0.0"
+  EXPECT_EQ(units::cell_decimals(0.042, 3), 3);   // already 2 digits at 3 decimals
+  EXPECT_EQ(units::cell_decimals(12.5, 1), 1);
+  EXPECT_EQ(units::cell_decimals(443.378, 1), 1);
+  EXPECT_EQ(units::cell_decimals(0, 1), 1);
+  EXPECT_EQ(units::cell_decimals(-0.0042, 1), 4);
+  EXPECT_EQ(units::cell_decimals(1e-15, 1), 9);  // at most 9
+  EXPECT_EQ(units::cell_decimals(kNaN, 2), 2);
+}
+
+TEST(TableUnits, NamesCutInTheMiddle) {
+  EXPECT_EQ(units::cut_middle("abcdefghij", 10), "abcdefghij");  // fits
+  EXPECT_EQ(units::cut_middle("abcdefghij", 0), "abcdefghij");   // full
+  EXPECT_EQ(units::cut_middle("abcdefghij", 5), "ab…ij");
+  EXPECT_EQ(units::cut_middle("abcdefghij", 6), "abc…ij");
+  EXPECT_EQ(units::code_points(units::cut_middle(std::string(200, 'x'), 80)), 80u);
+  // Code points, not bytes: "µ" is one.
+  EXPECT_EQ(units::cut_middle("µµµµµµµµµµ", 5), "µµ…µµ");
+  EXPECT_EQ(units::code_points("aµb"), 3u);
+}
+
+TEST(TableUnits, CutAroundShowsWhereNamesDiffer) {
+  EXPECT_EQ(units::cut_around("abcdefghij", 5, 5), "…efg…");
+  EXPECT_EQ(units::cut_around("abcdefghij", 5, 0), "abcd…");
+  EXPECT_EQ(units::cut_around("abcdefghij", 5, 9), "…ghij");
+  EXPECT_EQ(units::cut_around("abc", 5, 1), "abc");
 }
 
 }  // namespace

@@ -41,10 +41,17 @@ TEST(KernelMetricDocs, MetricsMdHoldsTheGeneratedTables) {
 TEST(KernelMetricDocs, SetReportShape) {
   const Report r = metric_set_report(*find_metric_set("quick"));
   EXPECT_EQ(r.name, "metric_set_quick");
-  ASSERT_EQ(r.columns.size(), 4u);
+  ASSERT_EQ(r.columns.size(), 5u);
   EXPECT_EQ(r.rows.size(), 6u);
   EXPECT_EQ(std::get<std::string>(r.rows[1][0]), "dram__bytes_read.sum");
   EXPECT_EQ(std::get<std::string>(r.rows[1][1]), "bytes");
+  EXPECT_EQ(std::get<std::string>(r.rows[1][4]), "DRAM Read");  // the header in kernels' table
+  // Every metric of every set has a short header, none the raw metric name.
+  for (const MetricSet& s : metric_sets())
+    for (const MetricInfo& m : s.metrics) EXPECT_NE(metric_header(m.name), m.name) << m.name;
+  EXPECT_EQ(metric_header("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"), "Pipe FMA Cyc");
+  EXPECT_EQ(metric_header("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"), "Stall barrier");
+  EXPECT_EQ(metric_header("unknown__metric.sum"), "unknown__metric.sum");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include <fmt/format.h>
+
 namespace gpuscope::render {
 namespace {
 
@@ -30,8 +32,8 @@ MachineProfile h100() {
   return p;
 }
 
-KernelMarker marker(std::string label, kernels::MetricValues v, const MachineProfile& p) {
-  return {std::move(label), kernels::derive(v, {2112, 256, 32, 0}, {}, p, "measured")};
+kernels::KernelPoint marker(std::string label, kernels::MetricValues v, const MachineProfile& p) {
+  return kernels::kernel_point(std::move(label), kernels::derive(v, {2112, 256, 32, 0}, {}, p, "measured"));
 }
 
 kernels::MetricValues sgemm() {
@@ -55,7 +57,7 @@ kernels::MetricValues copy() {
 
 TEST(KernelRooflineSvg, KernelsWithFlopsAreOnTheRoofline) {
   const MachineProfile p = h100();
-  std::vector<KernelMarker> k{marker("sgemm", sgemm(), p), marker("copy_kernel", copy(), p)};
+  std::vector<kernels::KernelPoint> k{marker("sgemm", sgemm(), p), marker("copy_kernel", copy(), p)};
   std::ostringstream out;
   write_kernel_roofline_svg(p, k, "measured", out);
   const std::string svg = out.str();
@@ -68,11 +70,44 @@ TEST(KernelRooflineSvg, KernelsWithFlopsAreOnTheRoofline) {
   EXPECT_NE(svg.find("1 kernel not drawn (FLOPs or DRAM bytes not collected"), std::string::npos);
   EXPECT_GE(count(svg, "kernel-l2"), 1u);
   EXPECT_NE(svg.find("compute-bound (fp32)"), std::string::npos);  // legend by bound
+  // The marker carries its point exactly (core/kernel_point.hpp), for scripts and tests.
+  const kernels::KernelPoint& g = k[0];
+  EXPECT_NE(svg.find("data-kernel=\"sgemm\" data-intensity=\"" + fmt::format("{:.17g}", g.intensity) +
+                     "\" data-flop-rate=\"" + fmt::format("{:.17g}", g.flop_rate) +
+                     "\" data-ceiling=\"fp32_fma\" data-bound=\"compute-bound (fp32)\""),
+            std::string::npos)
+      << svg;
+  EXPECT_EQ(count(svg, "data-kernel="), 1u);  // the copy has no point, hence no data
+}
+
+// Tensor-core FLOPs (the calibrated wgmma counters) put a GEMM with no CUDA-core FLOPs on the
+// roofline, compute-bound (tensor); without the calibration it has no FLOPs and no point.
+TEST(KernelRooflineSvg, TensorGemmIsOnTheRooflineWithItsTensorFlops) {
+  const MachineProfile p = h100();
+  const kernels::MetricValues v{{"gpu__time_duration.sum", 176896},
+                                {"dram__bytes_read.sum", 150925056},
+                                {"dram__bytes_write.sum", 73081856},
+                                {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 0},
+                                {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum", 137438953472.0}};
+  const kernels::KernelPoint gemm = kernels::kernel_point(
+      "gemm", kernels::derive(v, {132, 384, 168, 0}, {}, p, "measured", kernels::default_tensor_calibration()));
+  ASSERT_TRUE(gemm.on_roofline);
+  EXPECT_NEAR(gemm.flop_rate, 137438953472.0 / 176896e-9, 1.0);
+  EXPECT_EQ(gemm.bound_label, "compute-bound (tensor)");
+  EXPECT_EQ(gemm.ceiling, "tensor_bf16");
+  std::ostringstream out;
+  write_kernel_roofline_svg(p, std::vector<kernels::KernelPoint>{gemm}, "measured", out);
+  EXPECT_NE(out.str().find("data-kernel=\"gemm\""), std::string::npos);
+  EXPECT_NE(out.str().find("data-bound=\"compute-bound (tensor)\""), std::string::npos);
+
+  const kernels::KernelPoint uncalibrated =
+      kernels::kernel_point("gemm", kernels::derive(v, {132, 384, 168, 0}, {}, p, "measured"));
+  EXPECT_FALSE(uncalibrated.on_roofline);
 }
 
 TEST(KernelRooflineSvg, QuickSetDrawsBandwidthAgainstMemoryCeilings) {
   const MachineProfile p = h100();
-  std::vector<KernelMarker> k{marker("copy_kernel", copy(), p)};
+  std::vector<kernels::KernelPoint> k{marker("copy_kernel", copy(), p)};
   const Chart c = kernel_roofline_chart(p, k, "theoretical");
   EXPECT_NE(c.title.find("Kernel bandwidth"), std::string::npos);
   EXPECT_NE(c.subtitle.find("FLOPs were not collected"), std::string::npos);
@@ -90,11 +125,11 @@ TEST(KernelRooflineSvg, QuickSetDrawsBandwidthAgainstMemoryCeilings) {
 
 TEST(KernelRooflineSvg, NothingToDrawIsAnError) {
   const MachineProfile p = h100();
-  std::vector<KernelMarker> k{marker("x", {{"gpu__time_duration.sum", 1000}}, p)};
+  std::vector<kernels::KernelPoint> k{marker("x", {{"gpu__time_duration.sum", 1000}}, p)};
   EXPECT_THROW((void)kernel_roofline_chart(p, k, "measured"), std::invalid_argument);
-  EXPECT_THROW(
-      (void)kernel_roofline_chart(MachineProfile{}, std::vector<KernelMarker>{marker("c", copy(), p)}, "measured"),
-      std::invalid_argument);
+  EXPECT_THROW((void)kernel_roofline_chart(MachineProfile{}, std::vector<kernels::KernelPoint>{marker("c", copy(), p)},
+                                           "measured"),
+               std::invalid_argument);
 }
 
 TEST(KernelRooflineSvg, BoundColoursDiffer) {

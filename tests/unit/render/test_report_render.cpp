@@ -34,11 +34,14 @@ Report sample() {
   return r;
 }
 
-std::string rendered(const Report& r, Format f) {
+std::string rendered(const Report& r, Format f, const TableOptions& t = {}) {
   std::ostringstream out;
-  render(r, f, out);
+  render(r, f, out, t);
   return out.str();
 }
+
+// Units as the report gives them (the layout after --timeunit).
+const TableOptions kOwnUnits{false, false, kMaxTableTextWidth};
 
 TEST(ReportRender, TableAlignsColumnsGroupsThousandsAndPrefixesNotes) {
   // Text left-aligned, numbers right-aligned; 2 spaces between columns; Avg has
@@ -54,7 +57,7 @@ TEST(ReportRender, TableAlignsColumnsGroupsThousandsAndPrefixesNotes) {
       "note: n1\n"
       "WARNING: w1\n"
       "DATA LOSS: d1\n";
-  EXPECT_EQ(rendered(sample(), Format::kTable), expected);
+  EXPECT_EQ(rendered(sample(), Format::kTable, kOwnUnits), expected);
 }
 
 TEST(ReportRender, CsvQuotesPerRfc4180WithUnitsInHeader) {
@@ -135,7 +138,7 @@ TEST(ReportRender, Markdown) {
       "- note: n1\n"
       "- **WARNING:** w1\n"
       "- **DATA LOSS:** d1\n";
-  EXPECT_EQ(rendered(r, Format::kMarkdown), expected);
+  EXPECT_EQ(rendered(r, Format::kMarkdown, kOwnUnits), expected);
 }
 
 TEST(ReportRender, JsonKeepsTypesAndNullsNonFinite) {
@@ -266,7 +269,8 @@ TEST(ReportRender, TableTruncatesLongTextWithEllipsis) {
   r.add_column("Name", "", ColumnType::kText);
   r.rows.push_back(Row{std::string(100, 'k')});
   const std::string out = rendered(r, Format::kTable);
-  EXPECT_NE(out.find(std::string(79, 'k') + "…\n"), std::string::npos) << out;
+  // Cut in the middle: 40 code points, "…", the last 39.
+  EXPECT_NE(out.find("\n" + std::string(40, 'k') + "…" + std::string(39, 'k') + "\n"), std::string::npos) << out;
   EXPECT_EQ(out.find(std::string(80, 'k')), std::string::npos);
   // The dash line matches the display width (80), not the byte length.
   EXPECT_NE(out.find("\n" + std::string(80, '-') + "\n"), std::string::npos);
@@ -281,7 +285,7 @@ TEST(ReportRender, TablePrecisionFollowsMagnitudeAndAvoidsNegativeZero) {
   r.rows.push_back(Row{0.4});
   r.rows.push_back(Row{-0.0001});
   r.rows.push_back(Row{std::monostate{}});
-  EXPECT_EQ(rendered(r, Format::kTable), "p\n\nv (ms)\n------\n 0.400\n 0.000\n     -\n");
+  EXPECT_EQ(rendered(r, Format::kTable, kOwnUnits), "p\n\nv (ms)\n------\n 0.400\n 0.000\n     -\n");
 }
 
 TEST(ReportRender, TableShowsThreeSignificantDigitsOfSmallColumns) {
@@ -291,9 +295,9 @@ TEST(ReportRender, TableShowsThreeSignificantDigitsOfSmallColumns) {
   r.add_column("v", "s", ColumnType::kReal);
   r.rows.push_back(Row{0.0004});
   r.rows.push_back(Row{-0.0001});
-  EXPECT_EQ(rendered(r, Format::kTable), "p\n\n    v (s)\n---------\n 0.000400\n-0.000100\n");
+  EXPECT_EQ(rendered(r, Format::kTable, kOwnUnits), "p\n\n    v (s)\n---------\n 0.000400\n-0.000100\n");
   r.rows = {Row{1.5e-12}};  // at most 9 decimals
-  EXPECT_EQ(rendered(r, Format::kTable), "p\n\n      v (s)\n-----------\n0.000000000\n");
+  EXPECT_EQ(rendered(r, Format::kTable, kOwnUnits), "p\n\n      v (s)\n-----------\n0.000000000\n");
 }
 
 TEST(ReportRender, IdentifierColumnsHaveNoThousandsSeparators) {
@@ -302,8 +306,11 @@ TEST(ReportRender, IdentifierColumnsHaveNoThousandsSeparators) {
   r.add_column("Pid", "", ColumnType::kInteger, ColumnKind::kIdentifier)
       .add_column("Duration", "ns", ColumnType::kInteger);
   r.rows.push_back(Row{std::int64_t{4012345}, std::int64_t{4012345}});
-  EXPECT_EQ(rendered(r, Format::kTable),
+  EXPECT_EQ(rendered(r, Format::kTable, kOwnUnits),
             "ids\n\n    Pid  Duration (ns)\n-------  -------------\n4012345      4,012,345\n");
+  // Scaled, the identifier still prints as is; the duration reads in ms.
+  EXPECT_EQ(rendered(r, Format::kTable),
+            "ids\n\n    Pid  Duration (ms)\n-------  -------------\n4012345          4.012\n");
   const std::string json = rendered(r, Format::kJson);
   EXPECT_NE(
       json.find("\"name\": \"Pid\",\n      \"unit\": \"\",\n      \"type\": \"integer\",\n      \"identifier\": true"),
@@ -332,6 +339,71 @@ TEST(ReportRender, GroupThousands) {
   EXPECT_EQ(group_thousands(999), "999");
   EXPECT_EQ(group_thousands(1000), "1,000");
   EXPECT_EQ(group_thousands(-1234567), "-1,234,567");
+}
+
+TEST(ReportRender, TableAndMarkdownChooseOneUnitPerColumn) {
+  // The header names the unit chosen from the column's largest value; csv and json keep ns.
+  const std::string table = rendered(sample(), Format::kTable);
+  EXPECT_NE(table.find("Name          Calls  Total Time (s)  Avg (µs)  Time (%)\n"), std::string::npos) << table;
+  // 6,000 ns in a column of seconds keeps two significant digits (never 0.000).
+  EXPECT_NE(table.find("kernel_b          1       0.0000060     6.000     54.50\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("a, \"b\"    1,234,567           1.235     1.000         -\n"), std::string::npos) << table;
+  const std::string md = rendered(sample(), Format::kMarkdown);
+  EXPECT_NE(md.find("| Name | Calls | Total Time (s) | Avg (µs) | Time (%) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1234567 | 1.235 | 1.000 | - |"), std::string::npos) << md;
+  EXPECT_NE(rendered(sample(), Format::kCsv).find("Total Time (ns),Avg (ns)"), std::string::npos);
+  EXPECT_NE(rendered(sample(), Format::kJson).find("\"unit\": \"ns\""), std::string::npos);
+}
+
+TEST(ReportRender, SizesScaleAndTinyValuesNeverReadZero) {
+  Report r;
+  r.name = "m";
+  r.add_column("Total", "MB", ColumnType::kReal).add_column("Bytes", "bytes", ColumnType::kInteger);
+  r.rows.push_back(Row{0.000004, std::int64_t{2'500'000'000}});
+  r.rows.push_back(Row{0.000001, std::int64_t{512}});
+  EXPECT_EQ(rendered(r, Format::kTable),
+            "m\n\nTotal (B)  Bytes (GB)\n---------  ----------\n    4.000       2.500\n    1.000  0.00000051\n");
+  r.rows = {Row{0.0, std::int64_t{0}}};  // all zero: the column's own unit
+  EXPECT_EQ(rendered(r, Format::kTable), "m\n\nTotal (MB)  Bytes (B)\n----------  ---------\n     0.000          0\n");
+}
+
+TEST(ReportRender, PointsInTimeAndOtherUnitsAreNotScaled) {
+  Report r;
+  r.name = "t";
+  r.add_column("Start", "ns", ColumnType::kInteger)
+      .add_column("Peak At", "ns", ColumnType::kInteger)
+      .add_column("Rate", "GB/s", ColumnType::kReal)
+      .add_column("Mem", "MiB", ColumnType::kReal);
+  r.rows.push_back(Row{std::int64_t{1'234'567'890}, std::int64_t{5'000'000}, 1234.5, 2048.0});
+  EXPECT_EQ(rendered(r, Format::kTable),
+            "t\n\n   Start (ns)  Peak At (ns)  Rate (GB/s)  Mem (MiB)\n"
+            "-------------  ------------  -----------  ---------\n"
+            "1,234,567,890     5,000,000      1,234.5    2,048.0\n");
+}
+
+TEST(ReportRender, NameWidthCutsAndKeepsDifferentNamesDifferent) {
+  Report r;
+  r.name = "n";
+  r.add_column("Name", "", ColumnType::kText);
+  // Same start, same end, different middle: cut in the middle they would read the same.
+  const std::string a = "void kern<" + std::string(30, 'x') + "AddFunctor" + std::string(30, 'y') + ">(int)";
+  const std::string b = "void kern<" + std::string(30, 'x') + "MulFunctor" + std::string(30, 'y') + ">(int)";
+  r.rows = {Row{a}, Row{b}, Row{std::string("short")}};
+  const std::string out = rendered(r, Format::kTable, TableOptions{true, true, 20});
+  std::istringstream lines(out);
+  std::vector<std::string> cells;
+  for (std::string line; std::getline(lines, line);) cells.push_back(line);
+  ASSERT_EQ(cells.size(), 7u) << out;
+  EXPECT_NE(cells[4], cells[5]) << out;
+  EXPECT_NE(cells[4].find("Add"), std::string::npos) << out;
+  EXPECT_NE(cells[5].find("Mul"), std::string::npos) << out;
+  EXPECT_EQ(cells[6], "short");
+  // full: names whole.
+  const std::string full = rendered(r, Format::kTable, TableOptions{true, true, 0});
+  EXPECT_NE(full.find(a), std::string::npos);
+  // A name that is unique when cut is cut in the middle.
+  r.rows = {Row{a}};
+  EXPECT_NE(rendered(r, Format::kTable, TableOptions{true, true, 20}).find("void kern<…yyy>(int)"), std::string::npos);
 }
 
 }  // namespace
