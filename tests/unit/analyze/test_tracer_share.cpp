@@ -222,9 +222,8 @@ TEST(TracerShare, UnknownCostChangesNothingButANote) {
             0u)
       << lo.notes[0].text;
   EXPECT_EQ(lo.notes[1].text, kUnknownNote);
-  EXPECT_EQ(
-      lo.notes[2].text.rfind("time a CUDA graph could save: about 81 µs, at most the GPU's idle time (9 gaps", 0),
-      0u)
+  EXPECT_EQ(lo.notes[2].text.rfind("time a CUDA graph could save: about 81 µs, at most the GPU's idle time (9 gaps", 0),
+            0u)
       << lo.notes[2].text;
   EXPECT_EQ(lo.notes[4].level, NoteLevel::kWarning);
   EXPECT_EQ(lo.notes[4].text.rfind("launch-bound: the GPU was idle 90 % of the wall time and the CPU was inside "
