@@ -42,19 +42,27 @@ EventTables::EventTables(ImportState& state, const EventLogReader& reader, const
       m_clip(clip),
       m_pid(reader.pid()) {}
 
-bool EventTables::in_window(std::uint64_t t) const {
-  if (!m_clip) return true;
+const Window* EventTables::window_at(std::uint64_t t) const {
   for (const Window& w : m_windows) {
-    if (t >= w.start && t < w.end) return true;
+    if (t >= w.start && t < w.end) return &w;
   }
-  return false;
+  return nullptr;
 }
 
-// GPU work stays if launched by a kept API call or started inside a window.
+bool EventTables::in_window(std::uint64_t t) const { return !m_clip || window_at(t) != nullptr; }
+
+// GPU work stays if launched by a kept API call or started inside a window. A session window
+// (gpuscope launch --session) holds only the work launched inside it: its launch calls are
+// recorded only inside windows while kernel records stay on between them, so a kernel queued
+// before the window opened would otherwise count in it (the first window, opened with kernel
+// records off, never saw those).
 bool EventTables::keep_gpu(std::uint32_t correlation_id, std::uint64_t start) const {
-  if (!m_clip || in_window(start)) return true;
+  if (!m_clip) return true;
   const auto it = m_scan.apis.find(correlation_id);
-  return it != m_scan.apis.end() && in_window(it->second.start_ns);
+  if (it != m_scan.apis.end() && in_window(it->second.start_ns)) return true;
+  const Window* w = window_at(start);
+  if (w == nullptr) return false;
+  return w->reason != "session" || m_scan.apis.empty();
 }
 
 std::int64_t EventTables::str(std::uint64_t log_id) {

@@ -55,6 +55,7 @@ class EventTables final : public EventLogVisitor {
   [[nodiscard]] std::int64_t clipped() const { return m_clipped; }
 
  private:
+  [[nodiscard]] const Window* window_at(std::uint64_t t) const;  // the window holding t, or nullptr
   [[nodiscard]] bool in_window(std::uint64_t t) const;
   [[nodiscard]] bool keep_gpu(std::uint32_t correlation_id, std::uint64_t start) const;
   [[nodiscard]] std::int64_t str(std::uint64_t log_id);
