@@ -37,8 +37,10 @@ Exit status: 0 when every row ran and passed, 1 otherwise (a skipped row too, un
 
 Usage: steady_check.py --build BUILD --out OUT [--programs cpp,resnet18,...] [--no-idle]
                        [--budget-s 290] [--timeout 120] [--analyze-only]
---analyze-only reads WORK (OUT/steady_work) as an earlier run left it (NAME.sqlite,
-NAME.clock.jsonl, NAME.untraced.clock.jsonl, NAME.opsmod.sqlite, ...) and runs nothing.
+--analyze-only reads WORK (OUT/steady_work) as an earlier run left it (NAME.clock.jsonl,
+NAME.untraced.clock.jsonl, NAME.opsmod.clock.jsonl, the traces NAME.sqlite and NAME.opsmod.sqlite
+or, where they are gone, their NAME.stats.json and NAME.opsmod.stats.json; NAME.log) and runs
+nothing.
 """
 import argparse
 import json
@@ -171,11 +173,20 @@ def _pct(text):
 
 
 def gpuscope_stats(gs, db, pid=None, timeout=120):
+    """parse_stats of `gpuscope stats DB -r step_sum,gpu_util,top --format json`, the JSON kept beside the
+    trace as NAME.stats.json (the work folder travels without traces); where DB is gone, that file is read."""
+    db = Path(db)
+    saved = db.with_suffix(".stats.json")
+    if not db.exists() and saved.exists():
+        return parse_stats(json.loads(saved.read_text()), pid)
     r = subprocess.run([str(gs), "stats", str(db), "-r", "step_sum,gpu_util,top", "--format", "json"],
                        capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError(f"gpuscope stats {db} exited {r.returncode}: {(r.stderr or r.stdout).strip()[-800:]}")
-    return parse_stats(json.loads(r.stdout), pid)
+    doc = json.loads(r.stdout)
+    if os.access(db.parent, os.W_OK):
+        saved.write_text(r.stdout)
+    return parse_stats(doc, pid)
 
 
 # ---- comparing --------------------------------------------------------------------------------

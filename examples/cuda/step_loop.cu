@@ -35,13 +35,14 @@ __global__ void fill(float* x, long long n, float v) {
     x[i] = v;
 }
 
-// x = x * 1 + 0 repeated: the values stay exact, the time grows with reps.
+// x = x * a + b repeated (a = 1, b = 0 at run time, so the compiler cannot drop the loop): the
+// values stay exact, the time grows with reps.
 template <int kBlock>
-__global__ void __launch_bounds__(kBlock) fma_loop(float* x, long long n, int reps) {
+__global__ void __launch_bounds__(kBlock) fma_loop(float* x, long long n, int reps, float a, float b) {
   for (long long i = blockIdx.x * static_cast<long long>(kBlock) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * kBlock) {
     float v = x[i];
-    for (int r = 0; r < reps; ++r) v = fmaf(v, 1.0f, 0.0f);
+    for (int r = 0; r < reps; ++r) v = fmaf(v, a, b);
     x[i] = v;
   }
 }
@@ -70,19 +71,19 @@ constexpr int kCandidates[] = {64, 128, 256, 512, 1024};
 void launch_fma(int block, float* x, long long n, int reps) {
   switch (block) {
     case 64:
-      fma_loop<64><<<kBlocks, 64>>>(x, n, reps);
+      fma_loop<64><<<kBlocks, 64>>>(x, n, reps, 1.0f, 0.0f);
       break;
     case 128:
-      fma_loop<128><<<kBlocks, 128>>>(x, n, reps);
+      fma_loop<128><<<kBlocks, 128>>>(x, n, reps, 1.0f, 0.0f);
       break;
     case 256:
-      fma_loop<256><<<kBlocks, 256>>>(x, n, reps);
+      fma_loop<256><<<kBlocks, 256>>>(x, n, reps, 1.0f, 0.0f);
       break;
     case 512:
-      fma_loop<512><<<kBlocks, 512>>>(x, n, reps);
+      fma_loop<512><<<kBlocks, 512>>>(x, n, reps, 1.0f, 0.0f);
       break;
     default:
-      fma_loop<1024><<<kBlocks, 1024>>>(x, n, reps);
+      fma_loop<1024><<<kBlocks, 1024>>>(x, n, reps, 1.0f, 0.0f);
       break;
   }
   GPUSCOPE_EXAMPLE_CHECK_LAUNCH();

@@ -6,6 +6,7 @@
   - gpuscope stats on BUILD/test-data/cnn-pytorch.sqlite (PyTorch steps) and on cnn.sqlite with its
     NVTX ranges removed (iterations found in the GPU work), each against a made-up own clock: one
     that agrees (pass), one 20 % faster (fail), one whose warm-up gpuscope counts as steady (fail);
+    top's steady idle share against made-up untraced clocks (within 5 points: pass; 12 off: fail);
   - the whole script (main) against a fake gpuscope whose `trace` runs the program and puts a
     committed trace in place: a program that passes, one whose package is missing (JAX: skipped,
     and why), step_loop not built (skipped), the tables and the exit status.
@@ -79,7 +80,9 @@ def pure():
 def with_traces(build, tmp):
     gs = build / "bin" / "gpuscope"
     print("committed traces")
-    st = sc.gpuscope_stats(gs, build / "test-data" / "cnn-pytorch.sqlite", 539)
+    shutil.copy(build / "test-data" / "cnn-pytorch.sqlite", tmp / "cnn-pytorch.sqlite")
+    st = sc.gpuscope_stats(gs, tmp / "cnn-pytorch.sqlite", 539)
+    check((tmp / "cnn-pytorch.stats.json").exists(), "the stats JSON kept beside the trace")
     check(st["source"] == "PyTorch training steps", "cnn-pytorch: steps from the optimizer marks", st["source"])
     check(st["judged"] and st["judged"].startswith("judged the steady state"), "cnn-pytorch: the judged window line")
     check(abs(st["gs_median_ms"] - 3.386976) < 1e-6, "cnn-pytorch: gpuscope's steady median", st["gs_median_ms"])
@@ -102,6 +105,16 @@ def with_traces(build, tmp):
     row = sc.compare(st, sc.read_clock(tmp / "c.jsonl"), 5.0)
     check(row["status"] == "fail" and "warm-up not left out" in row["why"],
           "cnn-pytorch, an own warm-up step gpuscope calls steady: fail", row.get("why"))
+
+    # Part 2: the steady idle share against an untraced clock (busy per step: 0.3499 ms).
+    write_clock(tmp / "u.jsonl", [100.0, 3.0, 3.0, 3.1, 3.0, 3.05, 3.0, 3.0])
+    row = sc.compare_idle(st, sc.read_clock(tmp / "u.jsonl"), 5.0)
+    check(row["status"] == "pass" and abs(row["untraced_idle_pct"] - 88.34) < 0.05 and row["untraced_warmup"] == 1,
+          "idle: 89 % vs the untraced 88.3 % passes", (row.get("untraced_idle_pct"), row.get("diff_points")))
+    write_clock(tmp / "v.jsonl", [100.0] + [1.5] * 7)
+    row = sc.compare_idle(st, sc.read_clock(tmp / "v.jsonl"), 5.0)
+    check(row["status"] == "fail" and "limit 5.0" in row["why"], "idle: 89 % vs the untraced 76.7 % fails",
+          row.get("why"))
 
     # The iterations path: the cnn capture without its NVTX ranges.
     db = tmp / "cnn-nonvtx.sqlite"
@@ -165,6 +178,7 @@ os.execv({sys.executable!r}, [{sys.executable!r}] + sys.argv[1:])
     if r.stderr.strip():
         print("    stderr: " + r.stderr.strip()[-1500:])
     check(r.returncode == 1, "exit 1 with skipped rows (no --allow-skip)", r.returncode)
+    check((out / "steady_work" / "resnet18.stats.json").exists(), "the work folder keeps the stats JSON")
     doc = json.loads((out / "steady_check.json").read_text())
     rows = {x["program"]: x for x in doc["steady"]}
     check(rows["resnet18"]["status"] == "pass", "resnet18 row passes", rows["resnet18"].get("why"))
@@ -174,10 +188,13 @@ os.execv({sys.executable!r}, [{sys.executable!r}] + sys.argv[1:])
           "cpp row: skipped, step_loop not built", rows["cpp"].get("why"))
     md = (out / "steady_check.md").read_text()
     check("| resnet18 | 3.355 | 3.387 | +0.95 % |" in md, "the table's resnet18 row", md.splitlines()[6:8])
+    (out / "steady_work" / "resnet18.sqlite").unlink()  # as the work folder travels back: without traces
     r = subprocess.run([sys.executable, str(REPO / "validation" / "steady_check.py"), "--build", str(fake), "--out",
                         str(out), "--programs", "resnet18", "--no-idle", "--analyze-only"],
                        capture_output=True, text=True, timeout=120)
-    check(r.returncode == 0, "--analyze-only reads the work folder again: exit 0", r.stderr.strip()[-300:])
+    check(r.returncode == 0 and "| resnet18 | 3.355 | 3.387 | +0.95 % |" in (out / "steady_check.md").read_text(),
+          "--analyze-only reads the work folder again, the trace gone (its stats JSON): exit 0, same row",
+          r.stderr.strip()[-300:])
     r = subprocess.run([sys.executable, str(REPO / "validation" / "steady_check.py"), "--build", str(tmp / "none"),
                         "--out", str(out)], capture_output=True, text=True, timeout=60)
     check(r.returncode == 2 and "no gpuscope binary" in r.stderr, "no gpuscope binary: exit 2 and why",
