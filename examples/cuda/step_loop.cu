@@ -8,8 +8,9 @@
 // copies the sum to the host with a blocking cudaMemcpy (as a training step's loss.item()): 3
 // kernels, a memset and a memcpy, about 1 ms on an H100.
 // The first W iterations (default 3) are a warm-up that differs, as cuDNN's autotuning does:
-// before the FMA kernel they time it at each of 5 block sizes (5 other kernels, a template per
-// block size, and CUDA events) and keep the fastest; iteration 0 also allocates its buffers.
+// before the FMA kernel they time it at each of 5 block sizes (its 5 template instances, each
+// another kernel name, timed with CUDA events) and keep the fastest; iteration 0 also allocates
+// its buffers.
 // After each iteration (its sum on the host) the program reads its clocks: the wall time of the
 // iteration (std::chrono::steady_clock, from the end of the previous one) and the end on
 // CLOCK_REALTIME (gpuscope's trace clock). With --clock FILE (or the environment variable
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <vector>
 
 #include "example_check.cuh"
@@ -66,45 +68,33 @@ namespace {
 
 constexpr int kBlocks = 1024;
 constexpr int kReduceThreads = 256;  // part[] above
+// The FMA kernel's candidate block sizes, each its own template instance (another kernel name).
+using FmaKernel = void (*)(float*, long long, int, float, float);
 constexpr int kCandidates[] = {64, 128, 256, 512, 1024};
+constexpr FmaKernel kFmaKernels[] = {fma_loop<64>, fma_loop<128>, fma_loop<256>, fma_loop<512>, fma_loop<1024>};
 
-void launch_fma(int block, float* x, long long n, int reps) {
-  switch (block) {
-    case 64:
-      fma_loop<64><<<kBlocks, 64>>>(x, n, reps, 1.0f, 0.0f);
-      break;
-    case 128:
-      fma_loop<128><<<kBlocks, 128>>>(x, n, reps, 1.0f, 0.0f);
-      break;
-    case 256:
-      fma_loop<256><<<kBlocks, 256>>>(x, n, reps, 1.0f, 0.0f);
-      break;
-    case 512:
-      fma_loop<512><<<kBlocks, 512>>>(x, n, reps, 1.0f, 0.0f);
-      break;
-    default:
-      fma_loop<1024><<<kBlocks, 1024>>>(x, n, reps, 1.0f, 0.0f);
-      break;
-  }
+// Candidate c of kCandidates over x.
+void launch_fma(int c, float* x, long long n, int reps) {
+  kFmaKernels[c]<<<kBlocks, kCandidates[c]>>>(x, n, reps, 1.0f, 0.0f);
   GPUSCOPE_EXAMPLE_CHECK_LAUNCH();
 }
 
-// The fastest block size of the FMA kernel, each timed once with CUDA events (the warm-up's
-// "autotuning").
+// The fastest candidate (index into kCandidates) of the FMA kernel, each timed once with CUDA
+// events (the warm-up's "autotuning").
 int tune(float* x, long long n, int reps) {
   cudaEvent_t a, b;
   GPUSCOPE_EXAMPLE_CHECK(cudaEventCreate(&a));
   GPUSCOPE_EXAMPLE_CHECK(cudaEventCreate(&b));
-  int best = kCandidates[0];
+  int best = 0;
   float best_ms = 1e30f;
-  for (int block : kCandidates) {
+  for (int c = 0; c < static_cast<int>(std::size(kCandidates)); ++c) {
     GPUSCOPE_EXAMPLE_CHECK(cudaEventRecord(a));
-    launch_fma(block, x, n, reps);
+    launch_fma(c, x, n, reps);
     GPUSCOPE_EXAMPLE_CHECK(cudaEventRecord(b));
     GPUSCOPE_EXAMPLE_CHECK(cudaEventSynchronize(b));
     float ms = 0.0f;
     GPUSCOPE_EXAMPLE_CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (ms < best_ms) best_ms = ms, best = block;
+    if (ms < best_ms) best_ms = ms, best = c;
   }
   GPUSCOPE_EXAMPLE_CHECK(cudaEventDestroy(a));
   GPUSCOPE_EXAMPLE_CHECK(cudaEventDestroy(b));
@@ -160,7 +150,7 @@ int main(int argc, char** argv) {
   GPUSCOPE_EXAMPLE_CHECK(cudaFree(nullptr));  // the context, before the clock starts
   float* x = nullptr;
   float* sum = nullptr;
-  int block = 256;
+  int best = 2;  // kCandidates[2] = 256 until tuned
   bool sums_ok = true;
   std::vector<double> ms;
   if (clock_file) std::fprintf(clock_file, "{\"kind\": \"start\", \"end_ns\": %lld}\n", realtime_ns());
@@ -172,8 +162,8 @@ int main(int argc, char** argv) {
     }
     fill<<<kBlocks, 256>>>(x, elements, 1.0f);
     GPUSCOPE_EXAMPLE_CHECK_LAUNCH();
-    if (it < warmup) block = tune(x, elements, static_cast<int>(reps));
-    launch_fma(block, x, elements, static_cast<int>(reps));
+    if (it < warmup) best = tune(x, elements, static_cast<int>(reps));
+    launch_fma(best, x, elements, static_cast<int>(reps));
     GPUSCOPE_EXAMPLE_CHECK(cudaMemsetAsync(sum, 0, sizeof(float)));
     reduce_sum<<<kBlocks, kReduceThreads>>>(x, elements, sum);
     GPUSCOPE_EXAMPLE_CHECK_LAUNCH();
@@ -200,7 +190,7 @@ int main(int argc, char** argv) {
   std::printf(
       "step_loop: %lld iterations of 5 GPU operations (block %d chosen), first %.3f ms, median after %lld warm-up %.3f "
       "ms\n",
-      iterations, block, ms.front(), warmup, median);
+      iterations, kCandidates[best], ms.front(), warmup, median);
   std::printf("RESULT iterations=%lld warmup=%lld median_ms=%.4f first_ms=%.4f sum_ok=%d\n", iterations, warmup, median,
               ms.front(), sums_ok ? 1 : 0);
   if (!sums_ok) {
