@@ -13,8 +13,8 @@ steady steps:
    took them from (PyTorch optimizer-step marks, NVTX step ranges, or iterations found in the GPU
    work) with each step's wall time and state (warm-up, steady, outlier); gpu_util's note says
    which window is judged. gpuscope's steady iteration time is the median wall time of its steady
-   steps (as step_sum's note states it); the program's is the median of its own clock over the same
-   steps. The steps are matched by optimizer-step number where gpuscope's steps are the PyTorch
+   steps (as step_sum's note states it: the upper one of two middle values); the program's is the
+   median of its own clock over the same steps, taken alike. The steps are matched by optimizer-step number where gpuscope's steps are the PyTorch
    marks, else by their sequence of wall times against the program's (align_steps: the offset whose
    durations agree best; ties go to the offset that ends both on the last step); for generate the
    program clocks both generate() calls and tokens, and the level that matches gpuscope's steps
@@ -163,9 +163,15 @@ def parse_stats(doc, pid=None):
         rows = report_rows(gu)
         if rows:
             out["gpu_util_busy_pct"] = rows[0].get("Busy (%)")
-    steady = sorted(s["wall_ms"] for s in out["steps"] if s["state"] == "steady" and s["wall_ms"] is not None)
-    out["gs_median_ms"] = steady[len(steady) // 2] if steady else None
+    steady = [s["wall_ms"] for s in out["steps"] if s["state"] == "steady" and s["wall_ms"] is not None]
+    out["gs_median_ms"] = upper_median(steady) if steady else None
     return out
+
+
+def upper_median(xs):
+    """The median as step_sum states it: the middle value, the upper one of two (both clocks use it)."""
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
 
 
 def _pct(text):
@@ -260,8 +266,8 @@ def compare(stats, clock, tolerance_pct):
     steady_idx = [j for s, j in zip(steps, index) if s["state"] == "steady" and 0 <= j < len(prog)]
     # The program's own warm-up on the level compared (generate at token level: its leading slow tokens).
     warm = own_warmup(prog)
-    own_same = statistics.median(prog[j] for j in steady_idx) if steady_idx else None
-    own_after = statistics.median(prog[warm:]) if len(prog) > warm else None
+    own_same = upper_median([prog[j] for j in steady_idx]) if steady_idx else None
+    own_after = upper_median(prog[warm:]) if len(prog) > warm else None
     err = 100.0 * (stats["gs_median_ms"] - own_same) / own_same if own_same else None
     first_steady = min(steady_idx) if steady_idx else None
     left_out = first_steady is not None and first_steady >= warm
@@ -291,8 +297,8 @@ def compare_idle(stats, untraced_clock, points):
     if not busy or len(ms) <= warm:
         row.update(status="fail", why="no steady steps in the traced run or no steps in the untraced one")
         return row
-    busy_ms = statistics.median(busy)
-    untraced_ms = statistics.median(ms[warm:])
+    busy_ms = upper_median(busy)
+    untraced_ms = upper_median(ms[warm:])
     untraced_idle = 100.0 * (1.0 - busy_ms / untraced_ms)
     gs_idle = stats["idle_untraced_pct"]
     diff = None if gs_idle is None else gs_idle - untraced_idle
