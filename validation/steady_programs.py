@@ -17,7 +17,7 @@ ones do:
                step is one generate() call, and a streamer also clocks every token
   lightning    PyTorch Lightning Trainer.fit of a small CNN on random CPU data, DataLoader with
                num_workers=2 and pin_memory; a callback clocks every training batch
-  jax          a JAX MLP (1024 -> 4096 -> 4096 -> 1024, batch 256) trained by a jitted SGD step (its
+  jax          a JAX MLP (2048 -> 8192 -> 8192 -> 2048, batch 1024) trained by a jitted SGD step (its
                first call compiles); each step ends with block_until_ready()
 
 The clock: after each step the program waits for the GPU (torch.cuda.synchronize(), or JAX's
@@ -283,12 +283,12 @@ def jax_loop(a):
         missing("needs JAX with a GPU backend", e)
     if not gpus:
         missing("needs JAX with a GPU backend", "jax.devices('gpu') is empty")
-    sizes = (1024, 4096, 4096, 1024)
+    sizes = (2048, 8192, 8192, 2048)  # ~0.6 TFLOP a step (batch 1024): a few ms, not the dispatch alone
     key = jax.random.PRNGKey(0)
     keys = jax.random.split(key, len(sizes) + 1)
     params = [jax.random.normal(k, (m, n), jnp.float32) / (m ** 0.5)
               for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
-    x = jax.random.normal(keys[-1], (256, sizes[0]), jnp.float32)
+    x = jax.random.normal(keys[-1], (1024, sizes[0]), jnp.float32)
     y = jnp.roll(x, 1, axis=1)
 
     def loss_fn(ps, x, y):
