@@ -286,8 +286,9 @@ def compare(stats, clock, tolerance_pct):
     return row
 
 
-def compare_idle(stats, untraced_clock, points):
-    """Part 2 from the --pytorch=ops,modules trace's stats and the untraced program's clock."""
+def compare_idle(stats, untraced_clock, points, traced_clock=None):
+    """Part 2 from the --pytorch=ops,modules trace's stats and the untraced program's clock (traced_clock: the
+    traced program's own, shown beside: what recording operators and modules cost a step)."""
     busy = sorted(s["busy_ms"] for s in stats["steps"] if s["state"] == "steady" and s["busy_ms"] is not None)
     ms = untraced_clock["steps"]
     warm = own_warmup(ms)
@@ -302,8 +303,10 @@ def compare_idle(stats, untraced_clock, points):
     untraced_idle = 100.0 * (1.0 - busy_ms / untraced_ms)
     gs_idle = stats["idle_untraced_pct"]
     diff = None if gs_idle is None else gs_idle - untraced_idle
+    traced_ms = traced_clock["steps"] if traced_clock else []
+    traced_own = upper_median(traced_ms[own_warmup(traced_ms):]) if traced_ms else None
     row.update(busy_ms=busy_ms, untraced_ms=untraced_ms, untraced_warmup=warm, untraced_idle_pct=untraced_idle,
-               gs_idle_pct=gs_idle, diff_points=diff)
+               gs_idle_pct=gs_idle, diff_points=diff, traced_own_ms=traced_own)
     if diff is None:
         row.update(status="fail", why="top states no idle share")
     elif abs(diff) > points:
@@ -386,9 +389,10 @@ class Runner:
         row = {"program": name, "title": PROGRAMS[name][0]}
         try:
             untraced, _ = self.run(name, ".untraced", self.command(name))
-            _, db = self.run(name, ".opsmod", self.command(name), trace_options=["--pytorch=ops,modules"])
+            traced, db = self.run(name, ".opsmod", self.command(name), trace_options=["--pytorch=ops,modules"])
             pid = _clock_pid(self.work / f"{name}.opsmod.log")
-            row.update(compare_idle(gpuscope_stats(self.gs, db, pid), read_clock(untraced), self.a.idle_points))
+            row.update(compare_idle(gpuscope_stats(self.gs, db, pid), read_clock(untraced), self.a.idle_points,
+                                    read_clock(traced)))
         except Skipped as e:
             row.update(status="skipped", why=str(e))
         except (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
@@ -443,7 +447,7 @@ def markdown(rows, idle_rows, a):
     if idle_rows:
         lines += ["", "## Steady GPU idle with --pytorch=ops,modules vs the untraced program", "",
                   "| program | traced GPU busy per step (ms) | untraced step (ms) | untraced idle | gpuscope idle | "
-                  "difference | traced step (ms) | gpuscope's figure | result |",
+                  "difference | traced step: gpuscope / own clock (ms) | gpuscope's figure | result |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in idle_rows:
             if "diff_points" not in r:
@@ -451,7 +455,8 @@ def markdown(rows, idle_rows, a):
                 continue
             lines.append(f"| {r['program']} | {_f(r['busy_ms'])} | {_f(r['untraced_ms'])} | "
                          f"{_f(r['untraced_idle_pct'], '.1f')} % | {_f(r['gs_idle_pct'], '.1f')} % | "
-                         f"{_f(r['diff_points'], '+.1f')} points | {_f(r['traced_step_ms'])} | {r['idle_phrase']} | "
+                         f"{_f(r['diff_points'], '+.1f')} points | {_f(r['traced_step_ms'])} / {_f(r.get('traced_own_ms'))} | "
+                         f"{r['idle_phrase']} | "
                          f"**{r['status']}**{': ' + _cell(r['why']) if r['why'] else ''} |")
     lines += ["", "Own median: the program's clock (synchronize, then time.perf_counter / steady_clock; a step from "
               "the end of the previous one) over the steps gpuscope calls steady. gpuscope steady: the median wall "

@@ -108,9 +108,10 @@ def with_traces(build, tmp):
 
     # Part 2: the steady idle share against an untraced clock (busy per step: 0.3499 ms).
     write_clock(tmp / "u.jsonl", [100.0, 3.0, 3.0, 3.1, 3.0, 3.05, 3.0, 3.0])
-    row = sc.compare_idle(st, sc.read_clock(tmp / "u.jsonl"), 5.0)
-    check(row["status"] == "pass" and abs(row["untraced_idle_pct"] - 88.34) < 0.05 and row["untraced_warmup"] == 1,
+    row = sc.compare_idle(st, sc.read_clock(tmp / "u.jsonl"), 5.0, sc.read_clock(tmp / "a.jsonl"))
+    check(row["status"] == "pass" and abs(row["untraced_idle_pct"] - 88.32) < 0.05 and row["untraced_warmup"] == 1,
           "idle: 89 % vs the untraced 88.3 % passes", (row.get("untraced_idle_pct"), row.get("diff_points")))
+    check(row["traced_own_ms"] == 3.40, "idle: the traced program's own step beside", row.get("traced_own_ms"))
     write_clock(tmp / "v.jsonl", [100.0] + [1.5] * 7)
     row = sc.compare_idle(st, sc.read_clock(tmp / "v.jsonl"), 5.0)
     check(row["status"] == "fail" and "limit 5.0" in row["why"], "idle: 89 % vs the untraced 76.7 % fails",
