@@ -121,6 +121,7 @@ void Collector::drain() {
 
   if (m_kernels) write_profiled_launches();
   drain_api_rings();
+  drain_torch_op_rings();
 
   std::vector<HostEvent> events;
   {
