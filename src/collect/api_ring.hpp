@@ -173,6 +173,21 @@ class RingRegistry {
   std::vector<std::unique_ptr<Ring<Record>>> m_rings;
 };
 
+/// A thread's pointer to its ring, in a thread_local: when the thread ends the ring is marked
+/// orphaned (the writer frees it once drained) and the pointer cleared, so a call later in the
+/// thread's teardown (after its thread_locals are destroyed) never writes into a freed ring.
+template <class Record>
+struct ThreadRing {
+  Ring<Record>* ring = nullptr;
+  ThreadRing() = default;
+  ThreadRing(const ThreadRing&) = delete;
+  ThreadRing& operator=(const ThreadRing&) = delete;
+  ~ThreadRing() {
+    if (ring != nullptr) ring->orphan();
+    ring = nullptr;
+  }
+};
+
 using ApiRing = Ring<ApiCallRecord>;
 using ApiRingRegistry = RingRegistry<ApiCallRecord>;
 using TorchOpRing = Ring<TorchOpEvent>;

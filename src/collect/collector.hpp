@@ -46,6 +46,7 @@
 #include "collect/collector_config.hpp"
 #include "collect/session_control.hpp"
 #include "core/event_log_format.hpp"
+#include "store/data_loss_kinds.hpp"
 #include "store/event_log_writer.hpp"
 
 namespace gpuscope::collect::detail {
@@ -152,6 +153,8 @@ class Collector {
   void convert_record(const CUpti_Activity* rec);
   void drain_api_rings();
   void drain_torch_op_rings();  // collector_torch_ops.cpp
+  // A DataLossRecord of `count` (none when 0) of a kind the collector reports.
+  void write_data_loss(store::DataLossKind kind, std::uint64_t count);
   std::uint64_t kernel_name_id(const char* name);
   std::uint64_t api_name_id(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 

@@ -14,21 +14,13 @@
 namespace gpuscope::collect::detail {
 namespace {
 
-// The calling thread's ring; orphaned when the thread ends (the writer frees it once drained).
-struct TorchThreadState {
-  collect::TorchOpRing* ring = nullptr;
-  ~TorchThreadState() {
-    if (ring != nullptr) ring->orphan();
-    ring = nullptr;
-  }
-};
-thread_local TorchThreadState t_torch;
+thread_local collect::ThreadRing<collect::TorchOpEvent> t_torch;  // the calling thread's ring
 
 }  // namespace
 
 void Collector::torch_event(collect::TorchOpEvent e) noexcept {
   if (!recording()) return;
-  TorchThreadState& t = t_torch;
+  collect::ThreadRing<collect::TorchOpEvent>& t = t_torch;
   if (t.ring == nullptr) {
     const std::uint32_t tid = current_tid();
     if (tid == m_writer_tid.load(std::memory_order_relaxed)) return;
@@ -97,13 +89,7 @@ void Collector::drain_torch_op_rings() {
         m_writer.add(log::RecordKind::kTorchOp, r);
       },
       &dropped);
-  if (dropped > 0) {
-    log::DataLossRecord d{};
-    d.ts_ns = now_ns();
-    d.count = dropped;
-    d.what_string = m_writer.intern(store::data_loss_name(store::DataLossKind::kTorchOpRecordsDropped));
-    m_writer.add(log::RecordKind::kDataLoss, d);
-  }
+  write_data_loss(store::DataLossKind::kTorchOpRecordsDropped, dropped);
 }
 
 }  // namespace gpuscope::collect::detail

@@ -16,7 +16,7 @@ receives):
            backward calls carry the sequence number of the forward operator that created them.
            Without a compiler (or GPUSCOPE_TORCH_OPS_ROUTE=nvtx) PyTorch's own NVTX observer,
            the one torch.autograd.profiler.emit_nvtx installs, records them as that text per
-           call (about twice the cost: docs/performance.md). ``shapes`` adds the input shapes
+           call (costs more: docs/performance.md). ``shapes`` adds the input shapes
            (costs more).
   modules  every nn.Module call (its forward and hooks), as a range "nn.Module: PATH (CLASS)"
            (through the observer when it is loaded: a lookup and two ring writes per call; else NVTX):
@@ -126,6 +126,13 @@ def _load_built(build_dir):
     return None
 
 
+def _cxx_standard(torch):
+    """-std=c++20 for torch 2.13 and later (their ATen headers refuse older standards), else c++17."""
+    import re
+    m = re.match(r"(\d+)\.(\d+)", str(getattr(torch, "__version__", "")))
+    return "-std=c++20" if m and (int(m.group(1)), int(m.group(2))) >= (2, 13) else "-std=c++17"
+
+
 def _build_observer(torch, source, build_dir):
     """Builds the observer against this torch with the C++ compiler alone (torch's own include
     and library folders from torch.utils.cpp_extension, its C++ ABI; no ninja needed), one line
@@ -142,7 +149,7 @@ def _build_observer(torch, source, build_dir):
     tmp = f"{target}.{os.getpid()}.tmp"
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     libs = cpp_extension.library_paths()
-    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+    cmd = [cxx, "-O2", _cxx_standard(torch), "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
            "-DTORCH_API_INCLUDE_EXTENSION_H"]
     cmd += [f"-I{d}" for d in cpp_extension.include_paths() + [sysconfig.get_paths()["include"]]]
     cmd += [source, "-o", tmp] + [f"-L{d}" for d in libs] + [f"-Wl,-rpath,{d}" for d in libs]
@@ -180,7 +187,7 @@ def _observer(torch):
         except Exception as e:  # no compiler, a failed build, an older collector: record through NVTX
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             _note(f"cannot use gpuscope's PyTorch operator observer ({first}); recording operators through "
-                  f"PyTorch's NVTX observer instead (about twice the cost per operator)")
+                  f"PyTorch's NVTX observer instead (a text per call: costs more, docs/performance.md)")
             module = None
     _observer_state["module"] = module
     return module
@@ -222,7 +229,12 @@ def _record_observer_cost(torch, observer, modules):
 def _enable_ops(torch, shapes):
     observer = _observer(torch)
     if observer is not None:
-        observer.install_ops(bool(shapes))
+        try:
+            observer.install_ops(bool(shapes))
+        except Exception as e:  # PyTorch refused the callback: the NVTX route
+            _note(f"cannot use gpuscope's PyTorch operator observer ({e}); recording operators through PyTorch's "
+                  f"NVTX observer instead")
+            return _enable_ops_nvtx(torch, shapes)
         import atexit
         atexit.register(observer.uninstall_ops)
         try:

@@ -116,7 +116,7 @@ class Fallback(unittest.TestCase):
         calls, err = self.run_program(PATH=self.empty_bin, CUDA_INJECTION64_PATH="/nonexistent/libgpuscope_inject.so")
         self.assertEqual(err.strip().splitlines(), [
             "gpuscope: cannot use gpuscope's PyTorch operator observer (no C++ compiler (c++) on PATH); recording "
-            "operators through PyTorch's NVTX observer instead (about twice the cost per operator)"])
+            "operators through PyTorch's NVTX observer instead (a text per call: costs more, docs/performance.md)"])
         self.assertEqual(calls, ["nvtx_observer_on"])
 
     def test_the_nvtx_route_asked_for_or_outside_gpuscope_is_silent(self):
