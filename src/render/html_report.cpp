@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,6 +23,30 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The page's names (kernel names, NVTX texts, operator and module names: any text of a
+// Report's text column, a step's label, a roofline point's kernel, the timeline's names),
+// each distinct one once, made valid UTF-8; the data refer to a name by its index here. A
+// name is listed by several tables and the timeline: stored once, 100 kB names no longer
+// triple the page (html_report.hpp, docs/report.md "Long names").
+class StringTable {
+ public:
+  std::size_t index(std::string_view text) {
+    std::string valid = core::repair_utf8(text);
+    const auto [it, added] = m_index.try_emplace(std::move(valid), m_strings.size());
+    if (added) m_strings.push_back(it->first);
+    return it->second;
+  }
+  // A string cell becomes its index; null stays null.
+  void replace(Json& cell) {
+    if (cell.is_string()) cell = index(cell.get_ref<const std::string&>());
+  }
+  [[nodiscard]] Json json() const { return Json(m_strings); }
+
+ private:
+  std::unordered_map<std::string, std::size_t> m_index;
+  std::vector<std::string> m_strings;
+};
+
 Json series_json(const core::PageSeries& s) {
   return Json{
       {"name", core::repair_utf8(s.name)}, {"unit", s.unit}, {"chart", s.chart}, {"t_ns", s.t_ns}, {"values", s.values},
@@ -30,10 +57,10 @@ Json series_json(const core::PageSeries& s) {
 Json real_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 // The page's roofline points, exactly as the chart places them (core/kernel_point.hpp).
-Json roofline_json(const core::ReportPage& page) {
+Json roofline_json(const core::ReportPage& page, StringTable& names) {
   Json points = Json::array();
   for (const kernels::KernelPoint& p : page.roofline_points)
-    points.push_back(Json{{"kernel", core::repair_utf8(p.label)},
+    points.push_back(Json{{"kernel", names.index(p.label)},
                           {"intensity", real_or_null(p.intensity)},
                           {"intensity_l2", real_or_null(p.intensity_l2)},
                           {"intensity_l1", real_or_null(p.intensity_l1)},
@@ -46,23 +73,31 @@ Json roofline_json(const core::ReportPage& page) {
   return Json{{"ceiling_source", page.roofline_ceiling_source}, {"points", std::move(points)}};
 }
 
-Json reports_json(const std::vector<Report>& reports) {
+// The reports as render::report_json writes them, with each text cell an index into `names`.
+Json reports_json(const std::vector<Report>& reports, StringTable& names) {
   Json out = Json::array();
-  for (const Report& r : reports) out.push_back(Json(report_json(r)));
+  for (const Report& r : reports) {
+    Json j(report_json(r));
+    for (Json& row : j["rows"])
+      for (std::size_t c = 0; c < r.columns.size() && c < row.size(); ++c)
+        if (r.columns[c].type == ColumnType::kText) names.replace(row[c]);
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
 }  // namespace
 
 Json report_page_json(const core::ReportPage& page) {
+  StringTable names;
   Json j;
-  j["version"] = 1;
+  j["version"] = 2;
   j["kind"] = page.kind;
   j["trace"] = core::repair_utf8(page.trace_name);
   j["generator"] = page.generator;
   j["base_ns"] = page.base_ns;
   j["wall_ns"] = page.wall_ns;
-  j["headline"] = reports_json(page.headline);
+  j["headline"] = reports_json(page.headline, names);
   j["gpus"] = Json::array();
   for (const core::PageGpuTime& g : page.gpus)
     j["gpus"].push_back(Json{{"gpu", g.gpu_index},
@@ -78,22 +113,25 @@ Json report_page_json(const core::ReportPage& page) {
   j["steps"] = Json::array();
   for (const core::PageStep& s : page.steps)
     j["steps"].push_back(Json{{"pid", s.pid},
-                              {"label", core::repair_utf8(s.label)},
+                              {"label", names.index(s.label)},
                               {"start_ns", s.start_ns},
                               {"wall_ns", s.wall_ns},
                               {"gpu_busy_ns", s.gpu_busy_ns},
                               {"idle_ns", s.idle_ns},
                               {"state", s.state},
                               {"steps", s.steps}});
-  j["tables"] = reports_json(page.tables);
+  j["tables"] = reports_json(page.tables, names);
   j["memory"] = Json::array();
   for (const core::PageSeries& s : page.memory) j["memory"].push_back(series_json(s));
   j["metrics"] = Json::array();
   for (const core::PageSeries& s : page.metrics) j["metrics"].push_back(series_json(s));
   j["timeline"] = page.timeline ? timeline_overview_json(*page.timeline) : Json(nullptr);
-  j["roofline"] = roofline_json(page);
+  if (page.timeline)
+    for (Json& name : j["timeline"]["names"]) names.replace(name);
+  j["roofline"] = roofline_json(page, names);
   j["notes"] = Json::array();
   for (const std::string& n : page.notes) j["notes"].push_back(core::repair_utf8(n));
+  j["strings"] = names.json();
   return j;
 }
 

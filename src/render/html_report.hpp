@@ -33,19 +33,24 @@
 
 namespace gpuscope::render {
 
-/// The page's data (version 1):
-///   {"version": 1, "kind": "trace" | "diff", "trace": S, "generator": S, "base_ns": N, "wall_ns": N,
+/// The page's data (version 2):
+///   {"version": 2, "kind": "trace" | "diff", "trace": S, "generator": S, "base_ns": N, "wall_ns": N,
 ///    "headline": [REPORT, ...], "gpus": [{"gpu", "name", "wall_ns", "kernel_ns", "copy_ns",
 ///    "memset_ns", "idle_ns"}], "gpus_scope": S, "steps_source": S, "steps_total": N,
-///    "steps": [{"pid", "label", "start_ns", "wall_ns", "gpu_busy_ns", "idle_ns", "state",
+///    "steps": [{"pid", "label" (NAME), "start_ns", "wall_ns", "gpu_busy_ns", "idle_ns", "state",
 ///    "steps"}], "tables": [REPORT, ...], "memory": [SERIES], "metrics": [SERIES],
-///    "timeline": TIMELINE or null, "roofline": {"ceiling_source": S, "points": [{"kernel",
+///    "timeline": TIMELINE or null, "roofline": {"ceiling_source": S, "points": [{"kernel" (NAME),
 ///    "intensity" (FLOP/DRAM B), "intensity_l2", "intensity_l1" (FLOP/B), "flop_rate" (FLOP/s,
 ///    tensor-core FLOPs included), "ceiling" (catalog name), "ceiling_value" (B/s or FLOP/s),
-///    "pct_of_ceiling" (%), "bound" (label), "on_roofline"}]}, "notes": [S]}
-/// REPORT is render::report_json's object (`gpuscope stats --format json`'s per-report
-/// object); SERIES {"name", "unit", "chart", "t_ns": [N], "values": [X], "points_total"};
-/// TIMELINE render::timeline_overview_json's. Unknown numbers are null. Text is made valid UTF-8.
+///    "pct_of_ceiling" (%), "bound" (label), "on_roofline"}]}, "notes": [S], "strings": [S]}
+/// NAME is an index into "strings", which holds each distinct name once (kernel names, NVTX
+/// texts, operator and module names can be 100 kB long and are listed by several tables and
+/// the timeline; stored once, they are read once). REPORT is render::report_json's object
+/// (`gpuscope stats --format json`'s per-report object) with each cell of a text column a
+/// NAME (null stays null); SERIES {"name", "unit", "chart", "t_ns": [N], "values": [X],
+/// "points_total"}; TIMELINE render::timeline_overview_json's with each of its "names" a NAME.
+/// page.js puts the names back in place before building the page. Unknown numbers are null.
+/// Text is made valid UTF-8.
 [[nodiscard]] nlohmann::json report_page_json(const core::ReportPage& page);
 
 /// `json` as text that can sit inside a <script> element: compact, invalid UTF-8 replaced

@@ -7,19 +7,21 @@ script injections (<script>, <img onerror>) that would mark the page if they ran
 The page measures itself: page.js sets data-rendered-ms on <html> once the page is built and
 laid out (ms since the navigation started, performance.now()). The test fails when
   - the page with 100 kB names takes more than MAX_RATIO times the clean page's time;
-  - the page with 5 kB names takes more than MAX_MS (3 s, the target) when the clean page renders
-    in under CLEAN_FAST_MS here (on a machine too loaded for that, it says it did not check). The
-    100 kB page's time against MAX_MS is printed, not asserted: most of it is reading a 12.7 MB
-    page (each name is in the page data once per table that lists it), 1.7-3.4 s measured;
+  - the page with 5 kB or with 100 kB names takes more than MAX_MS (3 s, the target) when the
+    clean page renders within CLEAN_FAST_MS here (on a machine too loaded for that, it says it did
+    not check). Most of the 100 kB page's time is reading its 5.6 MB: the page data hold each
+    distinct name once ("strings"), however many tables and timeline lanes list it;
+  - the page data hold a name more than once;
   - a name's script ran (data-pwned on <html>), or a name became an element (<script>, <img>);
   - a long name is not clipped in the DOM (over 2.2 kB of it outside the page data), or its "show all N characters" button is missing;
   - #gpuscope-errors holds text.
-It prints the times: clean, 5 kB, 100 kB names (in-page ms and Chromium's wall time).
+It prints the times: clean, 5 kB, 100 kB names (in-page ms and Chromium's wall time) and each page's size.
 Without Chromium it says so and exits 77 (ctest: skipped).
 
 Usage: test_report_long_names.py BUILD_DIR SOURCE_DIR
 """
 import html
+import json
 import os
 import pathlib
 import re
@@ -65,6 +67,18 @@ def long_names(clean: pathlib.Path, out: pathlib.Path, size: int):
     db.commit()
     db.close()
     return len(ids)
+
+
+def texts(value):
+    """Every string in the JSON value `value`, at any depth (object keys aside)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from texts(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from texts(v)
 
 
 def render(chromium, page: pathlib.Path):
@@ -123,6 +137,12 @@ def main():
             if re.search(r"<img\b", dom):
                 fail(f"{name}: a name became an <img> element")
             if size:
+                data = json.loads(re.search(r'<script type="application/json" id="gpuscope-data">(.*?)</script>',
+                                            text, re.S).group(1))
+                longest = [s for s in texts(data) if len(s) >= size and PATTERN in s]  # not the base64 columns
+                if len(longest) != len(set(longest)) or not set(longest) <= set(data["strings"]):
+                    fail(f"{name}: the page data hold {len(longest)} long names, {len(set(longest))} distinct: "
+                         f"each name should be there once, in data.strings")
                 # The page data holds each name once; outside it the DOM shows only the start of each.
                 shown = html.unescape(re.sub(r'<script type="application/json" id="gpuscope-data">.*?</script>', "",
                                              dom, flags=re.S))
@@ -136,14 +156,14 @@ def main():
     if ratio > MAX_RATIO:
         fail(f"the page with 100 kB names takes {ratio:.1f} x the clean page's time (at most {MAX_RATIO})")
     if clean_ms <= CLEAN_FAST_MS:
-        if times["5kB"][0] > MAX_MS:
-            fail(f"the page with 5 kB names took {times['5kB'][0]} ms to render (at most {MAX_MS})")
-        print(f"the page with 5 kB names rendered within {MAX_MS} ms")
+        for name in ("5kB", "100kB"):
+            if times[name][0] > MAX_MS:
+                fail(f"the page with {name} names took {times[name][0]} ms to render (at most {MAX_MS}; the clean "
+                     f"page {clean_ms} ms)")
+        print(f"the pages with 5 kB and 100 kB names rendered within {MAX_MS} ms")
     else:
         print(f"NOTE: the absolute bound ({MAX_MS} ms) was not checked: the clean page itself took {clean_ms} ms "
-              f"on this machine (over {CLEAN_FAST_MS} ms: too loaded to judge)")
-    print(f"100 kB names: {big_ms} ms against the {MAX_MS} ms target: " + ("met" if big_ms <= MAX_MS else "NOT met") +
-          " (printed, not asserted: see the docstring)")
+              f"on this machine (over {CLEAN_FAST_MS} ms: too loaded to judge); 100 kB names: {big_ms} ms")
     print("PASS")
     return 0
 

@@ -322,10 +322,37 @@
     document.documentElement.setAttribute('data-rendered-ms', performance.now().toFixed(0));
   }
 
+  // The page data hold each name once, in data.strings (render/html_report.hpp): a Report's
+  // text cells, a step's label, a roofline point's kernel and the timeline's names are indexes
+  // into it. They are put back in place here (the same string, not a copy), so the rest of the
+  // page reads names as it always did.
+  function resolveNames(data) {
+    var strings = data.strings || [];
+    var name = function (v) {
+      return typeof v === 'number' ? strings[v] : v;
+    };
+    data.headline.concat(data.tables).forEach(function (r) {
+      r.columns.forEach(function (c, i) {
+        if (c.type !== 'text') return;
+        r.rows.forEach(function (row) {
+          if (i < row.length) row[i] = name(row[i]);
+        });
+      });
+    });
+    data.steps.forEach(function (s) {
+      s.label = name(s.label);
+    });
+    data.roofline.points.forEach(function (p) {
+      p.kernel = name(p.kernel);
+    });
+    if (data.timeline) data.timeline.names = data.timeline.names.map(name);
+  }
+
   // ---- the page ----
   var data;
   try {
     data = JSON.parse(byId('gpuscope-data').textContent);
+    resolveNames(data);
   } catch (e) {
     reportError('the page data cannot be read: ' + e);
     return;

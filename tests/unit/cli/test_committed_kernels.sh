@@ -81,7 +81,8 @@ for m in re.finditer(r'<circle class="point kernel"[^>]*>', open(sys.argv[2]).re
     svg[a["kernel"]] = (float(a["intensity"]), float(a["flop-rate"]), a["bound"])
 page_text = open(sys.argv[3]).read()
 data = json.loads(re.search(r'<script type="application/json" id="gpuscope-data">(.*?)</script>', page_text, re.S).group(1))
-page = {p["kernel"]: (p["intensity"], p["flop_rate"], p["bound"]) for p in data["roofline"]["points"] if p["on_roofline"]}
+page = {data["strings"][p["kernel"]]: (p["intensity"], p["flop_rate"], p["bound"])  # kernel: index into strings
+        for p in data["roofline"]["points"] if p["on_roofline"]}
 def close(a, b): return a is not None and b is not None and abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 assert page and set(page) == set(svg), (sorted(page), sorted(svg))
 for name, (x, y, bound) in page.items():

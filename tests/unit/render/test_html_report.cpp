@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <string>
@@ -97,16 +98,57 @@ TEST(HtmlReport, HostileNamesStayData) {
   const std::size_t b = html.find("</script>", a);
   ASSERT_NE(b, std::string::npos);
   const nlohmann::json data = nlohmann::json::parse(html.substr(a + open.size(), b - a - open.size()));
-  EXPECT_EQ(data["version"], 1);
+  EXPECT_EQ(data["version"], 2);
   EXPECT_EQ(data["tables"][0]["name"], "cuda_gpu_kern_sum");
   EXPECT_EQ(data["tables"][0]["rows"][0][0], 123456);
-  const std::string name = data["tables"][0]["rows"][0][1];
+  const std::string name = data["strings"][data["tables"][0]["rows"][0][1].get<std::size_t>()];
   EXPECT_NE(name.find("<script>alert(1)</script>"), std::string::npos);
   EXPECT_EQ(data["gpus"][0]["kernel_ns"], 500);
   EXPECT_EQ(data["steps"][0]["state"], "steady");
   EXPECT_TRUE(data["timeline"].is_null());
   // Valid UTF-8 throughout (the names' bad bytes replaced).
   EXPECT_NO_THROW((void)nlohmann::json(html).dump());
+}
+
+// hostile_page with `name` also in the headline's top_kernels, in cuda_gpu_kern_sum, a step's
+// label and on the roofline.
+core::ReportPage page_listing(const std::string& name) {
+  core::ReportPage page = hostile_page();
+  Report top_kernels = page.tables[0];
+  top_kernels.name = "top_kernels";
+  top_kernels.rows = {Row{std::int64_t{7}, name}, Row{std::int64_t{8}, std::monostate{}}};
+  page.headline.push_back(top_kernels);
+  page.tables[0].rows.push_back(Row{std::int64_t{9}, name});
+  page.steps.push_back({1, name, 1000, 1000, 600, 400, "steady", 1});
+  kernels::KernelPoint point;
+  point.label = name;
+  page.roofline_points.push_back(point);
+  return page;
+}
+
+TEST(HtmlReport, EachNameIsStoredOnce) {
+  // One entry of "strings" for the name, every place holding its index.
+  const std::string big(100'000, 'k');
+  const nlohmann::json data = report_page_json(page_listing(big));
+  const nlohmann::json& strings = data.at("strings");
+  EXPECT_EQ(std::count(strings.begin(), strings.end(), nlohmann::json(big)), 1);
+  const auto at =
+      static_cast<std::size_t>(std::find(strings.begin(), strings.end(), nlohmann::json(big)) - strings.begin());
+  EXPECT_EQ(data["headline"][1]["rows"][0][1], at);
+  EXPECT_EQ(data["tables"][0]["rows"][1][1], at);
+  EXPECT_EQ(data["steps"][1]["label"], at);
+  EXPECT_EQ(data["roofline"]["points"][0]["kernel"], at);
+  // The hostile name (made valid UTF-8) is the other entry; numbers and nulls stay as they were.
+  EXPECT_EQ(strings.size(), 2U);
+  EXPECT_EQ(data["tables"][0]["rows"][0][1], data["steps"][0]["label"]);
+  EXPECT_EQ(data["headline"][1]["rows"][0][0], 7);
+  EXPECT_TRUE(data["headline"][1]["rows"][1][1].is_null());
+  EXPECT_EQ(data["headline"][0]["rows"][0][0], 0.001);
+  // The page listing the name four times grows by the name once (and the roofline's 512-byte label).
+  std::ostringstream with_big, with_short;
+  write_html_report(page_listing(big), with_big);
+  write_html_report(page_listing("k"), with_short);
+  EXPECT_LT(with_big.str().size() - with_short.str().size(), big.size() + 2'000);
 }
 
 TEST(HtmlReport, SelfContained) {
