@@ -40,6 +40,8 @@ TracerCost tracer_cost(store::Database& db) {
   if (const auto v = meta_value(db, "tracer_launch_cost_ns")) out.launch_ns = parse_cost_ns(*v);
   if (const auto v = meta_value(db, "tracer_api_cost_ns")) out.api_ns = parse_cost_ns(*v);
   out.method = std::string(trimmed(meta_value(db, "tracer_cost_method").value_or("")));
+  if (const auto v = meta_value(db, "tracer_torch_op_cost_ns")) out.torch_op_ns = parse_cost_ns(*v);
+  if (const auto v = meta_value(db, "tracer_torch_module_cost_ns")) out.torch_module_ns = parse_cost_ns(*v);
   return out;
 }
 
@@ -57,10 +59,13 @@ std::int64_t gap_without_tracer_cost(std::int64_t gap_ns, std::int64_t cost_ns) 
   return std::max<std::int64_t>(0, core::sat_sub(gap_ns, cost_ns));
 }
 
-std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch_calls, std::int64_t other_calls) {
+std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch_calls, std::int64_t other_calls,
+                                     std::int64_t torch_ops, std::int64_t torch_modules) {
   if (!cost.launch_ns) return std::nullopt;
   return static_cast<double>(launch_calls) * *cost.launch_ns +
-         static_cast<double>(other_calls) * cost.api_ns.value_or(0.0);
+         static_cast<double>(other_calls) * cost.api_ns.value_or(0.0) +
+         static_cast<double>(torch_ops) * cost.torch_op_ns.value_or(0.0) +
+         static_cast<double>(torch_modules) * cost.torch_module_ns.value_or(0.0);
 }
 
 }  // namespace gpuscope::analyze::detail

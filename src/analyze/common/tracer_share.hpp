@@ -7,6 +7,9 @@
 //   tracer_launch_cost_ns  CPU ns that tracing added to each kernel-launch API call
 //   tracer_api_cost_ns     CPU ns that tracing added to every other recorded API call
 //   tracer_cost_method     one line saying how the cost was measured (shown as is)
+//   tracer_torch_op_cost_ns / tracer_torch_module_cost_ns  CPU ns gpuscope's PyTorch observer
+//                          adds to each recorded operator / module call (--pytorch=ops,modules;
+//                          measured in the traced process at start, src/collect/python)
 // A cost is known when its value is a finite decimal number ≥ 0 (surrounding blanks
 // allowed, nothing else); absent, empty, negative, NaN or garbage → unknown. Traces
 // recorded before calibration have none of these keys.
@@ -34,9 +37,11 @@ namespace gpuscope::analyze::detail {
 
 /// The tracer's cost per call as recorded in meta; nullopt = unknown (see above).
 struct TracerCost {
-  std::optional<double> launch_ns;  // tracer_launch_cost_ns
-  std::optional<double> api_ns;     // tracer_api_cost_ns
-  std::string method;               // tracer_cost_method, "" when absent
+  std::optional<double> launch_ns;        // tracer_launch_cost_ns
+  std::optional<double> api_ns;           // tracer_api_cost_ns
+  std::string method;                     // tracer_cost_method, "" when absent
+  std::optional<double> torch_op_ns;      // tracer_torch_op_cost_ns
+  std::optional<double> torch_module_ns;  // tracer_torch_module_cost_ns
 };
 
 /// The three meta keys of `db` (see above).
@@ -57,8 +62,10 @@ struct TracerCost {
 [[nodiscard]] std::int64_t gap_without_tracer_cost(std::int64_t gap_ns, std::int64_t cost_ns);
 
 /// Total CPU time tracing added to a run (ns): launch_calls × launch cost + other_calls
-/// × API cost, an unknown cost counting as 0. nullopt when the launch cost is unknown.
+/// × API cost + torch_ops × operator cost + torch_modules × module cost, an unknown cost
+/// counting as 0. nullopt when the launch cost is unknown.
 [[nodiscard]] std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch_calls,
-                                                   std::int64_t other_calls);
+                                                   std::int64_t other_calls, std::int64_t torch_ops = 0,
+                                                   std::int64_t torch_modules = 0);
 
 }  // namespace gpuscope::analyze::detail

@@ -162,14 +162,23 @@ std::optional<Note> tracer_note(Database& db, std::int64_t wall_ns) {
   if (!cost.launch_ns) return std::nullopt;
   const std::int64_t launches = detail::launch_bound(db).launch_calls;
   const std::int64_t others = db.query_int("SELECT COUNT(*) FROM api_calls").value_or(0) - launches;
-  const double total = detail::tracer_time_ns(cost, launches, others).value_or(0.0);
+  // Operators and module calls gpuscope's PyTorch observer recorded, at its measured cost each.
+  const auto rows = [&](const char* table, const std::optional<double>& each) -> std::int64_t {
+    return each && db.has_table(table) ? db.query_int(std::string("SELECT COUNT(*) FROM ") + table).value_or(0) : 0;
+  };
+  const std::int64_t ops = rows("torch_ops", cost.torch_op_ns), modules = rows("torch_modules", cost.torch_module_ns);
+  const double total = detail::tracer_time_ns(cost, launches, others, ops, modules).value_or(0.0);
   const std::string share = wall_ns > 0 ? units::percent_of(total / static_cast<double>(wall_ns)) : "n/a";
   const std::string api_cost = cost.api_ns ? "x " + units::ns_count(*cost.api_ns) : "at an unknown cost (as 0)";
+  std::string torch;
+  if (ops > 0) torch += " + " + std::to_string(ops) + " PyTorch operators x " + units::ns_count(*cost.torch_op_ns);
+  if (modules > 0)
+    torch += " + " + std::to_string(modules) + " module calls x " + units::ns_count(*cost.torch_module_ns);
   const std::string method = cost.method.empty() ? "" : " (" + cost.method + ")";
   return Note{NoteLevel::kInfo, "gpuscope's own tracing cost: about " + units::duration(total * 1e-9) + " (" + share +
                                     " of the wall time) = " + std::to_string(launches) + " launch calls x " +
                                     units::ns_count(*cost.launch_ns) + " + " + std::to_string(others) +
-                                    " other API calls " + api_cost + method + "; the times above include it"};
+                                    " other API calls " + api_cost + torch + method + "; the times above include it"};
 }
 
 }  // namespace

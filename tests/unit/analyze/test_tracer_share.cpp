@@ -57,6 +57,13 @@ TEST(TracerShare, TotalTracerTime) {
   EXPECT_EQ(detail::tracer_time_ns(cost(4000.0, 300.0), 10, 2), 40600.0);
   EXPECT_EQ(detail::tracer_time_ns(cost(4000.0, std::nullopt), 10, 2), 40000.0);  // API cost unknown: 0
   EXPECT_EQ(detail::tracer_time_ns(cost(std::nullopt, 300.0), 10, 2), std::nullopt);
+  // gpuscope's PyTorch observer: 30 operators x 100 ns + 5 module calls x 200 ns on top.
+  detail::TracerCost with_torch = cost(4000.0, 300.0);
+  with_torch.torch_op_ns = 100.0;
+  with_torch.torch_module_ns = 200.0;
+  EXPECT_EQ(detail::tracer_time_ns(with_torch, 10, 2, 30, 5), 44600.0);
+  with_torch.torch_module_ns.reset();  // unknown: counts as 0
+  EXPECT_EQ(detail::tracer_time_ns(with_torch, 10, 2, 30, 5), 43600.0);
 }
 
 // Meta rows the launcher writes; nullopt leaves the trace as recorded before calibration.
