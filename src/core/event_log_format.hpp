@@ -62,6 +62,8 @@ enum class RecordKind : std::uint16_t {
   kGpuMetricsSession = 21,  // GpuMetricsSessionRecord + metric name ids (gpuscope trace --gpu-metrics)
   kGpuMetricSample = 22,    // GpuMetricSampleRecord + values
   kRank = 23,               // RankRecord: rank, local rank, world size and the launcher that set them
+  kPyFrame = 24,            // PyFrameRecord: a Python frame (file, line, function) of the call-site stacks
+  kPyStack = 25,            // PyStackRecord: a Python call site (caller's stack, frame)
 };
 
 struct RecordHeader {
@@ -219,7 +221,10 @@ struct ApiRecord {
   std::int32_t return_value;  // cudaError_t / CUresult
   std::uint64_t name_string;  // cuptiGetCallbackName
   std::uint8_t domain;        // ApiDomain
-  std::uint8_t pad[7];
+  std::uint8_t pad[3];
+  // The caller's Python stack (PyStackRecord.stack_id) when call sites were taken
+  // (GPUSCOPE_PYTHON_CALLSITES); 0 = none. Was padding, 0 in older logs: same layout.
+  std::uint32_t py_stack_id;
 };
 
 enum class SyncType : std::uint8_t {  // = CUpti_ActivitySynchronizationType
@@ -436,6 +441,26 @@ struct RankRecord {
   std::int32_t world_size;  // -1 = the launcher gave none
   std::uint8_t launcher;    // RankLauncher
   std::uint8_t pad[3];
+};
+
+// Python call sites (GPUSCOPE_PYTHON_CALLSITES; collect/python_frames.hpp): the stacks of the
+// program's Python threads at the CUDA calls asked for, interned as a prefix tree. Ids are
+// per log, from 1; a PyStackRecord comes after its parent's and its frame's records, a
+// PyFrameRecord after its strings, and both before the first record that names them.
+struct PyFrameRecord {
+  std::uint32_t frame_id;
+  std::int32_t line;        // PyCode_Addr2Line of the frame's instruction, -1 if none
+  std::int32_t first_line;  // co_firstlineno, -1 if unknown
+  std::uint32_t pad;
+  std::uint64_t file_string;      // co_filename
+  std::uint64_t function_string;  // co_qualname
+};
+
+struct PyStackRecord {
+  std::uint32_t stack_id;
+  std::uint32_t parent_id;  // the caller's stack, 0 for an outermost frame
+  std::uint32_t frame_id;   // PyFrameRecord.frame_id
+  std::uint32_t depth;      // 0 for an outermost frame
 };
 #pragma pack(pop)
 

@@ -77,6 +77,10 @@ std::size_t min_payload(std::uint16_t kind) {
       return sizeof(log::GpuMetricSampleRecord);
     case K::kRank:
       return sizeof(log::RankRecord);
+    case K::kPyFrame:
+      return sizeof(log::PyFrameRecord);
+    case K::kPyStack:
+      return sizeof(log::PyStackRecord);
   }
   return 0;
 }
@@ -327,6 +331,12 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
         break;
       case K::kRank:
         visit(log::RankRecord{}, [&](const auto& r) { v.on_rank(r); });
+        break;
+      case K::kPyFrame:
+        visit(log::PyFrameRecord{}, [&](const auto& r) { v.on_py_frame(r); });
+        break;
+      case K::kPyStack:
+        visit(log::PyStackRecord{}, [&](const auto& r) { v.on_py_stack(r); });
         break;
       case K::kGpuMetricsSession:
         visit_array(

@@ -1,6 +1,6 @@
 // The importer's second pass over one event log: writes the event tables (kernels,
 // kernel_profiles, kernel_metrics, memcpys, memsets, memory_events, api_calls, syncs,
-// nvtx_events, overheads, messages) through the row writers of ImportState, clipped to the
+// nvtx_events, overheads, messages, py_frames, py_stacks) through the row writers of ImportState, clipped to the
 // log's capture windows, and hands NVTX records to an NvtxRangeTracker and allocations and
 // frees (in time order) to a MemoryTracker.
 //
@@ -14,11 +14,13 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "store/event_log_reader.hpp"
 #include "store/log_scan.hpp"
 #include "store/nvtx_range_tracker.hpp"
+#include "store/rows.hpp"
 
 namespace gpuscope::store::detail {
 
@@ -45,6 +47,8 @@ class EventTables final : public EventLogVisitor {
   void on_kernel_profile(const log::KernelProfileRecord& r) override;
   void on_kernel_metric(const log::KernelMetricRecord& r) override;
   void on_memory(const log::MemoryRecord& r) override { m_memory.push_back(r); }
+  void on_py_frame(const log::PyFrameRecord& r) override;
+  void on_py_stack(const log::PyStackRecord& r) override;
 
   /// After the pass: NVTX ranges (matched in time order), memory events (tracked in time
   /// order) and this log's data_loss rows (NVTX problems, unmatched frees, collector-reported
@@ -60,6 +64,10 @@ class EventTables final : public EventLogVisitor {
   [[nodiscard]] std::int64_t str(std::uint64_t log_id);
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name, std::int64_t mangled_id);
   void write_nvtx(const NvtxRange& range);
+  // py_stacks.id of a log's stack id; nullopt for 0 or an id the log never defined.
+  [[nodiscard]] rows::OptInt py_stack(std::uint32_t log_stack_id) const;
+  [[nodiscard]] std::int64_t py_frame_id(std::uint32_t log_frame_id);
+  void write_unresolved_py_frames();
   void write_memory_events();
 
   ImportState& m_state;
@@ -78,6 +86,9 @@ class EventTables final : public EventLogVisitor {
   std::map<std::string, std::uint64_t> m_collector_losses;      // what -> count
   std::uint64_t m_launches_kept = 0;
   std::unordered_map<std::uint64_t, std::int64_t> m_profile_ids;  // log profile_id -> kernel_profiles.id
+  std::unordered_map<std::uint32_t, std::int64_t> m_py_frames;    // log frame_id -> py_frames.id
+  std::unordered_map<std::uint32_t, std::int64_t> m_py_stacks;    // log stack_id -> py_stacks.id
+  std::unordered_set<std::uint32_t> m_py_frames_written;          // log frame_ids with a py_frames row
 };
 
 }  // namespace gpuscope::store::detail
