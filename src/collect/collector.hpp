@@ -49,7 +49,8 @@
 
 namespace gpuscope::collect::detail {
 
-class KernelProfiler;  // kernels mode (kernel_profiler.hpp)
+class KernelProfiler;   // kernels mode (kernel_profiler.hpp)
+class PythonCallSites;  // GPUSCOPE_PYTHON_CALLSITES (python_callsites.hpp)
 
 /// Something that happened on an application thread, for the writer thread.
 struct HostEvent {
@@ -112,6 +113,7 @@ class Collector {
   void setup_kernels_mode();
   void setup_activity_tracing();
   void enable_memory_records() noexcept;  // --cuda-memory-usage (GPUSCOPE_CUDA_RECORDS memory)
+  void setup_python_callsites();          // GPUSCOPE_PYTHON_CALLSITES, in a Python process
   static bool clock_matches_cupti() noexcept;
 
   // collector_hot_path.cpp: CUPTI callbacks (C linkage-compatible statics).
@@ -206,8 +208,9 @@ class Collector {
   collect::ApiRingRegistry m_api_rings{kApiRingCapacity};
   static constexpr std::size_t kApiRingCapacity = std::size_t{1} << 16;  // 2.5 MiB per thread
   std::unique_ptr<KernelProfiler> m_kernels;                             // kernels mode only (gpuscope kernels)
-  std::uint64_t m_next_profile_id = 1;                                   // writer thread
-  std::vector<std::uint64_t> m_metric_strings;                           // writer thread: interned metric names
+  std::unique_ptr<PythonCallSites> m_python;    // Python call sites (set once in setup_cupti), else null
+  std::uint64_t m_next_profile_id = 1;          // writer thread
+  std::vector<std::uint64_t> m_metric_strings;  // writer thread: interned metric names
 
   std::mutex m_wake_mutex;
   std::condition_variable m_wake_cv;

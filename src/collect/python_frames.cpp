@@ -22,30 +22,13 @@ constexpr char kOwnerMax = 3;
 
 // Offsets from CPython's headers of each minor version (offsetof on x86-64 and aarch64,
 // non-debug build), checked on a live frame before use (verify_with_live_frame).
-constexpr PyFrameWalker::Layout kLayout311{.tstate_cframe = 56,
-                                           .cframe_current = 8,
-                                           .frame_code = 32,
-                                           .frame_previous = 48,
-                                           .frame_instr = 56,
-                                           .frame_owner = 69,
-                                           .code_units = 184,
-                                           .owner_cstack = -1};
-constexpr PyFrameWalker::Layout kLayout312{.tstate_cframe = 56,
-                                           .cframe_current = 0,
-                                           .frame_code = 0,
-                                           .frame_previous = 8,
-                                           .frame_instr = 56,
-                                           .frame_owner = 70,
-                                           .code_units = 192,
-                                           .owner_cstack = 3};
-constexpr PyFrameWalker::Layout kLayout313{.tstate_cframe = -1,
-                                           .cframe_current = 72,
-                                           .frame_code = 0,
-                                           .frame_previous = 8,
-                                           .frame_instr = 56,
-                                           .frame_owner = 70,
-                                           .code_units = 200,
-                                           .owner_cstack = 3};
+// clang-format off
+// Fields in Layout's order: tstate_cframe, cframe_current, frame_code, frame_previous,
+// frame_instr, frame_owner, code_units, owner_cstack.
+constexpr PyFrameWalker::Layout kLayout311{56,  8, 32, 48, 56, 69, 184, -1};
+constexpr PyFrameWalker::Layout kLayout312{56,  0,  0,  8, 56, 70, 192,  3};
+constexpr PyFrameWalker::Layout kLayout313{-1, 72,  0,  8, 56, 70, 200,  3};
+// clang-format on
 
 std::uintptr_t word_at(std::uintptr_t address) { return *reinterpret_cast<const std::uintptr_t*>(address); }
 
@@ -64,7 +47,6 @@ struct PyFrameWalker::Api {
   int (*gil_check)() = nullptr;
   int (*gil_ensure)() = nullptr;
   void (*gil_release)(int) = nullptr;
-  void* (*eval_get_frame)() = nullptr;
   void* (*frame_get_code)(void*) = nullptr;
   int (*frame_get_line)(void*) = nullptr;
   int (*code_addr2line)(void*, int) = nullptr;
@@ -75,14 +57,19 @@ struct PyFrameWalker::Api {
   void (*inc_ref)(void*) = nullptr;
   void (*dec_ref)(void*) = nullptr;
   int (*is_finalizing)() = nullptr;
+  void* (*interpreter_main)() = nullptr;
+  void* (*thread_head)(void*) = nullptr;
+  void* (*thread_next)(void*) = nullptr;
+  void* (*thread_get_frame)(void*) = nullptr;
   void* (*iframe_get_code)(void*) = nullptr;  // 3.12+
   int (*iframe_get_line)(void*) = nullptr;    // 3.12+
   std::uintptr_t code_type = 0;
 
   bool complete() const {
     return is_initialized && get_version && this_thread_state && gil_check && gil_ensure && gil_release &&
-           eval_get_frame && frame_get_code && frame_get_line && code_addr2line && get_attr && unicode_as_utf8 &&
-           long_as_long && err_clear && inc_ref && dec_ref && is_finalizing && code_type != 0;
+           frame_get_code && frame_get_line && code_addr2line && get_attr && unicode_as_utf8 && long_as_long &&
+           err_clear && inc_ref && dec_ref && is_finalizing && interpreter_main && thread_head && thread_next &&
+           thread_get_frame && code_type != 0;
   }
 };
 
@@ -115,7 +102,6 @@ PyFrameWalker::PyFrameWalker() {
   api.gil_check = symbol<int (*)()>("PyGILState_Check");
   api.gil_ensure = symbol<int (*)()>("PyGILState_Ensure");
   api.gil_release = symbol<void (*)(int)>("PyGILState_Release");
-  api.eval_get_frame = symbol<void* (*)()>("PyEval_GetFrame");
   api.frame_get_code = symbol<void* (*)(void*)>("PyFrame_GetCode");
   api.frame_get_line = symbol<int (*)(void*)>("PyFrame_GetLineNumber");
   api.code_addr2line = symbol<int (*)(void*, int)>("PyCode_Addr2Line");
@@ -127,6 +113,10 @@ PyFrameWalker::PyFrameWalker() {
   api.dec_ref = symbol<void (*)(void*)>("Py_DecRef");
   api.is_finalizing = symbol<int (*)()>("Py_IsFinalizing");  // 3.13
   if (api.is_finalizing == nullptr) api.is_finalizing = symbol<int (*)()>("_Py_IsFinalizing");
+  api.interpreter_main = symbol<void* (*)()>("PyInterpreterState_Main");
+  api.thread_head = symbol<void* (*)(void*)>("PyInterpreterState_ThreadHead");
+  api.thread_next = symbol<void* (*)(void*)>("PyThreadState_Next");
+  api.thread_get_frame = symbol<void* (*)(void*)>("PyThreadState_GetFrame");
   api.iframe_get_code = symbol<void* (*)(void*)>("PyUnstable_InterpreterFrame_GetCode");
   api.iframe_get_line = symbol<int (*)(void*)>("PyUnstable_InterpreterFrame_GetLine");
   api.code_type = reinterpret_cast<std::uintptr_t>(dlsym(RTLD_DEFAULT, "PyCode_Type"));
@@ -164,12 +154,11 @@ bool PyFrameWalker::this_thread_holds_gil() const {
 
 PyWalkResult PyFrameWalker::walk_this_thread(std::span<PyRawFrame> out) const {
   if (m_state != PyWalkerState::ready) return {};
-  return walk(out);
+  return walk(reinterpret_cast<std::uintptr_t>(m_api->this_thread_state()), out);
 }
 
-PyWalkResult PyFrameWalker::walk(std::span<PyRawFrame> out) const {
+PyWalkResult PyFrameWalker::walk(std::uintptr_t tstate, std::span<PyRawFrame> out) const {
   PyWalkResult result;
-  const auto tstate = reinterpret_cast<std::uintptr_t>(m_api->this_thread_state());
   if (tstate == 0) return result;
   const Layout& l = *m_layout;
   std::uintptr_t frame = 0;
@@ -208,14 +197,29 @@ PyWalkResult PyFrameWalker::walk(std::span<PyRawFrame> out) const {
 bool PyFrameWalker::verify_with_live_frame() {
   if (m_state == PyWalkerState::ready) return true;
   if (m_state != PyWalkerState::unverified || !this_thread_holds_gil()) return false;
-  void* frame_object = m_api->eval_get_frame();
-  if (frame_object == nullptr) return false;  // no Python frame on this thread yet: later
-  PyRawFrame top[1];
-  if (walk(top).frames == 0) {
-    m_state = PyWalkerState::failed;
-    m_note = "Python stacks: the frame walker found no frame where the interpreter has one; no stacks";
-    return false;
+  // With the GIL every thread is parked: check the walk of the first thread that has a frame.
+  for (void* tstate = m_api->thread_head(m_api->interpreter_main()); tstate != nullptr;
+       tstate = m_api->thread_next(tstate)) {
+    void* frame_object = m_api->thread_get_frame(tstate);  // new reference
+    if (frame_object == nullptr) continue;
+    const bool agrees = agrees_with(reinterpret_cast<std::uintptr_t>(tstate), frame_object);
+    m_api->dec_ref(frame_object);
+    if (!agrees) {
+      m_state = PyWalkerState::failed;
+      m_note =
+          "Python stacks: this CPython's frame layout differs from the walker's (checked on a live frame); "
+          "no stacks";
+      return false;
+    }
+    m_state = PyWalkerState::ready;
+    return true;
   }
+  return false;  // no Python frame on any thread yet: later
+}
+
+bool PyFrameWalker::agrees_with(std::uintptr_t tstate, void* frame_object) const {
+  PyRawFrame top[1];
+  if (walk(tstate, top).frames == 0) return false;
   auto* live =
       reinterpret_cast<void*>(word_at(reinterpret_cast<std::uintptr_t>(frame_object) + kFrameObjectInterpreterFrame));
   void* code = m_api->frame_get_code(frame_object);  // new reference
@@ -228,15 +232,7 @@ bool PyFrameWalker::verify_with_live_frame() {
     agrees = reinterpret_cast<std::uintptr_t>(unstable_code) == top[0].code && m_api->iframe_get_line(live) == line;
     if (unstable_code != nullptr) m_api->dec_ref(unstable_code);
   }
-  if (!agrees) {
-    m_state = PyWalkerState::failed;
-    m_note =
-        "Python stacks: this CPython's frame layout differs from the walker's (checked on a live frame); "
-        "no stacks";
-    return false;
-  }
-  m_state = PyWalkerState::ready;
-  return true;
+  return agrees;
 }
 
 bool PyFrameWalker::resolve(const PyRawFrame& frame, PyFrameInfo& out) const {

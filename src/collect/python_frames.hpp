@@ -10,10 +10,11 @@
 // Frames owned by the C stack (3.12+ entry shims), frames whose executable is not a code
 // object (3.13) and frames not yet started are skipped.
 //
-// The layout is trusted only after it was checked against a live frame on a thread that
-// holds the GIL (verify_with_live_frame): the walker's innermost frame must be the one
-// PyEval_GetFrame reports, with the same code object (PyFrame_GetCode) and the same line
-// (PyFrame_GetLineNumber; on 3.12+ also PyUnstable_InterpreterFrame_GetCode/GetLine).
+// The layout is trusted only after it was checked against a live frame by a thread that
+// holds the GIL (verify_with_live_frame): for the first thread with a Python frame, the
+// walker's innermost frame must be the one PyThreadState_GetFrame reports, with the same code
+// object (PyFrame_GetCode) and the same line (PyFrame_GetLineNumber; on 3.12+ also
+// PyUnstable_InterpreterFrame_GetCode/GetLine).
 // An unknown version, a free-threaded build or a failed check leave a note and no stacks.
 //
 // A frame is recorded raw, as (code object address, instruction byte offset); file, line
@@ -75,9 +76,9 @@ class PyFrameWalker {
   // True when the calling thread holds the GIL (PyGILState_Check); false without Python.
   [[nodiscard]] bool this_thread_holds_gil() const;
 
-  // Checks the layout against the calling thread's live frame when it holds the GIL and
-  // has a Python frame; moves unverified to ready or failed. Returns whether it is ready.
-  // Calls PyEval_GetFrame (which may create a frame object): once, not on a hot path.
+  // Checks the layout against a live frame when the calling thread holds the GIL and some
+  // thread has a Python frame; moves unverified to ready or failed. Returns whether it is
+  // ready. Calls PyThreadState_GetFrame (which may create frame objects): not on a hot path.
   bool verify_with_live_frame();
 
   // The calling thread's Python frames, innermost first, into out (at most out.size()).
@@ -112,7 +113,8 @@ class PyFrameWalker {
   [[nodiscard]] static const Layout* layout_for(std::uint64_t version_hex);
 
  private:
-  [[nodiscard]] PyWalkResult walk(std::span<PyRawFrame> out) const;
+  [[nodiscard]] PyWalkResult walk(std::uintptr_t tstate, std::span<PyRawFrame> out) const;
+  [[nodiscard]] bool agrees_with(std::uintptr_t tstate, void* frame_object) const;
 
   struct Api;
   const Api* m_api = nullptr;

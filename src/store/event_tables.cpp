@@ -259,10 +259,9 @@ void EventTables::on_py_frame(const log::PyFrameRecord& r) {
 }
 
 void EventTables::on_py_stack(const log::PyStackRecord& r) {
-  const std::int64_t id = m_state.next_py_stack_id();
-  m_py_stacks[r.stack_id] = id;
+  if (r.stack_id == 0 || !m_py_stacks_written.insert(r.stack_id).second) return;
   m_state.py_stacks.insert({
-      .id = id,
+      .id = *py_stack(r.stack_id),
       .pid = i64(m_pid),
       .parent_id = py_stack(r.parent_id),
       .frame_id = py_frame_id(r.frame_id),
@@ -275,12 +274,20 @@ void EventTables::write_unresolved_py_frames() {
     if (m_py_frames_written.contains(log_id)) continue;
     m_state.py_frames.insert({.id = id, .pid = i64(m_pid)});
   }
+  // Calls naming a stack the log never defined (cut short by a crash) get none.
+  for (const auto& [log_id, id] : m_py_stacks) {
+    if (m_py_stacks_written.contains(log_id)) continue;
+    m_state.db.exec("UPDATE api_calls SET py_stack_id = NULL WHERE py_stack_id = " + std::to_string(id));
+  }
 }
 
-rows::OptInt EventTables::py_stack(std::uint32_t log_stack_id) const {
+// The collector writes a stack before the API records that name it, except when a call
+// interned it while the writer was between the two: ids are given on first mention too.
+rows::OptInt EventTables::py_stack(std::uint32_t log_stack_id) {
   if (log_stack_id == 0) return std::nullopt;
-  const auto it = m_py_stacks.find(log_stack_id);
-  return it == m_py_stacks.end() ? std::nullopt : rows::OptInt(it->second);
+  auto [it, added] = m_py_stacks.try_emplace(log_stack_id, 0);
+  if (added) it->second = m_state.next_py_stack_id();
+  return it->second;
 }
 
 void EventTables::on_sync(const log::SyncRecord& r) {

@@ -64,10 +64,10 @@ class EventTables final : public EventLogVisitor {
   [[nodiscard]] std::int64_t str(std::uint64_t log_id);
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name, std::int64_t mangled_id);
   void write_nvtx(const NvtxRange& range);
-  // py_stacks.id of a log's stack id; nullopt for 0 or an id the log never defined.
-  [[nodiscard]] rows::OptInt py_stack(std::uint32_t log_stack_id) const;
+  // py_stacks.id of a log's stack id (given on first mention); nullopt for 0.
+  [[nodiscard]] rows::OptInt py_stack(std::uint32_t log_stack_id);
   [[nodiscard]] std::int64_t py_frame_id(std::uint32_t log_frame_id);
-  void write_unresolved_py_frames();
+  void write_unresolved_py_frames();  // and calls naming stacks never defined lose them
   void write_memory_events();
 
   ImportState& m_state;
@@ -89,6 +89,7 @@ class EventTables final : public EventLogVisitor {
   std::unordered_map<std::uint32_t, std::int64_t> m_py_frames;    // log frame_id -> py_frames.id
   std::unordered_map<std::uint32_t, std::int64_t> m_py_stacks;    // log stack_id -> py_stacks.id
   std::unordered_set<std::uint32_t> m_py_frames_written;          // log frame_ids with a py_frames row
+  std::unordered_set<std::uint32_t> m_py_stacks_written;          // log stack_ids with a py_stacks row
 };
 
 }  // namespace gpuscope::store::detail

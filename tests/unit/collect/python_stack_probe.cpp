@@ -7,8 +7,14 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
+#include <memory>
+
+#include "collect/python_callsites.hpp"
 #include "collect/python_frames.hpp"
 #include "collect/python_stacks.hpp"
+#include "store/event_log_writer.hpp"
 
 using gpuscope::collect::detail::PyFrameInfo;
 using gpuscope::collect::detail::PyFrameWalker;
@@ -70,5 +76,31 @@ __attribute__((visibility("default"))) int gpuscope_probe_stack(char* out, int c
   resolver.join();
   copy_out(text, out, capacity);
   return static_cast<int>(walked.frames);
+}
+}
+
+// The collector's call-site path (python_callsites.hpp) without CUDA: stacks taken on the
+// program's thread, the resolver thread's layout check and resolution, the writer's records
+// in an event log the test then reads.
+namespace {
+std::unique_ptr<gpuscope::collect::detail::PythonCallSites> g_sites;
+gpuscope::store::EventLogWriter g_log;
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int gpuscope_probe_sites_open(const char* path) {
+  std::string note;
+  g_sites = gpuscope::collect::detail::PythonCallSites::create(gpuscope::collect::PythonCallsites::kSync, &note);
+  std::string error;
+  return g_sites != nullptr && g_log.open(path, static_cast<std::uint32_t>(::getpid()), &error) ? 1 : 0;
+}
+
+// Called with the GIL released (ctypes.CDLL), as a CUDA call from PyTorch is.
+__attribute__((visibility("default"))) unsigned gpuscope_probe_sites_take() { return g_sites->take(); }
+
+__attribute__((visibility("default"))) void gpuscope_probe_sites_flush(int final) {
+  g_sites->write_new(g_log, 0, final != 0);
+  if (final != 0) g_log.close();
 }
 }

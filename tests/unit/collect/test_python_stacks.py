@@ -8,8 +8,11 @@ thread that takes the GIL. Runs on every CPython it is given (3.11, 3.12, 3.13).
 import asyncio
 import ctypes
 import os
+import struct
 import sys
+import tempfile
 import threading
+import time
 
 PROBE = sys.argv[1]
 ME = os.path.abspath(__file__)
@@ -136,6 +139,74 @@ def test_coroutine():
           "a coroutine's stack goes through the event loop")
 
 
+def read_log(path):
+    """Strings, PyFrameRecords and PyStackRecords of an event log (core/event_log_format.hpp)."""
+    strings, frames, stacks, losses = {}, {}, {}, {}
+    data = open(path, "rb").read()
+    offset = struct.unpack_from("<I", data, 12)[0]  # FileHeader.header_size
+    while offset + 8 <= len(data):
+        kind, _, size = struct.unpack_from("<HHI", data, offset)
+        payload = data[offset + 8:offset + 8 + size]
+        offset += 8 + size
+        if kind == 1:
+            strings[struct.unpack_from("<Q", payload)[0]] = payload[8:].decode()
+        elif kind == 24:
+            frame_id, line, first_line, _, file, function = struct.unpack_from("<IiiIQQ", payload)
+            frames[frame_id] = (strings[file], line, strings[function])
+        elif kind == 25:
+            stack_id, parent, frame, depth = struct.unpack_from("<IIII", payload)
+            stacks[stack_id] = (parent, frame, depth)
+        elif kind == 14:
+            _, count, what = struct.unpack_from("<QQQ", payload)
+            losses[strings[what]] = losses.get(strings[what], 0) + count
+    return frames, stacks, losses
+
+
+def site_sync():
+    return gil_released.gpuscope_probe_sites_take()  # @site_sync
+
+
+def site_copy():
+    return gil_released.gpuscope_probe_sites_take()  # @site_copy
+
+
+def test_callsite_log():
+    """The collector's path: take on this thread, check and resolve on the resolver thread."""
+    path = os.path.join(tempfile.mkdtemp(), "sites.gslog")
+    check(gil_released.gpuscope_probe_sites_open(path.encode()) == 1, "call sites on in a Python process")
+    deadline = time.monotonic() + 5
+    first = 0
+    while first == 0 and time.monotonic() < deadline:  # until the resolver checked the layout
+        time.sleep(0.01)
+        first = site_sync()
+    check(first != 0, "the resolver thread checked the layout on a live frame")
+    ids = []
+    for _ in range(2):
+        ids.append(site_sync())  # @sites
+        ids.append(site_copy())  # @sites_copy
+    check(ids[0] == ids[2] and ids[1] == ids[3] and ids[0] != ids[1], f"stack ids {ids}")
+    gil_released.gpuscope_probe_sites_flush(0)
+    time.sleep(0.5)  # the resolver takes the GIL while this thread sleeps
+    gil_released.gpuscope_probe_sites_flush(1)
+    frames, stacks, losses = read_log(path)
+    check(losses.get("py_frames_unresolved", 0) == 0, f"losses {losses}")
+
+    def chain(stack_id):
+        out = []
+        while stack_id:
+            parent, frame, _ = stacks[stack_id]
+            file, line, function = frames.get(frame, ("?", -1, "?"))
+            if file == ME:
+                out.append((line, function))
+            stack_id = parent
+        return out
+
+    check(chain(ids[0])[:2] == [(LINES["site_sync"], "site_sync"), (LINES["sites"], "test_callsite_log")],
+          f"sync site {chain(ids[0])[:2]}")
+    check(chain(ids[1])[:2] == [(LINES["site_copy"], "site_copy"), (LINES["sites_copy"], "test_callsite_log")],
+          f"copy site {chain(ids[1])[:2]}")
+
+
 def main():
     state = gil_held.gpuscope_probe_state()
     if state == 1:  # unsupported: the note says why
@@ -152,6 +223,7 @@ def main():
     test_thread()
     test_generator()
     test_coroutine()
+    test_callsite_log()
     print(f"python {sys.version.split()[0]}: {'FAILED' if FAILURES else 'ok'}")
     return 1 if FAILURES else 0
 

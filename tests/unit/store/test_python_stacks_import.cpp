@@ -58,8 +58,8 @@ TEST(PythonStacksImport, CallSitesJoinApiCallsPerProcess) {
   EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM py_stacks WHERE parent_id IS NULL"), 2);
 }
 
-// A stack may come before its frame (resolved later, with the GIL); a frame never resolved
-// keeps a row whose file, function and line are NULL.
+// A stack may come before its frame (resolved later, with the GIL), a call before its stack;
+// a frame never resolved keeps a row whose file, function and line are NULL.
 TEST(PythonStacksImport, FramesResolvedLateOrNever) {
   TempDir dir;
   {
@@ -71,6 +71,9 @@ TEST(PythonStacksImport, FramesResolvedLateOrNever) {
     b.api(1300, 1900, 7, 2, "cudaMemcpyAsync_v3020");
     b.py_frame(1, "/srv/train.py", 57, "<module>", 1);
     b.py_frame(1, "/srv/again.py", 1, "<module>", 1);  // a repeat is ignored
+    b.api_py_stack = 3;                                // named before its record
+    b.api(2000, 2100, 7, 4, "cudaStreamSynchronize_v3020");
+    b.py_stack(3, 1, 1, 1);
     b.end(3000);
     b.close();
   }
@@ -83,7 +86,10 @@ TEST(PythonStacksImport, FramesResolvedLateOrNever) {
   EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM py_frames f JOIN py_stacks k ON k.frame_id = f.id "
                          "WHERE k.depth = 1 AND f.file_id IS NULL AND f.line IS NULL"),
             1);
-  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM api_calls WHERE py_stack_id IS NOT NULL"), 1);
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM api_calls WHERE py_stack_id IS NOT NULL"), 2);
+  EXPECT_EQ(db.query_int("SELECT k.depth FROM api_calls a JOIN py_stacks k ON k.id = a.py_stack_id "
+                         "WHERE a.correlation_id = 4"),
+            1);
 }
 
 }  // namespace
