@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/units.hpp"
 #include "store/database.hpp"
 
 namespace gpuscope::analyze {
@@ -76,6 +77,17 @@ std::vector<PySiteTotal> python_site_totals(store::Database& db, const std::stri
                    [](const PySiteTotal& a, const PySiteTotal& b) { return a.total_ns > b.total_ns; });
   if (out.size() > top) out.resize(top);
   return out;
+}
+
+std::string python_sites_text(std::string_view lead, const std::vector<PySiteTotal>& sites) {
+  if (sites.empty()) return "";
+  std::string text(lead);
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const PySiteTotal& s = sites[i];
+    text += std::string(i == 0 ? " " : "; ") + s.site.where() + " (" + std::to_string(s.calls) +
+            (s.calls == 1 ? " call, " : " calls, ") + units::duration_ns(s.total_ns) + ")";
+  }
+  return text;
 }
 
 }  // namespace gpuscope::analyze

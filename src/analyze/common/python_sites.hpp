@@ -56,4 +56,7 @@ class PySites {
 [[nodiscard]] std::vector<PySiteTotal> python_site_totals(store::Database& db, const std::string& rows_sql,
                                                           std::size_t top);
 
+/// "LEAD train.py:12 loss_value (20 calls, 31 ms); ..." for a note; "" when `sites` is empty.
+[[nodiscard]] std::string python_sites_text(std::string_view lead, const std::vector<PySiteTotal>& sites);
+
 }  // namespace gpuscope::analyze

@@ -414,15 +414,8 @@ Report sync_wait(Database& db) {
                                    " (union over threads and rows; an API call and its sync record count "
                                    "once), " +
                                    units::percent_of(sb.share) + " of the wall time");
-  if (!sb.sites.empty()) {
-    std::string lines = "the Python lines that waited longest:";
-    for (std::size_t i = 0; i < sb.sites.size(); ++i) {
-      const PySiteTotal& s = sb.sites[i];
-      lines += std::string(i == 0 ? " " : "; ") + s.site.where() + " (" + std::to_string(s.calls) +
-               (s.calls == 1 ? " call, " : " calls, ") + units::duration_ns(s.total_ns) + ")";
-    }
-    r.add_note(NoteLevel::kInfo, lines);
-  }
+  if (!sb.sites.empty())
+    r.add_note(NoteLevel::kInfo, python_sites_text("the Python lines that waited longest:", sb.sites));
   const Verdict v = detail::sync_blocked_verdict(sb);
   r.add_note(v.fires ? NoteLevel::kWarning : NoteLevel::kInfo, v.text());
   return r;
