@@ -146,26 +146,8 @@ TEST(SyncWait, NamesTheUserLineThatWaited) {
   t.add({rows::PyStack{.id = 1, .pid = 1, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
          rows::PyStack{.id = 2, .pid = 1, .parent_id = 1, .frame_id = 2, .depth = 1},
          rows::PyStack{.id = 3, .pid = 1, .parent_id = 1, .frame_id = 3, .depth = 1}});
-  t.add({rows::ApiCall{.pid = 1,
-                       .tid = 1,
-                       .domain = "runtime",
-                       .cbid = 0,
-                       .name_id = 10,
-                       .start_ns = 100,
-                       .end_ns = 400,
-                       .correlation_id = 1,
-                       .return_value = 0,
-                       .py_stack_id = 2},
-         rows::ApiCall{.pid = 1,
-                       .tid = 1,
-                       .domain = "runtime",
-                       .cbid = 0,
-                       .name_id = 13,
-                       .start_ns = 500,
-                       .end_ns = 600,
-                       .correlation_id = 2,
-                       .return_value = 0,
-                       .py_stack_id = 3}});
+  t.api(1, 1, 10, 100, 400, 1, 2);
+  t.api(1, 1, 13, 500, 600, 2, 3);
   const Report r = sync_wait(t.db());
   EXPECT_TRUE(has_note(r,
                        "the Python lines that waited longest: train.py:12 loss_value (1 call, 300 ns); "

@@ -171,16 +171,7 @@ TEST(MemcpyCheck, NamesThePythonLinesOfPageableCopies) {
   t.kernel(100, 0, 7, 1, 0, 1000, 1);
   for (int i = 0; i < 2; ++i) {
     t.copy({.corr = 10 + i, .start = 2000 + 2000 * i, .end = 3000 + 2000 * i, .bytes = 1000000, .src = "pageable"});
-    t.add(rows::ApiCall{.pid = 100,
-                        .tid = 1,
-                        .domain = "runtime",
-                        .cbid = 0,
-                        .name_id = 2,
-                        .start_ns = 1900 + 2000 * i,
-                        .end_ns = 1950 + 2000 * i,
-                        .correlation_id = 10 + i,
-                        .return_value = 0,
-                        .py_stack_id = 2});
+    t.api(100, 1, 2, 1900 + 2000 * i, 1950 + 2000 * i, 10 + i, 2);
   }
   const Report r = memcpy_check(t.db());
   EXPECT_TRUE(has_note(r, "the Python lines of the pageable copies: loader.py:123 Loader.__next__ (2 calls, 2 µs)"));
