@@ -8,8 +8,13 @@ import and trace import/writing are excluded from the per-op numbers):
   resnet18     examples/pytorch/resnet_train.py (torchvision resnet18, batch 32, 3x112x112,
                SGD, 40 steps, median of steps 5..39)                 ms_per_step
   cnn_train    examples/pytorch/cnn_train.py --steps 50           ms_per_step (--only cnn_train)
+  vit          examples/pytorch/vit_train.py (timm ViT-S/16, bf16, SDPA, AdamW, batch 64, 20 steps,
+               median of steps 3..19)                               ms_per_step (--only vit)
 Variants: untraced | gpuscope (the default trace) | torch.profiler (CPU+CUDA; Python
-workloads) | with --pytorch, gpuscope trace --pytorch=ops / modules / ops,modules (Python) |
+workloads) | with --pytorch, gpuscope trace --pytorch=ops / modules / ops,modules (Python), the
+operators through gpuscope's observer (when it builds) and, as "... (nvtx route)", through
+PyTorch's NVTX observer (GPUSCOPE_TORCH_OPS_ROUTE=nvtx); each one's added time (median minus
+untraced median) as a share of torch.profiler's is reported beside it |
 with --options, gpuscope trace --gpu-metrics and --cuda-memory-usage | nsys (`nsys profile -t cuda`, when --nsys names an nsys binary that exists) |
 and with --ablation, gpuscope with one part of the collector switched off or changed at a
 time (GPUSCOPE_CUDA_RECORDS, GPUSCOPE_API_CALLS, ... in the environment; collector_config.hpp):
@@ -67,14 +72,16 @@ def benchmarks(build, tmp, args):
         "cnn_train": ("ms/step", "ms_per_step", PY + [str(REPO / "examples/pytorch/cnn_train.py"), "--steps",
                                                      str(args.cnn_steps), "--warmup", "5", "--no-profiler-range"],
                       True),
+        "vit": ("ms/step", "ms_per_step", PY + [str(REPO / "examples/pytorch/vit_train.py"), "--steps",
+                                               str(args.vit_steps)], True),
     }
     nsys = args.nsys if args.nsys and Path(args.nsys).is_file() else None
     plan = []
     for name, (unit, key, cmd, python) in workloads.items():
         if args.only and name not in args.only:
             continue
-        if not args.only and name == "cnn_train":
-            continue  # the small CNN only on request: resnet18 is the real training workload
+        if not args.only and name in ("cnn_train", "vit"):
+            continue  # only on request: resnet18 is the default training workload
 
         def traced(tag, *opts):
             path = tmp / f"{name}-{tag}"
@@ -92,6 +99,8 @@ def benchmarks(build, tmp, args):
             for opt in ("ops", "modules", "ops,modules"):
                 argv, path = traced(f"pt-{opt.replace(',', '-')}", f"--pytorch={opt}")
                 variants[f"gpuscope --pytorch={opt}"] = (argv, None, path)
+                argv, path = traced(f"pt-{opt.replace(',', '-')}-nvtx", f"--pytorch={opt}")
+                variants[f"gpuscope --pytorch={opt} (nvtx route)"] = (argv, {"GPUSCOPE_TORCH_OPS_ROUTE": "nvtx"}, path)
         if args.options:
             for opt in ("--gpu-metrics", "--cuda-memory-usage"):
                 argv, path = traced(f"opt{opt.replace('-', '_')}", opt)
@@ -172,6 +181,11 @@ def trace_check(path, launches=None):
                 "WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)"),
             "data_loss": q("SELECT COALESCE(SUM(count), 0) FROM data_loss WHERE severity = 'data_loss'"),
         }
+        # --pytorch: operator calls recorded, and the observer's measured cost per call (meta; absent
+        # on the NVTX route, so it also says which route recorded them).
+        facts["torch_ops"] = q("SELECT COUNT(*) FROM torch_ops")
+        cost = con.execute("SELECT value FROM meta WHERE key = 'tracer_torch_op_cost_ns'").fetchone()
+        facts["observer_ns_per_op"] = float(cost[0]) if cost else None
         top = con.execute("SELECT s.value, COUNT(*) FROM api_calls a JOIN strings s ON s.id = a.name_id "
                           "GROUP BY s.value ORDER BY COUNT(*) DESC LIMIT 12").fetchall()
         facts["top_api_calls"] = [f"{n} {c}" for n, c in top]
@@ -192,8 +206,9 @@ def to_markdown(report):
              "program measured itself. Paired: the median over rounds of each run's ratio to the same round's "
              "run of untraced (and, for gpuscope with options, of plain gpuscope), which cancels a machine drift "
              "between rounds. Wall s = whole command, including start-up and trace writing.", "",
-             "| benchmark | variant | median | unit | vs untraced | paired | min..max | runs | median wall s |",
-             "|---|---|---:|---|---:|---:|---|---|---:|"]
+             "| benchmark | variant | median | unit | vs untraced | paired | added / torch.profiler's added | "
+             "min..max | runs | median wall s |",
+             "|---|---|---:|---|---:|---:|---:|---|---|---:|"]
     for bench in report["benchmarks"]:
         for variant, v in bench["variants"].items():
             med = "failed" if v["median"] is None else f"{v['median']:.3f}"
@@ -206,21 +221,24 @@ def to_markdown(report):
                 runs += f" ({v['skipped']} skipped: time budget)"
             wall = "" if v["wall_s_median"] is None else f"{v['wall_s_median']:.1f}"
             paired = "; ".join(f"{pct:+.1f} % vs {ref}" for ref, pct in v.get("paired_pct", {}).items())
-            lines.append(f"| {bench['name']} | {variant} | {med} | {bench['unit']} | {over} | {paired} | {spread} | "
-                         f"{runs} | {wall} |")
+            share = "" if v.get("added_of_torch_profiler") is None else f"{v['added_of_torch_profiler']:.2f}"
+            lines.append(f"| {bench['name']} | {variant} | {med} | {bench['unit']} | {over} | {paired} | {share} | "
+                         f"{spread} | {runs} | {wall} |")
     checks = [(b["name"], var, v["trace"]) for b in report["benchmarks"] for var, v in b["variants"].items()
               if v.get("trace")]
     if checks:
         lines += ["", "## What the traces hold (last round)", "",
-                  "| benchmark | variant | kernels | API calls | kernels with launch call | lost | top API calls |",
-                  "|---|---|---:|---:|---:|---:|---|"]
+                  "| benchmark | variant | kernels | API calls | kernels with launch call | lost | torch ops | "
+                  "observer ns/op | top API calls |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---|"]
         for b, var, t in checks:
             if "error" in t:
-                lines.append(f"| {b} | {var} | {t['error']} | | | | |")
+                lines.append(f"| {b} | {var} | {t['error']} | | | | | | |")
                 continue
             kern = f"{t['kernels']}" + (f" (launched {t['expected_kernels']})" if "expected_kernels" in t else "")
+            cost = "" if t.get("observer_ns_per_op") is None else f"{t['observer_ns_per_op']:.0f}"
             lines.append(f"| {b} | {var} | {kern} | {t['api_calls']} | {t['kernels_with_launch_call']} | "
-                         f"{t['data_loss']} | {'; '.join(t['top_api_calls'][:6])} |")
+                         f"{t['data_loss']} | {t.get('torch_ops', '')} | {cost} | {'; '.join(t['top_api_calls'][:6])} |")
     errors = [(b["name"], var, e) for b in report["benchmarks"] for var, v in b["variants"].items() for e in v["errors"]]
     if errors:
         seen = {}
@@ -241,8 +259,9 @@ def main():
     parser.add_argument("--warmup-s", type=float, default=0.5,
                         help="untimed work before the timed loop of launch_loop and add_loop, so clocks settle")
     parser.add_argument("--cnn-steps", type=int, default=50)
-    parser.add_argument("--only", nargs="*", help="workloads to run: launch_loop add_loop resnet18 cnn_train "
-                        "(default: all but cnn_train)")
+    parser.add_argument("--vit-steps", type=int, default=20)
+    parser.add_argument("--only", nargs="*", help="workloads to run: launch_loop add_loop resnet18 cnn_train vit "
+                        "(default: all but cnn_train and vit)")
     parser.add_argument("--variants", nargs="*", help="variants to run (default all); untraced always runs")
     parser.add_argument("--pytorch", action="store_true",
                         help="also run gpuscope trace --pytorch=ops, =modules and =ops,modules (Python workloads)")
@@ -315,8 +334,14 @@ def main():
                 pairs = [v / ref_runs[r] - 1.0 for r, v in slot["by_round"].items() if ref_runs.get(r)]
                 if variant != ref and pairs and (ref == "untraced" or variant.startswith("gpuscope --")):
                     paired[ref] = 100.0 * statistics.median(pairs)
+            # What the variant adds to a step as a share of what torch.profiler adds (medians).
+            prof = median_or_none(results[name].get("torch.profiler", {}).get("values", []))
+            of_profiler = None
+            if med is not None and base and prof is not None and prof > base and variant not in (
+                    "untraced", "torch.profiler"):
+                of_profiler = (med - base) / (prof - base)
             entry["variants"][variant] = {"values": slot["values"], "median": med, "overhead_pct": over,
-                                          "paired_pct": paired,
+                                          "paired_pct": paired, "added_of_torch_profiler": of_profiler,
                                           "wall_s": slot["walls"], "wall_s_median": median_or_none(slot["walls"]),
                                           "errors": slot["errors"], "skipped": slot["skipped"],
                                           "trace": slot["trace"]}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""gpuscope's PyTorch operators against torch.profiler's, on the CNN example or resnet18.
+"""gpuscope's PyTorch operators against torch.profiler's, on the CNN example, resnet18 or a ViT.
 
 Runs, as separate processes on the same training (--workload cnn: examples/pytorch/
-cnn_train.py, resnet18: examples/pytorch/resnet_train.py; the steps --window FIRST LAST that
+cnn_train.py, resnet18: examples/pytorch/resnet_train.py, vit: examples/pytorch/vit_train.py
+(timm ViT-S/16, bf16); the steps --window FIRST LAST that
 the script opens with cudaProfilerStart/Stop), alternating, --rounds times each:
   1. torch.profiler (CPU + CUDA) over those steps (validation/torch_profiler_window.py):
      key_averages() per operator name: calls and self CUDA time; per operator, the kernels
@@ -20,6 +21,8 @@ at another speed (same kernels, other durations).
 GPU in both processes, so kernel durations no longer depend on how far each tool lets the
 CPU run ahead of the GPU (a tool's own cost changes the GPU's pacing, and with it some
 kernels' durations by a few %).
+gpuscope records operators the way `gpuscope trace` chooses (its own observer; PyTorch's NVTX
+observer with GPUSCOPE_TORCH_OPS_ROUTE=nvtx in the environment).
 Writes OUT/pytorch_check_WORKLOAD[_blocking].md and .json. Exit 1 when a count differs or a time is off.
 Usage: pytorch_check.py GPUSCOPE_BIN OUT_DIR [--workload cnn] [--steps 60] [--window 5 54] [--rounds 2]
                         [--launch-blocking]
@@ -39,7 +42,8 @@ SELECT o.name, s.value, COUNT(*), SUM(k.end_ns - k.start_ns) FROM torch_op_activ
 JOIN v_torch_ops o ON o.nvtx_id = t.op_nvtx_id
 JOIN kernels k ON k.pid = t.pid AND k.correlation_id = t.correlation_id
 JOIN strings s ON s.id = k.name_id GROUP BY 1, 2"""
-SCRIPTS = {"cnn": "examples/pytorch/cnn_train.py", "resnet18": "examples/pytorch/resnet_train.py"}
+SCRIPTS = {"cnn": "examples/pytorch/cnn_train.py", "resnet18": "examples/pytorch/resnet_train.py",
+           "vit": "examples/pytorch/vit_train.py"}
 
 
 def workload(a):

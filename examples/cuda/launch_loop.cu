@@ -1,6 +1,6 @@
 // launch_loop: a launch-bound loop for overhead measurements and capture-range tests.
 //
-//   launch_loop [N] [--profiler-range A B] [--warmup-ms M]
+//   launch_loop [N] [--profiler-range A B] [--warmup-ms M] [--stop-file PATH]
 //
 // Launches a tiny <<<1,32>>> kernel N times (default 20000); each launch adds 1 to a
 // device counter, and the final counter must equal N. The loop plus a final
@@ -11,9 +11,13 @@
 // each preceded by a cudaDeviceSynchronize so no other launch is in flight at the edges.
 // With --warmup-ms M, untimed launches run for M milliseconds first (so CPU and GPU clocks
 // settle; they count towards the counter and are reported as warmup_launches).
+// With --stop-file PATH, the loop also ends early once PATH exists (checked every 4096 launches
+// with stat, about 1 us per check): a test that needs the program only while it works on it
+// (session windows) ends it without a signal; launches= then says how many were made.
 // Last line: RESULT launches=N us_per_launch=X counter=N [profiled_launches=B-A+1]
 // Exit status: 0 if the counter is right, 1 if not, 2 on a usage or CUDA error.
 #include <cuda_profiler_api.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -28,7 +32,7 @@ __global__ void tick(unsigned long long* counter) {
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: launch_loop [N] [--profiler-range A B] [--warmup-ms M]\n");
+  std::fprintf(stderr, "usage: launch_loop [N] [--profiler-range A B] [--warmup-ms M] [--stop-file PATH]\n");
   return 2;
 }
 
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
   long long n = 20000;
   long long range_a = -1, range_b = -1;
   long long warmup_ms = 0;
+  const char* stop_file = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--profiler-range") == 0) {
       if (i + 2 >= argc) return usage();
@@ -48,6 +53,9 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--warmup-ms") == 0) {
       if (i + 1 >= argc) return usage();
       warmup_ms = parse_count(argv[++i], "M");
+    } else if (std::strcmp(argv[i], "--stop-file") == 0) {
+      if (i + 1 >= argc) return usage();
+      stop_file = argv[++i];
     } else if (argv[i][0] == '-') {
       return usage();
     } else {
@@ -78,6 +86,11 @@ int main(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   for (long long i = 0; i < n; ++i) {
+    struct stat st {};
+    if (stop_file != nullptr && (i & 4095) == 0 && i > 0 && stat(stop_file, &st) == 0) {
+      n = i;  // asked to stop: the launches made so far are the run
+      break;
+    }
     if (profiler_range && i == range_a) {
       GPUSCOPE_EXAMPLE_CHECK(cudaDeviceSynchronize());
       GPUSCOPE_EXAMPLE_CHECK(cudaProfilerStart());

@@ -42,36 +42,36 @@ def make_training(torchvision, batch=32, size=112):
     return model, optimizer, nn.CrossEntropyLoss(), images, labels
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=40, help="training steps (default 40)")
-    parser.add_argument("--warmup", type=int, default=5, help="steps left out of ms/step (default 5)")
-    parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
-    parser.add_argument("--size", type=int, default=112, help="image height and width (default 112)")
+def add_step_args(parser, steps, warmup):
+    """The options every training example of the benchmarks shares: --steps, --warmup,
+    --torch-profiler, --window (this script and vit_train.py)."""
+    parser.add_argument("--steps", type=int, default=steps, help=f"training steps (default {steps})")
+    parser.add_argument("--warmup", type=int, default=warmup, help=f"steps left out of ms/step (default {warmup})")
     parser.add_argument("--torch-profiler", action="store_true", help="run under torch.profiler (CPU+CUDA)")
     parser.add_argument("--window", type=int, nargs=2, metavar=("FIRST", "LAST"),
                         help="call cudaProfilerStart before step FIRST and cudaProfilerStop after step LAST "
                              "(for gpuscope trace --capture-range=cudaProfilerApi)")
-    parser.add_argument("--print-steps", action="store_true",
-                        help="after the RESULT line, print 'STEP i ms=X.XXXX' (wall ms of step i) for every step")
-    args = parser.parse_args()
+
+
+def step_args_error(args, prog):
+    """Prints why the shared options cannot run (no GPU, bad --steps or --window) and returns 2; None if they can."""
     if not torch.cuda.is_available():
-        print("resnet_train: no CUDA device", file=sys.stderr)
+        print(f"{prog}: no CUDA device", file=sys.stderr)
         return 2
     if args.steps <= args.warmup:
-        print("resnet_train: --steps must exceed --warmup", file=sys.stderr)
+        print(f"{prog}: --steps must exceed --warmup", file=sys.stderr)
         return 2
     if args.window and not 0 <= args.window[0] <= args.window[1] < args.steps:
-        print("resnet_train: --window FIRST LAST must lie inside 0..steps-1", file=sys.stderr)
+        print(f"{prog}: --window FIRST LAST must lie inside 0..steps-1", file=sys.stderr)
         return 2
-    try:
-        import torchvision
-    except ImportError:
-        print("resnet_train: torchvision is not installed", file=sys.stderr)
-        return 2
+    return None
 
-    model, optimizer, loss_fn, images, labels = make_training(torchvision, args.batch, args.size)
 
+def run_steps(args, step):
+    """Runs args.steps training steps, step() returning each one's loss tensor: each in an NVTX
+    range "step N", ended by loss.item() (the step's GPU work finishes inside it), under
+    torch.profiler with --torch-profiler, --window bracketed by cudaProfilerStart/Stop.
+    Returns (losses, seconds per step)."""
     if args.torch_profiler:
         from torch.profiler import ProfilerActivity, profile
         context = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
@@ -85,34 +85,70 @@ def main():
                 torch.cuda.profiler.start()
             t0 = time.perf_counter()
             torch.cuda.nvtx.range_push(f"step {i}")
-            optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(model(images), labels)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())  # synchronizes: the step's GPU work ends here
+            losses.append(step().item())  # synchronizes: the step's GPU work ends here
             torch.cuda.nvtx.range_pop()
             seconds.append(time.perf_counter() - t0)
             if args.window and i == args.window[1]:
                 torch.cuda.synchronize()
                 torch.cuda.profiler.stop()
+    return losses, seconds
 
+
+def report_steps(args, prog, what, losses, seconds, result_extra="", after_result=None):
+    """Prints the summary line and ``RESULT steps=S ms_per_step=M final_loss=L pid=P`` +
+    result_extra (M: median of the steps after --warmup), calls after_result(), and returns the
+    exit status: 1 when a loss is not finite, else 0."""
     ms_per_step = statistics.median(seconds[args.warmup:]) * 1e3
     mode = "torch.profiler" if args.torch_profiler else "plain"
-    print(f"resnet_train ({mode}): {args.steps} steps, batch {args.batch}, {args.size}x{args.size}, "
-          f"first step {seconds[0] * 1e3:.1f} ms, median of steps {args.warmup}..{args.steps - 1} "
-          f"{ms_per_step:.3f} ms")
-    print(f"RESULT steps={args.steps} ms_per_step={ms_per_step:.4f} final_loss={losses[-1]:.6f} pid={os.getpid()} "
-          f"device={torch.cuda.current_device()} max_reserved={torch.cuda.max_memory_reserved()} "
-          f"max_allocated={torch.cuda.max_memory_allocated()} "
-          f"max_requested={torch.cuda.memory_stats().get('requested_bytes.all.peak', 0)}")
-    if args.print_steps:
-        for i, s in enumerate(seconds):
-            print(f"STEP {i} ms={s * 1e3:.4f}")
+    print(f"{prog} ({mode}): {args.steps} steps, {what}, first step {seconds[0] * 1e3:.1f} ms, "
+          f"median of steps {args.warmup}..{args.steps - 1} {ms_per_step:.3f} ms")
+    print(f"RESULT steps={args.steps} ms_per_step={ms_per_step:.4f} final_loss={losses[-1]:.6f} "
+          f"pid={os.getpid()}{result_extra}")
+    if after_result is not None:
+        after_result()
     if not all(v == v and abs(v) != float("inf") for v in losses):
-        print("resnet_train: loss is not finite", file=sys.stderr)
+        print(f"{prog}: loss is not finite", file=sys.stderr)
         return 1
     return 0
 
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_step_args(parser, steps=40, warmup=5)
+    parser.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
+    parser.add_argument("--size", type=int, default=112, help="image height and width (default 112)")
+    parser.add_argument("--print-steps", action="store_true",
+                        help="after the RESULT line, print 'STEP i ms=X.XXXX' (wall ms of step i) for every step")
+    args = parser.parse_args()
+    error = step_args_error(args, "resnet_train")
+    if error is not None:
+        return error
+    try:
+        import torchvision
+    except ImportError:
+        print("resnet_train: torchvision is not installed", file=sys.stderr)
+        return 2
+
+    model, optimizer, loss_fn, images, labels = make_training(torchvision, args.batch, args.size)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    losses, seconds = run_steps(args, step)
+    memory = (f" device={torch.cuda.current_device()} max_reserved={torch.cuda.max_memory_reserved()} "
+              f"max_allocated={torch.cuda.max_memory_allocated()} "
+              f"max_requested={torch.cuda.memory_stats().get('requested_bytes.all.peak', 0)}")
+
+    def print_steps():
+        if args.print_steps:
+            for i, s in enumerate(seconds):
+                print(f"STEP {i} ms={s * 1e3:.4f}")
+    return report_steps(args, "resnet_train", f"batch {args.batch}, {args.size}x{args.size}", losses, seconds,
+                        memory, print_steps)
 
 if __name__ == "__main__":
     sys.exit(main())

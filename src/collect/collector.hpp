@@ -18,6 +18,7 @@
 //   collector_writer.cpp    the writer thread's loop and drain
 //   collector_convert.cpp   CUPTI activity records and timed API calls -> log records
 //   collector_records.cpp   process, device, host-event and profiled-launch records
+//   collector_torch_ops.cpp PyTorch observer's C ABI (torch_ops_abi.hpp) and its rings' drain
 //
 // What a crash loses: records still in CUPTI's buffers since its last periodic
 // flush, plus the writer's unflushed batch: about one flush period of activity
@@ -45,6 +46,7 @@
 #include "collect/collector_config.hpp"
 #include "collect/session_control.hpp"
 #include "core/event_log_format.hpp"
+#include "store/data_loss_kinds.hpp"
 #include "store/event_log_writer.hpp"
 
 namespace gpuscope::collect::detail {
@@ -54,7 +56,7 @@ class PythonCallSites;  // GPUSCOPE_PYTHON_CALLSITES (python_callsites.hpp)
 
 /// Something that happened on an application thread, for the writer thread.
 struct HostEvent {
-  enum class Kind : std::uint8_t { kNvtx, kNvtxDomain, kThreadName, kCapture, kMessage };
+  enum class Kind : std::uint8_t { kNvtx, kNvtxDomain, kThreadName, kCapture, kMessage, kTorchOpCost };
   Kind kind = Kind::kNvtx;
   std::uint8_t type = 0;  // kNvtx: log::NvtxEventType; kCapture: log::CaptureState;
                           // kMessage: log::Severity
@@ -63,9 +65,9 @@ struct HostEvent {
   std::uint32_t color = 0;
   std::uint32_t category = 0;
   std::uint64_t ts_ns = 0;
-  std::uint64_t domain_id = 0;
-  std::uint64_t range_id = 0;
-  std::string text;  // message / domain name / thread name / reason
+  std::uint64_t domain_id = 0;  // kTorchOpCost: the op cost's bits (double)
+  std::uint64_t range_id = 0;   // kTorchOpCost: the module cost's bits (double)
+  std::string text;             // message / domain name / thread name / reason / cost method
 };
 
 class Collector {
@@ -98,6 +100,12 @@ class Collector {
   /// open, final window over, or capture range none).
   bool range_start(std::string_view reason, std::uint64_t ts_ns = 0) noexcept;  // ts 0 = now
   void range_stop(std::string_view reason) noexcept;
+
+  /// PyTorch observer (collector_torch_ops.cpp, collect/torch_ops_abi.hpp), app threads: one
+  /// range edge into the thread's ring, stamped now (ts_ns set here); a name's id; the cost.
+  void torch_event(collect::TorchOpEvent e) noexcept;
+  [[nodiscard]] std::uint32_t torch_intern(std::string_view text) noexcept;
+  void torch_cost(double op_ns, double module_ns, std::string method) noexcept;
 
   /// atexit: flush CUPTI, drain, write ProcessEndRecord, close. Idempotent; a
   /// no-op outside the process that initialised the collector.
@@ -146,6 +154,9 @@ class Collector {
   void process_buffer(const collect::CompletedBuffer& b);
   void convert_record(const CUpti_Activity* rec);
   void drain_api_rings();
+  void drain_torch_op_rings();  // collector_torch_ops.cpp
+  // A DataLossRecord of `count` (none when 0) of a kind the collector reports.
+  void write_data_loss(store::DataLossKind kind, std::uint64_t count);
   std::uint64_t kernel_name_id(const char* name);
   std::uint64_t api_name_id(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
@@ -207,10 +218,19 @@ class Collector {
   bool m_fast_clock = false;                     // CLOCK_REALTIME is CUPTI's clock
   collect::ApiRingRegistry m_api_rings{kApiRingCapacity};
   static constexpr std::size_t kApiRingCapacity = std::size_t{1} << 16;  // 2.5 MiB per thread
-  std::unique_ptr<KernelProfiler> m_kernels;                             // kernels mode only (gpuscope kernels)
-  std::unique_ptr<PythonCallSites> m_python;    // Python call sites (set once in setup_cupti), else null
-  std::uint64_t m_next_profile_id = 1;          // writer thread
-  std::vector<std::uint64_t> m_metric_strings;  // writer thread: interned metric names
+  // PyTorch observer: per-thread rings of range edges; names interned once (app threads, under
+  // the mutex), and their log string ids (writer thread; index = name id).
+  collect::TorchOpRingRegistry m_torch_rings{kTorchRingCapacity};
+  static constexpr std::size_t kTorchRingCapacity = std::size_t{1} << 16;  // 2.5 MiB per thread
+  std::mutex m_torch_names_mutex;
+  std::vector<std::string> m_torch_names;                           // id - 1 -> text
+  std::unordered_map<std::string, std::uint32_t> m_torch_name_ids;  // text -> id
+  std::vector<std::uint64_t> m_torch_name_strings;                  // writer thread
+  std::unique_ptr<KernelProfiler> m_kernels;                        // kernels mode only (gpuscope kernels)
+  std::uint64_t m_next_profile_id = 1;                              // writer thread
+  std::vector<std::uint64_t> m_metric_strings;                      // writer thread: interned metric names
+  // Python call sites (set once in setup_cupti), else null.
+  std::unique_ptr<PythonCallSites> m_python;
 
   std::mutex m_wake_mutex;
   std::condition_variable m_wake_cv;

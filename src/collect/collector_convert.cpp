@@ -112,13 +112,16 @@ void Collector::drain_api_rings() {
         m_writer.add(log::RecordKind::kApi, collect::to_api_record(a, api_name_id(domain, a.cbid)));
       },
       &dropped);
-  if (dropped > 0) {
-    log::DataLossRecord d{};
-    d.ts_ns = now_ns();
-    d.count = dropped;
-    d.what_string = m_writer.intern(store::data_loss_name(store::DataLossKind::kApiRecordsDropped));
-    m_writer.add(log::RecordKind::kDataLoss, d);
-  }
+  write_data_loss(store::DataLossKind::kApiRecordsDropped, dropped);
+}
+
+void Collector::write_data_loss(store::DataLossKind kind, std::uint64_t count) {
+  if (count == 0) return;
+  log::DataLossRecord d{};
+  d.ts_ns = now_ns();
+  d.count = count;
+  d.what_string = m_writer.intern(store::data_loss_name(kind));
+  m_writer.add(log::RecordKind::kDataLoss, d);
 }
 
 std::uint64_t Collector::kernel_name_id(const char* name) {

@@ -10,7 +10,7 @@
 //    a thread's first recorded call also makes and registers its ring (one allocation,
 //    one mutex) and reads its id (gettid); at the calls GPUSCOPE_PYTHON_CALLSITES selects,
 //    in a Python process, before the entry clock read: a walk of the thread's own Python
-//    frames (plain reads, ~10-20 ns a frame) and their interning (one mutex, one hash
+//    frames (plain reads, a few per frame) and their interning (one mutex, one hash
 //    look-up per frame; python_callsites.hpp);
 //  - buffer_requested (the thread whose records need a buffer): one buffer from the pool
 //    (a mutex; an allocation only when the pool is empty, which setup_cupti's prefill and
@@ -43,14 +43,8 @@ struct ApiThreadState {
   std::uint32_t epoch = 0;  // Collector::m_api_epoch when depth was last valid
   std::uint64_t start_ns = 0;
   std::uint32_t tid = 0;
-  std::uint32_t py_stack = 0;  // the call's Python stack (GPUSCOPE_PYTHON_CALLSITES), 0 = none
-  collect::ApiRing* ring = nullptr;
-  ~ApiThreadState() {
-    // A CUDA call later in this thread's teardown (after its thread_locals are destroyed)
-    // must not write into a ring the writer may already have freed.
-    if (ring != nullptr) ring->orphan();
-    ring = nullptr;
-  }
+  std::uint32_t py_stack = 0;                        // the call's Python stack (GPUSCOPE_PYTHON_CALLSITES), 0 = none
+  collect::ThreadRing<collect::ApiCallRecord> ring;  // orphaned when the thread ends
 };
 thread_local ApiThreadState t_api;
 
@@ -112,11 +106,11 @@ void Collector::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
   if (t.depth == 0 || --t.depth != 0) return;  // exit without entry (enabled mid-call), or nested
   const std::uint64_t end = m_fast_clock ? realtime_ns() : now_ns();
   if (!recording()) return;
-  if (t.ring == nullptr) {
+  if (t.ring.ring == nullptr) {
     t.tid = current_tid();
     if (t.tid == m_writer_tid.load(std::memory_order_relaxed)) return;  // our own calls
-    t.ring = m_api_rings.add_ring();
-    if (t.ring == nullptr) return;
+    t.ring.ring = m_api_rings.add_ring();
+    if (t.ring.ring == nullptr) return;
   }
   collect::ApiCallRecord r;
   r.start_ns = t.start_ns;
@@ -131,7 +125,7 @@ void Collector::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
                               : static_cast<std::int32_t>(*static_cast<const int*>(data.functionReturnValue));
   }
   bool wake = false;
-  t.ring->push(r, &wake);
+  t.ring.ring->push(r, &wake);
   if (wake) {
     m_wake.store(true, std::memory_order_release);
     m_wake_cv.notify_one();

@@ -2,6 +2,7 @@
 // turns host events and profiled launches into (writer thread; the ProcessRecord at
 // initialisation): ProcessRecord + RankRecord, DeviceRecord, NVTX / thread-name / capture /
 // message records, KernelProfileRecord + KernelMetricRecords, ProcessEndRecord.
+#include <bit>
 #include <unistd.h>
 
 #include <cstdio>
@@ -134,6 +135,14 @@ void Collector::write_host_event(const HostEvent& e) {
       r.text_string = m_writer.intern(e.text);
       r.severity = e.type;
       m_writer.add(log::RecordKind::kMessage, r);
+      break;
+    }
+    case HostEvent::Kind::kTorchOpCost: {
+      log::TorchOpCostRecord r{};
+      r.op_ns = std::bit_cast<double>(e.domain_id);
+      r.module_ns = std::bit_cast<double>(e.range_id);
+      r.method_string = m_writer.intern(e.text);
+      m_writer.add(log::RecordKind::kTorchOpCost, r);
       break;
     }
   }

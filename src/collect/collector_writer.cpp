@@ -125,6 +125,7 @@ void Collector::drain() {
   // Python stacks before the API records that name them.
   if (m_python) m_python->write_new(m_writer, now_ns(), false);
   drain_api_rings();
+  drain_torch_op_rings();
 
   std::vector<HostEvent> events;
   {
@@ -135,11 +136,7 @@ void Collector::drain() {
 
   const std::uint64_t dropped = m_events_dropped.load(std::memory_order_relaxed);
   if (dropped > m_events_dropped_written) {
-    log::DataLossRecord d{};
-    d.ts_ns = now_ns();
-    d.count = dropped - m_events_dropped_written;
-    d.what_string = m_writer.intern(store::data_loss_name(store::DataLossKind::kHostEventsDropped));
-    m_writer.add(log::RecordKind::kDataLoss, d);
+    write_data_loss(store::DataLossKind::kHostEventsDropped, dropped - m_events_dropped_written);
     m_events_dropped_written = dropped;
   }
 }

@@ -62,8 +62,10 @@ enum class RecordKind : std::uint16_t {
   kGpuMetricsSession = 21,  // GpuMetricsSessionRecord + metric name ids (gpuscope trace --gpu-metrics)
   kGpuMetricSample = 22,    // GpuMetricSampleRecord + values
   kRank = 23,               // RankRecord: rank, local rank, world size and the launcher that set them
-  kPyFrame = 24,            // PyFrameRecord: a Python frame (file, line, function) of the call-site stacks
-  kPyStack = 25,            // PyStackRecord: a Python call site (caller's stack, frame)
+  kTorchOp = 24,            // TorchOpRecord: a PyTorch operator or module range edge (--pytorch=ops,modules)
+  kTorchOpCost = 25,        // TorchOpCostRecord: what recording one operator call costs the program
+  kPyFrame = 26,            // PyFrameRecord: a Python frame (file, line, function) of the call-site stacks
+  kPyStack = 27,            // PyStackRecord: a Python call site (caller's stack, frame)
 };
 
 struct RecordHeader {
@@ -442,11 +444,42 @@ struct RankRecord {
   std::uint8_t launcher;    // RankLauncher
   std::uint8_t pad[3];
 };
+enum class TorchOpEventType : std::uint8_t {
+  kOpBegin = 1,      // an operator call starts (RecordFunction's start callback)
+  kEnd = 2,          // the innermost open operator or module range of the thread ends
+  kModuleBegin = 3,  // an nn.Module call starts; name_string is its "nn.Module: PATH (CLASS)" text
+};
+
+// gpuscope's PyTorch observer (src/collect/python/gpuscope_torch_ops.cpp, through the collector's C
+// ABI, collect/torch_ops_abi.hpp): one record per range edge, per thread in call order. The
+// importer reads them as NVTX push/pop ranges of the default domain with the text PyTorch's
+// NVTX observer would have written (core/pytorch_ranges.hpp: "NAME, seq = N, op_id = M[, sizes =
+// ...]"), so traces of either route hold the same nvtx_events and torch_ops rows.
+struct TorchOpRecord {
+  std::uint64_t ts_ns;          // collector clock (as NvtxRecord)
+  std::int64_t seq;             // kOpBegin: RecordFunction::seqNr() (-1 = none); else 0
+  std::uint64_t op_id;          // kOpBegin: RecordFunction::handle() (0 = none); else 0
+  std::uint64_t name_string;    // kOpBegin: operator name; kModuleBegin: the range's text; kEnd: 0
+  std::uint64_t shapes_string;  // kOpBegin with --pytorch=shapes: "[[32, 64], []]"; else 0
+  std::uint32_t thread_id;      // gettid
+  std::uint8_t type;            // TorchOpEventType
+  std::uint8_t pad[3];
+};
+
+// Measured once per process by the observer when it starts: CPU time one recorded operator
+// call (its begin and end records) and one module range add to the program (ns, the median of
+// timed blocks of calls with and without recording), for the analyses to take out.
+struct TorchOpCostRecord {
+  double op_ns;                 // per operator call, NaN = not measured
+  double module_ns;             // per module call, NaN = not measured
+  std::uint64_t method_string;  // one line: how it was measured
+};
 
 // Python call sites (GPUSCOPE_PYTHON_CALLSITES; collect/python_frames.hpp): the stacks of the
 // program's Python threads at the CUDA calls asked for, interned as a prefix tree. Ids are
-// per log, from 1; a PyStackRecord comes after its parent's and its frame's records, a
-// PyFrameRecord after its strings, and both before the first record that names them.
+// per log, from 1. A PyStackRecord comes after its parent's; its frame's PyFrameRecord may come
+// later (frames are resolved to text afterwards, with the GIL) or never (counted as
+// py_frames_unresolved); an ApiRecord may name a stack whose record follows it.
 struct PyFrameRecord {
   std::uint32_t frame_id;
   std::int32_t line;        // PyCode_Addr2Line of the frame's instruction, -1 if none

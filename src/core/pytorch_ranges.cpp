@@ -1,6 +1,7 @@
 #include "core/pytorch_ranges.hpp"
 
 #include <cctype>
+#include <string>
 
 namespace gpuscope::core {
 namespace {
@@ -46,6 +47,18 @@ std::optional<OpRange> parse_op_range(std::string_view text) {
   }
   r.backward = is_backward_op_name(r.name);
   return r;
+}
+
+std::string op_range_text(std::string_view name, std::int64_t seq, std::uint64_t op_id, std::string_view sizes) {
+  std::string s(name);
+  if (seq < -1 && sizes.empty()) return s;
+  if (seq >= 0) s += ", seq = " + std::to_string(seq);
+  if (op_id > 0) s += ", op_id = " + std::to_string(op_id);
+  if (!sizes.empty()) {
+    s += ", sizes = ";
+    s += sizes;
+  }
+  return s;
 }
 
 std::optional<ModuleRange> parse_module_range(std::string_view text) {

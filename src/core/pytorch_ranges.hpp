@@ -42,6 +42,14 @@ struct OpRange {
 /// does not is left alone.
 [[nodiscard]] std::optional<OpRange> parse_op_range(std::string_view text);
 
+/// The text PyTorch's NVTX observer writes for an operator call (torch/csrc/profiler/util.cpp,
+/// getNvtxStr, without input_op_ids): "NAME[, seq = N][, op_id = M][, sizes = SIZES]"; seq is
+/// written when >= 0, op_id when > 0, sizes when not empty; seq < -1 with no sizes gives NAME
+/// alone, as there. The importer makes it from gpuscope's own observer's records
+/// (log::TorchOpRecord), so both routes give the same nvtx_events text; parse_op_range reads it.
+[[nodiscard]] std::string op_range_text(std::string_view name, std::int64_t seq, std::uint64_t op_id,
+                                        std::string_view sizes);
+
 /// A module range "nn.Module: PATH (CLASS)" (the model's bytes after it left out).
 struct ModuleRange {
   std::string path;        // "layer1.0.conv1"; the outermost module called is its class name

@@ -45,13 +45,14 @@ enum class DataLossKind {
   kUnreadableRequests,        // lines of a requests-PID.jsonl (bench serve) that could not be read
   kTorchMemoryHistoryFull,    // PyTorch's allocator history reached its limit: the earliest events dropped
   // Reported by the collector (DataLossRecord.what_string):
-  kCuptiDroppedRecords,  // CUPTI's activity buffers overflowed
-  kApiRecordsDropped,    // a per-thread API ring was full
-  kHostEventsDropped,    // the host event queue was full
-  kGpuMetricsOverflow,   // the GPU-metrics sampler's PM-sampling hardware buffer overflowed
-  kPyStacksTorn,         // Python stacks read while their frames changed, discarded
-  kPyFramesUnresolved,   // Python frames whose file and line could not be read
-  kCollectorDataLoss,    // a collector record with no name; also the wording of unknown names
+  kCuptiDroppedRecords,    // CUPTI's activity buffers overflowed
+  kApiRecordsDropped,      // a per-thread API ring was full
+  kHostEventsDropped,      // the host event queue was full
+  kTorchOpRecordsDropped,  // a per-thread PyTorch operator ring was full
+  kGpuMetricsOverflow,     // the GPU-metrics sampler's PM-sampling hardware buffer overflowed
+  kPyStacksTorn,           // Python stacks read while their frames changed, discarded
+  kPyFramesUnresolved,     // Python frames whose file and line could not be read
+  kCollectorDataLoss,      // a collector record with no name; also the wording of unknown names
 };
 
 struct DataLossKindDef {
@@ -62,7 +63,7 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 24> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 25> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
@@ -114,6 +115,9 @@ inline constexpr std::array<DataLossKindDef, 24> kDataLossKinds{{
      "the collector reported {count} lost ({what})"},
     {DataLossKind::kHostEventsDropped, "host_events_dropped", LossSeverity::kDataLoss, true,
      "the collector reported {count} lost ({what})"},
+    {DataLossKind::kTorchOpRecordsDropped, "torch_op_records_dropped", LossSeverity::kDataLoss, true,
+     "the collector dropped {count} PyTorch operator or module range edges (a thread's ring was full): "
+     "torch_ops and torch_modules miss those calls and their neighbours may nest wrongly"},
     {DataLossKind::kGpuMetricsOverflow, "gpu_metrics_overflow", LossSeverity::kDataLoss, true,
      "GPU metric samples lost: the PM-sampling hardware buffer overflowed {count} time(s) before the sampler "
      "read it (gpu_metrics has gaps there); use a lower --gpu-metrics rate"},

@@ -77,6 +77,10 @@ std::size_t min_payload(std::uint16_t kind) {
       return sizeof(log::GpuMetricSampleRecord);
     case K::kRank:
       return sizeof(log::RankRecord);
+    case K::kTorchOp:
+      return sizeof(log::TorchOpRecord);
+    case K::kTorchOpCost:
+      return sizeof(log::TorchOpCostRecord);
     case K::kPyFrame:
       return sizeof(log::PyFrameRecord);
     case K::kPyStack:
@@ -332,6 +336,11 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
       case K::kRank:
         visit(log::RankRecord{}, [&](const auto& r) { v.on_rank(r); });
         break;
+      case K::kTorchOp:
+        visit(log::TorchOpRecord{}, [&](const auto& r) { v.on_torch_op(r); });
+        break;
+      case K::kTorchOpCost:
+        visit(log::TorchOpCostRecord{}, [&](const auto& r) { v.on_torch_op_cost(r); });
       case K::kPyFrame:
         visit(log::PyFrameRecord{}, [&](const auto& r) { v.on_py_frame(r); });
         break;

@@ -47,6 +47,10 @@ class EventTables final : public EventLogVisitor {
   void on_kernel_profile(const log::KernelProfileRecord& r) override;
   void on_kernel_metric(const log::KernelMetricRecord& r) override;
   void on_memory(const log::MemoryRecord& r) override { m_memory.push_back(r); }
+  /// gpuscope's PyTorch observer: range edges read as NVTX push/pop of the default domain,
+  /// operator text made as PyTorch's NVTX observer writes it (core::op_range_text).
+  void on_torch_op(const log::TorchOpRecord& r) override;
+  void on_torch_op_cost(const log::TorchOpCostRecord& r) override;
   void on_py_frame(const log::PyFrameRecord& r) override;
   void on_py_stack(const log::PyStackRecord& r) override;
 
@@ -59,11 +63,13 @@ class EventTables final : public EventLogVisitor {
   [[nodiscard]] std::int64_t clipped() const { return m_clipped; }
 
  private:
+  [[nodiscard]] const Window* window_at(std::uint64_t t) const;  // the window holding t, or nullptr
   [[nodiscard]] bool in_window(std::uint64_t t) const;
   [[nodiscard]] bool keep_gpu(std::uint32_t correlation_id, std::uint64_t start) const;
   [[nodiscard]] std::int64_t str(std::uint64_t log_id);
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name, std::int64_t mangled_id);
   void write_nvtx(const NvtxRange& range);
+  [[nodiscard]] std::int64_t nvtx_text(std::uint64_t message_string);
   // py_stacks.id of a log's stack id (given on first mention); nullopt for 0.
   [[nodiscard]] rows::OptInt py_stack(std::uint32_t log_stack_id);
   [[nodiscard]] std::int64_t py_frame_id(std::uint32_t log_frame_id);
@@ -80,6 +86,9 @@ class EventTables final : public EventLogVisitor {
   std::vector<std::int64_t> m_string_ids;  // log string id -> strings.id (0 = not yet)
   std::vector<log::NvtxRecord> m_nvtx;
   std::vector<log::MemoryRecord> m_memory;
+  // Operator begin records of gpuscope's PyTorch observer; the NvtxRecord made from one holds
+  // kTorchOpText | its index here as message_string (its text is made when it is written).
+  std::vector<log::TorchOpRecord> m_torch_ops;
   std::unordered_map<std::uint64_t, std::uint64_t> m_domains;   // NVTX domain -> log string
   std::unordered_map<std::uint64_t, bool> m_launch_names;       // API name string -> launches
   std::unordered_map<std::uint64_t, std::int64_t> m_api_names;  // log string -> strings.id, suffix dropped

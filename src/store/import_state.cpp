@@ -1,5 +1,6 @@
 #include "store/import_state.hpp"
 
+#include <cmath>
 #include <algorithm>
 
 #include "store/kernel_names.hpp"
@@ -84,6 +85,13 @@ void ImportState::write_data_loss() {
               .detail = e.detail});
     ++result.rows.data_loss;
   }
+}
+
+void ImportState::set_torch_op_cost(double op_ns, double module_ns, const std::string& method) {
+  if (!torch_cost_meta.empty()) return;
+  if (std::isfinite(op_ns)) torch_cost_meta.emplace_back("tracer_torch_op_cost_ns", std::to_string(op_ns));
+  if (std::isfinite(module_ns)) torch_cost_meta.emplace_back("tracer_torch_module_cost_ns", std::to_string(module_ns));
+  torch_cost_meta.emplace_back("tracer_torch_cost_method", method);
 }
 
 }  // namespace gpuscope::store::detail

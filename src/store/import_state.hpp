@@ -47,6 +47,12 @@ class ImportState {
   void add_collector_loss(std::optional<std::uint32_t> pid, std::string_view what, std::uint64_t count);
   /// Writes every data_loss row recorded so far.
   void write_data_loss();
+  /// What gpuscope's PyTorch observer measured it costs per operator and module call
+  /// (log::TorchOpCostRecord), the first process's that has one: meta rows
+  /// tracer_torch_op_cost_ns and tracer_torch_module_cost_ns (ns; left out when NaN) and
+  /// tracer_torch_cost_method, in torch_cost_meta.
+  void set_torch_op_cost(double op_ns, double module_ns, const std::string& method);
+  std::vector<std::pair<std::string, std::string>> torch_cost_meta;
 
   Database& db;
   ImportResult result;

@@ -169,14 +169,14 @@ void import_metrics_logs(ImportState& state, const std::vector<MetricsLog>& logs
 void finish(ImportState& state, Database& db, const ImportOptions& opts) {
   state.processes.write(db, opts, state.result.rows);
   state.write_data_loss();
+  ImportOptions with_meta = opts;
   if (state.capture_window_unknown || state.capture_window_recovered) {
     // meta.capture_window: only when a log lost its capture records (recover_capture_windows).
-    ImportOptions with_window = opts;
-    with_window.extra_meta.emplace_back("capture_window", state.capture_window_unknown ? "unknown" : "recovered");
-    state.processes.write_meta(db, with_window, state.duration_ns());
-  } else {
-    state.processes.write_meta(db, opts, state.duration_ns());
+    with_meta.extra_meta.emplace_back("capture_window", state.capture_window_unknown ? "unknown" : "recovered");
   }
+  // The PyTorch observer's own cost, beside the launch cost the launcher measured.
+  with_meta.extra_meta.insert(with_meta.extra_meta.end(), state.torch_cost_meta.begin(), state.torch_cost_meta.end());
+  state.processes.write_meta(db, with_meta, state.duration_ns());
   db.exec(create_indexes_sql());
   write_pytorch_tables(state, db);  // reads the NVTX, kernel and API tables just indexed
   // A profiled launch whose facts the launch call did not give (a runtime launch has no

@@ -8,11 +8,18 @@ nothing until the program imports torch (it never imports torch itself), then ho
 torch, with no change to the program, and records through NVTX (which gpuscope's collector
 receives):
 
-  ops      every operator call on every thread, through PyTorch's own RecordFunction observer
-           that torch.autograd.profiler.emit_nvtx installs: one range per call, "NAME, seq =
-           N, op_id = M[, sizes = ...]"; backward calls carry the sequence number of the
-           forward operator that created them. ``shapes`` adds the input shapes (costs more).
-  modules  every nn.Module call (its forward and hooks), as a range "nn.Module: PATH (CLASS)":
+  ops      every operator call on every thread. gpuscope's own observer (gpuscope_torch_ops.cpp
+           beside this file: a global RecordFunction callback, built on first use against this
+           torch and cached, see _observer) hands the collector an interned name id, sequence
+           number and handle per call, no text; the importer writes the ranges PyTorch's NVTX
+           observer would have: one per call, "NAME, seq = N, op_id = M[, sizes = ...]";
+           backward calls carry the sequence number of the forward operator that created them.
+           Without a compiler (or GPUSCOPE_TORCH_OPS_ROUTE=nvtx) PyTorch's own NVTX observer,
+           the one torch.autograd.profiler.emit_nvtx installs, records them as that text per
+           call (costs more: docs/performance.md). ``shapes`` adds the input shapes
+           (costs more).
+  modules  every nn.Module call (its forward and hooks), as a range "nn.Module: PATH (CLASS)"
+           (through the observer when it is loaded: a lookup and two ring writes per call; else NVTX):
            PATH is the module's path in its model ("layer1.0.conv1"; the outermost module
            called is its class name). Code compiled by torch.compile has no module ranges.
            The outermost module's range adds what a language model's decode step must read
@@ -74,7 +81,176 @@ def _chain_user_sitecustomize():
         print(f"gpuscope: warning: the program's sitecustomize failed: {e!r}", file=sys.stderr)
 
 
+_OBSERVER = "gpuscope_torch_ops"  # the extension's module name and source file (.cpp)
+_observer_state = {}  # "module": the loaded observer or None (NVTX route), decided once per process
+
+
+def _note(text):
+    print(f"gpuscope: {text}", file=sys.stderr, flush=True)
+
+
+def _cache_dir():
+    """$XDG_CACHE_HOME/gpuscope (else ~/.cache/gpuscope), created 0700 and checked as private
+    state is (owner, mode, not a link: docs/CONVENTIONS.md #24); raises OSError otherwise."""
+    import stat
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(root, "gpuscope")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        raise OSError(f"{path} is not a private directory of this user (mode {st.st_mode & 0o777:o})")
+    return path
+
+
+def _observer_key(torch, source):
+    """What a built observer depends on: torch's version and C++ ABI, Python's version, the source."""
+    import hashlib
+    with open(source, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    version = str(getattr(torch, "__version__", "unknown")).replace("+", "_").replace("/", "_")
+    return f"torch-{version}-cxx11abi{abi}-py{sys.version_info[0]}{sys.version_info[1]}-{digest}"
+
+
+def _load_built(build_dir):
+    """The observer module built earlier in build_dir, or None."""
+    import importlib.machinery
+    import importlib.util
+    path = os.path.join(build_dir, _OBSERVER + ".so")
+    if os.path.exists(path):
+        loader = importlib.machinery.ExtensionFileLoader(_OBSERVER, path)
+        spec = importlib.util.spec_from_file_location(_OBSERVER, path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        return module
+    return None
+
+
+def _cxx_standard(torch):
+    """-std=c++20 for torch 2.13 and later (their ATen headers refuse older standards), else c++17."""
+    import re
+    m = re.match(r"(\d+)\.(\d+)", str(getattr(torch, "__version__", "")))
+    return "-std=c++20" if m and (int(m.group(1)), int(m.group(2))) >= (2, 13) else "-std=c++17"
+
+
+def _build_observer(torch, source, build_dir):
+    """Builds the observer against this torch with the C++ compiler alone (torch's own include
+    and library folders from torch.utils.cpp_extension, its C++ ABI; no ninja needed), one line
+    while it builds and one when done; raises RuntimeError saying why it cannot."""
+    import shutil
+    import sysconfig
+    import time
+    cxx = os.environ.get("CXX", "c++")
+    if shutil.which(cxx) is None:
+        raise RuntimeError(f"no C++ compiler ({cxx}) on PATH")
+    from torch.utils import cpp_extension
+    os.makedirs(build_dir, mode=0o700, exist_ok=True)
+    target = os.path.join(build_dir, _OBSERVER + ".so")
+    tmp = f"{target}.{os.getpid()}.tmp"
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    libs = cpp_extension.library_paths()
+    cmd = [cxx, "-O2", _cxx_standard(torch), "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+           "-DTORCH_API_INCLUDE_EXTENSION_H"]
+    cmd += [f"-I{d}" for d in cpp_extension.include_paths() + [sysconfig.get_paths()["include"]]]
+    cmd += [source, "-o", tmp] + [f"-L{d}" for d in libs] + [f"-Wl,-rpath,{d}" for d in libs]
+    cmd += ["-lc10", "-ltorch_cpu"]
+    _note(f"building the PyTorch operator observer for torch {torch.__version__} (once per torch version; "
+          f"into {build_dir})...")
+    start = time.monotonic()
+    import subprocess
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        last = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the build failed: {cxx} exited with {r.returncode}: {last}")
+    os.replace(tmp, target)  # whole or absent: a concurrent process never loads half a file
+    _note(f"built the PyTorch operator observer in {time.monotonic() - start:.1f} s; later runs load it")
+    return _load_built(build_dir)
+
+
+def _observer(torch):
+    """gpuscope's compiled observer attached to the collector, or None (the NVTX route; a
+    one-line note says why, except when the route was asked for). Once per process."""
+    if "module" in _observer_state:
+        return _observer_state["module"]
+    module = None
+    collector = os.environ.get("CUDA_INJECTION64_PATH", "")  # unset: not under gpuscope, nothing to record into
+    if collector and os.environ.get("GPUSCOPE_TORCH_OPS_ROUTE", "") != "nvtx":
+        try:
+            source = os.path.join(os.path.dirname(os.path.abspath(__file__)), _OBSERVER + ".cpp")
+            build_dir = os.path.join(_cache_dir(), "torch-ops", _observer_key(torch, source))
+            module = _load_built(build_dir) or _build_observer(torch, source, build_dir)
+            module.attach(collector)
+        except Exception as e:  # no compiler, a failed build, an older collector: record through NVTX
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            _note(f"cannot use gpuscope's PyTorch operator observer ({first}); recording operators through "
+                  f"PyTorch's NVTX observer instead (a text per call: costs more, docs/performance.md)")
+            module = None
+    _observer_state["module"] = module
+    return module
+
+
+def _record_observer_cost(torch, observer, modules):
+    """Measures what the observer adds per operator call and per module call, in this process,
+    without recording anything, and stores it in the trace (meta tracer_torch_op_cost_ns,
+    tracer_torch_module_cost_ns). About 20 ms, at `import torch`, before the program starts
+    threads of its own: the callback is off for every thread during the "off" blocks."""
+    import time
+    with_ns, without_ns = observer.calibrate_ops(21, 2000)
+    op_ns = max(0.0, with_ns - without_ns)
+    module_ns = float("nan")
+    if modules:
+        begin, end, n = observer.scratch_begin, observer.scratch_end, 20000
+        table = {1: 1}
+
+        def wrapped(key):  # the module wrapper's work: a lookup and two edges
+            begin(table.get(key))
+            try:
+                return None
+            finally:
+                end()
+
+        def plain(key):
+            return None
+        best = {}
+        for f in (plain, wrapped) * 5:
+            t0 = time.perf_counter_ns()
+            for _ in range(n):
+                f(1)
+            best[f] = min(best.get(f, float("inf")), (time.perf_counter_ns() - t0) / n)
+        module_ns = max(0.0, best[wrapped] - best[plain])
+    observer.cost(op_ns, module_ns, f"in-process at start: median of 21 blocks of 2000 RecordFunction scopes with "
+                                    f"and without the callback (into a scratch sink), torch {torch.__version__}; "
+                                    f"module: best of 5 blocks of 20000 wrapper edges")
+
+
 def _enable_ops(torch, shapes):
+    observer = _observer(torch)
+    if observer is not None:
+        try:
+            observer.install_ops(bool(shapes))
+        except Exception as e:  # PyTorch refused the callback: the NVTX route
+            _note(f"cannot use gpuscope's PyTorch operator observer ({e}); recording operators through PyTorch's "
+                  f"NVTX observer instead")
+            return _enable_ops_nvtx(torch, shapes)
+        import atexit
+        atexit.register(observer.uninstall_ops)
+        try:
+            _record_observer_cost(torch, observer, "modules" in _wanted())
+        except Exception as e:  # the trace then says nothing of the cost: the analyses keep it in
+            _note(f"warning: cannot measure the PyTorch observer's cost: {e!r}")
+        return observer
+    _enable_ops_nvtx(torch, shapes)
+
+
+def _wanted():
+    return {w.strip() for w in os.environ.get("GPUSCOPE_PYTORCH", "").split(",") if w.strip()}
+
+
+def _enable_ops_nvtx(torch, shapes):
     # What torch.autograd.profiler.emit_nvtx.__enter__ does, without its
     # torch.cuda.synchronize() (which would initialise CUDA at `import torch`). The observer
     # is thread-local: PyTorch carries it to the autograd engine's threads; every Python
@@ -122,12 +298,21 @@ def _enable_modules(torch):
     # compiled graphs keep no NVTX calls and no graph breaks.
     import weakref
     from torch.nn.modules.module import Module
-    nvtx = getattr(torch.cuda.nvtx, "_nvtx", None)  # the C functions behind range_push/pop: one frame less
-    push = getattr(nvtx, "rangePushA", None) or torch.cuda.nvtx.range_push
-    pop = getattr(nvtx, "rangePop", None) or torch.cuda.nvtx.range_pop
+    observer = _observer(torch)
+    # label(text): what push takes for a range's text, made once per module: through the
+    # observer the text's id (then one C call and one ring write per edge), else the text (NVTX).
+    if observer is not None:
+        label, push, pop = observer.intern, observer.module_begin, observer.end
+    else:
+        nvtx = getattr(torch.cuda.nvtx, "_nvtx", None)  # the C functions behind range_push/pop: one frame less
+        push = getattr(nvtx, "rangePushA", None) or torch.cuda.nvtx.range_push
+        pop = getattr(nvtx, "rangePop", None) or torch.cuda.nvtx.range_pop
+
+        def label(text):
+            return text
     is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-    # id(module) -> (weak reference to it, its range message, None or for a root module the
-    # function that makes each call's message with the model's bytes), made on its first call. A plain
+    # id(module) -> (weak reference to it, its range message's label, None or for a root module the
+    # function that makes each call's message's label with the model's bytes), made on its first call. A plain
     # dict by id is cheaper per call than a WeakKeyDictionary (no weak reference made per
     # lookup); the reference tells a reused id of a dead module from the module itself, and
     # its callback drops the entry when the module dies (modules made per call stay bounded).
@@ -139,16 +324,18 @@ def _enable_modules(torch):
 
     def name_tree(mod):  # a module not seen inside a known model: a new root, its tree named at once
         root = type(mod).__name__
+        root_text = f"{_MODULE_PREFIX}{root} ({root})"  # named_modules() gives mod itself first, as ""
         for sub_name, sub in mod.named_modules():
             known = messages.get(id(sub))
             if known is None or known[0]() is not sub:
                 text = f"{_MODULE_PREFIX}{sub_name or root} ({type(sub).__name__})"
-                messages[id(sub)] = (weakref.ref(sub, forget(id(sub))), text, None)
+                messages[id(sub)] = (weakref.ref(sub, forget(id(sub))), label(text), None)
         # The root's message also says what a decode step reads: its weights (counted now,
         # once per module object) and, per call, the KV cache passed in (_model_message).
-        ref, text, _ = messages[id(mod)]
+        ref, plain, _ = messages[id(mod)]
         weights = _weight_fields(mod)  # "" for a module without weights: its plain message
-        entry = (ref, text, _model_message(text, weights, tensor) if weights else None)
+        message = _model_message(root_text, weights, tensor) if weights else None
+        entry = (ref, plain, (lambda args, kwargs: label(message(args, kwargs))) if message else None)
         messages[id(mod)] = entry
         return entry
 

@@ -55,8 +55,7 @@ TEST(LaunchOverhead, HandComputedStream) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Queue Delay avg"), 115.0 / 3);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Queue Delay median"), 10.0);
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Launch/GPU"), (145.0 / 3) / (190.0 / 3));
-  EXPECT_TRUE(has_note(r, "wall 1000 ns, GPU idle 810 ns, CPU launching while the GPU was idle 50 ns"))
-      << r.notes[0].text;
+  EXPECT_TRUE(has_note(r, "wall 1 µs, GPU idle 810 ns, CPU launching while the GPU was idle 50 ns")) << r.notes[0].text;
   // Not launch-bound: the gap is reported, no saving claimed.
   EXPECT_TRUE(has_note(r,
                        "1 gaps where a kernel's launch call returned after the previous kernel on its stream had "

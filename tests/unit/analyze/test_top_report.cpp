@@ -73,7 +73,7 @@ TEST(Top, FiveNumbersAndDiagnosesByHand) {
   EXPECT_DOUBLE_EQ(cell<double>(util, 0, "Busy"), cell<double>(r, 0, "GPU Busy"));
   EXPECT_DOUBLE_EQ(cell<double>(util, 0, "SM Coverage"), cell<double>(r, 0, "SM Coverage"));
   EXPECT_TRUE(has_note(launch_overhead(t.db()), "launch-bound share 59 %"));
-  EXPECT_TRUE(has_note(sync_wait(t.db()), "total blocked: 27000 ns"));
+  EXPECT_TRUE(has_note(sync_wait(t.db()), "total blocked: 27 µs"));
 
   EXPECT_EQ(warnings(r),
             (std::vector<std::string>{"launch-bound", "sync-blocked", "low SM coverage", "pageable copies"}));

@@ -106,7 +106,7 @@ TEST_F(SummaryTest, TopNLimitsRowsAndSaysSo) {
   ASSERT_NE(k, nullptr);
   ASSERT_EQ(k->rows.size(), 1u);
   EXPECT_TRUE(has_note(*k, NoteLevel::kInfo, "top 1 of 2 kernel names"));
-  EXPECT_TRUE(has_note(*k, NoteLevel::kInfo, "5000 ns"));
+  EXPECT_TRUE(has_note(*k, NoteLevel::kInfo, "5 µs"));
 }
 
 TEST_F(SummaryTest, MemoryOperationsPerKind) {

@@ -135,13 +135,13 @@ TEST(TracerShare, LaunchLoopIsLaunchBoundOnlyBecauseOfTheTracer) {
   EXPECT_EQ(r.columns[col(r, "Tracer Cost avg")].unit, "ns");
   EXPECT_TRUE(warnings(r).empty());
   EXPECT_TRUE(has_note(r, NoteLevel::kInfo,
-                       "of the 50000 ns the CPU spent in launch calls while the GPU was idle, about 40000 ns (80 %) "
+                       "of the 50 µs the CPU spent in launch calls while the GPU was idle, about 40 µs (80 %) "
                        "is gpuscope's own tracing cost: 4000 ns per launch, calibrate-tracer: min of 20 blocks"));
   EXPECT_TRUE(has_note(
       r, NoteLevel::kInfo,
       "would look launch-bound (share 56 % of the GPU's idle time) but only because of gpuscope's own cost; without it "
       "the share is 20 %: not launch-bound"));
-  EXPECT_TRUE(has_note(r, "(81000 ns in all); no CUDA graph saving is claimed: the run is not launch-bound"));
+  EXPECT_TRUE(has_note(r, "(81 µs in all); no CUDA graph saving is claimed: the run is not launch-bound"));
   EXPECT_FALSE(has_note(r, kUnknownNote));
 }
 
@@ -183,9 +183,9 @@ TEST(TracerShare, SmallTracerCostKeepsTheVerdict) {
                        "launch-bound: without gpuscope's own cost of 500 ns per launch, the GPU was idle 89 % of "
                        "the wall time and the CPU was inside launch calls during 53 % of that idle time"));
   EXPECT_TRUE(has_note(lo,
-                       "time a CUDA graph could save: about 76500 ns without gpuscope's own cost (81000 ns of "
+                       "time a CUDA graph could save: about 76.5 µs without gpuscope's own cost (81 µs of "
                        "gaps as traced), at most the GPU's idle time"));
-  EXPECT_TRUE(has_note(lo, "about 5000 ns (10 %) is gpuscope's own tracing cost: 500 ns per launch"));
+  EXPECT_TRUE(has_note(lo, "about 5 µs (10 %) is gpuscope's own tracing cost: 500 ns per launch"));
   EXPECT_FALSE(has_note(lo, "would look launch-bound"));
 
   const Report r = top(t.db()).at(0);
@@ -216,15 +216,14 @@ TEST(TracerShare, UnknownCostChangesNothingButANote) {
   const Report lo = launch_overhead(t.db());
   EXPECT_TRUE(std::holds_alternative<std::monostate>(lo.rows.at(0)[col(lo, "Tracer Cost avg")]));
   ASSERT_EQ(lo.notes.size(), 5u);
-  EXPECT_EQ(lo.notes[0].text.rfind("wall 100000 ns, GPU idle 90000 ns, CPU launching while the GPU was idle "
-                                   "50000 ns (launch-bound share 56 %)",
+  EXPECT_EQ(lo.notes[0].text.rfind("wall 100 µs, GPU idle 90 µs, CPU launching while the GPU was idle "
+                                   "50 µs (launch-bound share 56 %)",
                                    0),
             0u)
       << lo.notes[0].text;
   EXPECT_EQ(lo.notes[1].text, kUnknownNote);
-  EXPECT_EQ(
-      lo.notes[2].text.rfind("time a CUDA graph could save: about 81000 ns, at most the GPU's idle time (9 gaps", 0),
-      0u)
+  EXPECT_EQ(lo.notes[2].text.rfind("time a CUDA graph could save: about 81 µs, at most the GPU's idle time (9 gaps", 0),
+            0u)
       << lo.notes[2].text;
   EXPECT_EQ(lo.notes[4].level, NoteLevel::kWarning);
   EXPECT_EQ(lo.notes[4].text.rfind("launch-bound: the GPU was idle 90 % of the wall time and the CPU was inside "
@@ -249,7 +248,7 @@ TEST(TracerShare, GpuUtilNotesTheTracerShareOfTheWallTime) {
   const Report r = gpu_util(t.db());
   EXPECT_TRUE(warnings(r).empty());
   EXPECT_TRUE(has_note(r, NoteLevel::kInfo,
-                       "gpuscope's own tracing cost: about 40600 ns (41 % of the wall time) = 10 launch calls x "
+                       "gpuscope's own tracing cost: about 40.6 µs (41 % of the wall time) = 10 launch calls x "
                        "4000 ns + 2 other API calls x 300 ns (calibrate-tracer: min of 20 blocks); the times above "
                        "include it"));
 }

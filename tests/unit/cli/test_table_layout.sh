@@ -41,11 +41,11 @@ commands = {
 
 for name, args in commands.items():
     # The same option, the same values, on every command.
-    out = run(*args, "--timeunit", "min", rc=105)
+    out = run(*args, "--timeunit", "min", rc=2)
     check(f"{name}: bad --timeunit refused", "unknown time unit 'min' (valid: ns, us, ms, s)" in out, out)
-    out = run(*args, "--name-width", "5", rc=105)
+    out = run(*args, "--name-width", "5", rc=2)
     check(f"{name}: --name-width 5 refused", "from 10 to 1000000, or full" in out, out)
-    out = run(*args, "--name-width", "wide", rc=105)
+    out = run(*args, "--name-width", "wide", rc=2)
     check(f"{name}: --name-width wide refused", "is not a name width" in out, out)
     # --timeunit us: every time column in us, table and csv alike.
     table = run(*args, "--timeunit", "us")

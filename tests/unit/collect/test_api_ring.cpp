@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace gpuscope::collect {
@@ -74,6 +75,29 @@ TEST(ApiRingRegistry, OrphanedRingsAreDrainedThenFreed) {
   EXPECT_EQ(seen.size(), 2u);
   EXPECT_EQ(dropped, 0u);
   EXPECT_EQ(reg.size(), 1u);  // b freed, a kept
+}
+
+// The PyTorch observer's rings: the same queue of another record; the consumer learns each
+// record's thread from its ring (set when the thread made it).
+TEST(TorchOpRingRegistry, RecordsComeWithTheirRingsThread) {
+  TorchOpRingRegistry reg(8);
+  TorchOpRing* a = reg.add_ring(101);
+  TorchOpRing* b = reg.add_ring(202);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  bool wake = false;
+  EXPECT_TRUE(a->push(TorchOpEvent{10, 5, 1, 3, 0, 1}, &wake));
+  EXPECT_TRUE(a->push(TorchOpEvent{20, 0, 0, 0, 0, 2}, &wake));
+  EXPECT_TRUE(b->push(TorchOpEvent{15, -1, 2, 4, 0, 1}, &wake));
+  std::uint64_t dropped = 0;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> seen;  // (thread, ts)
+  EXPECT_EQ(reg.drain_all_with_ring(
+                [&](const TorchOpRing& ring, const TorchOpEvent& e) { seen.emplace_back(ring.thread_id, e.ts_ns); },
+                &dropped),
+            3u);
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>> want{{101, 10}, {101, 20}, {202, 15}};
+  EXPECT_EQ(seen, want);
+  EXPECT_EQ(dropped, 0u);
 }
 
 }  // namespace

@@ -148,15 +148,15 @@ def read_log(path):
         kind, _, size = struct.unpack_from("<HHI", data, offset)
         payload = data[offset + 8:offset + 8 + size]
         offset += 8 + size
-        if kind == 1:
+        if kind == 1:  # StringRecord
             strings[struct.unpack_from("<Q", payload)[0]] = payload[8:].decode()
-        elif kind == 24:
+        elif kind == 26:  # PyFrameRecord
             frame_id, line, first_line, _, file, function = struct.unpack_from("<IiiIQQ", payload)
             frames[frame_id] = (strings[file], line, strings[function])
-        elif kind == 25:
+        elif kind == 27:  # PyStackRecord
             stack_id, parent, frame, depth = struct.unpack_from("<IIII", payload)
             stacks[stack_id] = (parent, frame, depth)
-        elif kind == 14:
+        elif kind == 14:  # DataLossRecord
             _, count, what = struct.unpack_from("<QQQ", payload)
             losses[strings[what]] = losses.get(strings[what], 0) + count
     return frames, stacks, losses

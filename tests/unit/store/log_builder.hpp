@@ -181,6 +181,23 @@ class LogBuilder {
   void pop(std::uint64_t ts, std::uint32_t tid, std::uint64_t domain = 0) {
     nvtx(log::NvtxEventType::kPop, ts, tid, {}, 0, domain);
   }
+  // gpuscope's PyTorch observer: one range edge (log::TorchOpRecord).
+  void torch_op(log::TorchOpEventType type, std::uint64_t ts, std::uint32_t tid, std::string_view name = {},
+                std::int64_t seq = 0, std::uint64_t op_id = 0, std::string_view shapes = {}) {
+    log::TorchOpRecord r{};
+    r.ts_ns = ts;
+    r.thread_id = tid;
+    r.type = static_cast<std::uint8_t>(type);
+    r.name_string = m_w.intern(name);
+    r.shapes_string = m_w.intern(shapes);
+    r.seq = seq;
+    r.op_id = op_id;
+    m_w.add(log::RecordKind::kTorchOp, r);
+  }
+  void torch_op_cost(double op_ns, double module_ns, std::string_view method) {
+    log::TorchOpCostRecord r{op_ns, module_ns, m_w.intern(method)};
+    m_w.add(log::RecordKind::kTorchOpCost, r);
+  }
   void nvtx_domain(std::uint64_t id, std::string_view name) {
     log::NvtxDomainRecord r{id, m_w.intern(name)};
     m_w.add(log::RecordKind::kNvtxDomain, r);

@@ -386,6 +386,36 @@ TEST_F(ImporterTest, SessionRecordsOnlyBetweenStartAndStop) {
   EXPECT_EQ(after.data_loss_total, 1);
 }
 
+// Session windows hold the work launched inside them. Between windows kernel records stay on
+// (the collector keeps them on after the first window) while launch calls are not recorded, so
+// a kernel queued before window 2 opened starts inside it with no recorded launch call: it is
+// not window 2's work. A cudaProfilerStart window keeps such a kernel (CaptureWindowClipping).
+TEST_F(ImporterTest, SessionWindowsHoldOnlyTheWorkLaunchedInsideThem) {
+  {
+    LogBuilder b(log("s.gslog"), 300);
+    b.process(1000);
+    b.capture(2000, true, "session");
+    b.api(2100, 2110, 7, 1, "cudaLaunchKernel");
+    b.kernel(2200, 2300, 1, "window1_kernel");
+    b.capture(3000, false, "session");
+    // Launched between the windows (no launch call recorded), runs after window 2 opened.
+    b.kernel(4050, 4100, 2, "queued_before_window2");
+    b.capture(4000, true, "session");
+    b.api(4200, 4210, 7, 3, "cudaLaunchKernel");
+    b.kernel(4300, 4400, 3, "window2_kernel");
+    b.capture(5000, false, "session");
+    b.end(6000);
+    b.close();
+  }
+  ImportOptions opts;
+  opts.capture_range = "session";
+  import({log("s.gslog")}, opts);
+  Database d = db();
+  EXPECT_EQ(q_int(d, "SELECT COUNT(*) FROM capture_windows WHERE pid = 300"), 2);
+  EXPECT_EQ(q_text(d, "SELECT group_concat(name) FROM (SELECT name FROM v_kernels ORDER BY start_ns)"),
+            "window1_kernel,window2_kernel");
+}
+
 TEST_F(ImporterTest, CaptureWindowClipping) {
   {
     LogBuilder b(log("a.gslog"), 100);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "pytorch_log.hpp"
@@ -142,6 +143,95 @@ TEST(PytorchTablesEmpty, ATraceWithoutThemHasEmptyTables) {
   Database db = open_trace(dir.file("q.sqlite"));
   for (const char* t : {"torch_ops", "torch_modules", "torch_steps", "torch_op_activities"})
     EXPECT_EQ(db.query_int(std::string("SELECT COUNT(*) FROM ") + t).value_or(-1), 0) << t;
+}
+
+// gpuscope's own observer (log::TorchOpRecord) and PyTorch's NVTX observer record the same
+// calls: the importer must give the same nvtx_events, torch_ops, torch_modules, torch_steps and
+// torch_op_activities rows (op_sum and module_sum read nothing else).
+TEST(PytorchObserverRoute, GivesTheRowsOfTheNvtxRoute) {
+  TempDir dir;
+  const auto import = [&](test::TorchRoute route, const std::string& name) {
+    const std::string log = dir.file(name + ".gslog");
+    test::write_pytorch_log(log, route);
+    (void)import_logs({log}, dir.file(name + ".sqlite"), ImportOptions{});
+    return open_trace(dir.file(name + ".sqlite"));
+  };
+  Database nvtx = import(test::TorchRoute::kNvtx, "nvtx");
+  Database observer = import(test::TorchRoute::kObserver, "observer");
+  const char* queries[] = {
+      "SELECT group_concat(r, '|') FROM (SELECT e.id || ',' || s.value || ',' || e.tid || ',' || e.start_ns || ',' || "
+      "ifnull(e.end_ns, '') || ',' || ifnull(e.depth, '') || ',' || ifnull(e.parent_id, '') || ',' || e.style AS r "
+      "FROM nvtx_events e LEFT JOIN strings s ON s.id = e.text_id ORDER BY e.id)",
+      "SELECT group_concat(r, '|') FROM (SELECT nvtx_id || ',' || name || ',' || ifnull(seq, '') || ',' || "
+      "ifnull(op_id, '') || ',' || ifnull(sizes, '') || ',' || is_backward || ',' || ifnull(parent_op, '') || ',' || "
+      "ifnull(forward_op, '') || ',' || ifnull(module_id, '') || ',' || duration_ns AS r FROM v_torch_ops "
+      "ORDER BY nvtx_id)",
+      "SELECT group_concat(r, '|') FROM (SELECT nvtx_id || ',' || path || ',' || class_name || ',' || "
+      "ifnull(parent_module, '') AS r FROM v_torch_modules ORDER BY nvtx_id)",
+      "SELECT group_concat(r, '|') FROM (SELECT step || ',' || start_ns || ',' || end_ns AS r FROM torch_steps "
+      "ORDER BY step)",
+      "SELECT group_concat(r, '|') FROM (SELECT correlation_id || ',' || op_nvtx_id AS r FROM torch_op_activities "
+      "ORDER BY correlation_id)",
+      "SELECT COUNT(*) FROM data_loss",
+  };
+  for (const char* q : queries) {
+    const auto want = nvtx.query_text(q);
+    ASSERT_TRUE(want.has_value()) << q;
+    EXPECT_EQ(observer.query_text(q), want) << q;
+  }
+  EXPECT_EQ(observer.query_int("SELECT COUNT(*) FROM torch_ops"), 11);
+  EXPECT_EQ(observer.query_int("SELECT COUNT(*) FROM torch_modules"), 6);
+  // The user's range was recorded through NVTX in both: it is no operator.
+  EXPECT_EQ(observer.query_int("SELECT COUNT(*) FROM v_torch_ops WHERE name LIKE 'step%'"), 0);
+  EXPECT_EQ(observer.query_int("SELECT COUNT(*) FROM nvtx_events e JOIN strings s ON s.id = e.text_id "
+                               "WHERE s.value = 'step 0'"),
+            1);
+}
+
+// Shapes come as one interned text per call; the importer writes them as PyTorch's NVTX observer
+// does, and torch_ops.sizes keeps them. An edge type the importer does not know is left out.
+TEST(PytorchObserverRoute, ShapesAndUnknownEdges) {
+  TempDir dir;
+  const std::string log = dir.file("s.gslog");
+  {
+    LogBuilder b(log, kPid);
+    b.process(0);
+    b.torch_op(log::TorchOpEventType::kOpBegin, 1000, kMain, "aten::add", -1, 346, "[[32, 64], [32, 64], []]");
+    b.torch_op(static_cast<log::TorchOpEventType>(9), 1500, kMain, "later");
+    b.torch_op(log::TorchOpEventType::kEnd, 2000, kMain);
+    b.end(3000);
+  }
+  (void)import_logs({log}, dir.file("s.sqlite"), ImportOptions{});
+  Database db = open_trace(dir.file("s.sqlite"));
+  EXPECT_EQ(db.query_text("SELECT s.value FROM nvtx_events e JOIN strings s ON s.id = e.text_id"),
+            "aten::add, op_id = 346, sizes = [[32, 64], [32, 64], []]");
+  EXPECT_EQ(db.query_text("SELECT name || ' ' || op_id || ' ' || sizes || ' ' || duration_ns FROM v_torch_ops"),
+            "aten::add 346 [[32, 64], [32, 64], []] 1000");
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM nvtx_events"), 1);
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM data_loss"), 0);
+}
+
+// The observer's measured cost per operator and module call goes into meta, as the launch cost
+// does; a cost it could not measure (NaN) is left out; a trace without the observer has none.
+TEST(PytorchObserverRoute, CostGoesIntoMeta) {
+  TempDir dir;
+  const auto import = [&](const std::string& name, bool cost) {
+    const std::string log = dir.file(name + ".gslog");
+    {
+      LogBuilder b(log, kPid);
+      b.process(0);
+      if (cost) b.torch_op_cost(212.5, std::numeric_limits<double>::quiet_NaN(), "in-process at start");
+      b.end(3000);
+    }
+    (void)import_logs({log}, dir.file(name + ".sqlite"), ImportOptions{});
+    return open_trace(dir.file(name + ".sqlite"));
+  };
+  Database with = import("with", true);
+  EXPECT_EQ(with.query_text("SELECT value FROM meta WHERE key = 'tracer_torch_op_cost_ns'"), "212.500000");
+  EXPECT_EQ(with.query_text("SELECT value FROM meta WHERE key = 'tracer_torch_cost_method'"), "in-process at start");
+  EXPECT_EQ(with.query_int("SELECT COUNT(*) FROM meta WHERE key = 'tracer_torch_module_cost_ns'"), 0);
+  Database without = import("without", false);
+  EXPECT_EQ(without.query_int("SELECT COUNT(*) FROM meta WHERE key LIKE 'tracer_torch%'"), 0);
 }
 
 }  // namespace

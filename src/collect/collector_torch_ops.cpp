@@ -1,0 +1,143 @@
+// The collector's side of gpuscope's PyTorch observer (collect/torch_ops_abi.hpp): the exported
+// C functions (on the program's threads: a thread-local ring, two ring writes per call) and the
+// writer thread's drain into TorchOpRecords.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "collect/collector.hpp"
+#include "collect/os_reads.hpp"
+#include "collect/torch_ops_abi.hpp"
+#include "store/data_loss_kinds.hpp"
+
+namespace gpuscope::collect::detail {
+namespace {
+
+thread_local collect::ThreadRing<collect::TorchOpEvent> t_torch;  // the calling thread's ring
+
+}  // namespace
+
+void Collector::torch_event(collect::TorchOpEvent e) noexcept {
+  if (!recording()) return;
+  collect::ThreadRing<collect::TorchOpEvent>& t = t_torch;
+  if (t.ring == nullptr) {
+    const std::uint32_t tid = current_tid();
+    if (tid == m_writer_tid.load(std::memory_order_relaxed)) return;
+    t.ring = m_torch_rings.add_ring(tid);
+    if (t.ring == nullptr) return;
+  }
+  e.ts_ns = m_fast_clock ? realtime_ns() : now_ns();
+  bool wake = false;
+  t.ring->push(e, &wake);
+  if (wake) {
+    m_wake.store(true, std::memory_order_release);
+    m_wake_cv.notify_one();
+  }
+}
+
+std::uint32_t Collector::torch_intern(std::string_view text) noexcept {
+  try {
+    std::lock_guard lock(m_torch_names_mutex);
+    const auto it = m_torch_name_ids.find(std::string(text));
+    if (it != m_torch_name_ids.end()) return it->second;
+    m_torch_names.emplace_back(text);
+    const auto id = static_cast<std::uint32_t>(m_torch_names.size());  // 1-based
+    m_torch_name_ids.emplace(std::string(text), id);
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+void Collector::torch_cost(double op_ns, double module_ns, std::string method) noexcept {
+  HostEvent e;
+  e.kind = HostEvent::Kind::kTorchOpCost;
+  e.domain_id = std::bit_cast<std::uint64_t>(op_ns);  // the two doubles ride in the id fields
+  e.range_id = std::bit_cast<std::uint64_t>(module_ns);
+  e.text = std::move(method);
+  post(std::move(e));
+}
+
+// Writer thread: every thread's ring into TorchOpRecords, names interned into the log on first use.
+void Collector::drain_torch_op_rings() {
+  std::uint64_t dropped = 0;
+  const auto log_string = [&](std::uint32_t id) -> std::uint64_t {
+    if (id == 0) return 0;
+    if (id >= m_torch_name_strings.size()) m_torch_name_strings.resize(id + 1, 0);
+    std::uint64_t& s = m_torch_name_strings[id];
+    if (s == 0) {
+      std::string text;
+      {
+        std::lock_guard lock(m_torch_names_mutex);
+        if (id <= m_torch_names.size()) text = m_torch_names[id - 1];
+      }
+      s = m_writer.intern(text);
+    }
+    return s;
+  };
+  m_torch_rings.drain_all_with_ring(
+      [&](const collect::TorchOpRing& ring, const collect::TorchOpEvent& e) {
+        log::TorchOpRecord r{};
+        r.ts_ns = e.ts_ns;
+        r.seq = e.seq;
+        r.op_id = e.op_id;
+        r.name_string = log_string(e.name_id);
+        r.shapes_string = log_string(e.shapes_id);
+        r.thread_id = ring.thread_id;
+        r.type = e.type;
+        m_writer.add(log::RecordKind::kTorchOp, r);
+      },
+      &dropped);
+  write_data_loss(store::DataLossKind::kTorchOpRecordsDropped, dropped);
+}
+
+}  // namespace gpuscope::collect::detail
+
+namespace {
+
+void torch_edge(gpuscope::core::log::TorchOpEventType type, std::uint32_t name_id = 0, std::int64_t seq = 0,
+                std::uint64_t op_id = 0, std::uint32_t shapes_id = 0) noexcept {
+  if (gpuscope::collect::detail::Collector* c = gpuscope::collect::detail::Collector::active()) {
+    c->torch_event(gpuscope::collect::TorchOpEvent{0, seq, op_id, name_id, shapes_id, static_cast<std::uint8_t>(type)});
+  }
+}
+
+}  // namespace
+
+using gpuscope::collect::detail::Collector;
+using EdgeType = gpuscope::core::log::TorchOpEventType;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int gpuscope_torch_attach(void) noexcept {
+  return Collector::get_or_init() != nullptr ? kGpuscopeTorchAbiVersion : 0;
+}
+
+__attribute__((visibility("default"))) std::uint32_t gpuscope_torch_intern(const char* text, std::size_t len) noexcept {
+  Collector* c = Collector::active();
+  if (c == nullptr || text == nullptr) return 0;
+  return c->torch_intern(std::string_view(text, len));
+}
+
+__attribute__((visibility("default"))) void gpuscope_torch_op_begin(std::uint32_t name_id, std::int64_t seq,
+                                                                    std::uint64_t op_id,
+                                                                    std::uint32_t shapes_id) noexcept {
+  torch_edge(EdgeType::kOpBegin, name_id, seq, op_id, shapes_id);
+}
+
+__attribute__((visibility("default"))) void gpuscope_torch_module_begin(std::uint32_t name_id) noexcept {
+  torch_edge(EdgeType::kModuleBegin, name_id);
+}
+
+__attribute__((visibility("default"))) void gpuscope_torch_end(void) noexcept { torch_edge(EdgeType::kEnd); }
+
+__attribute__((visibility("default"))) void gpuscope_torch_cost(double op_ns, double module_ns,
+                                                                const char* method) noexcept {
+  try {
+    if (Collector* c = Collector::active()) c->torch_cost(op_ns, module_ns, method != nullptr ? method : "");
+  } catch (...) {
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,319 @@
+// gpuscope's PyTorch operator observer (`gpuscope trace --pytorch=ops[,modules,shapes]`): a
+// global RecordFunction callback that hands each operator call to gpuscope's collector through
+// its C ABI (src/collect/torch_ops_abi.hpp) as an interned name id, the sequence number, the
+// RecordFunction handle and, with shapes, an interned shapes id: no text is formatted or copied
+// per call (PyTorch's NVTX observer formats "NAME, seq = N, op_id = M" for every call). The
+// importer makes the same text back from the records (core::op_range_text).
+//
+// Built on first use against the program's own torch by sitecustomize.py
+// (torch.utils.cpp_extension, cached per torch version, C++ ABI, Python version and this file's
+// hash); a plain CPython module (no pybind11) so that it compiles in seconds and a module range
+// costs one C call per edge. Nothing here throws into PyTorch: a callback that cannot record
+// records nothing.
+//
+// Python API (module gpuscope_torch_ops):
+//   attach(path) -> int          dlopen the collector (CUDA_INJECTION64_PATH) and resolve the ABI;
+//                                returns the ABI version; raises RuntimeError when it cannot
+//   install_ops(shapes: bool)    adds the global callback (all RecordFunction scopes, as PyTorch's
+//                                NVTX observer: operators, backward nodes, user scopes)
+//   uninstall_ops()              removes it (at exit)
+//   intern(text) -> int          a module range's text -> its id
+//   module_begin(id), end()      a module range's edges (the nn.Module.__call__ wrapper)
+//   calibrate_ops(blocks, calls) -> (with_ns, without_ns): median ns per RecordFunction scope
+//                                with the callback writing into a scratch sink, and with it off
+//   scratch_begin(id), scratch_end()  the module edges' work into the scratch sink (calibration)
+//   cost(op_ns, module_ns, method)    stores the measured costs in the trace
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+#include <time.h>
+
+#include <ATen/record_function.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+struct Abi {
+  int (*attach)() = nullptr;
+  std::uint32_t (*intern)(const char*, std::size_t) = nullptr;
+  void (*op_begin)(std::uint32_t, std::int64_t, std::uint64_t, std::uint32_t) = nullptr;
+  void (*module_begin)(std::uint32_t) = nullptr;
+  void (*end)() = nullptr;
+  void (*cost)(double, double, const char*) = nullptr;
+};
+Abi g_abi;
+bool g_shapes = false;
+bool g_installed = false;
+at::CallbackHandle g_handle = 0;
+
+// Calibration: the callback's work goes into this thread's scratch sink instead of the
+// collector (same clock reads and a record store; no trace rows).
+struct ScratchRecord {
+  std::uint64_t ts;
+  std::int64_t seq;
+  std::uint64_t op_id;
+  std::uint32_t name_id, shapes_id;
+};
+thread_local bool t_scratch = false;
+thread_local ScratchRecord t_sink[64];
+thread_local unsigned t_sink_at = 0;
+
+inline std::uint64_t clock_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void scratch(std::uint32_t name_id, std::int64_t seq, std::uint64_t op_id, std::uint32_t shapes_id) {
+  t_sink[t_sink_at++ & 63] = ScratchRecord{clock_ns(), seq, op_id, name_id, shapes_id};
+}
+
+// A name's id, per thread by the name's address (an operator's name lives as long as its
+// registration), the text compared so that a reused address is never taken for another name.
+struct NameEntry {
+  std::uint32_t id;
+  std::string text;
+};
+thread_local std::unordered_map<const char*, NameEntry> t_names;
+thread_local std::unordered_map<std::string, std::uint32_t> t_shapes;
+
+std::uint32_t name_id(const char* name) {
+  if (name == nullptr) return 0;
+  const auto it = t_names.find(name);
+  if (it != t_names.end() && it->second.text == name) return it->second.id;
+  const std::uint32_t id = t_scratch ? 1 : g_abi.intern(name, std::strlen(name));  // scratch: calibration's name only
+  t_names.insert_or_assign(name, NameEntry{id, name});
+  return id;
+}
+
+// The input shapes as PyTorch's NVTX observer writes them (torch/csrc/profiler/util.cpp:
+// inputSizes + shapesToStr), interned per distinct text.
+std::uint32_t shapes_id(const at::RecordFunction& fn) {
+  std::string text = "[";
+  bool first = true;
+  const auto add = [&](const c10::IValue& v) {
+    if (!first) text += ", ";
+    first = false;
+    text += '[';
+    if (v.isTensor() && v.toTensor().defined()) {
+      bool d_first = true;
+      for (const std::int64_t d : v.toTensor().sizes()) {
+        if (!d_first) text += ", ";
+        d_first = false;
+        text += std::to_string(d);
+      }
+    }
+    text += ']';
+  };
+  for (const c10::IValue& input : fn.inputs()) {
+#if TORCH_VERSION_MAJOR >= 2
+    if (input.isList()) {  // inputSizes(fn, true): a list's tensors flattened in
+      bool any = false;
+      for (const c10::IValue& t : input.toListRef()) {
+        if (t.isTensor() && t.toTensor().defined()) {
+          add(t);
+          any = true;
+        }
+      }
+      if (!any) add(c10::IValue());
+      continue;
+    }
+#endif
+    add(input);
+  }
+  text += ']';
+  if (t_scratch) return 1;
+  const auto it = t_shapes.find(text);
+  if (it != t_shapes.end()) return it->second;
+  const std::uint32_t id = g_abi.intern(text.data(), text.size());
+  t_shapes.emplace(std::move(text), id);
+  return id;
+}
+
+// The begin is written whatever fails before it, so every end has its begin.
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  std::uint32_t name = 0, shapes = 0;
+  try {
+    name = name_id(fn.name());
+  } catch (...) {
+  }
+  if (g_shapes && fn.needsInputs()) {
+    try {
+      shapes = shapes_id(fn);
+    } catch (...) {  // inputs PyTorch did not box for this call (torch 1.13 asserts): no shapes
+    }
+  }
+  if (t_scratch) {
+    scratch(name, fn.seqNr(), fn.handle(), shapes);
+  } else {
+    g_abi.op_begin(name, fn.seqNr(), fn.handle(), shapes);
+  }
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction&, at::ObserverContext*) {
+  if (t_scratch) {
+    scratch(0, 0, 0, 0);
+  } else {
+    g_abi.end();
+  }
+}
+
+PyObject* attach(PyObject*, PyObject* arg) {
+  const char* path = PyUnicode_AsUTF8(arg);
+  if (path == nullptr) return nullptr;
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "cannot open the collector %s: %s", path, dlerror());
+    return nullptr;
+  }
+  Abi a;
+  a.attach = reinterpret_cast<decltype(a.attach)>(dlsym(lib, "gpuscope_torch_attach"));
+  a.intern = reinterpret_cast<decltype(a.intern)>(dlsym(lib, "gpuscope_torch_intern"));
+  a.op_begin = reinterpret_cast<decltype(a.op_begin)>(dlsym(lib, "gpuscope_torch_op_begin"));
+  a.module_begin = reinterpret_cast<decltype(a.module_begin)>(dlsym(lib, "gpuscope_torch_module_begin"));
+  a.end = reinterpret_cast<decltype(a.end)>(dlsym(lib, "gpuscope_torch_end"));
+  a.cost = reinterpret_cast<decltype(a.cost)>(dlsym(lib, "gpuscope_torch_cost"));
+  if (!a.attach || !a.intern || !a.op_begin || !a.module_begin || !a.end || !a.cost) {
+    PyErr_Format(PyExc_RuntimeError, "the collector %s has no PyTorch observer interface (an older gpuscope)", path);
+    return nullptr;
+  }
+  const int version = a.attach();
+  if (version != 1) {
+    PyErr_Format(PyExc_RuntimeError, "the collector %s is off or speaks interface %d (this observer: 1)", path,
+                 version);
+    return nullptr;
+  }
+  g_abi = a;
+  return PyLong_FromLong(version);
+}
+
+PyObject* install_ops(PyObject*, PyObject* arg) {
+  if (g_abi.op_begin == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "attach() first");
+    return nullptr;
+  }
+  if (g_installed) Py_RETURN_NONE;
+  g_shapes = PyObject_IsTrue(arg) == 1;
+  try {
+    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(g_shapes).needsIds(true));
+  } catch (const std::exception& e) {
+    PyErr_Format(PyExc_RuntimeError, "PyTorch refused the RecordFunction callback: %s", e.what());
+    return nullptr;
+  }
+  g_installed = true;
+  Py_RETURN_NONE;
+}
+
+PyObject* uninstall_ops(PyObject*, PyObject*) {
+  if (g_installed) {
+    at::removeCallback(g_handle);
+    g_installed = false;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* intern(PyObject*, PyObject* arg) {
+  Py_ssize_t len = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(arg, &len);
+  if (text == nullptr) return nullptr;
+  if (g_abi.intern == nullptr) return PyLong_FromLong(0);
+  return PyLong_FromUnsignedLong(g_abi.intern(text, static_cast<std::size_t>(len)));
+}
+
+PyObject* module_begin(PyObject*, PyObject* arg) {
+  const unsigned long id = PyLong_AsUnsignedLong(arg);
+  if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
+  g_abi.module_begin(static_cast<std::uint32_t>(id));
+  Py_RETURN_NONE;
+}
+
+PyObject* end(PyObject*, PyObject*) {
+  g_abi.end();
+  Py_RETURN_NONE;
+}
+
+PyObject* scratch_begin(PyObject*, PyObject* arg) {
+  const unsigned long id = PyLong_AsUnsignedLong(arg);
+  if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
+  scratch(static_cast<std::uint32_t>(id), 0, 0, 0);
+  Py_RETURN_NONE;
+}
+
+PyObject* scratch_end(PyObject*, PyObject*) {
+  scratch(0, 0, 0, 0);
+  Py_RETURN_NONE;
+}
+
+// Median ns per RecordFunction scope over `blocks` blocks of `calls`, the callback on (writing
+// into the scratch sink) and off, blocks alternating.
+PyObject* calibrate_ops(PyObject*, PyObject* args) {
+  int blocks = 0, calls = 0;
+  if (!PyArg_ParseTuple(args, "ii", &blocks, &calls)) return nullptr;
+  if (!g_installed || blocks < 1 || calls < 1) {
+    PyErr_SetString(PyExc_RuntimeError, "install_ops() first; blocks and calls >= 1");
+    return nullptr;
+  }
+  std::vector<double> with, without;
+  const auto block = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) {
+      RECORD_FUNCTION_WITH_SCOPE(at::RecordScope::FUNCTION, "gpuscope::calibrate", c10::ArrayRef<const c10::IValue>{});
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / calls;
+  };
+  t_scratch = true;
+  try {
+    for (int b = 0; b < blocks; ++b) {
+      with.push_back(block());
+      at::disableCallback(g_handle);
+      without.push_back(block());
+      at::reenableCallback(g_handle);
+    }
+  } catch (...) {
+  }
+  t_scratch = false;
+  const auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  return Py_BuildValue("(dd)", median(with), median(without));
+}
+
+PyObject* cost(PyObject*, PyObject* args) {
+  double op_ns = 0, module_ns = 0;
+  const char* method = nullptr;
+  if (!PyArg_ParseTuple(args, "dds", &op_ns, &module_ns, &method)) return nullptr;
+  if (g_abi.cost != nullptr) g_abi.cost(op_ns, module_ns, method);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef g_methods[] = {
+    {"attach", attach, METH_O, "Opens the collector at PATH and resolves its PyTorch observer interface."},
+    {"install_ops", install_ops, METH_O, "Adds the global RecordFunction callback (shapes: record input shapes)."},
+    {"uninstall_ops", uninstall_ops, METH_NOARGS, "Removes the callback."},
+    {"intern", intern, METH_O, "The id of a text (a module range's)."},
+    {"module_begin", module_begin, METH_O, "A module range starts (its text's id)."},
+    {"end", end, METH_NOARGS, "The innermost range of this thread ends."},
+    {"scratch_begin", scratch_begin, METH_O, "module_begin's work, into a scratch sink (calibration)."},
+    {"scratch_end", scratch_end, METH_NOARGS, "end's work, into a scratch sink (calibration)."},
+    {"calibrate_ops", calibrate_ops, METH_VARARGS, "(with_ns, without_ns) per RecordFunction scope."},
+    {"cost", cost, METH_VARARGS, "Stores the measured costs (op_ns, module_ns, method) in the trace."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "gpuscope_torch_ops", "gpuscope's PyTorch operator observer", -1,
+                        g_methods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit_gpuscope_torch_ops() { return PyModule_Create(&g_module); }

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""validation/steady_check.py without a GPU: its reading and judging on the committed traces.
+
+  - align_steps / own_warmup on hand-made step times;
+  - compare() at token level (a generate() loop whose steps gpuscope found per token);
+  - gpuscope stats on BUILD/test-data/cnn-pytorch.sqlite (PyTorch steps) and on cnn.sqlite with its
+    NVTX ranges removed (iterations found in the GPU work), each against a made-up own clock: one
+    that agrees (pass), one 20 % faster (fail), one whose warm-up gpuscope counts as steady (fail);
+    top's steady idle share against made-up untraced clocks (within 5 points: pass; 12 off: fail);
+  - the whole script (main) against a fake gpuscope whose `trace` runs the program and puts a
+    committed trace in place: a program that passes, one whose package is missing (JAX: skipped,
+    and why), step_loop not built (skipped), the tables and the exit status.
+
+Usage: test_steady_check.py BUILD
+"""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "validation"))
+import steady_check as sc  # noqa: E402
+
+FAILS = []
+
+
+def check(cond, what, got=None):
+    print(f"  {'ok  ' if cond else 'FAIL'} {what}" + ("" if got is None else f" (got {got})"))
+    if not cond:
+        FAILS.append(what)
+
+
+def write_clock(path, ms, tokens=None, start_ns=1_000_000_000):
+    t = start_ns
+    lines = [json.dumps({"kind": "start", "end_ns": t})]
+    for i, m in enumerate(ms):
+        t += int(m * 1e6)
+        lines.append(json.dumps({"kind": "step", "i": i, "ms": m, "end_ns": t}))
+    for i, m in enumerate(tokens or []):
+        lines.append(json.dumps({"kind": "token", "i": i, "call": 0, "ms": m, "end_ns": t}))
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def pure():
+    print("pure functions")
+    check(sc.own_warmup([50, 10, 5, 4, 3.5, 3.3, 3.2, 3.3]) == 3, "own warm-up: leading steps over 1.25 x",
+          sc.own_warmup([50, 10, 5, 4, 3.5, 3.3, 3.2, 3.3]))
+    check(sc.own_warmup([3.3, 3.2, 3.4, 3.3]) == 0, "own warm-up: none when the first step is not slow")
+    prog = [50, 10, 5, 4, 3.5, 5.4, 3.1, 3.35, 3.5, 3.3, 3.0, 3.3, 3.2, 3.3, 3.4]
+    walls = [5.417, 3.098, 3.347, 3.509, 3.300, 3.013]
+    o, cost = sc.align_steps(walls, prog)
+    check(o == 5, "align_steps: a captured stretch found by its slow first step", (o, round(cost, 3)))
+    steady = [3.3, 3.31, 3.29, 3.3, 3.32, 3.3, 3.28, 3.3]
+    o, _ = sc.align_steps([3.3] * 5, [20.0] + steady)
+    check(o == len(steady) + 1 - 5, "align_steps: alike steps end on the program's last step", o)
+    # A generate() loop: 4 calls of 8 tokens; gpuscope found tokens (the first of each call slower).
+    tokens = []
+    for _ in range(4):
+        tokens += [30.0] + [5.0] * 7
+    tokens[0] = 400.0
+    calls = [400 + 35 + 35, 30 + 35 + 35, 30 + 35 + 35, 30 + 35 + 35]
+    clock = {"steps": calls, "tokens": tokens, "start_ns": 0, "step_end_ns": [], "token_end_ns": []}
+    steps = [{"step": k, "wall_ms": w * 1.01, "busy_ms": 1.0,
+              "state": "warm-up" if k == 0 else ("outlier" if w > 10 else "steady"), "pid": 1}
+             for k, w in enumerate(tokens[1:])]
+    stats = {"steps": steps, "source": "iterations found in the GPU work", "judged": "judged ...",
+             "steady_note": None, "gs_median_ms": 5.05}
+    row = sc.compare(stats, clock, 5.0)
+    check(row["level"] == "token", "generate: the token level matches gpuscope's steps", row.get("level"))
+    check(row["status"] == "pass" and abs(row["err_pct"] - 1.0) < 0.01, "generate: +1 % at token level passes",
+          (row["status"], row.get("err_pct"), row.get("why")))
+    check(row["own_warmup"] == 1, "generate: the own warm-up is the first (cold) token", row.get("own_warmup"))
+
+
+def with_traces(build, tmp):
+    gs = build / "bin" / "gpuscope"
+    print("committed traces")
+    shutil.copy(build / "test-data" / "cnn-pytorch.sqlite", tmp / "cnn-pytorch.sqlite")
+    st = sc.gpuscope_stats(gs, tmp / "cnn-pytorch.sqlite", 539)
+    check((tmp / "cnn-pytorch.stats.json").exists(), "the stats JSON kept beside the trace")
+    check(st["source"] == "PyTorch training steps", "cnn-pytorch: steps from the optimizer marks", st["source"])
+    check(st["judged"] and st["judged"].startswith("judged the steady state"), "cnn-pytorch: the judged window line")
+    check(abs(st["gs_median_ms"] - 3.386976) < 1e-6, "cnn-pytorch: gpuscope's steady median", st["gs_median_ms"])
+    check(st["idle_untraced_pct"] is not None and 80 <= st["idle_untraced_pct"] <= 95,
+          "cnn-pytorch: top's idle share without gpuscope's cost", st["idle_untraced_pct"])
+    own = [6080.5, 4.5, 3.52, 3.40, 3.31, 3.28]
+    write_clock(tmp / "a.jsonl", own)
+    row = sc.compare(st, sc.read_clock(tmp / "a.jsonl"), 5.0)
+    check(row["status"] == "pass", "cnn-pytorch, an agreeing clock: pass", row.get("why"))
+    check(row["method"].startswith("by optimizer.step() number"), "cnn-pytorch: matched by step number")
+    check(row["own_warmup"] == 2 and row["first_steady_own_step"] == 2 and row["warmup_left_out"],
+          "cnn-pytorch: 2 own warm-up steps, first steady step 2", (row["own_warmup"], row["first_steady_own_step"]))
+    check(abs(row["own_median_same_ms"] - 3.40) < 1e-9, "cnn-pytorch: own (upper) median over steps 2-5",
+          row["own_median_same_ms"])
+    write_clock(tmp / "b.jsonl", [m * 0.8 for m in own])
+    row = sc.compare(st, sc.read_clock(tmp / "b.jsonl"), 5.0)
+    check(row["status"] == "fail" and "limit 5.0 %" in row["why"], "cnn-pytorch, a clock 20 % faster: fail",
+          row.get("why"))
+    write_clock(tmp / "c.jsonl", [6080.5, 4.5, 9.0, 3.40, 3.31, 3.28])
+    row = sc.compare(st, sc.read_clock(tmp / "c.jsonl"), 5.0)
+    check(row["status"] == "fail" and "warm-up not left out" in row["why"],
+          "cnn-pytorch, an own warm-up step gpuscope calls steady: fail", row.get("why"))
+
+    # Part 2: the steady idle share against an untraced clock (busy per step: 0.3499 ms).
+    write_clock(tmp / "u.jsonl", [100.0, 3.0, 3.0, 3.1, 3.0, 3.05, 3.0, 3.0])
+    row = sc.compare_idle(st, sc.read_clock(tmp / "u.jsonl"), 5.0, sc.read_clock(tmp / "a.jsonl"))
+    check(row["status"] == "pass" and abs(row["untraced_idle_pct"] - 88.32) < 0.05 and row["untraced_warmup"] == 1,
+          "idle: 89 % vs the untraced 88.3 % passes", (row.get("untraced_idle_pct"), row.get("diff_points")))
+    check(row["traced_own_ms"] == 3.40, "idle: the traced program's own step beside", row.get("traced_own_ms"))
+    write_clock(tmp / "v.jsonl", [100.0] + [1.5] * 7)
+    row = sc.compare_idle(st, sc.read_clock(tmp / "v.jsonl"), 5.0)
+    check(row["status"] == "fail" and "limit 5.0" in row["why"], "idle: 89 % vs the untraced 76.7 % fails",
+          row.get("why"))
+
+    # The iterations path: the cnn capture without its NVTX ranges.
+    db = tmp / "cnn-nonvtx.sqlite"
+    shutil.copy(build / "test-data" / "cnn.sqlite", db)
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM nvtx_events")
+    con.commit()
+    con.close()
+    st = sc.gpuscope_stats(gs, db)
+    check(st["source"] == "iterations found in the GPU work", "cnn without NVTX: iterations found", st["source"])
+    write_clock(tmp / "d.jsonl", [50, 10, 5, 4, 3.5, 5.43, 3.09, 3.36, 3.5, 3.31, 3.02, 3.3, 3.2, 3.3, 3.4])
+    row = sc.compare(st, sc.read_clock(tmp / "d.jsonl"), 5.0)
+    check(row["status"] == "pass" and row["method"].startswith("by the sequence of step times (offset +5"),
+          "cnn without NVTX: matched at step 5, pass", (row.get("method"), row.get("why")))
+    check(row["first_steady_own_step"] == 6 and row["own_warmup"] == 3, "cnn without NVTX: warm-up left out",
+          (row["first_steady_own_step"], row["own_warmup"]))
+    return st
+
+
+def fake_run(build, tmp):
+    print("the whole script against a fake gpuscope")
+    fake = tmp / "fakebuild"
+    (fake / "bin").mkdir(parents=True)
+    traces = tmp / "canned"
+    traces.mkdir()
+    shutil.copy(build / "test-data" / "cnn-pytorch.sqlite", traces / "resnet18.sqlite")
+    real = build / "bin" / "gpuscope"
+    # trace: runs the program, then puts the canned trace where -o names it; stats: the real one.
+    (fake / "bin" / "gpuscope").write_text(f"""#!/usr/bin/env python3
+import os, shutil, subprocess, sys
+a = sys.argv[1:]
+if a[0] != "trace":
+    os.execv({str(real)!r}, [{str(real)!r}] + a)
+out = a[a.index("-o") + 1]
+cmd = a[a.index("--") + 1:]
+r = subprocess.run(cmd)
+name = os.path.basename(out).split(".")[0]
+canned = os.path.join({str(traces)!r}, name + ".sqlite")
+if r.returncode == 0 and os.path.exists(canned):
+    shutil.copy(canned, out + ".sqlite")
+sys.exit(r.returncode)
+""")
+    # python: resnet18 writes a clock that agrees with the canned trace; the others run for real
+    # (steady_programs.py exits 77 without torch or JAX).
+    clock_lines = (tmp / "a.jsonl").read_text()
+    (fake / "python").write_text(f"""#!/usr/bin/env python3
+import os, sys
+if sys.argv[2] == "resnet18":
+    open(os.environ["GPUSCOPE_STEADY_CLOCK"], "w").write({clock_lines!r})
+    print("RESULT program=resnet18 steps=6 median_ms=3.3 first_ms=6080.5 pid=539")
+    sys.exit(0)
+os.execv({sys.executable!r}, [{sys.executable!r}] + sys.argv[1:])
+""")
+    for f in (fake / "bin" / "gpuscope", fake / "python"):
+        f.chmod(0o755)
+    out = tmp / "out"
+    r = subprocess.run([sys.executable, str(REPO / "validation" / "steady_check.py"), "--build", str(fake), "--out",
+                        str(out), "--programs", "cpp,resnet18,jax", "--no-idle", "--python", str(fake / "python")],
+                       capture_output=True, text=True, timeout=120)
+    print("\n".join("    " + ln for ln in r.stdout.splitlines()[-14:]))
+    if r.stderr.strip():
+        print("    stderr: " + r.stderr.strip()[-1500:])
+    check(r.returncode == 1, "exit 1 with skipped rows (no --allow-skip)", r.returncode)
+    check((out / "steady_work" / "resnet18.stats.json").exists(), "the work folder keeps the stats JSON")
+    doc = json.loads((out / "steady_check.json").read_text())
+    rows = {x["program"]: x for x in doc["steady"]}
+    check(rows["resnet18"]["status"] == "pass", "resnet18 row passes", rows["resnet18"].get("why"))
+    check(rows["jax"]["status"] == "skipped" and "needs JAX" in rows["jax"]["why"], "jax row: skipped, needs JAX",
+          rows["jax"].get("why"))
+    check(rows["cpp"]["status"] == "skipped" and "step_loop is not built" in rows["cpp"]["why"],
+          "cpp row: skipped, step_loop not built", rows["cpp"].get("why"))
+    md = (out / "steady_check.md").read_text()
+    check("| resnet18 | 3.400 | 3.387 | -0.38 % |" in md, "the table's resnet18 row", md.splitlines()[6:8])
+    (out / "steady_work" / "resnet18.sqlite").unlink()  # as the work folder travels back: without traces
+    r = subprocess.run([sys.executable, str(REPO / "validation" / "steady_check.py"), "--build", str(fake), "--out",
+                        str(out), "--programs", "resnet18", "--no-idle", "--analyze-only"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and "| resnet18 | 3.400 | 3.387 | -0.38 % |" in (out / "steady_check.md").read_text(),
+          "--analyze-only reads the work folder again, the trace gone (its stats JSON): exit 0, same row",
+          r.stderr.strip()[-300:])
+    r = subprocess.run([sys.executable, str(REPO / "validation" / "steady_check.py"), "--build", str(tmp / "none"),
+                        "--out", str(out)], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "no gpuscope binary" in r.stderr, "no gpuscope binary: exit 2 and why",
+          r.stderr.strip())
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    build = Path(sys.argv[1]).resolve()
+    for need in (build / "bin" / "gpuscope", build / "test-data" / "cnn-pytorch.sqlite",
+                 build / "test-data" / "cnn.sqlite"):
+        if not need.exists():
+            print(f"FAIL: {need} not found (build gpuscope and test_traces first)")
+            return 1
+    tmp = Path(tempfile.mkdtemp(prefix="steady-check-test-"))
+    try:
+        pure()
+        with_traces(build, tmp)
+        fake_run(build, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{'FAIL: ' + '; '.join(FAILS) if FAILS else 'all checks passed'}")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,523 @@
+#!/usr/bin/env python3
+"""gpuscope's steady state on a plain `gpuscope trace` against each program's own per-step clock (issue 39).
+
+Six programs, each timing itself step by step (a synchronize, then the clock: validation/
+steady_programs.py and examples/cuda/step_loop.cu), each with a warm-up that differs from its
+steady steps:
+  resnet18, transformer, generate, lightning, jax (validation/steady_programs.py) and cpp
+  (build/bin/step_loop, a C++ loop of repeated kernels with an autotuning warm-up).
+
+1. Steady iteration: each runs under `gpuscope trace -o WORK/NAME -f -- PROGRAM` (no other flag;
+   GPUSCOPE_STEADY_CLOCK names its clock file), then `gpuscope stats WORK/NAME.sqlite -r
+   step_sum,gpu_util,top --format json`. step_sum lists the steps of the source the judged window
+   took them from (PyTorch optimizer-step marks, NVTX step ranges, or iterations found in the GPU
+   work) with each step's wall time and state (warm-up, steady, outlier); gpu_util's note says
+   which window is judged. gpuscope's steady iteration time is the median wall time of its steady
+   steps (as step_sum's note states it: the upper one of two middle values); the program's is the
+   median of its own clock over the same steps, taken alike. The steps are matched by optimizer-step number where gpuscope's steps are the PyTorch
+   marks, else by their sequence of wall times against the program's (align_steps: the offset whose
+   durations agree best; ties go to the offset that ends both on the last step); for generate the
+   program clocks both generate() calls and tokens, and the level that matches gpuscope's steps
+   better is the one compared. Targets: |gpuscope - own| <= --tolerance-pct (5) % of own; at least
+   3 steady steps found; the program's own warm-up steps (the first steps while over 1.25 x the
+   median of its second half) all left out of gpuscope's steady steps.
+2. Steady GPU idle (resnet18, transformer): the program untraced (a separate process) and under
+   `gpuscope trace --pytorch=ops,modules`. gpuscope's steady GPU idle % is what `top` states on the
+   judged window for the untraced program (its header note: "the GPU's idle time (N % of the wall
+   time)", gpuscope's own cost taken out; else 100 - GPU Busy %); the untraced program's is
+   100 x (1 - traced GPU busy per step / untraced step time), the busy time per step being the
+   median GPU Busy (ms) of the steady steps in the same trace and the step time the untraced
+   program's own median after its warm-up. Target: within --idle-points (5) points.
+
+Writes OUT/steady_check.md and OUT/steady_check.json (one row per program, the idle rows), prints
+the table. A program that cannot run here (JAX, transformers, Lightning or torchvision missing,
+step_loop not built) is a row that says skipped and why; one left out by --budget-s says so too.
+Exit status: 0 when every row ran and passed, 1 otherwise (a skipped row too, unless
+--allow-skip), 2 for a usage error or a missing gpuscope binary.
+
+Usage: steady_check.py --build BUILD --out OUT [--programs cpp,resnet18,...] [--no-idle]
+                       [--budget-s 290] [--timeout 120] [--analyze-only]
+--analyze-only reads WORK (OUT/steady_work) as an earlier run left it (NAME.clock.jsonl,
+NAME.untraced.clock.jsonl, NAME.opsmod.clock.jsonl, the traces NAME.sqlite and NAME.opsmod.sqlite
+or, where they are gone, their NAME.stats.json and NAME.opsmod.stats.json; NAME.log) and runs
+nothing.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PROGRAMS_PY = REPO / "validation" / "steady_programs.py"
+SKIP = 77  # steady_programs.py: a package the program needs is missing
+
+# name: (title, steps, extra arguments); cpp runs build/bin/step_loop, the others steady_programs.py.
+PROGRAMS = {
+    "cpp": ("C++ loop of repeated kernels (examples/cuda/step_loop.cu, 3 autotuning warm-up iterations)", 60, []),
+    "resnet18": ("torchvision resnet18 training, batch 32, SGD, cuDNN autotuning", 40, []),
+    "transformer": ("small GPT training, bf16 autocast, SDPA, AdamW", 40, []),
+    "generate": ("HF transformers generate(), GPT-2 config, random weights, 16 tokens a call", 20, ["--new-tokens", "16"]),
+    "jax": ("JAX MLP, jitted SGD step (first call compiles)", 60, []),
+    "lightning": ("PyTorch Lightning Trainer.fit, DataLoader num_workers=2", 48, []),
+}
+IDLE_PROGRAMS = ("resnet18", "transformer")
+WARMUP_FACTOR = 1.25  # the program's own warm-up: leading steps over 1.25 x its second half's median
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+def read_clock(path):
+    """A program's clock file -> {"start_ns", "steps": [ms...], "step_end_ns": [...], "tokens": [ms...]}."""
+    out = {"start_ns": None, "steps": [], "step_end_ns": [], "tokens": [], "token_end_ns": []}
+    for line in Path(path).read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if r["kind"] == "start":
+            out["start_ns"] = r["end_ns"]
+        elif r["kind"] == "step":
+            out["steps"].append(float(r["ms"]))
+            out["step_end_ns"].append(r["end_ns"])
+        elif r["kind"] == "token":
+            out["tokens"].append(float(r["ms"]))
+            out["token_end_ns"].append(r["end_ns"])
+    return out
+
+
+_TO_MS = {"ms": 1.0, "ns": 1e-6, "us": 1e-3, "µs": 1e-3, "s": 1e3}
+
+
+def report_rows(rep):
+    """A Report's rows as dicts keyed 'Name' or 'Name (unit)' (step_sum has GPU Busy in ms and %); times in ms."""
+    cols = rep["columns"]
+    keys = [c["name"] + (f" ({c['unit']})" if c.get("unit") else "") for c in cols]
+    rows = []
+    for row in rep["rows"]:
+        d = {}
+        for c, k, v in zip(cols, keys, row):
+            unit = c.get("unit") or ""
+            if unit in _TO_MS and isinstance(v, (int, float)) and not isinstance(v, bool):
+                d[c["name"] + " (ms)"] = v * _TO_MS[unit]  # one spelling, whatever unit json carries
+            d[k] = v
+        rows.append(d)
+    return rows
+
+
+def notes(rep):
+    return [n["text"] if isinstance(n, dict) else str(n) for n in rep.get("notes", [])]
+
+
+def parse_stats(doc, pid=None):
+    """`gpuscope stats -r step_sum,gpu_util,top --format json` -> what this check reads.
+
+    steps: step_sum's rows (of `pid` when given) as {step, wall_ms, busy_ms, state, pid}; source: the
+    note "steps: ..."; judged: the window line of gpu_util/top ("judged the steady state: ..." or "no
+    repeating structure ..."); idle_untraced_pct: top's idle share of the wall time without gpuscope's
+    own cost; busy_pct: top's GPU Busy (%); gs_median_ms: the median of the steady steps as step_sum
+    computes it (the upper median)."""
+    reps = doc["reports"]
+    out = {"steps": [], "source": None, "steady_note": None, "judged": None, "idle_untraced_pct": None,
+           "idle_phrase": None, "busy_pct": None, "gpu_util_busy_pct": None}
+    ss = reps.get("step_sum")
+    if ss:
+        for r in report_rows(ss):
+            if pid is not None and r.get("PID") not in (None, pid):
+                continue
+            out["steps"].append({"step": r.get("Step"), "wall_ms": r.get("Wall (ms)"),
+                                 "busy_ms": r.get("GPU Busy (ms)"), "state": r.get("State"), "pid": r.get("PID")})
+        for n in notes(ss):
+            if n.startswith("steps: "):
+                out["source"] = n[len("steps: "):]
+            elif n.startswith("steady state:") or n.startswith("no steady state"):
+                out["steady_note"] = n
+    for name in ("gpu_util", "top"):
+        for n in notes(reps.get(name, {})):
+            if out["judged"] is None and (n.startswith("judged the steady state") or
+                                          n.startswith("no repeating structure")):
+                out["judged"] = n
+    top = reps.get("top")
+    if top:
+        rows = report_rows(top)
+        if rows:
+            out["busy_pct"] = rows[0].get("GPU Busy (%)")
+        for n in notes(top):
+            m = re.search(r"GPU's idle time \((<?\s*[\d.]+)\s*% of the wall time\)", n)
+            if m:
+                out["idle_untraced_pct"], out["idle_phrase"] = _pct(m.group(1)), "top: idle share without gpuscope's cost"
+                break
+        if out["idle_untraced_pct"] is None:
+            for n in notes(top):
+                m = re.search(r"GPU was idle (<?\s*[\d.]+)\s*%", n)
+                if m:
+                    out["idle_untraced_pct"], out["idle_phrase"] = _pct(m.group(1)), "top: 'the GPU was idle'"
+                    break
+        if out["idle_untraced_pct"] is None and out["busy_pct"] is not None:
+            out["idle_untraced_pct"], out["idle_phrase"] = 100.0 - out["busy_pct"], "top: 100 - GPU Busy (traced)"
+    gu = reps.get("gpu_util")
+    if gu:
+        rows = report_rows(gu)
+        if rows:
+            out["gpu_util_busy_pct"] = rows[0].get("Busy (%)")
+    steady = [s["wall_ms"] for s in out["steps"] if s["state"] == "steady" and s["wall_ms"] is not None]
+    out["gs_median_ms"] = upper_median(steady) if steady else None
+    return out
+
+
+def upper_median(xs):
+    """The median as step_sum states it: the middle value, the upper one of two (both clocks use it)."""
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def _pct(text):
+    return float(text.replace("<", "").strip())
+
+
+def gpuscope_stats(gs, db, pid=None, timeout=120):
+    """parse_stats of `gpuscope stats DB -r step_sum,gpu_util,top --format json`, the JSON kept beside the
+    trace as NAME.stats.json (the work folder travels without traces); where DB is gone, that file is read."""
+    db = Path(db)
+    saved = db.with_suffix(".stats.json")
+    if not db.exists() and saved.exists():
+        return parse_stats(json.loads(saved.read_text()), pid)
+    r = subprocess.run([str(gs), "stats", str(db), "-r", "step_sum,gpu_util,top", "--format", "json"],
+                       capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"gpuscope stats {db} exited {r.returncode}: {(r.stderr or r.stdout).strip()[-800:]}")
+    doc = json.loads(r.stdout)
+    if os.access(db.parent, os.W_OK):
+        saved.write_text(r.stdout)
+    return parse_stats(doc, pid)
+
+
+# ---- comparing --------------------------------------------------------------------------------
+
+def own_warmup(ms):
+    """How many leading steps of the program's own clock are warm-up: while over 1.25 x the median of its
+    second half (at least that many steps are slow at the start; 0 when the first is not)."""
+    if len(ms) < 4:
+        return 0
+    ref = statistics.median(ms[len(ms) // 2:])
+    n = 0
+    while n < len(ms) and ms[n] > WARMUP_FACTOR * ref:
+        n += 1
+    return n
+
+
+def align_steps(walls, prog_ms):
+    """Offset o so that gpuscope's step k is the program's step o + k, from the durations alone.
+
+    Cost of an offset: the sum over matched steps of |wall_k - prog_{o+k}| / median(prog), the last
+    gpuscope step left out (its wall ends at its GPU end, not at the next step), plus 1 for each
+    gpuscope step with no program step. Offsets within 0.5 of the least cost are alike; of those the
+    one closest to ending both on the last step wins. Returns (offset, cost)."""
+    k_n, s_n = len(walls), len(prog_ms)
+    if k_n == 0 or s_n == 0:
+        return None, float("inf")
+    med = statistics.median(prog_ms) or 1.0
+    costs = {}
+    for o in range(-(k_n - 1), s_n):
+        c = 0.0
+        for k, w in enumerate(walls):
+            j = o + k
+            if not 0 <= j < s_n:
+                c += 1.0
+            elif k < k_n - 1 and w is not None:
+                c += abs(w - prog_ms[j]) / med
+        costs[o] = c
+    best = min(costs.values())
+    end = s_n - k_n
+    o = min((o for o, c in costs.items() if c <= best + 0.5), key=lambda o: (abs(o - end), costs[o]))
+    return o, costs[o]
+
+
+def compare(stats, clock, tolerance_pct):
+    """One program's comparison (part 1) from its parsed stats and clock: a dict for the table."""
+    steps = stats["steps"]
+    levels = {"step": clock["steps"]}
+    if clock["tokens"]:
+        levels["token"] = clock["tokens"]
+    row = {"source": stats["source"], "judged": stats["judged"], "gs_steps": len(steps),
+           "gs_steady": sum(s["state"] == "steady" for s in steps),
+           "gs_warmup": sum(s["state"] == "warm-up" for s in steps),
+           "gs_outliers": sum(s["state"] == "outlier" for s in steps),
+           "gs_median_ms": stats["gs_median_ms"], "steady_note": stats["steady_note"]}
+    if not steps or row["gs_steady"] < 3 or stats["gs_median_ms"] is None:
+        row.update(status="fail", why=f"gpuscope found no steady state ({row['gs_steady']} steady steps; "
+                                      f"{stats['judged'] or stats['steady_note'] or 'no note'})")
+        return row
+    walls = [s["wall_ms"] for s in steps]
+    if (stats["source"] or "").startswith("PyTorch") and all(isinstance(s["step"], int) for s in steps) \
+            and max(s["step"] for s in steps) < len(clock["steps"]):
+        level, offset, method = "step", 0, "by optimizer.step() number (torch_steps.step = the program's step)"
+        index = [s["step"] for s in steps]
+    else:
+        fits = {name: align_steps(walls, ms) for name, ms in levels.items()}
+        level = min(fits, key=lambda n: fits[n][1])
+        offset, cost = fits[level]
+        method = f"by the sequence of step times (offset {offset:+d}, cost {cost:.2f})"
+        index = [offset + k for k in range(len(steps))]
+    prog = levels[level]
+    steady_idx = [j for s, j in zip(steps, index) if s["state"] == "steady" and 0 <= j < len(prog)]
+    # The program's own warm-up on the level compared (generate at token level: its leading slow tokens).
+    warm = own_warmup(prog)
+    own_same = upper_median([prog[j] for j in steady_idx]) if steady_idx else None
+    own_after = upper_median(prog[warm:]) if len(prog) > warm else None
+    err = 100.0 * (stats["gs_median_ms"] - own_same) / own_same if own_same else None
+    first_steady = min(steady_idx) if steady_idx else None
+    left_out = first_steady is not None and first_steady >= warm
+    row.update(level=level, method=method, own_steps=len(prog), own_warmup=warm,
+               own_median_same_ms=own_same, own_median_after_warmup_ms=own_after, err_pct=err,
+               first_steady_own_step=first_steady, warmup_left_out=left_out,
+               own_first_ms=prog[0] if prog else None)
+    fails = []
+    if err is None or abs(err) > tolerance_pct:
+        fails.append(f"steady {stats['gs_median_ms']:.3f} ms vs own {own_same if own_same else float('nan'):.3f} ms "
+                     f"({err if err is not None else float('nan'):+.2f} %, limit {tolerance_pct} %)")
+    if not left_out:
+        fails.append(f"warm-up not left out: the first steady step is the program's {first_steady} (own warm-up: "
+                     f"{warm} {level}s)")
+    row.update(status="fail" if fails else "pass", why="; ".join(fails))
+    return row
+
+
+def compare_idle(stats, untraced_clock, points, traced_clock=None):
+    """Part 2 from the --pytorch=ops,modules trace's stats and the untraced program's clock (traced_clock: the
+    traced program's own, shown beside: what recording operators and modules cost a step)."""
+    busy = sorted(s["busy_ms"] for s in stats["steps"] if s["state"] == "steady" and s["busy_ms"] is not None)
+    ms = untraced_clock["steps"]
+    warm = own_warmup(ms)
+    row = {"source": stats["source"], "judged": stats["judged"], "idle_phrase": stats["idle_phrase"],
+           "traced_busy_pct": stats["busy_pct"], "gpu_util_busy_pct": stats["gpu_util_busy_pct"],
+           "traced_step_ms": stats["gs_median_ms"]}
+    if not busy or len(ms) <= warm:
+        row.update(status="fail", why="no steady steps in the traced run or no steps in the untraced one")
+        return row
+    busy_ms = upper_median(busy)
+    untraced_ms = upper_median(ms[warm:])
+    untraced_idle = 100.0 * (1.0 - busy_ms / untraced_ms)
+    gs_idle = stats["idle_untraced_pct"]
+    diff = None if gs_idle is None else gs_idle - untraced_idle
+    traced_ms = traced_clock["steps"] if traced_clock else []
+    traced_own = upper_median(traced_ms[own_warmup(traced_ms):]) if traced_ms else None
+    row.update(busy_ms=busy_ms, untraced_ms=untraced_ms, untraced_warmup=warm, untraced_idle_pct=untraced_idle,
+               gs_idle_pct=gs_idle, diff_points=diff, traced_own_ms=traced_own)
+    if diff is None:
+        row.update(status="fail", why="top states no idle share")
+    elif abs(diff) > points:
+        row.update(status="fail", why=f"idle {gs_idle:.1f} % vs untraced {untraced_idle:.1f} % "
+                                      f"({diff:+.1f} points, limit {points})")
+    else:
+        row.update(status="pass", why="")
+    return row
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+class Runner:
+    def __init__(self, a):
+        self.a = a
+        self.gs = Path(a.build) / "bin" / "gpuscope"
+        self.work = Path(a.out) / "steady_work"
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.t0 = time.monotonic()
+
+    def left(self):
+        return self.a.budget_s - (time.monotonic() - self.t0)
+
+    def command(self, name):
+        steps = self.a.steps.get(name, PROGRAMS[name][1])
+        if name == "cpp":
+            return [str(Path(self.a.build) / "bin" / "step_loop"), "--iterations", str(steps)]
+        return [self.a.python, str(PROGRAMS_PY), name, "--steps", str(steps), *PROGRAMS[name][2]]
+
+    def run(self, name, tag, cmd, trace_options=None):
+        """Runs cmd (under gpuscope trace with trace_options, unless None) with its clock file; returns
+        (clock path, trace path or None). Raises Skipped / RuntimeError."""
+        clock = self.work / f"{name}{tag}.clock.jsonl"
+        trace = self.work / f"{name}{tag}"
+        if self.a.analyze_only:
+            if not clock.exists():
+                raise Skipped(f"no {clock.name} in {self.work} (--analyze-only)")
+            return clock, (Path(f"{trace}.sqlite") if trace_options is not None else None)
+        if self.left() < self.a.min_run_s:
+            raise Skipped(f"budget: {self.left():.0f} s left of --budget-s {self.a.budget_s}")
+        clock.unlink(missing_ok=True)
+        full = cmd if trace_options is None else [str(self.gs), "trace", "-o", str(trace), "-f", *trace_options,
+                                                   "--", *cmd]
+        env = dict(os.environ, GPUSCOPE_STEADY_CLOCK=str(clock), PYTHONUNBUFFERED="1")
+        t = time.monotonic()
+        try:
+            r = subprocess.run(full, capture_output=True, text=True, env=env,
+                               timeout=max(10, min(self.a.timeout, self.left())))
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"{' '.join(full[:6])} ... timed out")
+        (self.work / f"{name}{tag}.log").write_text(f"$ {' '.join(full)}\nexit {r.returncode}, "
+                                                   f"{time.monotonic() - t:.1f} s\n--- stdout\n{r.stdout}\n"
+                                                   f"--- stderr\n{r.stderr}")
+        print(f"  {name}{tag}: exit {r.returncode} in {time.monotonic() - t:.1f} s", flush=True)
+        why = [ln for ln in r.stderr.splitlines() if ln.startswith("steady_programs: needs")]
+        if r.returncode == SKIP or why:
+            raise Skipped(why[-1][len("steady_programs: "):] if why else "the program exited 77 (skipped)")
+        if r.returncode != 0:
+            raise RuntimeError(f"exit {r.returncode}: {(r.stderr or r.stdout).strip()[-600:]}")
+        if not clock.exists():
+            raise RuntimeError(f"the program wrote no clock file {clock.name}")
+        return clock, (Path(f"{trace}.sqlite") if trace_options is not None else None)
+
+    def steady(self, name):
+        row = {"program": name, "title": PROGRAMS[name][0]}
+        try:
+            if name == "cpp" and not self.a.analyze_only and not (Path(self.a.build) / "bin" / "step_loop").exists():
+                raise Skipped(f"{self.a.build}/bin/step_loop is not built (cmake --build BUILD --target step_loop)")
+            clock_path, db = self.run(name, "", self.command(name), trace_options=[])
+            clock = read_clock(clock_path)
+            pid = _clock_pid(self.work / f"{name}.log")
+            row.update(compare(gpuscope_stats(self.gs, db, pid), clock, self.a.tolerance_pct))
+        except Skipped as e:
+            row.update(status="skipped", why=str(e))
+        except (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
+            row.update(status="fail", why=f"error: {e}")
+        return row
+
+    def idle(self, name):
+        row = {"program": name, "title": PROGRAMS[name][0]}
+        try:
+            untraced, _ = self.run(name, ".untraced", self.command(name))
+            traced, db = self.run(name, ".opsmod", self.command(name), trace_options=["--pytorch=ops,modules"])
+            pid = _clock_pid(self.work / f"{name}.opsmod.log")
+            row.update(compare_idle(gpuscope_stats(self.gs, db, pid), read_clock(untraced), self.a.idle_points,
+                                    read_clock(traced)))
+        except Skipped as e:
+            row.update(status="skipped", why=str(e))
+        except (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
+            row.update(status="fail", why=f"error: {e}")
+        return row
+
+
+class Skipped(Exception):
+    pass
+
+
+def _clock_pid(log):
+    """The program's pid from its RESULT line (pid=P), to read its own steps only; None if absent."""
+    try:
+        m = re.search(r"^RESULT .*\bpid=(\d+)", Path(log).read_text(), re.M)
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+# ---- writing ----------------------------------------------------------------------------------
+
+def _f(x, spec=".3f"):
+    return "-" if x is None else format(x, spec)
+
+
+def _cell(text):
+    """Text for one markdown table cell: one line, no column bar."""
+    return " ".join(str(text).split()).replace("|", "/")
+
+
+def markdown(rows, idle_rows, a):
+    lines = ["# Steady state on a plain `gpuscope trace` vs each program's own clock (issue 39)", "",
+             f"Targets: steady iteration within {a.tolerance_pct} % of the program's own median over the same steps, "
+             "warm-up steps left out; steady GPU idle within "
+             f"{a.idle_points} points of the untraced program's (--pytorch=ops,modules).", "",
+             "| program | own median (ms) | gpuscope steady (ms) | error | steps: gpuscope steady / warm-up / all | "
+             "own warm-up left out | unit, matched | how steps were found | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["status"] == "skipped" or "err_pct" not in r:
+            lines.append(f"| {r['program']} | - | {_f(r.get('gs_median_ms'))} | - | "
+                         f"{r.get('gs_steady', '-')} / {r.get('gs_warmup', '-')} / {r.get('gs_steps', '-')} | - | - | "
+                         f"{_cell(r.get('judged') or r.get('source') or '-')} | **{r['status']}**: {_cell(r['why'])} |")
+            continue
+        lines.append(
+            f"| {r['program']} | {_f(r['own_median_same_ms'])} | {_f(r['gs_median_ms'])} | {_f(r['err_pct'], '+.2f')} % | "
+            f"{r['gs_steady']} / {r['gs_warmup']} / {r['gs_steps']} | "
+            f"{'yes' if r['warmup_left_out'] else 'no'} ({r['own_warmup']} own warm-up {r['level']}s; first steady: "
+            f"{r['first_steady_own_step']}) | {r['level']}, {r['method']} | {_cell(r['source'])}: {_cell(r['judged'])} | "
+            f"**{r['status']}**{': ' + _cell(r['why']) if r['why'] else ''} |")
+    if idle_rows:
+        lines += ["", "## Steady GPU idle with --pytorch=ops,modules vs the untraced program", "",
+                  "| program | traced GPU busy per step (ms) | untraced step (ms) | untraced idle | gpuscope idle | "
+                  "difference | traced step: gpuscope / own clock (ms) | gpuscope's figure | result |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in idle_rows:
+            if "diff_points" not in r:
+                lines.append(f"| {r['program']} | - | - | - | - | - | - | - | **{r['status']}**: {_cell(r['why'])} |")
+                continue
+            lines.append(f"| {r['program']} | {_f(r['busy_ms'])} | {_f(r['untraced_ms'])} | "
+                         f"{_f(r['untraced_idle_pct'], '.1f')} % | {_f(r['gs_idle_pct'], '.1f')} % | "
+                         f"{_f(r['diff_points'], '+.1f')} points | {_f(r['traced_step_ms'])} / {_f(r.get('traced_own_ms'))} | "
+                         f"{r['idle_phrase']} | "
+                         f"**{r['status']}**{': ' + _cell(r['why']) if r['why'] else ''} |")
+    lines += ["", "Own median: the program's clock (synchronize, then time.perf_counter / steady_clock; a step from "
+              "the end of the previous one) over the steps gpuscope calls steady. gpuscope steady: the median wall "
+              "time of step_sum's steady steps. Own warm-up: the program's first steps while over 1.25 x the "
+              "median of its second half."]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=str(REPO / "build"))
+    p.add_argument("--out", required=True)
+    p.add_argument("--programs", default=",".join(PROGRAMS), help=f"default: {','.join(PROGRAMS)}")
+    p.add_argument("--no-idle", action="store_true", help="leave out part 2 (steady GPU idle, resnet18/transformer)")
+    p.add_argument("--python", default=sys.executable)
+    p.add_argument("--tolerance-pct", type=float, default=5.0)
+    p.add_argument("--idle-points", type=float, default=5.0)
+    p.add_argument("--timeout", type=int, default=120, help="seconds for one run (default 120)")
+    p.add_argument("--budget-s", type=float, default=290, help="start no run past this many seconds (default 290)")
+    p.add_argument("--min-run-s", type=float, default=25, help="start a run only with this much budget left")
+    p.add_argument("--steps", action="append", default=[], metavar="NAME=N", help="steps of one program")
+    p.add_argument("--allow-skip", action="store_true", help="exit 0 when rows are skipped and none failed")
+    p.add_argument("--analyze-only", action="store_true", help="read OUT/steady_work as an earlier run left it")
+    a = p.parse_args()
+    names = [n.strip() for n in a.programs.split(",") if n.strip()]
+    bad = [n for n in names if n not in PROGRAMS]
+    if bad:
+        print(f"steady_check: unknown program(s) {', '.join(bad)} (known: {', '.join(PROGRAMS)})", file=sys.stderr)
+        return 2
+    try:
+        a.steps = {k: int(v) for k, v in (s.split("=", 1) for s in a.steps)}
+    except ValueError:
+        print("steady_check: --steps takes NAME=N", file=sys.stderr)
+        return 2
+    gs = Path(a.build) / "bin" / "gpuscope"
+    if not os.access(gs, os.X_OK):
+        print(f"steady_check: no gpuscope binary at {gs} (build it, or --build the bundle)", file=sys.stderr)
+        return 2
+    runner = Runner(a)
+    rows, idle_rows = [], []
+    for n in names:
+        print(f"steady: {n}", flush=True)
+        rows.append(runner.steady(n))
+    if not a.no_idle:
+        for n in (x for x in names if x in IDLE_PROGRAMS):
+            print(f"idle: {n}", flush=True)
+            idle_rows.append(runner.idle(n))
+    text = markdown(rows, idle_rows, a)
+    out = Path(a.out)
+    (out / "steady_check.md").write_text(text)
+    (out / "steady_check.json").write_text(json.dumps({"tolerance_pct": a.tolerance_pct, "idle_points": a.idle_points,
+                                                       "steady": rows, "idle": idle_rows}, indent=1))
+    print(text)
+    all_rows = rows + idle_rows
+    failed = [r["program"] for r in all_rows if r["status"] == "fail"]
+    skipped = [r["program"] for r in all_rows if r["status"] == "skipped"]
+    print(f"steady_check: {sum(r['status'] == 'pass' for r in all_rows)} passed, {len(failed)} failed"
+          f"{' (' + ', '.join(failed) + ')' if failed else ''}, {len(skipped)} skipped"
+          f"{' (' + ', '.join(skipped) + ')' if skipped else ''}")
+    return 1 if failed or (skipped and not a.allow_skip) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
