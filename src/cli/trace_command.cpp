@@ -162,6 +162,13 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& n
                   "call makes; docs/performance.md)")
       ->check(CLI::IsMember({"gpu", "all"}))
       ->capture_default_str();
+  sub->add_option("--python-callsites", o.python_callsites,
+                  "In a Python program (CPython 3.11-3.13; C++ programs are unchanged): the calling\n"
+                  "thread's Python stack at CUDA calls, read without the GIL (api_calls.py_stack_id;\n"
+                  "tables py_stacks, py_frames). sync: synchronize calls, copies, memsets,\n"
+                  "allocations and frees; all: also every launch; none. Needs --cuda-api=gpu")
+      ->check(CLI::IsMember({"sync", "all", "none"}))
+      ->capture_default_str();
   sub->add_flag("--cuda-sync-records", o.sync_records,
                 "Also record CUPTI synchronization records (the syncs table: event and stream waits as\n"
                 "the driver saw them). Off by default: on H100 they cost about 5 us per PyTorch op\n"
@@ -282,6 +289,7 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_DURATION_NS", std::to_string(o.duration_ns)},
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},
       {"GPUSCOPE_API_CALLS", o.cuda_api},
+      {"GPUSCOPE_PYTHON_CALLSITES", o.python_callsites},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
   // gpuscope's Python hooks (collect/python/sitecustomize.py): the default ones (training steps,

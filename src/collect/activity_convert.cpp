@@ -139,7 +139,9 @@ log::ApiRecord to_api_record(const ApiCallRecord& a, std::uint64_t name_string) 
   api.correlationId = a.correlation_id;
   api.cbid = a.cbid;
   api.returnValue = static_cast<std::uint32_t>(a.return_value);
-  return to_api_record(api, a.driver ? log::ApiDomain::kDriver : log::ApiDomain::kRuntime, name_string);
+  log::ApiRecord r = to_api_record(api, a.driver ? log::ApiDomain::kDriver : log::ApiDomain::kRuntime, name_string);
+  r.py_stack_id = a.py_stack_id;
+  return r;
 }
 
 log::SyncRecord to_sync_record(const CUpti_ActivitySynchronization2& s) {

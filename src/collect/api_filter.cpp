@@ -69,6 +69,16 @@ bool is_gpu_work_api(std::string_view name) {
   return false;
 }
 
+bool is_python_callsite_api(std::string_view name) {
+  static constexpr std::string_view kWaitOrMemory[] = {
+      "Synchronize", "Memcpy", "Memset", "Malloc", "MemAlloc", "Free", "HostAlloc", "MemHostAlloc", "HostRegister"};
+  if (!is_gpu_work_api(name)) return false;
+  for (std::string_view w : kWaitOrMemory) {
+    if (name.find(w) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 std::span<const CUpti_CallbackId> noisy_runtime_cbids() { return kRuntime; }
 std::span<const CUpti_CallbackId> noisy_driver_cbids() { return kDriver; }
 

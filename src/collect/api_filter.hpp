@@ -24,6 +24,12 @@ namespace gpuscope::collect {
 /// (_ptsz, _v2, Ex) are included.
 [[nodiscard]] bool is_gpu_work_api(std::string_view name);
 
+/// The GPU-work calls (is_gpu_work_api) at which GPUSCOPE_PYTHON_CALLSITES=sync takes the
+/// caller's Python stack: those that wait for the GPU or move, set or allocate memory
+/// (synchronize calls, memcpy, memset, malloc/free, host allocation and registration), not
+/// launches, event records or stream waits (=all takes every GPU-work call).
+[[nodiscard]] bool is_python_callsite_api(std::string_view name);
+
 /// True when `cbid` of `domain` (RUNTIME_API or DRIVER_API) is a muted polling call.
 [[nodiscard]] bool is_noisy_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 

@@ -31,6 +31,7 @@ struct ApiCallRecord {
   std::uint32_t cbid = 0;
   std::int32_t return_value = 0;  // cudaError_t / CUresult
   std::uint8_t driver = 0;        // 0 runtime API, 1 driver API
+  std::uint32_t py_stack_id = 0;  // the caller's Python stack (collect/python_stacks.hpp), 0 = none
 };
 
 /// One event of a PyTorch operator or module range, as the torch observer handed it to the

@@ -51,7 +51,8 @@
 
 namespace gpuscope::collect::detail {
 
-class KernelProfiler;  // kernels mode (kernel_profiler.hpp)
+class KernelProfiler;   // kernels mode (kernel_profiler.hpp)
+class PythonCallSites;  // GPUSCOPE_PYTHON_CALLSITES (python_callsites.hpp)
 
 /// Something that happened on an application thread, for the writer thread.
 struct HostEvent {
@@ -120,6 +121,7 @@ class Collector {
   void setup_kernels_mode();
   void setup_activity_tracing();
   void enable_memory_records() noexcept;  // --cuda-memory-usage (GPUSCOPE_CUDA_RECORDS memory)
+  void setup_python_callsites();          // GPUSCOPE_PYTHON_CALLSITES, in a Python process
   static bool clock_matches_cupti() noexcept;
 
   // collector_hot_path.cpp: CUPTI callbacks (C linkage-compatible statics).
@@ -227,6 +229,8 @@ class Collector {
   std::unique_ptr<KernelProfiler> m_kernels;                        // kernels mode only (gpuscope kernels)
   std::uint64_t m_next_profile_id = 1;                              // writer thread
   std::vector<std::uint64_t> m_metric_strings;                      // writer thread: interned metric names
+  // Python call sites (set once in setup_cupti), else null.
+  std::unique_ptr<PythonCallSites> m_python;
 
   std::mutex m_wake_mutex;
   std::condition_variable m_wake_cv;

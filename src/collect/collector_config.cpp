@@ -179,6 +179,10 @@ void read_sources(getenv_fn getenv, CollectorConfig& c, std::vector<std::string>
   }
   read_choice<ApiCalls>(getenv, "GPUSCOPE_API_CALLS", {{"gpu", ApiCalls::kGpu}, {"all", ApiCalls::kAll}}, &c.api_calls,
                         warnings);
+  read_choice<PythonCallsites>(
+      getenv, "GPUSCOPE_PYTHON_CALLSITES",
+      {{"sync", PythonCallsites::kSync}, {"all", PythonCallsites::kAll}, {"none", PythonCallsites::kNone}},
+      &c.python_callsites, warnings);
   read_bool(getenv, "GPUSCOPE_ZERO_BUFFERS", &c.zero_buffers, warnings);
   read_choice<bool>(getenv, "GPUSCOPE_THREAD_ID_TYPE", {{"system", true}, {"default", false}}, &c.system_thread_ids,
                     warnings);

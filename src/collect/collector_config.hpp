@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 28> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 29> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -47,6 +47,11 @@ inline constexpr std::array<ConfigOption, 28> kConfigOptions{{
    "into a ring per thread (no CUPTI activity record per call). all: every call but the muted "
    "polling calls, as CUPTI RUNTIME and DRIVER activity records (H100: +1-5 us per PyTorch op "
    "against gpu; docs/performance.md)."},
+  {"GPUSCOPE_PYTHON_CALLSITES", "sync",
+   "In a Python process (CPython 3.11-3.13; nothing happens in others), with GPUSCOPE_API_CALLS=gpu: "
+   "the calling thread's Python stack at CUDA calls, walked without the GIL (api_calls.py_stack_id). "
+   "sync: synchronize calls, copies, memsets, allocations and frees; all: every GPU-work call, "
+   "launches included; none: no stacks."},
   {"GPUSCOPE_ZERO_BUFFERS", "1",
    "1: gpuscope hands CUPTI activity buffers it zeroed itself on its writer thread "
    "(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER); 0: CUPTI zeroes each new buffer on the "
@@ -143,6 +148,8 @@ inline constexpr std::uint32_t kDefaultCudaRecords = kAllCudaRecords & ~kRecordS
 
 /// GPUSCOPE_API_CALLS.
 enum class ApiCalls : std::uint8_t { kAll, kGpu };
+/// GPUSCOPE_PYTHON_CALLSITES: at which API calls the caller's Python stack is taken.
+enum class PythonCallsites : std::uint8_t { kNone, kSync, kAll };
 enum class CaptureEnd : std::uint8_t { kStop, kRepeat };
 // How --replay-mode none's single pass is asked of CUPTI's range profiler (validation only):
 // user = CUPTI_UserReplay + CUPTI_AutoRange, application = CUPTI_ApplicationReplay +
@@ -156,6 +163,7 @@ struct CollectorConfig {
   bool polling_calls = false;
   std::uint32_t cuda_records = kDefaultCudaRecords;  // CudaRecord bits
   ApiCalls api_calls = ApiCalls::kGpu;
+  PythonCallsites python_callsites = PythonCallsites::kSync;
   bool zero_buffers = true;
   bool system_thread_ids = true;
   CaptureRange capture_range = CaptureRange::kNone;

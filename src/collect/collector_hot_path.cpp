@@ -8,7 +8,10 @@
 //    counter, two clock reads (CLOCK_REALTIME when it is CUPTI's clock, else
 //    cuptiGetTimestamp) and one push into the thread's own ring (no lock, no system call);
 //    a thread's first recorded call also makes and registers its ring (one allocation,
-//    one mutex) and reads its id (gettid);
+//    one mutex) and reads its id (gettid); at the calls GPUSCOPE_PYTHON_CALLSITES selects,
+//    in a Python process, before the entry clock read: a walk of the thread's own Python
+//    frames (plain reads, a few per frame) and their interning (one mutex, one hash
+//    look-up per frame; python_callsites.hpp);
 //  - buffer_requested (the thread whose records need a buffer): one buffer from the pool
 //    (a mutex; an allocation only when the pool is empty, which setup_cupti's prefill and
 //    the writer's returns make rare);
@@ -25,6 +28,7 @@
 #include "collect/cupti_check.hpp"
 #include "collect/kernel_profiler.hpp"
 #include "collect/os_reads.hpp"
+#include "collect/python_callsites.hpp"
 
 namespace gpuscope::collect::detail {
 namespace {
@@ -39,6 +43,7 @@ struct ApiThreadState {
   std::uint32_t epoch = 0;  // Collector::m_api_epoch when depth was last valid
   std::uint64_t start_ns = 0;
   std::uint32_t tid = 0;
+  std::uint32_t py_stack = 0;                        // the call's Python stack (GPUSCOPE_PYTHON_CALLSITES), 0 = none
   collect::ThreadRing<collect::ApiCallRecord> ring;  // orphaned when the thread ends
 };
 thread_local ApiThreadState t_api;
@@ -91,7 +96,11 @@ void Collector::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
     t.depth = 0;
   }
   if (data.callbackSite == CUPTI_API_ENTER) {
-    if (t.depth++ == 0) t.start_ns = m_fast_clock ? realtime_ns() : now_ns();
+    if (t.depth++ == 0) {
+      // The stack first, so that its walk is not timed as part of the call.
+      t.py_stack = m_python != nullptr && recording() && m_python->selected(domain, cbid) ? m_python->take() : 0;
+      t.start_ns = m_fast_clock ? realtime_ns() : now_ns();
+    }
     return;
   }
   if (t.depth == 0 || --t.depth != 0) return;  // exit without entry (enabled mid-call), or nested
@@ -110,6 +119,7 @@ void Collector::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
   r.correlation_id = data.correlationId;
   r.cbid = cbid;
   r.driver = domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0;
+  r.py_stack_id = t.py_stack;
   if (data.functionReturnValue != nullptr) {
     r.return_value = r.driver ? static_cast<std::int32_t>(*static_cast<const CUresult*>(data.functionReturnValue))
                               : static_cast<std::int32_t>(*static_cast<const int*>(data.functionReturnValue));

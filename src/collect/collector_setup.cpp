@@ -13,6 +13,7 @@
 
 #include "collect/api_filter.hpp"
 #include "collect/collector.hpp"
+#include "collect/python_callsites.hpp"
 #include "collect/cupti_check.hpp"
 #include "collect/kernel_profiler.hpp"
 #include "collect/log_path.hpp"
@@ -29,15 +30,21 @@ constexpr std::size_t kMaxFreeBuffers = 8;
 constexpr std::size_t kPrefillBuffers = 4;
 constexpr unsigned kMaxLogNameAttempts = 1000;
 
-// The callback ids of `domain` whose calls are GPU work (api_filter.hpp), by name.
-std::vector<CUpti_CallbackId> gpu_work_cbids(CUpti_CallbackDomain domain, CUpti_CallbackId size) {
+// The callback ids of `domain` whose names `keep` (api_filter.hpp) accepts.
+std::vector<CUpti_CallbackId> cbids_named(CUpti_CallbackDomain domain, CUpti_CallbackId size,
+                                          bool (*keep)(std::string_view)) {
   std::vector<CUpti_CallbackId> out;
   for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (collect::is_gpu_work_api(name)) out.push_back(cbid);
+    if (keep(name)) out.push_back(cbid);
   }
   return out;
+}
+
+// The callback ids of `domain` whose calls are GPU work (api_filter.hpp), by name.
+std::vector<CUpti_CallbackId> gpu_work_cbids(CUpti_CallbackDomain domain, CUpti_CallbackId size) {
+  return cbids_named(domain, size, &collect::is_gpu_work_api);
 }
 
 std::once_flag g_init_once;
@@ -267,6 +274,7 @@ void Collector::setup_activity_tracing() {
       m_api_cbids[1].insert(m_api_cbids[1].end(), drv.begin(), drv.end());
     }
     m_fast_clock = clock_matches_cupti();
+    setup_python_callsites();
     // A session (gpuscope launch) turns them on with each window: none outside.
     if (!session) set_launch_callbacks(true);
     m_api_callbacks.store(true, std::memory_order_release);
@@ -339,6 +347,22 @@ bool Collector::clock_matches_cupti() noexcept {
     if (b - a < 50'000 && diff < 50'000) return true;
   }
   return false;
+}
+
+// Python call sites: only in a process with a CPython the walker knows (no-op elsewhere),
+// at the GPU-work calls our callbacks time (GPUSCOPE_API_CALLS=gpu).
+void Collector::setup_python_callsites() {
+  std::string note;
+  m_python = PythonCallSites::create(m_config.python_callsites, &note);
+  if (!note.empty()) post_message(log::Severity::kWarning, note);
+  if (!m_python) return;
+  auto* keep = m_config.python_callsites == collect::PythonCallsites::kAll ? &collect::is_gpu_work_api
+                                                                           : &collect::is_python_callsite_api;
+  m_python->select(CUPTI_CB_DOMAIN_RUNTIME_API,
+                   cbids_named(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, keep));
+  m_python->select(CUPTI_CB_DOMAIN_DRIVER_API,
+                   cbids_named(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, keep));
+  if (m_config.verbose) std::fprintf(stderr, "gpuscope: Python call sites on\n");
 }
 
 // ---------------------------------------------------------------- exit / fork

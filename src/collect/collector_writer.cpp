@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "collect/collector.hpp"
+#include "collect/python_callsites.hpp"
 #include "collect/cupti_check.hpp"
 #include "collect/os_reads.hpp"
 #include "store/data_loss_kinds.hpp"
@@ -91,6 +92,7 @@ void Collector::writer_main() noexcept {
   }
   try {
     drain();
+    if (m_python) m_python->write_new(m_writer, now_ns(), true);
     for (auto& [d, name] : m_pending_devices) write_device(d, name, true);
     m_pending_devices.clear();
     write_process_end();
@@ -120,6 +122,8 @@ void Collector::drain() {
   }
 
   if (m_kernels) write_profiled_launches();
+  // Python stacks before the API records that name them.
+  if (m_python) m_python->write_new(m_writer, now_ns(), false);
   drain_api_rings();
   drain_torch_op_rings();
 

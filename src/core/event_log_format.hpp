@@ -64,6 +64,8 @@ enum class RecordKind : std::uint16_t {
   kRank = 23,               // RankRecord: rank, local rank, world size and the launcher that set them
   kTorchOp = 24,            // TorchOpRecord: a PyTorch operator or module range edge (--pytorch=ops,modules)
   kTorchOpCost = 25,        // TorchOpCostRecord: what recording one operator call costs the program
+  kPyFrame = 26,            // PyFrameRecord: a Python frame (file, line, function) of the call-site stacks
+  kPyStack = 27,            // PyStackRecord: a Python call site (caller's stack, frame)
 };
 
 struct RecordHeader {
@@ -221,7 +223,10 @@ struct ApiRecord {
   std::int32_t return_value;  // cudaError_t / CUresult
   std::uint64_t name_string;  // cuptiGetCallbackName
   std::uint8_t domain;        // ApiDomain
-  std::uint8_t pad[7];
+  std::uint8_t pad[3];
+  // The caller's Python stack (PyStackRecord.stack_id) when call sites were taken
+  // (GPUSCOPE_PYTHON_CALLSITES); 0 = none. Was padding, 0 in older logs: same layout.
+  std::uint32_t py_stack_id;
 };
 
 enum class SyncType : std::uint8_t {  // = CUpti_ActivitySynchronizationType
@@ -468,6 +473,27 @@ struct TorchOpCostRecord {
   double op_ns;                 // per operator call, NaN = not measured
   double module_ns;             // per module call, NaN = not measured
   std::uint64_t method_string;  // one line: how it was measured
+};
+
+// Python call sites (GPUSCOPE_PYTHON_CALLSITES; collect/python_frames.hpp): the stacks of the
+// program's Python threads at the CUDA calls asked for, interned as a prefix tree. Ids are
+// per log, from 1. A PyStackRecord comes after its parent's; its frame's PyFrameRecord may come
+// later (frames are resolved to text afterwards, with the GIL) or never (counted as
+// py_frames_unresolved); an ApiRecord may name a stack whose record follows it.
+struct PyFrameRecord {
+  std::uint32_t frame_id;
+  std::int32_t line;        // PyCode_Addr2Line of the frame's instruction, -1 if none
+  std::int32_t first_line;  // co_firstlineno, -1 if unknown
+  std::uint32_t pad;
+  std::uint64_t file_string;      // co_filename
+  std::uint64_t function_string;  // co_qualname
+};
+
+struct PyStackRecord {
+  std::uint32_t stack_id;
+  std::uint32_t parent_id;  // the caller's stack, 0 for an outermost frame
+  std::uint32_t frame_id;   // PyFrameRecord.frame_id
+  std::uint32_t depth;      // 0 for an outermost frame
 };
 #pragma pack(pop)
 

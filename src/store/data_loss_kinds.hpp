@@ -50,6 +50,8 @@ enum class DataLossKind {
   kHostEventsDropped,      // the host event queue was full
   kTorchOpRecordsDropped,  // a per-thread PyTorch operator ring was full
   kGpuMetricsOverflow,     // the GPU-metrics sampler's PM-sampling hardware buffer overflowed
+  kPyStacksTorn,           // Python stacks read while their frames changed, discarded
+  kPyFramesUnresolved,     // Python frames whose file and line could not be read
   kCollectorDataLoss,      // a collector record with no name; also the wording of unknown names
 };
 
@@ -61,7 +63,7 @@ struct DataLossKindDef {
   std::string_view wording;  // data_loss.detail template (see the file comment)
 };
 
-inline constexpr std::array<DataLossKindDef, 23> kDataLossKinds{{
+inline constexpr std::array<DataLossKindDef, 25> kDataLossKinds{{
     {DataLossKind::kUnreadableLog, "unreadable_log", LossSeverity::kDataLoss, false,
      "{detail} (log skipped; the other logs were imported)"},
     {DataLossKind::kTruncatedLog, "truncated_log", LossSeverity::kDataLoss, false,
@@ -119,6 +121,12 @@ inline constexpr std::array<DataLossKindDef, 23> kDataLossKinds{{
     {DataLossKind::kGpuMetricsOverflow, "gpu_metrics_overflow", LossSeverity::kDataLoss, true,
      "GPU metric samples lost: the PM-sampling hardware buffer overflowed {count} time(s) before the sampler "
      "read it (gpu_metrics has gaps there); use a lower --gpu-metrics rate"},
+    {DataLossKind::kPyStacksTorn, "py_stacks_torn", LossSeverity::kWarning, true,
+     "{count} Python stacks were read while their thread's frames changed (torn: a frame's owner, code object or "
+     "instruction did not check out); they were discarded, not stored"},
+    {DataLossKind::kPyFramesUnresolved, "py_frames_unresolved", LossSeverity::kWarning, true,
+     "{count} Python frames could not be resolved to file and line (the interpreter was finalizing or the code "
+     "object was gone); py_frames holds them with file, function and line NULL"},
     {DataLossKind::kCollectorDataLoss, "collector_data_loss", LossSeverity::kDataLoss, true,
      "the collector reported {count} lost ({what})"},
 }};

@@ -81,6 +81,10 @@ std::size_t min_payload(std::uint16_t kind) {
       return sizeof(log::TorchOpRecord);
     case K::kTorchOpCost:
       return sizeof(log::TorchOpCostRecord);
+    case K::kPyFrame:
+      return sizeof(log::PyFrameRecord);
+    case K::kPyStack:
+      return sizeof(log::PyStackRecord);
   }
   return 0;
 }
@@ -337,6 +341,11 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
         break;
       case K::kTorchOpCost:
         visit(log::TorchOpCostRecord{}, [&](const auto& r) { v.on_torch_op_cost(r); });
+      case K::kPyFrame:
+        visit(log::PyFrameRecord{}, [&](const auto& r) { v.on_py_frame(r); });
+        break;
+      case K::kPyStack:
+        visit(log::PyStackRecord{}, [&](const auto& r) { v.on_py_stack(r); });
         break;
       case K::kGpuMetricsSession:
         visit_array(

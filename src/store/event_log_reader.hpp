@@ -92,6 +92,8 @@ class EventLogVisitor {
   virtual void on_rank(const log::RankRecord&) {}
   virtual void on_torch_op(const log::TorchOpRecord&) {}
   virtual void on_torch_op_cost(const log::TorchOpCostRecord&) {}
+  virtual void on_py_frame(const log::PyFrameRecord&) {}
+  virtual void on_py_stack(const log::PyStackRecord&) {}
   /// `metric_ids`: the session's metric_count metric name string ids, in value order.
   virtual void on_gpu_metrics_session(const log::GpuMetricsSessionRecord&,
                                       std::span<const std::uint64_t> /*metric_ids*/) {}

@@ -241,10 +241,64 @@ void EventTables::on_api(const log::ApiRecord& r) {
       .end_ns = i64(r.end_ns),
       .correlation_id = i64(r.correlation_id),
       .return_value = std::int64_t{r.return_value},
+      .py_stack_id = py_stack(r.py_stack_id),
   });
   ++m_state.result.rows.api_calls;
   m_state.processes.add_thread(m_pid, r.thread_id);
   m_state.seen(r.start_ns, r.end_ns);
+}
+
+// Python frames and call sites are the log's dictionary: kept whatever the windows. A stack
+// may come before its frame's record (the collector resolves frames later, with the GIL):
+// frame ids are given on first mention, and frames never resolved get a row with NULLs.
+std::int64_t EventTables::py_frame_id(std::uint32_t log_frame_id) {
+  auto [it, added] = m_py_frames.try_emplace(log_frame_id, 0);
+  if (added) it->second = m_state.next_py_frame_id();
+  return it->second;
+}
+
+void EventTables::on_py_frame(const log::PyFrameRecord& r) {
+  if (!m_py_frames_written.insert(r.frame_id).second) return;
+  m_state.py_frames.insert({
+      .id = py_frame_id(r.frame_id),
+      .pid = i64(m_pid),
+      .file_id = rows::id_or_null(str(r.file_string)),
+      .function_id = rows::id_or_null(str(r.function_string)),
+      .line = r.line < 0 ? std::nullopt : rows::OptInt(r.line),
+      .first_line = r.first_line < 0 ? std::nullopt : rows::OptInt(r.first_line),
+  });
+}
+
+void EventTables::on_py_stack(const log::PyStackRecord& r) {
+  if (r.stack_id == 0 || !m_py_stacks_written.insert(r.stack_id).second) return;
+  m_state.py_stacks.insert({
+      .id = *py_stack(r.stack_id),
+      .pid = i64(m_pid),
+      .parent_id = py_stack(r.parent_id),
+      .frame_id = py_frame_id(r.frame_id),
+      .depth = i64(r.depth),
+  });
+}
+
+void EventTables::write_unresolved_py_frames() {
+  for (const auto& [log_id, id] : m_py_frames) {
+    if (m_py_frames_written.contains(log_id)) continue;
+    m_state.py_frames.insert({.id = id, .pid = i64(m_pid)});
+  }
+  // Calls naming a stack the log never defined (cut short by a crash) get none.
+  for (const auto& [log_id, id] : m_py_stacks) {
+    if (m_py_stacks_written.contains(log_id)) continue;
+    m_state.db.exec("UPDATE api_calls SET py_stack_id = NULL WHERE py_stack_id = " + std::to_string(id));
+  }
+}
+
+// The collector writes a stack before the API records that name it, except when a call
+// interned it while the writer was between the two: ids are given on first mention too.
+rows::OptInt EventTables::py_stack(std::uint32_t log_stack_id) {
+  if (log_stack_id == 0) return std::nullopt;
+  auto [it, added] = m_py_stacks.try_emplace(log_stack_id, 0);
+  if (added) it->second = m_state.next_py_stack_id();
+  return it->second;
 }
 
 void EventTables::on_sync(const log::SyncRecord& r) {
@@ -436,6 +490,7 @@ void EventTables::write_memory_events() {
 }
 
 void EventTables::finish(bool ended_cleanly) {
+  write_unresolved_py_frames();
   // NVTX: match in time order (the writer may interleave threads' batches).
   std::stable_sort(m_nvtx.begin(), m_nvtx.end(),
                    [](const log::NvtxRecord& a, const log::NvtxRecord& b) { return a.ts_ns < b.ts_ns; });

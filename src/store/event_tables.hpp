@@ -1,6 +1,6 @@
 // The importer's second pass over one event log: writes the event tables (kernels,
 // kernel_profiles, kernel_metrics, memcpys, memsets, memory_events, api_calls, syncs,
-// nvtx_events, overheads, messages) through the row writers of ImportState, clipped to the
+// nvtx_events, overheads, messages, py_frames, py_stacks) through the row writers of ImportState, clipped to the
 // log's capture windows, and hands NVTX records to an NvtxRangeTracker and allocations and
 // frees (in time order) to a MemoryTracker.
 //
@@ -14,11 +14,13 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "store/event_log_reader.hpp"
 #include "store/log_scan.hpp"
 #include "store/nvtx_range_tracker.hpp"
+#include "store/rows.hpp"
 
 namespace gpuscope::store::detail {
 
@@ -49,6 +51,8 @@ class EventTables final : public EventLogVisitor {
   /// operator text made as PyTorch's NVTX observer writes it (core::op_range_text).
   void on_torch_op(const log::TorchOpRecord& r) override;
   void on_torch_op_cost(const log::TorchOpCostRecord& r) override;
+  void on_py_frame(const log::PyFrameRecord& r) override;
+  void on_py_stack(const log::PyStackRecord& r) override;
 
   /// After the pass: NVTX ranges (matched in time order), memory events (tracked in time
   /// order) and this log's data_loss rows (NVTX problems, unmatched frees, collector-reported
@@ -66,6 +70,10 @@ class EventTables final : public EventLogVisitor {
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> kernel_names(std::uint64_t log_name, std::int64_t mangled_id);
   void write_nvtx(const NvtxRange& range);
   [[nodiscard]] std::int64_t nvtx_text(std::uint64_t message_string);
+  // py_stacks.id of a log's stack id (given on first mention); nullopt for 0.
+  [[nodiscard]] rows::OptInt py_stack(std::uint32_t log_stack_id);
+  [[nodiscard]] std::int64_t py_frame_id(std::uint32_t log_frame_id);
+  void write_unresolved_py_frames();  // and calls naming stacks never defined lose them
   void write_memory_events();
 
   ImportState& m_state;
@@ -87,6 +95,10 @@ class EventTables final : public EventLogVisitor {
   std::map<std::string, std::uint64_t> m_collector_losses;      // what -> count
   std::uint64_t m_launches_kept = 0;
   std::unordered_map<std::uint64_t, std::int64_t> m_profile_ids;  // log profile_id -> kernel_profiles.id
+  std::unordered_map<std::uint32_t, std::int64_t> m_py_frames;    // log frame_id -> py_frames.id
+  std::unordered_map<std::uint32_t, std::int64_t> m_py_stacks;    // log stack_id -> py_stacks.id
+  std::unordered_set<std::uint32_t> m_py_frames_written;          // log frame_ids with a py_frames row
+  std::unordered_set<std::uint32_t> m_py_stacks_written;          // log stack_ids with a py_stacks row
 };
 
 }  // namespace gpuscope::store::detail

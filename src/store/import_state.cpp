@@ -15,6 +15,8 @@ ImportState::ImportState(Database& database)
       memcpys(database),
       memsets(database),
       api_calls(database),
+      py_frames(database),
+      py_stacks(database),
       memory_events(database),
       syncs(database),
       nvtx_events(database),

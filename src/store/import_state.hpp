@@ -34,6 +34,9 @@ class ImportState {
   [[nodiscard]] std::int64_t next_nvtx_id() { return m_next_nvtx_id++; }
   /// memory_events.id for the next row (a free names its allocation's row).
   [[nodiscard]] std::int64_t next_memory_id() { return m_next_memory_id++; }
+  /// py_frames.id / py_stacks.id for the next row: trace-wide (a log's ids are its own).
+  [[nodiscard]] std::int64_t next_py_frame_id() { return m_next_py_frame_id++; }
+  [[nodiscard]] std::int64_t next_py_stack_id() { return m_next_py_stack_id++; }
 
   /// Records a data_loss row of a declared kind (store/data_loss_kinds.hpp); `detail` fills
   /// the wording's {detail}. Anything but info also becomes a warning line.
@@ -60,6 +63,8 @@ class ImportState {
   RowWriter<rows::Memcpy> memcpys;
   RowWriter<rows::Memset> memsets;
   RowWriter<rows::ApiCall> api_calls;
+  RowWriter<rows::PyFrame> py_frames;
+  RowWriter<rows::PyStack> py_stacks;
   RowWriter<rows::MemoryEvent> memory_events;
   RowWriter<rows::Sync> syncs;
   RowWriter<rows::NvtxEvent> nvtx_events;
@@ -89,6 +94,8 @@ class ImportState {
   std::uint64_t m_last_ns = 0;
   std::int64_t m_next_nvtx_id = 1;
   std::int64_t m_next_memory_id = 1;
+  std::int64_t m_next_py_frame_id = 1;
+  std::int64_t m_next_py_stack_id = 1;
 };
 
 }  // namespace gpuscope::store::detail

@@ -39,6 +39,8 @@ constexpr ColumnDef kGpuMetrics[] = {GPUSCOPE_COLUMNS_GPU_METRICS(GPUSCOPE_COLUM
 constexpr ColumnDef kGpuMetricsSessions[] = {GPUSCOPE_COLUMNS_GPU_METRICS_SESSIONS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kApiCalls[] = {GPUSCOPE_COLUMNS_API_CALLS(GPUSCOPE_COLUMN_DEF)};
+constexpr ColumnDef kPyFrames[] = {GPUSCOPE_COLUMNS_PY_FRAMES(GPUSCOPE_COLUMN_DEF)};
+constexpr ColumnDef kPyStacks[] = {GPUSCOPE_COLUMNS_PY_STACKS(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kSyncs[] = {GPUSCOPE_COLUMNS_SYNCS(GPUSCOPE_COLUMN_DEF)};
 
@@ -131,6 +133,14 @@ constexpr TableDef kTables[] = {
      "call's nested driver calls are part of it); with --cuda-api=all every call but the polling ones, from "
      "CUPTI_ACTIVITY_KIND_RUNTIME and DRIVER records.",
      "CUPTI_ACTIVITY_KIND_RUNTIME", kApiCalls},
+    {"py_stacks",
+     "Python stacks of the program's threads at CUDA calls (`gpuscope trace --python-callsites`, on by default for "
+     "Python programs at synchronizing calls, copies, memsets and allocations): a prefix tree of call sites, each "
+     "row a frame and its caller's row, so api_calls.py_stack_id names the innermost call site and shared callers "
+     "are stored once. Taken by gpuscope's frame walker on the calling thread, without the GIL (CPython 3.11-3.13).",
+     "", kPyStacks},
+    {"py_frames", "The Python frames of py_stacks: file, line and function, resolved once per instruction.", "",
+     kPyFrames},
     {"syncs",
      "CPU waits on the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); recorded only with `gpuscope trace "
      "--cuda-sync-records` (they cost about 5 us per PyTorch op on H100). The synchronizing API calls are in api_calls "

@@ -411,7 +411,35 @@
   X(correlation_id, Int, "INTEGER", "", \
     "Links the call to the GPU work it launched (per process).") \
   X(return_value, Int, "INTEGER", "", \
-    "cudaError_t or CUresult returned (0 = success).")
+    "cudaError_t or CUresult returned (0 = success).") \
+  X(py_stack_id, OptInt, "INTEGER", "", \
+    "py_stacks.id of the calling thread's Python stack at the call (`gpuscope trace --python-callsites`), NULL when none was taken.")
+
+#define GPUSCOPE_COLUMNS_PY_FRAMES(X) \
+  X(id, Int, "INTEGER PRIMARY KEY", "", \
+    "Frame id (trace-wide).") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(file_id, OptInt, "INTEGER", "", \
+    "strings.id of the code's file (co_filename).") \
+  X(function_id, OptInt, "INTEGER", "", \
+    "strings.id of the function's qualified name (co_qualname, e.g. Loader.__next__; <module> for a module's body).") \
+  X(line, OptInt, "INTEGER", "", \
+    "Line of the instruction the frame was at (PyCode_Addr2Line), NULL when the code has none.") \
+  X(first_line, OptInt, "INTEGER", "", \
+    "First line of the function (co_firstlineno), NULL if unknown.")
+
+#define GPUSCOPE_COLUMNS_PY_STACKS(X) \
+  X(id, Int, "INTEGER PRIMARY KEY", "", \
+    "Stack id (trace-wide): names the innermost call site; its callers are parent_id's chain.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(parent_id, OptInt, "INTEGER", "", \
+    "py_stacks.id of the caller's stack, NULL for an outermost frame.") \
+  X(frame_id, Int, "INTEGER", "", \
+    "py_frames.id of this call site's frame.") \
+  X(depth, Int, "INTEGER", "", \
+    "Frames above this one (0 for an outermost frame).")
 
 #define GPUSCOPE_COLUMNS_SYNCS(X) \
   X(id, OptInt, "INTEGER PRIMARY KEY", "", \

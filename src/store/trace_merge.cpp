@@ -30,11 +30,19 @@ struct Ref {
 };
 // Columns holding another row's id (the id columns of their own table are found by rule).
 constexpr Ref kRowRefs[] = {
-    {"kernel_metrics", "profile_id", "kernel_profiles"}, {"memory_events", "alloc_id", "memory_events"},
-    {"nvtx_events", "parent_id", "nvtx_events"},         {"torch_ops", "nvtx_id", "nvtx_events"},
-    {"torch_ops", "parent_op", "nvtx_events"},           {"torch_ops", "forward_op", "nvtx_events"},
-    {"torch_ops", "module_id", "nvtx_events"},           {"torch_modules", "nvtx_id", "nvtx_events"},
-    {"torch_modules", "parent_module", "nvtx_events"},   {"torch_op_activities", "op_nvtx_id", "nvtx_events"},
+    {"kernel_metrics", "profile_id", "kernel_profiles"},
+    {"memory_events", "alloc_id", "memory_events"},
+    {"nvtx_events", "parent_id", "nvtx_events"},
+    {"torch_ops", "nvtx_id", "nvtx_events"},
+    {"torch_ops", "parent_op", "nvtx_events"},
+    {"torch_ops", "forward_op", "nvtx_events"},
+    {"torch_ops", "module_id", "nvtx_events"},
+    {"torch_modules", "nvtx_id", "nvtx_events"},
+    {"torch_modules", "parent_module", "nvtx_events"},
+    {"torch_op_activities", "op_nvtx_id", "nvtx_events"},
+    {"api_calls", "py_stack_id", "py_stacks"},
+    {"py_stacks", "parent_id", "py_stacks"},
+    {"py_stacks", "frame_id", "py_frames"},
 };
 constexpr std::pair<std::string_view, std::string_view> kStringRefs[] = {
     {"kernels", "name_id"},
@@ -45,6 +53,8 @@ constexpr std::pair<std::string_view, std::string_view> kStringRefs[] = {
     {"kernel_profiles", "mangled_name_id"},
     {"kernel_metrics", "metric_id"},
     {"api_calls", "name_id"},
+    {"py_frames", "file_id"},
+    {"py_frames", "function_id"},
     {"nvtx_events", "domain_id"},
     {"nvtx_events", "text_id"},
     {"torch_ops", "name_id"},

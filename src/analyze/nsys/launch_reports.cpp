@@ -414,6 +414,8 @@ Report sync_wait(Database& db) {
                                    " (union over threads and rows; an API call and its sync record count "
                                    "once), " +
                                    units::percent_of(sb.share) + " of the wall time");
+  if (!sb.sites.empty())
+    r.add_note(NoteLevel::kInfo, python_sites_text("the Python lines that waited longest:", sb.sites));
   const Verdict v = detail::sync_blocked_verdict(sb);
   r.add_note(v.fires ? NoteLevel::kWarning : NoteLevel::kInfo, v.text());
   return r;
@@ -439,6 +441,7 @@ detail::SyncBlocked detail::compute_sync_blocked(Database& db) {
   out.idle_ns = core::sat_sub(out.wall_ns, stats::union_length(busy_in_wall(db, wall)));
   out.idle_share = out.wall_ns > 0 ? static_cast<double>(out.idle_ns) / static_cast<double>(out.wall_ns) : 0.0;
   out.sync_bound = out.share >= kBlockedShareForSyncBound && out.idle_share >= kIdleShareForLaunchBound;
+  out.sites = python_site_totals(db, "SELECT py_stack_id, duration_ns" + std::string(kSyncWhere), 3);
   return out;
 }
 
@@ -449,8 +452,10 @@ Verdict detail::sync_blocked_verdict(const SyncBlocked& sb) {
            " of the wall time while the GPU was idle >= " + units::percent_of(kIdleShareForLaunchBound) + " of it";
   v.fires = sb.sync_bound;
   v.evidence = "the CPU was blocked on the GPU " + units::percent_of(sb.share) + " of the wall time";
-  if (!sb.calls.empty() && sb.share >= kBlockedShareForSyncBound)
+  if (!sb.calls.empty() && sb.share >= kBlockedShareForSyncBound) {
     v.evidence += ", mostly in " + sb.calls.front().key[0];
+    if (!sb.sites.empty()) v.evidence += " (the line that waited longest: " + sb.sites.front().site.where() + ")";
+  }
   v.evidence += ", and the GPU was idle " + units::percent_of(sb.idle_share) + " of the wall time";
   if (!v.fires && sb.share >= kBlockedShareForSyncBound)
     v.evidence += ": the CPU waited while the GPU worked, which costs nothing";

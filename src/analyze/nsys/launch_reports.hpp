@@ -71,6 +71,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/common/python_sites.hpp"
 #include "analyze/nsys/nsys_reports.hpp"
 #include "analyze/nsys/verdict.hpp"
 #include "core/report.hpp"
@@ -136,6 +137,9 @@ struct SyncBlocked {
   double share = 0.0;        // blocked / wall
   double idle_share = 0.0;   // idle / wall
   bool sync_bound = false;   // the verdict: share ≥ 20 % and idle_share ≥ 10 %
+  // With Python call sites (gpuscope trace --python-callsites): the user's lines that made
+  // these calls, by time blocked (at most 3; common/python_sites.hpp); empty without them.
+  std::vector<PySiteTotal> sites;
 };
 [[nodiscard]] SyncBlocked sync_blocked(store::Database& db);
 

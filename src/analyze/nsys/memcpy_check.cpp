@@ -1,4 +1,6 @@
 #include "analyze/nsys/memcpy_check.hpp"
+
+#include "analyze/common/python_sites.hpp"
 #include "core/saturating.hpp"
 #include "analyze/common/analysis_cache.hpp"
 
@@ -253,6 +255,17 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
     return out;
   }
   add_notes(r, f, scan);
+  if (f.pageable > 0) {
+    // With Python call sites: the lines whose copies were pageable (the .to('cuda') to pin).
+    const std::string lines = python_sites_text(
+        "the Python lines of the pageable copies:",
+        python_site_totals(db,
+                           "SELECT a.py_stack_id, m.end_ns - m.start_ns FROM memcpys m JOIN api_calls a ON a.pid = "
+                           "m.pid AND a.correlation_id = m.correlation_id WHERE m.copy_kind IN ('HtoD', 'DtoH', "
+                           "'HtoA', 'AtoH') AND (m.src_kind = 'pageable' OR m.dst_kind = 'pageable')",
+                           3));
+    if (!lines.empty()) r.add_note(NoteLevel::kInfo, lines);
+  }
   return out;
 }
 

@@ -123,6 +123,36 @@ TEST(SyncWait, HandComputed) {
   EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
                        "sync-blocked: the CPU was blocked on the GPU 45 % of the wall time, mostly in "
                        "cudaDeviceSynchronize, and the GPU was idle"));
+  EXPECT_FALSE(has_note(r, "Python lines"));  // no call sites in this trace
+}
+
+// With Python call sites (--python-callsites): the user's lines that waited, by time blocked.
+// train.py:57 (<module>) calls loss_value (train.py:12), whose .item() waits [100,400); and
+// torch.cuda.synchronize() (torch's own Python, skipped) at train.py:57 waits [500,600).
+TEST(SyncWait, NamesTheUserLineThatWaited) {
+  TraceDb t;
+  t.strings({{10, "cudaStreamSynchronize"},
+             {13, "cudaDeviceSynchronize"},
+             {20, "/home/u/train.py"},
+             {21, "/usr/lib/python3/dist-packages/torch/cuda/__init__.py"},
+             {22, "<module>"},
+             {23, "loss_value"},
+             {24, "synchronize"}});
+  t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 1000, .reason = "all"});
+  t.add({rows::PyFrame{.id = 1, .pid = 1, .file_id = 20, .function_id = 22, .line = 57, .first_line = 1},
+         rows::PyFrame{.id = 2, .pid = 1, .file_id = 20, .function_id = 23, .line = 12, .first_line = 11},
+         rows::PyFrame{.id = 3, .pid = 1, .file_id = 21, .function_id = 24, .line = 800, .first_line = 790}});
+  t.add({rows::PyStack{.id = 1, .pid = 1, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
+         rows::PyStack{.id = 2, .pid = 1, .parent_id = 1, .frame_id = 2, .depth = 1},
+         rows::PyStack{.id = 3, .pid = 1, .parent_id = 1, .frame_id = 3, .depth = 1}});
+  t.api(1, 1, 10, 100, 400, 1, 2);
+  t.api(1, 1, 13, 500, 600, 2, 3);
+  const Report r = sync_wait(t.db());
+  EXPECT_TRUE(has_note(r,
+                       "the Python lines that waited longest: train.py:12 loss_value (1 call, 300 ns); "
+                       "train.py:57 <module> (1 call, 100 ns)"));
+  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
+                       "mostly in cudaStreamSynchronize (the line that waited longest: train.py:12 loss_value)"));
 }
 
 TEST(LaunchReports, EmptyDatabaseGivesNoRowsAndANote) {

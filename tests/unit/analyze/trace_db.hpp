@@ -116,8 +116,10 @@ class TraceDb {
                      .dst_kind = c.dst,
                      .is_async = c.is_async});
   }
-  /// A CUDA runtime API call that returned 0; name_id refers to strings.
-  void api(int pid, int tid, int name_id, long long start, long long end, int corr) {
+  /// A CUDA runtime API call that returned 0; name_id refers to strings; py_stack_id to
+  /// py_stacks (the caller's Python stack, --python-callsites).
+  void api(int pid, int tid, int name_id, long long start, long long end, int corr,
+           rows::OptInt py_stack_id = std::nullopt) {
     add(rows::ApiCall{.pid = pid,
                       .tid = tid,
                       .domain = "runtime",
@@ -126,7 +128,8 @@ class TraceDb {
                       .start_ns = start,
                       .end_ns = end,
                       .correlation_id = corr,
-                      .return_value = 0});
+                      .return_value = 0,
+                      .py_stack_id = py_stack_id});
   }
   /// A cc 9.0 GPU with 132 SMs (H100 SXM) seen by `pid` as device 0 (h100(): uuid GPU-<pid>).
   static rows::Device h100_row(int pid, std::string_view uuid) {

@@ -72,3 +72,24 @@ TEST(ApiFilter, GpuWorkCallsByName) {
 
 }  // namespace
 }  // namespace gpuscope::collect
+
+namespace gpuscope::collect {
+namespace {
+
+// GPUSCOPE_PYTHON_CALLSITES=sync: the calls that wait or move, set or allocate memory take a
+// Python stack; launches, event records and stream waits do not (=all takes those too).
+TEST(ApiFilter, PythonCallsitesAtWaitsAndMemoryCalls) {
+  for (const char* name :
+       {"cudaDeviceSynchronize_v3020", "cudaStreamSynchronize_ptsz_v7000", "cuEventSynchronize", "cudaMemcpy_v3020",
+        "cudaMemcpyAsync_v3020", "cuMemcpyDtoHAsync_v2", "cudaMemsetAsync_v3020", "cudaMalloc_v3020", "cuMemAlloc_v2",
+        "cudaFree_v3020", "cudaHostAlloc_v3020", "cudaMallocAsync_v11020"}) {
+    EXPECT_TRUE(is_python_callsite_api(name)) << name;
+  }
+  for (const char* name : {"cudaLaunchKernel_v7000", "cuLaunchKernel", "cudaEventRecord_v3020",
+                           "cudaStreamWaitEvent_v3020", "cudaGraphLaunch_v10000", "cudaGetDevice_v3020"}) {
+    EXPECT_FALSE(is_python_callsite_api(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::collect

@@ -102,6 +102,22 @@ TEST(CollectorConfig, ApiCallsAndSwitches) {
   EXPECT_EQ(w.size(), 2u);
 }
 
+// Python call sites: sync by default (they only act in a Python process), all, none; a
+// wrong value warns and keeps sync.
+TEST(CollectorConfig, PythonCallsites) {
+  std::vector<std::string> w;
+  EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w).python_callsites, PythonCallsites::kSync);
+  EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_PYTHON_CALLSITES", "all"}}, &w).python_callsites,
+            PythonCallsites::kAll);
+  EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_PYTHON_CALLSITES", "none"}}, &w).python_callsites,
+            PythonCallsites::kNone);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_PYTHON_CALLSITES", "launches"}}, &w).python_callsites,
+            PythonCallsites::kSync);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUSCOPE_PYTHON_CALLSITES"), std::string::npos) << w[0];
+}
+
 TEST(CollectorConfig, KernelsModeSessionLength) {
   std::vector<std::string> w;
   auto c = parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_KERNEL_METRICS", "gpu__time_duration.sum"}}, &w);

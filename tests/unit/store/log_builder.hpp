@@ -90,7 +90,29 @@ class LogBuilder {
     r.cbid = 211;
     r.name_string = m_w.intern(name);
     r.domain = static_cast<std::uint8_t>(domain);
+    r.py_stack_id = api_py_stack;
     m_w.add(log::RecordKind::kApi, r);
+  }
+  // The Python stack the next api() calls carry (log stack id, 0 = none).
+  std::uint32_t api_py_stack = 0;
+  // A Python frame and a call site, as the collector's writer writes them (--python-callsites).
+  void py_frame(std::uint32_t id, std::string_view file, std::int32_t line, std::string_view function,
+                std::int32_t first_line = -1) {
+    log::PyFrameRecord r{};
+    r.frame_id = id;
+    r.line = line;
+    r.first_line = first_line;
+    r.file_string = m_w.intern(file);
+    r.function_string = m_w.intern(function);
+    m_w.add(log::RecordKind::kPyFrame, r);
+  }
+  void py_stack(std::uint32_t id, std::uint32_t parent, std::uint32_t frame, std::uint32_t depth) {
+    log::PyStackRecord r{};
+    r.stack_id = id;
+    r.parent_id = parent;
+    r.frame_id = frame;
+    r.depth = depth;
+    m_w.add(log::RecordKind::kPyStack, r);
   }
   void kernel(std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::string_view name,
               std::uint32_t stream = 7) {

@@ -45,11 +45,11 @@ void expect_rows_match_schema() {
 TEST_F(RowWriterTest, EveryTableHasARowWithItsColumnsInOrder) {
   expect_rows_match_schema<rows::Meta, rows::String, rows::Process, rows::Thread, rows::Device, rows::Kernel,
                            rows::KernelProfile, rows::KernelMetric, rows::Memcpy, rows::Memset, rows::MemoryEvent,
-                           rows::GpuMetricName, rows::GpuMetric, rows::GpuMetricsSession, rows::ApiCall, rows::Sync,
-                           rows::NvtxEvent, rows::TorchOp, rows::TorchModule, rows::TorchStep, rows::TorchOpActivity,
-                           rows::TorchMemoryStat, rows::TorchMemorySegment, rows::TorchMemoryEvent, rows::Request,
-                           rows::Overhead, rows::CaptureWindow, rows::DataLoss, rows::Message, rows::MergedTrace,
-                           rows::MergedPid>();
+                           rows::GpuMetricName, rows::GpuMetric, rows::GpuMetricsSession, rows::ApiCall, rows::PyStack,
+                           rows::PyFrame, rows::Sync, rows::NvtxEvent, rows::TorchOp, rows::TorchModule,
+                           rows::TorchStep, rows::TorchOpActivity, rows::TorchMemoryStat, rows::TorchMemorySegment,
+                           rows::TorchMemoryEvent, rows::Request, rows::Overhead, rows::CaptureWindow, rows::DataLoss,
+                           rows::Message, rows::MergedTrace, rows::MergedPid>();
 }
 
 TEST_F(RowWriterTest, InsertSql) {

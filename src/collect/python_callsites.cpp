@@ -1,0 +1,154 @@
+// Python call sites of CUDA calls (python_callsites.hpp).
+#include "collect/python_callsites.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "core/event_log_format.hpp"
+#include "store/data_loss_kinds.hpp"
+
+namespace gpuscope::collect::detail {
+namespace {
+
+// Deeper stacks keep their innermost frames (the calls being blamed).
+constexpr std::size_t kMaxFrames = 128;
+// How often the resolver looks for work while none is announced (the layout check retries
+// at this pace until a Python frame exists).
+constexpr auto kResolverPeriod = std::chrono::milliseconds(100);
+
+}  // namespace
+
+std::unique_ptr<PythonCallSites> PythonCallSites::create(collect::PythonCallsites mode, std::string* note) {
+  if (mode == collect::PythonCallsites::kNone) return nullptr;
+  std::unique_ptr<PythonCallSites> sites(new PythonCallSites(mode));
+  const PyWalkerState state = sites->m_walker.state();
+  if (state == PyWalkerState::no_python) return nullptr;
+  if (state != PyWalkerState::unverified) {
+    if (note != nullptr) *note = sites->m_walker.note();
+    return nullptr;
+  }
+  // Never joined: see the file comment of python_callsites.hpp.
+  std::thread(&PythonCallSites::resolver_main, sites.get()).detach();
+  return sites;
+}
+
+PythonCallSites::PythonCallSites(collect::PythonCallsites mode) : m_mode(mode) {}
+
+void PythonCallSites::select(CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& cbids) {
+  auto& s = m_selected[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
+  for (CUpti_CallbackId cbid : cbids) {
+    if (cbid >= s.size()) s.resize(cbid + 1, false);
+    s[cbid] = true;
+  }
+}
+
+std::uint32_t PythonCallSites::take() noexcept {
+  try {
+    PyRawFrame frames[kMaxFrames];
+    const PyWalkResult walked = m_walker.walk_this_thread(frames);
+    if (walked.frames == 0) return 0;
+    return m_table.intern(std::span<const PyRawFrame>(frames, walked.frames));
+  } catch (...) {
+    return 0;  // an allocation failed: this call has no stack
+  }
+}
+
+void PythonCallSites::resolver_main() noexcept {
+  std::vector<PyInternedFrame> work;
+  std::vector<std::pair<std::uint32_t, PyFrameInfo>> done;
+  for (;;) {
+    {
+      std::unique_lock lock(m_mutex);
+      m_cv.wait_for(lock, kResolverPeriod, [&] { return !m_to_resolve.empty(); });
+      work.swap(m_to_resolve);
+    }
+    const bool unverified = m_walker.state() == PyWalkerState::unverified;
+    if (work.empty() && !unverified) continue;
+    if (m_walker.state() == PyWalkerState::failed) return;
+    int gil = 0;
+    if (!m_walker.acquire_gil(gil)) {
+      // Not running yet, or finalizing: hand the frames back for a later try.
+      std::lock_guard lock(m_mutex);
+      m_to_resolve.insert(m_to_resolve.end(), work.begin(), work.end());
+      work.clear();
+      continue;
+    }
+    if (unverified) m_walker.verify_with_live_frame();
+    std::uint64_t unresolvable = 0;
+    for (const PyInternedFrame& f : work) {
+      PyFrameInfo info;
+      if (m_walker.resolve(f.frame, info)) {
+        done.emplace_back(f.id, std::move(info));
+      } else {
+        ++unresolvable;
+      }
+    }
+    m_walker.release_gil(gil);
+    work.clear();
+    std::lock_guard lock(m_mutex);
+    m_resolved.insert(m_resolved.end(), std::make_move_iterator(done.begin()), std::make_move_iterator(done.end()));
+    done.clear();
+    m_unresolvable += unresolvable;
+    if (m_walker.state() == PyWalkerState::failed) {
+      m_failure_note = m_walker.note();
+      return;
+    }
+  }
+}
+
+void PythonCallSites::write_frame(store::EventLogWriter& writer, std::uint32_t id, const PyFrameInfo& info) {
+  log::PyFrameRecord r{};
+  r.frame_id = id;
+  r.line = info.line;
+  r.first_line = info.first_line;
+  r.file_string = writer.intern(info.file);
+  r.function_string = writer.intern(info.function);
+  writer.add(log::RecordKind::kPyFrame, r);
+}
+
+void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now_ns, bool final) {
+  PyStackAdditions added;
+  m_table.take_new(added);
+  for (const PyInternedStack& s : added.stacks) {
+    log::PyStackRecord r{};
+    r.stack_id = s.id;
+    r.parent_id = s.parent;
+    r.frame_id = s.frame;
+    r.depth = s.depth;
+    writer.add(log::RecordKind::kPyStack, r);
+  }
+  std::vector<std::pair<std::uint32_t, PyFrameInfo>> resolved;
+  std::uint64_t unresolvable = 0;
+  std::string failure;
+  {
+    std::lock_guard lock(m_mutex);
+    m_to_resolve.insert(m_to_resolve.end(), added.frames.begin(), added.frames.end());
+    resolved.swap(m_resolved);
+    unresolvable = m_unresolvable;
+    m_unresolvable = 0;
+    if (!m_failure_written) failure = m_failure_note;
+  }
+  if (!added.frames.empty()) m_cv.notify_one();
+  m_pending_count += added.frames.size();
+  for (const auto& [id, info] : resolved) write_frame(writer, id, info);
+  m_pending_count -= std::min<std::uint64_t>(m_pending_count, resolved.size() + unresolvable);
+  if (!failure.empty()) {
+    log::MessageRecord m{};
+    m.ts_ns = now_ns;
+    m.severity = static_cast<std::uint8_t>(log::Severity::kWarning);
+    m.text_string = writer.intern(failure);
+    writer.add(log::RecordKind::kMessage, m);
+    m_failure_written = true;
+  }
+  const std::uint64_t lost = unresolvable + (final ? m_pending_count : 0);
+  if (lost > 0) {
+    log::DataLossRecord d{};
+    d.ts_ns = now_ns;
+    d.count = lost;
+    d.what_string = writer.intern(store::data_loss_name(store::DataLossKind::kPyFramesUnresolved));
+    writer.add(log::RecordKind::kDataLoss, d);
+  }
+  if (final) m_pending_count = 0;
+}
+
+}  // namespace gpuscope::collect::detail

@@ -1,0 +1,80 @@
+// Python call sites of CUDA calls (GPUSCOPE_PYTHON_CALLSITES, `gpuscope trace
+// --python-callsites`): the calling thread's Python stack at the API calls asked for,
+// as api_calls.py_stack_id, with the stacks and frames as PyStackRecord / PyFrameRecord.
+//
+// Three threads, none of which waits for another:
+//  - the program's thread, in the CUPTI callback (take): one walk of its own frames
+//    (python_frames.hpp: no GIL, no lock, no allocation) and one interning under a mutex
+//    (python_stacks.hpp: hash look-ups; an allocation only for a stack never seen before);
+//  - the collector's writer (write_new): writes the new stacks before the API records that
+//    name them, hands new frames to the resolver and writes those it resolved;
+//  - a resolver thread of its own, the only one that takes the GIL (PyGILState_Ensure):
+//    checks the walker's layout on a live frame, then resolves frames to file, line and
+//    function. It is detached: if the interpreter ends the thread (a thread taking the GIL
+//    during finalization is exited by CPython 3.11-3.13) nothing waits for it; frames it
+//    never resolved are written unresolved and counted (data_loss py_frames_unresolved).
+//
+// Until the layout is checked, no stack is taken (calls have none). A code object freed and
+// its address reused between a call and the resolution of its frames (well under one flush
+// period) would name the wrong function; the frames of running code keep their code alive.
+#pragma once
+
+#include <cupti.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collect/collector_config.hpp"
+#include "collect/python_frames.hpp"
+#include "collect/python_stacks.hpp"
+#include "store/event_log_writer.hpp"
+
+namespace gpuscope::collect::detail {
+
+class PythonCallSites {
+ public:
+  // nullptr when mode is none or the process has no CPython; *note says why a CPython gets
+  // no stacks (unknown version, free-threaded build), empty otherwise.
+  static std::unique_ptr<PythonCallSites> create(collect::PythonCallsites mode, std::string* note);
+
+  // At setup, before the callbacks run: the callback ids of a domain that take a stack.
+  void select(CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& cbids);
+  [[nodiscard]] bool selected(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const noexcept {
+    const auto& s = m_selected[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
+    return cbid < s.size() && s[cbid];
+  }
+  [[nodiscard]] collect::PythonCallsites mode() const { return m_mode; }
+
+  // Program thread: the stack id of the caller's Python stack, 0 for none.
+  [[nodiscard]] std::uint32_t take() noexcept;
+
+  // Writer thread: new stacks (always before the API records that name them) and the
+  // frames resolved since the last call. `final`: the last call; frames still unresolved
+  // are counted as lost.
+  void write_new(store::EventLogWriter& writer, std::uint64_t now_ns, bool final);
+
+ private:
+  explicit PythonCallSites(collect::PythonCallsites mode);
+  void resolver_main() noexcept;
+  void write_frame(store::EventLogWriter& writer, std::uint32_t id, const PyFrameInfo& info);
+
+  const collect::PythonCallsites m_mode;
+  PyFrameWalker m_walker;
+  PyStackTable m_table;
+  std::vector<bool> m_selected[2];  // [0] runtime, [1] driver; by cbid
+
+  std::mutex m_mutex;  // guards what the writer and the resolver exchange
+  std::condition_variable m_cv;
+  std::vector<PyInternedFrame> m_to_resolve;
+  std::vector<std::pair<std::uint32_t, PyFrameInfo>> m_resolved;
+  std::uint64_t m_unresolvable = 0;   // frames whose code object was gone
+  std::uint64_t m_pending_count = 0;  // frames handed over, not yet written (writer thread)
+  std::string m_failure_note;         // the resolver's layout check failed (once)
+  bool m_failure_written = false;     // writer thread
+};
+
+}  // namespace gpuscope::collect::detail

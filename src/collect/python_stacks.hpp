@@ -1,0 +1,69 @@
+// Interning of Python stacks for the trace: a stack is a call site in a prefix tree
+// (Perfetto's stack_profile_callsite model: each node is a frame and its caller's node),
+// so a stack id names the innermost call site and shared callers are stored once.
+//
+// frame id: one per distinct (code object, instruction byte offset); resolved later to file,
+// line and function (PyFrameWalker::resolve, on the writer thread with the GIL).
+// stack id: one per distinct (caller stack id, frame id); 0 = no stack. Both start at 1.
+//
+// Thread-safe (one mutex): intern() runs on the program's threads at the CUDA calls it is
+// asked for; take_new() on the writer thread hands over what was added since its last call.
+// New code objects are listed once each (take_new's codes), so whoever holds the GIL can
+// keep them alive until their frames are resolved.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "collect/python_frames.hpp"
+
+namespace gpuscope::collect::detail {
+
+struct PyInternedFrame {
+  std::uint32_t id = 0;
+  PyRawFrame frame;
+};
+
+struct PyInternedStack {
+  std::uint32_t id = 0;
+  std::uint32_t parent = 0;  // the caller's stack id, 0 for an outermost frame
+  std::uint32_t frame = 0;   // frame id
+  std::uint32_t depth = 0;   // 0 for an outermost frame
+};
+
+struct PyStackAdditions {
+  std::vector<PyInternedFrame> frames;
+  std::vector<PyInternedStack> stacks;
+  std::vector<std::uintptr_t> codes;  // code objects first seen
+};
+
+class PyStackTable {
+ public:
+  // The stack id of frames (innermost first, as PyFrameWalker walks them); 0 for none.
+  [[nodiscard]] std::uint32_t intern(std::span<const PyRawFrame> frames);
+
+  // What intern() added since the last call, in id order (callers before callees).
+  void take_new(PyStackAdditions& out);
+
+  [[nodiscard]] std::size_t frame_count() const;
+  [[nodiscard]] std::size_t stack_count() const;
+
+ private:
+  struct FrameKeyHash {
+    std::size_t operator()(const PyRawFrame& f) const noexcept {
+      return std::hash<std::uintptr_t>{}(f.code) ^ (std::size_t{f.instr_offset} * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  mutable std::mutex m_mutex;
+  std::unordered_map<PyRawFrame, std::uint32_t, FrameKeyHash> m_frames;
+  std::unordered_map<std::uint64_t, std::uint32_t> m_stacks;  // (parent << 32 | frame) -> id
+  std::unordered_set<std::uintptr_t> m_codes;
+  std::vector<std::uint32_t> m_depths;  // by stack id - 1
+  PyStackAdditions m_new;
+};
+
+}  // namespace gpuscope::collect::detail

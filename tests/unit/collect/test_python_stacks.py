@@ -1,0 +1,232 @@
+"""The collector's CPython frame walker inside a real interpreter (collect/python_frames.hpp).
+
+Loads python_stack_probe (argv[1]) with ctypes and checks the stacks the walker takes at
+known lines: nested calls, a thread, a generator, coroutines; the live-frame layout check;
+interning (same site, same stack id) and resolution to file, line and function on another
+thread that takes the GIL. Runs on every CPython it is given (3.11, 3.12, 3.13).
+"""
+import asyncio
+import ctypes
+import os
+import struct
+import sys
+import tempfile
+import threading
+import time
+
+PROBE = sys.argv[1]
+ME = os.path.abspath(__file__)
+LINES = {}
+with open(ME) as source:
+    for number, text in enumerate(source, start=1):
+        if "# @" in text:
+            LINES[text.split("# @")[1].strip()] = number
+
+gil_held = ctypes.PyDLL(PROBE)      # calls keep the GIL
+gil_released = ctypes.CDLL(PROBE)   # calls release it, as PyTorch's CUDA calls do
+FAILURES = []
+
+
+def check(condition, what):
+    if not condition:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def probe():
+    buffer = ctypes.create_string_buffer(1 << 16)
+    count = gil_released.gpuscope_probe_stack(buffer, len(buffer))  # @probe
+    lines = buffer.value.decode().splitlines()
+    frames = []
+    for line in lines[1:]:
+        file, number, first, function = line.rsplit(":", 3)
+        frames.append((file, int(number), int(first), function))
+    check(count == len(frames), f"{count} frames walked, {len(frames)} resolved")
+    if not frames:
+        return int(lines[0]), frames
+    check(frames[0][1:] == (LINES["probe"], LINES["probe"] - 2, "probe"), f"innermost frame {frames[0]}")
+    return int(lines[0]), frames[1:]
+
+
+def ours(frames):
+    """The frames of this file, as (line, function), innermost first."""
+    return [(line, function) for file, line, _, function in frames if file == ME]
+
+
+def leaf():
+    return probe()  # @leaf
+
+
+def middle():
+    return leaf()  # @middle
+
+
+def outer():
+    return middle()  # @outer
+
+
+def test_nested():
+    stack_id, frames = outer()  # @test_nested
+    want = [(LINES["leaf"], "leaf"), (LINES["middle"], "middle"), (LINES["outer"], "outer"),
+            (LINES["test_nested"], "test_nested")]
+    check(ours(frames)[:4] == want, f"nested: {ours(frames)[:4]} != {want}")
+    check(frames[0][2] == LINES["leaf"] - 1, f"leaf's first line {frames[0][2]}")
+    check(ours(frames)[-1][1] == "<module>", f"outermost {ours(frames)[-1]}")
+    again, _ = outer()  # @test_nested_again
+    check(again != stack_id, "a different caller line is a different stack")
+    repeat = [outer()[0] for _ in range(3)]  # @test_nested_repeat
+    check(len(set(repeat)) == 1 and repeat[0] != 0, f"same site, same id: {repeat}")
+
+
+class Loader:
+    def next_batch(self):
+        return probe()  # @method
+
+
+def test_method_qualname():
+    _, frames = Loader().next_batch()  # @test_method
+    check(ours(frames)[:2] == [(LINES["method"], "Loader.next_batch"), (LINES["test_method"], "test_method_qualname")],
+          f"method: {ours(frames)[:2]}")
+
+
+def test_thread():
+    result = {}
+
+    def worker():
+        result["stack"] = leaf()  # @worker
+
+    thread = threading.Thread(target=worker, name="probe-worker")
+    thread.start()
+    thread.join()
+    _, frames = result["stack"]
+    got = ours(frames)
+    check(got[:2] == [(LINES["leaf"], "leaf"), (LINES["worker"], "test_thread.<locals>.worker")],
+          f"thread: {got[:2]}")
+    check(all(function != "test_thread" for _, function in got), "a thread's stack holds none of its starter's")
+    check(frames[-1][3] == "Thread._bootstrap", f"thread's outermost frame {frames[-1]}")
+
+
+def numbers():
+    yield probe()  # @generator
+    yield probe()  # @generator_second
+
+
+def test_generator():
+    gen = numbers()
+    _, first = next(gen)  # @test_generator
+    _, second = next(gen)  # @test_generator_second
+    check(ours(first)[:2] == [(LINES["generator"], "numbers"), (LINES["test_generator"], "test_generator")],
+          f"generator: {ours(first)[:2]}")
+    check(ours(second)[:2] == [(LINES["generator_second"], "numbers"),
+                               (LINES["test_generator_second"], "test_generator")],
+          f"generator resumed: {ours(second)[:2]}")
+
+
+async def fetch():
+    await asyncio.sleep(0)
+    return probe()  # @coroutine
+
+
+async def step():
+    return await fetch()  # @awaiter
+
+
+def test_coroutine():
+    _, frames = asyncio.run(step())
+    got = ours(frames)
+    check(got[:2] == [(LINES["coroutine"], "fetch"), (LINES["awaiter"], "step")], f"coroutine: {got[:2]}")
+    check(any(file.endswith(os.path.join("asyncio", "events.py")) for file, _, _, _ in frames),
+          "a coroutine's stack goes through the event loop")
+
+
+def read_log(path):
+    """Strings, PyFrameRecords and PyStackRecords of an event log (core/event_log_format.hpp)."""
+    strings, frames, stacks, losses = {}, {}, {}, {}
+    data = open(path, "rb").read()
+    offset = struct.unpack_from("<I", data, 12)[0]  # FileHeader.header_size
+    while offset + 8 <= len(data):
+        kind, _, size = struct.unpack_from("<HHI", data, offset)
+        payload = data[offset + 8:offset + 8 + size]
+        offset += 8 + size
+        if kind == 1:  # StringRecord
+            strings[struct.unpack_from("<Q", payload)[0]] = payload[8:].decode()
+        elif kind == 26:  # PyFrameRecord
+            frame_id, line, first_line, _, file, function = struct.unpack_from("<IiiIQQ", payload)
+            frames[frame_id] = (strings[file], line, strings[function])
+        elif kind == 27:  # PyStackRecord
+            stack_id, parent, frame, depth = struct.unpack_from("<IIII", payload)
+            stacks[stack_id] = (parent, frame, depth)
+        elif kind == 14:  # DataLossRecord
+            _, count, what = struct.unpack_from("<QQQ", payload)
+            losses[strings[what]] = losses.get(strings[what], 0) + count
+    return frames, stacks, losses
+
+
+def site_sync():
+    return gil_released.gpuscope_probe_sites_take()  # @site_sync
+
+
+def site_copy():
+    return gil_released.gpuscope_probe_sites_take()  # @site_copy
+
+
+def test_callsite_log():
+    """The collector's path: take on this thread, check and resolve on the resolver thread."""
+    path = os.path.join(tempfile.mkdtemp(), "sites.gslog")
+    check(gil_released.gpuscope_probe_sites_open(path.encode()) == 1, "call sites on in a Python process")
+    deadline = time.monotonic() + 5
+    first = 0
+    while first == 0 and time.monotonic() < deadline:  # until the resolver checked the layout
+        time.sleep(0.01)
+        first = site_sync()
+    check(first != 0, "the resolver thread checked the layout on a live frame")
+    ids = []
+    for _ in range(2):
+        ids.append(site_sync())  # @sites
+        ids.append(site_copy())  # @sites_copy
+    check(ids[0] == ids[2] and ids[1] == ids[3] and ids[0] != ids[1], f"stack ids {ids}")
+    gil_released.gpuscope_probe_sites_flush(0)
+    time.sleep(0.5)  # the resolver takes the GIL while this thread sleeps
+    gil_released.gpuscope_probe_sites_flush(1)
+    frames, stacks, losses = read_log(path)
+    check(losses.get("py_frames_unresolved", 0) == 0, f"losses {losses}")
+
+    def chain(stack_id):
+        out = []
+        while stack_id:
+            parent, frame, _ = stacks[stack_id]
+            file, line, function = frames.get(frame, ("?", -1, "?"))
+            if file == ME:
+                out.append((line, function))
+            stack_id = parent
+        return out
+
+    check(chain(ids[0])[:2] == [(LINES["site_sync"], "site_sync"), (LINES["sites"], "test_callsite_log")],
+          f"sync site {chain(ids[0])[:2]}")
+    check(chain(ids[1])[:2] == [(LINES["site_copy"], "site_copy"), (LINES["sites_copy"], "test_callsite_log")],
+          f"copy site {chain(ids[1])[:2]}")
+
+
+def main():
+    state = gil_held.gpuscope_probe_state()
+    if state == 1:  # unsupported: the note says why
+        note = ctypes.create_string_buffer(512)
+        gil_held.gpuscope_probe_note(note, len(note))
+        print("SKIP:", note.value.decode())
+        return 0
+    check(state == 2, f"walker state {state} before the check (2: unverified)")
+    check(probe()[0] == 0, "no stack before the live-frame check")
+    check(gil_held.gpuscope_probe_verify() == 1, "layout check on a live frame")
+    check(gil_held.gpuscope_probe_state() == 3, "ready after the check")
+    test_nested()
+    test_method_qualname()
+    test_thread()
+    test_generator()
+    test_coroutine()
+    test_callsite_log()
+    print(f"python {sys.version.split()[0]}: {'FAILED' if FAILURES else 'ok'}")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
