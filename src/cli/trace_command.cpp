@@ -166,7 +166,8 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& n
                   "In a Python program (CPython 3.11-3.13; C++ programs are unchanged): the calling\n"
                   "thread's Python stack at CUDA calls, read without the GIL (api_calls.py_stack_id;\n"
                   "tables py_stacks, py_frames). sync: synchronize calls, copies, memsets,\n"
-                  "allocations and frees; all: also every launch; none. Needs --cuda-api=gpu")
+                  "allocations and frees; all: also every launch; none (the default for now: the walk's\n"
+                  "cost and safety are not yet measured on a GPU). Needs --cuda-api=gpu")
       ->check(CLI::IsMember({"sync", "all", "none"}))
       ->capture_default_str();
   sub->add_flag("--cuda-sync-records", o.sync_records,

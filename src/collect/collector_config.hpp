@@ -47,11 +47,11 @@ inline constexpr std::array<ConfigOption, 29> kConfigOptions{{
    "into a ring per thread (no CUPTI activity record per call). all: every call but the muted "
    "polling calls, as CUPTI RUNTIME and DRIVER activity records (H100: +1-5 us per PyTorch op "
    "against gpu; docs/performance.md)."},
-  {"GPUSCOPE_PYTHON_CALLSITES", "sync",
+  {"GPUSCOPE_PYTHON_CALLSITES", "none",
    "In a Python process (CPython 3.11-3.13; nothing happens in others), with GPUSCOPE_API_CALLS=gpu: "
    "the calling thread's Python stack at CUDA calls, walked without the GIL (api_calls.py_stack_id). "
    "sync: synchronize calls, copies, memsets, allocations and frees; all: every GPU-work call, "
-   "launches included; none: no stacks."},
+   "launches included; none (the default until its cost and safety are measured on a GPU): no stacks."},
   {"GPUSCOPE_ZERO_BUFFERS", "1",
    "1: gpuscope hands CUPTI activity buffers it zeroed itself on its writer thread "
    "(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER); 0: CUPTI zeroes each new buffer on the "
@@ -163,7 +163,7 @@ struct CollectorConfig {
   bool polling_calls = false;
   std::uint32_t cuda_records = kDefaultCudaRecords;  // CudaRecord bits
   ApiCalls api_calls = ApiCalls::kGpu;
-  PythonCallsites python_callsites = PythonCallsites::kSync;
+  PythonCallsites python_callsites = PythonCallsites::kNone;
   bool zero_buffers = true;
   bool system_thread_ids = true;
   CaptureRange capture_range = CaptureRange::kNone;

@@ -3,7 +3,7 @@
 
 Traces a PyTorch script (written to the scratch folder) whose loop calls .item() in two named
 functions at known lines, copies to the CPU at a third and synchronizes at a fourth. Pass when:
-  - with the default (--python-callsites=sync): every .item() of the loop (20 per site) is an
+  - with --python-callsites=sync: every .item() of the loop (20 per site) is an
     API call whose nearest frame in the script is that .item()'s line and function, and so are
     the .cpu() copies and the final torch.cuda.synchronize() (through torch's own frames);
   - every py_stacks row's parent chain ends at depth 0 and py_frames of the script have a
@@ -75,7 +75,7 @@ def main():
     script = args.scratch / "item_loop.py"
     script.write_text(SCRIPT)
     lines = marker_lines(SCRIPT)
-    r, db = g.trace(args.build, args.scratch, "sites", [sys.executable, script])
+    r, db = g.trace(args.build, args.scratch, "sites", [sys.executable, script], options=["--python-callsites=sync"])
     c.require(r.returncode == 0 and "RESULT done=1" in r.stdout, "traced script runs")
     con = g.open_db(db)
     g.data_summary(con)

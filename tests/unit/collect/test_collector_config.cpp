@@ -102,18 +102,20 @@ TEST(CollectorConfig, ApiCallsAndSwitches) {
   EXPECT_EQ(w.size(), 2u);
 }
 
-// Python call sites: sync by default (they only act in a Python process), all, none; a
-// wrong value warns and keeps sync.
+// Python call sites: none by default (until measured on a GPU), sync, all (they only act in a
+// Python process); a wrong value warns and keeps the default.
 TEST(CollectorConfig, PythonCallsites) {
   std::vector<std::string> w;
-  EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w).python_callsites, PythonCallsites::kSync);
+  EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w).python_callsites, PythonCallsites::kNone);
+  EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_PYTHON_CALLSITES", "sync"}}, &w).python_callsites,
+            PythonCallsites::kSync);
   EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_PYTHON_CALLSITES", "all"}}, &w).python_callsites,
             PythonCallsites::kAll);
   EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_PYTHON_CALLSITES", "none"}}, &w).python_callsites,
             PythonCallsites::kNone);
   EXPECT_TRUE(w.empty());
   EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}, {"GPUSCOPE_PYTHON_CALLSITES", "launches"}}, &w).python_callsites,
-            PythonCallsites::kSync);
+            PythonCallsites::kNone);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("GPUSCOPE_PYTHON_CALLSITES"), std::string::npos) << w[0];
 }
