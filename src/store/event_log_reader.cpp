@@ -341,6 +341,7 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
         break;
       case K::kTorchOpCost:
         visit(log::TorchOpCostRecord{}, [&](const auto& r) { v.on_torch_op_cost(r); });
+        break;
       case K::kPyFrame:
         visit(log::PyFrameRecord{}, [&](const auto& r) { v.on_py_frame(r); });
         break;

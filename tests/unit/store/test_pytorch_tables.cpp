@@ -223,8 +223,11 @@ TEST(PytorchObserverRoute, CostGoesIntoMeta) {
       if (cost) b.torch_op_cost(212.5, std::numeric_limits<double>::quiet_NaN(), "in-process at start");
       b.end(3000);
     }
-    (void)import_logs({log}, dir.file(name + ".sqlite"), ImportOptions{});
-    return open_trace(dir.file(name + ".sqlite"));
+    const ImportResult r = import_logs({log}, dir.file(name + ".sqlite"), ImportOptions{});
+    EXPECT_EQ(r.data_loss_total, 0) << name;  // the cost record is read as itself, nothing after it
+    Database db = open_trace(dir.file(name + ".sqlite"));
+    EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM data_loss"), 0) << name;
+    return db;
   };
   Database with = import("with", true);
   EXPECT_EQ(with.query_text("SELECT value FROM meta WHERE key = 'tracer_torch_op_cost_ns'"), "212.500000");
