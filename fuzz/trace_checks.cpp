@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyze/kernels/kernel_analysis.hpp"
 #include "analyze/kernels/kernel_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/timeline/timeline.hpp"
@@ -64,12 +65,12 @@ void check_trace(store::Database& db, const TraceCheckOptions& o) {
   run([&] {
     const analyze::KernelAnalysis a = analyze::analyze_kernels(db);
     render_all({analyze::kernel_launch_report(a), analyze::kernel_name_report(a)}, o);
-    std::vector<render::KernelMarker> markers;
-    for (const analyze::KernelLaunch& l : a.launches) markers.push_back({l.display_name(), l.derived});
-    for (const analyze::KernelName& k : a.names) markers.push_back({k.name, k.derived});
+    // Both charts kernels --report draws: a point per launch and a point per kernel name.
+    std::vector<kernels::KernelPoint> points = analyze::roofline_points(a, true);
+    for (kernels::KernelPoint& p : analyze::roofline_points(a, false)) points.push_back(std::move(p));
     std::ostringstream svg;
     try {
-      render::write_kernel_roofline_svg(a.ceilings, markers, a.ceiling_source, svg);
+      render::write_kernel_roofline_svg(a.ceilings, points, a.ceiling_source, svg);
       check_output("kernel roofline svg", svg.str(), false, o);
     } catch (const std::invalid_argument& e) {
       documented(e);  // nothing to draw
