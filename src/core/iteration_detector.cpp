@@ -1,4 +1,5 @@
 #include "core/iteration_detector.hpp"
+#include "core/saturating.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -352,10 +353,10 @@ IterationStructure Lane::classify(const Scored& s) const {
   // Wall time: start to the next start; the last one: its span plus the median pause after.
   std::vector<std::int64_t> wall(n), pause;
   for (std::size_t k = 0; k + 1 < n; ++k) {
-    wall[k] = out.iterations[k + 1].start_ns - out.iterations[k].start_ns;
-    pause.push_back(std::max<std::int64_t>(0, out.iterations[k + 1].start_ns - out.iterations[k].end_ns));
+    wall[k] = sat_sub(out.iterations[k + 1].start_ns, out.iterations[k].start_ns);
+    pause.push_back(std::max<std::int64_t>(0, sat_sub(out.iterations[k + 1].start_ns, out.iterations[k].end_ns)));
   }
-  wall[n - 1] = out.iterations[n - 1].end_ns - out.iterations[n - 1].start_ns + median_of(pause);
+  wall[n - 1] = sat_add(sat_sub(out.iterations[n - 1].end_ns, out.iterations[n - 1].start_ns), median_of(pause));
   std::vector<std::int64_t> later;
   for (std::size_t k = 1; k < n; ++k)
     if (s.segments[k].repeats) later.push_back(wall[k]);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/iteration_detector.hpp"  // declares what this file defines
+#include "core/saturating.hpp"
 
 namespace gpuscope::core {
 namespace {
@@ -23,8 +24,9 @@ std::vector<std::int64_t> idle_before(std::span<const LaunchToken> launches, con
   for (std::size_t k = 0; k < by_time.size(); ++k) {
     const LaunchToken& l = launches[by_time[k]];
     if (k > 0) {
-      std::int64_t v = std::max<std::int64_t>(0, l.start_ns - ended);
-      if (l.launch_ns > 0 && called > 0) v += std::max<std::int64_t>(0, l.launch_ns - called);
+      // Saturating: a damaged or hostile trace may hold any timestamps.
+      std::int64_t v = std::max<std::int64_t>(0, sat_sub(l.start_ns, ended));
+      if (l.launch_ns > 0 && called > 0) v = sat_add(v, std::max<std::int64_t>(0, sat_sub(l.launch_ns, called)));
       idle[by_time[k]] = v;
     }
     ended = k == 0 ? l.end_ns : std::max(ended, l.end_ns);
