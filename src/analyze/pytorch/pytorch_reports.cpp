@@ -326,14 +326,14 @@ ProcessWork read_process_work(Database& db, std::int64_t pid) {
   while (a.step()) {
     if (!launched.contains(a.column_int(2))) continue;
     w.launch_starts.push_back(a.column_int(0));
-    w.launch_cpu_sum.push_back(w.launch_cpu_sum.back() + (a.column_int(1) - a.column_int(0)));
+    w.launch_cpu_sum.push_back(core::sat_add(w.launch_cpu_sum.back(), core::sat_sub(a.column_int(1), a.column_int(0))));
   }
   return w;
 }
 
 void measure_step(const ProcessWork& w, StepFacts& f) {
   // Kernels that overlap [start, end): none starts before start - the longest kernel's length.
-  auto it = std::lower_bound(w.kernels.begin(), w.kernels.end(), f.start_ns - w.longest_kernel_ns,
+  auto it = std::lower_bound(w.kernels.begin(), w.kernels.end(), core::sat_sub(f.start_ns, w.longest_kernel_ns),
                              [](const stats::Interval& i, std::int64_t t) { return i.start_ns < t; });
   std::vector<stats::Interval> busy;
   for (; it != w.kernels.end() && it->start_ns < f.end_ns; ++it) {
@@ -344,8 +344,8 @@ void measure_step(const ProcessWork& w, StepFacts& f) {
   f.gpu_busy_ns = stats::union_length(std::move(busy));
   const auto lo = std::lower_bound(w.launch_starts.begin(), w.launch_starts.end(), f.start_ns);
   const auto hi = std::lower_bound(w.launch_starts.begin(), w.launch_starts.end(), f.end_ns);
-  f.launch_cpu_ns = w.launch_cpu_sum[static_cast<std::size_t>(hi - w.launch_starts.begin())] -
-                    w.launch_cpu_sum[static_cast<std::size_t>(lo - w.launch_starts.begin())];
+  f.launch_cpu_ns = core::sat_sub(w.launch_cpu_sum[static_cast<std::size_t>(hi - w.launch_starts.begin())],
+                                  w.launch_cpu_sum[static_cast<std::size_t>(lo - w.launch_starts.begin())]);
 }
 
 }  // namespace
