@@ -39,12 +39,11 @@ void Collector::torch_event(collect::TorchOpEvent e) noexcept {
 std::uint32_t Collector::torch_intern(std::string_view text) noexcept {
   try {
     std::lock_guard lock(m_torch_names_mutex);
-    const auto it = m_torch_name_ids.find(std::string(text));
-    if (it != m_torch_name_ids.end()) return it->second;
-    m_torch_names.emplace_back(text);
-    const auto id = static_cast<std::uint32_t>(m_torch_names.size());  // 1-based
-    m_torch_name_ids.emplace(std::string(text), id);
-    return id;
+    // One copy of the text for the look-up and the map; the id is the next one if it is new.
+    const auto [it, added] =
+        m_torch_name_ids.try_emplace(std::string(text), static_cast<std::uint32_t>(m_torch_names.size() + 1));
+    if (added) m_torch_names.emplace_back(text);  // id - 1 is its index: ids are 1-based
+    return it->second;
   } catch (...) {
     return 0;
   }
