@@ -306,6 +306,9 @@ int run_trace(TraceOptions o) {
     spec.pytorch_hooks = true;
     spec.pytorch_hooks_asked = !o.pytorch.empty();
   }
+  // --python-callsites needs the hooks' atexit flush (frames resolved before Python finalizes),
+  // even with --pytorch=none.
+  if (o.python_callsites != "none" && !o.python_callsites.empty()) spec.pytorch_hooks = true;
   // PyTorch's allocator state at exit (segments: which cudaMalloc calls are PyTorch's) with
   // --cuda-memory-usage, and its event history with --pytorch=memory (collect/python/sitecustomize.py).
   const std::vector<std::string_view> pytorch_items = comma_items(o.pytorch);

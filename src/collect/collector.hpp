@@ -106,6 +106,9 @@ class Collector {
   void torch_event(collect::TorchOpEvent e) noexcept;
   [[nodiscard]] std::uint32_t torch_intern(std::string_view text) noexcept;
   void torch_cost(double op_ns, double module_ns, std::string method) noexcept;
+  /// Python's atexit (gpuscope_python_flush): waits up to timeout_ms for the Python call
+  /// sites' frames to be resolved while the interpreter still runs (python_callsites.hpp).
+  void python_flush(int timeout_ms) noexcept;
 
   /// atexit: flush CUPTI, drain, write ProcessEndRecord, close. Idempotent; a
   /// no-op outside the process that initialised the collector.

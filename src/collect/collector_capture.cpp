@@ -97,12 +97,13 @@ void Collector::apply_recording() noexcept {
   const bool session = m_config.capture_range == CaptureRange::kSession;
   for (int i = 0; i < 4; ++i) {
     const bool want = m_recording.load();
+    // Kernel records come on with the first window and stay on (finish_session_stop says why),
+    // before anything that records launch calls (the API kinds, our launch callbacks): a launch
+    // whose call the window records must find them on. Enabled after, the launch in flight while
+    // CONCURRENT_KERNEL came on had its call recorded in window 1 and no kernel.
+    if (session && want && !m_session_kernel_records.exchange(true)) set_kernel_kinds(true);
     set_gated_kinds(want);
-    if (session) {
-      if (m_api_callbacks.load()) set_launch_callbacks(want);
-      // Kernel records come on with the first window and stay on (finish_session_stop says why).
-      if (want && !m_session_kernel_records.exchange(true)) set_kernel_kinds(true);
-    }
+    if (session && m_api_callbacks.load()) set_launch_callbacks(want);
     if (m_recording.load() == want) return;
   }
 }

@@ -59,17 +59,24 @@ void PythonCallSites::resolver_main() noexcept {
   for (;;) {
     {
       std::unique_lock lock(m_mutex);
-      m_cv.wait_for(lock, kResolverPeriod, [&] { return !m_to_resolve.empty(); });
-      work.swap(m_to_resolve);
+      m_cv.wait_for(lock, kResolverPeriod, [&] { return m_flush_asked; });
+      m_flush_asked = false;
+      work.swap(m_retry);
     }
+    // New frames straight from the table, not through the writer: the writer's period can be
+    // longer than a short program, whose frames would then meet a finalizing interpreter.
+    m_table.take_frames_to_resolve(work);
     const bool unverified = m_walker.state() == PyWalkerState::unverified;
-    if (work.empty() && !unverified) continue;
+    if (work.empty() && !unverified) {
+      m_done_cv.notify_all();
+      continue;
+    }
     if (m_walker.state() == PyWalkerState::failed) return;
     int gil = 0;
     if (!m_walker.acquire_gil(gil)) {
-      // Not running yet, or finalizing: hand the frames back for a later try.
+      // Not running yet, or finalizing: keep the frames for a later try.
       std::lock_guard lock(m_mutex);
-      m_to_resolve.insert(m_to_resolve.end(), work.begin(), work.end());
+      m_retry.insert(m_retry.end(), work.begin(), work.end());
       work.clear();
       continue;
     }
@@ -84,15 +91,30 @@ void PythonCallSites::resolver_main() noexcept {
       }
     }
     m_walker.release_gil(gil);
-    work.clear();
-    std::lock_guard lock(m_mutex);
-    m_resolved.insert(m_resolved.end(), std::make_move_iterator(done.begin()), std::make_move_iterator(done.end()));
-    done.clear();
-    m_unresolvable += unresolvable;
-    if (m_walker.state() == PyWalkerState::failed) {
-      m_failure_note = m_walker.note();
-      return;
+    {
+      std::lock_guard lock(m_mutex);
+      m_handled += work.size();
+      m_resolved.insert(m_resolved.end(), std::make_move_iterator(done.begin()), std::make_move_iterator(done.end()));
+      done.clear();
+      m_unresolvable += unresolvable;
+      if (m_walker.state() == PyWalkerState::failed) m_failure_note = m_walker.note();
     }
+    work.clear();
+    m_done_cv.notify_all();
+    if (m_walker.state() == PyWalkerState::failed) return;
+  }
+}
+
+void PythonCallSites::flush(int timeout_ms) noexcept {
+  try {
+    const std::uint64_t target = m_table.frame_count();
+    std::unique_lock lock(m_mutex);
+    m_flush_asked = true;
+    m_cv.notify_one();
+    m_done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+      return m_handled >= target || !m_failure_note.empty();
+    });
+  } catch (...) {
   }
 }
 
@@ -122,16 +144,14 @@ void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now
   std::string failure;
   {
     std::lock_guard lock(m_mutex);
-    m_to_resolve.insert(m_to_resolve.end(), added.frames.begin(), added.frames.end());
     resolved.swap(m_resolved);
     unresolvable = m_unresolvable;
     m_unresolvable = 0;
     if (!m_failure_written) failure = m_failure_note;
   }
-  if (!added.frames.empty()) m_cv.notify_one();
-  m_pending_count += added.frames.size();
   for (const auto& [id, info] : resolved) write_frame(writer, id, info);
-  m_pending_count -= std::min<std::uint64_t>(m_pending_count, resolved.size() + unresolvable);
+  m_written += resolved.size();
+  m_unresolvable_out += unresolvable;
   if (!failure.empty()) {
     log::MessageRecord m{};
     m.ts_ns = now_ns;
@@ -140,7 +160,10 @@ void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now
     writer.add(log::RecordKind::kMessage, m);
     m_failure_written = true;
   }
-  const std::uint64_t lost = unresolvable + (final ? m_pending_count : 0);
+  // At the end, frames interned but never handled (the resolver had no GIL in time) are lost too.
+  const std::uint64_t interned = m_table.frame_count();
+  const std::uint64_t handled = m_written + m_unresolvable_out;
+  const std::uint64_t lost = unresolvable + (final && interned > handled ? interned - handled : 0);
   if (lost > 0) {
     log::DataLossRecord d{};
     d.ts_ns = now_ns;
@@ -148,7 +171,7 @@ void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now
     d.what_string = writer.intern(store::data_loss_name(store::DataLossKind::kPyFramesUnresolved));
     writer.add(log::RecordKind::kDataLoss, d);
   }
-  if (final) m_pending_count = 0;
+  if (final) m_unresolvable_out = interned > m_written ? interned - m_written : 0;
 }
 
 }  // namespace gpuscope::collect::detail

@@ -57,6 +57,12 @@ class PythonCallSites {
   // are counted as lost.
   void write_new(store::EventLogWriter& writer, std::uint64_t now_ns, bool final);
 
+  // Any thread but the resolver, without the GIL (Python's atexit, through ctypes): waits up to
+  // timeout_ms until the resolver has handled every frame interned so far. Frames are resolved
+  // while the interpreter runs; once it finalizes no code object can be read, so the frames of
+  // a program's last moments would be lost without this.
+  void flush(int timeout_ms) noexcept;
+
  private:
   explicit PythonCallSites(collect::PythonCallsites mode);
   void resolver_main() noexcept;
@@ -67,12 +73,16 @@ class PythonCallSites {
   PyStackTable m_table;
   std::vector<bool> m_selected[2];  // [0] runtime, [1] driver; by cbid
 
-  std::mutex m_mutex;  // guards what the writer and the resolver exchange
-  std::condition_variable m_cv;
-  std::vector<PyInternedFrame> m_to_resolve;
+  std::mutex m_mutex;  // guards what the writer, the resolver and flush() exchange
+  std::condition_variable m_cv;       // wakes the resolver (flush)
+  std::condition_variable m_done_cv;  // the resolver handled a batch (flush waits on it)
+  std::vector<PyInternedFrame> m_retry;  // frames taken while the GIL was out of reach
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> m_resolved;
-  std::uint64_t m_unresolvable = 0;   // frames whose code object was gone
-  std::uint64_t m_pending_count = 0;  // frames handed over, not yet written (writer thread)
+  std::uint64_t m_unresolvable = 0;   // frames whose code object was gone, not yet written
+  std::uint64_t m_handled = 0;        // frames the resolver resolved or gave up on, in all
+  bool m_flush_asked = false;
+  std::uint64_t m_written = 0;           // frames written (writer thread)
+  std::uint64_t m_unresolvable_out = 0;  // frames written as unresolvable (writer thread)
   std::string m_failure_note;         // the resolver's layout check failed (once)
   bool m_failure_written = false;     // writer thread
 };

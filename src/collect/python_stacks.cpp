@@ -11,6 +11,7 @@ std::uint32_t PyStackTable::intern(std::span<const PyRawFrame> frames) {
     auto [frame_it, new_frame] = m_frames.try_emplace(*it, static_cast<std::uint32_t>(m_frames.size() + 1));
     if (new_frame) {
       m_new.frames.push_back({frame_it->second, *it});
+      m_to_resolve.push_back({frame_it->second, *it});
       if (m_codes.insert(it->code).second) m_new.codes.push_back(it->code);
     }
     const std::uint64_t key = (std::uint64_t{parent} << 32) | frame_it->second;
@@ -31,6 +32,12 @@ void PyStackTable::take_new(PyStackAdditions& out) {
   out.stacks.insert(out.stacks.end(), m_new.stacks.begin(), m_new.stacks.end());
   out.codes.insert(out.codes.end(), m_new.codes.begin(), m_new.codes.end());
   m_new = {};
+}
+
+void PyStackTable::take_frames_to_resolve(std::vector<PyInternedFrame>& out) {
+  std::lock_guard lock(m_mutex);
+  out.insert(out.end(), m_to_resolve.begin(), m_to_resolve.end());
+  m_to_resolve.clear();
 }
 
 std::size_t PyStackTable::frame_count() const {

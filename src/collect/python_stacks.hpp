@@ -49,6 +49,10 @@ class PyStackTable {
   // What intern() added since the last call, in id order (callers before callees).
   void take_new(PyStackAdditions& out);
 
+  // The frames intern() added since this function's last call (for the resolver thread, which
+  // resolves them while the interpreter runs; take_new lists them too, for the writer).
+  void take_frames_to_resolve(std::vector<PyInternedFrame>& out);
+
   [[nodiscard]] std::size_t frame_count() const;
   [[nodiscard]] std::size_t stack_count() const;
 
@@ -64,6 +68,7 @@ class PyStackTable {
   std::unordered_set<std::uintptr_t> m_codes;
   std::vector<std::uint32_t> m_depths;  // by stack id - 1
   PyStackAdditions m_new;
+  std::vector<PyInternedFrame> m_to_resolve;
 };
 
 }  // namespace gpuscope::collect::detail

@@ -192,15 +192,19 @@ PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
     for (const Module& m : modules) earliest(m.pid, m.start);
     RowWriter<rows::TorchStep> writer(db);
     for (auto& [pid, times] : marks) {
+      // A step is named by the optimizer.step() call that ends it (0 for the first call): the
+      // work between mark i-1 and mark i is the program's step i. Step 0 has no mark before it,
+      // so it is known only from the process's operator or module ranges.
       std::sort(times.begin(), times.end());
-      std::int64_t step = 0;
       const auto first = first_range.find(pid);
       if (first != first_range.end() && first->second < times.front()) {
-        writer.insert({.pid = pid, .step = step++, .start_ns = first->second, .end_ns = times.front()});
+        writer.insert({.pid = pid, .step = 0, .start_ns = first->second, .end_ns = times.front()});
+        ++n.steps;
       }
-      for (std::size_t i = 1; i < times.size(); ++i)
-        writer.insert({.pid = pid, .step = step++, .start_ns = times[i - 1], .end_ns = times[i]});
-      n.steps += step;
+      for (std::size_t i = 1; i < times.size(); ++i) {
+        writer.insert({.pid = pid, .step = static_cast<std::int64_t>(i), .start_ns = times[i - 1], .end_ns = times[i]});
+        ++n.steps;
+      }
     }
   }
   if (!ops.empty()) {

@@ -531,7 +531,7 @@
   X(pid, Int, "INTEGER", "", \
     "Process id.") \
   X(step, Int, "INTEGER", "", \
-    "Step number in the process, from 0.") \
+    "The step's number: how many optimizer.step() calls the process made before the one that ends it (the program's own step count from 0). Without --pytorch=ops or modules step 0 has no start and is left out, so steps begin at 1.") \
   X(start_ns, Int, "INTEGER", "ns", \
     "Step start: the end of the previous optimizer.step() (step 0: the start of the first operator or module forward before its end).") \
   X(end_ns, Int, "INTEGER", "ns", \

@@ -289,8 +289,8 @@ GraphSaving graph_saving(const std::vector<LaunchedKernel>& launched, std::int64
 
 // The shares and verdicts from the counts already filled in (see the header).
 void derive_shares(detail::LaunchBound& lb) {
-  lb.wall_ns_untraced = core::sat_sub(lb.wall_ns, lb.tracer_idle_ns);
-  lb.idle_ns_untraced = core::sat_sub(lb.idle_ns, lb.tracer_idle_ns);
+  lb.wall_ns_untraced = core::sat_sub(core::sat_sub(lb.wall_ns, lb.tracer_idle_ns), lb.torch_tracer_idle_ns);
+  lb.idle_ns_untraced = core::sat_sub(core::sat_sub(lb.idle_ns, lb.tracer_idle_ns), lb.torch_tracer_idle_ns);
   lb.idle_share = share(lb.idle_ns, lb.wall_ns);
   lb.launching_share = share(lb.launching_idle_ns, lb.idle_ns);
   lb.idle_share_untraced = share(lb.idle_ns_untraced, lb.wall_ns_untraced);
@@ -308,6 +308,34 @@ std::vector<Interval> busy_in_wall(Database& db, const Interval& wall) {
                      "UNION ALL SELECT start_ns, end_ns FROM memsets");
   for (Interval& b : out) b = {std::max(b.start_ns, wall.start_ns), std::min(b.end_ns, wall.end_ns)};
   return stats::interval_union(std::move(out));
+}
+
+// gpuscope's PyTorch observer cost that fell in GPU-idle time (see the header): each recorded
+// operator or module call that starts inside the wall span while no GPU work runs adds its
+// measured per-call cost there. busy: disjoint and sorted (busy_in_wall).
+std::int64_t torch_tracer_idle_ns(Database& db, const TracerCost& cost, const Interval& wall,
+                                  const std::vector<Interval>& busy) {
+  const auto idle_starts = [&](std::string_view table) -> std::int64_t {
+    if (!db.has_table(table)) return 0;
+    Statement st = db.prepare("SELECT e.start_ns FROM " + std::string(table) +
+                              " t JOIN nvtx_events e ON e.id = t.nvtx_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2");
+    st.bind(1, wall.start_ns);
+    st.bind(2, wall.end_ns);
+    std::int64_t n = 0;
+    while (st.step()) {
+      const std::int64_t t = st.column_int(0);
+      auto it = std::upper_bound(busy.begin(), busy.end(), t,
+                                 [](std::int64_t v, const Interval& b) { return v < b.start_ns; });
+      const bool in_busy = it != busy.begin() && std::prev(it)->end_ns > t;
+      n += in_busy ? 0 : 1;
+    }
+    return n;
+  };
+  double ns = 0.0;
+  if (cost.torch_op_ns && *cost.torch_op_ns > 0) ns += static_cast<double>(idle_starts("torch_ops")) * *cost.torch_op_ns;
+  if (cost.torch_module_ns && *cost.torch_module_ns > 0)
+    ns += static_cast<double>(idle_starts("torch_modules")) * *cost.torch_module_ns;
+  return static_cast<std::int64_t>(std::llround(ns));
 }
 
 // detail::launch_bound on kernels already read (see the header for the arithmetic).
@@ -330,6 +358,10 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
       idle_overlap_ns(stats::interval_union(detail::without_tracer_cost(launch_calls, cost_ns)), w, busy);
   out.launching_idle_ns = idle_overlap_ns(stats::interval_union(std::move(launch_calls)), w, busy);
   out.tracer_idle_ns = core::sat_sub(out.launching_idle_ns, out.launching_idle_ns_untraced);
+  // The observer's cost lies outside launch calls: at most the idle time the launch cost left.
+  out.torch_tracer_idle_ns = std::min(torch_tracer_idle_ns(db, cost, wall, busy),
+                                      core::sat_sub(core::sat_sub(out.idle_ns, out.tracer_idle_ns),
+                                                    out.launching_idle_ns_untraced));
   out.launch_calls = distinct_launch_calls(launched);
   const GraphSaving saving = graph_saving(launched, cost_ns);
   out.graph_saving_ns = saving.ns;
@@ -363,7 +395,11 @@ Verdict detail::launch_bound_verdict(const LaunchBound& lb) {
 
 std::string detail::untraced_lead(const LaunchBound& lb) {
   if (!lb.tracer_cost_known) return "";
-  return "without gpuscope's own cost of " + units::ns_count(lb.tracer_launch_cost_ns) + " per launch, ";
+  std::string torch;
+  if (lb.torch_tracer_idle_ns > 0)
+    torch = " and its PyTorch observer's " + units::duration_ns(lb.torch_tracer_idle_ns) + " (recorded operator and "
+            "module calls while the GPU idled x their measured cost)";
+  return "without gpuscope's own cost of " + units::ns_count(lb.tracer_launch_cost_ns) + " per launch" + torch + ", ";
 }
 
 detail::LaunchBound detail::launch_bound(Database& db) {

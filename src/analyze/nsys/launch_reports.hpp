@@ -30,8 +30,11 @@
 //     unknown; then every *_untraced number equals the traced one). Each launch call
 //     [s, e] is shortened to [s, max(s, e − c)]; L' = union of the shortened calls.
 //     Tracer idle T = |L ∩ W \ B| − |L' ∩ W \ B|: the part of launching while idle that
-//     is the tracer's. In a launch-bound stretch the GPU would have waited that much less:
-//       wall' = wall − T,  idle' = idle − T,  launching while idle' = |L' ∩ W \ B|
+//     is the tracer's. With --pytorch=ops/modules, P = the PyTorch observer's cost in idle
+//     time: (operator calls starting in W \ B) × meta tracer_torch_op_cost_ns + (module
+//     calls starting in W \ B) × tracer_torch_module_cost_ns, at most idle − T − |L' ∩ W \ B|
+//     (0 when those costs are unknown). The GPU would have waited that much less:
+//       wall' = wall − T − P,  idle' = idle − T − P,  launching while idle' = |L' ∩ W \ B|
 //       (= launching while idle − T),  idle share' = idle' / wall',
 //       launch-bound share' = launching while idle' / idle',
 //       graph saving' = Σ over the same gaps of max(0, gap − c); claimed only when the
@@ -103,8 +106,9 @@ struct LaunchBound {
   double tracer_launch_cost_ns = 0.0;           // c as recorded (not rounded); 0 when unknown
   bool tracer_cost_known = false;               // meta tracer_launch_cost_ns holds a valid cost
   std::int64_t tracer_idle_ns = 0;              // T: the tracer's part of launching_idle_ns
-  std::int64_t wall_ns_untraced = 0;            // wall − T
-  std::int64_t idle_ns_untraced = 0;            // idle − T
+  std::int64_t torch_tracer_idle_ns = 0;        // P: the PyTorch observer's cost in idle time
+  std::int64_t wall_ns_untraced = 0;            // wall − T − P
+  std::int64_t idle_ns_untraced = 0;            // idle − T − P
   std::int64_t launching_idle_ns_untraced = 0;  // |L' ∩ W \ B| = launching while idle − T
   std::int64_t graph_saving_ns_untraced = 0;    // Σ max(0, gap − c)
   double idle_share_untraced = 0.0;             // idle' / wall'

@@ -90,15 +90,26 @@ def _note(text):
 
 
 def _cache_dir():
-    """$XDG_CACHE_HOME/gpuscope (else ~/.cache/gpuscope), created 0700 and checked as private
-    state is (owner, mode, not a link: docs/CONVENTIONS.md #24); raises OSError otherwise."""
+    """$XDG_CACHE_HOME/gpuscope/torch-ops (else ~/.cache/gpuscope/torch-ops), where the observer
+    is built and loaded from. gpuscope/ must be a folder of this user that no one else can write
+    (owner, not a link, no group or other write bit: the calibration and peak caches share it,
+    and gpuscope before this version created it 0755); torch-ops/ is private state (created 0700,
+    checked for owner, mode 0700 and not a link: docs/CONVENTIONS.md #24). Raises OSError otherwise."""
     import stat
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = os.path.join(root, "gpuscope")
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-        raise OSError(f"{path} is not a private directory of this user (mode {st.st_mode & 0o777:o})")
+    parent = os.path.join(root, "gpuscope")
+    path = os.path.join(parent, "torch-ops")
+    os.makedirs(parent, mode=0o700, exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    for folder, bad in ((parent, 0o022), (path, 0o077)):
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & bad:
+            who = "writable by others" if bad == 0o022 else "not private"
+            raise OSError(f"{folder} is not this user's folder or is {who} (owner {st.st_uid}, mode "
+                          f"{st.st_mode & 0o777:o}): remove it or set XDG_CACHE_HOME")
     return path
 
 
@@ -181,7 +192,7 @@ def _observer(torch):
     if collector and os.environ.get("GPUSCOPE_TORCH_OPS_ROUTE", "") != "nvtx":
         try:
             source = os.path.join(os.path.dirname(os.path.abspath(__file__)), _OBSERVER + ".cpp")
-            build_dir = os.path.join(_cache_dir(), "torch-ops", _observer_key(torch, source))
+            build_dir = os.path.join(_cache_dir(), _observer_key(torch, source))
             module = _load_built(build_dir) or _build_observer(torch, source, build_dir)
             module.attach(collector)
         except Exception as e:  # no compiler, a failed build, an older collector: record through NVTX
@@ -653,7 +664,34 @@ def _after_import(callbacks):
     sys.meta_path.insert(0, Watch())
 
 
+def _flush_call_sites_at_exit():
+    """With --python-callsites, an atexit handler (registered first, so it runs last) that lets the
+    collector resolve the Python frames of the program's last CUDA calls while the interpreter still
+    runs (gpuscope_python_flush, up to 2 s; ctypes releases the GIL for it). Only when the collector
+    is already loaded (RTLD_NOLOAD): a program that never started CUDA loads nothing here."""
+    if os.environ.get("GPUSCOPE_PYTHON_CALLSITES", "none") in ("", "none"):
+        return
+    path = os.environ.get("CUDA_INJECTION64_PATH", "")
+    if not path:
+        return
+
+    def flush():
+        try:
+            import ctypes
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD)
+            fn = getattr(lib, "gpuscope_python_flush", None)
+            if fn is not None:
+                fn.argtypes = [ctypes.c_int]
+                fn.restype = None
+                fn(2000)
+        except OSError:  # not loaded: CUDA never started in this process
+            pass
+    import atexit
+    atexit.register(flush)
+
+
 def _main():
+    _flush_call_sites_at_exit()
     want = {w.strip() for w in os.environ.get("GPUSCOPE_PYTORCH", "").split(",") if w.strip()}
     callbacks = {}
     if want or os.environ.get("GPUSCOPE_TORCH_MEMORY"):
