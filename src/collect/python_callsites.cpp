@@ -47,7 +47,25 @@ std::uint32_t PythonCallSites::take() noexcept {
     PyRawFrame frames[kMaxFrames];
     const PyWalkResult walked = m_walker.walk_this_thread(frames);
     if (walked.frames == 0) return 0;
-    return m_table.intern(std::span<const PyRawFrame>(frames, walked.frames));
+    std::uintptr_t codes[kMaxFrames];
+    std::size_t n_codes = 0;
+    bool new_frame = false;
+    const std::uint32_t id =
+        m_table.intern(std::span<const PyRawFrame>(frames, walked.frames), codes, &n_codes, &new_frame);
+    // A code object first seen here is kept alive (one reference, never dropped) when this
+    // thread holds the GIL: a script's <module> code is freed as soon as its body ends, which
+    // can be before the resolver gets the GIL. Without the GIL (the caller released it) the
+    // resolver must be quick: it is woken now.
+    if (n_codes > 0 && m_walker.holds_gil())
+      for (std::size_t i = 0; i < n_codes; ++i) m_walker.keep_alive(codes[i]);
+    if (new_frame) {
+      {
+        std::lock_guard lock(m_mutex);
+        m_wake_resolver = true;
+      }
+      m_cv.notify_one();
+    }
+    return id;
   } catch (...) {
     return 0;  // an allocation failed: this call has no stack
   }
@@ -59,8 +77,8 @@ void PythonCallSites::resolver_main() noexcept {
   for (;;) {
     {
       std::unique_lock lock(m_mutex);
-      m_cv.wait_for(lock, kResolverPeriod, [&] { return m_flush_asked; });
-      m_flush_asked = false;
+      m_cv.wait_for(lock, kResolverPeriod, [&] { return m_wake_resolver; });  // take()'s new frame, flush()
+      m_wake_resolver = false;
       work.swap(m_retry);
     }
     // New frames straight from the table, not through the writer: the writer's period can be
@@ -109,7 +127,7 @@ void PythonCallSites::flush(int timeout_ms) noexcept {
   try {
     const std::uint64_t target = m_table.frame_count();
     std::unique_lock lock(m_mutex);
-    m_flush_asked = true;
+    m_wake_resolver = true;
     m_cv.notify_one();
     m_done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
       return m_handled >= target || !m_failure_note.empty();

@@ -80,7 +80,7 @@ class PythonCallSites {
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> m_resolved;
   std::uint64_t m_unresolvable = 0;   // frames whose code object was gone, not yet written
   std::uint64_t m_handled = 0;        // frames the resolver resolved or gave up on, in all
-  bool m_flush_asked = false;
+  bool m_wake_resolver = false;  // take() saw a new frame, or flush() waits
   std::uint64_t m_written = 0;           // frames written (writer thread)
   std::uint64_t m_unresolvable_out = 0;  // frames written as unresolvable (writer thread)
   std::string m_failure_note;         // the resolver's layout check failed (once)

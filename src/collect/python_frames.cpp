@@ -260,7 +260,8 @@ bool PyFrameWalker::resolve(const PyRawFrame& frame, PyFrameInfo& out) const {
 }
 
 void PyFrameWalker::keep_alive(std::uintptr_t code) const {
-  if (m_api != nullptr && code != 0) m_api->inc_ref(reinterpret_cast<void*>(code));
+  if (m_api != nullptr && code != 0 && word_at(code + kObType) == m_api->code_type)
+    m_api->inc_ref(reinterpret_cast<void*>(code));
 }
 
 void PyFrameWalker::release(std::uintptr_t code) const {
@@ -271,6 +272,10 @@ bool PyFrameWalker::acquire_gil(int& token) const {
   if (m_api == nullptr || m_api->is_initialized() == 0 || m_api->is_finalizing() != 0) return false;
   token = m_api->gil_ensure();
   return true;
+}
+
+bool PyFrameWalker::holds_gil() const {
+  return m_api != nullptr && m_api->is_initialized() != 0 && m_api->is_finalizing() == 0 && m_api->gil_check() == 1;
 }
 
 void PyFrameWalker::release_gil(int token) const {

@@ -97,6 +97,8 @@ class PyFrameWalker {
   // Takes the GIL from a thread that may not hold it (PyGILState_Ensure) when the
   // interpreter is running and not finalizing; returns false (and takes nothing) otherwise.
   [[nodiscard]] bool acquire_gil(int& token) const;
+  // Whether the calling thread holds the GIL (PyGILState_Check); false without an interpreter.
+  [[nodiscard]] bool holds_gil() const;
   void release_gil(int token) const;
 
   struct Layout {

@@ -3,8 +3,11 @@
 
 namespace gpuscope::collect::detail {
 
-std::uint32_t PyStackTable::intern(std::span<const PyRawFrame> frames) {
+std::uint32_t PyStackTable::intern(std::span<const PyRawFrame> frames, std::uintptr_t* new_codes,
+                                   std::size_t* n_new_codes, bool* added_frame) {
   std::lock_guard lock(m_mutex);
+  if (n_new_codes != nullptr) *n_new_codes = 0;
+  if (added_frame != nullptr) *added_frame = false;
   std::uint32_t parent = 0;
   // Outermost first: each node is (caller node, frame).
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
@@ -12,7 +15,11 @@ std::uint32_t PyStackTable::intern(std::span<const PyRawFrame> frames) {
     if (new_frame) {
       m_new.frames.push_back({frame_it->second, *it});
       m_to_resolve.push_back({frame_it->second, *it});
-      if (m_codes.insert(it->code).second) m_new.codes.push_back(it->code);
+      if (added_frame != nullptr) *added_frame = true;
+      if (m_codes.insert(it->code).second) {
+        m_new.codes.push_back(it->code);
+        if (new_codes != nullptr && n_new_codes != nullptr) new_codes[(*n_new_codes)++] = it->code;
+      }
     }
     const std::uint64_t key = (std::uint64_t{parent} << 32) | frame_it->second;
     auto [stack_it, new_stack] = m_stacks.try_emplace(key, static_cast<std::uint32_t>(m_stacks.size() + 1));

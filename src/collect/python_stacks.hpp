@@ -44,7 +44,10 @@ struct PyStackAdditions {
 class PyStackTable {
  public:
   // The stack id of frames (innermost first, as PyFrameWalker walks them); 0 for none.
-  [[nodiscard]] std::uint32_t intern(std::span<const PyRawFrame> frames);
+  // new_codes (capacity frames.size()) receives the code objects first seen in this call and
+  // *n_new_codes their count; *added_frame says whether a frame was new. Both optional.
+  [[nodiscard]] std::uint32_t intern(std::span<const PyRawFrame> frames, std::uintptr_t* new_codes = nullptr,
+                                     std::size_t* n_new_codes = nullptr, bool* added_frame = nullptr);
 
   // What intern() added since the last call, in id order (callers before callees).
   void take_new(PyStackAdditions& out);
