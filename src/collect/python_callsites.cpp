@@ -129,9 +129,8 @@ void PythonCallSites::flush(int timeout_ms) noexcept {
     std::unique_lock lock(m_mutex);
     m_wake_resolver = true;
     m_cv.notify_one();
-    m_done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
-      return m_handled >= target || !m_failure_note.empty();
-    });
+    m_done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                       [&] { return m_handled >= target || !m_failure_note.empty(); });
   } catch (...) {
   }
 }

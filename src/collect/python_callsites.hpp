@@ -73,18 +73,18 @@ class PythonCallSites {
   PyStackTable m_table;
   std::vector<bool> m_selected[2];  // [0] runtime, [1] driver; by cbid
 
-  std::mutex m_mutex;  // guards what the writer, the resolver and flush() exchange
-  std::condition_variable m_cv;       // wakes the resolver (flush)
-  std::condition_variable m_done_cv;  // the resolver handled a batch (flush waits on it)
+  std::mutex m_mutex;                    // guards what the writer, the resolver and flush() exchange
+  std::condition_variable m_cv;          // wakes the resolver (flush)
+  std::condition_variable m_done_cv;     // the resolver handled a batch (flush waits on it)
   std::vector<PyInternedFrame> m_retry;  // frames taken while the GIL was out of reach
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> m_resolved;
-  std::uint64_t m_unresolvable = 0;   // frames whose code object was gone, not yet written
-  std::uint64_t m_handled = 0;        // frames the resolver resolved or gave up on, in all
-  bool m_wake_resolver = false;  // take() saw a new frame, or flush() waits
+  std::uint64_t m_unresolvable = 0;      // frames whose code object was gone, not yet written
+  std::uint64_t m_handled = 0;           // frames the resolver resolved or gave up on, in all
+  bool m_wake_resolver = false;          // take() saw a new frame, or flush() waits
   std::uint64_t m_written = 0;           // frames written (writer thread)
   std::uint64_t m_unresolvable_out = 0;  // frames written as unresolvable (writer thread)
-  std::string m_failure_note;         // the resolver's layout check failed (once)
-  bool m_failure_written = false;     // writer thread
+  std::string m_failure_note;            // the resolver's layout check failed (once)
+  bool m_failure_written = false;        // writer thread
 };
 
 }  // namespace gpuscope::collect::detail

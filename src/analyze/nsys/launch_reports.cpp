@@ -332,7 +332,8 @@ std::int64_t torch_tracer_idle_ns(Database& db, const TracerCost& cost, const In
     return n;
   };
   double ns = 0.0;
-  if (cost.torch_op_ns && *cost.torch_op_ns > 0) ns += static_cast<double>(idle_starts("torch_ops")) * *cost.torch_op_ns;
+  if (cost.torch_op_ns && *cost.torch_op_ns > 0)
+    ns += static_cast<double>(idle_starts("torch_ops")) * *cost.torch_op_ns;
   if (cost.torch_module_ns && *cost.torch_module_ns > 0)
     ns += static_cast<double>(idle_starts("torch_modules")) * *cost.torch_module_ns;
   return static_cast<std::int64_t>(std::llround(ns));
@@ -359,9 +360,9 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
   out.launching_idle_ns = idle_overlap_ns(stats::interval_union(std::move(launch_calls)), w, busy);
   out.tracer_idle_ns = core::sat_sub(out.launching_idle_ns, out.launching_idle_ns_untraced);
   // The observer's cost lies outside launch calls: at most the idle time the launch cost left.
-  out.torch_tracer_idle_ns = std::min(torch_tracer_idle_ns(db, cost, wall, busy),
-                                      core::sat_sub(core::sat_sub(out.idle_ns, out.tracer_idle_ns),
-                                                    out.launching_idle_ns_untraced));
+  out.torch_tracer_idle_ns =
+      std::min(torch_tracer_idle_ns(db, cost, wall, busy),
+               core::sat_sub(core::sat_sub(out.idle_ns, out.tracer_idle_ns), out.launching_idle_ns_untraced));
   out.launch_calls = distinct_launch_calls(launched);
   const GraphSaving saving = graph_saving(launched, cost_ns);
   out.graph_saving_ns = saving.ns;
@@ -397,7 +398,8 @@ std::string detail::untraced_lead(const LaunchBound& lb) {
   if (!lb.tracer_cost_known) return "";
   std::string torch;
   if (lb.torch_tracer_idle_ns > 0)
-    torch = " and its PyTorch observer's " + units::duration_ns(lb.torch_tracer_idle_ns) + " (recorded operator and "
+    torch = " and its PyTorch observer's " + units::duration_ns(lb.torch_tracer_idle_ns) +
+            " (recorded operator and "
             "module calls while the GPU idled x their measured cost)";
   return "without gpuscope's own cost of " + units::ns_count(lb.tracer_launch_cost_ns) + " per launch" + torch + ", ";
 }

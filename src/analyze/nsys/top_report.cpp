@@ -135,8 +135,9 @@ Shares shares(const Numbers& n, const detail::LaunchBound& lb, const detail::Syn
   s.busy = ratio(static_cast<double>(n.busy_ns), wall * static_cast<double>(n.gpus));
   s.coverage =
       n.wall_ns > 0 ? ratio(static_cast<double>(n.sm_ns), static_cast<double>(n.sm_capacity_ns)) : std::nullopt;
-  s.busy_untraced = ratio(static_cast<double>(n.busy_ns),
-                          static_cast<double>(n.wall_ns - lb.tracer_idle_ns - lb.torch_tracer_idle_ns) * static_cast<double>(n.gpus));
+  s.busy_untraced =
+      ratio(static_cast<double>(n.busy_ns),
+            static_cast<double>(n.wall_ns - lb.tracer_idle_ns - lb.torch_tracer_idle_ns) * static_cast<double>(n.gpus));
   s.launching = n.wall_ns > 0 ? std::optional(lb.launching_share_untraced) : std::nullopt;
   s.blocked = n.wall_ns > 0 ? std::optional(sb.share) : std::nullopt;
   return s;
