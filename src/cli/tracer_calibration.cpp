@@ -16,6 +16,7 @@
 #include "peak/kernels.hpp"
 #include "store/atomic_file.hpp"
 #include "store/input_file.hpp"
+#include "store/private_dir.hpp"
 
 namespace gpuscope::cli {
 namespace fs = std::filesystem;
@@ -82,7 +83,7 @@ std::optional<TracerCost> read_cache(const fs::path& file) {
 // A cache: the newest measurement replaces the old one; failing to save it costs a rerun.
 void write_cache(const fs::path& file, const TracerCost& c) {
   std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
+  (void)store::create_directories_0700(file.parent_path(), ec);  // new folders 0700 (store/private_dir.hpp)
   std::ostringstream text;
   text << std::time(nullptr) << " " << c.launch_ns << " " << c.api_ns << "\n" << c.method << "\n";
   try {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/json_fields.hpp"
+#include "store/private_dir.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -237,7 +238,7 @@ fs::path profile_cache_path(std::string_view uuid) {
 fs::path save_to_cache(const MachineProfile& profile) {
   const fs::path path = profile_cache_path(profile.device.uuid);
   std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
+  (void)create_directories_0700(path.parent_path(), ec);  // new folders 0700: the observer's builds share gpuscope/
   if (ec)
     throw ProfileError("cannot create the profile cache folder " + path.parent_path().string() + ": " + ec.message() +
                        " (set GPUSCOPE_CACHE_DIR to a writable folder)");

@@ -160,6 +160,20 @@ PrivateStatus make_private_dir(const fs::path& dir, std::string_view unsafe_fix)
   return check_private_dir(dir, unsafe_fix);
 }
 
+bool create_directories_0700(const fs::path& dir, std::error_code& ec) {
+  ec.clear();
+  fs::path prefix;
+  for (const fs::path& part : dir) {
+    prefix /= part;
+    if (part == prefix.root_path() || part.empty()) continue;
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      ec.assign(errno, std::generic_category());
+      return false;
+    }
+  }
+  return true;
+}
+
 PrivateStatus check_private_dir(const fs::path& dir, std::string_view unsafe_fix) {
   int fd = -1;
   PrivateStatus st = open_checked_dir(dir, unsafe_fix, true, &fd);

@@ -49,6 +49,12 @@ struct PrivateStatus {
 /// given when the folder is unsafe (e.g. "remove it, or set XDG_RUNTIME_DIR").
 [[nodiscard]] PrivateStatus make_private_dir(const std::filesystem::path& dir, std::string_view unsafe_fix);
 
+/// `mkdir -p` whose new folders are mode 0700 (mkdir(2) per missing component; folders that
+/// exist are left as they are, not checked). For caches under $XDG_CACHE_HOME/gpuscope, which
+/// the PyTorch observer's build folder shares (collect/python/sitecustomize.py). Sets ec (and
+/// returns false) on the first mkdir that fails other than with EEXIST.
+[[nodiscard]] bool create_directories_0700(const std::filesystem::path& dir, std::error_code& ec);
+
 /// Checks `dir`: a folder, not a symbolic link, owned by geteuid(), mode & 07777 == 0700.
 /// kMissing when absent; kDenied when the system refuses or the folder is another user's and
 /// closed to others (mode without group/other bits); kUnsafe otherwise.

@@ -104,14 +104,6 @@ class Fallback(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def run_program(self, **env):
-        e = clean_env(PYTHONPATH=SITE_DIR + os.pathsep + os.path.join(self.tmp.name, "site"),
-                      GPUSCOPE_PYTORCH="ops", XDG_CACHE_HOME=os.path.join(self.tmp.name, "cache"), **env)
-        r = subprocess.run([sys.executable, "-c", FALLBACK_PROGRAM], env=e, capture_output=True, text=True,
-                           timeout=60)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
-
     def test_no_compiler_says_so_then_records_through_nvtx(self):
         calls, err = self.run_program(PATH=self.empty_bin, CUDA_INJECTION64_PATH="/nonexistent/libgpuscope_inject.so")
         self.assertEqual(err.strip().splitlines(), [
@@ -124,6 +116,44 @@ class Fallback(unittest.TestCase):
             calls, err = self.run_program(PATH=self.empty_bin, **env)
             self.assertEqual(err, "", env)
             self.assertEqual(calls, ["nvtx_observer_on"], env)
+
+    def test_the_cache_folder_is_this_users_and_closed_to_others(self):
+        # A gpuscope/ folder created 0755 (gpuscope's own calibration cache does) is accepted:
+        # the note is the missing compiler's, and torch-ops/ is created 0700.
+        root = os.path.join(self.tmp.name, "cache-check")
+        parent = os.path.join(root, "gpuscope")
+        os.makedirs(parent)
+        os.chmod(parent, 0o755)
+        run = dict(PATH=self.empty_bin, CUDA_INJECTION64_PATH="/nonexistent/libgpuscope_inject.so",
+                   XDG_CACHE_HOME=root)
+        calls, err = self.run_program(**run)
+        self.assertIn("(no C++ compiler (c++) on PATH)", err)
+        self.assertEqual(os.stat(os.path.join(parent, "torch-ops")).st_mode & 0o777, 0o700)
+        # Writable by others: refused, naming the folder and the fix; the NVTX route records.
+        os.chmod(parent, 0o777)
+        calls, err = self.run_program(**run)
+        self.assertIn(f"{parent} is not this user's folder or is writable by others (owner {os.geteuid()}, mode 777)",
+                      err)
+        self.assertIn("remove it or set XDG_CACHE_HOME", err)
+        self.assertEqual(calls, ["nvtx_observer_on"])
+        # torch-ops/ a link to a folder someone else could fill: refused.
+        os.chmod(parent, 0o755)
+        os.rmdir(os.path.join(parent, "torch-ops"))
+        elsewhere = os.path.join(root, "elsewhere")
+        os.makedirs(elsewhere, mode=0o700)
+        os.symlink(elsewhere, os.path.join(parent, "torch-ops"))
+        calls, err = self.run_program(**run)
+        self.assertIn(f"{os.path.join(parent, 'torch-ops')} is not this user's folder or is not private", err)
+        self.assertEqual(calls, ["nvtx_observer_on"])
+
+    def run_program(self, **env):
+        env.setdefault("XDG_CACHE_HOME", os.path.join(self.tmp.name, "cache"))
+        e = clean_env(PYTHONPATH=SITE_DIR + os.pathsep + os.path.join(self.tmp.name, "site"),
+                      GPUSCOPE_PYTORCH="ops", **env)
+        r = subprocess.run([sys.executable, "-c", FALLBACK_PROGRAM], env=e, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
 
 
 class Build(unittest.TestCase):

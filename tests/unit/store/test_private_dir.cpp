@@ -57,6 +57,21 @@ TEST_F(PrivateDirTest, MakesTheFolder0700AndAcceptsIt) {
   EXPECT_TRUE(make_private_dir(m_dir, "remove it").ok());  // existing and right: fine
 }
 
+TEST_F(PrivateDirTest, CreateDirectories0700MakesEachNewFolder0700AndLeavesOthers) {
+  fs::create_directory(m_base / "cache");
+  fs::permissions(m_base / "cache", fs::perms(0755));
+  std::error_code ec;
+  ASSERT_TRUE(create_directories_0700(m_base / "cache" / "gpuscope" / "profiles", ec)) << ec.message();
+  EXPECT_EQ(mode_of(m_base / "cache"), 0755u);  // existed: unchanged
+  EXPECT_EQ(mode_of(m_base / "cache" / "gpuscope"), 0700u);
+  EXPECT_EQ(mode_of(m_base / "cache" / "gpuscope" / "profiles"), 0700u);
+  EXPECT_TRUE(create_directories_0700(m_base / "cache" / "gpuscope", ec));  // all there: fine
+  // A file in the way: the error, not a success.
+  std::ofstream(m_base / "file") << "x";
+  EXPECT_FALSE(create_directories_0700(m_base / "file" / "sub", ec));
+  EXPECT_TRUE(ec);
+}
+
 TEST_F(PrivateDirTest, AMissingFolderIsMissing) {
   const PrivateStatus st = check_private_dir(m_dir, "remove it");
   EXPECT_EQ(st.problem, PrivateProblem::kMissing);
