@@ -116,6 +116,15 @@ def with_traces(build, tmp):
     row = sc.compare_idle(st, sc.read_clock(tmp / "v.jsonl"), 5.0)
     check(row["status"] == "fail" and "limit 5.0" in row["why"], "idle: 89 % vs the untraced 76.7 % fails",
           row.get("why"))
+    # Several rounds: the medians decide, so one untraced run 2x faster than the others does not.
+    rows = [sc.compare_idle(st, sc.read_clock(tmp / name), 5.0) for name in ("u.jsonl", "v.jsonl", "u.jsonl")]
+    row = sc.combine_idle_rounds(rows, 5.0)
+    check(row["status"] == "pass" and row["rounds"] == 3 and abs(row["untraced_idle_pct"] - 88.32) < 0.05,
+          "idle, 3 rounds, one outlier: the medians pass", (row.get("untraced_idle_pct"), row.get("why")))
+    check("medians of 3 rounds" in sc._rounds_text(row), "idle, 3 rounds: the table says so", sc._rounds_text(row))
+    row = sc.combine_idle_rounds([rows[1], rows[1], rows[0]], 5.0)
+    check(row["status"] == "fail" and "medians of 3 rounds" in row["why"], "idle, 3 rounds, two 2x faster: fail",
+          row.get("why"))
 
     # The iterations path: the cnn capture without its NVTX ranges.
     db = tmp / "cnn-nonvtx.sqlite"
