@@ -101,4 +101,12 @@ std::uint64_t ns_to_next_gate_edge(const TimeGate& gate, std::uint64_t now_ns, b
   return gate.close_at_ns > now_ns ? gate.close_at_ns - now_ns : 0;
 }
 
+std::vector<RecordingSwitch> recording_switches(bool session, bool want, bool kernel_records_on, bool api_callbacks) {
+  std::vector<RecordingSwitch> out;
+  if (session && want && !kernel_records_on) out.push_back(RecordingSwitch::kKernelKinds);
+  out.push_back(RecordingSwitch::kGatedKinds);
+  if (session && api_callbacks) out.push_back(RecordingSwitch::kLaunchCallbacks);
+  return out;
+}
+
 }  // namespace gpuscope::collect

@@ -119,4 +119,18 @@ struct TimeGate {
 /// ns from `now_ns` to the next gate edge not yet applied (UINT64_MAX = none).
 [[nodiscard]] std::uint64_t ns_to_next_gate_edge(const TimeGate& gate, std::uint64_t now_ns, bool opened, bool closed);
 
+/// One CUPTI switch the collector makes when recording starts or stops (Collector::apply_recording).
+enum class RecordingSwitch : std::uint8_t {
+  kKernelKinds,      // CONCURRENT_KERNEL and the other GPU activity kinds on (sessions: once, for good)
+  kGatedKinds,       // the kinds that follow the windows (API activity records with --cuda-api=all)
+  kLaunchCallbacks,  // gpuscope's own launch-call callbacks (sessions)
+};
+
+/// The switches to make, in order, to follow `want` (recording or not). A session turns the kernel
+/// records on at its first window, before anything that records a launch call: a launch in flight
+/// between the two would otherwise have its call recorded in the window and no kernel (seen on an
+/// H100: window 1 held one launch call more than kernels). kernel_records_on: already on.
+[[nodiscard]] std::vector<RecordingSwitch> recording_switches(bool session, bool want, bool kernel_records_on,
+                                                              bool api_callbacks);
+
 }  // namespace gpuscope::collect

@@ -98,12 +98,21 @@ void Collector::apply_recording() noexcept {
   for (int i = 0; i < 4; ++i) {
     const bool want = m_recording.load();
     // Kernel records come on with the first window and stay on (finish_session_stop says why),
-    // before anything that records launch calls (the API kinds, our launch callbacks): a launch
-    // whose call the window records must find them on. Enabled after, the launch in flight while
-    // CONCURRENT_KERNEL came on had its call recorded in window 1 and no kernel.
-    if (session && want && !m_session_kernel_records.exchange(true)) set_kernel_kinds(true);
-    set_gated_kinds(want);
-    if (session && m_api_callbacks.load()) set_launch_callbacks(want);
+    // before anything that records launch calls (collect::recording_switches says why).
+    for (const collect::RecordingSwitch s :
+         collect::recording_switches(session, want, m_session_kernel_records.load(), m_api_callbacks.load())) {
+      switch (s) {
+        case collect::RecordingSwitch::kKernelKinds:
+          if (!m_session_kernel_records.exchange(true)) set_kernel_kinds(true);
+          break;
+        case collect::RecordingSwitch::kGatedKinds:
+          set_gated_kinds(want);
+          break;
+        case collect::RecordingSwitch::kLaunchCallbacks:
+          set_launch_callbacks(want);
+          break;
+      }
+    }
     if (m_recording.load() == want) return;
   }
 }

@@ -186,3 +186,17 @@ TEST(TimeGate, NextEdge) {
 
 }  // namespace
 }  // namespace gpuscope::collect
+
+TEST(RecordingSwitches, ASessionsFirstWindowTurnsKernelRecordsOnBeforeAnythingRecordsALaunchCall) {
+  using S = gpuscope::collect::RecordingSwitch;
+  using gpuscope::collect::recording_switches;
+  EXPECT_EQ(recording_switches(true, true, false, true),
+            (std::vector<S>{S::kKernelKinds, S::kGatedKinds, S::kLaunchCallbacks}));
+  // Later windows: kernel records are on already; stops never touch them.
+  EXPECT_EQ(recording_switches(true, true, true, true), (std::vector<S>{S::kGatedKinds, S::kLaunchCallbacks}));
+  EXPECT_EQ(recording_switches(true, false, true, true), (std::vector<S>{S::kGatedKinds, S::kLaunchCallbacks}));
+  EXPECT_EQ(recording_switches(true, false, false, true), (std::vector<S>{S::kGatedKinds, S::kLaunchCallbacks}));
+  // Launch callbacks only where the session asked for API calls; other capture ranges gate the kinds only.
+  EXPECT_EQ(recording_switches(true, true, false, false), (std::vector<S>{S::kKernelKinds, S::kGatedKinds}));
+  EXPECT_EQ(recording_switches(false, true, false, true), (std::vector<S>{S::kGatedKinds}));
+}
