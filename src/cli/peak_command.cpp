@@ -135,7 +135,8 @@ int run(const PeakOptions& o) {
   std::vector<Report> reports{profile_report(profile), roofline_report(profile)};
   if (!profile.peer_links.empty()) reports.push_back(peer_link_report(profile));
   if (references && !references->references.empty()) reports.push_back(peak::reference_report(profile, *references));
-  render::render(reports, format, std::cout, render::DocumentOptions{"peak", false});
+  apply_timeunit(o.table, reports);
+  render::render(reports, format, std::cout, render::DocumentOptions{"peak", false, table_options(o.table)});
   std::cout.flush();
 
   if (!o.no_save) {
@@ -197,6 +198,7 @@ CLI::App* add_peak_command(CLI::App& app, PeakOptions& o) {
                    ->capture_default_str(),
                core::CountLimits{0, 65535, "0"});
   sub->add_option("--format", o.format, "table, csv, json or markdown (the printed reports)")->capture_default_str();
+  add_table_flags(*sub, o.table);
   sub->add_flag("--no-save", o.no_save, "Do not save the profile to the per-user cache");
   sub->add_option("--reference", o.reference,
                   "After the ceilings, time PyTorch's 4 GiB device-to-device copy_ and torch.matmul 8192^3 bf16/fp16\n"

@@ -24,6 +24,8 @@
 
 #include <string>
 
+#include "cli/table_flags.hpp"
+
 namespace gpuscope::cli {
 
 struct PeakOptions {
@@ -36,6 +38,7 @@ struct PeakOptions {
   bool no_save = false;            // do not write the per-user cache
   bool methods = false;            // print the ceilings and their methods, measure nothing
   std::string reference = "auto";  // auto | torch | none: PyTorch references after the ceilings
+  TableFlags table;                // --timeunit, --name-width (cli/table_flags.hpp)
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

@@ -80,8 +80,9 @@ int run(const RooflineOptions& o) {
   check_outputs({o.output}, o.force_overwrite);
 
   const Loaded l = load(o);
-  const std::vector<Report> reports{profile_report(l.profile), roofline_report(l.profile)};
-  render::render(reports, format, std::cout, render::DocumentOptions{"roofline", false});
+  std::vector<Report> reports{profile_report(l.profile), roofline_report(l.profile)};
+  apply_timeunit(o.table, reports);
+  render::render(reports, format, std::cout, render::DocumentOptions{"roofline", false, table_options(o.table)});
   std::cout.flush();
 
   render::Chart chart;
@@ -107,6 +108,7 @@ CLI::App* add_roofline_command(CLI::App& app, RooflineOptions& o) {
   sub->add_option("-o,--output", o.output, "SVG file to write")->capture_default_str();
   add_force_overwrite_flag(*sub, o.force_overwrite);
   sub->add_option("--format", o.format, "table, csv, json or markdown (the printed reports)")->capture_default_str();
+  add_table_flags(*sub, o.table);
   sub->add_option("--device", o.device, "Without PROFILE: the cached profile of this GPU (name or UUID)");
   sub->add_option("--point", o.points,
                   "Draw a kernel on the roofline: NAME:INTENSITY:FLOPS (FLOP/B, FLOP/s), e.g. gemm:512:6.1e14;\n"

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/table_flags.hpp"
+
 namespace gpuscope::cli {
 
 struct RooflineOptions {
@@ -24,6 +26,7 @@ struct RooflineOptions {
   std::string format = "table";     // table | csv | json | markdown (the printed reports)
   std::string device;               // with no PROFILE: the cached profile of this GPU (name or UUID)
   std::vector<std::string> points;  // "NAME:INTENSITY:FLOPS" (FLOP/B, FLOP/s), drawn on the chart
+  TableFlags table;                 // --timeunit, --name-width (cli/table_flags.hpp)
 };
 
 /// Declares the subcommand and its options (one place: also the --help text).

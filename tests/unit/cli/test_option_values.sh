@@ -122,6 +122,23 @@ for argv in ([], ["no-such-command"], ["summary"]):  # no command, an unknown on
         fails += 1
         print(f"FAIL gpuscope {' '.join(argv)}: exit {p.returncode}, expected 2")
 
+# Every command that prints tables takes the two layout options (cli/table_flags.hpp).
+for sub in ("summary", "stats", "diff", "bench", "kernels", "peak", "roofline"):
+    h = subprocess.run([gpuscope, sub, "--help"], capture_output=True, text=True).stdout
+    tried += 1
+    if "--name-width" not in h or "--timeunit" not in h:
+        fails += 1
+        print(f"FAIL {sub} --help: no --name-width or --timeunit")
+# roofline prints the profile with them: names cut to the width asked for, in every row.
+p = subprocess.run([gpuscope, "roofline", profile, "-o", f"{work}/nw.svg", "-f", "--name-width", "10"],
+                   capture_output=True, text=True)
+wide = subprocess.run([gpuscope, "roofline", profile, "-o", f"{work}/nw.svg", "-f", "--name-width", "full"],
+                      capture_output=True, text=True)
+tried += 1
+if p.returncode != 0 or wide.returncode != 0 or "…" not in p.stdout or p.stdout == wide.stdout:
+    fails += 1
+    print(f"FAIL roofline --name-width 10: exit {p.returncode}, no name cut\n{p.stdout[:400]}")
+
 # Documented meanings: --top 0 lists every kernel name (the trace has 36).
 p = subprocess.run([gpuscope, "summary", cnn, "--top", "0", "-r", "cuda_gpu_kern_sum", "--format", "csv"],
                    capture_output=True, text=True)
