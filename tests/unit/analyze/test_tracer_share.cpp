@@ -152,6 +152,46 @@ TEST(TracerShare, LaunchLoopIsLaunchBoundOnlyBecauseOfTheTracer) {
   EXPECT_FALSE(has_note(r, kUnknownNote));
 }
 
+// (a) with gpuscope's PyTorch observer: 1000 ns per operator call, 2000 ns per module call. Six
+//   operators start while the GPU idles (7000 + 10000 i, i = 0..5), one while the kernel
+//   [5000, 6000) runs (5500: hidden behind GPU work, not counted), one module call at 8000 (idle).
+//   P = 6 × 1000 + 1 × 2000 = 8000 (cap: idle − T − launching' = 90000 − 40000 − 10000 = 40000).
+//   wall' = 100000 − 40000 − 8000 = 52000, idle' = 42000; launching' stays 10000.
+TEST(TracerShare, ThePyTorchObserversCostInIdleTimeIsTakenOut) {
+  TraceDb t = launch_loop("4000");
+  t.add<store::rows::Meta>(
+      {{.key = "tracer_torch_op_cost_ns", .value = "1000"}, {.key = "tracer_torch_module_cost_ns", .value = "2000"}});
+  t.strings({{20, "aten::add"}, {21, "nn.Module: Linear"}});
+  std::int64_t id = 1;
+  auto range = [&](std::int64_t text, std::int64_t start) {
+    t.add(store::rows::NvtxEvent{.id = id,
+                                 .pid = 1,
+                                 .tid = 1,
+                                 .end_tid = 1,
+                                 .style = "PushPop",
+                                 .text_id = text,
+                                 .start_ns = start,
+                                 .end_ns = start + 300});
+    return id++;
+  };
+  for (std::int64_t start : {7000, 17000, 27000, 37000, 47000, 57000, 5500})
+    t.add(store::rows::TorchOp{.nvtx_id = range(20, start), .pid = 1, .tid = 1, .name_id = 20});
+  t.add(store::rows::TorchModule{.nvtx_id = range(21, 8000), .pid = 1, .path_id = 21});
+  const detail::LaunchBound lb = detail::launch_bound(t.db());
+  EXPECT_EQ(lb.tracer_idle_ns, 40000);
+  EXPECT_EQ(lb.torch_tracer_idle_ns, 8000);
+  EXPECT_EQ(lb.wall_ns_untraced, 52000);
+  EXPECT_EQ(lb.idle_ns_untraced, 42000);
+  EXPECT_EQ(lb.launching_idle_ns_untraced, 10000);
+  EXPECT_DOUBLE_EQ(lb.idle_share_untraced, 42000.0 / 52000.0);
+  EXPECT_NE(detail::untraced_lead(lb).find("and its PyTorch observer's 8 µs"), std::string::npos)
+      << detail::untraced_lead(lb);
+
+  // Without the observer's costs in meta nothing more is taken out.
+  TraceDb u = launch_loop("4000");
+  EXPECT_EQ(detail::launch_bound(u.db()).torch_tracer_idle_ns, 0);
+}
+
 // (a) in top: launch-bound does not fire (an info note says why); with the cost out the
 // CPU spends 80 % of the idle time elsewhere, so CPU-starved does: busy' = 10000 / 60000.
 TEST(TracerShare, TopDoesNotCallTheLoopLaunchBoundBecauseOfTheTracer) {
