@@ -302,18 +302,24 @@ def compare_idle(stats, untraced_clock, points, traced_clock=None):
         return row
     busy_ms = upper_median(busy)
     untraced_ms = upper_median(ms[warm:])
-    untraced_idle = 100.0 * (1.0 - busy_ms / untraced_ms)
-    gs_idle = stats["idle_untraced_pct"]
-    diff = None if gs_idle is None else gs_idle - untraced_idle
     traced_ms = traced_clock["steps"] if traced_clock else []
     traced_own = upper_median(traced_ms[own_warmup(traced_ms):]) if traced_ms else None
-    row.update(busy_ms=busy_ms, untraced_ms=untraced_ms, untraced_warmup=warm, untraced_idle_pct=untraced_idle,
-               gs_idle_pct=gs_idle, diff_points=diff, traced_own_ms=traced_own)
+    row.update(untraced_warmup=warm, traced_own_ms=traced_own)
+    return _judge_idle(row, busy_ms, untraced_ms, stats["idle_untraced_pct"], points)
+
+
+def _judge_idle(row, busy_ms, untraced_ms, gs_idle, points, how=""):
+    """row with the untraced idle (100 x (1 - busy / untraced step)), gpuscope's, their difference and the
+    verdict (within `points`); `how` ends the reason of a failure ("; medians of 3 rounds")."""
+    untraced_idle = 100.0 * (1.0 - busy_ms / untraced_ms)
+    diff = None if gs_idle is None else gs_idle - untraced_idle
+    row.update(busy_ms=busy_ms, untraced_ms=untraced_ms, untraced_idle_pct=untraced_idle, gs_idle_pct=gs_idle,
+               diff_points=diff)
     if diff is None:
         row.update(status="fail", why="top states no idle share")
     elif abs(diff) > points:
         row.update(status="fail", why=f"idle {gs_idle:.1f} % vs untraced {untraced_idle:.1f} % "
-                                      f"({diff:+.1f} points, limit {points})")
+                                      f"({diff:+.1f} points, limit {points}{how})")
     else:
         row.update(status="pass", why="")
     return row
@@ -338,24 +344,13 @@ def combine_idle_rounds(rows, points):
         return dict(rows[0], rounds=len(done))
     med = statistics.median
     row = dict(done[-1])
-    busy_ms, untraced_ms = med(r["busy_ms"] for r in done), med(r["untraced_ms"] for r in done)
-    gs = [r["gs_idle_pct"] for r in done if r.get("gs_idle_pct") is not None]
-    traced_own = [r["traced_own_ms"] for r in done if r.get("traced_own_ms") is not None]
-    untraced_idle = 100.0 * (1.0 - busy_ms / untraced_ms)
-    gs_idle = med(gs) if gs else None
-    diff = None if gs_idle is None else gs_idle - untraced_idle
-    row.update(busy_ms=busy_ms, untraced_ms=untraced_ms, untraced_idle_pct=untraced_idle, gs_idle_pct=gs_idle,
-               diff_points=diff, traced_step_ms=med(r["traced_step_ms"] for r in done),
-               traced_own_ms=med(traced_own) if traced_own else None, rounds=len(done),
-               round_diffs=[r.get("diff_points") for r in done])
-    if diff is None:
-        row.update(status="fail", why="top states no idle share")
-    elif abs(diff) > points:
-        row.update(status="fail", why=f"idle {gs_idle:.1f} % vs untraced {untraced_idle:.1f} % "
-                                      f"({diff:+.1f} points, limit {points}; medians of {len(done)} rounds)")
-    else:
-        row.update(status="pass", why="")
-    return row
+    def median_of(key):
+        values = [r[key] for r in done if r.get(key) is not None]
+        return med(values) if values else None
+    row.update(traced_step_ms=median_of("traced_step_ms"), traced_own_ms=median_of("traced_own_ms"),
+               rounds=len(done), round_diffs=[r.get("diff_points") for r in done])
+    return _judge_idle(row, median_of("busy_ms"), median_of("untraced_ms"), median_of("gs_idle_pct"), points,
+                       f"; medians of {len(done)} rounds")
 
 
 # ---- running ----------------------------------------------------------------------------------

@@ -188,7 +188,6 @@ void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now
     d.what_string = writer.intern(store::data_loss_name(store::DataLossKind::kPyFramesUnresolved));
     writer.add(log::RecordKind::kDataLoss, d);
   }
-  if (final) m_unresolvable_out = interned > m_written ? interned - m_written : 0;
 }
 
 }  // namespace gpuscope::collect::detail
