@@ -1,7 +1,9 @@
 // Python call sites of CUDA calls (python_callsites.hpp).
 #include "collect/python_callsites.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <unordered_set>
 #include <thread>
 
 #include "core/event_log_format.hpp"
@@ -15,6 +17,9 @@ constexpr std::size_t kMaxFrames = 128;
 // How often the resolver looks for work while none is announced (the layout check retries
 // at this pace until a Python frame exists).
 constexpr auto kResolverPeriod = std::chrono::milliseconds(100);
+// How long a thread without the GIL waits for the resolver to keep a new code object alive
+// (once per code object; the GIL changes hands every 5 ms by default).
+constexpr auto kKeepAliveWait = std::chrono::milliseconds(50);
 
 }  // namespace
 
@@ -52,13 +57,18 @@ std::uint32_t PythonCallSites::take() noexcept {
     bool new_frame = false;
     const std::uint32_t id =
         m_table.intern(std::span<const PyRawFrame>(frames, walked.frames), codes, &n_codes, &new_frame);
-    // A code object first seen here is kept alive (one reference, never dropped) when this
-    // thread holds the GIL: a script's <module> code is freed as soon as its body ends, which
-    // can be before the resolver gets the GIL. Without the GIL (the caller released it) the
-    // resolver must be quick: it is woken now.
-    if (n_codes > 0 && m_walker.holds_gil())
+    // Every code object a frame names is kept alive (one reference, never dropped) before its
+    // frames can be resolved: a script's <module> code is freed as soon as its body ends, and
+    // a freed code object's address can be reused by another (the frame would then name the
+    // wrong function). With the GIL, here; without it (the caller released it, as PyTorch does
+    // around its CUDA calls), by the resolver while this thread waits: its frames are alive
+    // until it returns.
+    const bool gil = m_walker.holds_gil();
+    if (n_codes > 0 && gil)
       for (std::size_t i = 0; i < n_codes; ++i) m_walker.keep_alive(codes[i]);
-    if (new_frame) {
+    if (n_codes > 0 && !gil) {
+      keep_alive_by_resolver(std::span<const std::uintptr_t>(codes, n_codes));
+    } else if (new_frame) {
       {
         std::lock_guard lock(m_mutex);
         m_wake_resolver = true;
@@ -71,8 +81,25 @@ std::uint32_t PythonCallSites::take() noexcept {
   }
 }
 
+void PythonCallSites::keep_alive_by_resolver(std::span<const std::uintptr_t> codes) {
+  std::unique_lock lock(m_mutex);
+  m_keep_pending.insert(m_keep_pending.end(), codes.begin(), codes.end());
+  const std::uint64_t ticket = ++m_keep_requested;
+  m_wake_resolver = true;
+  m_cv.notify_one();
+  if (!m_done_cv.wait_for(lock, kKeepAliveWait, [&] { return m_keep_done >= ticket || !m_failure_note.empty(); })) {
+    // The GIL stayed out of reach (another thread held it, or the interpreter is not running):
+    // these code objects may die once this call returns, so their frames are never resolved
+    // (counted unresolved). The resolver checks this set after it takes the GIL, so a code
+    // object it kept alive before this point stays valid.
+    m_abandoned_codes.insert(codes.begin(), codes.end());
+  }
+}
+
 void PythonCallSites::resolver_main() noexcept {
   std::vector<PyInternedFrame> work;
+  std::vector<std::uintptr_t> keep;  // code objects to keep alive (keep_alive_by_resolver)
+  std::uint64_t keep_ticket = 0;
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> done;
   for (;;) {
     {
@@ -80,12 +107,14 @@ void PythonCallSites::resolver_main() noexcept {
       m_cv.wait_for(lock, kResolverPeriod, [&] { return m_wake_resolver; });  // take()'s new frame, flush()
       m_wake_resolver = false;
       work.swap(m_retry);
+      keep.swap(m_keep_pending);
+      keep_ticket = m_keep_requested;
     }
     // New frames straight from the table, not through the writer: the writer's period can be
     // longer than a short program, whose frames would then meet a finalizing interpreter.
     m_table.take_frames_to_resolve(work);
     const bool unverified = m_walker.state() == PyWalkerState::unverified;
-    if (work.empty() && !unverified) {
+    if (work.empty() && keep.empty() && !unverified) {
       m_done_cv.notify_all();
       continue;
     }
@@ -95,14 +124,26 @@ void PythonCallSites::resolver_main() noexcept {
       // Not running yet, or finalizing: keep the frames for a later try.
       std::lock_guard lock(m_mutex);
       m_retry.insert(m_retry.end(), work.begin(), work.end());
+      m_keep_pending.insert(m_keep_pending.end(), keep.begin(), keep.end());
       work.clear();
+      keep.clear();
       continue;
     }
     if (unverified) m_walker.verify_with_live_frame();
+    std::unordered_set<std::uintptr_t> abandoned;
+    {
+      std::lock_guard lock(m_mutex);  // with the GIL held: no thread can free a code object from here on
+      abandoned = m_abandoned_codes;
+    }
+    for (const std::uintptr_t code : keep)
+      if (!abandoned.contains(code)) m_walker.keep_alive(code);
+    keep.clear();
     std::uint64_t unresolvable = 0;
     for (const PyInternedFrame& f : work) {
       PyFrameInfo info;
-      if (m_walker.resolve(f.frame, info)) {
+      if (abandoned.contains(f.frame.code)) {
+        ++unresolvable;
+      } else if (m_walker.resolve(f.frame, info)) {
         done.emplace_back(f.id, std::move(info));
       } else {
         ++unresolvable;
@@ -115,6 +156,7 @@ void PythonCallSites::resolver_main() noexcept {
       m_resolved.insert(m_resolved.end(), std::make_move_iterator(done.begin()), std::make_move_iterator(done.end()));
       done.clear();
       m_unresolvable += unresolvable;
+      m_keep_done = std::max(m_keep_done, keep_ticket);
       if (m_walker.state() == PyWalkerState::failed) m_failure_note = m_walker.note();
     }
     work.clear();

@@ -2,7 +2,8 @@
 // --python-callsites`): the calling thread's Python stack at the API calls asked for,
 // as api_calls.py_stack_id, with the stacks and frames as PyStackRecord / PyFrameRecord.
 //
-// Three threads, none of which waits for another:
+// Three threads; only a program thread that meets a code object for the first time without
+// the GIL waits (for the resolver to keep it alive, at most 50 ms, once per code object):
 //  - the program's thread, in the CUPTI callback (take): one walk of its own frames
 //    (python_frames.hpp: no GIL, no lock, no allocation) and one interning under a mutex
 //    (python_stacks.hpp: hash look-ups; an allocation only for a stack never seen before);
@@ -14,9 +15,9 @@
 //    during finalization is exited by CPython 3.11-3.13) nothing waits for it; frames it
 //    never resolved are written unresolved and counted (data_loss py_frames_unresolved).
 //
-// Until the layout is checked, no stack is taken (calls have none). A code object freed and
-// its address reused between a call and the resolution of its frames (well under one flush
-// period) would name the wrong function; the frames of running code keep their code alive.
+// Until the layout is checked, no stack is taken (calls have none). Every code object a stack
+// names is kept alive for good (take() says how), so no frame is resolved from freed memory or
+// from another code object at a reused address; one not kept alive in time is never resolved.
 #pragma once
 
 #include <cupti.h>
@@ -25,7 +26,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "collect/collector_config.hpp"
@@ -67,6 +70,9 @@ class PythonCallSites {
   explicit PythonCallSites(collect::PythonCallsites mode);
   void resolver_main() noexcept;
   void write_frame(store::EventLogWriter& writer, std::uint32_t id, const PyFrameInfo& info);
+  // Program thread without the GIL: has the resolver keep `codes` alive (it takes the GIL),
+  // waiting up to kKeepAliveWait; past that they join m_abandoned_codes.
+  void keep_alive_by_resolver(std::span<const std::uintptr_t> codes);
 
   const collect::PythonCallsites m_mode;
   PyFrameWalker m_walker;
@@ -78,13 +84,17 @@ class PythonCallSites {
   std::condition_variable m_done_cv;     // the resolver handled a batch (flush waits on it)
   std::vector<PyInternedFrame> m_retry;  // frames taken while the GIL was out of reach
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> m_resolved;
-  std::uint64_t m_unresolvable = 0;      // frames whose code object was gone, not yet written
-  std::uint64_t m_handled = 0;           // frames the resolver resolved or gave up on, in all
-  bool m_wake_resolver = false;          // take() saw a new frame, or flush() waits
-  std::uint64_t m_written = 0;           // frames written (writer thread)
-  std::uint64_t m_unresolvable_out = 0;  // frames written as unresolvable (writer thread)
-  std::string m_failure_note;            // the resolver's layout check failed (once)
-  bool m_failure_written = false;        // writer thread
+  std::uint64_t m_unresolvable = 0;                      // frames whose code object was gone, not yet written
+  std::uint64_t m_handled = 0;                           // frames the resolver resolved or gave up on, in all
+  bool m_wake_resolver = false;                          // take() saw a new frame, or flush() waits
+  std::uint64_t m_written = 0;                           // frames written (writer thread)
+  std::uint64_t m_unresolvable_out = 0;                  // frames written as unresolvable (writer thread)
+  std::vector<std::uintptr_t> m_keep_pending;            // code objects seen without the GIL, to keep alive
+  std::uint64_t m_keep_requested = 0;                    // batches of m_keep_pending asked for
+  std::uint64_t m_keep_done = 0;                         // batches the resolver kept alive
+  std::unordered_set<std::uintptr_t> m_abandoned_codes;  // not kept alive in time: frames never resolved
+  std::string m_failure_note;                            // the resolver's layout check failed (once)
+  bool m_failure_written = false;                        // writer thread
 };
 
 }  // namespace gpuscope::collect::detail

@@ -207,6 +207,49 @@ def test_callsite_log():
           f"copy site {chain(ids[1])[:2]}")
 
 
+# A script whose last calls are at module level and whose frames are resolved only at exit
+# (as gpuscope's atexit flush does): its <module> code object is freed when the body ends, so
+# the collector must have kept it alive (the resolver does it while the calling thread, which
+# released the GIL, waits). Before: 3 frames unresolved, or named from another code object.
+MODULE_END = """
+import atexit, ctypes, sys, time
+sys.path.insert(0, {here!r})
+lib = ctypes.CDLL({probe!r})
+lib.gpuscope_probe_sites_open({log!r}.encode())
+def take():
+    return lib.gpuscope_probe_sites_take()
+x = 0
+while x == 0:  # until the resolver checked the layout
+    time.sleep(0.01)
+    x = take()
+def flush():
+    lib.gpuscope_probe_sites_flush(0)
+    time.sleep(0.3)
+    lib.gpuscope_probe_sites_flush(1)
+atexit.register(flush)
+for i in range(5):
+    take()  # @module_loop
+take()  # @module_last
+"""
+
+
+def test_module_end():
+    import subprocess
+    folder = tempfile.mkdtemp()
+    log = os.path.join(folder, "sites.gslog")
+    script = os.path.join(folder, "module_end.py")
+    text = MODULE_END.format(here=os.path.dirname(ME), probe=PROBE, log=log)
+    with open(script, "w") as f:
+        f.write(text)
+    want = {number for number, line in enumerate(text.splitlines(), 1) if "# @module_" in line}
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"module_end.py ran: {r.stderr[-500:]}")
+    frames, _, losses = read_log(log)
+    check(losses.get("py_frames_unresolved", 0) == 0, f"module end: losses {losses}")
+    lines = {line for file, line, function in frames.values() if file == script and function == "<module>"}
+    check(want <= lines, f"module-level call sites at lines {sorted(want)} resolved (got {sorted(lines)})")
+
+
 def main():
     state = gil_held.gpuscope_probe_state()
     if state == 1:  # unsupported: the note says why
@@ -224,6 +267,7 @@ def main():
     test_generator()
     test_coroutine()
     test_callsite_log()
+    test_module_end()
     print(f"python {sys.version.split()[0]}: {'FAILED' if FAILURES else 'ok'}")
     return 1 if FAILURES else 0
 

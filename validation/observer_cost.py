@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""What recording PyTorch operators and modules costs a training step, measured inside one process.
+
+Two runs of this script on the same workload give the issue-41 shares without comparing
+separate processes (whose untraced step time moves by ±20 % on the GPU machine):
+
+* under ``gpuscope trace --pytorch=ops,modules`` (the observer route): blocks of --block steps
+  alternate between ``off`` (gpuscope's RecordFunction observer removed with uninstall_ops(),
+  nn.Module.__call__ the original), ``ops`` (observer installed, no module ranges) and
+  ``ops,modules`` (both): what the observer and the module wrapper add on top of the CUPTI
+  tracing that stays on throughout;
+* without gpuscope: blocks alternate between ``off``, ``torch.profiler`` (CPU + CUDA) and
+  ``torch.profiler cpu`` (CPU only); each profiler block is started before the block and
+  stopped after it (start-up and event processing outside the timed steps, one untimed step
+  inside first). One more CPU-only block, untimed, counts the RecordFunction calls per step
+  (PyTorch's profiler events: operators, backward nodes, user scopes), the calls the observer
+  sees.
+
+Workloads: resnet18 (examples/pytorch/resnet_train.py: torchvision resnet18, batch 32,
+3x112x112, SGD) or vit (examples/pytorch/vit_train.py's model: timm ViT-S/16, bf16 autocast,
+SDPA, AdamW, batch 64). Each step ends with loss.item(), so recording's CPU time is never
+hidden behind the GPU. The order of the kinds rotates every round. Per block: ms/step = its
+wall time / --block; per kind: the median over rounds; added = kind − off.
+
+Writes OUT/observer_cost_WORKLOAD_MODE.{md,json} (MODE: observer or profiler) and prints
+``RESULT workload=W mode=M off_ms=... KIND_ms=... [calls_per_step=N]``.
+Exit status 2 when the mode's hooks are missing (under gpuscope: not --pytorch=ops through
+the observer) or without a GPU, torchvision or timm.
+
+Usage:
+  gpuscope trace -o t --pytorch=ops,modules -- python3 validation/observer_cost.py OUT --workload resnet18
+  python3 validation/observer_cost.py OUT --workload resnet18
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "pytorch"))
+
+
+def make_step(torch, workload):
+    """step() -> float (the loss, after the step's GPU work) for the workload; None if its library is missing."""
+    from torch import nn
+    if workload == "resnet18":
+        try:
+            import torchvision
+        except ImportError:
+            return None
+        import resnet_train
+        model, optimizer, loss_fn, images, labels = resnet_train.make_training(torchvision)
+        autocast = None
+    else:
+        try:
+            import timm
+        except ImportError:
+            return None
+        torch.manual_seed(0)
+        model = timm.create_model("vit_small_patch16_224", pretrained=False, num_classes=1000).cuda()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+        loss_fn = nn.CrossEntropyLoss()
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(0)
+        images = torch.randn(64, 3, 224, 224, device="cuda", generator=gen)
+        labels = torch.randint(0, 1000, (64,), device="cuda", generator=gen)
+        autocast = torch.bfloat16
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        if autocast is None:
+            loss = loss_fn(model(images), labels)
+        else:
+            with torch.autocast("cuda", dtype=autocast):
+                loss = loss_fn(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+def observer_kinds(torch):
+    """{kind: (enter, leave)} toggling gpuscope's observer and module wrapper, or None if not installed."""
+    from torch.nn.modules.module import Module
+    site = sys.modules.get("sitecustomize")
+    observer = getattr(site, "installed", {}).get("ops")
+    wrapped = Module.__call__
+    original = getattr(wrapped, "__wrapped__", None)
+    if observer is None or not hasattr(observer, "uninstall_ops") or original is None:
+        return None
+    shapes = "shapes" in site._wanted()
+
+    def setting(ops, modules):
+        def enter():
+            if ops:
+                observer.install_ops(shapes)
+            Module.__call__ = wrapped if modules else original
+
+        def leave():
+            observer.uninstall_ops()
+            Module.__call__ = wrapped
+        return enter, leave
+    observer.uninstall_ops()
+    return {"off": setting(False, False), "ops": setting(True, False), "ops,modules": setting(True, True)}
+
+
+def profiler_kinds(torch):
+    """{kind: (enter, leave)}: no profiler, torch.profiler CPU + CUDA, torch.profiler CPU only."""
+    from torch.profiler import ProfilerActivity, profile
+    active = {}
+
+    def setting(activities):
+        def enter():
+            if activities:
+                active["p"] = profile(activities=activities)
+                active["p"].start()
+
+        def leave():
+            p = active.pop("p", None)
+            if p is not None:
+                p.stop()
+        return enter, leave
+    return {"off": setting(None), "torch.profiler": setting([ProfilerActivity.CPU, ProfilerActivity.CUDA]),
+            "torch.profiler cpu": setting([ProfilerActivity.CPU])}
+
+
+def calls_per_step(torch, step, block):
+    """RecordFunction calls per step, counted by PyTorch's CPU profiler over one block."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as p:
+        for _ in range(block):
+            step()
+    return len(p.events()) / block
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out", help="folder for observer_cost_WORKLOAD_MODE.md and .json")
+    p.add_argument("--workload", choices=("resnet18", "vit"), default="resnet18")
+    p.add_argument("--rounds", type=int, default=15, help="rounds of one block of each kind (default 15)")
+    p.add_argument("--block", type=int, default=10, help="timed steps per block (default 10)")
+    p.add_argument("--warmup", type=int, default=10, help="steps before measuring (default 10)")
+    a = p.parse_args()
+    import torch
+    if not torch.cuda.is_available():
+        print("observer_cost: no CUDA device", file=sys.stderr)
+        return 2
+    traced = bool(os.environ.get("CUDA_INJECTION64_PATH"))
+    kinds = observer_kinds(torch) if traced else profiler_kinds(torch)
+    if kinds is None:
+        print("observer_cost: gpuscope's operator observer is not installed: run under gpuscope trace "
+              "--pytorch=ops,modules (the observer route)", file=sys.stderr)
+        return 2
+    step = make_step(torch, a.workload)
+    if step is None:
+        print(f"observer_cost: {a.workload} needs {'torchvision' if a.workload == 'resnet18' else 'timm'}",
+              file=sys.stderr)
+        return 2
+    for _ in range(a.warmup):
+        value = step()
+    names = list(kinds)
+    ms = {k: [] for k in names}
+    for r in range(a.rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            enter, leave = kinds[k]
+            enter()
+            value = step()  # untimed: the first step after a switch
+            t0 = time.perf_counter()
+            for _ in range(a.block):
+                value = step()
+            ms[k].append((time.perf_counter() - t0) * 1e3 / a.block)
+            leave()
+    if value != value:
+        print("observer_cost: loss is not finite", file=sys.stderr)
+        return 1
+    mode = "observer" if traced else "profiler"
+    result = {"workload": a.workload, "mode": mode, "device": torch.cuda.get_device_name(0),
+              "torch": torch.__version__, "rounds": a.rounds, "block_steps": a.block, "warmup_steps": a.warmup,
+              "median_ms_per_step": {k: statistics.median(v) for k, v in ms.items()}, "blocks_ms": ms}
+    off = result["median_ms_per_step"]["off"]
+    result["added_ms_per_step"] = {k: v - off for k, v in result["median_ms_per_step"].items() if k != "off"}
+    if not traced:
+        result["calls_per_step"] = calls_per_step(torch, step, a.block)
+    lines = [f"# In-process cost per step: {a.workload}, {mode} kinds", "",
+             f"{result['device']}, torch {result['torch']}; {a.rounds} rounds of one block of {a.block} steps per "
+             f"kind (order rotated each round, one untimed step after each switch), after {a.warmup} warm-up steps.",
+             "", "| kind | median ms/step | block min–max | added ms/step |", "|---|---:|---:|---:|"]
+    for k in names:
+        added = "" if k == "off" else f"{result['added_ms_per_step'][k]:+.3f}"
+        lines.append(f"| {k} | {result['median_ms_per_step'][k]:.3f} | {min(ms[k]):.3f}–{max(ms[k]):.3f} | {added} |")
+    if "calls_per_step" in result:
+        lines += ["", f"RecordFunction calls per step (PyTorch's CPU profiler events): {result['calls_per_step']:.0f}"]
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"observer_cost_{a.workload}_{mode}"
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    fields = " ".join(f"{k.replace(' ', '_').replace(',', '+')}_ms={v:.4f}"
+                      for k, v in result["median_ms_per_step"].items())
+    extra = f" calls_per_step={result['calls_per_step']:.0f}" if "calls_per_step" in result else ""
+    print(f"RESULT workload={a.workload} mode={mode} {fields}{extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
