@@ -19,8 +19,9 @@
 //   uninstall_ops()              removes it (at exit)
 //   intern(text) -> int          a module range's text -> its id
 //   module_begin(id), end()      a module range's edges (the nn.Module.__call__ wrapper)
-//   calibrate_ops(blocks, calls) -> (with_ns, without_ns): median ns per RecordFunction scope
-//                                with the callback writing into a scratch sink, and with it off
+//   scratch_mode(on)             this thread's callbacks write into a scratch sink (calibration:
+//                                the same work, no trace rows) instead of the collector
+//   scratch_count() -> int       edges written into this thread's scratch sink so far
 //   scratch_begin(id), scratch_end()  the module edges' work into the scratch sink (calibration)
 //   cost(op_ns, module_ns, method)    stores the measured costs in the trace
 #define PY_SSIZE_T_CLEAN
@@ -31,11 +32,10 @@
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -76,21 +76,43 @@ void scratch(std::uint32_t name_id, std::int64_t seq, std::uint64_t op_id, std::
   t_sink[t_sink_at++ & 63] = ScratchRecord{clock_ns(), seq, op_id, name_id, shapes_id};
 }
 
-// A name's id, per thread by the name's address (an operator's name lives as long as its
-// registration), the text compared so that a reused address is never taken for another name.
+// A name's id, per thread: first by the name's address (an operator's name lives as long as its
+// registration; the text compared so that a reused address is never taken for another name),
+// then by its text. A backward node's name is a std::string inside each call's RecordFunction,
+// so its address is reused with other texts: such an address is marked unstable and its calls
+// go straight to the text map (no lock, no allocation once the name is known). Calibration
+// (scratch mode) interns for real too: its names are plain operator names, never a wrong id.
 struct NameEntry {
   std::uint32_t id;
+  bool unstable;
   std::string text;
 };
 thread_local std::unordered_map<const char*, NameEntry> t_names;
+thread_local std::unordered_map<std::string, std::uint32_t> t_name_texts;
+thread_local std::string t_key;  // the look-up key (C++17: no look-up by string_view), reused
 thread_local std::unordered_map<std::string, std::uint32_t> t_shapes;
+
+std::uint32_t name_id_by_text(std::string_view text) {
+  t_key.assign(text.data(), text.size());
+  const auto it = t_name_texts.find(t_key);
+  if (it != t_name_texts.end()) return it->second;
+  const std::uint32_t id = g_abi.intern(text.data(), text.size());
+  t_name_texts.emplace(t_key, id);
+  return id;
+}
 
 std::uint32_t name_id(const char* name) {
   if (name == nullptr) return 0;
   const auto it = t_names.find(name);
-  if (it != t_names.end() && it->second.text == name) return it->second.id;
-  const std::uint32_t id = t_scratch ? 1 : g_abi.intern(name, std::strlen(name));  // scratch: calibration's name only
-  t_names.insert_or_assign(name, NameEntry{id, name});
+  if (it != t_names.end()) {
+    if (!it->second.unstable) {
+      if (it->second.text == name) return it->second.id;
+      it->second.unstable = true;
+    }
+    return name_id_by_text(name);
+  }
+  const std::uint32_t id = name_id_by_text(name);
+  t_names.emplace(name, NameEntry{id, false, name});
   return id;
 }
 
@@ -253,41 +275,14 @@ PyObject* scratch_end(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
-// Median ns per RecordFunction scope over `blocks` blocks of `calls`, the callback on (writing
-// into the scratch sink) and off, blocks alternating.
-PyObject* calibrate_ops(PyObject*, PyObject* args) {
-  int blocks = 0, calls = 0;
-  if (!PyArg_ParseTuple(args, "ii", &blocks, &calls)) return nullptr;
-  if (!g_installed || blocks < 1 || calls < 1) {
-    PyErr_SetString(PyExc_RuntimeError, "install_ops() first; blocks and calls >= 1");
-    return nullptr;
-  }
-  std::vector<double> with, without;
-  const auto block = [&] {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) {
-      RECORD_FUNCTION_WITH_SCOPE(at::RecordScope::FUNCTION, "gpuscope::calibrate", c10::ArrayRef<const c10::IValue>{});
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / calls;
-  };
-  t_scratch = true;
-  try {
-    for (int b = 0; b < blocks; ++b) {
-      with.push_back(block());
-      at::disableCallback(g_handle);
-      without.push_back(block());
-      at::reenableCallback(g_handle);
-    }
-  } catch (...) {
-  }
-  t_scratch = false;
-  const auto median = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
-  return Py_BuildValue("(dd)", median(with), median(without));
+// Calibration (sitecustomize.py, _record_observer_cost): this thread's callbacks write into
+// the scratch sink instead of the collector while on; the count says how many edges they wrote.
+PyObject* scratch_mode(PyObject*, PyObject* arg) {
+  t_scratch = PyObject_IsTrue(arg) == 1;
+  Py_RETURN_NONE;
 }
+
+PyObject* scratch_count(PyObject*, PyObject*) { return PyLong_FromUnsignedLong(t_sink_at); }
 
 PyObject* cost(PyObject*, PyObject* args) {
   double op_ns = 0, module_ns = 0;
@@ -306,7 +301,8 @@ PyMethodDef g_methods[] = {
     {"end", end, METH_NOARGS, "The innermost range of this thread ends."},
     {"scratch_begin", scratch_begin, METH_O, "module_begin's work, into a scratch sink (calibration)."},
     {"scratch_end", scratch_end, METH_NOARGS, "end's work, into a scratch sink (calibration)."},
-    {"calibrate_ops", calibrate_ops, METH_VARARGS, "(with_ns, without_ns) per RecordFunction scope."},
+    {"scratch_mode", scratch_mode, METH_O, "This thread's callbacks into the scratch sink (True) or the collector."},
+    {"scratch_count", scratch_count, METH_NOARGS, "Edges written into this thread's scratch sink so far."},
     {"cost", cost, METH_VARARGS, "Stores the measured costs (op_ns, module_ns, method) in the trace."},
     {nullptr, nullptr, 0, nullptr},
 };

@@ -204,38 +204,96 @@ def _observer(torch):
     return module
 
 
-def _record_observer_cost(torch, observer, modules):
+def _median_ns_per(blocks, kinds):
+    """{kind: median over `blocks` rounds of ns per unit}; kinds: {kind: (run, units)}: run()
+    runs one block, units() says how many units it ran (called after it). Kinds alternate."""
+    import statistics
+    import time
+    per = {k: [] for k in kinds}
+    for _ in range(blocks):
+        for kind, (run, units) in kinds.items():
+            t0 = time.perf_counter_ns()
+            run()
+            elapsed = time.perf_counter_ns() - t0
+            per[kind].append(elapsed / max(1, units()))
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
+def _calibrate_ops(torch, observer, shapes, blocks=15, iterations=200):
+    """ns the observer adds per RecordFunction call, on real dispatcher work: a small CPU autograd
+    graph (forward operators, then backward nodes and the operators inside them, as a training step
+    has) run with the callback installed (writing into the scratch sink) and removed, blocks
+    alternating; the calls are counted by the sink. Median of blocks, ns per call."""
+    a = torch.ones(8, requires_grad=True)
+    b = torch.full((8,), 2.0)
+
+    def graph():
+        for _ in range(iterations):
+            (a * b + a).sum().backward()
+            a.grad = None
+    calls = {}
+
+    def with_callback():
+        observer.install_ops(shapes)
+        observer.scratch_mode(True)
+        before = observer.scratch_count()
+        try:
+            graph()
+        finally:
+            observer.scratch_mode(False)
+            observer.uninstall_ops()
+        calls["n"] = (observer.scratch_count() - before) // 2  # a begin and an end per call
+
+    def without():
+        graph()
+    graph()  # warm: the names interned, autograd's buffers allocated
+    with_callback()
+    ns = _median_ns_per(blocks, {"on": (with_callback, lambda: calls["n"]), "off": (without, lambda: calls["n"])})
+    observer.install_ops(shapes)
+    return max(0.0, ns["on"] - ns["off"]), calls["n"] / iterations
+
+
+def _calibrate_modules(torch, observer, blocks=15, iterations=2000):
+    """ns the nn.Module.__call__ wrapper adds per module call: the wrapper _enable_modules
+    installs (made by _module_call_wrapper), its edges into the scratch sink, against the
+    original __call__, on a Sequential of two Identity modules (3 module calls per iteration)."""
+    from torch import nn
+    from torch.nn.modules.module import Module
+    original = Module.__call__
+    wrapped = _module_call_wrapper(torch, original, lambda text: 1, observer.scratch_begin, observer.scratch_end)
+    model = nn.Sequential(nn.Identity(), nn.Identity())
+    x = torch.zeros(1)
+
+    def run(call):
+        def block():
+            Module.__call__ = call
+            try:
+                for _ in range(iterations):
+                    call(model, x)
+            finally:
+                Module.__call__ = original
+        return block
+    units = 3 * iterations
+    ns = _median_ns_per(blocks, {"on": (run(wrapped), lambda: units), "off": (run(original), lambda: units)})
+    return max(0.0, ns["on"] - ns["off"])
+
+
+def _record_observer_cost(torch, observer, shapes, modules):
     """Measures what the observer adds per operator call and per module call, in this process,
     without recording anything, and stores it in the trace (meta tracer_torch_op_cost_ns,
-    tracer_torch_module_cost_ns). About 20 ms, at `import torch`, before the program starts
-    threads of its own: the callback is off for every thread during the "off" blocks."""
-    import time
-    with_ns, without_ns = observer.calibrate_ops(21, 2000)
-    op_ns = max(0.0, with_ns - without_ns)
-    module_ns = float("nan")
-    if modules:
-        begin, end, n = observer.scratch_begin, observer.scratch_end, 20000
-        table = {1: 1}
-
-        def wrapped(key):  # the module wrapper's work: a lookup and two edges
-            begin(table.get(key))
-            try:
-                return None
-            finally:
-                end()
-
-        def plain(key):
-            return None
-        best = {}
-        for f in (plain, wrapped) * 5:
-            t0 = time.perf_counter_ns()
-            for _ in range(n):
-                f(1)
-            best[f] = min(best.get(f, float("inf")), (time.perf_counter_ns() - t0) / n)
-        module_ns = max(0.0, best[wrapped] - best[plain])
-    observer.cost(op_ns, module_ns, f"in-process at start: median of 21 blocks of 2000 RecordFunction scopes with "
-                                    f"and without the callback (into a scratch sink), torch {torch.__version__}; "
-                                    f"module: best of 5 blocks of 20000 wrapper edges")
+    tracer_torch_module_cost_ns). About 0.2 s, at exit (atexit, once the program's threads are
+    done: the callback is removed for every thread during the "off" blocks), not at `import
+    torch`: the first backward pass starts the autograd engine's device threads, which asks the
+    CUDA driver how many GPUs there are; a program that forks after importing torch must not
+    meet an initialized driver because of gpuscope. A process that ends without running atexit
+    handlers (os._exit, a signal) has no cost stored: the analyses then keep it in."""
+    op_ns, per_iteration = _calibrate_ops(torch, observer, shapes)
+    module_ns = _calibrate_modules(torch, observer) if modules else float("nan")
+    observer.cost(op_ns, module_ns, f"in-process at start: median of 15 blocks of a CPU autograd graph "
+                                    f"({per_iteration:.0f} RecordFunction calls, forward and backward) with the "
+                                    f"callback (into a scratch sink) and without, torch {torch.__version__}"
+                                    + ("; module: median of 15 blocks of 6000 calls through the wrapper and "
+                                       "without" if modules else ""))
 
 
 def _enable_ops(torch, shapes):
@@ -249,10 +307,13 @@ def _enable_ops(torch, shapes):
             return _enable_ops_nvtx(torch, shapes)
         import atexit
         atexit.register(observer.uninstall_ops)
-        try:
-            _record_observer_cost(torch, observer, "modules" in _wanted())
-        except Exception as e:  # the trace then says nothing of the cost: the analyses keep it in
-            _note(f"warning: cannot measure the PyTorch observer's cost: {e!r}")
+
+        def measure_cost():
+            try:
+                _record_observer_cost(torch, observer, bool(shapes), "modules" in _wanted())
+            except Exception as e:  # the trace then says nothing of the cost: the analyses keep it in
+                _note(f"warning: cannot measure the PyTorch observer's cost: {e!r}")
+        atexit.register(measure_cost)  # runs before uninstall_ops (last registered, first run)
         return observer
     _enable_ops_nvtx(torch, shapes)
 
@@ -304,10 +365,7 @@ def _enable_ops_nvtx(torch, shapes):
 def _enable_modules(torch):
     # Wraps nn.Module.__call__ rather than registering global forward hooks: any global hook
     # sends every module call down Module._call_impl's slow path (hook lists, try/finally,
-    # result checks), several times the cost of one more Python frame. Inside torch.compile
-    # tracing (torch.compiler.is_compiling() is True) the wrapper only calls through, so
-    # compiled graphs keep no NVTX calls and no graph breaks.
-    import weakref
+    # result checks), several times the cost of one more Python frame.
     from torch.nn.modules.module import Module
     observer = _observer(torch)
     # label(text): what push takes for a range's text, made once per module: through the
@@ -321,6 +379,15 @@ def _enable_modules(torch):
 
         def label(text):
             return text
+    Module.__call__ = _module_call_wrapper(torch, Module.__call__, label, push, pop)
+
+
+def _module_call_wrapper(torch, call, label, push, pop):
+    """The nn.Module.__call__ that puts a range around each module call: push(label(text)) and
+    pop() around call(self, ...). Inside torch.compile tracing (torch.compiler.is_compiling() is
+    True) it only calls through, so compiled graphs keep no range calls and no graph breaks.
+    Its __wrapped__ is `call`. _calibrate_modules times the same function with scratch edges."""
+    import weakref
     is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
     # id(module) -> (weak reference to it, its range message's label, None or for a root module the
     # function that makes each call's message's label with the model's bytes), made on its first call. A plain
@@ -331,7 +398,6 @@ def _enable_modules(torch):
 
     def forget(key):
         return lambda _ref: messages.pop(key, None)
-    call = Module.__call__
 
     def name_tree(mod):  # a module not seen inside a known model: a new root, its tree named at once
         root = type(mod).__name__
@@ -365,7 +431,7 @@ def _enable_modules(torch):
             pop()
 
     traced_call.__wrapped__ = call
-    Module.__call__ = traced_call
+    return traced_call
 
 
 # Keyword arguments that carry a KV cache (Hugging Face: past_key_values; hand-written loops).
