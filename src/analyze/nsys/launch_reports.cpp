@@ -310,34 +310,80 @@ std::vector<Interval> busy_in_wall(Database& db, const Interval& wall) {
   return stats::interval_union(std::move(out));
 }
 
-// gpuscope's PyTorch observer cost that fell in GPU-idle time (see the header): each recorded
-// operator or module call that starts inside the wall span while no GPU work runs adds its
-// measured per-call cost there. busy: disjoint and sorted (busy_in_wall).
-std::int64_t torch_tracer_idle_ns(Database& db, const TracerCost& cost, const Interval& wall,
-                                  const std::vector<Interval>& busy) {
-  const auto idle_starts = [&](std::string_view table) -> std::int64_t {
-    if (!db.has_table(table)) return 0;
-    Statement st = db.prepare("SELECT e.start_ns FROM " + std::string(table) +
-                              " t JOIN nvtx_events e ON e.id = t.nvtx_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2");
-    st.bind(1, wall.start_ns);
-    st.bind(2, wall.end_ns);
-    std::int64_t n = 0;
-    while (st.step()) {
-      const std::int64_t t = st.column_int(0);
-      auto it = std::upper_bound(busy.begin(), busy.end(), t,
-                                 [](std::int64_t v, const Interval& b) { return v < b.start_ns; });
-      const bool in_busy = it != busy.begin() && std::prev(it)->end_ns > t;
-      n += in_busy ? 0 : 1;
-    }
-    return n;
-  };
-  double ns = 0.0;
-  if (cost.torch_op_ns && *cost.torch_op_ns > 0)
-    ns += static_cast<double>(idle_starts("torch_ops")) * *cost.torch_op_ns;
-  if (cost.torch_module_ns && *cost.torch_module_ns > 0)
-    ns += static_cast<double>(idle_starts("torch_modules")) * *cost.torch_module_ns;
-  return static_cast<std::int64_t>(std::llround(ns));
+// Synchronizing API calls (see the header) and syncs records, as (name, duration).
+constexpr std::string_view kSyncWhere =
+    " FROM v_api_calls WHERE name IN ('cudaDeviceSynchronize', "
+    "'cudaStreamSynchronize', 'cudaEventSynchronize', 'cudaStreamWaitEvent', 'cuCtxSynchronize', "
+    "'cuStreamSynchronize', 'cuEventSynchronize') OR ((name LIKE 'cudaMemcpy%' OR name LIKE 'cuMemcpy%') "
+    "AND name NOT LIKE '%Async%')";
+
+// The starts of gpuscope's PyTorch observer's recorded operator (or module) calls inside the
+// wall span, each with its measured cost; none when the cost is unknown.
+void add_torch_overheads(Database& db, std::string_view table, const std::optional<double>& cost_ns,
+                         const Interval& wall, std::vector<detail::Overhead>& out) {
+  if (!cost_ns || *cost_ns <= 0 || !db.has_table(table)) return;
+  Statement st = db.prepare("SELECT e.start_ns FROM " + std::string(table) +
+                            " t JOIN nvtx_events e ON e.id = t.nvtx_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2");
+  st.bind(1, wall.start_ns);
+  st.bind(2, wall.end_ns);
+  while (st.step()) out.push_back({st.column_int(0), *cost_ns});
 }
+
+// The ends of the synchronizing calls the CPU waited in: started while the GPU was busy
+// (cudaStreamWaitEvent is a wait of the GPU, not of the CPU). busy: disjoint and sorted.
+std::vector<std::int64_t> waited_sync_ends(Database& db, const Interval& wall, const std::vector<Interval>& busy) {
+  std::vector<std::int64_t> out;
+  if (!db.has_table("api_calls")) return out;
+  Statement st = db.prepare("SELECT start_ns, end_ns FROM (SELECT name, start_ns, end_ns" + std::string(kSyncWhere) +
+                            ") WHERE name != 'cudaStreamWaitEvent' AND end_ns > ?1 AND start_ns < ?2");
+  st.bind(1, wall.start_ns);
+  st.bind(2, wall.end_ns);
+  while (st.step()) {
+    const std::int64_t start = st.column_int(0);
+    auto it = std::upper_bound(busy.begin(), busy.end(), start,
+                               [](std::int64_t v, const Interval& b) { return v < b.start_ns; });
+    if (it != busy.begin() && std::prev(it)->end_ns > start) out.push_back(st.column_int(1));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::int64_t detail::critical_overhead_ns(std::vector<Overhead> overheads, const Interval& wall,
+                                          const std::vector<Interval>& busy, const std::vector<std::int64_t>& waits) {
+  std::sort(overheads.begin(), overheads.end(), [](const Overhead& a, const Overhead& b) { return a.at_ns < b.at_ns; });
+  // The idle gaps of W \ B, in order.
+  std::vector<Interval> gaps;
+  std::int64_t at = wall.start_ns;
+  for (const Interval& b : busy) {
+    if (b.start_ns > at) gaps.push_back({at, std::min(b.start_ns, wall.end_ns)});
+    at = std::max(at, b.end_ns);
+  }
+  if (wall.end_ns > at) gaps.push_back({at, wall.end_ns});
+  double pending = 0.0, taken = 0.0;
+  std::size_t o = 0, w = 0;
+  for (const Interval& g : gaps) {
+    // Everything up to the gap's end, in time order: overheads add, a wait drops what is pending.
+    for (;;) {
+      const std::int64_t next_overhead = o < overheads.size() ? overheads[o].at_ns : INT64_MAX;
+      const std::int64_t next_wait = w < waits.size() ? waits[w] : INT64_MAX;
+      if (std::min(next_overhead, next_wait) >= g.end_ns) break;
+      if (next_overhead <= next_wait) {
+        pending += overheads[o++].ns;
+      } else {
+        pending = 0.0;
+        ++w;
+      }
+    }
+    const double x = std::min(pending, static_cast<double>(g.end_ns - g.start_ns));
+    taken += x;
+    pending -= x;
+  }
+  return static_cast<std::int64_t>(std::llround(taken));
+}
+
+namespace {
 
 // detail::launch_bound on kernels already read (see the header for the arithmetic).
 detail::LaunchBound compute_launch_bound(Database& db, const std::vector<LaunchedKernel>& launched) {
@@ -359,10 +405,24 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
       idle_overlap_ns(stats::interval_union(detail::without_tracer_cost(launch_calls, cost_ns)), w, busy);
   out.launching_idle_ns = idle_overlap_ns(stats::interval_union(std::move(launch_calls)), w, busy);
   out.tracer_idle_ns = core::sat_sub(out.launching_idle_ns, out.launching_idle_ns_untraced);
-  // The observer's cost lies outside launch calls: at most the idle time the launch cost left.
-  out.torch_tracer_idle_ns =
-      std::min(torch_tracer_idle_ns(db, cost, wall, busy),
-               core::sat_sub(core::sat_sub(out.idle_ns, out.tracer_idle_ns), out.launching_idle_ns_untraced));
+  // P: the tracer's cost on the CPU's critical path (detail::critical_overhead_ns: every launch's
+  // and every recorded operator and module call's) beyond T, at most the idle time T and the
+  // untraced launching leave.
+  std::vector<detail::Overhead> overheads;
+  if (cost_ns > 0)
+    for (const LaunchedKernel& k : launched)
+      if (k.launch_start_ns >= wall.start_ns && k.launch_start_ns < wall.end_ns)
+        overheads.push_back({k.launch_start_ns, static_cast<double>(cost_ns)});
+  const std::size_t launch_overheads = overheads.size();
+  add_torch_overheads(db, "torch_ops", cost.torch_op_ns, wall, overheads);
+  add_torch_overheads(db, "torch_modules", cost.torch_module_ns, wall, overheads);
+  if (overheads.size() > launch_overheads) {
+    const std::int64_t critical =
+        detail::critical_overhead_ns(std::move(overheads), wall, busy, waited_sync_ends(db, wall, busy));
+    out.torch_tracer_idle_ns =
+        std::min(core::sat_sub(critical, out.tracer_idle_ns),
+                 core::sat_sub(core::sat_sub(out.idle_ns, out.tracer_idle_ns), out.launching_idle_ns_untraced));
+  }
   out.launch_calls = distinct_launch_calls(launched);
   const GraphSaving saving = graph_saving(launched, cost_ns);
   out.graph_saving_ns = saving.ns;
@@ -410,17 +470,6 @@ detail::LaunchBound detail::launch_bound(Database& db) {
         db, cached<std::vector<LaunchedKernel>>(db, "launched_kernels", [&] { return read_launched_kernels(db); }));
   });
 }
-
-namespace {
-
-// Synchronizing API calls (see the header) and syncs records, as (name, duration).
-constexpr std::string_view kSyncWhere =
-    " FROM v_api_calls WHERE name IN ('cudaDeviceSynchronize', "
-    "'cudaStreamSynchronize', 'cudaEventSynchronize', 'cudaStreamWaitEvent', 'cuCtxSynchronize', "
-    "'cuStreamSynchronize', 'cuEventSynchronize') OR ((name LIKE 'cudaMemcpy%' OR name LIKE 'cuMemcpy%') "
-    "AND name NOT LIKE '%Async%')";
-
-}  // namespace
 
 Report sync_wait(Database& db) {
   Report r;

@@ -30,10 +30,11 @@
 //     unknown; then every *_untraced number equals the traced one). Each launch call
 //     [s, e] is shortened to [s, max(s, e − c)]; L' = union of the shortened calls.
 //     Tracer idle T = |L ∩ W \ B| − |L' ∩ W \ B|: the part of launching while idle that
-//     is the tracer's. With --pytorch=ops/modules, P = the PyTorch observer's cost in idle
-//     time: (operator calls starting in W \ B) × meta tracer_torch_op_cost_ns + (module
-//     calls starting in W \ B) × tracer_torch_module_cost_ns, at most idle − T − |L' ∩ W \ B|
-//     (0 when those costs are unknown). The GPU would have waited that much less:
+//     is the tracer's. With --pytorch=ops/modules, P = the PyTorch observer's cost on the
+//     CPU's critical path beyond T: critical_overhead_ns over every launch (c), operator call
+//     (meta tracer_torch_op_cost_ns) and module call (tracer_torch_module_cost_ns) starting in
+//     W, minus T, at most idle − T − |L' ∩ W \ B| (0 when those costs are unknown). The GPU
+//     would have waited that much less:
 //       wall' = wall − T − P,  idle' = idle − T − P,  launching while idle' = |L' ∩ W \ B|
 //       (= launching while idle − T),  idle share' = idle' / wall',
 //       launch-bound share' = launching while idle' / idle',
@@ -78,6 +79,7 @@
 #include "analyze/nsys/nsys_reports.hpp"
 #include "analyze/nsys/verdict.hpp"
 #include "core/report.hpp"
+#include "core/stats.hpp"
 
 namespace gpuscope::store {
 class Database;
@@ -106,7 +108,7 @@ struct LaunchBound {
   double tracer_launch_cost_ns = 0.0;           // c as recorded (not rounded); 0 when unknown
   bool tracer_cost_known = false;               // meta tracer_launch_cost_ns holds a valid cost
   std::int64_t tracer_idle_ns = 0;              // T: the tracer's part of launching_idle_ns
-  std::int64_t torch_tracer_idle_ns = 0;        // P: the PyTorch observer's cost in idle time
+  std::int64_t torch_tracer_idle_ns = 0;        // P: the PyTorch observer's cost the GPU waited for
   std::int64_t wall_ns_untraced = 0;            // wall − T − P
   std::int64_t idle_ns_untraced = 0;            // idle − T − P
   std::int64_t launching_idle_ns_untraced = 0;  // |L' ∩ W \ B| = launching while idle − T
@@ -120,6 +122,24 @@ struct LaunchBound {
   bool launch_bound_only_with_tracer = false;  // traced numbers say launch-bound, untraced not
 };
 [[nodiscard]] LaunchBound launch_bound(store::Database& db);
+
+/// One piece of gpuscope's own CPU cost: at_ns (trace clock) where it was paid, ns how much.
+struct Overhead {
+  std::int64_t at_ns = 0;
+  double ns = 0.0;
+};
+
+/// ns of `overheads` that lengthened the run: the part the GPU waited for. In time order the
+/// overheads accumulate; each idle gap of wall \ busy (busy: disjoint, sorted) takes what has
+/// accumulated before the gap ends, at most its own length (without that cost the CPU would
+/// have reached the launch that ends the gap that much sooner); the end of a synchronizing
+/// call the CPU waited in (waits: sorted) drops what is left (the GPU was busy the whole time:
+/// the CPU would only have waited longer). A CPU-bound loop thus counts nearly every overhead,
+/// a GPU-bound one only those paid after its last wait. A queueing model in the manner of
+/// critical-path analysis, not a replay: the gaps keep their traced order.
+[[nodiscard]] std::int64_t critical_overhead_ns(std::vector<Overhead> overheads, const core::stats::Interval& wall,
+                                                const std::vector<core::stats::Interval>& busy,
+                                                const std::vector<std::int64_t>& waits);
 
 /// The launch-bound diagnosis on these numbers (launch_overhead's verdict and top's): fires
 /// when lb.launch_bound; the evidence gives idle' (of the wall time), the launch-bound share'

@@ -152,12 +152,16 @@ TEST(TracerShare, LaunchLoopIsLaunchBoundOnlyBecauseOfTheTracer) {
   EXPECT_FALSE(has_note(r, kUnknownNote));
 }
 
-// (a) with gpuscope's PyTorch observer: 1000 ns per operator call, 2000 ns per module call. Six
-//   operators start while the GPU idles (7000 + 10000 i, i = 0..5), one while the kernel
-//   [5000, 6000) runs (5500: hidden behind GPU work, not counted), one module call at 8000 (idle).
-//   P = 6 × 1000 + 1 × 2000 = 8000 (cap: idle − T − launching' = 90000 − 40000 − 10000 = 40000).
-//   wall' = 100000 − 40000 − 8000 = 52000, idle' = 42000; launching' stays 10000.
-TEST(TracerShare, ThePyTorchObserversCostInIdleTimeIsTakenOut) {
+// (a) with gpuscope's PyTorch observer: 1000 ns per operator call, 2000 ns per module call:
+//   operators at 7000 + 10000 i (i = 0..5) and 5500 (while the kernel [5000, 6000) runs: the CPU
+//   still reaches the next launch 1000 ns later), a module call at 8000. The loop is CPU-bound
+//   and waits nowhere, so each idle gap takes what was paid before it (critical_overhead_ns):
+//   gap [0, 5000) the launch at 0: 4000; [6000, 15000) 5500, 7000, 8000 and the launch at 10000:
+//   8000; the gaps ending at 25000..65000 an operator and a launch: 5 × 5000; those ending at
+//   75000..95000 a launch: 3 × 4000. Critical = 49000, of which T = 40000 is the launch cost
+//   already taken out: P = 9000 (cap: idle − T − launching' = 90000 − 40000 − 10000 = 40000).
+//   wall' = 100000 − 40000 − 9000 = 51000, idle' = 41000; launching' stays 10000.
+TEST(TracerShare, ThePyTorchObserversCostOnTheCriticalPathIsTakenOut) {
   TraceDb t = launch_loop("4000");
   t.add<store::rows::Meta>(
       {{.key = "tracer_torch_op_cost_ns", .value = "1000"}, {.key = "tracer_torch_module_cost_ns", .value = "2000"}});
@@ -179,17 +183,34 @@ TEST(TracerShare, ThePyTorchObserversCostInIdleTimeIsTakenOut) {
   t.add(store::rows::TorchModule{.nvtx_id = range(21, 8000), .pid = 1, .path_id = 21});
   const detail::LaunchBound lb = detail::launch_bound(t.db());
   EXPECT_EQ(lb.tracer_idle_ns, 40000);
-  EXPECT_EQ(lb.torch_tracer_idle_ns, 8000);
-  EXPECT_EQ(lb.wall_ns_untraced, 52000);
-  EXPECT_EQ(lb.idle_ns_untraced, 42000);
+  EXPECT_EQ(lb.torch_tracer_idle_ns, 9000);
+  EXPECT_EQ(lb.wall_ns_untraced, 51000);
+  EXPECT_EQ(lb.idle_ns_untraced, 41000);
   EXPECT_EQ(lb.launching_idle_ns_untraced, 10000);
-  EXPECT_DOUBLE_EQ(lb.idle_share_untraced, 42000.0 / 52000.0);
-  EXPECT_NE(detail::untraced_lead(lb).find("and its PyTorch observer's 8 µs"), std::string::npos)
+  EXPECT_DOUBLE_EQ(lb.idle_share_untraced, 41000.0 / 51000.0);
+  EXPECT_NE(detail::untraced_lead(lb).find("and its PyTorch observer's 9 µs"), std::string::npos)
       << detail::untraced_lead(lb);
 
   // Without the observer's costs in meta nothing more is taken out.
   TraceDb u = launch_loop("4000");
   EXPECT_EQ(detail::launch_bound(u.db()).torch_tracer_idle_ns, 0);
+}
+
+// critical_overhead_ns alone. Wall [0, 100), GPU busy [10, 60) and [70, 100): gaps [0, 10) and
+// [60, 70). A GPU-bound stretch: 30 ns paid at 20..40 while the GPU runs, then the CPU waits in a
+// synchronize that ends at 55: none of it lengthened the run (dropped); 4 ns paid at 58 after the
+// wait: the gap [60, 70) takes them. Without the wait the 30 ns would reach that gap: 10 (its length).
+// A CPU-bound stretch: 12 ns paid at 2: the gap [0, 10) takes 10, the rest waits for the next
+// gap (the CPU stays that much behind), [60, 70) takes 2: 12.
+TEST(TracerShare, OnlyCostTheGpuWaitedForIsCritical) {
+  const Interval wall{0, 100};
+  const std::vector<Interval> busy = {{10, 60}, {70, 100}};
+  const std::vector<detail::Overhead> gpu_bound = {{20, 10.0}, {30, 10.0}, {40, 10.0}, {58, 4.0}};
+  EXPECT_EQ(detail::critical_overhead_ns(gpu_bound, wall, busy, {55}), 4);
+  EXPECT_EQ(detail::critical_overhead_ns(gpu_bound, wall, busy, {}), 10);
+  EXPECT_EQ(detail::critical_overhead_ns({{2, 12.0}}, wall, busy, {}), 12);
+  EXPECT_EQ(detail::critical_overhead_ns({{2, 12.0}}, wall, busy, {55}), 10);  // the wait drops the rest
+  EXPECT_EQ(detail::critical_overhead_ns({}, wall, busy, {55}), 0);
 }
 
 // (a) in top: launch-bound does not fire (an info note says why); with the cost out the
