@@ -6,9 +6,10 @@ separate processes (whose untraced step time moves by ±20 % on the GPU machine)
 
 * under ``gpuscope trace --pytorch=ops,modules`` (the observer route): blocks of --block steps
   alternate between ``off`` (gpuscope's RecordFunction observer removed with uninstall_ops(),
-  nn.Module.__call__ the original), ``ops`` (observer installed, no module ranges) and
-  ``ops,modules`` (both): what the observer and the module wrapper add on top of the CUPTI
-  tracing that stays on throughout;
+  nn.Module.__call__ the original), ``ops`` (observer installed, no module ranges),
+  ``ops,modules`` (both) and ``empty callback`` (a global RecordFunction callback that does
+  nothing: the floor of any observer built on RecordFunction): what the observer and the module
+  wrapper add on top of the CUPTI tracing that stays on throughout;
 * without gpuscope: blocks alternate between ``off``, ``torch.profiler`` (CPU + CUDA) and
   ``torch.profiler cpu`` (CPU only); each profiler block is started before the block and
   stopped after it (start-up and event processing outside the timed steps, one untimed step
@@ -92,18 +93,24 @@ def observer_kinds(torch):
         return None
     shapes = "shapes" in site._wanted()
 
-    def setting(ops, modules):
+    def setting(ops, modules, floor=False):
         def enter():
             if ops:
                 observer.install_ops(shapes)
+            if floor:
+                observer.install_floor()
             Module.__call__ = wrapped if modules else original
 
         def leave():
             observer.uninstall_ops()
+            observer.uninstall_floor()
             Module.__call__ = wrapped
         return enter, leave
     observer.uninstall_ops()
-    return {"off": setting(False, False), "ops": setting(True, False), "ops,modules": setting(True, True)}
+    kinds = {"off": setting(False, False), "ops": setting(True, False), "ops,modules": setting(True, True)}
+    if hasattr(observer, "install_floor"):
+        kinds["empty callback"] = setting(False, False, floor=True)
+    return kinds
 
 
 def profiler_kinds(torch):

@@ -17,6 +17,8 @@
 //   install_ops(shapes: bool)    adds the global callback (all RecordFunction scopes, as PyTorch's
 //                                NVTX observer: operators, backward nodes, user scopes)
 //   uninstall_ops()              removes it (at exit)
+//   install_floor(), uninstall_floor()  a global callback that does nothing: the cost floor of
+//                                any RecordFunction observer (validation/observer_cost.py)
 //   intern(text) -> int          a module range's text -> its id
 //   module_begin(id), end()      a module range's edges (the nn.Module.__call__ wrapper)
 //   scratch_mode(on)             this thread's callbacks write into a scratch sink (calibration:
@@ -235,6 +237,32 @@ PyObject* install_ops(PyObject*, PyObject* arg) {
   Py_RETURN_NONE;
 }
 
+// The floor of any RecordFunction observer (validation/observer_cost.py): a global callback
+// that does nothing, as PyTorch calls it (no ids, no inputs).
+std::unique_ptr<at::ObserverContext> on_start_nothing(const at::RecordFunction&) { return nullptr; }
+void on_end_nothing(const at::RecordFunction&, at::ObserverContext*) {}
+at::CallbackHandle g_floor_handle = 0;
+
+PyObject* install_floor(PyObject*, PyObject*) {
+  if (g_floor_handle == 0) {
+    try {
+      g_floor_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start_nothing, on_end_nothing));
+    } catch (const std::exception& e) {
+      PyErr_Format(PyExc_RuntimeError, "PyTorch refused the RecordFunction callback: %s", e.what());
+      return nullptr;
+    }
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* uninstall_floor(PyObject*, PyObject*) {
+  if (g_floor_handle != 0) {
+    at::removeCallback(g_floor_handle);
+    g_floor_handle = 0;
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject* uninstall_ops(PyObject*, PyObject*) {
   if (g_installed) {
     at::removeCallback(g_handle);
@@ -296,6 +324,8 @@ PyMethodDef g_methods[] = {
     {"attach", attach, METH_O, "Opens the collector at PATH and resolves its PyTorch observer interface."},
     {"install_ops", install_ops, METH_O, "Adds the global RecordFunction callback (shapes: record input shapes)."},
     {"uninstall_ops", uninstall_ops, METH_NOARGS, "Removes the callback."},
+    {"install_floor", install_floor, METH_NOARGS, "Adds a global callback that does nothing (cost floor)."},
+    {"uninstall_floor", uninstall_floor, METH_NOARGS, "Removes it."},
     {"intern", intern, METH_O, "The id of a text (a module range's)."},
     {"module_begin", module_begin, METH_O, "A module range starts (its text's id)."},
     {"end", end, METH_NOARGS, "The innermost range of this thread ends."},
