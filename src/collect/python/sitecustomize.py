@@ -289,7 +289,7 @@ def _record_observer_cost(torch, observer, shapes, modules):
     handlers (os._exit, a signal) has no cost stored: the analyses then keep it in."""
     op_ns, per_iteration = _calibrate_ops(torch, observer, shapes)
     module_ns = _calibrate_modules(torch, observer) if modules else float("nan")
-    observer.cost(op_ns, module_ns, f"in-process at start: median of 15 blocks of a CPU autograd graph "
+    observer.cost(op_ns, module_ns, f"in-process at exit: median of 15 blocks of a CPU autograd graph "
                                     f"({per_iteration:.0f} RecordFunction calls, forward and backward) with the "
                                     f"callback (into a scratch sink) and without, torch {torch.__version__}"
                                     + ("; module: median of 15 blocks of 6000 calls through the wrapper and "
