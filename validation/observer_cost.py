@@ -45,7 +45,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "pytor
 
 def make_step(torch, workload):
     """step() -> float (the loss, after the step's GPU work) for the workload; None if its library is missing."""
-    from torch import nn
     if workload == "resnet18":
         try:
             import torchvision
@@ -59,14 +58,8 @@ def make_step(torch, workload):
             import timm
         except ImportError:
             return None
-        torch.manual_seed(0)
-        model = timm.create_model("vit_small_patch16_224", pretrained=False, num_classes=1000).cuda()
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-        loss_fn = nn.CrossEntropyLoss()
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(0)
-        images = torch.randn(64, 3, 224, 224, device="cuda", generator=gen)
-        labels = torch.randint(0, 1000, (64,), device="cuda", generator=gen)
+        import vit_train
+        model, optimizer, loss_fn, images, labels = vit_train.make_training(timm)
         autocast = torch.bfloat16
 
     def step():

@@ -27,6 +27,18 @@ from torch import nn
 from resnet_train import add_step_args, report_steps, run_steps, step_args_error  # the benchmarks' shared step loop
 
 
+def make_training(timm, batch=64):
+    """(model, optimizer, loss_fn, images, labels): timm's ViT-S/16 on the GPU, AdamW, one fixed batch (seed 0)."""
+    torch.manual_seed(0)
+    model = timm.create_model("vit_small_patch16_224", pretrained=False, num_classes=1000).cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    images = torch.randn(batch, 3, 224, 224, device="cuda", generator=gen)
+    labels = torch.randint(0, 1000, (batch,), device="cuda", generator=gen)
+    return model, optimizer, nn.CrossEntropyLoss(), images, labels
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_step_args(parser, steps=20, warmup=3)
@@ -41,14 +53,7 @@ def main():
         print("vit_train: timm is not installed", file=sys.stderr)
         return 2
 
-    torch.manual_seed(0)
-    model = timm.create_model("vit_small_patch16_224", pretrained=False, num_classes=1000).cuda()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-    loss_fn = nn.CrossEntropyLoss()
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(0)
-    images = torch.randn(args.batch, 3, 224, 224, device="cuda", generator=gen)
-    labels = torch.randint(0, 1000, (args.batch,), device="cuda", generator=gen)
+    model, optimizer, loss_fn, images, labels = make_training(timm, args.batch)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
