@@ -76,9 +76,28 @@ class Module:
         return self.forward(*args, **kwargs)
 
 
+class Identity(Module):
+    def forward(self, x):
+        return x
+
+
+class Sequential(Module):
+    def __init__(self, *mods):
+        super().__init__()
+        self._children = [(str(i), m) for i, m in enumerate(mods)]
+
+    def forward(self, x):
+        for _, m in self._children:
+            x = m(x)
+        return x
+
+
 def fake_torch(log):
     torch = types.ModuleType("torch")
     torch.Tensor = Tensor
+    torch.zeros = lambda *shape: Tensor(*shape)
+    torch.nn = types.SimpleNamespace(Sequential=Sequential, Identity=Identity)
+    sys.modules["torch"] = torch
     nvtx = types.SimpleNamespace(range_push=log.append, range_pop=lambda: log.append(None), mark=lambda m: None)
     torch.cuda = types.SimpleNamespace(nvtx=nvtx)
     torch.compiler = types.SimpleNamespace(is_compiling=lambda: False)
@@ -182,6 +201,18 @@ class HookTest(unittest.TestCase):
 
     def ranges(self):
         return [x for x in self.log if x is not None]
+
+    def test_module_calibration_records_nothing_and_restores_the_wrapper(self):
+        # At exit the wrapper is installed; the calibration times a second wrapper whose edges go
+        # to the observer's scratch sink against the untraced __call__, and records no range.
+        edges = []
+        observer = types.SimpleNamespace(scratch_begin=edges.append, scratch_end=lambda: edges.append(None))
+        installed = Module.__call__
+        ns = self.site._calibrate_modules(self.torch, observer, blocks=3, iterations=10)
+        self.assertIs(Module.__call__, installed)
+        self.assertEqual(self.ranges(), [])
+        self.assertEqual(len(edges), 3 * 10 * 3 * 2)  # 3 blocks x 10 iterations x 3 module calls, two edges each
+        self.assertGreaterEqual(ns, 0.0)
 
     def test_weight_bytes_count_tied_weights_once_and_leave_out_bool_buffers(self):
         self.assertEqual(self.site._weight_fields(Model()), f", weight_bytes = {WEIGHT_BYTES}, weight_dtype = float16")
