@@ -8,7 +8,6 @@
 
 #include "collect/collector.hpp"
 #include "collect/os_reads.hpp"
-#include "collect/python_callsites.hpp"
 #include "collect/torch_ops_abi.hpp"
 #include "store/data_loss_kinds.hpp"
 
@@ -105,14 +104,6 @@ void torch_edge(gpuscope::core::log::TorchOpEventType type, std::uint32_t name_i
 
 }  // namespace
 
-namespace gpuscope::collect::detail {
-
-void Collector::python_flush(int timeout_ms) noexcept {
-  if (m_python) m_python->flush(timeout_ms);
-}
-
-}  // namespace gpuscope::collect::detail
-
 using gpuscope::collect::detail::Collector;
 using EdgeType = gpuscope::core::log::TorchOpEventType;
 
@@ -146,13 +137,6 @@ __attribute__((visibility("default"))) void gpuscope_torch_cost(double op_ns, do
     if (Collector* c = Collector::active()) c->torch_cost(op_ns, module_ns, method != nullptr ? method : "");
   } catch (...) {
   }
-}
-
-// Python's atexit handler (collect/python/sitecustomize.py, through ctypes without the GIL):
-// the call sites' frames resolved before the interpreter finalizes. Not part of the observer's
-// ABI version: a sitecustomize that finds no such symbol skips it.
-__attribute__((visibility("default"))) void gpuscope_python_flush(int timeout_ms) noexcept {
-  if (Collector* c = Collector::active()) c->python_flush(timeout_ms);
 }
 
 }  // extern "C"

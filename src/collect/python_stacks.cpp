@@ -13,13 +13,10 @@ std::uint32_t PyStackTable::intern(std::span<const PyRawFrame> frames, std::uint
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     auto [frame_it, new_frame] = m_frames.try_emplace(*it, static_cast<std::uint32_t>(m_frames.size() + 1));
     if (new_frame) {
-      m_new.frames.push_back({frame_it->second, *it});
       m_to_resolve.push_back({frame_it->second, *it});
       if (added_frame != nullptr) *added_frame = true;
-      if (m_codes.insert(it->code).second) {
-        m_new.codes.push_back(it->code);
-        if (new_codes != nullptr && n_new_codes != nullptr) new_codes[(*n_new_codes)++] = it->code;
-      }
+      if (m_codes.insert(it->code).second && new_codes != nullptr && n_new_codes != nullptr)
+        new_codes[(*n_new_codes)++] = it->code;
     }
     const std::uint64_t key = (std::uint64_t{parent} << 32) | frame_it->second;
     auto [stack_it, new_stack] = m_stacks.try_emplace(key, static_cast<std::uint32_t>(m_stacks.size() + 1));
@@ -35,9 +32,7 @@ std::uint32_t PyStackTable::intern(std::span<const PyRawFrame> frames, std::uint
 
 void PyStackTable::take_new(PyStackAdditions& out) {
   std::lock_guard lock(m_mutex);
-  out.frames.insert(out.frames.end(), m_new.frames.begin(), m_new.frames.end());
   out.stacks.insert(out.stacks.end(), m_new.stacks.begin(), m_new.stacks.end());
-  out.codes.insert(out.codes.end(), m_new.codes.begin(), m_new.codes.end());
   m_new = {};
 }
 

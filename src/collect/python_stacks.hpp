@@ -7,9 +7,9 @@
 // stack id: one per distinct (caller stack id, frame id); 0 = no stack. Both start at 1.
 //
 // Thread-safe (one mutex): intern() runs on the program's threads at the CUDA calls it is
-// asked for; take_new() on the writer thread hands over what was added since its last call.
-// New code objects are listed once each (take_new's codes), so whoever holds the GIL can
-// keep them alive until their frames are resolved.
+// asked for; take_new() on the writer thread hands over the stacks added since its last call,
+// take_frames_to_resolve() the resolver the frames. intern() names the code objects it meets
+// for the first time, so that they can be kept alive until their frames are resolved.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +36,7 @@ struct PyInternedStack {
 };
 
 struct PyStackAdditions {
-  std::vector<PyInternedFrame> frames;
   std::vector<PyInternedStack> stacks;
-  std::vector<std::uintptr_t> codes;  // code objects first seen
 };
 
 class PyStackTable {

@@ -86,7 +86,8 @@ constexpr TableDef kTables[] = {
      "tracer_cost_method (how they were measured, or 'not calibrated: WHY'). The importer adds, from a log of "
      "gpuscope's PyTorch observer (--pytorch=ops), tracer_torch_op_cost_ns and tracer_torch_module_cost_ns (CPU ns "
      "recording adds to one operator call and to one module call, measured in the process as it exits; absent "
-     "when it ended without running its atexit handlers) and tracer_torch_cost_method. capture_window is written only when a "
+     "when it ended without running its atexit handlers) and tracer_torch_cost_method. capture_window is written only "
+     "when a "
      "log lost its capture records (cut short or damaged): 'recovered' (rebuilt from its cudaProfilerStart calls) or "
      "'unknown' (the whole process kept; data_loss 'capture_window_unknown').",
      "META_DATA_CAPTURE", kMeta},

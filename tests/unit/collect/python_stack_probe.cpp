@@ -18,6 +18,7 @@
 
 using gpuscope::collect::detail::PyFrameInfo;
 using gpuscope::collect::detail::PyFrameWalker;
+using gpuscope::collect::detail::PyInternedFrame;
 using gpuscope::collect::detail::PyInternedStack;
 using gpuscope::collect::detail::PyRawFrame;
 using gpuscope::collect::detail::PyStackAdditions;
@@ -63,7 +64,9 @@ __attribute__((visibility("default"))) int gpuscope_probe_stack(char* out, int c
     if (!walker().acquire_gil(token)) return;
     PyStackAdditions added;
     g_table.take_new(added);
-    for (const auto& f : added.frames) g_frames[f.id] = f.frame;
+    std::vector<PyInternedFrame> frames;
+    g_table.take_frames_to_resolve(frames);
+    for (const auto& f : frames) g_frames[f.id] = f.frame;
     for (const auto& s : added.stacks) g_stacks[s.id] = s;
     for (std::uint32_t node = id; node != 0; node = g_stacks[node].parent) {
       PyFrameInfo info;

@@ -17,8 +17,16 @@ TEST(PyStackTable, SharedCallersAreStoredOnce) {
   // Innermost first: leaf <- middle <- main, then a second leaf under the same callers.
   const std::vector<PyRawFrame> a{{0x3000, 10}, {0x2000, 4}, {0x1000, 2}};
   const std::vector<PyRawFrame> b{{0x3000, 12}, {0x2000, 4}, {0x1000, 2}};
-  const std::uint32_t id_a = table.intern(a);
-  const std::uint32_t id_b = table.intern(b);
+  std::uintptr_t codes[3];
+  std::size_t n_codes = 0;
+  bool added_frame = false;
+  const std::uint32_t id_a = table.intern(a, codes, &n_codes, &added_frame);
+  EXPECT_EQ(std::vector<std::uintptr_t>(codes, codes + n_codes),
+            (std::vector<std::uintptr_t>{0x1000, 0x2000, 0x3000}));  // outermost first, each code once
+  EXPECT_TRUE(added_frame);
+  const std::uint32_t id_b = table.intern(b, codes, &n_codes, &added_frame);
+  EXPECT_EQ(n_codes, 0U);  // 0x3000 at another offset: a new frame, not a new code object
+  EXPECT_TRUE(added_frame);
   EXPECT_EQ(id_a, 3U);
   EXPECT_EQ(id_b, 4U);
   EXPECT_EQ(table.intern(a), id_a);
@@ -33,16 +41,18 @@ TEST(PyStackTable, SharedCallersAreStoredOnce) {
   EXPECT_EQ(added.stacks[2].parent, 2U);
   EXPECT_EQ(added.stacks[2].depth, 2U);
   EXPECT_EQ(added.stacks[3].parent, 2U);  // b's leaf hangs off a's middle
-  ASSERT_EQ(added.frames.size(), 4U);
-  EXPECT_EQ(added.frames[0].frame, (PyRawFrame{0x1000, 2}));
-  EXPECT_EQ(added.frames[3].frame, (PyRawFrame{0x3000, 12}));
-  EXPECT_EQ(added.codes, (std::vector<std::uintptr_t>{0x1000, 0x2000, 0x3000}));  // each code once
+  std::vector<PyInternedFrame> frames;
+  table.take_frames_to_resolve(frames);
+  ASSERT_EQ(frames.size(), 4U);
+  EXPECT_EQ(frames[0].frame, (PyRawFrame{0x1000, 2}));
+  EXPECT_EQ(frames[3].frame, (PyRawFrame{0x3000, 12}));
 
   PyStackAdditions none;
   table.take_new(none);
-  EXPECT_TRUE(none.frames.empty());
   EXPECT_TRUE(none.stacks.empty());
-  EXPECT_TRUE(none.codes.empty());
+  std::vector<PyInternedFrame> no_frames;
+  table.take_frames_to_resolve(no_frames);
+  EXPECT_TRUE(no_frames.empty());
 }
 
 TEST(PyStackTable, NoFramesIsStackZero) {
