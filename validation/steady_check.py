@@ -211,14 +211,19 @@ def own_warmup(ms):
     return n
 
 
+ALIKE_COST = 0.1  # align_steps: offsets whose costs differ by less are alike
+
+
 def align_steps(walls, prog_ms):
     """Offset o so that gpuscope's step k is the program's step o + k, from the durations alone.
 
     Cost of an offset: the sum over matched steps of the relative difference |wall_k - prog_{o+k}| /
     max(wall_k, prog_{o+k}) (at most 1), the last gpuscope step left out (its wall ends at its GPU end,
     not at the next step), plus 1 for each gpuscope step with no program step. Relative, not over the
-    median step: a 4 s compile step matched to a 4.4 s one is a near match (JAX's first step). Offsets within 0.5 of the least cost are alike; of those the
-    one closest to ending both on the last step wins. Returns (offset, cost)."""
+    median step: a 4 s compile step matched to a 4.4 s one is a near match (JAX's first step). Offsets
+    within ALIKE_COST of the least cost are alike (a run of equal steps fits many offsets); of those the
+    one closest to ending both on the last step wins. ALIKE_COST is small: one step matched well or not
+    (JAX's compile step against its own, or against a 3 ms step) must decide. Returns (offset, cost)."""
     k_n, s_n = len(walls), len(prog_ms)
     if k_n == 0 or s_n == 0:
         return None, float("inf")
@@ -234,7 +239,7 @@ def align_steps(walls, prog_ms):
         costs[o] = c
     best = min(costs.values())
     end = s_n - k_n
-    o = min((o for o, c in costs.items() if c <= best + 0.5), key=lambda o: (abs(o - end), costs[o]))
+    o = min((o for o, c in costs.items() if c <= best + ALIKE_COST), key=lambda o: (abs(o - end), costs[o]))
     return o, costs[o]
 
 

@@ -58,6 +58,12 @@ def pure():
     steady = [3.3, 3.31, 3.29, 3.3, 3.32, 3.3, 3.28, 3.3]
     o, _ = sc.align_steps([3.3] * 5, [20.0] + steady)
     check(o == len(steady) + 1 - 5, "align_steps: alike steps end on the program's last step", o)
+    # JAX: gpuscope finds two set-up iterations, then the compile step (4.1 s; the program's own clock
+    # says 2.0 s, its relative difference 0.51), then 60 steps, one more than the program's 59: the
+    # compile steps must be matched (offset -2, cost 3.51) though ending both on the last step
+    # (offset -3, cost 4.0) is within 0.5 of it (a run on the H100 picked -3 with a 0.5 window).
+    o, cost = sc.align_steps([430.0, 420.0, 4100.0] + [3.0] * 60, [2000.0] + [3.0] * 59)
+    check(o == -2, "align_steps: JAX's compile step matched to its own", (o, round(cost, 3)))
     # A generate() loop: 4 calls of 8 tokens; gpuscope found tokens (the first of each call slower).
     tokens = []
     for _ in range(4):
