@@ -79,6 +79,10 @@ struct ApiCallEvent {
   /// when GPU work with that pid and correlation id is in the trace: the start of a
   /// launch → GPU flow. Set by the source (analyze::TraceTimelineEvents) or link_launches().
   bool launched_traced_gpu_work = false;
+  /// The calling thread's Python stack (gpuscope trace --python-callsites), innermost frame
+  /// first: "train.py:12 loss_value ← train.py:40 <module>" (analyze::PySites::stack_text);
+  /// empty when the call has none.
+  std::string python_stack;
 };
 
 /// An NVTX range (push/pop or start/end) or mark (CPU side).

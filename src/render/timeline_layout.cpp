@@ -282,6 +282,7 @@ class Writer {
     if (m_args) {
       args = Json{{"cbid", e.cbid}, {"correlation", e.correlation_id}};
       if (e.return_value != 0) args["return value"] = e.return_value;
+      if (!e.python_stack.empty()) args["Python stack"] = e.python_stack;
     }
     complete(e.is_driver ? "cuda_driver" : "cuda_runtime", e.name, e.pid, e.tid, e.start_ns, e.end_ns, args);
     // One flow start per launch, even when it launched several GPU activities

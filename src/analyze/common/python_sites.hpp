@@ -41,6 +41,9 @@ class PySites {
   [[nodiscard]] bool empty() const { return m_stacks.empty(); }
   /// The blamed frame of py_stacks.id (see the file comment); nullopt for an unknown id.
   [[nodiscard]] std::optional<PySite> user_site(std::int64_t stack_id) const;
+  /// The whole stack of py_stacks.id, innermost frame first, each as PySite::where(), joined
+  /// by " ← " ("train.py:12 loss_value ← train.py:40 <module>"); "" for an unknown id.
+  [[nodiscard]] std::string stack_text(std::int64_t stack_id) const;
 
  private:
   struct Stack {

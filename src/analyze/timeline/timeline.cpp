@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "analyze/common/python_sites.hpp"
 #include "analyze/metrics/gpu_metrics_data.hpp"
 #include "analyze/timeline/statement_rows.hpp"
 #include "core/memory_usage.hpp"
@@ -94,11 +95,13 @@ void TraceTimeline::api_calls(const Visitor<ApiCallEvent>& visit) {
       kFirstCall +
       " WHEN EXISTS (SELECT 1 FROM memcpys m WHERE m.pid = a.pid AND m.correlation_id = a.correlation_id)" +
       kFirstCall + " WHEN (a.pid, a.correlation_id) IN (SELECT pid, correlation_id FROM memsets)" + kFirstCall +
-      " ELSE 0 END FROM api_calls a ORDER BY a.start_ns, a.id");
+      " ELSE 0 END, COALESCE(a.py_stack_id, 0) FROM api_calls a ORDER BY a.start_ns, a.id");
   NameCache names(m_db);
+  const PySites sites(m_db);
+  std::unordered_map<std::int64_t, std::string> stacks;  // py_stack_id -> its text, made once
   visit_rows<ApiCallEvent>(
       st,
-      [&names](const Statement& row, ApiCallEvent& e) {
+      [&names, &sites, &stacks](const Statement& row, ApiCallEvent& e) {
         e.pid = row.column_int(0);
         e.tid = row.column_int(1);
         e.is_driver = row.column_int(2) != 0;  // NULL domain: not the driver's
@@ -110,6 +113,11 @@ void TraceTimeline::api_calls(const Visitor<ApiCallEvent>& visit) {
         e.correlation_id = row.column_int(7);
         e.return_value = row.column_int(8);
         e.launched_traced_gpu_work = row.column_int(9) != 0;
+        if (const std::int64_t stack = row.column_int(10); stack != 0 && !sites.empty()) {
+          auto [it, added] = stacks.try_emplace(stack);
+          if (added) it->second = sites.stack_text(stack);
+          e.python_stack = it->second;
+        }
       },
       visit, m_read_ahead);
 }

@@ -236,5 +236,39 @@ TEST(TimelineExport, PytorchRangesAreCpuOpsAndPythonFunctions) {
   EXPECT_GT(with_seq, 0);
 }
 
+// gpuscope trace --python-callsites: an API call with a stack carries it, innermost frame
+// first, in the JSON's args ("Python stack"); a call without one has no such argument. The
+// stack: cudaMemcpyAsync in torch's pin_memory.py:40 copy_to, called from loader.py:123.
+TEST(TimelineExport, ApiCallsCarryTheirPythonStack) {
+  TraceDb t;
+  t.add<rows::Process>({{.pid = 100, .exe = "/usr/bin/python3", .start_ns = 1000, .end_ns = 9000}});
+  t.strings({{1, "k"},
+             {2, "cudaMemcpyAsync"},
+             {3, "cudaLaunchKernel"},
+             {20, "/data/loader.py"},
+             {21, "/opt/conda/lib/python3.12/site-packages/torch/utils/data/_utils/pin_memory.py"},
+             {22, "Loader.__next__"},
+             {23, "copy_to"}});
+  t.add({rows::PyFrame{.id = 1, .pid = 100, .file_id = 20, .function_id = 22, .line = 123, .first_line = 120},
+         rows::PyFrame{.id = 2, .pid = 100, .file_id = 21, .function_id = 23, .line = 40, .first_line = 38}});
+  t.add({rows::PyStack{.id = 1, .pid = 100, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
+         rows::PyStack{.id = 2, .pid = 100, .parent_id = 1, .frame_id = 2, .depth = 1}});
+  t.api(100, 1, 2, 1900, 1950, 10, 2);
+  t.api(100, 1, 3, 2000, 2050, 11);
+  const std::string text = streamed(t.db());
+  EXPECT_EQ(text, in_memory(t.db()));
+  std::map<std::string, std::optional<std::string>> stacks;
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    if (e.value("cat", "") != "cuda_runtime") continue;
+    const nlohmann::json& args = e["args"];
+    stacks[e["name"]] =
+        args.contains("Python stack") ? std::optional(args["Python stack"].get<std::string>()) : std::nullopt;
+  }
+  EXPECT_EQ(stacks["cudaMemcpyAsync"], "pin_memory.py:40 copy_to ← loader.py:123 Loader.__next__");
+  EXPECT_EQ(stacks.count("cudaLaunchKernel"), 1U);
+  EXPECT_EQ(stacks["cudaLaunchKernel"], std::nullopt);
+}
+
 }  // namespace
 }  // namespace gpuscope::analyze
