@@ -458,9 +458,9 @@ std::string detail::untraced_lead(const LaunchBound& lb) {
   if (!lb.tracer_cost_known) return "";
   std::string torch;
   if (lb.torch_tracer_idle_ns > 0)
-    torch = " and its PyTorch observer's " + units::duration_ns(lb.torch_tracer_idle_ns) +
-            " (recorded operator and "
-            "module calls while the GPU idled x their measured cost)";
+    torch = " and the " + units::duration_ns(lb.torch_tracer_idle_ns) +
+            " more the GPU waited for while it recorded operator and module calls (their measured cost, "
+            "counted where the CPU was on the critical path)";
   return "without gpuscope's own cost of " + units::ns_count(lb.tracer_launch_cost_ns) + " per launch" + torch + ", ";
 }
 
