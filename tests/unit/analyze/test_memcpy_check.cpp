@@ -158,16 +158,8 @@ TEST(MemcpyCheck, OverlappedPinnedCopiesAreFine) {
 TEST(MemcpyCheck, NamesThePythonLinesOfPageableCopies) {
   TraceDb t;
   t.add(rows::CaptureWindow{.pid = 100, .start_ns = 0, .end_ns = 10000, .reason = "all"});
-  t.strings({{1, "k"},
-             {2, "cudaMemcpyAsync"},
-             {20, "/data/loader.py"},
-             {21, "/opt/conda/lib/python3.12/site-packages/torch/utils/data/_utils/pin_memory.py"},
-             {22, "Loader.__next__"},
-             {23, "copy_to"}});
-  t.add({rows::PyFrame{.id = 1, .pid = 100, .file_id = 20, .function_id = 22, .line = 123, .first_line = 120},
-         rows::PyFrame{.id = 2, .pid = 100, .file_id = 21, .function_id = 23, .line = 40, .first_line = 38}});
-  t.add({rows::PyStack{.id = 1, .pid = 100, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
-         rows::PyStack{.id = 2, .pid = 100, .parent_id = 1, .frame_id = 2, .depth = 1}});
+  t.strings({{1, "k"}, {2, "cudaMemcpyAsync"}});
+  t.pin_memory_stacks(100);
   t.kernel(100, 0, 7, 1, 0, 1000, 1);
   for (int i = 0; i < 2; ++i) {
     t.copy({.corr = 10 + i, .start = 2000 + 2000 * i, .end = 3000 + 2000 * i, .bytes = 1000000, .src = "pageable"});

@@ -242,17 +242,8 @@ TEST(TimelineExport, PytorchRangesAreCpuOpsAndPythonFunctions) {
 TEST(TimelineExport, ApiCallsCarryTheirPythonStack) {
   TraceDb t;
   t.add<rows::Process>({{.pid = 100, .exe = "/usr/bin/python3", .start_ns = 1000, .end_ns = 9000}});
-  t.strings({{1, "k"},
-             {2, "cudaMemcpyAsync"},
-             {3, "cudaLaunchKernel"},
-             {20, "/data/loader.py"},
-             {21, "/opt/conda/lib/python3.12/site-packages/torch/utils/data/_utils/pin_memory.py"},
-             {22, "Loader.__next__"},
-             {23, "copy_to"}});
-  t.add({rows::PyFrame{.id = 1, .pid = 100, .file_id = 20, .function_id = 22, .line = 123, .first_line = 120},
-         rows::PyFrame{.id = 2, .pid = 100, .file_id = 21, .function_id = 23, .line = 40, .first_line = 38}});
-  t.add({rows::PyStack{.id = 1, .pid = 100, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
-         rows::PyStack{.id = 2, .pid = 100, .parent_id = 1, .frame_id = 2, .depth = 1}});
+  t.strings({{1, "k"}, {2, "cudaMemcpyAsync"}, {3, "cudaLaunchKernel"}});
+  t.pin_memory_stacks(100);
   t.api(100, 1, 2, 1900, 1950, 10, 2);
   t.api(100, 1, 3, 2000, 2050, 11);
   const std::string text = streamed(t.db());

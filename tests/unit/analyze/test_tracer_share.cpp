@@ -188,7 +188,9 @@ TEST(TracerShare, ThePyTorchObserversCostOnTheCriticalPathIsTakenOut) {
   EXPECT_EQ(lb.idle_ns_untraced, 41000);
   EXPECT_EQ(lb.launching_idle_ns_untraced, 10000);
   EXPECT_DOUBLE_EQ(lb.idle_share_untraced, 41000.0 / 51000.0);
-  EXPECT_NE(detail::untraced_lead(lb).find("and the 9 µs more the GPU waited for while it recorded operator and module calls"), std::string::npos)
+  EXPECT_NE(detail::untraced_lead(lb).find(
+                "and the 9 µs more the GPU waited for while it recorded operator and module calls"),
+            std::string::npos)
       << detail::untraced_lead(lb);
 
   // Without the observer's costs in meta nothing more is taken out.

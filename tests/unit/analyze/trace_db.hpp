@@ -131,6 +131,19 @@ class TraceDb {
                       .return_value = 0,
                       .py_stack_id = py_stack_id});
   }
+  /// Python call sites (py_frames, py_stacks) of `pid`: stack 1 = loader.py:123 Loader.__next__
+  /// (/data/loader.py, the user's), stack 2 = torch's pin_memory.py:40 copy_to called from it.
+  /// Strings 20-23 are the files and functions.
+  void pin_memory_stacks(int pid) {
+    strings({{20, "/data/loader.py"},
+             {21, "/opt/conda/lib/python3.12/site-packages/torch/utils/data/_utils/pin_memory.py"},
+             {22, "Loader.__next__"},
+             {23, "copy_to"}});
+    add({rows::PyFrame{.id = 1, .pid = pid, .file_id = 20, .function_id = 22, .line = 123, .first_line = 120},
+         rows::PyFrame{.id = 2, .pid = pid, .file_id = 21, .function_id = 23, .line = 40, .first_line = 38}});
+    add({rows::PyStack{.id = 1, .pid = pid, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
+         rows::PyStack{.id = 2, .pid = pid, .parent_id = 1, .frame_id = 2, .depth = 1}});
+  }
   /// A cc 9.0 GPU with 132 SMs (H100 SXM) seen by `pid` as device 0 (h100(): uuid GPU-<pid>).
   static rows::Device h100_row(int pid, std::string_view uuid) {
     return {.pid = pid,
