@@ -389,8 +389,11 @@ void EventTables::on_torch_op_cost(const log::TorchOpCostRecord& r) {
 }
 
 std::int64_t EventTables::nvtx_text(std::uint64_t message_string) {
-  if ((message_string & kTorchOpText) == 0) return str(message_string);
-  const log::TorchOpRecord& r = m_torch_ops.at(message_string & ~kTorchOpText);
+  // A log's own NVTX record can carry the bit only when damaged: then it names no operator
+  // record here and is read as the (damaged) string id it is.
+  const std::uint64_t index = message_string & ~kTorchOpText;
+  if ((message_string & kTorchOpText) == 0 || index >= m_torch_ops.size()) return str(message_string);
+  const log::TorchOpRecord& r = m_torch_ops[index];
   return m_state.intern(
       core::op_range_text(m_reader.string(r.name_string), r.seq, r.op_id, m_reader.string(r.shapes_string)));
 }
