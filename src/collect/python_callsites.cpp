@@ -63,12 +63,13 @@ std::uint32_t PythonCallSites::take() noexcept {
     // wrong function). With the GIL, here; without it (the caller released it, as PyTorch does
     // around its CUDA calls), by the resolver while this thread waits: its frames are alive
     // until it returns.
-    const bool gil = m_walker.holds_gil();
-    if (n_codes > 0 && gil)
+    if (n_codes > 0 && m_walker.holds_gil()) {
       for (std::size_t i = 0; i < n_codes; ++i) m_walker.keep_alive(codes[i]);
-    if (n_codes > 0 && !gil) {
+    } else if (n_codes > 0) {
       keep_alive_by_resolver(std::span<const std::uintptr_t>(codes, n_codes));
-    } else if (new_frame) {
+      return id;  // keep_alive_by_resolver woke the resolver: it takes the new frames as well
+    }
+    if (new_frame) {
       {
         std::lock_guard lock(m_mutex);
         m_wake_resolver = true;

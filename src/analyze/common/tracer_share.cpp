@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 
 #include "core/saturating.hpp"
 #include "store/database.hpp"
@@ -66,6 +67,39 @@ std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch
          static_cast<double>(other_calls) * cost.api_ns.value_or(0.0) +
          static_cast<double>(torch_ops) * cost.torch_op_ns.value_or(0.0) +
          static_cast<double>(torch_modules) * cost.torch_module_ns.value_or(0.0);
+}
+
+std::int64_t critical_overhead_ns(std::vector<Overhead> overheads, const stats::Interval& wall,
+                                  const std::vector<stats::Interval>& busy, const std::vector<std::int64_t>& waits) {
+  std::sort(overheads.begin(), overheads.end(), [](const Overhead& a, const Overhead& b) { return a.at_ns < b.at_ns; });
+  // The idle gaps of W \ B, in order.
+  std::vector<stats::Interval> gaps;
+  std::int64_t at = wall.start_ns;
+  for (const stats::Interval& b : busy) {
+    if (b.start_ns > at) gaps.push_back({at, std::min(b.start_ns, wall.end_ns)});
+    at = std::max(at, b.end_ns);
+  }
+  if (wall.end_ns > at) gaps.push_back({at, wall.end_ns});
+  double pending = 0.0, taken = 0.0;
+  std::size_t o = 0, w = 0;
+  for (const stats::Interval& g : gaps) {
+    // Everything up to the gap's end, in time order: overheads add, a wait drops what is pending.
+    for (;;) {
+      const std::int64_t next_overhead = o < overheads.size() ? overheads[o].at_ns : INT64_MAX;
+      const std::int64_t next_wait = w < waits.size() ? waits[w] : INT64_MAX;
+      if (std::min(next_overhead, next_wait) >= g.end_ns) break;
+      if (next_overhead <= next_wait) {
+        pending += overheads[o++].ns;
+      } else {
+        pending = 0.0;
+        ++w;
+      }
+    }
+    const double x = std::min(pending, static_cast<double>(g.end_ns - g.start_ns));
+    taken += x;
+    pending -= x;
+  }
+  return static_cast<std::int64_t>(std::llround(taken));
 }
 
 }  // namespace gpuscope::analyze::detail

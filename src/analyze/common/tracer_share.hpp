@@ -9,7 +9,7 @@
 //   tracer_cost_method     one line saying how the cost was measured (shown as is)
 //   tracer_torch_op_cost_ns / tracer_torch_module_cost_ns  CPU ns gpuscope's PyTorch observer
 //                          adds to each recorded operator / module call (--pytorch=ops,modules;
-//                          measured in the traced process at start, src/collect/python)
+//                          measured in the traced process as it exits, src/collect/python)
 // A cost is known when its value is a finite decimal number ≥ 0 (surrounding blanks
 // allowed, nothing else); absent, empty, negative, NaN or garbage → unknown. Traces
 // recorded before calibration have none of these keys.
@@ -67,5 +67,23 @@ struct TracerCost {
 [[nodiscard]] std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch_calls,
                                                    std::int64_t other_calls, std::int64_t torch_ops = 0,
                                                    std::int64_t torch_modules = 0);
+
+/// One piece of gpuscope's own CPU cost: at_ns (trace clock) where it was paid, ns how much.
+struct Overhead {
+  std::int64_t at_ns = 0;
+  double ns = 0.0;
+};
+
+/// ns of `overheads` that lengthened the run: the part the GPU waited for. In time order the
+/// overheads accumulate; each idle gap of wall \ busy (busy: disjoint, sorted) takes what has
+/// accumulated before the gap ends, at most its own length (without that cost the CPU would
+/// have reached the launch that ends the gap that much sooner); the end of a synchronizing
+/// call the CPU waited in (waits: sorted) drops what is left (the GPU was busy the whole time:
+/// the CPU would only have waited longer). A CPU-bound loop thus counts nearly every overhead,
+/// a GPU-bound one only those paid after its last wait. A queueing model in the manner of
+/// critical-path analysis, not a replay: the gaps keep their traced order.
+[[nodiscard]] std::int64_t critical_overhead_ns(std::vector<Overhead> overheads, const stats::Interval& wall,
+                                                const std::vector<stats::Interval>& busy,
+                                                const std::vector<std::int64_t>& waits);
 
 }  // namespace gpuscope::analyze::detail

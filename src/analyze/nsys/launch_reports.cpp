@@ -348,43 +348,6 @@ std::vector<std::int64_t> waited_sync_ends(Database& db, const Interval& wall, c
   return out;
 }
 
-}  // namespace
-
-std::int64_t detail::critical_overhead_ns(std::vector<Overhead> overheads, const Interval& wall,
-                                          const std::vector<Interval>& busy, const std::vector<std::int64_t>& waits) {
-  std::sort(overheads.begin(), overheads.end(), [](const Overhead& a, const Overhead& b) { return a.at_ns < b.at_ns; });
-  // The idle gaps of W \ B, in order.
-  std::vector<Interval> gaps;
-  std::int64_t at = wall.start_ns;
-  for (const Interval& b : busy) {
-    if (b.start_ns > at) gaps.push_back({at, std::min(b.start_ns, wall.end_ns)});
-    at = std::max(at, b.end_ns);
-  }
-  if (wall.end_ns > at) gaps.push_back({at, wall.end_ns});
-  double pending = 0.0, taken = 0.0;
-  std::size_t o = 0, w = 0;
-  for (const Interval& g : gaps) {
-    // Everything up to the gap's end, in time order: overheads add, a wait drops what is pending.
-    for (;;) {
-      const std::int64_t next_overhead = o < overheads.size() ? overheads[o].at_ns : INT64_MAX;
-      const std::int64_t next_wait = w < waits.size() ? waits[w] : INT64_MAX;
-      if (std::min(next_overhead, next_wait) >= g.end_ns) break;
-      if (next_overhead <= next_wait) {
-        pending += overheads[o++].ns;
-      } else {
-        pending = 0.0;
-        ++w;
-      }
-    }
-    const double x = std::min(pending, static_cast<double>(g.end_ns - g.start_ns));
-    taken += x;
-    pending -= x;
-  }
-  return static_cast<std::int64_t>(std::llround(taken));
-}
-
-namespace {
-
 // detail::launch_bound on kernels already read (see the header for the arithmetic).
 detail::LaunchBound compute_launch_bound(Database& db, const std::vector<LaunchedKernel>& launched) {
   const TracerCost cost = detail::tracer_cost(db);
@@ -409,14 +372,13 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
   // and every recorded operator and module call's) beyond T, at most the idle time T and the
   // untraced launching leave.
   std::vector<detail::Overhead> overheads;
-  if (cost_ns > 0)
-    for (const LaunchedKernel& k : launched)
-      if (k.launch_start_ns >= wall.start_ns && k.launch_start_ns < wall.end_ns)
-        overheads.push_back({k.launch_start_ns, static_cast<double>(cost_ns)});
-  const std::size_t launch_overheads = overheads.size();
   add_torch_overheads(db, "torch_ops", cost.torch_op_ns, wall, overheads);
   add_torch_overheads(db, "torch_modules", cost.torch_module_ns, wall, overheads);
-  if (overheads.size() > launch_overheads) {
+  if (!overheads.empty()) {  // without the observer's costs P stays 0: T alone is taken out
+    if (cost_ns > 0)
+      for (const LaunchedKernel& k : launched)
+        if (k.launch_start_ns >= wall.start_ns && k.launch_start_ns < wall.end_ns)
+          overheads.push_back({k.launch_start_ns, static_cast<double>(cost_ns)});
     const std::int64_t critical =
         detail::critical_overhead_ns(std::move(overheads), wall, busy, waited_sync_ends(db, wall, busy));
     out.torch_tracer_idle_ns =

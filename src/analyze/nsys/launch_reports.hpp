@@ -79,7 +79,6 @@
 #include "analyze/nsys/nsys_reports.hpp"
 #include "analyze/nsys/verdict.hpp"
 #include "core/report.hpp"
-#include "core/stats.hpp"
 
 namespace gpuscope::store {
 class Database;
@@ -122,24 +121,6 @@ struct LaunchBound {
   bool launch_bound_only_with_tracer = false;  // traced numbers say launch-bound, untraced not
 };
 [[nodiscard]] LaunchBound launch_bound(store::Database& db);
-
-/// One piece of gpuscope's own CPU cost: at_ns (trace clock) where it was paid, ns how much.
-struct Overhead {
-  std::int64_t at_ns = 0;
-  double ns = 0.0;
-};
-
-/// ns of `overheads` that lengthened the run: the part the GPU waited for. In time order the
-/// overheads accumulate; each idle gap of wall \ busy (busy: disjoint, sorted) takes what has
-/// accumulated before the gap ends, at most its own length (without that cost the CPU would
-/// have reached the launch that ends the gap that much sooner); the end of a synchronizing
-/// call the CPU waited in (waits: sorted) drops what is left (the GPU was busy the whole time:
-/// the CPU would only have waited longer). A CPU-bound loop thus counts nearly every overhead,
-/// a GPU-bound one only those paid after its last wait. A queueing model in the manner of
-/// critical-path analysis, not a replay: the gaps keep their traced order.
-[[nodiscard]] std::int64_t critical_overhead_ns(std::vector<Overhead> overheads, const core::stats::Interval& wall,
-                                                const std::vector<core::stats::Interval>& busy,
-                                                const std::vector<std::int64_t>& waits);
 
 /// The launch-bound diagnosis on these numbers (launch_overhead's verdict and top's): fires
 /// when lb.launch_bound; the evidence gives idle' (of the wall time), the launch-bound share'
