@@ -66,6 +66,7 @@ enum class RecordKind : std::uint16_t {
   kTorchOpCost = 25,        // TorchOpCostRecord: what recording one operator call costs the program
   kPyFrame = 26,            // PyFrameRecord: a Python frame (file, line, function) of the call-site stacks
   kPyStack = 27,            // PyStackRecord: a Python call site (caller's stack, frame)
+  kPySample = 28,           // PySampleRecord: a Python thread's stack at a sampler tick (--python-sampling)
 };
 
 struct RecordHeader {
@@ -494,6 +495,22 @@ struct PyStackRecord {
   std::uint32_t parent_id;  // the caller's stack, 0 for an outermost frame
   std::uint32_t frame_id;   // PyFrameRecord.frame_id
   std::uint32_t depth;      // 0 for an outermost frame
+};
+
+// Periodic Python samples (GPUSCOPE_PYTHON_SAMPLING=RATE; collect/python_sampler.hpp): at each
+// tick of the sampler thread, one record per Python thread of the process, its stack read
+// without the GIL (stacks and frames are the call sites' PyStackRecord / PyFrameRecord). A
+// torn read is not recorded (data loss py_stacks_torn).
+enum PySampleFlags : std::uint8_t {
+  kPySampleHoldsGil = 1,  // the thread held the GIL (the GIL's last holder, while locked)
+  kPySampleOnCpu = 2,     // the thread was running (state R in /proc/self/task/TID/stat)
+};
+struct PySampleRecord {
+  std::uint64_t ts_ns;     // trace clock, when the thread's stack was read
+  std::uint32_t tid;       // OS thread id (PyThreadState.native_thread_id)
+  std::uint32_t stack_id;  // PyStackRecord.stack_id of the innermost frame, 0: no Python frame
+  std::uint8_t flags;      // PySampleFlags
+  std::uint8_t pad[7];
 };
 #pragma pack(pop)
 

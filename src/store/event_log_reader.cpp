@@ -85,6 +85,8 @@ std::size_t min_payload(std::uint16_t kind) {
       return sizeof(log::PyFrameRecord);
     case K::kPyStack:
       return sizeof(log::PyStackRecord);
+    case K::kPySample:
+      return sizeof(log::PySampleRecord);
   }
   return 0;
 }
@@ -347,6 +349,9 @@ LogReadStats EventLogReader::read(EventLogVisitor& v) {
         break;
       case K::kPyStack:
         visit(log::PyStackRecord{}, [&](const auto& r) { v.on_py_stack(r); });
+        break;
+      case K::kPySample:
+        visit(log::PySampleRecord{}, [&](const auto& r) { v.on_py_sample(r); });
         break;
       case K::kGpuMetricsSession:
         visit_array(

@@ -94,6 +94,7 @@ class EventLogVisitor {
   virtual void on_torch_op_cost(const log::TorchOpCostRecord&) {}
   virtual void on_py_frame(const log::PyFrameRecord&) {}
   virtual void on_py_stack(const log::PyStackRecord&) {}
+  virtual void on_py_sample(const log::PySampleRecord&) {}
   /// `metric_ids`: the session's metric_count metric name string ids, in value order.
   virtual void on_gpu_metrics_session(const log::GpuMetricsSessionRecord&,
                                       std::span<const std::uint64_t> /*metric_ids*/) {}

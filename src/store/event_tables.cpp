@@ -280,6 +280,23 @@ void EventTables::on_py_stack(const log::PyStackRecord& r) {
   });
 }
 
+void EventTables::on_py_sample(const log::PySampleRecord& r) {
+  if (!in_window(r.ts_ns)) {
+    ++m_clipped;
+    return;
+  }
+  m_state.py_samples.insert({
+      .pid = i64(m_pid),
+      .tid = i64(r.tid),
+      .ts_ns = i64(r.ts_ns),
+      .py_stack_id = py_stack(r.stack_id),
+      .holds_gil = (r.flags & log::kPySampleHoldsGil) != 0 ? 1 : 0,
+      .on_cpu = (r.flags & log::kPySampleOnCpu) != 0 ? 1 : 0,
+  });
+  m_state.processes.add_thread(m_pid, r.tid);
+  m_state.seen(r.ts_ns, r.ts_ns);
+}
+
 void EventTables::write_unresolved_py_frames() {
   for (const auto& [log_id, id] : m_py_frames) {
     if (m_py_frames_written.contains(log_id)) continue;
@@ -289,6 +306,7 @@ void EventTables::write_unresolved_py_frames() {
   for (const auto& [log_id, id] : m_py_stacks) {
     if (m_py_stacks_written.contains(log_id)) continue;
     m_state.db.exec("UPDATE api_calls SET py_stack_id = NULL WHERE py_stack_id = " + std::to_string(id));
+    m_state.db.exec("UPDATE py_samples SET py_stack_id = NULL WHERE py_stack_id = " + std::to_string(id));
   }
 }
 

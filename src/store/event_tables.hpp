@@ -1,8 +1,8 @@
 // The importer's second pass over one event log: writes the event tables (kernels,
 // kernel_profiles, kernel_metrics, memcpys, memsets, memory_events, api_calls, syncs,
-// nvtx_events, overheads, messages, py_frames, py_stacks) through the row writers of ImportState, clipped to the
-// log's capture windows, and hands NVTX records to an NvtxRangeTracker and allocations and
-// frees (in time order) to a MemoryTracker.
+// nvtx_events, overheads, messages, py_frames, py_stacks, py_samples) through the row writers of ImportState, clipped
+// to the log's capture windows, and hands NVTX records to an NvtxRangeTracker and allocations and frees (in time order)
+// to a MemoryTracker.
 //
 // Clipping: CPU-side events (API calls, NVTX, syncs, overheads) stay when they start
 // inside a window; GPU work stays when it starts inside one or was launched by an API
@@ -53,6 +53,7 @@ class EventTables final : public EventLogVisitor {
   void on_torch_op_cost(const log::TorchOpCostRecord& r) override;
   void on_py_frame(const log::PyFrameRecord& r) override;
   void on_py_stack(const log::PyStackRecord& r) override;
+  void on_py_sample(const log::PySampleRecord& r) override;
 
   /// After the pass: NVTX ranges (matched in time order), memory events (tracked in time
   /// order) and this log's data_loss rows (NVTX problems, unmatched frees, collector-reported

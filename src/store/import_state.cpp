@@ -17,6 +17,7 @@ ImportState::ImportState(Database& database)
       api_calls(database),
       py_frames(database),
       py_stacks(database),
+      py_samples(database),
       memory_events(database),
       syncs(database),
       nvtx_events(database),

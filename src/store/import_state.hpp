@@ -65,6 +65,7 @@ class ImportState {
   RowWriter<rows::ApiCall> api_calls;
   RowWriter<rows::PyFrame> py_frames;
   RowWriter<rows::PyStack> py_stacks;
+  RowWriter<rows::PySample> py_samples;
   RowWriter<rows::MemoryEvent> memory_events;
   RowWriter<rows::Sync> syncs;
   RowWriter<rows::NvtxEvent> nvtx_events;

@@ -41,6 +41,7 @@ constexpr ColumnDef kGpuMetricsSessions[] = {GPUSCOPE_COLUMNS_GPU_METRICS_SESSIO
 constexpr ColumnDef kApiCalls[] = {GPUSCOPE_COLUMNS_API_CALLS(GPUSCOPE_COLUMN_DEF)};
 constexpr ColumnDef kPyFrames[] = {GPUSCOPE_COLUMNS_PY_FRAMES(GPUSCOPE_COLUMN_DEF)};
 constexpr ColumnDef kPyStacks[] = {GPUSCOPE_COLUMNS_PY_STACKS(GPUSCOPE_COLUMN_DEF)};
+constexpr ColumnDef kPySamples[] = {GPUSCOPE_COLUMNS_PY_SAMPLES(GPUSCOPE_COLUMN_DEF)};
 
 constexpr ColumnDef kSyncs[] = {GPUSCOPE_COLUMNS_SYNCS(GPUSCOPE_COLUMN_DEF)};
 
@@ -142,6 +143,12 @@ constexpr TableDef kTables[] = {
      "", kPyStacks},
     {"py_frames", "The Python frames of py_stacks: file, line and function, resolved once per instruction.", "",
      kPyFrames},
+    {"py_samples",
+     "Periodic samples of every Python thread's stack (`gpuscope trace --python-sampling[=RATE]`): a sampler thread "
+     "of gpuscope's reads each thread's frames without the GIL, RATE times a second (default 1000), on the trace "
+     "clock. Stacks are py_stacks rows, shared with the call sites. A stack read while its frames changed (torn) is "
+     "not stored: data_loss py_stacks_torn counts it.",
+     "", kPySamples},
     {"syncs",
      "CPU waits on the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); recorded only with `gpuscope trace "
      "--cuda-sync-records` (they cost about 5 us per PyTorch op on H100). The synchronizing API calls are in api_calls "

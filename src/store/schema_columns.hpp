@@ -441,6 +441,22 @@
   X(depth, Int, "INTEGER", "", \
     "Frames above this one (0 for an outermost frame).")
 
+#define GPUSCOPE_COLUMNS_PY_SAMPLES(X) \
+  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
+    "Row id.") \
+  X(pid, Int, "INTEGER", "", \
+    "Process id.") \
+  X(tid, Int, "INTEGER", "", \
+    "OS thread id of the sampled Python thread (PyThreadState.native_thread_id).") \
+  X(ts_ns, Int, "INTEGER", "ns", \
+    "When the thread's stack was read (trace clock).") \
+  X(py_stack_id, OptInt, "INTEGER", "", \
+    "py_stacks.id of the thread's innermost frame, NULL when the thread had no Python frame (idle in C, or between calls).") \
+  X(holds_gil, Int, "INTEGER", "", \
+    "1 when the thread held the GIL at the sample (it was the GIL's holder while the GIL was taken), else 0.") \
+  X(on_cpu, Int, "INTEGER", "", \
+    "1 when the thread was running on a CPU (state R in /proc/self/task/TID/stat), 0 when it slept or waited.")
+
 #define GPUSCOPE_COLUMNS_SYNCS(X) \
   X(id, OptInt, "INTEGER PRIMARY KEY", "", \
     "Row id.") \

@@ -43,6 +43,7 @@ constexpr Ref kRowRefs[] = {
     {"api_calls", "py_stack_id", "py_stacks"},
     {"py_stacks", "parent_id", "py_stacks"},
     {"py_stacks", "frame_id", "py_frames"},
+    {"py_samples", "py_stack_id", "py_stacks"},
 };
 constexpr std::pair<std::string_view, std::string_view> kStringRefs[] = {
     {"kernels", "name_id"},

@@ -114,6 +114,15 @@ class LogBuilder {
     r.depth = depth;
     m_w.add(log::RecordKind::kPyStack, r);
   }
+  // A periodic Python sample (--python-sampling): thread tid at stack (0 = no Python frame).
+  void py_sample(std::uint64_t ts, std::uint32_t tid, std::uint32_t stack, std::uint8_t flags) {
+    log::PySampleRecord r{};
+    r.ts_ns = ts;
+    r.tid = tid;
+    r.stack_id = stack;
+    r.flags = flags;
+    m_w.add(log::RecordKind::kPySample, r);
+  }
   void kernel(std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::string_view name,
               std::uint32_t stream = 7) {
     log::KernelRecord r{};

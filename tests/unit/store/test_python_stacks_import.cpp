@@ -92,5 +92,34 @@ TEST(PythonStacksImport, FramesResolvedLateOrNever) {
             1);
 }
 
+// Periodic samples (--python-sampling) name the same stacks as the call sites; a sample with no
+// Python frame has none, as does one naming a stack the log never defined; the flags are columns.
+TEST(PythonStacksImport, SamplesNameTheirStacks) {
+  TempDir dir;
+  {
+    LogBuilder b(dir.file("a.gslog"), 100);
+    b.process(1000);
+    b.py_frame(1, "/srv/train.py", 57, "<module>", 1);
+    b.py_frame(2, "/srv/data.py", 123, "Loader.__next__", 120);
+    b.py_stack(1, 0, 1, 0);
+    b.py_stack(2, 1, 2, 1);
+    b.py_sample(1100, 100, 2, log::kPySampleHoldsGil | log::kPySampleOnCpu);
+    b.py_sample(1100, 101, 0, 0);
+    b.py_sample(1200, 100, 2, log::kPySampleOnCpu);
+    b.py_sample(1300, 100, 7, 0);  // a stack never defined
+    b.end(3000);
+    b.close();
+  }
+  (void)import_logs({dir.file("a.gslog")}, dir.file("t.sqlite"), options());
+  Database db = open_trace(dir.file("t.sqlite"));
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM py_samples"), 4);
+  EXPECT_EQ(
+      db.query_text("SELECT GROUP_CONCAT(x, ' ') FROM (SELECT p.ts_ns || ':' || p.tid || ':' || "
+                    "IFNULL(f.line, '-') || ':' || p.holds_gil || p.on_cpu AS x FROM py_samples p LEFT JOIN "
+                    "py_stacks k ON k.id = p.py_stack_id LEFT JOIN py_frames f ON f.id = k.frame_id ORDER BY p.id)"),
+      "1100:100:123:11 1100:101:-:00 1200:100:123:01 1300:100:-:00");
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM threads WHERE tid = 101"), 1);
+}
+
 }  // namespace
 }  // namespace gpuscope::store
