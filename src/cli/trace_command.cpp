@@ -32,6 +32,12 @@ constexpr const char* kDefaultGpuMetricsRate = "10k";
 // The Python hooks every trace gets (GPUSCOPE_PYTORCH; --pytorch=none leaves them out).
 constexpr std::string_view kDefaultPythonHooks = "steps,generate";
 
+// --python-sampling's value (checked by the option) in Hz; 0 when off.
+std::uint64_t python_sampling_hz(const std::string& value) {
+  double hz = 0;
+  return !value.empty() && collect::parse_sampling_rate(value, &hz) ? static_cast<std::uint64_t>(hz) : 0;
+}
+
 // "a,b,c" -> {"a", "b", "c"} ("" -> {""}): the items of a comma-separated option value.
 std::vector<std::string_view> comma_items(std::string_view v) {
   std::vector<std::string_view> items;
@@ -170,6 +176,24 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& n
                   "cost and safety are not yet measured on a GPU). Needs --cuda-api=gpu")
       ->check(CLI::IsMember({"sync", "all", "none"}))
       ->capture_default_str();
+  sub->add_option("--python-sampling", o.python_sampling,
+                  "In a Python program (CPython 3.11-3.13): sample every Python thread's stack RATE\n"
+                  "times a second (RATE in Hz, 10 to 10k; --python-sampling alone: 1000), read by a\n"
+                  "thread of gpuscope's without the GIL, into py_samples (stacks in py_stacks), from\n"
+                  "the program's first CUDA call on. stats -r py_sum: where the Python threads spent\n"
+                  "their time; stats -r gpu_idle_py: which Python lines ran while the GPU sat idle.\n"
+                  "Example: --python-sampling=500. Needs --cuda-api=gpu")
+      ->expected(0, 1)
+      ->default_str("1000")
+      ->type_name("[RATE]")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            double hz = 0;
+            return collect::parse_sampling_rate(v, &hz) && hz <= static_cast<double>(collect::kMaxPythonSamplingHz)
+                       ? ""
+                       : "'" + v + "' is not a sampling rate from 10 Hz to 10 kHz (e.g. 1000, 500, 2k)";
+          },
+          "RATE"));
   sub->add_flag("--cuda-sync-records", o.sync_records,
                 "Also record CUPTI synchronization records (the syncs table: event and stream waits as\n"
                 "the driver saw them). Off by default: on H100 they cost about 5 us per PyTorch op\n"
@@ -291,6 +315,7 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},
       {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_PYTHON_CALLSITES", o.python_callsites},
+      {"GPUSCOPE_PYTHON_SAMPLING", std::to_string(python_sampling_hz(o.python_sampling))},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
   // gpuscope's Python hooks (collect/python/sitecustomize.py): the default ones (training steps,
@@ -306,9 +331,12 @@ int run_trace(TraceOptions o) {
     spec.pytorch_hooks = true;
     spec.pytorch_hooks_asked = !o.pytorch.empty();
   }
-  // --python-callsites needs the hooks' atexit flush (frames resolved before Python finalizes),
-  // even with --pytorch=none.
-  if (o.python_callsites != "none" && !o.python_callsites.empty()) spec.pytorch_hooks = true;
+  // --python-callsites and --python-sampling need the hooks' atexit flush (frames resolved before
+  // Python finalizes), even with --pytorch=none.
+  if ((o.python_callsites != "none" && !o.python_callsites.empty()) || !o.python_sampling.empty())
+    spec.pytorch_hooks = true;
+  if (!o.python_sampling.empty())
+    spec.import.extra_meta.emplace_back("python_sampling_hz", std::to_string(python_sampling_hz(o.python_sampling)));
   // PyTorch's allocator state at exit (segments: which cudaMalloc calls are PyTorch's) with
   // --cuda-memory-usage, and its event history with --pytorch=memory (collect/python/sitecustomize.py).
   const std::vector<std::string_view> pytorch_items = comma_items(o.pytorch);

@@ -23,6 +23,7 @@ struct TraceOptions {
   bool polling_calls = false;
   std::string cuda_api = "gpu";           // gpu | all (GPUSCOPE_API_CALLS)
   std::string python_callsites = "none";  // sync | all | none (GPUSCOPE_PYTHON_CALLSITES)
+  std::string python_sampling;            // --python-sampling[=RATE]: "" = off (GPUSCOPE_PYTHON_SAMPLING)
   std::string calibrate = "auto";         // auto (cached a week) | always | never
   bool sync_records = false;              // also CUPTI SYNCHRONIZATION records
   bool memory_usage = false;              // --cuda-memory-usage: CUPTI MEMORY2 + MEMORY_POOL records

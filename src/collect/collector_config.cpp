@@ -183,6 +183,9 @@ void read_sources(getenv_fn getenv, CollectorConfig& c, std::vector<std::string>
       getenv, "GPUSCOPE_PYTHON_CALLSITES",
       {{"sync", PythonCallsites::kSync}, {"all", PythonCallsites::kAll}, {"none", PythonCallsites::kNone}},
       &c.python_callsites, warnings);
+  std::uint64_t sampling_hz = c.python_sampling_hz;
+  read_u64(getenv, "GPUSCOPE_PYTHON_SAMPLING", 0, kMaxPythonSamplingHz, &sampling_hz, warnings);
+  c.python_sampling_hz = static_cast<std::uint32_t>(sampling_hz);
   read_bool(getenv, "GPUSCOPE_ZERO_BUFFERS", &c.zero_buffers, warnings);
   read_choice<bool>(getenv, "GPUSCOPE_THREAD_ID_TYPE", {{"system", true}, {"default", false}}, &c.system_thread_ids,
                     warnings);

@@ -150,6 +150,8 @@ inline constexpr std::uint32_t kDefaultCudaRecords = kAllCudaRecords & ~kRecordS
 enum class ApiCalls : std::uint8_t { kAll, kGpu };
 /// GPUSCOPE_PYTHON_CALLSITES: at which API calls the caller's Python stack is taken.
 enum class PythonCallsites : std::uint8_t { kNone, kSync, kAll };
+/// GPUSCOPE_PYTHON_SAMPLING's largest rate (samples per second per Python thread).
+inline constexpr std::uint64_t kMaxPythonSamplingHz = 10000;
 enum class CaptureEnd : std::uint8_t { kStop, kRepeat };
 // How --replay-mode none's single pass is asked of CUPTI's range profiler (validation only):
 // user = CUPTI_UserReplay + CUPTI_AutoRange, application = CUPTI_ApplicationReplay +
@@ -164,6 +166,7 @@ struct CollectorConfig {
   std::uint32_t cuda_records = kDefaultCudaRecords;  // CudaRecord bits
   ApiCalls api_calls = ApiCalls::kGpu;
   PythonCallsites python_callsites = PythonCallsites::kNone;
+  std::uint32_t python_sampling_hz = 0;  // GPUSCOPE_PYTHON_SAMPLING: Python samples per second, 0 = none
   bool zero_buffers = true;
   bool system_thread_ids = true;
   CaptureRange capture_range = CaptureRange::kNone;

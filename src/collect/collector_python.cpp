@@ -6,7 +6,9 @@
 namespace gpuscope::collect::detail {
 
 void Collector::python_flush(int timeout_ms) noexcept {
-  if (m_python) m_python->flush(timeout_ms);
+  if (!m_python) return;
+  m_python->stop_sampling();  // samples after this would name frames nobody resolves
+  m_python->flush(timeout_ms);
 }
 
 }  // namespace gpuscope::collect::detail

@@ -353,7 +353,7 @@ bool Collector::clock_matches_cupti() noexcept {
 // at the GPU-work calls our callbacks time (GPUSCOPE_API_CALLS=gpu).
 void Collector::setup_python_callsites() {
   std::string note;
-  m_python = PythonCallSites::create(m_config.python_callsites, &note);
+  m_python = PythonCallSites::create(m_config.python_callsites, &note, m_config.python_sampling_hz, &Collector::now_ns);
   if (!note.empty()) post_message(log::Severity::kWarning, note);
   if (!m_python) return;
   auto* keep = m_config.python_callsites == collect::PythonCallsites::kAll ? &collect::is_gpu_work_api

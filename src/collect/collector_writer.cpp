@@ -91,6 +91,7 @@ void Collector::writer_main() noexcept {
     if (stop) break;
   }
   try {
+    if (m_python) m_python->stop_sampling();  // its last samples go into the final write
     drain();
     if (m_python) m_python->write_new(m_writer, now_ns(), true);
     for (auto& [d, name] : m_pending_devices) write_device(d, name, true);

@@ -1,10 +1,14 @@
 // Python call sites of CUDA calls (python_callsites.hpp).
 #include "collect/python_callsites.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
-#include <unordered_set>
+#include <cstring>
 #include <thread>
+#include <unordered_set>
 
 #include "core/event_log_format.hpp"
 #include "store/data_loss_kinds.hpp"
@@ -20,11 +24,14 @@ constexpr auto kResolverPeriod = std::chrono::milliseconds(100);
 // How long a thread without the GIL waits for the resolver to keep a new code object alive
 // (once per code object; the GIL changes hands every 5 ms by default).
 constexpr auto kKeepAliveWait = std::chrono::milliseconds(50);
+// The sampler reads at most this many Python threads per tick.
+constexpr std::size_t kMaxSampledThreads = 256;
 
 }  // namespace
 
-std::unique_ptr<PythonCallSites> PythonCallSites::create(collect::PythonCallsites mode, std::string* note) {
-  if (mode == collect::PythonCallsites::kNone) return nullptr;
+std::unique_ptr<PythonCallSites> PythonCallSites::create(collect::PythonCallsites mode, std::string* note,
+                                                         std::uint32_t sampling_hz, std::uint64_t (*clock)()) {
+  if (mode == collect::PythonCallsites::kNone && sampling_hz == 0) return nullptr;
   std::unique_ptr<PythonCallSites> sites(new PythonCallSites(mode));
   const PyWalkerState state = sites->m_walker.state();
   if (state == PyWalkerState::no_python) return nullptr;
@@ -34,10 +41,125 @@ std::unique_ptr<PythonCallSites> PythonCallSites::create(collect::PythonCallsite
   }
   // Never joined: see the file comment of python_callsites.hpp.
   std::thread(&PythonCallSites::resolver_main, sites.get()).detach();
+  if (sampling_hz > 0 && clock != nullptr) {
+    sites->m_sampling_hz = sampling_hz;
+    sites->m_clock = clock;
+    sites->m_sampler = std::thread(&PythonCallSites::sampler_main, sites.get(), sampling_hz);
+  }
   return sites;
 }
 
 PythonCallSites::PythonCallSites(collect::PythonCallsites mode) : m_mode(mode) {}
+
+PythonCallSites::~PythonCallSites() {
+  stop_sampling();
+  for (const auto& [tid, fd] : m_stat_fds) ::close(fd);
+}
+
+void PythonCallSites::stop_sampling() noexcept {
+  m_stop_sampler.store(true);
+  try {
+    if (m_sampler.joinable() && m_sampler.get_id() != std::this_thread::get_id()) m_sampler.join();
+  } catch (...) {
+  }
+}
+
+void PythonCallSites::sampler_main(std::uint32_t hz) noexcept {
+  try {
+    const auto period = std::chrono::nanoseconds(1'000'000'000 / hz);
+    std::vector<PyFrameWalker::PyThreadInfo> threads(kMaxSampledThreads);
+    auto next = std::chrono::steady_clock::now();
+    while (!m_stop_sampler.load(std::memory_order_relaxed)) {
+      if (m_walker.threads_ready()) {
+        sample_once(threads);
+      } else if (m_walker.threads_failed() || m_walker.state() == PyWalkerState::failed) {
+        std::lock_guard lock(m_samples_mutex);
+        m_sampling_note = m_walker.threads_failed() ? m_walker.threads_note() : m_walker.note();
+        return;
+      }
+      next += period;
+      const auto now = std::chrono::steady_clock::now();
+      if (next < now) next = now;  // behind (a long tick): no burst to catch up
+      std::this_thread::sleep_until(next);
+    }
+  } catch (...) {
+  }
+}
+
+void PythonCallSites::sample_once(std::vector<PyFrameWalker::PyThreadInfo>& threads) noexcept {
+  std::uintptr_t gil_holder = 0;
+  const int n = m_walker.list_threads(threads, &gil_holder);
+  const std::uint64_t ts = m_clock();
+  if (n < 0) {
+    std::lock_guard lock(m_samples_mutex);
+    ++m_samples_torn;
+    return;
+  }
+  PyRawFrame frames[kMaxFrames];
+  std::uintptr_t codes[kMaxFrames];
+  std::uint64_t torn = 0;
+  std::vector<log::PySampleRecord> taken;
+  taken.reserve(static_cast<std::size_t>(n));
+  bool wake = false;
+  for (int i = 0; i < n; ++i) {
+    const PyWalkResult walked = m_walker.walk_other_thread(threads[i].tstate, frames);
+    if (walked.end == PyWalkEnd::torn) {
+      ++torn;
+      continue;
+    }
+    log::PySampleRecord r{};
+    r.ts_ns = ts;
+    r.tid = threads[i].tid;
+    if (walked.frames > 0) {
+      std::size_t n_codes = 0;
+      bool new_frame = false;
+      // Interned and its new code objects queued in one step under m_mutex: the resolver takes
+      // the table's new frames under it too, so it never sees a frame before its code's fingerprint.
+      std::lock_guard lock(m_mutex);
+      r.stack_id = m_table.intern(std::span<const PyRawFrame>(frames, walked.frames), codes, &n_codes, &new_frame);
+      for (std::size_t c = 0; c < n_codes; ++c) {
+        PyFrameWalker::PyCodeFingerprint f;
+        if (m_walker.fingerprint(codes[c], f)) {
+          m_verify_pending.push_back(f);
+        } else {
+          m_abandoned_codes.insert(codes[c]);
+        }
+      }
+      wake = wake || new_frame || n_codes > 0;
+      if (wake) m_wake_resolver = true;
+    }
+    if (gil_holder != 0 && gil_holder == threads[i].tstate) r.flags |= log::kPySampleHoldsGil;
+    if (on_cpu(r.tid)) r.flags |= log::kPySampleOnCpu;
+    taken.push_back(r);
+  }
+  if (wake) m_cv.notify_one();
+  std::lock_guard lock(m_samples_mutex);
+  m_samples.insert(m_samples.end(), taken.begin(), taken.end());
+  m_samples_torn += torn;
+}
+
+bool PythonCallSites::on_cpu(std::uint32_t tid) noexcept {
+  try {
+    auto [it, added] = m_stat_fds.try_emplace(tid, -1);
+    if (added) {
+      const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+      it->second = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    if (it->second < 0) return false;
+    char buf[256];
+    const ssize_t got = ::pread(it->second, buf, sizeof buf - 1, 0);
+    if (got <= 0) {  // the thread ended (its tid may be reused: open again next time)
+      ::close(it->second);
+      m_stat_fds.erase(it);
+      return false;
+    }
+    buf[got] = '\0';
+    const char* paren = std::strrchr(buf, ')');  // "pid (comm) S ...": comm may hold spaces and ')'
+    return paren != nullptr && paren[1] == ' ' && paren[2] == 'R';
+  } catch (...) {
+    return false;
+  }
+}
 
 void PythonCallSites::select(CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& cbids) {
   auto& s = m_selected[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
@@ -99,7 +221,8 @@ void PythonCallSites::keep_alive_by_resolver(std::span<const std::uintptr_t> cod
 
 void PythonCallSites::resolver_main() noexcept {
   std::vector<PyInternedFrame> work;
-  std::vector<std::uintptr_t> keep;  // code objects to keep alive (keep_alive_by_resolver)
+  std::vector<std::uintptr_t> keep;                      // code objects to keep alive (keep_alive_by_resolver)
+  std::vector<PyFrameWalker::PyCodeFingerprint> verify;  // the sampler's, kept alive if still themselves
   std::uint64_t keep_ticket = 0;
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> done;
   for (;;) {
@@ -110,12 +233,16 @@ void PythonCallSites::resolver_main() noexcept {
       work.swap(m_retry);
       keep.swap(m_keep_pending);
       keep_ticket = m_keep_requested;
+      verify.insert(verify.end(), m_verify_pending.begin(), m_verify_pending.end());
+      m_verify_pending.clear();
+      // New frames straight from the table, not through the writer: the writer's period can be
+      // longer than a short program, whose frames would then meet a finalizing interpreter.
+      // Under m_mutex, so that the sampler's frames come with their codes' fingerprints.
+      m_table.take_frames_to_resolve(work);
     }
-    // New frames straight from the table, not through the writer: the writer's period can be
-    // longer than a short program, whose frames would then meet a finalizing interpreter.
-    m_table.take_frames_to_resolve(work);
-    const bool unverified = m_walker.state() == PyWalkerState::unverified;
-    if (work.empty() && keep.empty() && !unverified) {
+    const bool unverified = m_walker.state() == PyWalkerState::unverified ||
+                            (m_sampling_hz > 0 && !m_walker.threads_ready() && !m_walker.threads_failed());
+    if (work.empty() && keep.empty() && verify.empty() && !unverified) {
       m_done_cv.notify_all();
       continue;
     }
@@ -126,11 +253,14 @@ void PythonCallSites::resolver_main() noexcept {
       std::lock_guard lock(m_mutex);
       m_retry.insert(m_retry.end(), work.begin(), work.end());
       m_keep_pending.insert(m_keep_pending.end(), keep.begin(), keep.end());
+      m_verify_pending.insert(m_verify_pending.end(), verify.begin(), verify.end());
       work.clear();
       keep.clear();
+      verify.clear();
       continue;
     }
-    if (unverified) m_walker.verify_with_live_frame();
+    if (m_walker.state() == PyWalkerState::unverified) m_walker.verify_with_live_frame();
+    if (m_sampling_hz > 0 && m_walker.state() == PyWalkerState::ready) m_walker.verify_threads();
     std::unordered_set<std::uintptr_t> abandoned;
     {
       std::lock_guard lock(m_mutex);  // with the GIL held: no thread can free a code object from here on
@@ -139,6 +269,16 @@ void PythonCallSites::resolver_main() noexcept {
     for (const std::uintptr_t code : keep)
       if (!abandoned.contains(code)) m_walker.keep_alive(code);
     keep.clear();
+    std::vector<std::uintptr_t> lost;
+    for (const PyFrameWalker::PyCodeFingerprint& f : verify) {
+      if (!abandoned.contains(f.code) && !m_walker.keep_alive_if_same(f)) lost.push_back(f.code);
+    }
+    verify.clear();
+    if (!lost.empty()) {
+      abandoned.insert(lost.begin(), lost.end());
+      std::lock_guard lock(m_mutex);
+      m_abandoned_codes.insert(lost.begin(), lost.end());
+    }
     std::uint64_t unresolvable = 0;
     for (const PyInternedFrame& f : work) {
       PyFrameInfo info;
@@ -198,6 +338,32 @@ void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now
     r.frame_id = s.frame;
     r.depth = s.depth;
     writer.add(log::RecordKind::kPyStack, r);
+  }
+  std::vector<log::PySampleRecord> samples;
+  std::uint64_t torn = 0;
+  std::string sampling_note;
+  {
+    std::lock_guard lock(m_samples_mutex);
+    samples.swap(m_samples);
+    torn = m_samples_torn;
+    m_samples_torn = 0;
+    if (!m_sampling_note_written) sampling_note.swap(m_sampling_note);
+  }
+  for (const log::PySampleRecord& s : samples) writer.add(log::RecordKind::kPySample, s);
+  if (torn > 0) {
+    log::DataLossRecord d{};
+    d.ts_ns = now_ns;
+    d.count = torn;
+    d.what_string = writer.intern(store::data_loss_name(store::DataLossKind::kPyStacksTorn));
+    writer.add(log::RecordKind::kDataLoss, d);
+  }
+  if (!sampling_note.empty()) {
+    log::MessageRecord m{};
+    m.ts_ns = now_ns;
+    m.severity = static_cast<std::uint8_t>(log::Severity::kWarning);
+    m.text_string = writer.intern(sampling_note);
+    writer.add(log::RecordKind::kMessage, m);
+    m_sampling_note_written = true;
   }
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> resolved;
   std::uint64_t unresolvable = 0;

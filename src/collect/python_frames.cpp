@@ -3,7 +3,11 @@
 #include "collect/python_frames.hpp"
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpuscope::collect::detail {
@@ -24,13 +28,40 @@ constexpr char kOwnerMax = 3;
 // non-debug build), checked on a live frame before use (verify_with_live_frame).
 // clang-format off
 // Fields in Layout's order: tstate_cframe, cframe_current, frame_code, frame_previous,
-// frame_instr, frame_owner, code_units, owner_cstack.
-constexpr PyFrameWalker::Layout kLayout311{56,  8, 32, 48, 56, 69, 184, -1};
-constexpr PyFrameWalker::Layout kLayout312{56,  0,  0,  8, 56, 70, 192,  3};
-constexpr PyFrameWalker::Layout kLayout313{-1, 72,  0,  8, 56, 70, 200,  3};
+// frame_instr, frame_owner, code_units, owner_cstack; then the sampler's: tstate_next,
+// tstate_native_tid, interp_threads_head, runtime_gil, interp_gil, gil_last_holder, gil_locked,
+// code_filename, code_qualname, code_first_line.
+constexpr PyFrameWalker::Layout kLayout311{56,  8, 32, 48, 56, 69, 184, -1,  8, 160,   16, 360,  -1, 8, 16, 112, 128, 72};
+constexpr PyFrameWalker::Layout kLayout312{56,  0,  0,  8, 56, 70, 192,  3,  8, 144,   72,  -1, 384, 8, 16, 112, 128, 68};
+constexpr PyFrameWalker::Layout kLayout313{-1, 72,  0,  8, 56, 70, 200,  3,  8, 160, 7344,  -1,  16, 8, 16, 112, 128, 68};
 // clang-format on
 
 std::uintptr_t word_at(std::uintptr_t address) { return *reinterpret_cast<const std::uintptr_t*>(address); }
+
+// Memory of this process read in place: the calling thread's own frames, which cannot change
+// while it reads them.
+struct DirectMemory {
+  bool load(std::uintptr_t address, void* out, std::size_t bytes) const {
+    std::memcpy(out, reinterpret_cast<const void*>(address), bytes);
+    return true;
+  }
+};
+
+// Memory of this process read through process_vm_readv: another thread's frames may be freed
+// (a stack chunk unmapped) while they are read, which then fails (EFAULT) instead of crashing.
+struct CheckedMemory {
+  bool load(std::uintptr_t address, void* out, std::size_t bytes) const {
+    if (address == 0) return false;
+    iovec local{out, bytes};
+    iovec remote{reinterpret_cast<void*>(address), bytes};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
+  }
+};
+
+template <typename Memory>
+bool load_word(const Memory& memory, std::uintptr_t address, std::uintptr_t& out) {
+  return memory.load(address, &out, sizeof out);
+}
 
 template <typename F>
 F symbol(const char* name) {
@@ -64,6 +95,7 @@ struct PyFrameWalker::Api {
   void* (*iframe_get_code)(void*) = nullptr;  // 3.12+
   int (*iframe_get_line)(void*) = nullptr;    // 3.12+
   std::uintptr_t code_type = 0;
+  std::uintptr_t runtime = 0;  // _PyRuntime (3.11 keeps the GIL there)
 
   bool complete() const {
     return is_initialized && get_version && this_thread_state && gil_check && gil_ensure && gil_release &&
@@ -120,6 +152,7 @@ PyFrameWalker::PyFrameWalker() {
   api.iframe_get_code = symbol<void* (*)(void*)>("PyUnstable_InterpreterFrame_GetCode");
   api.iframe_get_line = symbol<int (*)(void*)>("PyUnstable_InterpreterFrame_GetLine");
   api.code_type = reinterpret_cast<std::uintptr_t>(dlsym(RTLD_DEFAULT, "PyCode_Type"));
+  api.runtime = reinterpret_cast<std::uintptr_t>(dlsym(RTLD_DEFAULT, "_PyRuntime"));
   const unsigned major = (m_version_hex >> 24) & 0xff;
   const unsigned minor = (m_version_hex >> 16) & 0xff;
   const std::string version_text = std::to_string(major) + "." + std::to_string(minor);
@@ -158,28 +191,55 @@ PyWalkResult PyFrameWalker::walk_this_thread(std::span<PyRawFrame> out) const {
 }
 
 PyWalkResult PyFrameWalker::walk(std::uintptr_t tstate, std::span<PyRawFrame> out) const {
+  return walk_with(DirectMemory{}, tstate, out);
+}
+
+PyWalkResult PyFrameWalker::walk_other_thread(std::uintptr_t tstate, std::span<PyRawFrame> out) const {
+  if (m_state != PyWalkerState::ready) return {};
+  return walk_with(CheckedMemory{}, tstate, out);
+}
+
+template <typename Memory>
+PyWalkResult PyFrameWalker::walk_with(const Memory& memory, std::uintptr_t tstate, std::span<PyRawFrame> out) const {
   PyWalkResult result;
   if (tstate == 0) return result;
   const Layout& l = *m_layout;
+  auto torn = [&] {
+    result.end = PyWalkEnd::torn;
+    return result;
+  };
   std::uintptr_t frame = 0;
   if (l.tstate_cframe >= 0) {
-    const std::uintptr_t cframe = word_at(tstate + l.tstate_cframe);
+    std::uintptr_t cframe = 0;
+    if (!load_word(memory, tstate + l.tstate_cframe, cframe)) return torn();
     if (cframe == 0) return result;
-    frame = word_at(cframe + l.cframe_current);
-  } else {
-    frame = word_at(tstate + l.cframe_current);
+    if (!load_word(memory, cframe + l.cframe_current, frame)) return torn();
+  } else if (!load_word(memory, tstate + l.cframe_current, frame)) {
+    return torn();
   }
+  // One read of the fields the walk needs from a frame, and one of a code object's header.
+  const int frame_bytes =
+      std::max(std::max({l.frame_code, l.frame_previous, l.frame_instr}) + static_cast<int>(sizeof(std::uintptr_t)),
+               l.frame_owner + 1);
+  unsigned char f[96];
+  std::uintptr_t header[2];  // ob_type, ob_size
   for (std::size_t hops = 0; frame != 0; ++hops) {
-    const char owner = *reinterpret_cast<const char*>(frame + l.frame_owner);
-    if (hops == kMaxFrameHops || owner < 0 || owner > kOwnerMax) {
-      result.end = PyWalkEnd::torn;
-      return result;
+    if (hops == kMaxFrameHops || !memory.load(frame, f, static_cast<std::size_t>(frame_bytes))) return torn();
+    auto field = [&](int offset) {
+      std::uintptr_t v = 0;
+      std::memcpy(&v, f + offset, sizeof v);
+      return v;
+    };
+    const char owner = static_cast<char>(f[l.frame_owner]);
+    if (owner < 0 || owner > kOwnerMax) return torn();
+    const std::uintptr_t code = owner == l.owner_cstack ? 0 : field(l.frame_code);
+    if (code != 0) {
+      if (!memory.load(code + kObType, header, sizeof header)) return torn();
     }
-    const std::uintptr_t code = owner == l.owner_cstack ? 0 : word_at(frame + l.frame_code);
-    if (code != 0 && word_at(code + kObType) == m_api->code_type) {
+    if (code != 0 && header[0] == m_api->code_type) {
       const std::uintptr_t first = code + l.code_units;
-      const std::uintptr_t bytes = word_at(code + kObSize) * kCodeUnitBytes;
-      const std::uintptr_t instr = word_at(frame + l.frame_instr);
+      const std::uintptr_t bytes = header[1] * kCodeUnitBytes;
+      const std::uintptr_t instr = field(l.frame_instr);
       // A frame not started yet points one unit before its code: skipped, as CPython does.
       if (instr >= first && instr < first + bytes) {
         if (result.frames == out.size()) {
@@ -189,9 +249,121 @@ PyWalkResult PyFrameWalker::walk(std::uintptr_t tstate, std::span<PyRawFrame> ou
         out[result.frames++] = {code, static_cast<std::uint32_t>(instr - first)};
       }
     }
-    frame = word_at(frame + l.frame_previous);
+    frame = field(l.frame_previous);
   }
   return result;
+}
+
+int PyFrameWalker::list_threads(std::span<PyThreadInfo> out, std::uintptr_t* gil_holder) const {
+  if (!threads_ready()) return 0;
+  const Layout& l = *m_layout;
+  const CheckedMemory memory;
+  if (gil_holder != nullptr) {
+    *gil_holder = 0;
+    std::uintptr_t gil = m_gil;
+    int locked = 0;
+    std::uintptr_t holder = 0;
+    if (gil != 0 && memory.load(gil + l.gil_locked, &locked, sizeof locked) &&
+        load_word(memory, gil + l.gil_last_holder, holder) && locked != 0)
+      *gil_holder = holder;
+  }
+  std::uintptr_t tstate = 0;
+  if (!load_word(memory, m_interp + l.interp_threads_head, tstate)) return -1;
+  std::size_t n = 0;
+  for (std::size_t hops = 0; tstate != 0 && n < out.size(); ++hops) {
+    unsigned long tid = 0;
+    if (hops == kMaxFrameHops || !memory.load(tstate + l.tstate_native_tid, &tid, sizeof tid)) return -1;
+    out[n++] = {tstate, static_cast<std::uint32_t>(tid)};
+    if (!load_word(memory, tstate + l.tstate_next, tstate)) return -1;
+  }
+  return static_cast<int>(n);
+}
+
+bool PyFrameWalker::fingerprint(std::uintptr_t code, PyCodeFingerprint& out) const {
+  if (m_layout == nullptr) return false;
+  const CheckedMemory memory;
+  out.code = code;
+  return load_word(memory, code + m_layout->code_filename, out.filename) &&
+         load_word(memory, code + m_layout->code_qualname, out.qualname) &&
+         memory.load(code + m_layout->code_first_line, &out.first_line, sizeof out.first_line);
+}
+
+bool PyFrameWalker::keep_alive_if_same(const PyCodeFingerprint& f) const {
+  // With the GIL no object is freed or created while this runs. A freed block has its first word
+  // (ob_refcnt) overwritten by the allocator's free-list link (pymalloc, glibc's tcache) and
+  // glibc's tcache key in ob_type: a live code object has a small count and PyCode_Type.
+  if (m_api == nullptr || m_layout == nullptr || f.code == 0) return false;
+  const CheckedMemory memory;
+  std::uintptr_t head[2];  // ob_refcnt, ob_type
+  PyCodeFingerprint now;
+  if (!memory.load(f.code, head, sizeof head) || head[1] != m_api->code_type || head[0] == 0 || (head[0] >> 32) != 0 ||
+      !fingerprint(f.code, now) || now.filename != f.filename || now.qualname != f.qualname ||
+      now.first_line != f.first_line)
+    return false;
+  m_api->inc_ref(reinterpret_cast<void*>(f.code));
+  return true;
+}
+
+bool PyFrameWalker::verify_threads() {
+  if (threads_ready()) return true;
+  if (m_state != PyWalkerState::ready || threads_failed() || !this_thread_holds_gil()) return false;
+  const Layout& l = *m_layout;
+  const CheckedMemory memory;
+  auto fail = [&](const char* what) {
+    m_threads_note = std::string("Python sampling: this CPython's ") + what +
+                     " differs from the sampler's layout (checked with the GIL); no samples";
+    m_threads_failed.store(true, std::memory_order_release);
+    return false;
+  };
+  void* interp = m_api->interpreter_main();
+  std::uintptr_t head = 0;
+  if (!load_word(memory, reinterpret_cast<std::uintptr_t>(interp) + l.interp_threads_head, head) ||
+      head != reinterpret_cast<std::uintptr_t>(m_api->thread_head(interp)))
+    return fail("thread list");
+  bool code_checked = false;
+  for (void* t = m_api->thread_head(interp); t != nullptr; t = m_api->thread_next(t)) {
+    std::uintptr_t next = 0;
+    if (!load_word(memory, reinterpret_cast<std::uintptr_t>(t) + l.tstate_next, next) ||
+        next != reinterpret_cast<std::uintptr_t>(m_api->thread_next(t)))
+      return fail("thread list");
+    void* frame_object = code_checked ? nullptr : m_api->thread_get_frame(t);  // new reference
+    if (frame_object == nullptr) continue;
+    void* code = m_api->frame_get_code(frame_object);  // new reference
+    m_api->dec_ref(frame_object);
+    PyCodeFingerprint f;
+    void* filename = m_api->get_attr(code, "co_filename");
+    void* qualname = m_api->get_attr(code, "co_qualname");
+    void* first = m_api->get_attr(code, "co_firstlineno");
+    const bool same = fingerprint(reinterpret_cast<std::uintptr_t>(code), f) &&
+                      f.filename == reinterpret_cast<std::uintptr_t>(filename) &&
+                      f.qualname == reinterpret_cast<std::uintptr_t>(qualname) && first != nullptr &&
+                      f.first_line == m_api->long_as_long(first);
+    for (void* o : {filename, qualname, first, code})
+      if (o != nullptr) m_api->dec_ref(o);
+    m_api->err_clear();
+    if (!same) return fail("code object layout");
+    code_checked = true;
+  }
+  const auto self = reinterpret_cast<std::uintptr_t>(m_api->this_thread_state());
+  unsigned long tid = 0;
+  if (!memory.load(self + l.tstate_native_tid, &tid, sizeof tid) || tid != static_cast<unsigned long>(gettid()))
+    return fail("thread id field");
+  std::uintptr_t gil = 0;
+  if (l.runtime_gil >= 0 && m_api->runtime != 0) {
+    gil = m_api->runtime + static_cast<std::uintptr_t>(l.runtime_gil);
+  } else if (l.interp_gil < 0 || !load_word(memory, reinterpret_cast<std::uintptr_t>(interp) + l.interp_gil, gil)) {
+    return fail("GIL");
+  }
+  int locked = 0;
+  std::uintptr_t holder = 0;
+  if (!memory.load(gil + l.gil_locked, &locked, sizeof locked) || !load_word(memory, gil + l.gil_last_holder, holder) ||
+      locked == 0 || holder != self)
+    return fail("GIL");
+  if (!code_checked) return false;  // no Python frame to check a code object on yet: later
+  m_interp = reinterpret_cast<std::uintptr_t>(interp);
+  m_gil = gil;
+  m_threads_ready.store(true, std::memory_order_release);
+  return true;
 }
 
 bool PyFrameWalker::verify_with_live_frame() {

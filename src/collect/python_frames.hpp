@@ -21,6 +21,7 @@
 // and function come later from resolve(), which calls the interpreter and needs the GIL.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -86,6 +87,47 @@ class PyFrameWalker {
   // (which cannot change while it runs this). 0 frames unless ready, or off a Python thread.
   [[nodiscard]] PyWalkResult walk_this_thread(std::span<PyRawFrame> out) const;
 
+  // Another thread's frames, innermost first (the sampler's; python_sampler.hpp): the same walk
+  // read through process_vm_readv on this process, so frames freed or changed under the read
+  // give a torn result (a failed read, an impossible owner, a chain too long), never a crash.
+  // A torn walk's frames are not to be used. 0 frames unless ready.
+  [[nodiscard]] PyWalkResult walk_other_thread(std::uintptr_t tstate, std::span<PyRawFrame> out) const;
+
+  // A Python thread of the interpreter: its PyThreadState and OS thread id (native_thread_id).
+  struct PyThreadInfo {
+    std::uintptr_t tstate = 0;
+    std::uint32_t tid = 0;
+  };
+  // The main interpreter's threads (at most out.size()), read without the GIL through
+  // process_vm_readv, and the PyThreadState holding the GIL in *gil_holder (0: not held).
+  // Returns the count, or -1 when the list changed under the read (torn). 0 unless threads_ready().
+  [[nodiscard]] int list_threads(std::span<PyThreadInfo> out, std::uintptr_t* gil_holder) const;
+
+  // With the GIL, after verify_with_live_frame: checks the sampler's offsets (thread list,
+  // native thread id, the GIL's holder, a code object's file, name and first line) against the
+  // interpreter's own answers. Returns whether they hold (threads_ready()); a mismatch leaves
+  // threads_note() and no samples for good.
+  bool verify_threads();
+  [[nodiscard]] bool threads_ready() const { return m_threads_ready.load(std::memory_order_acquire); }
+  [[nodiscard]] bool threads_failed() const { return m_threads_failed.load(std::memory_order_acquire); }
+  [[nodiscard]] const std::string& threads_note() const { return m_threads_note; }
+
+  // What identifies a code object seen without the GIL: its file and qualified-name objects and
+  // first line, read through process_vm_readv. The code may die before the GIL is taken and its
+  // address be reused: keep_alive_if_same checks the identity first.
+  struct PyCodeFingerprint {
+    std::uintptr_t code = 0;
+    std::uintptr_t filename = 0;
+    std::uintptr_t qualname = 0;
+    std::int32_t first_line = 0;
+  };
+  [[nodiscard]] bool fingerprint(std::uintptr_t code, PyCodeFingerprint& out) const;
+  // With the GIL (no object is freed meanwhile): keeps the code alive (one reference) when the
+  // address still holds a live code object (ob_type PyCode_Type, a count below 2^32: a freed
+  // block's first words hold the allocator's links) with the fingerprint's file, name and first
+  // line; false otherwise (its frames are then never resolved).
+  [[nodiscard]] bool keep_alive_if_same(const PyCodeFingerprint& f) const;
+
   // File, line and function of a frame. The caller holds the GIL and keeps the code object
   // alive (keep_alive). false when the object is not a code object any more.
   [[nodiscard]] bool resolve(const PyRawFrame& frame, PyFrameInfo& out) const;
@@ -110,12 +152,25 @@ class PyFrameWalker {
     int frame_owner = 0;     // _PyInterpreterFrame.owner (char)
     int code_units = 0;      // PyCodeObject.co_code_adaptive
     int owner_cstack = -1;   // FRAME_OWNED_BY_CSTACK (3.12+), -1: none
+    // The sampler's (list_threads, fingerprint):
+    int tstate_next = 0;          // PyThreadState.next
+    int tstate_native_tid = 0;    // PyThreadState.native_thread_id
+    int interp_threads_head = 0;  // PyInterpreterState.threads.head
+    int runtime_gil = -1;         // _PyRuntime.ceval.gil (3.11: the GIL's state itself), -1: none
+    int interp_gil = -1;          // PyInterpreterState.ceval.gil (3.12+: a pointer), -1: none
+    int gil_last_holder = 0;      // _gil_runtime_state.last_holder
+    int gil_locked = 0;           // _gil_runtime_state.locked (int)
+    int code_filename = 0;        // PyCodeObject.co_filename
+    int code_qualname = 0;        // PyCodeObject.co_qualname
+    int code_first_line = 0;      // PyCodeObject.co_firstlineno (int)
   };
   // The layout for a PY_VERSION_HEX, or nullptr for a version this walker does not know.
   [[nodiscard]] static const Layout* layout_for(std::uint64_t version_hex);
 
  private:
   [[nodiscard]] PyWalkResult walk(std::uintptr_t tstate, std::span<PyRawFrame> out) const;
+  template <typename Memory>
+  [[nodiscard]] PyWalkResult walk_with(const Memory& memory, std::uintptr_t tstate, std::span<PyRawFrame> out) const;
   [[nodiscard]] bool agrees_with(std::uintptr_t tstate, void* frame_object) const;
 
   struct Api;
@@ -124,6 +179,11 @@ class PyFrameWalker {
   std::uint64_t m_version_hex = 0;
   PyWalkerState m_state = PyWalkerState::no_python;
   std::string m_note;
+  std::uintptr_t m_interp = 0;               // the main interpreter (verify_threads)
+  std::uintptr_t m_gil = 0;                  // its _gil_runtime_state
+  std::atomic<bool> m_threads_ready{false};  // set by the resolver, read by the sampler
+  std::atomic<bool> m_threads_failed{false};
+  std::string m_threads_note;
 };
 
 }  // namespace gpuscope::collect::detail

@@ -733,11 +733,13 @@ def _after_import(callbacks):
 
 
 def _flush_call_sites_at_exit():
-    """With --python-callsites, an atexit handler (registered first, so it runs last) that lets the
-    collector resolve the Python frames of the program's last CUDA calls while the interpreter still
-    runs (gpuscope_python_flush, up to 2 s; ctypes releases the GIL for it). Only when the collector
-    is already loaded (RTLD_NOLOAD): a program that never started CUDA loads nothing here."""
-    if os.environ.get("GPUSCOPE_PYTHON_CALLSITES", "none") in ("", "none"):
+    """With --python-callsites or --python-sampling, an atexit handler (registered first, so it runs
+    last) that stops the sampler and lets the collector resolve the Python frames of the program's
+    last CUDA calls and samples while the interpreter still runs (gpuscope_python_flush, up to 2 s;
+    ctypes releases the GIL for it). Only when the collector is already loaded (RTLD_NOLOAD): a
+    program that never started CUDA loads nothing here."""
+    if (os.environ.get("GPUSCOPE_PYTHON_CALLSITES", "none") in ("", "none")
+            and os.environ.get("GPUSCOPE_PYTHON_SAMPLING", "0") in ("", "0")):
         return
     path = os.environ.get("CUDA_INJECTION64_PATH", "")
     if not path:

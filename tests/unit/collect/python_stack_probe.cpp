@@ -2,6 +2,7 @@
 // runs the collector's walker and interner inside a real Python process, the way
 // libgpuscope_inject.so does, and returns what they saw as text.
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <string>
 #include <thread>
@@ -105,5 +106,39 @@ __attribute__((visibility("default"))) unsigned gpuscope_probe_sites_take() { re
 __attribute__((visibility("default"))) void gpuscope_probe_sites_flush(int final) {
   g_sites->write_new(g_log, 0, final != 0);
   if (final != 0) g_log.close();
+}
+}
+
+// The sampler (GPUSCOPE_PYTHON_SAMPLING) without CUDA: samples of every Python thread taken by
+// the collector's sampler thread, stamped with CLOCK_MONOTONIC, in an event log the test reads.
+namespace {
+std::unique_ptr<gpuscope::collect::detail::PythonCallSites> g_sampler;
+gpuscope::store::EventLogWriter g_sampler_log;
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int gpuscope_probe_sampling_open(const char* path, unsigned hz) {
+  std::string note;
+  g_sampler = gpuscope::collect::detail::PythonCallSites::create(gpuscope::collect::PythonCallsites::kNone, &note, hz,
+                                                                 &monotonic_ns);
+  std::string error;
+  return g_sampler != nullptr && g_sampler_log.open(path, static_cast<std::uint32_t>(::getpid()), &error) ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) std::uint64_t gpuscope_probe_monotonic_ns() { return monotonic_ns(); }
+
+// Called with the GIL released: stops the sampler, lets the resolver finish, writes the log.
+__attribute__((visibility("default"))) void gpuscope_probe_sampling_close() {
+  g_sampler->stop_sampling();
+  g_sampler->flush(2000);
+  g_sampler->write_new(g_sampler_log, monotonic_ns(), true);
+  g_sampler_log.close();
 }
 }

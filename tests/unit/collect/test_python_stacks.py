@@ -250,6 +250,85 @@ def test_module_end():
     check(want <= lines, f"module-level call sites at lines {sorted(want)} resolved (got {sorted(lines)})")
 
 
+def read_samples(path):
+    """PySampleRecords of an event log: (ts_ns, tid, stack_id, flags), in log order."""
+    samples = []
+    data = open(path, "rb").read()
+    offset = struct.unpack_from("<I", data, 12)[0]
+    while offset + 8 <= len(data):
+        kind, _, size = struct.unpack_from("<HHI", data, offset)
+        if kind == 28:  # PySampleRecord
+            samples.append(struct.unpack_from("<QIIB", data, offset + 8))
+        offset += 8 + size
+    return samples
+
+
+def spin(stop):
+    x = 0
+    while not stop.is_set():
+        for _ in range(20000):
+            x += 1  # @spin
+    return x
+
+
+def nap(seconds):
+    time.sleep(seconds)  # @nap
+
+
+def test_sampling():
+    """The sampler thread (--python-sampling): every Python thread's stack read without the GIL,
+    a spinning thread at its loop (holding the GIL, on a CPU) and a sleeping one at its sleep."""
+    path = os.path.join(tempfile.mkdtemp(), "samples.gslog")
+    check(gil_released.gpuscope_probe_sampling_open(path.encode(), 1000) == 1, "sampling on in a Python process")
+    stop = threading.Event()
+    spinner = threading.Thread(target=spin, args=(stop,))
+    spinner.start()
+    gil_released.gpuscope_probe_monotonic_ns.restype = ctypes.c_uint64
+    t0 = gil_released.gpuscope_probe_monotonic_ns()
+    nap(1.0)
+    t1 = gil_released.gpuscope_probe_monotonic_ns()
+    stop.set()
+    spinner.join()
+    gil_released.gpuscope_probe_sampling_close()
+    frames, stacks, losses = read_log(path)
+    samples = read_samples(path)
+
+    def innermost_ours(stack_id):
+        while stack_id:
+            parent, frame, _ = stacks[stack_id]
+            file, line, function = frames.get(frame, ("?", -1, "?"))
+            if file == ME:
+                return line, function
+            stack_id = parent
+        return None
+
+    main_tid, spin_tid = threading.get_native_id(), spinner.native_id
+    # Inside the nap, after the resolver's checks (at most a few of its 100 ms periods).
+    inside = [s for s in samples if t0 + 300_000_000 <= s[0] <= t1]
+    by_thread = {tid: [s for s in inside if s[1] == tid] for tid in (main_tid, spin_tid)}
+    print(f"  sampling: {len(samples)} samples, {len(inside)} inside the nap: "
+          f"main {len(by_thread[main_tid])}, spinner {len(by_thread[spin_tid])}; losses {losses}")
+    check(all(len(v) >= 50 for v in by_thread.values()), f"samples per thread {[len(v) for v in by_thread.values()]}")
+    check(all(a[0] <= b[0] for a, b in zip(samples, samples[1:])), "sample times never go back")
+    naps = [innermost_ours(s[2]) for s in by_thread[main_tid]]
+    at_nap = sum(x == (LINES["nap"], "nap") for x in naps)
+    check(at_nap >= 0.9 * len(naps), f"sleeping thread at nap:{LINES['nap']} in {at_nap} of {len(naps)}: {naps[:5]}")
+    spins = [innermost_ours(s[2]) for s in by_thread[spin_tid]]
+    in_spin = sum(x is not None and x[1] == "spin" for x in spins)
+    check(in_spin >= 0.9 * len(spins), f"spinning thread in spin() in {in_spin} of {len(spins)}: {spins[:5]}")
+    check(sum(x == (LINES["spin"], "spin") for x in spins) >= 0.5 * len(spins), "spinning thread mostly at its loop line")
+    # Flags: the sleeper neither holds the GIL nor runs; the spinner holds it (the only runnable
+    # Python thread) and is running or runnable (state R).
+    flag = lambda rows, bit: sum(1 for s in rows if s[3] & bit) / max(1, len(rows))
+    check(flag(by_thread[main_tid], 1) <= 0.05, f"sleeping thread holds the GIL in {flag(by_thread[main_tid], 1):.0%}")
+    check(flag(by_thread[main_tid], 2) <= 0.05, f"sleeping thread on a CPU in {flag(by_thread[main_tid], 2):.0%}")
+    check(flag(by_thread[spin_tid], 1) >= 0.8, f"spinning thread holds the GIL in {flag(by_thread[spin_tid], 1):.0%}")
+    check(flag(by_thread[spin_tid], 2) >= 0.8, f"spinning thread on a CPU in {flag(by_thread[spin_tid], 2):.0%}")
+    torn = losses.get("py_stacks_torn", 0)
+    check(torn <= 0.01 * max(1, len(samples)), f"{torn} torn of {len(samples)}")
+    check(losses.get("py_frames_unresolved", 0) == 0, f"sampling: losses {losses}")
+
+
 def main():
     state = gil_held.gpuscope_probe_state()
     if state == 1:  # unsupported: the note says why
@@ -268,6 +347,7 @@ def main():
     test_coroutine()
     test_callsite_log()
     test_module_end()
+    test_sampling()
     print(f"python {sys.version.split()[0]}: {'FAILED' if FAILURES else 'ok'}")
     return 1 if FAILURES else 0
 
