@@ -1,0 +1,52 @@
+// Reading py_samples' stacks for py_sum and gpu_idle_py (py_samples_data.hpp).
+#include "analyze/python/py_samples_data.hpp"
+
+#include <algorithm>
+
+#include "store/database.hpp"
+
+namespace gpuscope::analyze::detail {
+
+std::int64_t py_sample_count(store::Database& db) {
+  if (!db.has_table("py_samples")) return 0;
+  return db.query_int("SELECT COUNT(*) FROM py_samples").value_or(0);
+}
+
+SampleFrames::SampleFrames(store::Database& db) : m_sites(db) {}
+
+const std::vector<std::size_t>& SampleFrames::stack(std::int64_t stack_id) {
+  const auto [it, added] = m_stacks.try_emplace(stack_id);
+  if (!added || stack_id == 0) return it->second;
+  for (PySite& f : m_sites.frames(stack_id)) {
+    const auto [at, fresh] = m_index.try_emplace({f.file, f.line, f.function}, m_list.size());
+    if (fresh) m_list.push_back(std::move(f));
+    it->second.push_back(at->second);
+  }
+  return it->second;
+}
+
+std::string SampleFrames::chain(const std::vector<std::size_t>& frames, std::size_t from, std::size_t max) const {
+  std::string text;
+  for (std::size_t i = from; i < frames.size(); ++i) {
+    if (i - from == max) return text + " ← …";
+    text += (text.empty() ? "" : " ← ") + m_list[frames[i]].where();
+  }
+  return text;
+}
+
+std::vector<std::size_t> distinct_frames(const std::vector<std::size_t>& frames) {
+  std::vector<std::size_t> out;
+  out.reserve(frames.size());
+  for (std::size_t f : frames)
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  return out;
+}
+
+bool frame_row_before(double total_a, double self_a, const std::string& where_a, double total_b, double self_b,
+                      const std::string& where_b) {
+  if (total_a != total_b) return total_a > total_b;
+  if (self_a != self_b) return self_a > self_b;
+  return where_a < where_b;
+}
+
+}  // namespace gpuscope::analyze::detail

@@ -1,0 +1,211 @@
+// py_sum and gpu_idle_py (analyze/python/py_sample_reports.hpp) on hand-built event logs imported
+// into traces. One process, two Python threads sampled every 1 ms at 0.5, 1.5, ..., 29.5 ms;
+// kernels [0, 10) ms and [20, 30) ms (from the process start), so the GPU is idle [10, 20) ms: 10 ms of the 30 ms wall
+// time.
+//   thread A (1001): train.py:57 <module> → data.py:123 load in the gap (off CPU), else
+//                    <module> → train.py:60 step (on CPU): <module> is the shared caller;
+//   thread B (1002): worker.py:1 run → worker.py:5 spin (on CPU), but no Python frame at all
+//                    for the first 5 samples of the gap (10.5 .. 14.5 ms).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../store/log_builder.hpp"
+#include "analyze/python/py_sample_reports.hpp"
+#include "analyze/report_registry.hpp"
+#include "analyze/timeline/judged_window.hpp"
+#include "store/importer.hpp"
+#include "store/trace.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+using store::test::LogBuilder;
+using store::test::TempDir;
+
+constexpr std::uint32_t kPid = 100, kA = 1001, kB = 1002;
+constexpr std::uint64_t kMs = 1'000'000;
+constexpr std::uint64_t kT0 = 5 * kMs;  // the process start (0 would read as unknown)
+
+enum class Samples { kNone, kEverywhere, kBusyOnly };
+
+// The trace; `kernels` as [start, end) ms pairs.
+std::string build(const TempDir& dir, Samples samples,
+                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& kernels = {{0, 10}, {20, 30}}) {
+  const std::string log = dir.file("p.gslog");
+  {
+    LogBuilder b(log, kPid);
+    b.process(kT0);
+    b.device(0, "NVIDIA H100 80GB HBM3");
+    b.py_frame(1, "/srv/train.py", 57, "<module>", 1);
+    b.py_frame(2, "/srv/data.py", 123, "load", 120);
+    b.py_frame(3, "/srv/train.py", 60, "step", 1);
+    b.py_frame(4, "/srv/worker.py", 5, "spin", 4);
+    b.py_frame(5, "/srv/worker.py", 1, "run", 1);
+    b.py_stack(1, 0, 1, 0);  // <module>
+    b.py_stack(2, 1, 2, 1);  // load ← <module>
+    b.py_stack(3, 1, 3, 1);  // step ← <module>
+    b.py_stack(4, 0, 5, 0);  // run
+    b.py_stack(5, 4, 4, 1);  // spin ← run
+    std::uint32_t corr = 0;
+    for (const auto& [s, e] : kernels) {
+      b.api(kT0 + s * kMs - 1000, kT0 + s * kMs, kA, ++corr, "cudaLaunchKernel");
+      b.kernel(kT0 + s * kMs, kT0 + e * kMs, corr, "k");
+    }
+    for (std::uint64_t k = 0; k < 30 && samples != Samples::kNone; ++k) {
+      const bool gap = k >= 10 && k < 20;
+      if (gap && samples == Samples::kBusyOnly) continue;
+      const std::uint64_t ts = kT0 + k * kMs + kMs / 2;
+      b.py_sample(ts, kA, gap ? 2 : 3, gap ? 0 : log::kPySampleOnCpu | log::kPySampleHoldsGil);
+      b.py_sample(ts, kB, k >= 10 && k < 15 ? 0 : 5, k >= 10 && k < 15 ? 0 : log::kPySampleOnCpu);
+    }
+    b.end(kT0 + 30 * kMs);
+    b.flush();
+  }
+  const std::string db = dir.file("t.sqlite");
+  store::ImportOptions opts;
+  opts.overwrite = true;
+  opts.command = "python train.py";
+  opts.launched_pid = kPid;
+  (void)store::import_logs({log}, db, opts);
+  return db;
+}
+
+std::size_t col(const Report& r, const std::string& name, const std::string& unit = "") {
+  for (std::size_t c = 0; c < r.columns.size(); ++c)
+    if (r.columns[c].name == name && (unit.empty() || r.columns[c].unit == unit)) return c;
+  ADD_FAILURE() << "no column " << name << " (" << unit << ") in " << r.name;
+  return 0;
+}
+std::string text(const Report& r, std::size_t row, const std::string& name) {
+  return std::get<std::string>(r.rows.at(row).at(col(r, name)));
+}
+std::int64_t integer(const Report& r, std::size_t row, const std::string& name, const std::string& unit = "") {
+  return std::get<std::int64_t>(r.rows.at(row).at(col(r, name, unit)));
+}
+double real(const Report& r, std::size_t row, const std::string& name, const std::string& unit) {
+  return std::get<double>(r.rows.at(row).at(col(r, name, unit)));
+}
+bool null(const Report& r, std::size_t row, const std::string& name, const std::string& unit) {
+  return std::holds_alternative<std::monostate>(r.rows.at(row).at(col(r, name, unit)));
+}
+std::string notes(const Report& r) {
+  std::string s;
+  for (const Note& n : r.notes) s += n.text + "\n";
+  return s;
+}
+
+TEST(PySum, SelfAndTotalPerThreadWithSharedCallersAndSamplesWithoutFrames) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kEverywhere));
+  const Report r = py_sum(db);
+  ASSERT_EQ(r.rows.size(), 5u) << notes(r);
+  // Thread A: <module> in every sample (Total 30), never innermost; step 20; load 10.
+  const std::vector<std::string> frames{"train.py:57 <module>", "train.py:60 step", "data.py:123 load",
+                                        "worker.py:5 spin", "worker.py:1 run"};
+  const std::vector<std::int64_t> self{0, 20, 10, 25, 0}, total{30, 20, 10, 25, 25};
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(integer(r, i, "PID"), kPid);
+    EXPECT_EQ(integer(r, i, "TID"), i < 3 ? kA : kB);
+    EXPECT_EQ(text(r, i, "Frame"), frames[i]);
+    EXPECT_EQ(integer(r, i, "Self Samples", "samples"), self[i]) << frames[i];
+    EXPECT_EQ(integer(r, i, "Total Samples", "samples"), total[i]) << frames[i];
+    // Percent of the thread's 30 samples (thread B's 5 without a frame included).
+    EXPECT_NEAR(real(r, i, "Self", "%"), self[i] * 100.0 / 30, 1e-9) << frames[i];
+    EXPECT_NEAR(real(r, i, "Total", "%"), total[i] * 100.0 / 30, 1e-9) << frames[i];
+    // Period: the median interval, 1 ms.
+    EXPECT_NEAR(real(r, i, "Self Time", "ms"), static_cast<double>(self[i]), 1e-9) << frames[i];
+    EXPECT_NEAR(real(r, i, "Total Time", "ms"), static_cast<double>(total[i]), 1e-9) << frames[i];
+  }
+  EXPECT_TRUE(null(r, 0, "Self On CPU", "%"));  // never innermost
+  EXPECT_NEAR(real(r, 1, "Self On CPU", "%"), 100.0, 1e-9);
+  EXPECT_NEAR(real(r, 2, "Self On CPU", "%"), 0.0, 1e-9);
+  const std::string n = notes(r);
+  EXPECT_NE(n.find("5 of 30 samples of thread 1002 (pid 100) had no Python frame: the thread was idle in C code or "
+                   "between calls"),
+            std::string::npos)
+      << n;
+  EXPECT_NE(n.find("thread 1001 (pid 100) every 1 ms (30 samples)"), std::string::npos) << n;
+  EXPECT_NE(n.find("median interval"), std::string::npos) << n;
+  EXPECT_EQ(n.find("thread 1001 (pid 100) had"), std::string::npos) << n;  // A always had a frame
+}
+
+TEST(GpuIdlePy, ChargesEachGapToTheSamplesOfEachThreadInIt) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kEverywhere));
+  const Report r = gpu_idle_py(db);
+  ASSERT_EQ(r.rows.size(), 5u) << notes(r);
+  // Thread A: 10 samples in the 10 ms gap, 1 ms each, all in load ← <module>.
+  EXPECT_EQ(integer(r, 0, "TID"), kA);
+  EXPECT_EQ(text(r, 0, "Frame"), "data.py:123 load");
+  EXPECT_EQ(text(r, 0, "Called From"), "train.py:57 <module>");
+  EXPECT_NEAR(real(r, 0, "Self Idle Time", "ms"), 10.0, 1e-9);
+  EXPECT_NEAR(real(r, 0, "Self Idle", "%"), 100.0, 1e-9);
+  EXPECT_EQ(integer(r, 0, "Samples", "samples"), 10);
+  EXPECT_NEAR(real(r, 0, "Total Idle Time", "ms"), 10.0, 1e-9);
+  // The user's outer line shows through Total though it is never innermost.
+  EXPECT_EQ(text(r, 1, "Frame"), "train.py:57 <module>");
+  EXPECT_EQ(text(r, 1, "Called From"), "");
+  EXPECT_NEAR(real(r, 1, "Self Idle Time", "ms"), 0.0, 1e-9);
+  EXPECT_EQ(integer(r, 1, "Samples", "samples"), 0);
+  EXPECT_NEAR(real(r, 1, "Total Idle", "%"), 100.0, 1e-9);
+  // Thread B: 5 samples without a frame and 5 in spin ← run: 5 ms each.
+  EXPECT_EQ(integer(r, 2, "TID"), kB);
+  EXPECT_EQ(text(r, 2, "Frame"), "(no Python frame)");
+  EXPECT_NEAR(real(r, 2, "Self Idle Time", "ms"), 5.0, 1e-9);
+  EXPECT_EQ(integer(r, 2, "Samples", "samples"), 5);
+  EXPECT_EQ(text(r, 3, "Frame"), "worker.py:5 spin");
+  EXPECT_EQ(text(r, 3, "Called From"), "worker.py:1 run");
+  EXPECT_NEAR(real(r, 3, "Self Idle", "%"), 50.0, 1e-9);
+  EXPECT_EQ(text(r, 4, "Frame"), "worker.py:1 run");
+  EXPECT_NEAR(real(r, 4, "Total Idle Time", "ms"), 5.0, 1e-9);
+  EXPECT_NEAR(real(r, 4, "Self Idle Time", "ms"), 0.0, 1e-9);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes[0].text,
+            "GPU idle 33 % of the wall time (10 ms of 30 ms in 1 gap); 100 % of that idle time was sampled in "
+            "data.py:123 load ← train.py:57 <module> (thread 1001)");
+}
+
+// Samples only while the GPU is busy: nothing to blame.
+TEST(GpuIdlePy, NoRowsWhenNoSampleFallsInAGap) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kBusyOnly));
+  const Report r = gpu_idle_py(db);
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes[0].text,
+            "GPU idle 33 % of the wall time (10 ms of 30 ms in 1 gap); no Python sample fell in it (sample more "
+            "often: --python-sampling=RATE)");
+  EXPECT_FALSE(py_sum(db).rows.empty());
+}
+
+// The GPU busy the whole window: no idle gap.
+TEST(GpuIdlePy, SaysSoWhenTheGpuIsNeverIdle) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kEverywhere, {{0, 30}}));
+  const Report r = gpu_idle_py(db);
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes[0].text,
+            "GPU idle 0.0 % of the wall time (0 s of 30 ms in 0 gaps): the GPU was busy the whole window, no idle time "
+            "to charge to Python lines");
+}
+
+// A trace without samples: a note that says how to get them, not an error; also through the registry.
+TEST(PySampleReports, WithoutSamplesANoteSaysHowToGetThem) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kNone));
+  for (const char* name : {"py_sum", "gpu_idle_py"}) {
+    const std::vector<Report> rs = run_report(db, name);
+    ASSERT_EQ(rs.size(), 1u);
+    EXPECT_TRUE(rs[0].rows.empty()) << name;
+    ASSERT_EQ(rs[0].notes.size(), 1u) << name;
+    EXPECT_NE(rs[0].notes[0].text.find("--python-sampling"), std::string::npos) << rs[0].notes[0].text;
+    EXPECT_TRUE(is_judged_report(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
