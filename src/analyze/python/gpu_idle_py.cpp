@@ -249,13 +249,14 @@ Report gpu_idle_py(Database& db) {
                   units::percent(p.idle_ns > 0 ? t.sampled_ns / static_cast<double>(p.idle_ns) * 100.0 : 0.0) + ")";
     }
   }
-  r.add_note(NoteLevel::kInfo,
-             "each idle gap's length is charged to the samples one thread took in it (gap / that thread's samples in "
-             "the gap); Self Idle counts samples whose innermost frame is the row's, Total Idle those with it "
-             "anywhere in the stack (once per sample); % of the process's GPU idle time (wall time - the union of its "
-             "GPUs' busy intervals)" +
-                 (coverage.empty() ? std::string(": no thread was sampled in an idle gap")
-                                   : "; idle time each thread was sampled in: " + coverage));
+  r.add_note(
+      NoteLevel::kInfo,
+      "each idle gap's length is charged to the samples one thread took in it (gap / that thread's samples in "
+      "the gap); Self Idle Time counts samples whose innermost frame is the row's, Total Idle Time those with "
+      "it anywhere in the stack (once per sample); % of the process's GPU idle time (wall time - the union of its "
+      "GPUs' busy intervals)" +
+          (coverage.empty() ? std::string(": no thread was sampled in an idle gap")
+                            : "; idle time each thread was sampled in: " + coverage));
   if (!cut.empty())
     r.add_note(NoteLevel::kInfo,
                "only the first " + std::to_string(kPySumFramesPerThread) + " frames of each thread are shown: " + cut);

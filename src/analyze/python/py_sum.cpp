@@ -130,7 +130,8 @@ Report py_sum(store::Database& db) {
   if (open) add_thread(r, t, frames, notes);
 
   r.add_note(NoteLevel::kInfo,
-             "Self counts the samples whose innermost frame is the row's, Total those with it anywhere in the stack "
+             "Self Samples counts the samples whose innermost frame is the row's, Total Samples those with it anywhere "
+             "in the stack "
              "(once per sample); Self Time and Total Time are samples x the thread's sampling period, the median "
              "interval between its consecutive samples: " +
                  notes.periods);

@@ -6,16 +6,21 @@
 //                    <module> → train.py:60 step (on CPU): <module> is the shared caller;
 //   thread B (1002): worker.py:1 run → worker.py:5 spin (on CPU), but no Python frame at all
 //                    for the first 5 samples of the gap (10.5 .. 14.5 ms).
+// The whole reports are also diffed against tests/expected/py_samples/ (GPUSCOPE_REWRITE_EXPECTED=1
+// rewrites).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "../expect_file.hpp"
 #include "../store/log_builder.hpp"
 #include "analyze/python/py_sample_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/timeline/judged_window.hpp"
+#include "render/report_render.hpp"
 #include "store/importer.hpp"
 #include "store/trace.hpp"
 
@@ -204,6 +209,24 @@ TEST(PySampleReports, WithoutSamplesANoteSaysHowToGetThem) {
     ASSERT_EQ(rs[0].notes.size(), 1u) << name;
     EXPECT_NE(rs[0].notes[0].text.find("--python-sampling"), std::string::npos) << rs[0].notes[0].text;
     EXPECT_TRUE(is_judged_report(name)) << name;
+  }
+}
+
+std::string rendered(const Report& r, render::Format format) {
+  std::ostringstream out;
+  render::render(std::vector<Report>{r}, format, out);
+  return out.str();
+}
+
+// What a user sees: table, csv and json of both reports on the two-thread trace.
+TEST(PySampleReports, RenderedAsExpected) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kEverywhere));
+  for (const char* name : {"py_sum", "gpu_idle_py"}) {
+    const Report r = run_report(db, name).at(0);
+    test::expect_matches_file(rendered(r, render::Format::kTable), "py_samples/" + std::string(name) + ".txt");
+    test::expect_matches_file(rendered(r, render::Format::kCsv), "py_samples/" + std::string(name) + ".csv");
+    test::expect_matches_file(rendered(r, render::Format::kJson), "py_samples/" + std::string(name) + ".json");
   }
 }
 
