@@ -170,22 +170,14 @@ std::string headline(std::int64_t pid, bool several, const ProcessGaps& p,
 }  // namespace
 
 Report gpu_idle_py(Database& db) {
-  Report r;
-  r.name = "gpu_idle_py";
-  r.title = "GPU Idle Time by Python Line (sampled stacks)";
-  r.add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
-      .add_column("TID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
-      .add_column("Frame", "", ColumnType::kText)
-      .add_column("Called From", "", ColumnType::kText)
+  Report r = detail::frame_report("gpu_idle_py", "GPU Idle Time by Python Line (sampled stacks)");
+  r.add_column("Called From", "", ColumnType::kText)
       .add_column("Self Idle Time", "ms", ColumnType::kReal)
       .add_column("Self Idle", "%", ColumnType::kReal)
       .add_column("Samples", "samples", ColumnType::kInteger)
       .add_column("Total Idle Time", "ms", ColumnType::kReal)
       .add_column("Total Idle", "%", ColumnType::kReal);
-  if (detail::py_sample_count(db) == 0) {
-    r.add_note(NoteLevel::kInfo, detail::kNoPySamplesNote);
-    return r;
-  }
+  if (detail::noted_without_samples(db, r)) return r;
   const std::map<std::int64_t, ProcessGaps> gaps = process_gaps(db);
   if (gaps.empty()) {
     r.add_note(NoteLevel::kInfo, "no GPU work in the capture range: no GPU idle time to charge to Python lines");

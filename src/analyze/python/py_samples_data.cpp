@@ -2,6 +2,7 @@
 #include "analyze/python/py_samples_data.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "store/database.hpp"
 
@@ -10,6 +11,22 @@ namespace gpuscope::analyze::detail {
 std::int64_t py_sample_count(store::Database& db) {
   if (!db.has_table("py_samples")) return 0;
   return db.query_int("SELECT COUNT(*) FROM py_samples").value_or(0);
+}
+
+Report frame_report(std::string name, std::string title) {
+  Report r;
+  r.name = std::move(name);
+  r.title = std::move(title);
+  r.add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("TID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
+      .add_column("Frame", "", ColumnType::kText);
+  return r;
+}
+
+bool noted_without_samples(store::Database& db, Report& r) {
+  if (py_sample_count(db) > 0) return false;
+  r.add_note(NoteLevel::kInfo, kNoPySamplesNote);
+  return true;
 }
 
 SampleFrames::SampleFrames(store::Database& db) : m_sites(db) {}

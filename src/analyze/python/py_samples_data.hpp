@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyze/common/python_sites.hpp"
+#include "core/report.hpp"
 
 namespace gpuscope::store {
 class Database;
@@ -33,6 +34,12 @@ inline constexpr const char* kNoPySamplesNote =
 
 /// py_samples rows in `db` (0 when the table is missing).
 [[nodiscard]] std::int64_t py_sample_count(store::Database& db);
+
+/// A report of one row per (pid, tid, frame): its first columns PID, TID, Frame.
+[[nodiscard]] Report frame_report(std::string name, std::string title);
+
+/// True, with kNoPySamplesNote added to `r`, when `db` has no samples.
+[[nodiscard]] bool noted_without_samples(store::Database& db, Report& r);
 
 class SampleFrames {
  public:

@@ -78,23 +78,15 @@ void add_thread(Report& r, const ThreadSamples& t, const detail::SampleFrames& f
 }  // namespace
 
 Report py_sum(store::Database& db) {
-  Report r;
-  r.name = "py_sum";
-  r.title = "Python Threads: Where the Time Went (sampled stacks)";
-  r.add_column("PID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
-      .add_column("TID", "", ColumnType::kInteger, ColumnKind::kIdentifier)
-      .add_column("Frame", "", ColumnType::kText)
-      .add_column("Self Samples", "samples", ColumnType::kInteger)
+  Report r = detail::frame_report("py_sum", "Python Threads: Where the Time Went (sampled stacks)");
+  r.add_column("Self Samples", "samples", ColumnType::kInteger)
       .add_column("Self", "%", ColumnType::kReal)
       .add_column("Total Samples", "samples", ColumnType::kInteger)
       .add_column("Total", "%", ColumnType::kReal)
       .add_column("Self Time", "ms", ColumnType::kReal)
       .add_column("Total Time", "ms", ColumnType::kReal)
       .add_column("Self On CPU", "%", ColumnType::kReal);
-  if (detail::py_sample_count(db) == 0) {
-    r.add_note(NoteLevel::kInfo, detail::kNoPySamplesNote);
-    return r;
-  }
+  if (detail::noted_without_samples(db, r)) return r;
 
   detail::SampleFrames frames(db);
   Notes notes;
