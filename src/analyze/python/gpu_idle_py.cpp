@@ -210,24 +210,20 @@ Report gpu_idle_py(Database& db) {
     const double share = static_cast<double>(core::sat_sub(gap.end_ns, gap.start_ns)) / static_cast<double>(n);
     ThreadCharge& t = threads[{pid, tid}];
     t.sampled_ns += share;
-    const std::vector<std::size_t>& stack = frames.stack(st.column_int(3));
-    if (stack.empty()) {
+    const detail::SampleStack& stack = frames.stack(st.column_int(3));
+    if (stack.frames.empty()) {
       t.no_frame_ns += share;
       ++t.no_frame_samples;
       continue;
     }
-    std::vector<std::size_t> seen;
-    for (std::size_t i = 0; i < stack.size(); ++i) {
-      if (std::find(seen.begin(), seen.end(), stack[i]) != seen.end()) continue;
-      seen.push_back(stack[i]);
-      FrameCharge& c = t.frames[stack[i]];
+    for (std::size_t at : stack.firsts) {
+      FrameCharge& c = t.frames[stack.frames[at]];
       c.total_ns += share;
-      c.callers[frames.chain(stack, i + 1, kCallerFrames)] += share;
-      if (i == 0) {
-        c.self_ns += share;
-        ++c.samples;
-      }
+      c.callers[frames.chain(stack.frames, at + 1, kCallerFrames)] += share;
     }
+    FrameCharge& innermost = t.frames[stack.frames.front()];
+    innermost.self_ns += share;
+    ++innermost.samples;
   }
 
   std::string cut, coverage;

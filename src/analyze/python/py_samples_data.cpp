@@ -31,15 +31,18 @@ bool noted_without_samples(store::Database& db, Report& r) {
 
 SampleFrames::SampleFrames(store::Database& db) : m_sites(db) {}
 
-const std::vector<std::size_t>& SampleFrames::stack(std::int64_t stack_id) {
+const SampleStack& SampleFrames::stack(std::int64_t stack_id) {
   const auto [it, added] = m_stacks.try_emplace(stack_id);
   if (!added || stack_id == 0) return it->second;
+  SampleStack& out = it->second;
   for (PySite& f : m_sites.frames(stack_id)) {
     const auto [at, fresh] = m_index.try_emplace({f.file, f.line, f.function}, m_list.size());
     if (fresh) m_list.push_back(std::move(f));
-    it->second.push_back(at->second);
+    if (std::find(out.frames.begin(), out.frames.end(), at->second) == out.frames.end())
+      out.firsts.push_back(out.frames.size());
+    out.frames.push_back(at->second);
   }
-  return it->second;
+  return out;
 }
 
 std::string SampleFrames::chain(const std::vector<std::size_t>& frames, std::size_t from, std::size_t max) const {
@@ -49,14 +52,6 @@ std::string SampleFrames::chain(const std::vector<std::size_t>& frames, std::siz
     text += (text.empty() ? "" : " ← ") + m_list[frames[i]].where();
   }
   return text;
-}
-
-std::vector<std::size_t> distinct_frames(const std::vector<std::size_t>& frames) {
-  std::vector<std::size_t> out;
-  out.reserve(frames.size());
-  for (std::size_t f : frames)
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  return out;
 }
 
 bool frame_row_before(double total_a, double self_a, const std::string& where_a, double total_b, double self_b,

@@ -41,13 +41,20 @@ inline constexpr const char* kNoPySamplesNote =
 /// True, with kNoPySamplesNote added to `r`, when `db` has no samples.
 [[nodiscard]] bool noted_without_samples(store::Database& db, Report& r);
 
+/// One stack's frames as SampleFrames indices.
+struct SampleStack {
+  std::vector<std::size_t> frames;  // innermost first
+  std::vector<std::size_t> firsts;  // positions in `frames` of each frame's first (innermost) occurrence
+};
+
 class SampleFrames {
  public:
   /// Loads the trace's stacks and frames (PySites).
   explicit SampleFrames(store::Database& db);
-  /// The frames of py_stacks.id, innermost first, as indices for site(); empty for 0 (a sample
-  /// with no Python frame) and for an id the trace does not define.
-  [[nodiscard]] const std::vector<std::size_t>& stack(std::int64_t stack_id);
+  /// The frames of py_stacks.id, innermost first, as indices for site() (a recursive function's
+  /// frame counts once per sample: `firsts`); empty for 0 (a sample with no Python frame) and for
+  /// an id the trace does not define. Read once per stack id.
+  [[nodiscard]] const SampleStack& stack(std::int64_t stack_id);
   /// The frame of an index that stack() gave.
   [[nodiscard]] const PySite& site(std::size_t frame) const { return m_list[frame]; }
   /// `frames` as PySite::where() texts joined by " ← ", at most `max` of them, then " ← …" when
@@ -58,11 +65,8 @@ class SampleFrames {
   PySites m_sites;
   std::map<std::tuple<std::string, std::int64_t, std::string>, std::size_t> m_index;
   std::vector<PySite> m_list;
-  std::unordered_map<std::int64_t, std::vector<std::size_t>> m_stacks;
+  std::unordered_map<std::int64_t, SampleStack> m_stacks;
 };
-
-/// The distinct entries of `frames` in order (a recursive function's frame counts once per sample).
-[[nodiscard]] std::vector<std::size_t> distinct_frames(const std::vector<std::size_t>& frames);
 
 /// Orders frame rows: larger `total` first, then larger `self`, then by where() text (stable
 /// output for equal counts).

@@ -107,17 +107,18 @@ Report py_sum(store::Database& db) {
     }
     t.last_ts = ts;
     ++t.samples;
-    const std::vector<std::size_t> stack = detail::distinct_frames(frames.stack(st.column_int(3)));
-    if (stack.empty()) {
+    const detail::SampleStack& stack = frames.stack(st.column_int(3));
+    if (stack.frames.empty()) {
       ++t.no_frame;
       continue;
     }
-    for (std::size_t f : stack) {
+    for (std::size_t at : stack.firsts) {
+      const std::size_t f = stack.frames[at];
       if (f >= t.frames.size()) t.frames.resize(f + 1);
       ++t.frames[f].total;
     }
-    ++t.frames[stack.front()].self;
-    if (st.column_int(4) != 0) ++t.frames[stack.front()].self_on_cpu;
+    ++t.frames[stack.frames.front()].self;
+    if (st.column_int(4) != 0) ++t.frames[stack.frames.front()].self_on_cpu;
   }
   if (open) add_thread(r, t, frames, notes);
 

@@ -12,10 +12,12 @@
 
 #include "../expect_file.hpp"
 #include "py_samples_trace.hpp"
+#include "analyze/common/trace_filter.hpp"
 #include "analyze/python/py_sample_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/timeline/judged_window.hpp"
 #include "render/report_render.hpp"
+#include "store/importer.hpp"
 #include "store/trace.hpp"
 
 namespace gpuscope::analyze {
@@ -161,6 +163,58 @@ TEST(PySampleReports, WithoutSamplesANoteSaysHowToGetThem) {
     EXPECT_NE(rs[0].notes[0].text.find("--python-sampling"), std::string::npos) << rs[0].notes[0].text;
     EXPECT_TRUE(is_judged_report(name)) << name;
   }
+}
+
+// A recursive function (the same file, line and function at three depths) counts once per sample
+// in Total; a frame read on one line under two py_frames ids (one per instruction) is one row.
+TEST(PySum, RecursionCountsOncePerSample) {
+  TempDir dir;
+  const std::string log = dir.file("r.gslog");
+  {
+    store::test::LogBuilder b(log, kPid);
+    b.process(5'000'000);
+    b.py_frame(1, "/srv/fact.py", 3, "fact", 1);
+    b.py_frame(2, "/srv/fact.py", 3, "fact", 1);  // another instruction of the same line
+    b.py_stack(1, 0, 1, 0);
+    b.py_stack(2, 1, 2, 1);
+    b.py_stack(3, 2, 1, 2);
+    for (std::uint64_t k = 0; k < 3; ++k) b.py_sample(5'000'000 + k * 1'000'000, 7, 3, log::kPySampleOnCpu);
+    b.end(9'000'000);
+    b.flush();
+  }
+  store::ImportOptions opts;
+  opts.overwrite = true;
+  (void)store::import_logs({log}, dir.file("r.sqlite"), opts);
+  store::Database db = store::open_trace(dir.file("r.sqlite"));
+  const Report r = py_sum(db);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(text(r, 0, "Frame"), "fact.py:3 fact");
+  EXPECT_EQ(integer(r, 0, "Self Samples", "samples"), 3);
+  EXPECT_EQ(integer(r, 0, "Total Samples", "samples"), 3);
+  EXPECT_NEAR(real(r, 0, "Total", "%"), 100.0, 1e-9);
+  EXPECT_NEAR(real(r, 0, "Total Time", "ms"), 3.0, 1e-9);
+}
+
+// The window a filter (or the judged window) keeps: only the samples inside it count.
+TEST(PySum, CountsOnlyTheSamplesOfTheWindow) {
+  TempDir dir;
+  store::Database whole = store::open_trace(build(dir, Samples::kEverywhere));
+  TraceFilter f;
+  f.from_ns = 12'000'000;  // since the start of the trace (the process start)
+  f.to_ns = 18'000'000;
+  FilteredTrace part = filter_trace(whole, f);
+  const Report r = py_sum(part.db);
+  // Thread A: 12.5 .. 17.5 ms, all in load ← <module>; thread B: 12.5 .. 14.5 ms without a frame,
+  // 15.5 .. 17.5 in spin ← run.
+  ASSERT_EQ(r.rows.size(), 4u) << notes(r);
+  EXPECT_EQ(text(r, 0, "Frame"), "data.py:123 load");
+  EXPECT_EQ(integer(r, 0, "Self Samples", "samples"), 6);
+  EXPECT_EQ(text(r, 1, "Frame"), "train.py:57 <module>");
+  EXPECT_EQ(integer(r, 1, "Total Samples", "samples"), 6);
+  EXPECT_EQ(integer(r, 2, "Self Samples", "samples"), 3);
+  EXPECT_NEAR(real(r, 2, "Self", "%"), 50.0, 1e-9);
+  EXPECT_NE(notes(r).find("3 of 6 samples of thread 1002 (pid 100) had no Python frame"), std::string::npos)
+      << notes(r);
 }
 
 std::string rendered(const Report& r, render::Format format) {
