@@ -14,6 +14,7 @@
 #include "analyze/nsys/nsys_reports.hpp"
 #include "analyze/nsys/nvtx_gpu_proj.hpp"
 #include "analyze/pytorch/pytorch_reports.hpp"
+#include "analyze/python/py_sample_reports.hpp"
 #include "analyze/nsys/top_report.hpp"
 #include "analyze/timeline/judged_window.hpp"
 #include "store/database.hpp"
@@ -75,6 +76,11 @@ constexpr ReportEntry kReports[] = {
        const JudgedWindow j = judged_window(db, true);
        return one(step_sum(j.steps, step_source_name(j.source)));
      }},
+    {"py_sum",
+     "Python: where each thread spent its time, per line: self and total samples, est. time (--python-sampling)", false,
+     [](Database& db, const ReportOptions&) { return one(py_sum(db)); }},
+    {"gpu_idle_py", "Python: which line each thread was on while the GPU sat idle (--python-sampling)", false,
+     [](Database& db, const ReportOptions&) { return one(gpu_idle_py(db)); }},
     {"llm_sum", "PyTorch: each generation of a generate loop: TTFT, TPOT (mean, p50/p90/p99), tokens/s, batch, lengths",
      false, [](Database& db, const ReportOptions&) { return one(llm_sum(db)); }},
     {"llm_step_sum",

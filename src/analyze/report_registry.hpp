@@ -6,7 +6,7 @@
 // The reports themselves live beside their arithmetic: analyze/nsys/nsys_reports.hpp (the nsys
 // summaries and traces), top_report.hpp, nvtx_gpu_proj.hpp, gpu_util_report.hpp,
 // launch_reports.hpp, memcpy_check.hpp, cuda_memory_report.hpp, gpu_metrics_report.hpp,
-// nccl_reports.hpp;
+// nccl_reports.hpp, python/py_sample_reports.hpp;
 // docs/stats.md documents their columns.
 //
 // Errors: run_report throws std::invalid_argument for an unknown name (the message lists
@@ -44,7 +44,7 @@ struct ReportEntry {
 /// Every name run_report() accepts: "top", cuda_api_sum, cuda_gpu_kern_sum,
 /// cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_sum, nvtx_gpu_proj_sum, gpu_util,
 /// launch_overhead, sync_wait, memcpy_check, cuda_memory, gpu_metrics_sum, cuda_gpu_sum, cuda_gpu_trace,
-/// cuda_api_trace, op_sum, module_sum, step_sum, nccl_sum, comm_overlap, rank_sum, stragglers,
+/// cuda_api_trace, op_sum, module_sum, step_sum, py_sum, gpu_idle_py, nccl_sum, comm_overlap, rank_sum, stragglers,
 /// collective_trace.
 [[nodiscard]] std::vector<std::string_view> all_report_names();
 

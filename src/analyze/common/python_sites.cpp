@@ -58,15 +58,20 @@ std::optional<PySite> PySites::user_site(std::int64_t stack_id) const {
 
 std::string PySites::stack_text(std::int64_t stack_id) const {
   std::string text;
+  for (const PySite& f : frames(stack_id)) text += (text.empty() ? "" : " ← ") + f.where();
+  return text;
+}
+
+std::vector<PySite> PySites::frames(std::int64_t stack_id) const {
+  std::vector<PySite> out;
   for (std::size_t hops = 0; stack_id != 0 && hops <= m_stacks.size(); ++hops) {
     const auto it = m_stacks.find(stack_id);
     if (it == m_stacks.end()) break;
     const auto frame = m_frames.find(it->second.frame);
-    if (!text.empty()) text += " ← ";
-    text += frame != m_frames.end() ? frame->second.where() : std::string("?");
+    out.push_back(frame != m_frames.end() ? frame->second : PySite{});
     stack_id = it->second.parent;
   }
-  return text;
+  return out;
 }
 
 std::vector<PySiteTotal> python_site_totals(store::Database& db, const std::string& rows_sql, std::size_t top) {

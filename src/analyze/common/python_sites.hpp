@@ -44,6 +44,9 @@ class PySites {
   /// The whole stack of py_stacks.id, innermost frame first, each as PySite::where(), joined
   /// by " ← " ("train.py:12 loss_value ← train.py:40 <module>"); "" for an unknown id.
   [[nodiscard]] std::string stack_text(std::int64_t stack_id) const;
+  /// The frames of py_stacks.id, innermost first (an unresolved frame: a PySite of "?" parts);
+  /// empty for an unknown id.
+  [[nodiscard]] std::vector<PySite> frames(std::int64_t stack_id) const;
 
  private:
   struct Stack {

@@ -1,7 +1,7 @@
 // judged_window: the one place that decides which part of a trace the headlines judge — the
 // program's steady state, not its imports, model loading and warm-up — and says so in one line.
 // `gpuscope stats` (top, gpu_util, launch_overhead, sync_wait, memcpy_check, op_sum, module_sum,
-// cuda_api_sum, nvtx_sum), `gpuscope summary` (and the summary `trace` prints), the HTML
+// cuda_api_sum, nvtx_sum, py_sum, gpu_idle_py), `gpuscope summary` (and the summary `trace` prints), the HTML
 // `report` and `diff` all take their window from here (docs/steady-state.md).
 //
 // The steps, from the first source that gives at least 2 steady steps:
@@ -43,9 +43,9 @@ inline constexpr const char* kStepRangePattern =
 
 /// The stats reports judged on the window (the others, nsys's per-name sums and per-event traces
 /// among them, cover the whole trace, as nsys stats does).
-inline constexpr std::array<std::string_view, 9> kJudgedReports = {"top",        "gpu_util",     "launch_overhead",
-                                                                   "sync_wait",  "memcpy_check", "op_sum",
-                                                                   "module_sum", "cuda_api_sum", "nvtx_sum"};
+inline constexpr std::array<std::string_view, 11> kJudgedReports = {
+    "top",        "gpu_util",     "launch_overhead", "sync_wait", "memcpy_check", "op_sum",
+    "module_sum", "cuda_api_sum", "nvtx_sum",        "py_sum",    "gpu_idle_py"};
 
 /// Whether `report` is one of kJudgedReports.
 [[nodiscard]] bool is_judged_report(std::string_view report);

@@ -43,8 +43,10 @@ TEST_F(CommittedReportsTest, EveryReportIsWellFormedAndPercentagesSumTo100) {
       // cuda_memory one recorded with --cuda-memory-usage (test_cuda_memory_report),
       // gpu_metrics_sum one recorded with --gpu-metrics (test_gpu_metrics_report), the NCCL
       // reports one with NCCL kernels (test_nccl_reports; rank_sum has this one process).
-      // step_sum lists this trace's NVTX "step N" ranges.
-      const bool pytorch = name == "op_sum" || name == "module_sum" || name == "llm_sum" || name == "llm_step_sum";
+      // step_sum lists this trace's NVTX "step N" ranges. The Python sample reports need a trace
+      // recorded with --python-sampling (test_py_sample_reports).
+      const bool pytorch = name == "op_sum" || name == "module_sum" || name == "llm_sum" || name == "llm_step_sum" ||
+                           name == "py_sum" || name == "gpu_idle_py";
       const bool nccl =
           name == "nccl_sum" || name == "comm_overlap" || name == "stragglers" || name == "collective_trace";
       EXPECT_EQ(r.rows.empty(), pytorch || nccl || name == "cuda_memory" || name == "gpu_metrics_sum") << r.name;

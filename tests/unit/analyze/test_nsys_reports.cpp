@@ -241,6 +241,8 @@ TEST(NsysReports, RegistryNamesAndUnknownName) {
                                             "op_sum",
                                             "module_sum",
                                             "step_sum",
+                                            "py_sum",
+                                            "gpu_idle_py",
                                             "llm_sum",
                                             "llm_step_sum",
                                             "nccl_sum",
