@@ -109,7 +109,7 @@ std::string keep_condition(const TableDef& t, const TraceCopyFilter& f, const Wi
       all.emplace_back(
           "EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
           "r.start_ns <= e.end_ns AND r.end_ns >= e.start_ns)");
-    } else if (name == "messages") {
+    } else if (name == "messages" || name == "py_samples") {
       all.emplace_back(
           "EXISTS (SELECT 1 FROM temp.gs_filter_ranges r WHERE r.pid = e.pid AND "
           "e.ts_ns BETWEEN r.start_ns AND r.end_ns)");

@@ -135,6 +135,28 @@ TEST_F(TraceCopyTest, MemoryEventsFollowDevicesTimesAndRanges) {
   }
 }
 
+// py_samples: inside NVTX ranges by their own time (ts_ns), like messages; by time window too.
+TEST_F(TraceCopyTest, PySamplesFollowRangesAndTimes) {
+  RowWriter<rows::PySample> samples(src);
+  for (std::int64_t ts : {95, 105, 115, 300})
+    samples.insert({.pid = 1, .tid = 1, .ts_ns = ts, .holds_gil = 1, .on_cpu = 1});
+  samples.insert({.pid = 2, .tid = 2, .ts_ns = 100, .holds_gil = 0, .on_cpu = 0});
+  {
+    TraceCopyFilter f;
+    f.ranges = std::vector<PidInterval>{{1, 100, 120}};
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM py_samples"), 2);
+    EXPECT_EQ(count(db, "SELECT MIN(ts_ns) FROM py_samples"), 105);
+  }
+  {
+    TraceCopyFilter f;
+    f.from_ns = 200;
+    f.to_ns = 900;
+    Database db = copy_trace(src, f);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM py_samples"), 1);
+  }
+}
+
 // gpu_metrics (no pid): by device through the sessions' UUIDs (GPU-x is device 0 of both
 // processes, GPU-y device 1 of pid 1, GPU-z no process's), by time like any start/end rows,
 // inside ranges when they overlap an interval of any process; names and sessions copied.
