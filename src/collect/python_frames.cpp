@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace gpuscope::collect::detail {
 namespace {
@@ -22,6 +23,8 @@ constexpr int kCodeUnitBytes = 2;  // sizeof(_Py_CODEUNIT)
 // A chain longer than this is a cycle read from a torn stack (CPython's default recursion
 // limit is 1000 Python frames; each may add a C-stack shim on 3.12+).
 constexpr std::size_t kMaxFrameHops = 4096;
+// The most frames one walk returns (callers' own limits are lower).
+constexpr std::size_t kMaxWalkFrames = 256;
 constexpr char kOwnerMax = 3;
 
 // Offsets from CPython's headers of each minor version (offsetof on x86-64 and aarch64,
@@ -30,10 +33,10 @@ constexpr char kOwnerMax = 3;
 // Fields in Layout's order: tstate_cframe, cframe_current, frame_code, frame_previous,
 // frame_instr, frame_owner, code_units, owner_cstack; then the sampler's: tstate_next,
 // tstate_native_tid, interp_threads_head, runtime_gil, interp_gil, gil_last_holder, gil_locked,
-// code_filename, code_qualname, code_first_line.
-constexpr PyFrameWalker::Layout kLayout311{56,  8, 32, 48, 56, 69, 184, -1,  8, 160,   16, 360,  -1, 8, 16, 112, 128, 72};
-constexpr PyFrameWalker::Layout kLayout312{56,  0,  0,  8, 56, 70, 192,  3,  8, 144,   72,  -1, 384, 8, 16, 112, 128, 68};
-constexpr PyFrameWalker::Layout kLayout313{-1, 72,  0,  8, 56, 70, 200,  3,  8, 160, 7344,  -1,  16, 8, 16, 112, 128, 68};
+// code_filename, code_qualname, code_first_line, tstate_datastack.
+constexpr PyFrameWalker::Layout kLayout311{56,  8, 32, 48, 56, 69, 184, -1,  8, 160,   16, 360,  -1, 8, 16, 112, 128, 72, 296};
+constexpr PyFrameWalker::Layout kLayout312{56,  0,  0,  8, 56, 70, 192,  3,  8, 144,   72,  -1, 384, 8, 16, 112, 128, 68, 232};
+constexpr PyFrameWalker::Layout kLayout313{-1, 72,  0,  8, 56, 70, 200,  3,  8, 160, 7344,  -1,  16, 8, 16, 112, 128, 68, 232};
 // clang-format on
 
 std::uintptr_t word_at(std::uintptr_t address) { return *reinterpret_cast<const std::uintptr_t*>(address); }
@@ -45,18 +48,57 @@ struct DirectMemory {
     std::memcpy(out, reinterpret_cast<const void*>(address), bytes);
     return true;
   }
+  // n reads of `bytes` each, from addresses[i] into out + i * bytes.
+  bool load_each(const std::uintptr_t* addresses, std::size_t n, std::size_t bytes, void* out) const {
+    for (std::size_t i = 0; i < n; ++i) load(addresses[i], static_cast<unsigned char*>(out) + i * bytes, bytes);
+    return true;
+  }
 };
 
 // Memory of this process read through process_vm_readv: another thread's frames may be freed
 // (a stack chunk unmapped) while they are read, which then fails (EFAULT) instead of crashing.
+// A snapshot of one address range (the thread's frame stack, copied in one read) serves the
+// reads that fall inside it: the same bytes, read once.
 struct CheckedMemory {
+  const unsigned char* snapshot = nullptr;
+  std::uintptr_t snapshot_lo = 0;
+  std::uintptr_t snapshot_hi = 0;
+
   bool load(std::uintptr_t address, void* out, std::size_t bytes) const {
     if (address == 0) return false;
+    if (address >= snapshot_lo && address + bytes <= snapshot_hi) {
+      std::memcpy(out, snapshot + (address - snapshot_lo), bytes);
+      return true;
+    }
     iovec local{out, bytes};
     iovec remote{reinterpret_cast<void*>(address), bytes};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
   }
+  // n reads in one system call per kIovBatch; false if any failed.
+  bool load_each(const std::uintptr_t* addresses, std::size_t n, std::size_t bytes, void* out) const {
+    constexpr std::size_t kIovBatch = 512;  // below IOV_MAX (1024)
+    iovec local[kIovBatch];
+    iovec remote[kIovBatch];
+    auto* dst = static_cast<unsigned char*>(out);
+    for (std::size_t done = 0; done < n;) {
+      const std::size_t k = std::min(kIovBatch, n - done);
+      for (std::size_t i = 0; i < k; ++i) {
+        if (addresses[done + i] == 0) return false;
+        local[i] = {dst + (done + i) * bytes, bytes};
+        remote[i] = {reinterpret_cast<void*>(addresses[done + i]), bytes};
+      }
+      if (process_vm_readv(getpid(), local, k, remote, k, 0) != static_cast<ssize_t>(k * bytes)) return false;
+      done += k;
+    }
+    return true;
+  }
 };
+
+// The largest frame-stack snapshot a sample copies (the innermost frames; older ones are read
+// one by one).
+constexpr std::uintptr_t kSnapshotBytes = 64 * 1024;
+// _PyStackChunk.data: where a chunk's frames start (after previous, size, top).
+constexpr std::uintptr_t kChunkData = 24;
 
 template <typename Memory>
 bool load_word(const Memory& memory, std::uintptr_t address, std::uintptr_t& out) {
@@ -195,8 +237,22 @@ PyWalkResult PyFrameWalker::walk(std::uintptr_t tstate, std::span<PyRawFrame> ou
 }
 
 PyWalkResult PyFrameWalker::walk_other_thread(std::uintptr_t tstate, std::span<PyRawFrame> out) const {
-  if (m_state != PyWalkerState::ready) return {};
-  return walk_with(CheckedMemory{}, tstate, out);
+  if (m_state != PyWalkerState::ready || tstate == 0) return {};
+  // The thread's current stack chunk, from its data start (or kSnapshotBytes below the top) to
+  // the top, in one read: the frames of ordinary calls live there, innermost last.
+  thread_local std::vector<unsigned char> snapshot(kSnapshotBytes);
+  CheckedMemory memory;
+  std::uintptr_t stack[2] = {0, 0};  // datastack_chunk, datastack_top
+  if (memory.load(tstate + m_layout->tstate_datastack, stack, sizeof stack) && stack[0] != 0 &&
+      stack[1] > stack[0] + kChunkData) {
+    const std::uintptr_t lo = std::max(stack[0] + kChunkData, stack[1] - std::min(stack[1], kSnapshotBytes));
+    if (memory.load(lo, snapshot.data(), stack[1] - lo)) {
+      memory.snapshot = snapshot.data();
+      memory.snapshot_lo = lo;
+      memory.snapshot_hi = stack[1];
+    }
+  }
+  return walk_with(memory, tstate, out);
 }
 
 template <typename Memory>
@@ -217,12 +273,17 @@ PyWalkResult PyFrameWalker::walk_with(const Memory& memory, std::uintptr_t tstat
   } else if (!load_word(memory, tstate + l.cframe_current, frame)) {
     return torn();
   }
-  // One read of the fields the walk needs from a frame, and one of a code object's header.
+  // One read of the fields the walk needs from each frame; then the code objects' headers, all
+  // in one read, to check each is a code object and its instruction lies inside it.
   const int frame_bytes =
       std::max(std::max({l.frame_code, l.frame_previous, l.frame_instr}) + static_cast<int>(sizeof(std::uintptr_t)),
                l.frame_owner + 1);
   unsigned char f[96];
-  std::uintptr_t header[2];  // ob_type, ob_size
+  std::uintptr_t codes[kMaxWalkFrames];
+  std::uintptr_t instrs[kMaxWalkFrames];
+  const std::size_t cap = std::min(out.size(), kMaxWalkFrames);
+  std::size_t n = 0;
+  bool full = false;
   for (std::size_t hops = 0; frame != 0; ++hops) {
     if (hops == kMaxFrameHops || !memory.load(frame, f, static_cast<std::size_t>(frame_bytes))) return torn();
     auto field = [&](int offset) {
@@ -234,23 +295,27 @@ PyWalkResult PyFrameWalker::walk_with(const Memory& memory, std::uintptr_t tstat
     if (owner < 0 || owner > kOwnerMax) return torn();
     const std::uintptr_t code = owner == l.owner_cstack ? 0 : field(l.frame_code);
     if (code != 0) {
-      if (!memory.load(code + kObType, header, sizeof header)) return torn();
-    }
-    if (code != 0 && header[0] == m_api->code_type) {
-      const std::uintptr_t first = code + l.code_units;
-      const std::uintptr_t bytes = header[1] * kCodeUnitBytes;
-      const std::uintptr_t instr = field(l.frame_instr);
-      // A frame not started yet points one unit before its code: skipped, as CPython does.
-      if (instr >= first && instr < first + bytes) {
-        if (result.frames == out.size()) {
-          result.end = PyWalkEnd::truncated;
-          return result;
-        }
-        out[result.frames++] = {code, static_cast<std::uint32_t>(instr - first)};
+      if (n == cap) {
+        full = true;
+        break;
       }
+      codes[n] = code + kObType;
+      instrs[n++] = field(l.frame_instr);
     }
     frame = field(l.frame_previous);
   }
+  std::uintptr_t headers[kMaxWalkFrames][2];  // ob_type, ob_size
+  if (n > 0 && !memory.load_each(codes, n, sizeof headers[0], headers)) return torn();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (headers[i][0] != m_api->code_type) continue;  // 3.13: an executable that is not code
+    const std::uintptr_t code = codes[i] - kObType;
+    const std::uintptr_t first = code + l.code_units;
+    const std::uintptr_t bytes = headers[i][1] * kCodeUnitBytes;
+    // A frame not started yet points one unit before its code: skipped, as CPython does.
+    if (instrs[i] >= first && instrs[i] < first + bytes)
+      out[result.frames++] = {code, static_cast<std::uint32_t>(instrs[i] - first)};
+  }
+  if (full) result.end = PyWalkEnd::truncated;
   return result;
 }
 

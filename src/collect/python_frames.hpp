@@ -163,6 +163,7 @@ class PyFrameWalker {
     int code_filename = 0;        // PyCodeObject.co_filename
     int code_qualname = 0;        // PyCodeObject.co_qualname
     int code_first_line = 0;      // PyCodeObject.co_firstlineno (int)
+    int tstate_datastack = 0;     // PyThreadState.datastack_chunk (datastack_top follows)
   };
   // The layout for a PY_VERSION_HEX, or nullptr for a version this walker does not know.
   [[nodiscard]] static const Layout* layout_for(std::uint64_t version_hex);

@@ -126,6 +126,9 @@ extern "C" {
 
 __attribute__((visibility("default"))) int gpuscope_probe_sampling_open(const char* path, unsigned hz) {
   std::string note;
+  // A sampler's resolver thread is detached and lives on: an earlier sampler is left alive (as
+  // the collector, leaked on purpose, leaves its own), only stopped.
+  (void)g_sampler.release();
   g_sampler = gpuscope::collect::detail::PythonCallSites::create(gpuscope::collect::PythonCallsites::kNone, &note, hz,
                                                                  &monotonic_ns);
   std::string error;
