@@ -24,6 +24,8 @@ constexpr auto kResolverPeriod = std::chrono::milliseconds(100);
 // How long a thread without the GIL waits for the resolver to keep a new code object alive
 // (once per code object; the GIL changes hands every 5 ms by default).
 constexpr auto kKeepAliveWait = std::chrono::milliseconds(50);
+// The largest share of one core the sampler takes: past it, the sampling rate drops.
+constexpr double kSamplerDuty = 0.25;
 // The sampler reads at most this many Python threads per tick.
 constexpr std::size_t kMaxSampledThreads = 256;
 
@@ -70,6 +72,7 @@ void PythonCallSites::sampler_main(std::uint32_t hz) noexcept {
     std::vector<PyFrameWalker::PyThreadInfo> threads(kMaxSampledThreads);
     auto next = std::chrono::steady_clock::now();
     while (!m_stop_sampler.load(std::memory_order_relaxed)) {
+      const auto tick = std::chrono::steady_clock::now();
       if (m_walker.threads_ready()) {
         sample_once(threads);
       } else if (m_walker.threads_failed() || m_walker.state() == PyWalkerState::failed) {
@@ -77,9 +80,11 @@ void PythonCallSites::sampler_main(std::uint32_t hz) noexcept {
         m_sampling_note = m_walker.threads_failed() ? m_walker.threads_note() : m_walker.note();
         return;
       }
-      next += period;
+      // At most kSamplerDuty of one core: a tick that took longer (many threads, deep stacks)
+      // stretches the wait, so the rate drops instead of the program's share of the CPU.
       const auto now = std::chrono::steady_clock::now();
-      if (next < now) next = now;  // behind (a long tick): no burst to catch up
+      const auto rest = std::chrono::duration_cast<std::chrono::nanoseconds>((now - tick) * (1.0 / kSamplerDuty - 1.0));
+      next = std::max(next + period, now + rest);
       std::this_thread::sleep_until(next);
     }
   } catch (...) {
@@ -102,7 +107,7 @@ void PythonCallSites::sample_once(std::vector<PyFrameWalker::PyThreadInfo>& thre
   taken.reserve(static_cast<std::size_t>(n));
   bool wake = false;
   for (int i = 0; i < n; ++i) {
-    const PyWalkResult walked = m_walker.walk_other_thread(threads[i].tstate, frames);
+    const PyWalkResult walked = m_walker.walk_other_thread(threads[i], frames);
     if (walked.end == PyWalkEnd::torn) {
       ++torn;
       continue;

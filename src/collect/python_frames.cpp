@@ -39,6 +39,18 @@ constexpr PyFrameWalker::Layout kLayout312{56,  0,  0,  8, 56, 70, 192,  3,  8, 
 constexpr PyFrameWalker::Layout kLayout313{-1, 72,  0,  8, 56, 70, 200,  3,  8, 160, 7344,  -1,  16, 8, 16, 112, 128, 68, 232};
 // clang-format on
 
+// The first bytes of a PyThreadState that hold every field the sampler reads (list_threads
+// reads no more: 3.12's whole PyThreadState is 288 bytes).
+constexpr std::size_t thread_state_bytes(const PyFrameWalker::Layout& l) {
+  const int word = static_cast<int>(sizeof(std::uintptr_t));
+  return static_cast<std::size_t>(
+      std::max({l.tstate_next + word, l.tstate_native_tid + word,
+                (l.tstate_cframe >= 0 ? l.tstate_cframe : l.cframe_current) + word, l.tstate_datastack + 2 * word}));
+}
+static_assert(thread_state_bytes(kLayout311) <= PyFrameWalker::kThreadStateBytes &&
+              thread_state_bytes(kLayout312) <= PyFrameWalker::kThreadStateBytes &&
+              thread_state_bytes(kLayout313) <= PyFrameWalker::kThreadStateBytes);
+
 std::uintptr_t word_at(std::uintptr_t address) { return *reinterpret_cast<const std::uintptr_t*>(address); }
 
 // Memory of this process read in place: the calling thread's own frames, which cannot change
@@ -60,19 +72,25 @@ struct DirectMemory {
 // A snapshot of one address range (the thread's frame stack, copied in one read) serves the
 // reads that fall inside it: the same bytes, read once.
 struct CheckedMemory {
-  const unsigned char* snapshot = nullptr;
-  std::uintptr_t snapshot_lo = 0;
-  std::uintptr_t snapshot_hi = 0;
+  struct Snapshot {
+    const unsigned char* bytes = nullptr;
+    std::uintptr_t lo = 0;
+    std::uintptr_t hi = 0;
+  };
+  Snapshot snapshots[2];  // the thread state's first bytes, the frame stack
+  pid_t pid = getpid();   // once a walk (a forked child has no sampler)
 
   bool load(std::uintptr_t address, void* out, std::size_t bytes) const {
     if (address == 0) return false;
-    if (address >= snapshot_lo && address + bytes <= snapshot_hi) {
-      std::memcpy(out, snapshot + (address - snapshot_lo), bytes);
-      return true;
+    for (const Snapshot& s : snapshots) {
+      if (address >= s.lo && address + bytes <= s.hi) {
+        std::memcpy(out, s.bytes + (address - s.lo), bytes);
+        return true;
+      }
     }
     iovec local{out, bytes};
     iovec remote{reinterpret_cast<void*>(address), bytes};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
+    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
   }
   // n reads in one system call per kIovBatch; false if any failed.
   bool load_each(const std::uintptr_t* addresses, std::size_t n, std::size_t bytes, void* out) const {
@@ -87,7 +105,7 @@ struct CheckedMemory {
         local[i] = {dst + (done + i) * bytes, bytes};
         remote[i] = {reinterpret_cast<void*>(addresses[done + i]), bytes};
       }
-      if (process_vm_readv(getpid(), local, k, remote, k, 0) != static_cast<ssize_t>(k * bytes)) return false;
+      if (process_vm_readv(pid, local, k, remote, k, 0) != static_cast<ssize_t>(k * bytes)) return false;
       done += k;
     }
     return true;
@@ -236,20 +254,20 @@ PyWalkResult PyFrameWalker::walk(std::uintptr_t tstate, std::span<PyRawFrame> ou
   return walk_with(DirectMemory{}, tstate, out);
 }
 
-PyWalkResult PyFrameWalker::walk_other_thread(std::uintptr_t tstate, std::span<PyRawFrame> out) const {
+PyWalkResult PyFrameWalker::walk_other_thread(const PyThreadInfo& thread, std::span<PyRawFrame> out) const {
+  const std::uintptr_t tstate = thread.tstate;
   if (m_state != PyWalkerState::ready || tstate == 0) return {};
   // The thread's current stack chunk, from its data start (or kSnapshotBytes below the top) to
   // the top, in one read: the frames of ordinary calls live there, innermost last.
   thread_local std::vector<unsigned char> snapshot(kSnapshotBytes);
   CheckedMemory memory;
+  memory.snapshots[0] = {thread.head, tstate, tstate + thread_state_bytes(*m_layout)};  // as list_threads read it
   std::uintptr_t stack[2] = {0, 0};  // datastack_chunk, datastack_top
   if (memory.load(tstate + m_layout->tstate_datastack, stack, sizeof stack) && stack[0] != 0 &&
       stack[1] > stack[0] + kChunkData) {
     const std::uintptr_t lo = std::max(stack[0] + kChunkData, stack[1] - std::min(stack[1], kSnapshotBytes));
     if (memory.load(lo, snapshot.data(), stack[1] - lo)) {
-      memory.snapshot = snapshot.data();
-      memory.snapshot_lo = lo;
-      memory.snapshot_hi = stack[1];
+      memory.snapshots[1] = {snapshot.data(), lo, stack[1]};
     }
   }
   return walk_with(memory, tstate, out);
@@ -336,10 +354,13 @@ int PyFrameWalker::list_threads(std::span<PyThreadInfo> out, std::uintptr_t* gil
   if (!load_word(memory, m_interp + l.interp_threads_head, tstate)) return -1;
   std::size_t n = 0;
   for (std::size_t hops = 0; tstate != 0 && n < out.size(); ++hops) {
+    PyThreadInfo& t = out[n++];
+    if (hops == kMaxFrameHops || !memory.load(tstate, t.head, thread_state_bytes(l))) return -1;  // one read
     unsigned long tid = 0;
-    if (hops == kMaxFrameHops || !memory.load(tstate + l.tstate_native_tid, &tid, sizeof tid)) return -1;
-    out[n++] = {tstate, static_cast<std::uint32_t>(tid)};
-    if (!load_word(memory, tstate + l.tstate_next, tstate)) return -1;
+    std::memcpy(&tid, t.head + l.tstate_native_tid, sizeof tid);
+    t.tstate = tstate;
+    t.tid = static_cast<std::uint32_t>(tid);
+    std::memcpy(&tstate, t.head + l.tstate_next, sizeof tstate);
   }
   return static_cast<int>(n);
 }

@@ -91,12 +91,17 @@ class PyFrameWalker {
   // read through process_vm_readv on this process, so frames freed or changed under the read
   // give a torn result (a failed read, an impossible owner, a chain too long), never a crash.
   // A torn walk's frames are not to be used. 0 frames unless ready.
-  [[nodiscard]] PyWalkResult walk_other_thread(std::uintptr_t tstate, std::span<PyRawFrame> out) const;
+  struct PyThreadInfo;
+  [[nodiscard]] PyWalkResult walk_other_thread(const PyThreadInfo& thread, std::span<PyRawFrame> out) const;
 
-  // A Python thread of the interpreter: its PyThreadState and OS thread id (native_thread_id).
+  // A Python thread of the interpreter: its PyThreadState, OS thread id (native_thread_id) and
+  // the state's first kThreadStateBytes as list_threads read them (every field the walk needs
+  // of it: one read a thread).
+  static constexpr std::size_t kThreadStateBytes = 320;
   struct PyThreadInfo {
     std::uintptr_t tstate = 0;
     std::uint32_t tid = 0;
+    unsigned char head[kThreadStateBytes] = {};
   };
   // The main interpreter's threads (at most out.size()), read without the GIL through
   // process_vm_readv, and the PyThreadState holding the GIL in *gil_holder (0: not held).
