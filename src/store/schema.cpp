@@ -80,7 +80,7 @@ constexpr TableDef kTables[] = {
      "trace_sources, clock ('CLOCK_REALTIME ns, CUPTI'), duration_ns (first to last event inside the capture windows), "
      "process_count, launched_pid, and any extra keys the launcher adds: `gpuscope trace` adds cuda_api_calls ('gpu' "
      "or 'all', its --cuda-api), cuda_memory_usage ('1' with --cuda-memory-usage), gpu_metrics_rate_hz (the "
-     "sampling rate asked with --gpu-metrics), pytorch (gpuscope's Python hooks: 'steps,generate' by default, "
+     "sampling rate asked with --gpu-metrics), python_sampling_hz (the rate asked with --python-sampling), pytorch (gpuscope's Python hooks: 'steps,generate' by default, "
      "more with --pytorch, 'none' with --pytorch=none or without NVTX), tracer_launch_cost_ns and "
      "tracer_api_cost_ns (CPU ns tracing adds to one kernel "
      "launch call and to one other recorded API call, calibrated on the machine: cli/tracer_calibration.hpp) and "
