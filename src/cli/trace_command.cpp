@@ -331,6 +331,11 @@ int run_trace(TraceOptions o) {
     spec.pytorch_hooks = true;
     spec.pytorch_hooks_asked = !o.pytorch.empty();
   }
+  // Python stacks are taken by the collector set up with its own API callbacks (--cuda-api=gpu).
+  if (o.cuda_api == "all" && ((o.python_callsites != "none" && !o.python_callsites.empty()) || !o.python_sampling.empty()))
+    return fail(std::string(o.python_sampling.empty() ? "--python-callsites" : "--python-sampling") +
+                    " needs --cuda-api=gpu (the default): with --cuda-api=all the collector takes no Python stacks",
+                "leave out --cuda-api=all, or trace twice");
   // --python-callsites and --python-sampling need the hooks' atexit flush (frames resolved before
   // Python finalizes), even with --pytorch=none.
   if ((o.python_callsites != "none" && !o.python_callsites.empty()) || !o.python_sampling.empty())

@@ -32,6 +32,8 @@ CASES = [
     ("trace --flush-period", ["trace", "-o", f"{work}/t", "--flush-period", "VALUE", "--", "true"], "--flush-period", set()),
     ("trace --top", ["trace", "-o", f"{work}/t", "--top", "VALUE", "--", "true"], "--top", {"0"}),
     ("trace --gpu-metrics", ["trace", "-o", f"{work}/t", "--gpu-metrics=VALUE", "--", "true"], "--gpu-metrics", set()),
+    ("trace --python-sampling", ["trace", "-o", f"{work}/t", "--python-sampling=VALUE", "--", "true"],
+     "--python-sampling", set()),
     ("summary --top", ["summary", cnn, "--top", "VALUE"], "--top", {"0"}),
     ("stats --top", ["stats", cnn, "-r", "cuda_gpu_kern_sum", "--top", "VALUE"], "--top", {"0"}),
     ("stats --from", ["stats", cnn, "-r", "cuda_gpu_kern_sum", "--from", "VALUE"], "--from", {"0"}),

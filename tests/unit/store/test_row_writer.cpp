@@ -46,7 +46,7 @@ TEST_F(RowWriterTest, EveryTableHasARowWithItsColumnsInOrder) {
   expect_rows_match_schema<rows::Meta, rows::String, rows::Process, rows::Thread, rows::Device, rows::Kernel,
                            rows::KernelProfile, rows::KernelMetric, rows::Memcpy, rows::Memset, rows::MemoryEvent,
                            rows::GpuMetricName, rows::GpuMetric, rows::GpuMetricsSession, rows::ApiCall, rows::PyStack,
-                           rows::PyFrame, rows::Sync, rows::NvtxEvent, rows::TorchOp, rows::TorchModule,
+                           rows::PySample, rows::PyFrame, rows::Sync, rows::NvtxEvent, rows::TorchOp, rows::TorchModule,
                            rows::TorchStep, rows::TorchOpActivity, rows::TorchMemoryStat, rows::TorchMemorySegment,
                            rows::TorchMemoryEvent, rows::Request, rows::Overhead, rows::CaptureWindow, rows::DataLoss,
                            rows::Message, rows::MergedTrace, rows::MergedPid>();
