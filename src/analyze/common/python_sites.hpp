@@ -30,8 +30,13 @@ struct PySite {
 
 struct PySiteTotal {
   PySite site;
+  std::string caller;  // where() of the blamed frame's caller in the stack charged most; "" if outermost
+  std::string call;    // the call charged most at this site (rows_sql's 3rd column); "" without one
   std::int64_t calls = 0;
   std::int64_t total_ns = 0;
+  double share = 0;  // total_ns / Σ duration of every row of rows_sql, with a stack or not (0..1)
+  /// "data.py:40 to_device ← train.py:21 <module>" (where() and its caller).
+  [[nodiscard]] std::string where() const;
 };
 
 class PySites {
@@ -41,6 +46,12 @@ class PySites {
   [[nodiscard]] bool empty() const { return m_stacks.empty(); }
   /// The blamed frame of py_stacks.id (see the file comment); nullopt for an unknown id.
   [[nodiscard]] std::optional<PySite> user_site(std::int64_t stack_id) const;
+  /// user_site() and the frame that called it (nullopt for the outermost frame).
+  struct UserFrame {
+    PySite site;
+    std::optional<PySite> caller;
+  };
+  [[nodiscard]] std::optional<UserFrame> user_frame(std::int64_t stack_id) const;
   /// The whole stack of py_stacks.id, innermost frame first, each as PySite::where(), joined
   /// by " ← " ("train.py:12 loss_value ← train.py:40 <module>"); "" for an unknown id.
   [[nodiscard]] std::string stack_text(std::int64_t stack_id) const;
@@ -57,12 +68,16 @@ class PySites {
   std::unordered_map<std::int64_t, PySite> m_frames;
 };
 
-/// `rows_sql` selects (py_stack_id, duration_ns) of the calls to charge; rows without a stack
-/// are skipped. Per blamed site: calls and summed duration, largest total first, at most `top`.
+/// `rows_sql` selects (py_stack_id, duration_ns[, call name]) of the calls to charge; rows without
+/// a stack are skipped but count in each site's share. Per blamed site: calls, summed duration,
+/// share, the caller and call charged most; largest total first, at most `top`.
 [[nodiscard]] std::vector<PySiteTotal> python_site_totals(store::Database& db, const std::string& rows_sql,
                                                           std::size_t top);
 
-/// "LEAD train.py:12 loss_value (20 calls, 31 ms); ..." for a note; "" when `sites` is empty.
-[[nodiscard]] std::string python_sites_text(std::string_view lead, const std::vector<PySiteTotal>& sites);
+/// "LEAD train.py:12 loss_value ← train.py:40 <module> (cudaStreamSynchronize: 20 calls, 31 ms, 82 % of
+/// WHOLE); ..." for a note (the call part only when known, the share only when `whole` is given);
+/// "" when `sites` is empty.
+[[nodiscard]] std::string python_sites_text(std::string_view lead, const std::vector<PySiteTotal>& sites,
+                                            std::string_view whole = {});
 
 }  // namespace gpuscope::analyze

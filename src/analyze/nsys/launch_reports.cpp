@@ -223,6 +223,17 @@ Report launch_overhead(Database& db) {
   r.add_note(NoteLevel::kInfo,
              "Queue Delay = kernel start - launch call end, not clamped: negative means the kernel started "
              "before its launch call returned");
+  // With call sites at every launch (--python-callsites=all): the lines whose launch calls took longest.
+  if (db.query_int("SELECT EXISTS (SELECT 1 FROM api_calls WHERE py_stack_id IS NOT NULL)").value_or(0) != 0) {
+    const std::string lines = python_sites_text(
+        "the Python lines launching most:",
+        python_site_totals(db,
+                           "SELECT a.py_stack_id, a.duration_ns, a.name FROM v_api_calls a WHERE EXISTS (SELECT 1 "
+                           "FROM kernels k WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)",
+                           3),
+        "the launch calls' time");
+    if (!lines.empty()) r.add_note(NoteLevel::kInfo, lines);
+  }
   add_verdict_note(r, lb);
   return r;
 }
@@ -464,7 +475,7 @@ Report sync_wait(Database& db) {
                                    "once), " +
                                    units::percent_of(sb.share) + " of the wall time");
   if (!sb.sites.empty())
-    r.add_note(NoteLevel::kInfo, python_sites_text("the Python lines that waited longest:", sb.sites));
+    r.add_note(NoteLevel::kInfo, python_sites_text("the Python lines that waited longest:", sb.sites, "the wait"));
   const Verdict v = detail::sync_blocked_verdict(sb);
   r.add_note(v.fires ? NoteLevel::kWarning : NoteLevel::kInfo, v.text());
   return r;
@@ -490,7 +501,7 @@ detail::SyncBlocked detail::compute_sync_blocked(Database& db) {
   out.idle_ns = core::sat_sub(out.wall_ns, stats::union_length(busy_in_wall(db, wall)));
   out.idle_share = out.wall_ns > 0 ? static_cast<double>(out.idle_ns) / static_cast<double>(out.wall_ns) : 0.0;
   out.sync_bound = out.share >= kBlockedShareForSyncBound && out.idle_share >= kIdleShareForLaunchBound;
-  out.sites = python_site_totals(db, "SELECT py_stack_id, duration_ns" + std::string(kSyncWhere), 3);
+  out.sites = python_site_totals(db, "SELECT py_stack_id, duration_ns, name" + std::string(kSyncWhere), 3);
   return out;
 }
 
@@ -503,7 +514,11 @@ Verdict detail::sync_blocked_verdict(const SyncBlocked& sb) {
   v.evidence = "the CPU was blocked on the GPU " + units::percent_of(sb.share) + " of the wall time";
   if (!sb.calls.empty() && sb.share >= kBlockedShareForSyncBound) {
     v.evidence += ", mostly in " + sb.calls.front().key[0];
-    if (!sb.sites.empty()) v.evidence += " (the line that waited longest: " + sb.sites.front().site.where() + ")";
+    if (!sb.sites.empty()) {
+      const PySiteTotal& top = sb.sites.front();
+      v.evidence += " (" + units::percent_of(top.share) + " of the wait at " + top.where() +
+                    (top.call.empty() ? "" : ", in " + top.call) + ")";
+    }
   }
   v.evidence += ", and the GPU was idle " + units::percent_of(sb.idle_share) + " of the wall time";
   if (!v.fires && sb.share >= kBlockedShareForSyncBound)

@@ -254,17 +254,27 @@ detail::MemcpyCheck detail::compute_memcpy_check_data(Database& db) {
                gpu_activity ? "no memory copies in the capture range" : "no GPU activity in the capture range");
     return out;
   }
-  add_notes(r, f, scan);
+  // With Python call sites: the lines whose copies were pageable (the .to('cuda') to pin) or small.
+  const std::string copy_rows =
+      "SELECT a.py_stack_id, m.end_ns - m.start_ns, a.name FROM memcpys m JOIN v_api_calls a ON a.pid = m.pid AND "
+      "a.correlation_id = m.correlation_id WHERE ";
   if (f.pageable > 0) {
-    // With Python call sites: the lines whose copies were pageable (the .to('cuda') to pin).
-    const std::string lines = python_sites_text(
-        "the Python lines of the pageable copies:",
-        python_site_totals(db,
-                           "SELECT a.py_stack_id, m.end_ns - m.start_ns FROM memcpys m JOIN api_calls a ON a.pid = "
-                           "m.pid AND a.correlation_id = m.correlation_id WHERE m.copy_kind IN ('HtoD', 'DtoH', "
-                           "'HtoA', 'AtoH') AND (m.src_kind = 'pageable' OR m.dst_kind = 'pageable')",
-                           3));
-    if (!lines.empty()) r.add_note(NoteLevel::kInfo, lines);
+    f.pageable_sites = python_site_totals(db,
+                                          copy_rows +
+                                              "m.copy_kind IN ('HtoD', 'DtoH', 'HtoA', 'AtoH') AND (m.src_kind = "
+                                              "'pageable' OR m.dst_kind = 'pageable')",
+                                          3);
+  }
+  if (f.small > 0)
+    f.small_sites = python_site_totals(db, copy_rows + "m.bytes < " + std::to_string(kSmallCopyBytes), 3);
+  add_notes(r, f, scan);
+  if (!f.pageable_sites.empty()) {
+    r.add_note(NoteLevel::kInfo, python_sites_text("the Python lines of the pageable copies:", f.pageable_sites,
+                                                   "the pageable copies' time"));
+  }
+  if (!f.small_sites.empty()) {
+    r.add_note(NoteLevel::kInfo,
+               python_sites_text("the Python lines of the small copies:", f.small_sites, "the small copies' time"));
   }
   return out;
 }
@@ -286,6 +296,11 @@ Verdict detail::pageable_verdict(const MemcpyFindings& f) {
     if (!std::isnan(f.pinned_large_gbps))
       v.evidence += " against " + gbps_text(f.pinned_large_gbps) + " for pinned copies of that size and direction";
     v.evidence += ")";
+  }
+  if (!f.pageable_sites.empty()) {
+    const PySiteTotal& top = f.pageable_sites.front();
+    v.evidence += "; " + units::percent_of(top.share) + " of their time comes from " + top.where() +
+                  (top.call.empty() ? "" : " (" + top.call + ")");
   }
   if (!v.fires)
     v.evidence += "; below the " + units::percent_of(kPageableShareForWarning) + " that would make pinning worth it";

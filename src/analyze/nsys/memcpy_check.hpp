@@ -53,7 +53,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "analyze/common/python_sites.hpp"
 #include "analyze/nsys/verdict.hpp"
 #include "core/report.hpp"
 
@@ -93,6 +95,9 @@ struct MemcpyFindings {
   double pageable_share = 0.0;       // pageable_ns / wall_ns; 0 when the wall is 0
   double pageable_large_gbps = 0.0;  // median GB/s of pageable copies ≥ kSmallCopyBytes; NaN if none
   double pinned_large_gbps = 0.0;    // same for pinned copies of the pageable copies' directions; NaN if none
+  // With Python call sites (trace --python-callsites): the user's lines of the pageable and of
+  // the small copies, by copy time (at most 3 each; common/python_sites.hpp); empty without them.
+  std::vector<PySiteTotal> pageable_sites, small_sites;
 };
 
 /// The pageable copies diagnosis (memcpy_check's and top's): fires when pageable_share ≥

@@ -16,6 +16,7 @@
 #include "analyze/nsys/memcpy_check.hpp"
 #include "analyze/common/report_text.hpp"
 #include "analyze/nsys/trace_summary.hpp"
+#include "analyze/python/gpu_idle_charge.hpp"
 #include "core/saturating.hpp"
 #include "core/units.hpp"
 #include "store/database.hpp"
@@ -89,7 +90,9 @@ bool starved(const std::optional<double>& busy, bool launch_bound, bool sync_bou
 
 // CPU-starved (thresholds in the header): the GPU idles and neither launches nor
 // synchronization explain it. No graph saving is claimed here: that is launch-bound's.
-Verdict cpu_starved_verdict(const std::optional<double>& busy_untraced, const detail::LaunchBound& lb,
+// With Python samples (trace --python-sampling) a firing verdict names the line gpu_idle_py
+// blames most.
+Verdict cpu_starved_verdict(Database& db, const std::optional<double>& busy_untraced, const detail::LaunchBound& lb,
                             const detail::SyncBlocked& sb) {
   Verdict v;
   v.name = "CPU-starved";
@@ -103,6 +106,14 @@ Verdict cpu_starved_verdict(const std::optional<double>& busy_untraced, const de
                " of the wall time: it spends the gaps elsewhere (Python, framework dispatch, data loading); " +
                std::to_string(lb.graph_gaps) +
                " times a kernel was enqueued after the GPU had finished the previous one on its stream";
+  if (v.fires) {
+    if (const std::optional<detail::ProcessIdleLine> py = detail::most_idle_line(db)) {
+      v.evidence += "; the Python samples put " + units::percent_of(py->line.share) + " of the GPU's idle time in " +
+                    py->line.where + " (" +
+                    (py->several_processes ? "process " + std::to_string(py->pid) + ", " : std::string()) + "thread " +
+                    std::to_string(py->line.tid) + ", see gpu_idle_py)";
+    }
+  }
   v.advice =
       "cut the CPU's work per step: a larger batch, faster data loading (DataLoader num_workers, pin_memory), "
       "torch.compile or a CUDA graph of the whole step to drop the per-operation CPU cost";
@@ -180,7 +191,7 @@ std::vector<Verdict> verdicts(Database& db, const Shares& s, const detail::Launc
                               const detail::SyncBlocked& sb, const detail::MemcpyFindings& copies) {
   std::vector<Verdict> out;
   out.push_back(detail::launch_bound_verdict(lb));
-  out.push_back(cpu_starved_verdict(s.busy_untraced, lb, sb));
+  out.push_back(cpu_starved_verdict(db, s.busy_untraced, lb, sb));
   out.push_back(detail::sync_blocked_verdict(sb));
   if (s.busy && s.coverage) out.push_back(detail::low_coverage_verdict(*s.busy, *s.coverage));
   out.push_back(detail::pageable_verdict(copies));

@@ -126,10 +126,17 @@ TEST(SyncWait, HandComputed) {
   EXPECT_FALSE(has_note(r, "Python lines"));  // no call sites in this trace
 }
 
-// With Python call sites (--python-callsites): the user's lines that waited, by time blocked.
+// The notes of `r`, one a line (level: text).
+std::string notes_text(const Report& r) {
+  std::string out;
+  for (const Note& n : r.notes) out += std::string(n.level == NoteLevel::kWarning ? "W: " : "I: ") + n.text + "\n";
+  return out;
+}
+
 // train.py:57 (<module>) calls loss_value (train.py:12), whose .item() waits [100,400); and
 // torch.cuda.synchronize() (torch's own Python, skipped) at train.py:57 waits [500,600).
-TEST(SyncWait, NamesTheUserLineThatWaited) {
+// `stacks`: with the call sites of --python-callsites, or the same calls without them.
+Report sync_wait_of_two_lines(bool stacks) {
   TraceDb t;
   t.strings({{10, "cudaStreamSynchronize"},
              {13, "cudaDeviceSynchronize"},
@@ -139,20 +146,88 @@ TEST(SyncWait, NamesTheUserLineThatWaited) {
              {23, "loss_value"},
              {24, "synchronize"}});
   t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 1000, .reason = "all"});
-  t.add({rows::PyFrame{.id = 1, .pid = 1, .file_id = 20, .function_id = 22, .line = 57, .first_line = 1},
-         rows::PyFrame{.id = 2, .pid = 1, .file_id = 20, .function_id = 23, .line = 12, .first_line = 11},
-         rows::PyFrame{.id = 3, .pid = 1, .file_id = 21, .function_id = 24, .line = 800, .first_line = 790}});
-  t.add({rows::PyStack{.id = 1, .pid = 1, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
-         rows::PyStack{.id = 2, .pid = 1, .parent_id = 1, .frame_id = 2, .depth = 1},
-         rows::PyStack{.id = 3, .pid = 1, .parent_id = 1, .frame_id = 3, .depth = 1}});
-  t.api(1, 1, 10, 100, 400, 1, 2);
-  t.api(1, 1, 13, 500, 600, 2, 3);
-  const Report r = sync_wait(t.db());
-  EXPECT_TRUE(has_note(r,
-                       "the Python lines that waited longest: train.py:12 loss_value (1 call, 300 ns); "
-                       "train.py:57 <module> (1 call, 100 ns)"));
-  EXPECT_TRUE(has_note(r, NoteLevel::kWarning,
-                       "mostly in cudaStreamSynchronize (the line that waited longest: train.py:12 loss_value)"));
+  if (stacks) {
+    t.add({rows::PyFrame{.id = 1, .pid = 1, .file_id = 20, .function_id = 22, .line = 57, .first_line = 1},
+           rows::PyFrame{.id = 2, .pid = 1, .file_id = 20, .function_id = 23, .line = 12, .first_line = 11},
+           rows::PyFrame{.id = 3, .pid = 1, .file_id = 21, .function_id = 24, .line = 800, .first_line = 790}});
+    t.add({rows::PyStack{.id = 1, .pid = 1, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
+           rows::PyStack{.id = 2, .pid = 1, .parent_id = 1, .frame_id = 2, .depth = 1},
+           rows::PyStack{.id = 3, .pid = 1, .parent_id = 1, .frame_id = 3, .depth = 1}});
+  }
+  t.api(1, 1, 10, 100, 400, 1, stacks ? rows::OptInt(2) : std::nullopt);
+  t.api(1, 1, 13, 500, 600, 2, stacks ? rows::OptInt(3) : std::nullopt);
+  return sync_wait(t.db());
+}
+
+constexpr const char* kSyncNotes =
+    "I: total blocked: 400 ns (union over threads and rows; an API call and its sync record count once), 40 % of "
+    "the wall time\n";
+constexpr const char* kSyncVerdict =
+    "W: sync-blocked: the CPU was blocked on the GPU 40 % of the wall time, mostly in cudaStreamSynchronize";
+constexpr const char* kSyncVerdictEnd =
+    ", and the GPU was idle 100 % of the wall time — remove .item(), .cpu(), printing tensors and "
+    "torch.cuda.synchronize() from the loop, and copy with non_blocking=True from pinned memory (see sync_wait)\n";
+
+// With Python call sites: the user's lines that waited, by time blocked, each with its caller,
+// its call and its share of the wait; the verdict names the first.
+TEST(SyncWait, NamesTheUserLineThatWaited) {
+  EXPECT_EQ(notes_text(sync_wait_of_two_lines(true)),
+            std::string(kSyncNotes) +
+                "I: the Python lines that waited longest: train.py:12 loss_value ← train.py:57 <module> "
+                "(cudaStreamSynchronize: 1 call, 300 ns, 75 % of the wait); train.py:57 <module> "
+                "(cudaDeviceSynchronize: 1 call, 100 ns, 25 % of the wait)\n" +
+                kSyncVerdict +
+                " (75 % of the wait at train.py:12 loss_value ← train.py:57 <module>, in cudaStreamSynchronize)" +
+                kSyncVerdictEnd);
+}
+
+// The same calls without call sites: no line named, the text as before.
+TEST(SyncWait, WithoutCallSitesTheTextIsUnchanged) {
+  EXPECT_EQ(notes_text(sync_wait_of_two_lines(false)), std::string(kSyncNotes) + kSyncVerdict + kSyncVerdictEnd);
+}
+
+// launch_overhead with call sites at every launch (--python-callsites=all): the lines whose
+// launch calls took longest; without them, no such note and the other notes unchanged.
+Report launches_of_two_lines(bool stacks) {
+  TraceDb t;
+  t.strings({{1, "k"},
+             {2, "cudaLaunchKernel"},
+             {3, "cudaStreamSynchronize"},
+             {20, "/w/model.py"},
+             {21, "/w/train.py"},
+             {22, "forward"},
+             {23, "<module>"}});
+  t.add(rows::CaptureWindow{.pid = 1, .start_ns = 0, .end_ns = 10000, .reason = "all"});
+  if (stacks) {
+    t.add({rows::PyFrame{.id = 1, .pid = 1, .file_id = 21, .function_id = 23, .line = 30, .first_line = 1},
+           rows::PyFrame{.id = 2, .pid = 1, .file_id = 20, .function_id = 22, .line = 8, .first_line = 5}});
+    t.add({rows::PyStack{.id = 1, .pid = 1, .parent_id = std::nullopt, .frame_id = 1, .depth = 0},
+           rows::PyStack{.id = 2, .pid = 1, .parent_id = 1, .frame_id = 2, .depth = 1}});
+  }
+  // Three launches from forward (300 ns of launch calls), one from <module> (100 ns); a sync
+  // call with a stack is no launch and is not counted.
+  const auto at = [&](int id) { return stacks ? rows::OptInt(id) : std::nullopt; };
+  for (int i = 0; i < 3; ++i) {
+    t.api(1, 1, 2, 1000 * i, 1000 * i + 100, i + 1, at(2));
+    t.kernel(1, 0, 7, i + 1, 1000 * i + 500, 1000 * i + 600, 1);
+  }
+  t.api(1, 1, 2, 5000, 5100, 4, at(1));
+  t.kernel(1, 0, 7, 4, 5500, 5600, 1);
+  t.api(1, 1, 3, 6000, 9000, 5, at(1));
+  return launch_overhead(t.db());
+}
+
+TEST(LaunchOverhead, NamesTheLinesLaunchingMost) {
+  const std::string with = notes_text(launches_of_two_lines(true));
+  const std::string without = notes_text(launches_of_two_lines(false));
+  const std::string line =
+      "I: the Python lines launching most: model.py:8 forward ← train.py:30 <module> (cudaLaunchKernel: 3 calls, "
+      "300 ns, 75 % of the launch calls' time); train.py:30 <module> (cudaLaunchKernel: 1 call, 100 ns, 25 % of "
+      "the launch calls' time)\n";
+  const std::size_t at = with.find(line);
+  ASSERT_NE(at, std::string::npos) << with;
+  EXPECT_EQ(with.substr(0, at) + with.substr(at + line.size()), without);  // the rest as before
+  EXPECT_EQ(without.find("Python"), std::string::npos) << without;
 }
 
 TEST(LaunchReports, EmptyDatabaseGivesNoRowsAndANote) {

@@ -13,6 +13,7 @@
 #include "../expect_file.hpp"
 #include "py_samples_trace.hpp"
 #include "analyze/common/trace_filter.hpp"
+#include "analyze/nsys/top_report.hpp"
 #include "analyze/python/py_sample_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/timeline/judged_window.hpp"
@@ -149,6 +150,49 @@ TEST(GpuIdlePy, SaysSoWhenTheGpuIsNeverIdle) {
   EXPECT_EQ(headline_without_rows(Samples::kEverywhere, {{0, 30}}),
             "GPU idle 0.0 % of the wall time (0 s of 30 ms in 0 gaps): the GPU was busy the whole window, no idle time "
             "to charge to Python lines");
+}
+
+// top's CPU-starved diagnosis (warning notes joined), GPU busy [0, 4) and [26, 30) ms: idle 22 of
+// 30 ms. In the gap thread A is sampled 10 times in data.py:123 load and 12 times in train.py:60
+// step; thread B 17 times in worker.py:5 spin and 5 times with no frame: 1 ms each.
+std::string starved_warning(Samples samples) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, samples, {{0, 4}, {26, 30}}));
+  const std::vector<Report> reports = top(db);
+  std::string out;
+  for (const Note& n : reports.at(0).notes)
+    if (n.level == NoteLevel::kWarning) out += n.text + "\n";
+  return out;
+}
+
+constexpr const char* kStarvedEvidence =
+    "CPU-starved: the GPU was idle 73 % of the wall time, yet the CPU was inside launch calls during only 0.0 % of "
+    "that idle time and blocked on the GPU 0.0 % of the wall time: it spends the gaps elsewhere (Python, framework "
+    "dispatch, data loading); 1 times a kernel was enqueued after the GPU had finished the previous one on its "
+    "stream";
+constexpr const char* kStarvedAdvice =
+    " — cut the CPU's work per step: a larger batch, faster data loading (DataLoader num_workers, pin_memory), "
+    "torch.compile or a CUDA graph of the whole step to drop the per-operation CPU cost\n";
+
+// With samples the diagnosis names the line with the largest share of the idle time (spin, 17 of
+// 22 ms, over step's 12 and load's 10), with gpu_idle_py's numbers.
+TEST(CpuStarved, NamesTheLineMostSampledWhileTheGpuIdled) {
+  EXPECT_EQ(starved_warning(Samples::kEverywhere),
+            std::string(kStarvedEvidence) +
+                "; the Python samples put 77 % of the GPU's idle time in worker.py:5 spin ← worker.py:1 run (thread "
+                "1002, see gpu_idle_py)" +
+                kStarvedAdvice);
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kEverywhere, {{0, 4}, {26, 30}}));
+  const Report idle = gpu_idle_py(db);
+  EXPECT_EQ(idle.notes.at(0).text,
+            "GPU idle 73 % of the wall time (22 ms of 30 ms in 1 gap); 77 % of that idle time was sampled in "
+            "worker.py:5 spin ← worker.py:1 run (thread 1002)");
+}
+
+// The same trace without samples: the diagnosis as before, no line.
+TEST(CpuStarved, WithoutSamplesTheTextIsUnchanged) {
+  EXPECT_EQ(starved_warning(Samples::kNone), std::string(kStarvedEvidence) + kStarvedAdvice);
 }
 
 // A trace without samples: a note that says how to get them, not an error; also through the registry.
