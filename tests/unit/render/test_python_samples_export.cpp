@@ -26,24 +26,7 @@ constexpr std::int64_t kPid = 1234, kMain = 1234, kLoader = 1240;
 const std::vector<PythonFrame> kTrainStep{{"<module>", "/srv/app/main.py", 10},
                                           {"Trainer.step", "/srv/app/train.py", 57}};
 
-Timeline one_kernel() {
-  Timeline tl;
-  tl.base_ns = kBase;
-  tl.processes.push_back(
-      {.pid = kPid, .name = "python3", .cmdline = "python3 main.py", .start_ns = kBase, .end_ns = kBase + 5'000'000});
-  tl.devices.push_back({.pid = kPid, .device_id = 0, .name = "NVIDIA H100"});
-  KernelEvent k;
-  k.pid = kPid;
-  k.stream_id = 7;
-  k.correlation_id = 1;
-  k.start_ns = kBase + 1'500'000;
-  k.end_ns = kBase + 1'600'000;
-  k.name = "gemm";
-  k.grid = {1, 1, 1};
-  k.block = {32, 1, 1};
-  tl.kernels.push_back(k);
-  return tl;
-}
+Timeline one_kernel() { return test::one_kernel_timeline(kBase, kPid, "python3", "gemm"); }
 
 // main thread in Trainer.step at 1 ms (on CPU, GIL) and 2 ms (off CPU, no GIL) and 3 ms (as at
 // 1 ms); the loader thread without a Python frame at 1.5 ms.
@@ -67,16 +50,10 @@ std::vector<PythonSampleEvent> four_samples() {
 }
 
 // A timeline source that also has Python samples.
-class WithPython final : public test::ForwardingTimeline, public PythonSampleSource {
+class WithPython final : public test::ForwardingWith<PythonSampleSource, PythonSampleEvent> {
  public:
-  WithPython(const Timeline& tl, std::vector<PythonSampleEvent> samples)
-      : ForwardingTimeline(tl), m_samples(std::move(samples)) {}
-  void python_samples(const std::function<void(const PythonSampleEvent&)>& visit) override {
-    for (const PythonSampleEvent& e : m_samples) visit(e);
-  }
-
- private:
-  std::vector<PythonSampleEvent> m_samples;
+  using ForwardingWith::ForwardingWith;
+  void python_samples(const std::function<void(const PythonSampleEvent&)>& visit) override { visit_all(visit); }
 };
 
 TEST(PythonSamplesExport, FrameNames) {
