@@ -81,10 +81,10 @@
 // render/perfetto_proto.hpp (Perfetto's protobuf trace) shares.
 //
 // Streaming: events are written as the source visits them (API calls, then NVTX, syncs,
-// kernels, memcpys, memsets, memory counters, metric counters, each in the source's
-// order); the writer keeps state per process, thread, stream and device only, so memory
-// does not grow with the number of events. Flows come from the events' launch flags
-// (ApiCallEvent::launched_traced_gpu_work, GpuEventBase::launch_traced).
+// kernels, memcpys, memsets, memory counters, metric counters, requests, Python samples,
+// each in the source's order); the writer keeps state per process, thread, stream and
+// device only, so memory does not grow with the number of events. Flows come from the
+// events' launch flags (ApiCallEvent::launched_traced_gpu_work, GpuEventBase::launch_traced).
 //
 // Errors: those of the stream (check out.fail() after the call) and of the source
 // (store::DatabaseError from analyze::TraceTimeline); std::logic_error if an event's pid

@@ -31,8 +31,9 @@
 //   Event arguments (grid, bytes, correlation ...) are not written: the JSON has them.
 //
 // Streaming: each TracePacket is written length-delimited as Trace field 1 as its event
-// arrives; no Trace message is built. Memory holds the layout's per-track state and the
-// interned names (one entry per distinct name), never the events.
+// arrives; no Trace message is built. Memory holds the layout's per-track state, the
+// interned names (one entry per distinct name) and Python frames and callstacks (one per
+// distinct frame, and per distinct stack and thread state), never the events.
 //
 // Errors: those of the stream (check out.fail() after the call) and of the source.
 #pragma once
