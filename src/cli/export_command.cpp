@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "analyze/timeline/timeline.hpp"
+#include "cli/export_python_samples.hpp"
 #include "cli/output_files.hpp"
 #include "render/perfetto_json.hpp"
 #include "render/perfetto_proto.hpp"
@@ -42,15 +43,19 @@ int run_export(const ExportOptions& o) {
   timeline.set_read_ahead(true);  // the writers never touch db: reading and writing overlap
   const analyze::TimelineHeader header = timeline.header();
   const analyze::TimelineTracks tracks = timeline.tracks(header);
+  // Python stack samples (trace --python-sampling), read after the timeline's events.
+  TracePythonSamples python(db);
   // A trace found damaged half-way leaves the file that was there as it was.
   store::write_file_atomically(output, store::overwrite_if(o.force_overwrite), [&](std::ostream& out) {
     if (o.format == "pftrace") {
-      render::write_perfetto_proto(header, tracks, timeline, out);
+      render::write_perfetto_proto(header, tracks, timeline, out, &python);
     } else {
-      render::write_perfetto_json(header, tracks, timeline, out);
+      render::write_perfetto_json(header, tracks, timeline, out, &python);
     }
   });
-  std::cerr << "gpuscope export: wrote " << output << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+  std::cerr << "gpuscope export: wrote " << output;
+  if (python.visited() > 0) std::cerr << " with " << python.visited() << " Python stack samples";
+  std::cerr << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   return 0;
 }
 

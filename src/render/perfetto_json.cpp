@@ -86,6 +86,23 @@ class JsonSink final : public TimelineSink {
                      cat, quote(name), pid, ts(at), arg_key, dump(value)));
   }
 
+  // Perfetto's JSON importer reads no "stackFrames" / "samples" (it skips keys other than
+  // traceEvents, systemTraceEvents, displayTimeUnit and metadata): a sample is an instant
+  // on its thread's row, named by its innermost frame, the whole stack in its args.
+  void python_sample(const PythonSampleEvent& s) override {
+    std::string stack;
+    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) {
+      if (!stack.empty()) stack += " ← ";
+      stack += core::python_frame_name(*it);
+    }
+    Json args{{"Python stack", stack},
+              {"state", core::python_sample_state(s)},
+              {"holds GIL", s.holds_gil},
+              {"on CPU", s.on_cpu}};
+    instant("python_sample", s.frames.empty() ? "(no Python frame)" : core::python_frame_name(s.frames.back()), s.pid,
+            s.tid, s.ts_ns, args);
+  }
+
  private:
   void emit(const std::string& event) {
     m_out << (m_first ? "\n    " : ",\n    ") << event;
@@ -113,9 +130,9 @@ std::string format_us(std::int64_t ns) {
 }
 
 void write_perfetto_json(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
-                         std::ostream& out) {
+                         std::ostream& out, PythonSampleSource* python) {
   JsonSink sink(header, out);
-  write_timeline(header, tracks, events, sink);
+  write_timeline(header, tracks, events, sink, python);
 }
 
 void write_perfetto_json(const Timeline& timeline, std::ostream& out) {

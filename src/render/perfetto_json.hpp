@@ -58,6 +58,13 @@
 //     requests take separate lanes), args request, ttft_ms, prompt_tokens, output_tokens,
 //     warmup (when true), new_connection, error (when it failed); its first token an instant
 //     "first token" on the same lane.
+//   Python samples (trace --python-sampling; only when a core::PythonSampleSource is given):
+//     "ph":"i", "s":"t", cat "python_sample" on the sampled OS thread's row (pid, tid), named
+//     by the innermost frame "function (file.py:LINE)" ("(no Python frame)" when the thread
+//     had none), args "Python stack" (the frames innermost first, joined by " ← "), "state"
+//     ("on CPU, GIL held"), "holds GIL" and "on CPU" (booleans). Perfetto's JSON importer
+//     reads no "stackFrames"/"samples" dictionaries, so the stacks are args, not a flame graph
+//     (the pftrace export has one: render/perfetto_proto.hpp).
 //   Metadata ("ph":"M"): process_name ("python3 (pid 1234)", "GPU 0"), process_labels
 //     (GPU name), process_sort_index (CPU processes first, then GPUs), thread_name
 //     ("stream 7"; CPU threads by nvtxNameOsThread name or "thread TID"),
@@ -74,10 +81,10 @@
 // render/perfetto_proto.hpp (Perfetto's protobuf trace) shares.
 //
 // Streaming: events are written as the source visits them (API calls, then NVTX, syncs,
-// kernels, memcpys, memsets, memory counters, metric counters, each in the source's
-// order); the writer keeps state per process, thread, stream and device only, so memory
-// does not grow with the number of events. Flows come from the events' launch flags
-// (ApiCallEvent::launched_traced_gpu_work, GpuEventBase::launch_traced).
+// kernels, memcpys, memsets, memory counters, metric counters, requests, Python samples,
+// each in the source's order); the writer keeps state per process, thread, stream and
+// device only, so memory does not grow with the number of events. Flows come from the
+// events' launch flags (ApiCallEvent::launched_traced_gpu_work, GpuEventBase::launch_traced).
 //
 // Errors: those of the stream (check out.fail() after the call) and of the source
 // (store::DatabaseError from analyze::TraceTimeline); std::logic_error if an event's pid
@@ -88,14 +95,17 @@
 #include <ostream>
 #include <string>
 
+#include "core/python_samples.hpp"
 #include "core/timeline.hpp"
 
 namespace gpuscope::render {
 
 /// Writes the trace as `events` visits it; see the file comment. `header` and `tracks`
 /// describe the same trace (analyze::TraceTimeline::header() and tracks()).
+/// `python`: the Python stack samples (nullptr: those of `events` if it is a
+/// PythonSampleSource, else none).
 void write_perfetto_json(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
-                         std::ostream& out);
+                         std::ostream& out, PythonSampleSource* python = nullptr);
 
 /// Writes an in-memory Timeline (tracks from timeline_tracks(); the launch flags as the
 /// events hold them: analyze::load_timeline sets them, link_launches() for one built by hand).

@@ -97,7 +97,74 @@ class ProtoSink final : public TimelineSink {
     write(m_packet);
   }
 
+  // A CPU-profile sample (PerfSample) of its OS thread: the stack interned once per py_stacks
+  // id and thread state, its frames once per name; the state is the innermost frame, so a
+  // flame graph shows where the thread was and, at the tips, whether it ran and held the GIL.
+  void python_sample(const PythonSampleEvent& s) override {
+    flush_slice();
+    if (s.pid < 0 || s.tid < 0 || s.pid > std::numeric_limits<std::uint32_t>::max() ||
+        s.tid > std::numeric_limits<std::uint32_t>::max())
+      return;  // not an OS thread: PerfSample's ids are uint32
+    m_packet.Clear();
+    m_packet.set_timestamp(timestamp(s.ts_ns));
+    m_packet.set_trusted_packet_sequence_id(kSequenceId);
+    m_packet.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+    pb::PerfSample* sample = m_packet.mutable_perf_sample();
+    sample->set_pid(static_cast<std::uint32_t>(s.pid));
+    sample->set_tid(static_cast<std::uint32_t>(s.tid));
+    sample->set_callstack_iid(callstack(s, m_packet));
+    write(m_packet);
+  }
+
  private:
+  // --- Python samples' interning ------------------------------------------------
+  std::uint64_t callstack(const PythonSampleEvent& s, pb::TracePacket& p) {
+    const int state = (s.on_cpu ? 2 : 0) + (s.holds_gil ? 1 : 0);
+    const auto [it, added] = m_callstacks.try_emplace({s.stack_id, state}, m_callstacks.size() + 1);
+    if (!added) return it->second;
+    pb::Callstack* c = p.mutable_interned_data()->add_callstacks();
+    c->set_iid(it->second);
+    for (const PythonFrame& f : s.frames) c->add_frame_ids(frame(core::python_frame_name(f), &f, p));
+    c->add_frame_ids(frame("[" + core::python_sample_state(s) + "]", nullptr, p));
+    return it->second;
+  }
+
+  // A frame per distinct name (its function name has the same iid), in the one "python"
+  // mapping; `source` gives its file and line.
+  std::uint64_t frame(const std::string& name, const PythonFrame* source, pb::TracePacket& p) {
+    const auto [it, added] = m_frames.try_emplace(name, m_frames.size() + 1);
+    if (!added) return it->second;
+    pb::InternedData* d = p.mutable_interned_data();
+    if (m_frames.size() == 1) {  // the first frame: the mapping all frames share
+      pb::InternedString* path = d->add_mapping_paths();
+      path->set_iid(kPythonMapping);
+      path->set_str("python");
+      pb::Mapping* m = d->add_mappings();
+      m->set_iid(kPythonMapping);
+      m->add_path_string_ids(kPythonMapping);
+    }
+    pb::InternedString* fn = d->add_function_names();
+    fn->set_iid(it->second);
+    fn->set_str(name);
+    pb::Frame* f = d->add_frames();
+    f->set_iid(it->second);
+    f->set_function_name_id(it->second);
+    f->set_mapping_id(kPythonMapping);
+    f->set_rel_pc(it->second);  // distinct per frame: Perfetto keys a mapping's frames by pc
+    if (source != nullptr && !source->file.empty()) {
+      const auto [path, new_path] = m_source_paths.try_emplace(std::string(source->file), m_source_paths.size() + 1);
+      if (new_path) {
+        pb::InternedString* sp = d->add_source_paths();
+        sp->set_iid(path->second);
+        sp->set_str(path->first);
+      }
+      f->set_source_path_iid(path->second);
+      if (source->line >= 0 && source->line <= std::numeric_limits<std::uint32_t>::max())
+        f->set_line_number(static_cast<std::uint32_t>(source->line));
+    }
+    return it->second;
+  }
+
   // --- tracks ---------------------------------------------------------------
   // A group's track: an OS process gets a ProcessDescriptor; a GPU's group (pid = GPU
   // index, not an OS pid) a plain named track.
@@ -246,6 +313,8 @@ class ProtoSink final : public TimelineSink {
   // are beyond int32 anyway, this keeps them off ThreadDescriptors whatever the limit.
   static constexpr std::int64_t kFirstLaneTid = 4'000'000'000;
 
+  static constexpr std::uint64_t kPythonMapping = 1;
+
   std::ostream& m_out;
   std::set<std::int64_t> m_os_pids;
   std::uint64_t m_next_uuid = 1;
@@ -259,14 +328,17 @@ class ProtoSink final : public TimelineSink {
   pb::TracePacket m_slice_end;
   bool m_slice_pending = false;
   std::string m_buffer;
+  std::map<std::pair<std::int64_t, int>, std::uint64_t> m_callstacks;  // (py_stacks id, state) → iid
+  std::map<std::string, std::uint64_t, std::less<>> m_frames;          // frame name → iid
+  std::map<std::string, std::uint64_t, std::less<>> m_source_paths;
 };
 
 }  // namespace
 
 void write_perfetto_proto(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
-                          std::ostream& out) {
+                          std::ostream& out, PythonSampleSource* python) {
   ProtoSink sink(header, tracks, out);
-  write_timeline(header, tracks, events, sink);
+  write_timeline(header, tracks, events, sink, python);
 }
 
 void write_perfetto_proto(const Timeline& timeline, std::ostream& out) {

@@ -20,26 +20,37 @@
 //   - flows: a flow start ('s') in the slice's flow_ids; a launch's GPU activity carries
 //     the same id in flow_ids (a graph launch's kernels chain from the launch), a
 //     collective's chain ends in terminating_flow_ids.
+//   - Python stack samples (trace --python-sampling), Perfetto's CPU-profile model: a
+//     PerfSample packet per sample (pid, tid, callstack_iid; the packet's timestamp), the
+//     stacks interned (InternedData callstacks, root frame first; frames named "function
+//     (file.py:LINE)" with function_names, source_paths and line_number, all in one mapping
+//     "python"), each stack ending in a frame for the thread's state ("[on CPU, GIL held]",
+//     "[off CPU, no GIL]"...). The UI draws them on the thread's track; selecting a stretch
+//     of it shows their flame graph.
 //   Timestamps are absolute ns on the trace clock (CLOCK_REALTIME), as the trace stores them.
 //   Event arguments (grid, bytes, correlation ...) are not written: the JSON has them.
 //
 // Streaming: each TracePacket is written length-delimited as Trace field 1 as its event
-// arrives; no Trace message is built. Memory holds the layout's per-track state and the
-// interned names (one entry per distinct name), never the events.
+// arrives; no Trace message is built. Memory holds the layout's per-track state, the
+// interned names (one entry per distinct name) and Python frames and callstacks (one per
+// distinct frame, and per distinct stack and thread state), never the events.
 //
 // Errors: those of the stream (check out.fail() after the call) and of the source.
 #pragma once
 
 #include <ostream>
 
+#include "core/python_samples.hpp"
 #include "core/timeline.hpp"
 
 namespace gpuscope::render {
 
 /// Writes the trace as `events` visits it; see the file comment. `header` and `tracks`
 /// describe the same trace (analyze::TraceTimeline::header() and tracks()).
+/// `python`: the Python stack samples (nullptr: those of `events` if it is a
+/// PythonSampleSource, else none).
 void write_perfetto_proto(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
-                          std::ostream& out);
+                          std::ostream& out, PythonSampleSource* python = nullptr);
 
 /// Writes an in-memory Timeline (as write_perfetto_json's overload).
 void write_perfetto_proto(const Timeline& timeline, std::ostream& out);

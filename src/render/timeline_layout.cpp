@@ -45,7 +45,7 @@ class Writer {
     index();
   }
 
-  void write(TimelineEvents& events) {
+  void write(TimelineEvents& events, PythonSampleSource* python) {
     m_sink.begin();
     write_metadata();
     events.api_calls([this](const ApiCallEvent& e) { write_api_call(e); });
@@ -62,6 +62,9 @@ class Writer {
     // Requests a load generator sent to the traced server (the trace's requests table).
     if (auto* requests = dynamic_cast<RequestSpanSource*>(&events))
       requests->request_spans([this](const RequestSpanEvent& e) { write_request(e); });
+    // Python stack samples (trace --python-sampling), on their threads' rows.
+    if (python == nullptr) python = dynamic_cast<PythonSampleSource*>(&events);
+    if (python != nullptr) python->python_samples([this](const PythonSampleEvent& e) { m_sink.python_sample(e); });
     m_sink.end();
   }
 
@@ -453,8 +456,8 @@ class Writer {
 }  // namespace
 
 void write_timeline(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
-                    TimelineSink& sink) {
-  Writer(header, tracks, sink).write(events);
+                    TimelineSink& sink, PythonSampleSource* python) {
+  Writer(header, tracks, sink).write(events, python);
 }
 
 }  // namespace gpuscope::render

@@ -11,8 +11,11 @@
 // to), instants and counter points. Times are integer ns on the trace clock; a sink makes
 // them relative to TimelineHeader::base_ns if its format wants that.
 //
+// Python stack samples (core/python_samples.hpp) go to the sink as they are, on their OS
+// thread's row (pid, tid): each format has its own way to draw a sampled stack.
+//
 // Streaming: write_timeline visits the events once in the source's order (API calls, NVTX,
-// syncs, kernels, memcpys, memsets, memory counters, metric counters) and keeps state per
+// syncs, kernels, memcpys, memsets, memory counters, metric counters, requests, Python samples) and keeps state per
 // process, thread, stream and device only. Errors: those of the sink and the source;
 // std::logic_error if an event's pid is missing from tracks.pids.
 #pragma once
@@ -22,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/python_samples.hpp"
 #include "core/timeline.hpp"
 
 namespace gpuscope::render {
@@ -51,11 +55,14 @@ class TimelineSink {
   /// A point of counter track `name` in process group `pid`: {arg_key: value}.
   virtual void counter(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t at_ns,
                        std::string_view arg_key, const Json& value) = 0;
+  /// A Python stack sample of OS thread (sample.pid, sample.tid); the frames outermost first.
+  virtual void python_sample(const PythonSampleEvent& sample) = 0;
 };
 
 /// Lays the trace out as `events` visits it, into `sink`. `header` and `tracks` describe
-/// the same trace (analyze::TraceTimeline::header() and tracks()).
+/// the same trace (analyze::TraceTimeline::header() and tracks()). Python samples come last,
+/// from `python` or, when it is null, from `events` if it is also a PythonSampleSource.
 void write_timeline(const TimelineHeader& header, const TimelineTracks& tracks, TimelineEvents& events,
-                    TimelineSink& sink);
+                    TimelineSink& sink, PythonSampleSource* python = nullptr);
 
 }  // namespace gpuscope::render

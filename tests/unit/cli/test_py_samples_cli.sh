@@ -33,4 +33,25 @@ check "no samples: exit 0" bash -c "'$G' stats no_samples.sqlite -r py_sum,gpu_i
 check "...and the note says to trace with --python-sampling (both reports)" \
   test "$(grep -c 'no Python samples in the capture range: trace with `gpuscope trace --python-sampling' none.txt)" = 2
 check "GPU never idle: said so" bash -c "'$G' stats busy.sqlite -r gpu_idle_py | grep -qF 'the GPU was busy the whole window'"
+# gpuscope export: the samples (the first of the gap 10.5 ms after the process start) on their threads' rows (JSON instants; pftrace PerfSamples,
+# decoded in tests/unit/render/test_python_samples_export.cpp), counted in the summary line.
+check "export: the summary counts the samples" bash -c \
+  "'$G' export samples.sqlite -o s.json 2>&1 | grep -qF 'with 60 Python stack samples'"
+check "export: one instant per sample, on its thread, with its stack" python3 -c "
+import json, sys
+t = json.load(open('s.json'))
+base = t['baseTimeNanoseconds']
+s = [e for e in t['traceEvents'] if e.get('cat') == 'python_sample']
+a = [e for e in s if e['tid'] == 1001]
+gap = [e for e in a if e['name'] == 'load (data.py:123)']
+ok = (len(s) == 60 and len(a) == 30 and len(gap) == 10 and all(e['pid'] == 100 for e in s)
+      and gap[0]['ts'] == 10500.0 - (base - 5000000) / 1000
+      and gap[0]['args']['Python stack'] == 'load (data.py:123) \u2190 <module> (train.py:57)'
+      and gap[0]['args']['state'] == 'off CPU, no GIL'
+      and sum(e['name'] == '(no Python frame)' for e in s) == 5)
+sys.exit(0 if ok else 1)"
+check "export --format pftrace: counted too" bash -c \
+  "'$G' export samples.sqlite --format pftrace -o s.pftrace 2>&1 | grep -qF 'with 60 Python stack samples'"
+check "export of a trace without samples: no sample, no count" bash -c \
+  "'$G' export no_samples.sqlite -o n.json 2>n.err && ! grep -q python_sample n.json && ! grep -q 'Python stack samples' n.err"
 exit $((fails > 0))

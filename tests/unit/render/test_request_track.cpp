@@ -21,36 +21,13 @@ namespace {
 
 constexpr std::int64_t kBase = 1'700'000'000'000'000'000;  // realistic CLOCK_REALTIME ns
 
-Timeline one_kernel() {
-  Timeline tl;
-  tl.base_ns = kBase;
-  tl.processes.push_back(
-      {.pid = 1234, .name = "server", .cmdline = "server", .start_ns = kBase, .end_ns = kBase + 5'000'000});
-  tl.devices.push_back({.pid = 1234, .device_id = 0, .name = "NVIDIA H100"});
-  KernelEvent k;
-  k.pid = 1234;
-  k.stream_id = 7;
-  k.correlation_id = 1;
-  k.start_ns = kBase + 1'500'000;
-  k.end_ns = kBase + 1'600'000;
-  k.name = "decode_step";
-  k.grid = {1, 1, 1};
-  k.block = {32, 1, 1};
-  tl.kernels.push_back(k);
-  return tl;
-}
+Timeline one_kernel() { return test::one_kernel_timeline(kBase, 1234, "server", "decode_step"); }
 
 // A timeline source that also has request spans (as analyze::TraceTimeline).
-class WithRequests final : public test::ForwardingTimeline, public RequestSpanSource {
+class WithRequests final : public test::ForwardingWith<RequestSpanSource, RequestSpanEvent> {
  public:
-  WithRequests(const Timeline& tl, std::vector<RequestSpanEvent> spans)
-      : ForwardingTimeline(tl), m_spans(std::move(spans)) {}
-  void request_spans(const std::function<void(const RequestSpanEvent&)>& visit) override {
-    for (const RequestSpanEvent& e : m_spans) visit(e);
-  }
-
- private:
-  std::vector<RequestSpanEvent> m_spans;
+  using ForwardingWith::ForwardingWith;
+  void request_spans(const std::function<void(const RequestSpanEvent&)>& visit) override { visit_all(visit); }
 };
 
 // Request 0 and 1 overlap (two lanes); request 2 starts after 0 ended (lane 1 again) and failed.
