@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "analyze/timeline/timeline.hpp"
-#include "cli/export_python_samples.hpp"
+#include "analyze/timeline/trace_python_samples.hpp"
 #include "cli/output_files.hpp"
 #include "render/perfetto_json.hpp"
 #include "render/perfetto_proto.hpp"
@@ -44,7 +44,7 @@ int run_export(const ExportOptions& o) {
   const analyze::TimelineHeader header = timeline.header();
   const analyze::TimelineTracks tracks = timeline.tracks(header);
   // Python stack samples (trace --python-sampling), read after the timeline's events.
-  TracePythonSamples python(db);
+  analyze::TracePythonSamples python(db);
   // A trace found damaged half-way leaves the file that was there as it was.
   store::write_file_atomically(output, store::overwrite_if(o.force_overwrite), [&](std::ostream& out) {
     if (o.format == "pftrace") {

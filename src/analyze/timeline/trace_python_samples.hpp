@@ -4,7 +4,7 @@
 // analyze::TraceTimeline.
 //
 // Streaming: the samples are read row by row in time order (ORDER BY ts_ns, id); memory holds
-// the trace's stacks and frames (analyze::PySites) and one resolved frame list per distinct
+// the trace's stacks and frames (PySites) and one resolved frame list per distinct
 // stack, never the samples. A trace without a py_samples table has none.
 // Errors: store::DatabaseError when a read fails.
 #pragma once
@@ -20,7 +20,7 @@ namespace gpuscope::store {
 class Database;
 }
 
-namespace gpuscope::cli {
+namespace gpuscope::analyze {
 
 class TracePythonSamples final : public PythonSampleSource {
  public:
@@ -34,16 +34,16 @@ class TracePythonSamples final : public PythonSampleSource {
 
  private:
   struct Stack {
-    std::vector<analyze::PySite> sites;  // outermost first
-    std::vector<PythonFrame> frames;     // views into sites
+    std::vector<PySite> sites;        // outermost first
+    std::vector<PythonFrame> frames;  // views into sites
   };
   const Stack& stack(std::int64_t stack_id);
 
   store::Database& m_db;
   bool m_present = false;
-  analyze::PySites m_sites;
+  PySites m_sites;
   std::unordered_map<std::int64_t, Stack> m_stacks;  // by py_stacks.id; nodes never move
   std::int64_t m_visited = 0;
 };
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::analyze

@@ -1,10 +1,10 @@
-#include "cli/export_python_samples.hpp"
+#include "analyze/timeline/trace_python_samples.hpp"
 
 #include <algorithm>
 
 #include "store/database.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::analyze {
 
 TracePythonSamples::TracePythonSamples(store::Database& db)
     : m_db(db), m_present(db.has_table("py_samples")), m_sites(db) {}
@@ -15,7 +15,7 @@ const TracePythonSamples::Stack& TracePythonSamples::stack(std::int64_t stack_id
     Stack& s = it->second;
     s.sites = m_sites.frames(stack_id);  // innermost first
     std::reverse(s.sites.begin(), s.sites.end());
-    for (const analyze::PySite& site : s.sites) s.frames.push_back(PythonFrame{site.function, site.file, site.line});
+    for (const PySite& site : s.sites) s.frames.push_back(PythonFrame{site.function, site.file, site.line});
   }
   return it->second;
 }
@@ -39,4 +39,4 @@ void TracePythonSamples::python_samples(const std::function<void(const PythonSam
   }
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::analyze
