@@ -77,6 +77,13 @@ struct PageSeries {
   std::int64_t points_total = 0;   // points before downsampling
 };
 
+/// One Python stack sampled while the GPU idled (trace --python-sampling), with the GPU idle time
+/// charged to it (gpu_idle_py's rule: each idle gap split among one thread's samples in it).
+struct PageIdleStack {
+  std::vector<std::string> frames;  // outermost first: "thread 1234", then "train.py:57 <module>", ...
+  double idle_ns = 0;
+};
+
 struct ReportPage {
   /// "trace": a trace's page (gpuscope report); "diff": two traces compared (gpuscope diff
   /// --html): then `tables` holds the trace_diff Report, `trace_name` "A.sqlite vs B.sqlite",
@@ -110,6 +117,11 @@ struct ReportPage {
   /// The generate loops' forward steps (the Tokens section; core/token_timeline.hpp); empty
   /// (generations_total 0) when the trace holds no generate loop: then the page has no section.
   TokenTimeline tokens;
+  /// The Python stacks sampled while the GPU idled, on the judged window (the page's flame graph;
+  /// analyze/python/gpu_idle_charge.hpp), and that window's GPU idle time over every process;
+  /// empty without --python-sampling.
+  std::vector<PageIdleStack> python_idle;
+  double python_idle_ns = 0;
   /// What the page leaves out and why, one sentence each ("no memory timeline: ...").
   std::vector<std::string> notes;
 };

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/utf8.hpp"
+#include "render/flame_svg.hpp"
 #include "render/kernel_roofline_svg.hpp"
 #include "render/report_assets.hpp"
 #include "render/report_render.hpp"
@@ -240,6 +241,10 @@ void write_html_report(const core::ReportPage& page, std::ostream& out) {
       write_tokens_nav(page.tokens, out);
     } else if (key == "TOKENS") {
       write_tokens_section(page.tokens, out);
+    } else if (key == "PYTHON_NAV") {
+      write_python_nav(page, out);
+    } else if (key == "PYTHON") {
+      write_python_section(page, out);
     } else if (key == "ROOFLINE") {
       write_roofline(page, out);
     } else if (key == "TIMELINE_JS") {

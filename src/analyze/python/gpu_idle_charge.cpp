@@ -92,6 +92,7 @@ GpuIdleCharges gpu_idle_charges(Database& db) {
     const double share = static_cast<double>(core::sat_sub(gap.end_ns, gap.start_ns)) / static_cast<double>(n);
     ThreadCharge& t = out.threads[{pid, tid}];
     t.sampled_ns += share;
+    out.stacks[{{pid, tid}, st.column_int(3)}] += share;
     const SampleStack& stack = out.frames.stack(st.column_int(3));
     if (stack.frames.empty()) {
       t.no_frame_ns += share;

@@ -57,6 +57,8 @@ struct GpuIdleCharges {
   std::map<std::int64_t, ProcessGaps> gaps;  // per process with GPU work
   std::map<ThreadKey, ThreadCharge> threads;
   std::set<std::int64_t> without_gpu;  // processes with samples but no GPU work
+  /// ns charged per (thread, py_stack_id; 0 = no Python frame): the flame graph's weights.
+  std::map<std::pair<ThreadKey, std::int64_t>, double> stacks;
   SampleFrames frames;
 };
 

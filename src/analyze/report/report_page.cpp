@@ -13,6 +13,7 @@
 #include "analyze/common/gpu_index.hpp"
 #include "analyze/kernels/kernel_reports.hpp"
 #include "analyze/llm/llm_token_timeline.hpp"
+#include "analyze/python/gpu_idle_charge.hpp"
 #include "analyze/pytorch/pytorch_reports.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/timeline/judged_window.hpp"
@@ -192,7 +193,31 @@ namespace {
 struct Judged {
   std::vector<Report> headline;
   std::map<std::string_view, std::vector<Report>> tables;
+  std::vector<PageIdleStack> python_idle;
+  double python_idle_ns = 0;
 };
+
+// The flame graph's stacks: each (thread, stack) sampled in a GPU idle gap with the idle time
+// charged to it (gpu_idle_charge.hpp), frames outermost first under a "thread TID" root
+// ("process PID, thread TID" when several processes were sampled).
+void python_idle_stacks(Database& db, Judged& out) {
+  if (detail::py_sample_count(db) == 0) return;
+  detail::GpuIdleCharges c = detail::gpu_idle_charges(db);
+  for (const auto& [pid, gaps] : c.gaps) out.python_idle_ns += static_cast<double>(gaps.idle_ns);
+  const bool several = c.gaps.size() > 1;
+  for (const auto& [key, ns] : c.stacks) {
+    const auto& [thread, stack_id] = key;
+    PageIdleStack s;
+    s.idle_ns = ns;
+    s.frames.push_back((several ? "process " + std::to_string(thread.first) + ", " : std::string()) + "thread " +
+                       std::to_string(thread.second));
+    const detail::SampleStack& stack = c.frames.stack(stack_id);
+    if (stack.frames.empty()) s.frames.emplace_back("(no Python frame)");
+    for (auto it = stack.frames.rbegin(); it != stack.frames.rend(); ++it)
+      s.frames.push_back(core::repair_utf8(c.frames.site(*it).where()));
+    out.python_idle.push_back(std::move(s));
+  }
+}
 
 Judged judged_reports(Database& db, const JudgedWindow& window) {
   std::optional<FilteredTrace> scoped = judged_trace(db, window);
@@ -206,6 +231,7 @@ Judged judged_reports(Database& db, const JudgedWindow& window) {
   out.headline = noted(run_report(on, "top"));
   for (std::string_view name : kTableReports)
     if (is_judged_report(name)) out.tables[name] = noted(run_report(on, name));
+  python_idle_stacks(on, out);
   return out;
 }
 
@@ -351,6 +377,8 @@ ReportPage report_page(Database& db, const ReportPageOptions& options) {
   try {
     on_window = judged_reports(db, judged);
     page.headline = std::move(on_window.headline);
+    page.python_idle = std::move(on_window.python_idle);
+    page.python_idle_ns = on_window.python_idle_ns;
   } catch (...) {
     failed = std::current_exception();
   }

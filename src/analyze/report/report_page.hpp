@@ -40,8 +40,9 @@ class Database;
 namespace gpuscope::analyze {
 
 /// The stats reports the page shows as tables, in this order.
-inline constexpr std::array<std::string_view, 7> kTableReports = {
-    "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "nvtx_sum", "nvtx_gpu_proj_sum", "op_sum", "module_sum", "step_sum"};
+inline constexpr std::array<std::string_view, 8> kTableReports = {
+    "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "nvtx_sum", "nvtx_gpu_proj_sum", "op_sum", "module_sum", "step_sum",
+    "gpu_idle_py"};
 
 struct ReportPageOptions {
   std::string trace_name;  // shown in the title

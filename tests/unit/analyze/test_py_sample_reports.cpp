@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "analyze/common/trace_filter.hpp"
 #include "analyze/nsys/top_report.hpp"
 #include "analyze/python/py_sample_reports.hpp"
+#include "analyze/report/report_page.hpp"
 #include "analyze/report_registry.hpp"
 #include "analyze/timeline/judged_window.hpp"
 #include "render/report_render.hpp"
@@ -277,6 +279,32 @@ TEST(PySampleReports, RenderedAsExpected) {
     test::expect_matches_file(rendered(r, render::Format::kCsv), "py_samples/" + std::string(name) + ".csv");
     test::expect_matches_file(rendered(r, render::Format::kJson), "py_samples/" + std::string(name) + ".json");
   }
+}
+
+// The report page's flame graph: each (thread, stack) sampled in the idle gap [10, 20) ms with
+// the idle time charged to it (1 ms a sample: each thread took 10 samples in the 10 ms gap).
+TEST(PySampleReports, ReportPageFlameStacksCarryTheChargedIdleTime) {
+  TempDir dir;
+  store::Database db = store::open_trace(build(dir, Samples::kEverywhere));
+  const ReportPage page = report_page(db, {.timeline = false});
+  EXPECT_NEAR(page.python_idle_ns, 10e6, 1);
+  std::map<std::string, double> ms;
+  for (const PageIdleStack& s : page.python_idle) {
+    std::string path;
+    for (const std::string& f : s.frames) path += (path.empty() ? "" : " / ") + f;
+    ms[path] += s.idle_ns / 1e6;
+  }
+  const std::map<std::string, double> want = {
+      {"thread 1001 / train.py:57 <module> / data.py:123 load", 10.0},
+      {"thread 1002 / (no Python frame)", 5.0},
+      {"thread 1002 / worker.py:1 run / worker.py:5 spin", 5.0},
+  };
+  ASSERT_EQ(ms.size(), want.size());
+  for (const auto& [path, v] : want) EXPECT_NEAR(ms[path], v, 1e-6) << path;
+  // Without samples: no stacks, no section.
+  TempDir none_dir;
+  store::Database none = store::open_trace(build(none_dir, Samples::kNone));
+  EXPECT_TRUE(report_page(none, {.timeline = false}).python_idle.empty());
 }
 
 }  // namespace
