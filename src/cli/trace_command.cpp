@@ -182,7 +182,8 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& n
                   "thread of gpuscope's without the GIL, into py_samples (stacks in py_stacks), from\n"
                   "the program's first CUDA call on. stats -r py_sum: where the Python threads spent\n"
                   "their time; stats -r gpu_idle_py: which Python lines ran while the GPU sat idle.\n"
-                  "Example: --python-sampling=500. Needs --cuda-api=gpu")
+                  "Example: --python-sampling=500. Needs --cuda-api=gpu. Without the option,\n"
+                  "GPUSCOPE_PYTHON_SAMPLING=RATE in the environment does the same")
       ->expected(0, 1)
       ->default_str("1000")
       ->type_name("[RATE]")
@@ -315,7 +316,6 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},
       {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_PYTHON_CALLSITES", o.python_callsites},
-      {"GPUSCOPE_PYTHON_SAMPLING", std::to_string(python_sampling_hz(o.python_sampling))},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
   // gpuscope's Python hooks (collect/python/sitecustomize.py): the default ones (training steps,
@@ -332,7 +332,8 @@ int run_trace(TraceOptions o) {
     spec.pytorch_hooks_asked = !o.pytorch.empty();
   }
   // Python stacks are taken by the collector set up with its own API callbacks (--cuda-api=gpu).
-  if (o.cuda_api == "all" && ((o.python_callsites != "none" && !o.python_callsites.empty()) || !o.python_sampling.empty()))
+  if (o.cuda_api == "all" &&
+      ((o.python_callsites != "none" && !o.python_callsites.empty()) || !o.python_sampling.empty()))
     return fail(std::string(o.python_sampling.empty() ? "--python-callsites" : "--python-sampling") +
                     " needs --cuda-api=gpu (the default): with --cuda-api=all the collector takes no Python stacks",
                 "leave out --cuda-api=all, or trace twice");
@@ -340,8 +341,13 @@ int run_trace(TraceOptions o) {
   // Python finalizes), even with --pytorch=none.
   if ((o.python_callsites != "none" && !o.python_callsites.empty()) || !o.python_sampling.empty())
     spec.pytorch_hooks = true;
-  if (!o.python_sampling.empty())
-    spec.import.extra_meta.emplace_back("python_sampling_hz", std::to_string(python_sampling_hz(o.python_sampling)));
+  // Without the option the program's own GPUSCOPE_PYTHON_SAMPLING applies (scripts/gpu-run runs the
+  // GPU tests with sampling on that way).
+  if (!o.python_sampling.empty()) {
+    const std::string hz = std::to_string(python_sampling_hz(o.python_sampling));
+    spec.env.emplace_back("GPUSCOPE_PYTHON_SAMPLING", hz);
+    spec.import.extra_meta.emplace_back("python_sampling_hz", hz);
+  }
   // PyTorch's allocator state at exit (segments: which cudaMalloc calls are PyTorch's) with
   // --cuda-memory-usage, and its event history with --pytorch=memory (collect/python/sitecustomize.py).
   const std::vector<std::string_view> pytorch_items = comma_items(o.pytorch);

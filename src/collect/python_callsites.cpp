@@ -29,6 +29,22 @@ constexpr double kSamplerDuty = 0.25;
 // The sampler reads at most this many Python threads per tick.
 constexpr std::size_t kMaxSampledThreads = 256;
 
+void write_loss(store::EventLogWriter& writer, std::uint64_t now_ns, store::DataLossKind kind, std::uint64_t count) {
+  log::DataLossRecord d{};
+  d.ts_ns = now_ns;
+  d.count = count;
+  d.what_string = writer.intern(store::data_loss_name(kind));
+  writer.add(log::RecordKind::kDataLoss, d);
+}
+
+void write_warning(store::EventLogWriter& writer, std::uint64_t now_ns, const std::string& text) {
+  log::MessageRecord m{};
+  m.ts_ns = now_ns;
+  m.severity = static_cast<std::uint8_t>(log::Severity::kWarning);
+  m.text_string = writer.intern(text);
+  writer.add(log::RecordKind::kMessage, m);
+}
+
 }  // namespace
 
 std::unique_ptr<PythonCallSites> PythonCallSites::create(collect::PythonCallsites mode, std::string* note,
@@ -355,19 +371,9 @@ void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now
     if (!m_sampling_note_written) sampling_note.swap(m_sampling_note);
   }
   for (const log::PySampleRecord& s : samples) writer.add(log::RecordKind::kPySample, s);
-  if (torn > 0) {
-    log::DataLossRecord d{};
-    d.ts_ns = now_ns;
-    d.count = torn;
-    d.what_string = writer.intern(store::data_loss_name(store::DataLossKind::kPyStacksTorn));
-    writer.add(log::RecordKind::kDataLoss, d);
-  }
+  if (torn > 0) write_loss(writer, now_ns, store::DataLossKind::kPyStacksTorn, torn);
   if (!sampling_note.empty()) {
-    log::MessageRecord m{};
-    m.ts_ns = now_ns;
-    m.severity = static_cast<std::uint8_t>(log::Severity::kWarning);
-    m.text_string = writer.intern(sampling_note);
-    writer.add(log::RecordKind::kMessage, m);
+    write_warning(writer, now_ns, sampling_note);
     m_sampling_note_written = true;
   }
   std::vector<std::pair<std::uint32_t, PyFrameInfo>> resolved;
@@ -384,24 +390,14 @@ void PythonCallSites::write_new(store::EventLogWriter& writer, std::uint64_t now
   m_written += resolved.size();
   m_unresolvable_out += unresolvable;
   if (!failure.empty()) {
-    log::MessageRecord m{};
-    m.ts_ns = now_ns;
-    m.severity = static_cast<std::uint8_t>(log::Severity::kWarning);
-    m.text_string = writer.intern(failure);
-    writer.add(log::RecordKind::kMessage, m);
+    write_warning(writer, now_ns, failure);
     m_failure_written = true;
   }
   // At the end, frames interned but never handled (the resolver had no GIL in time) are lost too.
   const std::uint64_t interned = m_table.frame_count();
   const std::uint64_t handled = m_written + m_unresolvable_out;
   const std::uint64_t lost = unresolvable + (final && interned > handled ? interned - handled : 0);
-  if (lost > 0) {
-    log::DataLossRecord d{};
-    d.ts_ns = now_ns;
-    d.count = lost;
-    d.what_string = writer.intern(store::data_loss_name(store::DataLossKind::kPyFramesUnresolved));
-    writer.add(log::RecordKind::kDataLoss, d);
-  }
+  if (lost > 0) write_loss(writer, now_ns, store::DataLossKind::kPyFramesUnresolved, lost);
 }
 
 }  // namespace gpuscope::collect::detail
