@@ -32,9 +32,9 @@ std::string file_of(const std::string& frame) {
   return colon == std::string::npos ? std::string() : frame.substr(0, colon);
 }
 
-// A warm hue per file (stable: a hash of the name), thread roots grey.
-std::string colour(const std::string& frame, int depth) {
-  if (depth == 0) return "#c9ced6";
+// A warm hue per file (stable: a hash of the name); a thread's root box grey.
+std::string colour(const std::string& frame, bool thread_root) {
+  if (thread_root) return "#c9ced6";
   const std::size_t h = std::hash<std::string>{}(file_of(frame));
   const int hue = 10 + static_cast<int>(h % 45);  // red-orange-yellow
   const int light = 62 + static_cast<int>((h / 45) % 14);
@@ -77,6 +77,7 @@ void write_flame_svg(const std::vector<core::PageIdleStack>& stacks, double tota
     const Node* node;
     double x;
     int row;
+    bool thread_root = false;
   };
   std::vector<Box> boxes;
   int hidden = 0;
@@ -106,7 +107,7 @@ void write_flame_svg(const std::vector<core::PageIdleStack>& stacks, double tota
             [](const Node* a, const Node* b) { return a->ns != b->ns ? a->ns > b->ns : a->name < b->name; });
   int row = 0;
   for (const Node* t : threads) {
-    boxes.push_back({t, kX0, row});
+    boxes.push_back({t, kX0, row, true});
     row = place(*t, kX0, row + 1) + 2;  // a blank row between threads
   }
   const int max_depth = row - 2;
@@ -127,8 +128,7 @@ void write_flame_svg(const std::vector<core::PageIdleStack>& stacks, double tota
     out << fmt::format(
         "<g><title>{}</title><rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
         "fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\"/>",
-        xml_escape(tip), b.x, y, w, kRowH - 1,
-        colour(b.node->name, b.node->name.rfind("thread ", 0) == 0 || b.node->name.rfind("process ", 0) == 0 ? 0 : 1));
+        xml_escape(tip), b.x, y, w, kRowH - 1, colour(b.node->name, b.thread_root));
     const auto fit = static_cast<std::size_t>((w - 6) / kCharPx);
     if (fit >= 4) {
       std::string label = b.node->name;

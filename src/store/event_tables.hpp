@@ -1,4 +1,5 @@
-// The importer's second pass over one event log: writes the event tables (kernels,
+// The importer's second pass over one event log (event_tables.cpp; the Python frames, stacks and
+// samples in event_tables_python.cpp): writes the event tables (kernels,
 // kernel_profiles, kernel_metrics, memcpys, memsets, memory_events, api_calls, syncs,
 // nvtx_events, overheads, messages, py_frames, py_stacks, py_samples) through the row writers of ImportState, clipped
 // to the log's capture windows, and hands NVTX records to an NvtxRangeTracker and allocations and frees (in time order)

@@ -118,6 +118,7 @@ TEST(PythonStacksImport, SamplesNameTheirStacks) {
                     "IFNULL(f.line, '-') || ':' || p.holds_gil || p.on_cpu AS x FROM py_samples p LEFT JOIN "
                     "py_stacks k ON k.id = p.py_stack_id LEFT JOIN py_frames f ON f.id = k.frame_id ORDER BY p.id)"),
       "1100:100:123:11 1100:101:-:00 1200:100:123:01 1300:100:-:00");
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM py_samples WHERE py_stack_id IS NULL"), 2);  // no frame; undefined
   EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM threads WHERE tid = 101"), 1);
 }
 
