@@ -1,6 +1,7 @@
 // Python call sites of CUDA calls (python_callsites.hpp).
 #include "collect/python_callsites.hpp"
 
+#include <cxxabi.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -240,7 +241,17 @@ void PythonCallSites::keep_alive_by_resolver(std::span<const std::uintptr_t> cod
   }
 }
 
-void PythonCallSites::resolver_main() noexcept {
+void PythonCallSites::resolver_main() {
+  try {
+    resolve_loop();
+  } catch (abi::__forced_unwind&) {
+    throw;  // pthread_exit (CPython ending this thread at finalization): the thread ends
+  } catch (...) {
+    // An allocation failed: the frames left are written unresolved and counted.
+  }
+}
+
+void PythonCallSites::resolve_loop() {
   std::vector<PyInternedFrame> work;
   std::vector<std::uintptr_t> keep;                      // code objects to keep alive (keep_alive_by_resolver)
   std::vector<PyFrameWalker::PyCodeFingerprint> verify;  // the sampler's, kept alive if still themselves

@@ -12,7 +12,8 @@
 //  - a resolver thread of its own, the only one that takes the GIL (PyGILState_Ensure):
 //    checks the walker's layout on a live frame, then resolves frames to file, line and
 //    function. It is detached: if the interpreter ends the thread (a thread taking the GIL
-//    during finalization is exited by CPython 3.11-3.13) nothing waits for it; frames it
+//    during finalization is exited by CPython 3.11-3.13, through pthread_exit's unwind, which
+//    resolver_main lets through) nothing waits for it; frames it
 //    never resolved are written unresolved and counted (data_loss py_frames_unresolved).
 //
 // Periodic samples (GPUSCOPE_PYTHON_SAMPLING=RATE, `gpuscope trace --python-sampling`): a
@@ -88,7 +89,11 @@ class PythonCallSites {
 
  private:
   explicit PythonCallSites(collect::PythonCallsites mode);
-  void resolver_main() noexcept;
+  // Not noexcept: CPython ends a thread that takes the GIL during finalization with
+  // pthread_exit, whose forced unwind must pass through (a noexcept frame would terminate the
+  // process). Every other exception ends the resolver quietly.
+  void resolver_main();
+  void resolve_loop();
   void write_frame(store::EventLogWriter& writer, std::uint32_t id, const PyFrameInfo& info);
   // Program thread without the GIL: has the resolver keep `codes` alive (it takes the GIL),
   // waiting up to kKeepAliveWait; past that they join m_abandoned_codes.

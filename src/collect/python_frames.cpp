@@ -83,7 +83,8 @@ struct CheckedMemory {
   bool load(std::uintptr_t address, void* out, std::size_t bytes) const {
     if (address == 0) return false;
     for (const Snapshot& s : snapshots) {
-      if (address >= s.lo && address + bytes <= s.hi) {
+      // Without `address + bytes`, which a torn read's garbage address can wrap past zero.
+      if (address >= s.lo && address < s.hi && bytes <= s.hi - address) {
         std::memcpy(out, s.bytes + (address - s.lo), bytes);
         return true;
       }

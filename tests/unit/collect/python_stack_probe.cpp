@@ -87,7 +87,8 @@ __attribute__((visibility("default"))) int gpuscope_probe_stack(char* out, int c
 // program's thread, the resolver thread's layout check and resolution, the writer's records
 // in an event log the test then reads.
 namespace {
-std::unique_ptr<gpuscope::collect::detail::PythonCallSites> g_sites;
+// Never destroyed, as the collector's own (its detached resolver may run until the process ends).
+gpuscope::collect::detail::PythonCallSites* g_sites = nullptr;
 gpuscope::store::EventLogWriter g_log;
 }  // namespace
 
@@ -95,7 +96,8 @@ extern "C" {
 
 __attribute__((visibility("default"))) int gpuscope_probe_sites_open(const char* path) {
   std::string note;
-  g_sites = gpuscope::collect::detail::PythonCallSites::create(gpuscope::collect::PythonCallsites::kSync, &note);
+  g_sites =
+      gpuscope::collect::detail::PythonCallSites::create(gpuscope::collect::PythonCallsites::kSync, &note).release();
   std::string error;
   return g_sites != nullptr && g_log.open(path, static_cast<std::uint32_t>(::getpid()), &error) ? 1 : 0;
 }
@@ -112,7 +114,7 @@ __attribute__((visibility("default"))) void gpuscope_probe_sites_flush(int final
 // The sampler (GPUSCOPE_PYTHON_SAMPLING) without CUDA: samples of every Python thread taken by
 // the collector's sampler thread, stamped with CLOCK_MONOTONIC, in an event log the test reads.
 namespace {
-std::unique_ptr<gpuscope::collect::detail::PythonCallSites> g_sampler;
+gpuscope::collect::detail::PythonCallSites* g_sampler = nullptr;  // never destroyed, as g_sites
 gpuscope::store::EventLogWriter g_sampler_log;
 
 std::uint64_t monotonic_ns() {
@@ -128,9 +130,9 @@ __attribute__((visibility("default"))) int gpuscope_probe_sampling_open(const ch
   std::string note;
   // A sampler's resolver thread is detached and lives on: an earlier sampler is left alive (as
   // the collector, leaked on purpose, leaves its own), only stopped.
-  (void)g_sampler.release();
   g_sampler = gpuscope::collect::detail::PythonCallSites::create(gpuscope::collect::PythonCallsites::kNone, &note, hz,
-                                                                 &monotonic_ns);
+                                                                 &monotonic_ns)
+                  .release();
   std::string error;
   return g_sampler != nullptr && g_sampler_log.open(path, static_cast<std::uint32_t>(::getpid()), &error) ? 1 : 0;
 }

@@ -9,6 +9,7 @@ import asyncio
 import ctypes
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -331,6 +332,25 @@ def test_sampling():
     check(losses.get("py_frames_unresolved", 0) == 0, f"sampling: losses {losses}")
 
 
+def test_sampling_churn():
+    """The sampler at 10 kHz on a process that creates and drops code objects and threads all the
+    time (python_sampling_churn.py, in a child process so that a crash is a failure, not the end):
+    torn reads meet garbage addresses there. Once stopped before the end, once left running
+    while the interpreter finalizes."""
+    churn = os.path.join(os.path.dirname(ME), "python_sampling_churn.py")
+    for mode in ("close", "exit", "close"):
+        path = os.path.join(tempfile.mkdtemp(), "churn.gslog")
+        done = subprocess.run([sys.executable, churn, PROBE, "10000", "2", mode, path], capture_output=True,
+                              text=True, timeout=50)
+        check(done.returncode == 0 and "CHURN ok" in done.stdout,
+              f"churn ({mode}): exit {done.returncode}: {(done.stderr or done.stdout)[-400:]}")
+        if mode == "close" and done.returncode == 0:
+            samples = read_samples(path)
+            torn = read_log(path)[2].get("py_stacks_torn", 0)
+            print(f"  churn: {len(samples)} samples, {torn} torn")
+            check(len(samples) >= 1000, f"churn: {len(samples)} samples in 2 s at 10 kHz")
+
+
 def main():
     state = gil_held.gpuscope_probe_state()
     if state == 1:  # unsupported: the note says why
@@ -350,6 +370,7 @@ def main():
     test_callsite_log()
     test_module_end()
     test_sampling()
+    test_sampling_churn()
     print(f"python {sys.version.split()[0]}: {'FAILED' if FAILURES else 'ok'}")
     return 1 if FAILURES else 0
 
