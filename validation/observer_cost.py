@@ -15,15 +15,19 @@ separate processes (whose untraced step time moves by ±20 % on the GPU machine)
   stopped after it (start-up and event processing outside the timed steps, one untimed step
   inside first). One more CPU-only block, untimed, counts the RecordFunction calls per step
   (PyTorch's profiler events: operators, backward nodes, user scopes), the calls the observer
-  sees.
+  sees;
+* with ``--kinds sampling`` under ``gpuscope trace --python-sampling`` (issue 42): blocks alternate
+  between ``off`` (the sampler paused through gpuscope_python_sampling_pause) and ``sampling RATE
+  Hz`` (running): what reading every Python thread's stack RATE times a second adds.
 
 Workloads: resnet18 (examples/pytorch/resnet_train.py: torchvision resnet18, batch 32,
-3x112x112, SGD) or vit (examples/pytorch/vit_train.py's model: timm ViT-S/16, bf16 autocast,
-SDPA, AdamW, batch 64). Each step ends with loss.item(), so recording's CPU time is never
-hidden behind the GPU. The order of the kinds rotates every round. Per block: ms/step = its
+3x112x112, SGD), vit (examples/pytorch/vit_train.py's model: timm ViT-S/16, bf16 autocast,
+SDPA, AdamW, batch 64) or add_loop (1000 x.add_(1) on 32 elements a step, as
+examples/pytorch/add_loop.py: launch-bound). Each step ends with loss.item() (add_loop: x[0].item()),
+so recording's CPU time is never hidden behind the GPU. The order of the kinds rotates every round. Per block: ms/step = its
 wall time / --block; per kind: the median over rounds; added = kind − off.
 
-Writes OUT/observer_cost_WORKLOAD_MODE.{md,json} (MODE: observer or profiler) and prints
+Writes OUT/observer_cost_WORKLOAD_MODE.{md,json} (MODE: observer, profiler or sampling) and prints
 ``RESULT workload=W mode=M off_ms=... KIND_ms=... [calls_per_step=N]``.
 Exit status 2 when the mode's hooks are missing (under gpuscope: not --pytorch=ops through
 the observer) or without a GPU, torchvision or timm.
@@ -31,6 +35,7 @@ the observer) or without a GPU, torchvision or timm.
 Usage:
   gpuscope trace -o t --pytorch=ops,modules -- python3 validation/observer_cost.py OUT --workload resnet18
   python3 validation/observer_cost.py OUT --workload resnet18
+  gpuscope trace -o t --python-sampling -- python3 validation/observer_cost.py OUT --kinds sampling
 """
 import argparse
 import json
@@ -45,6 +50,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "pytor
 
 def make_step(torch, workload):
     """step() -> float (the loss, after the step's GPU work) for the workload; None if its library is missing."""
+    if workload == "add_loop":  # examples/pytorch/add_loop.py's launch-bound loop: 1000 x.add_(1) a step
+        x = torch.zeros(32, device="cuda")
+
+        def adds():
+            for _ in range(1000):
+                x.add_(1)
+            return float(x[0].item() % 1000)  # 0.0 after every step: the adds ran
+        return adds
     if workload == "resnet18":
         try:
             import torchvision
@@ -106,6 +119,25 @@ def observer_kinds(torch):
     return kinds
 
 
+def pause_kinds(what):
+    """{kind: (enter, leave)} pausing and resuming gpuscope trace's Python sampler (what="sampling":
+    gpuscope_python_sampling_pause) or call sites (what="callsites": gpuscope_python_callsites_pause),
+    found in the loaded collector with RTLD_NOLOAD; None when this process has none."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(os.environ.get("CUDA_INJECTION64_PATH", ""), mode=os.RTLD_NOLOAD)
+        pause = getattr(lib, f"gpuscope_python_{what}_pause")
+    except (OSError, AttributeError):
+        return None
+    pause.argtypes = [ctypes.c_int]
+    pause.restype = ctypes.c_int
+    if pause(1) != 1:
+        return None
+    on = (f"sampling {os.environ.get('GPUSCOPE_PYTHON_SAMPLING', '?')} Hz" if what == "sampling"
+          else f"callsites {os.environ.get('GPUSCOPE_PYTHON_CALLSITES', '?')}")
+    return {"off": (lambda: pause(1), lambda: None), on: (lambda: pause(0), lambda: pause(1))}
+
+
 def profiler_kinds(torch):
     """{kind: (enter, leave)}: no profiler, torch.profiler CPU + CUDA, torch.profiler CPU only."""
     from torch.profiler import ProfilerActivity, profile
@@ -138,17 +170,28 @@ def calls_per_step(torch, step, block):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", help="folder for observer_cost_WORKLOAD_MODE.md and .json")
-    p.add_argument("--workload", choices=("resnet18", "vit"), default="resnet18")
+    p.add_argument("--workload", choices=("resnet18", "vit", "add_loop"), default="resnet18")
     p.add_argument("--rounds", type=int, default=15, help="rounds of one block of each kind (default 15)")
     p.add_argument("--block", type=int, default=10, help="timed steps per block (default 10)")
     p.add_argument("--warmup", type=int, default=10, help="steps before measuring (default 10)")
+    p.add_argument("--kinds", choices=("auto", "sampling", "callsites"), default="auto",
+                   help="auto: the observer kinds under gpuscope trace, the profiler kinds without it; sampling: "
+                        "the Python sampler paused and running (under gpuscope trace --python-sampling); callsites: "
+                        "the Python call sites paused and taken (under gpuscope trace --python-callsites=MODE)")
     a = p.parse_args()
     import torch
     if not torch.cuda.is_available():
         print("observer_cost: no CUDA device", file=sys.stderr)
         return 2
     traced = bool(os.environ.get("CUDA_INJECTION64_PATH"))
-    kinds = observer_kinds(torch) if traced else profiler_kinds(torch)
+    if a.kinds != "auto":
+        kinds = pause_kinds(a.kinds) if traced else None
+        if kinds is None:
+            print(f"observer_cost: no Python {a.kinds} to pause: run under gpuscope trace "
+                  f"--python-{'sampling' if a.kinds == 'sampling' else 'callsites=sync'}", file=sys.stderr)
+            return 2
+    else:
+        kinds = observer_kinds(torch) if traced else profiler_kinds(torch)
     if kinds is None:
         print("observer_cost: gpuscope's operator observer is not installed: run under gpuscope trace "
               "--pytorch=ops,modules (the observer route)", file=sys.stderr)
@@ -172,16 +215,16 @@ def main():
                 value = step()
             ms[k].append((time.perf_counter() - t0) * 1e3 / a.block)
             leave()
-    if value != value:
-        print("observer_cost: loss is not finite", file=sys.stderr)
+    if value != value or (a.workload == "add_loop" and value != 0.0):
+        print(f"observer_cost: wrong result {value} (loss not finite, or adds missing)", file=sys.stderr)
         return 1
-    mode = "observer" if traced else "profiler"
+    mode = a.kinds if a.kinds != "auto" else "observer" if traced else "profiler"
     result = {"workload": a.workload, "mode": mode, "device": torch.cuda.get_device_name(0),
               "torch": torch.__version__, "rounds": a.rounds, "block_steps": a.block, "warmup_steps": a.warmup,
               "median_ms_per_step": {k: statistics.median(v) for k, v in ms.items()}, "blocks_ms": ms}
     off = result["median_ms_per_step"]["off"]
     result["added_ms_per_step"] = {k: v - off for k, v in result["median_ms_per_step"].items() if k != "off"}
-    if not traced:
+    if mode == "profiler":
         result["calls_per_step"] = calls_per_step(torch, step, a.block)
     lines = [f"# In-process cost per step: {a.workload}, {mode} kinds", "",
              f"{result['device']}, torch {result['torch']}; {a.rounds} rounds of one block of {a.block} steps per "

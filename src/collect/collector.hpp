@@ -109,6 +109,12 @@ class Collector {
   /// Python's atexit (gpuscope_python_flush): waits up to timeout_ms for the Python call
   /// sites' frames to be resolved while the interpreter still runs (python_callsites.hpp).
   void python_flush(int timeout_ms) noexcept;
+  /// gpuscope_python_sampling_pause: pauses (true) or resumes the Python sampler, if any.
+  void python_sampling_pause(bool paused) noexcept;
+  [[nodiscard]] bool python_sampling_active() const noexcept;
+  /// gpuscope_python_callsites_pause: pauses (true) or resumes the Python call sites; false
+  /// when this process takes none.
+  bool python_callsites_pause(bool paused) noexcept;
 
   /// atexit: flush CUPTI, drain, write ProcessEndRecord, close. Idempotent; a
   /// no-op outside the process that initialised the collector.

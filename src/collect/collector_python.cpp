@@ -11,6 +11,18 @@ void Collector::python_flush(int timeout_ms) noexcept {
   m_python->flush(timeout_ms);
 }
 
+bool Collector::python_sampling_active() const noexcept { return m_python && m_python->sampling(); }
+
+bool Collector::python_callsites_pause(bool paused) noexcept {
+  if (!m_python || !m_python->callsites()) return false;
+  m_python->pause_callsites(paused);
+  return true;
+}
+
+void Collector::python_sampling_pause(bool paused) noexcept {
+  if (m_python) m_python->pause_sampling(paused);
+}
+
 }  // namespace gpuscope::collect::detail
 
 extern "C" {
@@ -21,6 +33,25 @@ extern "C" {
 __attribute__((visibility("default"))) void gpuscope_python_flush(int timeout_ms) noexcept {
   using gpuscope::collect::detail::Collector;
   if (Collector* c = Collector::active()) c->python_flush(timeout_ms);
+}
+
+// Pauses (paused != 0) or resumes gpuscope trace --python-sampling's sampler, for an A/B of its
+// cost inside one process (validation/python_sampling_check.py, through ctypes with
+// RTLD_NOLOAD on CUDA_INJECTION64_PATH). Returns 1 when this process has a sampler, else 0.
+__attribute__((visibility("default"))) int gpuscope_python_sampling_pause(int paused) noexcept {
+  using gpuscope::collect::detail::Collector;
+  Collector* c = Collector::active();
+  if (c == nullptr || !c->python_sampling_active()) return 0;
+  c->python_sampling_pause(paused != 0);
+  return 1;
+}
+
+// The same for gpuscope trace --python-callsites (validation/observer_cost.py --kinds callsites).
+// Returns 1 when this process takes call sites, else 0.
+__attribute__((visibility("default"))) int gpuscope_python_callsites_pause(int paused) noexcept {
+  using gpuscope::collect::detail::Collector;
+  Collector* c = Collector::active();
+  return c != nullptr && c->python_callsites_pause(paused != 0) ? 1 : 0;
 }
 
 }  // extern "C"

@@ -90,7 +90,9 @@ void PythonCallSites::sampler_main(std::uint32_t hz) noexcept {
     auto next = std::chrono::steady_clock::now();
     while (!m_stop_sampler.load(std::memory_order_relaxed)) {
       const auto tick = std::chrono::steady_clock::now();
-      if (m_walker.threads_ready()) {
+      if (m_sampler_paused.load(std::memory_order_relaxed)) {
+        // paused: nothing read, nothing recorded
+      } else if (m_walker.threads_ready()) {
         sample_once(threads);
       } else if (m_walker.threads_failed() || m_walker.state() == PyWalkerState::failed) {
         std::lock_guard lock(m_samples_mutex);
@@ -192,6 +194,7 @@ void PythonCallSites::select(CUpti_CallbackDomain domain, const std::vector<CUpt
 }
 
 std::uint32_t PythonCallSites::take() noexcept {
+  if (m_callsites_paused.load(std::memory_order_relaxed)) return 0;
   try {
     PyRawFrame frames[kMaxFrames];
     const PyWalkResult walked = m_walker.walk_this_thread(frames);

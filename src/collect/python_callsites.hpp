@@ -64,6 +64,14 @@ class PythonCallSites {
 
   // Stops the sampler (joined); the writer's last write_new follows. Idempotent.
   void stop_sampling() noexcept;
+  // Pauses (true) or resumes (false) the sampler without ending it: a paused sampler takes no
+  // sample and reads nothing (validation/python_sampling_check.py's in-process A/B).
+  void pause_sampling(bool paused) noexcept { m_sampler_paused.store(paused, std::memory_order_relaxed); }
+  [[nodiscard]] bool sampling() const noexcept { return m_sampling_hz > 0; }
+  // Pauses (true) or resumes (false) the call sites: a paused take() walks nothing and returns 0
+  // (validation/observer_cost.py --kinds callsites: their cost inside one process).
+  void pause_callsites(bool paused) noexcept { m_callsites_paused.store(paused, std::memory_order_relaxed); }
+  [[nodiscard]] bool callsites() const noexcept { return m_mode != collect::PythonCallsites::kNone; }
 
   // At setup, before the callbacks run: the callback ids of a domain that take a stack.
   void select(CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& cbids);
@@ -131,6 +139,8 @@ class PythonCallSites {
   std::uint64_t (*m_clock)() = nullptr;
   std::thread m_sampler;
   std::atomic<bool> m_stop_sampler{false};
+  std::atomic<bool> m_sampler_paused{false};
+  std::atomic<bool> m_callsites_paused{false};
   std::mutex m_samples_mutex;                         // guards m_samples and m_samples_torn
   std::vector<log::PySampleRecord> m_samples;         // taken, not yet written
   std::uint64_t m_samples_torn = 0;                   // torn reads since the last write

@@ -139,6 +139,10 @@ __attribute__((visibility("default"))) int gpuscope_probe_sampling_open(const ch
 
 __attribute__((visibility("default"))) std::uint64_t gpuscope_probe_monotonic_ns() { return monotonic_ns(); }
 
+__attribute__((visibility("default"))) void gpuscope_probe_sampling_pause(int paused) {
+  g_sampler->pause_sampling(paused != 0);
+}
+
 // Called with the GIL released: stops the sampler, lets the resolver finish, writes the log.
 __attribute__((visibility("default"))) void gpuscope_probe_sampling_close() {
   g_sampler->stop_sampling();

@@ -288,6 +288,14 @@ def test_sampling():
     t0 = gil_released.gpuscope_probe_monotonic_ns()
     nap(1.0)
     t1 = gil_released.gpuscope_probe_monotonic_ns()
+    gil_released.gpuscope_probe_sampling_pause(1)  # paused: no sample until resumed
+    time.sleep(0.02)  # a tick under way ends
+    t2 = gil_released.gpuscope_probe_monotonic_ns()
+    nap(0.3)
+    t3 = gil_released.gpuscope_probe_monotonic_ns()
+    gil_released.gpuscope_probe_sampling_pause(0)
+    nap(0.2)
+    t4 = gil_released.gpuscope_probe_monotonic_ns()
     stop.set()
     spinner.join()
     gil_released.gpuscope_probe_sampling_close()
@@ -327,6 +335,9 @@ def test_sampling():
     check(flag(by_thread[main_tid], 2) <= 0.05, f"sleeping thread on a CPU in {flag(by_thread[main_tid], 2):.0%}")
     check(flag(by_thread[spin_tid], 1) >= 0.8, f"spinning thread holds the GIL in {flag(by_thread[spin_tid], 1):.0%}")
     check(flag(by_thread[spin_tid], 2) >= 0.8, f"spinning thread on a CPU in {flag(by_thread[spin_tid], 2):.0%}")
+    paused = [s for s in samples if t2 <= s[0] <= t3]
+    resumed = [s for s in samples if t3 <= s[0] <= t4 and s[1] == main_tid]
+    check(not paused and len(resumed) >= 50, f"paused: {len(paused)} samples (want 0); resumed: {len(resumed)}")
     torn = losses.get("py_stacks_torn", 0)
     check(torn <= 0.01 * max(1, len(samples)), f"{torn} torn of {len(samples)}")
     check(losses.get("py_frames_unresolved", 0) == 0, f"sampling: losses {losses}")
