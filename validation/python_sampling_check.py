@@ -86,6 +86,27 @@ def known_line(a, work):
         return {"error": f"exit {rc}: {(err or out)[-600:]}"}
     load_line, item_line, pid = (int(x) for x in m.groups())
     db = sqlite3.connect(f"{trace}.sqlite")
+    result = line_share(db, pid, load_line, item_line)
+    if "error" in result:
+        return result
+    n_samples, loss = result["samples"], result["losses"]
+    rc2, report, err2 = run([str(Path(a.build) / "bin" / "gpuscope"), "stats", "-r", "gpu_idle_py", f"{trace}.sqlite"],
+                            120)
+    (work / "gpu_idle_py.txt").write_text(report + err2)
+    own = re.search(r"load_share=([0-9.]+)", out)
+    names = f"slow_loader.py:{load_line}" in report
+    return {**result, "own_load_share": float(own.group(1)) if own else None, "expected_item_calls": STEPS // 10,
+            "report_names_line": names,
+            "pass": result["share"] >= LINE_SHARE and result["item_calls_at_line"] == STEPS // 10 and names
+            and loss.get("py_stacks_torn", 0) <= TORN_SHARE * max(1, n_samples)}
+
+
+def line_share(db, pid, load_line, item_line, file_like="%slow_loader.py"):
+    """From a trace of slow_loader.py (an sqlite3 connection): the GPU idle gaps inside the steps
+    after the first (torch_steps; the busy time is the union of kernels, memcpys and memsets), the
+    main thread's (tid = pid) samples inside them and how many have load_line as their innermost
+    frame in a file like file_like; the .item() calls (device-to-host copies whose API call's stack
+    is innermost at item_line). {"error": ...} when the trace has no steps."""
     # The steady steps: from the end of step 0's optimizer.step() to the last step's end.
     lo, hi = db.execute("SELECT MIN(start_ns), MAX(end_ns) FROM torch_steps WHERE pid = ? AND step >= 1",
                         (pid,)).fetchone()
@@ -102,7 +123,6 @@ def known_line(a, work):
         end = max(end, e)
     if end < hi:
         gaps.append((end, hi))
-    file_like = "%slow_loader.py"
 
     def innermost_line(stack_id):
         while stack_id:
@@ -131,18 +151,10 @@ def known_line(a, work):
         "WHERE a.pid = ? AND a.py_stack_id IS NOT NULL AND m.copy_kind = 'DtoH'", (pid,)) if innermost_line(s) == item_line)
     n_samples = db.execute("SELECT COUNT(*) FROM py_samples").fetchone()[0]
     loss = losses(db)
-    rc2, report, err2 = run([str(Path(a.build) / "bin" / "gpuscope"), "stats", "-r", "gpu_idle_py", f"{trace}.sqlite"],
-                            120)
-    (work / "gpu_idle_py.txt").write_text(report + err2)
     share = at_load / len(lines) if lines else 0.0
-    own = re.search(r"load_share=([0-9.]+)", out)
     return {"load_line": load_line, "item_line": item_line, "gaps": len(gaps), "samples": n_samples,
-            "own_load_share": float(own.group(1)) if own else None, "steady_ns": hi - lo,
-            "samples_in_gaps": len(lines), "at_load_line": at_load, "share": share,
-            "item_calls_at_line": item_calls, "calls_with_stack": items, "expected_item_calls": STEPS // 10,
-            "losses": loss, "report_names_line": f"slow_loader.py:{load_line}" in report,
-            "pass": share >= LINE_SHARE and item_calls == STEPS // 10 and f"slow_loader.py:{load_line}" in report
-            and loss.get("py_stacks_torn", 0) <= TORN_SHARE * max(1, n_samples)}
+            "steady_ns": hi - lo, "samples_in_gaps": len(lines), "at_load_line": at_load, "share": share,
+            "item_calls_at_line": item_calls, "calls_with_stack": items, "losses": loss}
 
 
 def main():
