@@ -54,6 +54,9 @@ constexpr std::array kMethods{
                   "sweep over shapes 4096^3, 8192^3, 16384x8192x8192 (8192^3 with --quick), layouts NN, NT, TN and "
                   "up to 8 heuristic algorithms each (4 with --quick), 64 MiB workspace limit; the fastest within "
                   "3 % and each layout's best timed in full; 4 elements of C checked against host dot products. "
+                  "Then the winner once more as a burst, as torch.matmul is timed: 20 single GEMMs after 1 s idle, "
+                  "at the clock a burst starts at (the sweep's seconds run at the clock the power limit leaves); "
+                  "the higher of the two is the ceiling, its method line gives both. "
                   "Below tensor_bf16, the method line says whether the SM clock (power) or the kernel made it so."},
     MethodSummary{"tensor_bf16", "As tensor_fp16 with BF16 inputs and output."},
     MethodSummary{"tensor_tf32", "As tensor_fp16 with FP32 inputs and output, CUBLAS_COMPUTE_32F_FAST_TF32."},

@@ -182,4 +182,29 @@ std::string explain_rate_gap(const Ceiling& slower, const Ceiling& faster, int s
   return buf;
 }
 
+Ceiling with_burst(Ceiling sustained, const Ceiling& burst, double rest_s, double scale, std::string_view unit) {
+  auto clock = [](double mhz) { return timed(mhz) ? " at SM clock " + number(mhz) + " MHz" : std::string(); };
+  const std::string what = "median of " + std::to_string(burst.samples) + " single GEMMs after " + number(rest_s) +
+                           " s idle, as torch.matmul is timed";
+  if (!timed(burst.measured)) return sustained;
+  if (!timed(sustained.measured) || burst.measured <= sustained.measured) {
+    sustained.method += "; a burst (" + what + ") reached " + number(burst.measured * scale) + " " + std::string(unit) +
+                        clock(burst.sm_clock_mhz_end) + ": the sweep's value is kept";
+    return sustained;
+  }
+  const std::string sustained_text =
+      number(sustained.measured * scale) + " " + std::string(unit) + clock(sustained.sm_clock_mhz_end);
+  Ceiling out = std::move(sustained);
+  out.measured = burst.measured;
+  out.samples = burst.samples;
+  out.rel_spread = burst.rel_spread;
+  out.sm_clock_mhz_begin = burst.sm_clock_mhz_begin;
+  out.sm_clock_mhz_end = burst.sm_clock_mhz_end;
+  out.mem_clock_mhz = timed(burst.mem_clock_mhz) ? burst.mem_clock_mhz : out.mem_clock_mhz;
+  out.throttled = burst.throttled;
+  out.method += "; the value is a burst (" + what + ")" + clock(burst.sm_clock_mhz_end) +
+                "; over the sweep's seconds of GEMMs (power-limited clock) it was " + sustained_text;
+  return out;
+}
+
 }  // namespace gpuscope::peak::detail

@@ -72,6 +72,16 @@ CoarseStats run_coarse(std::vector<Trial>& trials, const std::function<double(st
                                               const std::function<Ceiling(std::size_t)>& measure,
                                               const CoarseStats& stats, double scale, std::string_view unit);
 
+/// The tensor ceilings' burst (tensor_bench.cpp): the sweep's winner timed once more as
+/// torch.matmul is timed, a short run of single GEMMs on a GPU that idled `rest_s` before it, so
+/// at the clock a burst starts at; the sweep's seconds of GEMMs run at the clock the power limit
+/// leaves. Returns `sustained` when the burst is not faster (its method then says what the burst
+/// reached); else `sustained` with the burst's value, samples, spread and clocks (the GEMM, its
+/// check and `verified` stay the sustained one's), its method saying both. Values in the
+/// ceiling's unit, printed × `scale` in `unit`.
+[[nodiscard]] Ceiling with_burst(Ceiling sustained, const Ceiling& burst, double rest_s, double scale,
+                                 std::string_view unit);
+
 /// One line for the ceiling's method: every family's best fine value (else its best coarse
 /// value, marked "coarse"), fastest first, scaled for people: "methods (GB/s):
 /// cudaMemcpyAsync 4291 [verified], copy kernel 4120 (16 B x 4, ...), ...; 96 of 120

@@ -182,3 +182,49 @@ TEST(RunFine, TheFastestVerifiedFinalistWithEveryMethodsResult) {
                    1.0, "u")
                    .has_value());
 }
+
+// The tensor ceilings' burst: a faster burst replaces the value, samples, spread and clocks and
+// keeps the GEMM's check; a slower one only leaves a note.
+TEST(WithBurst, AFasterBurstIsTheValueAndTheMethodSaysBoth) {
+  Ceiling sustained;
+  sustained.name = "tensor_bf16";
+  sustained.measured = 743e12;
+  sustained.samples = 10;
+  sustained.rel_spread = 0.0024;
+  sustained.sm_clock_mhz_begin = 1755;
+  sustained.sm_clock_mhz_end = 1560;
+  sustained.mem_clock_mhz = 2619;
+  sustained.verified = true;
+  sustained.method = "cuBLASLt matmul, NN layout";
+  Ceiling burst;
+  burst.measured = 790e12;
+  burst.samples = 20;
+  burst.rel_spread = 0.01;
+  burst.sm_clock_mhz_begin = 1980;
+  burst.sm_clock_mhz_end = 1755;
+
+  using peak::detail::with_burst;
+  const Ceiling out = with_burst(sustained, burst, 1.0, 1e-12, "TFLOP/s");
+  EXPECT_DOUBLE_EQ(out.measured, 790e12);
+  EXPECT_EQ(out.samples, 20);
+  EXPECT_DOUBLE_EQ(out.rel_spread, 0.01);
+  EXPECT_DOUBLE_EQ(out.sm_clock_mhz_begin, 1980);
+  EXPECT_DOUBLE_EQ(out.sm_clock_mhz_end, 1755);
+  EXPECT_DOUBLE_EQ(out.mem_clock_mhz, 2619);  // the burst read none: the sweep's stays
+  EXPECT_TRUE(out.verified);
+  EXPECT_EQ(out.method,
+            "cuBLASLt matmul, NN layout; the value is a burst (median of 20 single GEMMs after 1 s idle, as "
+            "torch.matmul is timed) at SM clock 1755 MHz; over the sweep's seconds of GEMMs (power-limited clock) "
+            "it was 743 TFLOP/s at SM clock 1560 MHz");
+
+  burst.measured = 700e12;
+  const Ceiling kept = with_burst(sustained, burst, 1.0, 1e-12, "TFLOP/s");
+  EXPECT_DOUBLE_EQ(kept.measured, 743e12);
+  EXPECT_EQ(kept.samples, 10);
+  EXPECT_EQ(kept.method,
+            "cuBLASLt matmul, NN layout; a burst (median of 20 single GEMMs after 1 s idle, as torch.matmul is timed) "
+            "reached 700 TFLOP/s at SM clock 1755 MHz: the sweep's value is kept");
+
+  burst.measured = kUnknown;
+  EXPECT_EQ(with_burst(sustained, burst, 1.0, 1e-12, "TFLOP/s").method, sustained.method);
+}
