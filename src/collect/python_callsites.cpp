@@ -126,7 +126,11 @@ void PythonCallSites::sample_once(std::vector<PyFrameWalker::PyThreadInfo>& thre
   taken.reserve(static_cast<std::size_t>(n));
   bool wake = false;
   for (int i = 0; i < n; ++i) {
-    const PyWalkResult walked = m_walker.walk_other_thread(threads[i], frames);
+    PyWalkResult walked = m_walker.walk_other_thread(threads[i], frames);
+    // Torn: the thread's frames moved on since list_threads read its state. Once more from a
+    // fresh read of the state (microseconds later); torn twice is counted, never recorded.
+    if (walked.end == PyWalkEnd::torn && m_walker.reread_thread(threads[i]))
+      walked = m_walker.walk_other_thread(threads[i], frames);
     if (walked.end == PyWalkEnd::torn) {
       ++torn;
       continue;

@@ -366,6 +366,18 @@ int PyFrameWalker::list_threads(std::span<PyThreadInfo> out, std::uintptr_t* gil
   return static_cast<int>(n);
 }
 
+bool PyFrameWalker::reread_thread(PyThreadInfo& thread) const {
+  if (!threads_ready() || thread.tstate == 0) return false;
+  const Layout& l = *m_layout;
+  unsigned char head[kThreadStateBytes];
+  unsigned long tid = 0;
+  if (!CheckedMemory{}.load(thread.tstate, head, thread_state_bytes(l))) return false;
+  std::memcpy(&tid, head + l.tstate_native_tid, sizeof tid);
+  if (static_cast<std::uint32_t>(tid) != thread.tid) return false;
+  std::memcpy(thread.head, head, thread_state_bytes(l));
+  return true;
+}
+
 bool PyFrameWalker::fingerprint(std::uintptr_t code, PyCodeFingerprint& out) const {
   if (m_layout == nullptr) return false;
   const CheckedMemory memory;

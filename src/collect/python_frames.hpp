@@ -107,6 +107,9 @@ class PyFrameWalker {
   // process_vm_readv, and the PyThreadState holding the GIL in *gil_holder (0: not held).
   // Returns the count, or -1 when the list changed under the read (torn). 0 unless threads_ready().
   [[nodiscard]] int list_threads(std::span<PyThreadInfo> out, std::uintptr_t* gil_holder) const;
+  // Reads a listed thread's state again (after a torn walk: its frames moved on since
+  // list_threads): false when the read fails or the state now belongs to another thread.
+  [[nodiscard]] bool reread_thread(PyThreadInfo& thread) const;
 
   // With the GIL, after verify_with_live_frame: checks the sampler's offsets (thread list,
   // native thread id, the GIL's holder, a code object's file, name and first line) against the

@@ -360,6 +360,9 @@ def test_sampling_churn():
             torn = read_log(path)[2].get("py_stacks_torn", 0)
             print(f"  churn: {len(samples)} samples, {torn} torn")
             check(len(samples) >= 1000, f"churn: {len(samples)} samples in 2 s at 10 kHz")
+            # A torn walk is tried once more from a fresh read of the thread's state: even here,
+            # where frames change all the time, torn stacks stay far under 1 %.
+            check(torn <= 0.01 * len(samples), f"churn: {torn} torn of {len(samples)} samples")
 
 
 def main():
