@@ -7,7 +7,7 @@ separate processes (whose untraced step time moves by ±20 % on the GPU machine)
 * under ``gpuscope trace --pytorch=ops,modules`` (the observer route): blocks of --block steps
   alternate between ``off`` (gpuscope's RecordFunction observer removed with uninstall_ops(),
   nn.Module.__call__ the original), ``ops`` (observer installed, no module ranges),
-  ``ops,modules`` (both) and ``empty callback`` (a global RecordFunction callback that does
+  ``modules`` (module ranges alone: the wrapper's cost inside a real step), ``ops,modules`` (both) and ``empty callback`` (a global RecordFunction callback that does
   nothing: the floor of any observer built on RecordFunction): what the observer and the module
   wrapper add on top of the CUPTI tracing that stays on throughout;
 * without gpuscope: blocks alternate between ``off``, ``torch.profiler`` (CPU + CUDA) and
@@ -113,7 +113,8 @@ def observer_kinds(torch):
             Module.__call__ = wrapped
         return enter, leave
     observer.uninstall_ops()
-    kinds = {"off": setting(False, False), "ops": setting(True, False), "ops,modules": setting(True, True)}
+    kinds = {"off": setting(False, False), "ops": setting(True, False), "modules": setting(False, True),
+             "ops,modules": setting(True, True)}
     if hasattr(observer, "install_floor"):
         kinds["empty callback"] = setting(False, False, floor=True)
     return kinds
