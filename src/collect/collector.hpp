@@ -109,11 +109,9 @@ class Collector {
   /// Python's atexit (gpuscope_python_flush): waits up to timeout_ms for the Python call
   /// sites' frames to be resolved while the interpreter still runs (python_callsites.hpp).
   void python_flush(int timeout_ms) noexcept;
-  /// gpuscope_python_sampling_pause: pauses (true) or resumes the Python sampler, if any.
-  void python_sampling_pause(bool paused) noexcept;
-  [[nodiscard]] bool python_sampling_active() const noexcept;
-  /// gpuscope_python_callsites_pause: pauses (true) or resumes the Python call sites; false
-  /// when this process takes none.
+  /// gpuscope_python_sampling_pause / gpuscope_python_callsites_pause: pause (true) or resume
+  /// the Python sampler / call sites; false when this process has none.
+  bool python_sampling_pause(bool paused) noexcept;
   bool python_callsites_pause(bool paused) noexcept;
 
   /// atexit: flush CUPTI, drain, write ProcessEndRecord, close. Idempotent; a

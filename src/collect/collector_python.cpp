@@ -11,16 +11,16 @@ void Collector::python_flush(int timeout_ms) noexcept {
   m_python->flush(timeout_ms);
 }
 
-bool Collector::python_sampling_active() const noexcept { return m_python && m_python->sampling(); }
+bool Collector::python_sampling_pause(bool paused) noexcept {
+  if (!m_python || !m_python->sampling()) return false;
+  m_python->pause_sampling(paused);
+  return true;
+}
 
 bool Collector::python_callsites_pause(bool paused) noexcept {
   if (!m_python || !m_python->callsites()) return false;
   m_python->pause_callsites(paused);
   return true;
-}
-
-void Collector::python_sampling_pause(bool paused) noexcept {
-  if (m_python) m_python->pause_sampling(paused);
 }
 
 }  // namespace gpuscope::collect::detail
@@ -41,9 +41,7 @@ __attribute__((visibility("default"))) void gpuscope_python_flush(int timeout_ms
 __attribute__((visibility("default"))) int gpuscope_python_sampling_pause(int paused) noexcept {
   using gpuscope::collect::detail::Collector;
   Collector* c = Collector::active();
-  if (c == nullptr || !c->python_sampling_active()) return 0;
-  c->python_sampling_pause(paused != 0);
-  return 1;
+  return c != nullptr && c->python_sampling_pause(paused != 0) ? 1 : 0;
 }
 
 // The same for gpuscope trace --python-callsites (validation/observer_cost.py --kinds callsites).

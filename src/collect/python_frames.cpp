@@ -1,6 +1,8 @@
-// The CPython frame walker (python_frames.hpp): symbol look-up, per-version layouts, the
-// live-frame check, the walk and the resolution of frames to file, line and function.
+// The CPython frame walker (python_frames.hpp): symbol look-up, per-version layouts, the walks
+// (this thread's, another's for the sampler) and the thread list; the checks and resolution
+// that hold the GIL are in python_frames_gil.cpp.
 #include "collect/python_frames.hpp"
+#include "collect/python_frames_memory.hpp"
 
 #include <dlfcn.h>
 #include <sys/syscall.h>
@@ -12,13 +14,9 @@
 #include <vector>
 
 namespace gpuscope::collect::detail {
+using namespace pyframes;  // NOLINT(google-build-using-namespace): this walker's own helpers
 namespace {
 
-// PyObject_HEAD / PyObject_VAR_HEAD of a build with the GIL: ob_refcnt, ob_type, ob_size.
-constexpr int kObType = 8;
-constexpr int kObSize = 16;
-// PyFrameObject.f_frame (3.11-3.13: after PyObject_HEAD and f_back).
-constexpr int kFrameObjectInterpreterFrame = 24;
 constexpr int kCodeUnitBytes = 2;  // sizeof(_Py_CODEUNIT)
 // A chain longer than this is a cycle read from a torn stack (CPython's default recursion
 // limit is 1000 Python frames; each may add a C-stack shim on 3.12+).
@@ -51,8 +49,6 @@ static_assert(thread_state_bytes(kLayout311) <= PyFrameWalker::kThreadStateBytes
               thread_state_bytes(kLayout312) <= PyFrameWalker::kThreadStateBytes &&
               thread_state_bytes(kLayout313) <= PyFrameWalker::kThreadStateBytes);
 
-std::uintptr_t word_at(std::uintptr_t address) { return *reinterpret_cast<const std::uintptr_t*>(address); }
-
 // Memory of this process read in place: the calling thread's own frames, which cannot change
 // while it reads them.
 struct DirectMemory {
@@ -67,61 +63,22 @@ struct DirectMemory {
   }
 };
 
-// Memory of this process read through process_vm_readv: another thread's frames may be freed
-// (a stack chunk unmapped) while they are read, which then fails (EFAULT) instead of crashing.
-// A snapshot of one address range (the thread's frame stack, copied in one read) serves the
-// reads that fall inside it: the same bytes, read once.
-struct CheckedMemory {
-  struct Snapshot {
-    const unsigned char* bytes = nullptr;
-    std::uintptr_t lo = 0;
-    std::uintptr_t hi = 0;
-  };
-  Snapshot snapshots[2];  // the thread state's first bytes, the frame stack
-  pid_t pid = getpid();   // once a walk (a forked child has no sampler)
-
-  bool load(std::uintptr_t address, void* out, std::size_t bytes) const {
-    if (address == 0) return false;
-    for (const Snapshot& s : snapshots) {
-      // Without `address + bytes`, which a torn read's garbage address can wrap past zero.
-      if (address >= s.lo && address < s.hi && bytes <= s.hi - address) {
-        std::memcpy(out, s.bytes + (address - s.lo), bytes);
-        return true;
-      }
-    }
-    iovec local{out, bytes};
-    iovec remote{reinterpret_cast<void*>(address), bytes};
-    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
-  }
-  // n reads in one system call per kIovBatch; false if any failed.
-  bool load_each(const std::uintptr_t* addresses, std::size_t n, std::size_t bytes, void* out) const {
-    constexpr std::size_t kIovBatch = 512;  // below IOV_MAX (1024)
-    iovec local[kIovBatch];
-    iovec remote[kIovBatch];
-    auto* dst = static_cast<unsigned char*>(out);
-    for (std::size_t done = 0; done < n;) {
-      const std::size_t k = std::min(kIovBatch, n - done);
-      for (std::size_t i = 0; i < k; ++i) {
-        if (addresses[done + i] == 0) return false;
-        local[i] = {dst + (done + i) * bytes, bytes};
-        remote[i] = {reinterpret_cast<void*>(addresses[done + i]), bytes};
-      }
-      if (process_vm_readv(pid, local, k, remote, k, 0) != static_cast<ssize_t>(k * bytes)) return false;
-      done += k;
-    }
-    return true;
-  }
-};
-
 // The largest frame-stack snapshot a sample copies (the innermost frames; older ones are read
 // one by one).
 constexpr std::uintptr_t kSnapshotBytes = 64 * 1024;
 // _PyStackChunk.data: where a chunk's frames start (after previous, size, top).
 constexpr std::uintptr_t kChunkData = 24;
 
-template <typename Memory>
-bool load_word(const Memory& memory, std::uintptr_t address, std::uintptr_t& out) {
-  return memory.load(address, &out, sizeof out);
+// One read of the first bytes of the thread state at `tstate` (every field the sampler needs of
+// it) into `out`, with its address and OS thread id.
+bool read_thread_state(const CheckedMemory& memory, const PyFrameWalker::Layout& l, std::uintptr_t tstate,
+                       PyFrameWalker::PyThreadInfo& out) {
+  if (!memory.load(tstate, out.head, thread_state_bytes(l))) return false;
+  unsigned long tid = 0;
+  std::memcpy(&tid, out.head + l.tstate_native_tid, sizeof tid);
+  out.tstate = tstate;
+  out.tid = static_cast<std::uint32_t>(tid);
+  return true;
 }
 
 template <typename F>
@@ -130,41 +87,6 @@ F symbol(const char* name) {
 }
 
 }  // namespace
-
-// The interpreter's functions, found once per process.
-struct PyFrameWalker::Api {
-  int (*is_initialized)() = nullptr;
-  const char* (*get_version)() = nullptr;
-  void* (*this_thread_state)() = nullptr;
-  int (*gil_check)() = nullptr;
-  int (*gil_ensure)() = nullptr;
-  void (*gil_release)(int) = nullptr;
-  void* (*frame_get_code)(void*) = nullptr;
-  int (*frame_get_line)(void*) = nullptr;
-  int (*code_addr2line)(void*, int) = nullptr;
-  void* (*get_attr)(void*, const char*) = nullptr;
-  const char* (*unicode_as_utf8)(void*) = nullptr;
-  long (*long_as_long)(void*) = nullptr;
-  void (*err_clear)() = nullptr;
-  void (*inc_ref)(void*) = nullptr;
-  void (*dec_ref)(void*) = nullptr;
-  int (*is_finalizing)() = nullptr;
-  void* (*interpreter_main)() = nullptr;
-  void* (*thread_head)(void*) = nullptr;
-  void* (*thread_next)(void*) = nullptr;
-  void* (*thread_get_frame)(void*) = nullptr;
-  void* (*iframe_get_code)(void*) = nullptr;  // 3.12+
-  int (*iframe_get_line)(void*) = nullptr;    // 3.12+
-  std::uintptr_t code_type = 0;
-  std::uintptr_t runtime = 0;  // _PyRuntime (3.11 keeps the GIL there)
-
-  bool complete() const {
-    return is_initialized && get_version && this_thread_state && gil_check && gil_ensure && gil_release &&
-           frame_get_code && frame_get_line && code_addr2line && get_attr && unicode_as_utf8 && long_as_long &&
-           err_clear && inc_ref && dec_ref && is_finalizing && interpreter_main && thread_head && thread_next &&
-           thread_get_frame && code_type != 0;
-  }
-};
 
 const PyFrameWalker::Layout* PyFrameWalker::layout_for(std::uint64_t version_hex) {
   switch ((version_hex >> 16) & 0xffff) {
@@ -356,25 +278,18 @@ int PyFrameWalker::list_threads(std::span<PyThreadInfo> out, std::uintptr_t* gil
   std::size_t n = 0;
   for (std::size_t hops = 0; tstate != 0 && n < out.size(); ++hops) {
     PyThreadInfo& t = out[n++];
-    if (hops == kMaxFrameHops || !memory.load(tstate, t.head, thread_state_bytes(l))) return -1;  // one read
-    unsigned long tid = 0;
-    std::memcpy(&tid, t.head + l.tstate_native_tid, sizeof tid);
-    t.tstate = tstate;
-    t.tid = static_cast<std::uint32_t>(tid);
+    if (hops == kMaxFrameHops || !read_thread_state(memory, l, tstate, t)) return -1;
     std::memcpy(&tstate, t.head + l.tstate_next, sizeof tstate);
   }
   return static_cast<int>(n);
 }
 
 bool PyFrameWalker::reread_thread(PyThreadInfo& thread) const {
-  if (!threads_ready() || thread.tstate == 0) return false;
-  const Layout& l = *m_layout;
-  unsigned char head[kThreadStateBytes];
-  unsigned long tid = 0;
-  if (!CheckedMemory{}.load(thread.tstate, head, thread_state_bytes(l))) return false;
-  std::memcpy(&tid, head + l.tstate_native_tid, sizeof tid);
-  if (static_cast<std::uint32_t>(tid) != thread.tid) return false;
-  std::memcpy(thread.head, head, thread_state_bytes(l));
+  PyThreadInfo fresh;
+  if (!threads_ready() || !read_thread_state(CheckedMemory{}, *m_layout, thread.tstate, fresh) ||
+      fresh.tid != thread.tid)
+    return false;
+  thread = fresh;
   return true;
 }
 
@@ -385,172 +300,6 @@ bool PyFrameWalker::fingerprint(std::uintptr_t code, PyCodeFingerprint& out) con
   return load_word(memory, code + m_layout->code_filename, out.filename) &&
          load_word(memory, code + m_layout->code_qualname, out.qualname) &&
          memory.load(code + m_layout->code_first_line, &out.first_line, sizeof out.first_line);
-}
-
-bool PyFrameWalker::keep_alive_if_same(const PyCodeFingerprint& f) const {
-  // With the GIL no object is freed or created while this runs. A freed block has its first word
-  // (ob_refcnt) overwritten by the allocator's free-list link (pymalloc, glibc's tcache) and
-  // glibc's tcache key in ob_type: a live code object has a small count and PyCode_Type.
-  if (m_api == nullptr || m_layout == nullptr || f.code == 0) return false;
-  const CheckedMemory memory;
-  std::uintptr_t head[2];  // ob_refcnt, ob_type
-  PyCodeFingerprint now;
-  if (!memory.load(f.code, head, sizeof head) || head[1] != m_api->code_type || head[0] == 0 || (head[0] >> 32) != 0 ||
-      !fingerprint(f.code, now) || now.filename != f.filename || now.qualname != f.qualname ||
-      now.first_line != f.first_line)
-    return false;
-  m_api->inc_ref(reinterpret_cast<void*>(f.code));
-  return true;
-}
-
-bool PyFrameWalker::verify_threads() {
-  if (threads_ready()) return true;
-  if (m_state != PyWalkerState::ready || threads_failed() || !this_thread_holds_gil()) return false;
-  const Layout& l = *m_layout;
-  const CheckedMemory memory;
-  auto fail = [&](const char* what) {
-    m_threads_note = std::string("Python sampling: this CPython's ") + what +
-                     " differs from the sampler's layout (checked with the GIL); no samples";
-    m_threads_failed.store(true, std::memory_order_release);
-    return false;
-  };
-  void* interp = m_api->interpreter_main();
-  std::uintptr_t head = 0;
-  if (!load_word(memory, reinterpret_cast<std::uintptr_t>(interp) + l.interp_threads_head, head) ||
-      head != reinterpret_cast<std::uintptr_t>(m_api->thread_head(interp)))
-    return fail("thread list");
-  bool code_checked = false;
-  for (void* t = m_api->thread_head(interp); t != nullptr; t = m_api->thread_next(t)) {
-    std::uintptr_t next = 0;
-    if (!load_word(memory, reinterpret_cast<std::uintptr_t>(t) + l.tstate_next, next) ||
-        next != reinterpret_cast<std::uintptr_t>(m_api->thread_next(t)))
-      return fail("thread list");
-    void* frame_object = code_checked ? nullptr : m_api->thread_get_frame(t);  // new reference
-    if (frame_object == nullptr) continue;
-    void* code = m_api->frame_get_code(frame_object);  // new reference
-    m_api->dec_ref(frame_object);
-    PyCodeFingerprint f;
-    void* filename = m_api->get_attr(code, "co_filename");
-    void* qualname = m_api->get_attr(code, "co_qualname");
-    void* first = m_api->get_attr(code, "co_firstlineno");
-    const bool same = fingerprint(reinterpret_cast<std::uintptr_t>(code), f) &&
-                      f.filename == reinterpret_cast<std::uintptr_t>(filename) &&
-                      f.qualname == reinterpret_cast<std::uintptr_t>(qualname) && first != nullptr &&
-                      f.first_line == m_api->long_as_long(first);
-    for (void* o : {filename, qualname, first, code})
-      if (o != nullptr) m_api->dec_ref(o);
-    m_api->err_clear();
-    if (!same) return fail("code object layout");
-    code_checked = true;
-  }
-  const auto self = reinterpret_cast<std::uintptr_t>(m_api->this_thread_state());
-  unsigned long tid = 0;
-  if (!memory.load(self + l.tstate_native_tid, &tid, sizeof tid) || tid != static_cast<unsigned long>(gettid()))
-    return fail("thread id field");
-  std::uintptr_t gil = 0;
-  if (l.runtime_gil >= 0 && m_api->runtime != 0) {
-    gil = m_api->runtime + static_cast<std::uintptr_t>(l.runtime_gil);
-  } else if (l.interp_gil < 0 || !load_word(memory, reinterpret_cast<std::uintptr_t>(interp) + l.interp_gil, gil)) {
-    return fail("GIL");
-  }
-  int locked = 0;
-  std::uintptr_t holder = 0;
-  if (!memory.load(gil + l.gil_locked, &locked, sizeof locked) || !load_word(memory, gil + l.gil_last_holder, holder) ||
-      locked == 0 || holder != self)
-    return fail("GIL");
-  if (!code_checked) return false;  // no Python frame to check a code object on yet: later
-  m_interp = reinterpret_cast<std::uintptr_t>(interp);
-  m_gil = gil;
-  m_threads_ready.store(true, std::memory_order_release);
-  return true;
-}
-
-bool PyFrameWalker::verify_with_live_frame() {
-  if (m_state == PyWalkerState::ready) return true;
-  if (m_state != PyWalkerState::unverified || !this_thread_holds_gil()) return false;
-  // With the GIL every thread is parked: check the walk of the first thread that has a frame.
-  for (void* tstate = m_api->thread_head(m_api->interpreter_main()); tstate != nullptr;
-       tstate = m_api->thread_next(tstate)) {
-    void* frame_object = m_api->thread_get_frame(tstate);  // new reference
-    if (frame_object == nullptr) continue;
-    const bool agrees = agrees_with(reinterpret_cast<std::uintptr_t>(tstate), frame_object);
-    m_api->dec_ref(frame_object);
-    if (!agrees) {
-      m_state = PyWalkerState::failed;
-      m_note =
-          "Python stacks: this CPython's frame layout differs from the walker's (checked on a live frame); "
-          "no stacks";
-      return false;
-    }
-    m_state = PyWalkerState::ready;
-    return true;
-  }
-  return false;  // no Python frame on any thread yet: later
-}
-
-bool PyFrameWalker::agrees_with(std::uintptr_t tstate, void* frame_object) const {
-  PyRawFrame top[1];
-  if (walk(tstate, top).frames == 0) return false;
-  auto* live =
-      reinterpret_cast<void*>(word_at(reinterpret_cast<std::uintptr_t>(frame_object) + kFrameObjectInterpreterFrame));
-  void* code = m_api->frame_get_code(frame_object);  // new reference
-  const int line = m_api->frame_get_line(frame_object);
-  bool agrees = code != nullptr && reinterpret_cast<std::uintptr_t>(code) == top[0].code &&
-                m_api->code_addr2line(code, static_cast<int>(top[0].instr_offset)) == line;
-  if (code != nullptr) m_api->dec_ref(code);
-  if (agrees && m_api->iframe_get_code != nullptr && m_api->iframe_get_line != nullptr) {
-    void* unstable_code = m_api->iframe_get_code(live);  // new reference
-    agrees = reinterpret_cast<std::uintptr_t>(unstable_code) == top[0].code && m_api->iframe_get_line(live) == line;
-    if (unstable_code != nullptr) m_api->dec_ref(unstable_code);
-  }
-  return agrees;
-}
-
-bool PyFrameWalker::resolve(const PyRawFrame& frame, PyFrameInfo& out) const {
-  if (m_api == nullptr || frame.code == 0 || word_at(frame.code + kObType) != m_api->code_type) return false;
-  auto* code = reinterpret_cast<void*>(frame.code);
-  auto text = [&](const char* name) {
-    std::string value;
-    if (void* object = m_api->get_attr(code, name)) {
-      if (const char* utf8 = m_api->unicode_as_utf8(object)) value = utf8;
-      m_api->dec_ref(object);
-    }
-    m_api->err_clear();
-    return value;
-  };
-  out.file = text("co_filename");
-  out.function = text("co_qualname");
-  out.line = m_api->code_addr2line(code, static_cast<int>(frame.instr_offset));
-  out.first_line = -1;
-  if (void* first = m_api->get_attr(code, "co_firstlineno")) {
-    out.first_line = static_cast<std::int32_t>(m_api->long_as_long(first));
-    m_api->dec_ref(first);
-  }
-  m_api->err_clear();
-  return true;
-}
-
-void PyFrameWalker::keep_alive(std::uintptr_t code) const {
-  if (m_api != nullptr && code != 0 && word_at(code + kObType) == m_api->code_type)
-    m_api->inc_ref(reinterpret_cast<void*>(code));
-}
-
-void PyFrameWalker::release(std::uintptr_t code) const {
-  if (m_api != nullptr && code != 0) m_api->dec_ref(reinterpret_cast<void*>(code));
-}
-
-bool PyFrameWalker::acquire_gil(int& token) const {
-  if (m_api == nullptr || m_api->is_initialized() == 0 || m_api->is_finalizing() != 0) return false;
-  token = m_api->gil_ensure();
-  return true;
-}
-
-bool PyFrameWalker::holds_gil() const {
-  return m_api != nullptr && m_api->is_initialized() != 0 && m_api->is_finalizing() == 0 && m_api->gil_check() == 1;
-}
-
-void PyFrameWalker::release_gil(int token) const {
-  if (m_api != nullptr) m_api->gil_release(token);
 }
 
 }  // namespace gpuscope::collect::detail

@@ -183,10 +183,10 @@ std::string explain_rate_gap(const Ceiling& slower, const Ceiling& faster, int s
 }
 
 Ceiling with_burst(Ceiling sustained, const Ceiling& burst, double rest_s, double scale, std::string_view unit) {
+  if (!timed(burst.measured)) return sustained;
   auto clock = [](double mhz) { return timed(mhz) ? " at SM clock " + number(mhz) + " MHz" : std::string(); };
   const std::string what = "median of " + std::to_string(burst.samples) + " single GEMMs after " + number(rest_s) +
                            " s idle, as torch.matmul is timed";
-  if (!timed(burst.measured)) return sustained;
   if (!timed(sustained.measured) || burst.measured <= sustained.measured) {
     sustained.method += "; a burst (" + what + ") reached " + number(burst.measured * scale) + " " + std::string(unit) +
                         clock(burst.sm_clock_mhz_end) + ": the sweep's value is kept";

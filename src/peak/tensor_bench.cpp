@@ -383,8 +383,9 @@ Ceiling TensorBench::measure(std::string_view ceiling) {
     const GemmShape& sh = gemms[i].data->shape;
     return 2.0 * sh.m * static_cast<double>(sh.n) * sh.k;
   };
+  const SweepPlan& plan = m_ctx.quick ? kQuickSweep : kSweep;
   std::optional<Ceiling> best = run_sweep(
-      m_ctx, trials, m_ctx.quick ? kQuickSweep : kSweep, [&](std::size_t i, cudaStream_t st) { enqueue(i)(st); }, flop,
+      m_ctx, trials, plan, [&](std::size_t i, cudaStream_t st) { enqueue(i)(st); }, flop,
       [&](std::size_t i, const bench::TimingResult& r) {
         const GemmTrial& g = gemms[i];
         Ceiling c =
@@ -407,7 +408,6 @@ Ceiling TensorBench::measure(std::string_view ceiling) {
       bench::TimingOptions o = Context::coarse_timing(false);
       o.min_samples = o.max_samples = kBurstGemms;
       const bench::TimingResult r = bench::time_gpu(enqueue(*winner), o);
-      const SweepPlan& plan = m_ctx.quick ? kQuickSweep : kSweep;
       c = with_burst(std::move(c), ceiling_from_timing(ceiling, flop(*winner), r, ""), kBurstRest_s, plan.scale,
                      plan.unit);
     } catch (const std::runtime_error& e) {

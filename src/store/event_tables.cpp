@@ -17,7 +17,7 @@ namespace {
 constexpr std::uint32_t kNotApplicable = 0xffffffffu;  // SyncRecord stream/event
 constexpr std::uint32_t kUnknownStream = 0xffffffffu;  // KernelProfileRecord.stream_id
 
-[[nodiscard]] std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+using rows::i64;
 
 // KernelProfileRecord's launch facts: -1 = unknown.
 [[nodiscard]] rows::OptInt known(std::int32_t v) { return v >= 0 ? rows::OptInt(v) : std::nullopt; }

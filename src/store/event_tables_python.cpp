@@ -6,11 +6,7 @@
 #include "store/import_state.hpp"
 
 namespace gpuscope::store::detail {
-namespace {
-
-[[nodiscard]] std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
-
-}  // namespace
+using rows::i64;
 
 // Python frames and call sites are the log's dictionary: kept whatever the windows. A stack
 // may come before its frame's record (the collector resolves frames later, with the GIL):

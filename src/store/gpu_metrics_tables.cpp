@@ -12,11 +12,7 @@
 #include "store/record_text.hpp"
 
 namespace gpuscope::store::detail {
-namespace {
-
-[[nodiscard]] std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
-
-}  // namespace
+using rows::i64;
 
 // One sampler log's pass: sessions by the sampler's device ordinal (a later session of a
 // device takes over its samples), rows written as samples come.

@@ -12,7 +12,7 @@
 namespace gpuscope::store::detail {
 namespace {
 
-[[nodiscard]] std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+using rows::i64;
 
 // rank/local_rank: negative = unset.
 [[nodiscard]] rows::OptInt rank_or_null(std::int32_t rank) { return rank < 0 ? std::nullopt : rows::OptInt(rank); }

@@ -28,6 +28,8 @@ struct Blob {
 };
 using OptBlob = std::optional<Blob>;
 
+/// An event log's unsigned field as SQLite's INTEGER (ids, ns, counts: all below 2^63).
+[[nodiscard]] inline std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 /// nullopt for 0: for *_id columns where 0 means "none" (strings ids, graph ids).
 [[nodiscard]] inline OptInt id_or_null(std::int64_t id) { return id == 0 ? std::nullopt : OptInt(id); }
 /// nullopt for "": for TEXT columns that are NULL when unknown.
