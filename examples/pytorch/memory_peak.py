@@ -61,11 +61,11 @@ def main():
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(model(inputs), targets)
         loss.backward()
-        optimizer.step()
-        if i == args.spike_step:
+        if i == args.spike_step:  # before optimizer.step(), which ends the step gpuscope's step marks name i
             spike = torch.empty(args.spike_mib * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
             spike.fill_(1.0)
             del spike  # back to the allocator's cache: still reserved
+        optimizer.step()
         value = loss.item()
         torch.cuda.nvtx.range_pop()
         print(f"STEP {i} loss={value:.6f} reserved={torch.cuda.memory_reserved()} "

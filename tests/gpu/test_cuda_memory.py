@@ -201,8 +201,10 @@ def main():
     c.check(any("caching allocator shows here as segments" in n["text"] for n in notes),
             "the report says PyTorch's caching allocator shows as segments")
     # Steps come from PyTorch's optimizer.step() marks (on by default) where the program has them, else from
-    # its NVTX step ranges. Measured on the H100 (5 optimizer steps, marks alone): rows "step 0".."step 3",
-    # the spike in "step 2" as in the program's numbering: N optimizer steps give N - 1 complete steps.
+    # its NVTX step ranges. A step is named by the optimizer.step() call that ends it (0 for the first), so
+    # N optimizer steps give N - 1 complete steps, "step 1".."step N-1" (and "step 0" only where operator
+    # ranges show where the first began); memory_peak.py allocates its spike before step 2's
+    # optimizer.step(), inside "step 2" on both numberings.
     scope = "step" if any(row["Scope"] == "step" for row in rep_rows) else "nvtx"
     steps = {row["Name"]: row for row in rep_rows if row["Scope"] == scope and row["Name"].startswith("step ")}
     want_steps = int(res["steps"]) - (1 if scope == "step" else 0)

@@ -246,7 +246,11 @@ def _calibrate_ops(torch, observer, shapes, blocks=15, iterations=200):
 
     def without():
         graph()
-    graph()  # warm: the names interned, autograd's buffers allocated
+    # Warm (autograd's buffers allocated, the names interned in the scratch sink) with the callback
+    # removed, then once into the scratch sink: nothing of the calibration may reach the trace (its
+    # backward nodes would mark an inference process as training, its operators would join op_sum).
+    observer.uninstall_ops()
+    graph()
     with_callback()
     ns = _median_ns_per(blocks, {"on": (with_callback, lambda: calls["n"]), "off": (without, lambda: calls["n"])})
     observer.install_ops(shapes)
