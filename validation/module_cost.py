@@ -10,6 +10,13 @@ process, under the same tracer, interleaved, so drift of the machine reaches bot
 Each step ends with loss.item() (its GPU work done). Prints the median step time of each
 half and their ratio:
 ``RESULT steps=N with_ms=A without_ms=B modules_pct=P``.
+
+--split rotates four __call__s instead of two, to say where the wrapper's in-step cost goes:
+the original; a bare pass-through Python function (the cost of one more Python frame with
+*args/**kwargs); gpuscope's wrapper with its edges into the observer's scratch sink (the
+wrapper's own Python work, exactly as its calibration at exit times it); and the installed
+wrapper (the ring writes on top). One line ``SPLIT variant=V ms=M added_ms=A per_call_us=U``
+per variant (against the original; module calls per step counted on the first step).
 Exit status 2 if the hook is not installed (not run under --pytorch=modules) or no GPU.
 """
 import argparse
@@ -29,6 +36,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="measured steps, half of each kind (default 200)")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--split", action="store_true", help="four variants: where the wrapper's cost goes")
     args = parser.parse_args()
     wrapped = nn.Module.__call__
     original = getattr(wrapped, "__wrapped__", None)
@@ -41,6 +49,8 @@ def main():
         return 2
     import torchvision
     model, optimizer, loss_fn, images, labels = resnet_train.make_training(torchvision)
+    if args.split:
+        return split(args, model, optimizer, loss_fn, images, labels, wrapped, original)
     times = {True: [], False: []}
     for i in range(args.warmup + args.steps):
         traced = i % 2 == 0
@@ -62,6 +72,55 @@ def main():
           f"{without_ms:.3f} ms without")
     print(f"RESULT steps={args.steps} with_ms={with_ms:.4f} without_ms={without_ms:.4f} "
           f"modules_pct={100.0 * (with_ms / without_ms - 1.0):.2f}")
+    return 0
+
+
+def split(args, model, optimizer, loss_fn, images, labels, wrapped, original):
+    site = sys.modules.get("sitecustomize")
+    observer = site._observer(torch) if site is not None and hasattr(site, "_observer") else None
+    if observer is None or not hasattr(site, "_module_call_wrapper"):
+        print("module_cost: --split needs gpuscope's observer (gpuscope trace --pytorch=ops,modules)", file=sys.stderr)
+        return 2
+
+    def passthrough(self, *a, **k):
+        return original(self, *a, **k)
+    scratch = site._module_call_wrapper(torch, original, lambda text: 1, observer.scratch_begin, observer.scratch_end)
+    variants = {"original": original, "passthrough": passthrough, "wrapper_scratch": scratch, "wrapper": wrapped}
+    calls = [0]
+
+    def counting(self, *a, **k):
+        calls[0] += 1
+        return original(self, *a, **k)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    nn.Module.__call__ = counting
+    step()
+    names = list(variants)
+    times = {k: [] for k in names}
+    for i in range(args.warmup + args.steps):
+        order = names[i % len(names):] + names[:i % len(names)]  # rotated each round
+        for name in order:
+            nn.Module.__call__ = variants[name]
+            step()  # untimed: the interpreter's caches after the switch
+            t0 = time.perf_counter()
+            value = step()
+            if i >= args.warmup:
+                times[name].append(time.perf_counter() - t0)
+    nn.Module.__call__ = wrapped
+    if value != value:
+        print("module_cost: loss is not finite", file=sys.stderr)
+        return 1
+    base = statistics.median(times["original"]) * 1e3
+    print(f"module_cost --split: {args.steps} rounds of {len(names)} variants, {calls[0]} module calls per step")
+    for name in names:
+        ms = statistics.median(times[name]) * 1e3
+        print(f"SPLIT variant={name} ms={ms:.4f} added_ms={ms - base:.4f} "
+              f"per_call_us={(ms - base) * 1e3 / max(1, calls[0]):.3f}")
     return 0
 
 
