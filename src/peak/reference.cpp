@@ -126,7 +126,9 @@ std::vector<std::string> reference_warnings(const MachineProfile& profile, std::
   for (const Reference& r : references) {
     const Ceiling* c = profile.find(r.ceiling);
     if (c == nullptr || !std::isfinite(c->measured) || c->measured <= 0) continue;
-    if (!(r.median > c->measured || r.best > c->measured * (1 + kReferenceTolerance))) continue;
+    if (!(r.median > c->measured * (1 + kReferenceMedianTolerance) ||
+          r.best > c->measured * (1 + kReferenceTolerance)))
+      continue;
     const DisplayUnit u = unit_of(r.ceiling);
     const std::string unit(u.unit);
     out.push_back("PyTorch " + r.name + " (" + r.what + ") reached " + number(r.best * u.scale) + " " + unit +
@@ -158,7 +160,7 @@ Report reference_report(const MachineProfile& profile, const ReferenceRun& run) 
     std::string verdict = "no ceiling";
     if (measured) {
       const std::vector<std::string> one = reference_warnings(profile, std::span<const Reference>(&ref, 1));
-      verdict = !one.empty() ? "ABOVE" : ref.best > c->measured ? "within 1 %" : "below";
+      verdict = !one.empty() ? "ABOVE" : ref.best > c->measured || ref.median > c->measured ? "equal" : "below";
     }
     r.rows.push_back(Row{ref.name, ref.ceiling, ref.best * u.scale, ref.median * u.scale,
                          measured ? Cell{c->measured * u.scale} : Cell{std::monostate{}}, std::string(u.unit),
