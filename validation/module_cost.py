@@ -11,11 +11,14 @@ Each step ends with loss.item() (its GPU work done). Prints the median step time
 half and their ratio:
 ``RESULT steps=N with_ms=A without_ms=B modules_pct=P``.
 
---split rotates four __call__s instead of two, to say where the wrapper's in-step cost goes:
-the original; a bare pass-through Python function (the cost of one more Python frame with
-*args/**kwargs); gpuscope's wrapper with its edges into the observer's scratch sink (the
-wrapper's own Python work, exactly as its calibration at exit times it); and the installed
-wrapper (the ring writes on top). One line ``SPLIT variant=V ms=M added_ms=A per_call_us=U``
+--split rotates five variants instead of two, to say where the wrapper's in-step cost goes:
+the original __call__; a bare pass-through Python function (the cost of one more Python frame
+with *args/**kwargs); gpuscope's wrapper with its edges into the observer's scratch sink (the
+wrapper's own Python work, exactly as its calibration at exit times it); the installed wrapper
+(the ring writes on top); and the original __call__ with global forward pre/post hooks writing
+the same edges into the scratch sink (the route without a wrapper). Each step's forward is also
+timed alone on the CPU (model(images) returns once its kernels are launched). One line
+``SPLIT variant=V ms=M added_ms=A per_call_us=U forward_cpu_ms=F forward_added_us_per_call=G``
 per variant (against the original; module calls per step counted on the first step).
 Exit status 2 if the hook is not installed (not run under --pytorch=modules) or no GPU.
 """
@@ -85,16 +88,37 @@ def split(args, model, optimizer, loss_fn, images, labels, wrapped, original):
     def passthrough(self, *a, **k):
         return original(self, *a, **k)
     scratch = site._module_call_wrapper(torch, original, lambda text: 1, observer.scratch_begin, observer.scratch_end)
-    variants = {"original": original, "passthrough": passthrough, "wrapper_scratch": scratch, "wrapper": wrapped}
+    variants = {"original": original, "passthrough": passthrough, "wrapper_scratch": scratch, "wrapper": wrapped,
+                "hooks_scratch": original}
     calls = [0]
+    hooks = []  # the global forward hooks of "hooks_scratch", registered only while it runs
+
+    def pre_hook(module, inputs):
+        observer.scratch_begin(1)
+
+    def post_hook(module, inputs, output):
+        observer.scratch_end()
+
+    def use(name):
+        nn.Module.__call__ = variants[name]
+        while hooks:
+            hooks.pop().remove()
+        if name == "hooks_scratch":
+            hooks.append(nn.modules.module.register_module_forward_pre_hook(pre_hook))
+            hooks.append(nn.modules.module.register_module_forward_hook(post_hook))
 
     def counting(self, *a, **k):
         calls[0] += 1
         return original(self, *a, **k)
 
+    forward_s = [0.0]
+
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(images), labels)
+        t = time.perf_counter()
+        out = model(images)  # the forward's CPU time alone (kernels launched, not waited for)
+        forward_s[0] = time.perf_counter() - t
+        loss = loss_fn(out, labels)
         loss.backward()
         optimizer.step()
         return loss.item()
@@ -102,25 +126,30 @@ def split(args, model, optimizer, loss_fn, images, labels, wrapped, original):
     step()
     names = list(variants)
     times = {k: [] for k in names}
+    forwards = {k: [] for k in names}
     for i in range(args.warmup + args.steps):
         order = names[i % len(names):] + names[:i % len(names)]  # rotated each round
         for name in order:
-            nn.Module.__call__ = variants[name]
+            use(name)
             step()  # untimed: the interpreter's caches after the switch
             t0 = time.perf_counter()
             value = step()
             if i >= args.warmup:
                 times[name].append(time.perf_counter() - t0)
-    nn.Module.__call__ = wrapped
+                forwards[name].append(forward_s[0])
+    use("wrapper")
     if value != value:
         print("module_cost: loss is not finite", file=sys.stderr)
         return 1
     base = statistics.median(times["original"]) * 1e3
+    fbase = statistics.median(forwards["original"]) * 1e3
     print(f"module_cost --split: {args.steps} rounds of {len(names)} variants, {calls[0]} module calls per step")
     for name in names:
         ms = statistics.median(times[name]) * 1e3
+        fms = statistics.median(forwards[name]) * 1e3
         print(f"SPLIT variant={name} ms={ms:.4f} added_ms={ms - base:.4f} "
-              f"per_call_us={(ms - base) * 1e3 / max(1, calls[0]):.3f}")
+              f"per_call_us={(ms - base) * 1e3 / max(1, calls[0]):.3f} forward_cpu_ms={fms:.4f} "
+              f"forward_added_us_per_call={(fms - fbase) * 1e3 / max(1, calls[0]):.3f}")
     return 0
 
 
