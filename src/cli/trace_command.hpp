@@ -21,13 +21,13 @@ struct TraceOptions {
   std::int64_t duration_ns = 0;            // --duration, checked: 0 to 10^6 s; 0 = to the end
   std::string kill = "sigterm";            // sigterm | sigkill | none (after --duration)
   bool polling_calls = false;
-  std::string cuda_api = "gpu";           // gpu | all (GPUSCOPE_API_CALLS)
+  std::string cuda_api = "gpu";  // gpu | all (GPUSCOPE_API_CALLS)
   std::string python_callsites;  // sync | all | none (GPUSCOPE_PYTHON_CALLSITES); "" = sync (none with --cuda-api=all)
-  std::string python_sampling;            // --python-sampling[=RATE]: "" = off (GPUSCOPE_PYTHON_SAMPLING)
-  std::string calibrate = "auto";         // auto (cached a week) | always | never
-  bool sync_records = false;              // also CUPTI SYNCHRONIZATION records
-  bool memory_usage = false;              // --cuda-memory-usage: CUPTI MEMORY2 + MEMORY_POOL records
-  std::string gpu_metrics;                // --gpu-metrics[=RATE]: "" = off, else the rate ("20k" when given bare)
+  std::string python_sampling;   // --python-sampling[=RATE]: "" = off (GPUSCOPE_PYTHON_SAMPLING)
+  std::string calibrate = "auto";  // auto (cached a week) | always | never
+  bool sync_records = false;       // also CUPTI SYNCHRONIZATION records
+  bool memory_usage = false;       // --cuda-memory-usage: CUPTI MEMORY2 + MEMORY_POOL records
+  std::string gpu_metrics;         // --gpu-metrics[=RATE]: "" = off, else the rate ("20k" when given bare)
   int flush_period_ms = 200;
   bool keep_logs = false;
   bool quiet = false;

@@ -356,7 +356,8 @@ void Collector::setup_python_callsites() {
   m_python = PythonCallSites::create(m_config.python_callsites, &note, m_config.python_sampling_hz, &Collector::now_ns);
   if (!note.empty()) post_message(log::Severity::kWarning, note);
   if (!m_python) return;
-  if (!m_python->callsites()) return;  // samples alone (--python-sampling, --python-callsites=none): no call takes a stack
+  if (!m_python->callsites())
+    return;  // samples alone (--python-sampling, --python-callsites=none): no call takes a stack
   auto* keep = m_config.python_callsites == collect::PythonCallsites::kAll ? &collect::is_gpu_work_api
                                                                            : &collect::is_python_callsite_api;
   m_python->select(CUPTI_CB_DOMAIN_RUNTIME_API,

@@ -126,8 +126,7 @@ std::vector<std::string> reference_warnings(const MachineProfile& profile, std::
   for (const Reference& r : references) {
     const Ceiling* c = profile.find(r.ceiling);
     if (c == nullptr || !std::isfinite(c->measured) || c->measured <= 0) continue;
-    if (!(r.median > c->measured * (1 + kReferenceMedianTolerance) ||
-          r.best > c->measured * (1 + kReferenceTolerance)))
+    if (!(r.median > c->measured * (1 + kReferenceMedianTolerance) || r.best > c->measured * (1 + kReferenceTolerance)))
       continue;
     const DisplayUnit u = unit_of(r.ceiling);
     const std::string unit(u.unit);

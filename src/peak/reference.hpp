@@ -64,8 +64,8 @@ inline constexpr double kReferenceMedianTolerance = 0.005;
                                                           std::span<const Reference> references);
 
 /// "peak_references": Reference, Ceiling, Best, Median, Ceiling Value (display unit of the
-/// ceiling: GB/s, TFLOP/s), Best / Ceiling (%), Verdict ("below"; "equal": best or median above the ceiling but within the tolerances; "ABOVE"),
-/// What; the torch version as a note.
+/// ceiling: GB/s, TFLOP/s), Best / Ceiling (%), Verdict ("below"; "equal": best or median above the ceiling but within
+/// the tolerances; "ABOVE"), What; the torch version as a note.
 [[nodiscard]] Report reference_report(const MachineProfile& profile, const ReferenceRun& run);
 
 }  // namespace gpuscope::peak
