@@ -23,9 +23,12 @@ separate processes (whose untraced step time moves by ±20 % on the GPU machine)
 Workloads: resnet18 (examples/pytorch/resnet_train.py: torchvision resnet18, batch 32,
 3x112x112, SGD), vit (examples/pytorch/vit_train.py's model: timm ViT-S/16, bf16 autocast,
 SDPA, AdamW, batch 64) or add_loop (1000 x.add_(1) on 32 elements a step, as
-examples/pytorch/add_loop.py: launch-bound). Each step ends with loss.item() (add_loop: x[0].item()),
-so recording's CPU time is never hidden behind the GPU. The order of the kinds rotates every round. Per block: ms/step = its
-wall time / --block; per kind: the median over rounds; added = kind − off.
+examples/pytorch/add_loop.py: launch-bound). Each step ends with loss.item() (add_loop: x[0].item()).
+The order of the kinds rotates every round. Per block: ms/step = its wall time / --block, and the
+CPU dispatch per step (each step's time before its final .item(): the CPU's own work, recording's
+included, which GPU work running meanwhile can hide from the step time); per kind: the medians
+over rounds; added = kind − off. Added dispatch over the RecordFunction calls per step is the
+observer's cost per call inside the program, to set beside its calibration at exit.
 
 Writes OUT/observer_cost_WORKLOAD_MODE.{md,json} (MODE: observer, profiler or sampling) and prints
 ``RESULT workload=W mode=M off_ms=... KIND_ms=... [calls_per_step=N]``.
@@ -48,14 +51,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "pytorch"))
 
 
+# Seconds the last step's CPU spent before it waited for the GPU (its dispatch: every operator
+# call, launch and the tracer's work on them, none of it hidden behind GPU work).
+DISPATCH_S = [0.0]
+
+
 def make_step(torch, workload):
-    """step() -> float (the loss, after the step's GPU work) for the workload; None if its library is missing."""
+    """step() -> float (the loss, after the step's GPU work) for the workload; None if its library is missing.
+    Each step leaves its CPU dispatch time (start to the final .item()) in DISPATCH_S[0]."""
     if workload == "add_loop":  # examples/pytorch/add_loop.py's launch-bound loop: 1000 x.add_(1) a step
         x = torch.zeros(32, device="cuda")
 
         def adds():
+            t = time.perf_counter()
             for _ in range(1000):
                 x.add_(1)
+            DISPATCH_S[0] = time.perf_counter() - t
             return float(x[0].item() % 1000)  # 0.0 after every step: the adds ran
         return adds
     if workload == "resnet18":
@@ -76,6 +87,7 @@ def make_step(torch, workload):
         autocast = torch.bfloat16
 
     def step():
+        t = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         if autocast is None:
             loss = loss_fn(model(images), labels)
@@ -84,6 +96,7 @@ def make_step(torch, workload):
                 loss = loss_fn(model(images), labels)
         loss.backward()
         optimizer.step()
+        DISPATCH_S[0] = time.perf_counter() - t
         return loss.item()
     return step
 
@@ -206,15 +219,19 @@ def main():
         value = step()
     names = list(kinds)
     ms = {k: [] for k in names}
+    dispatch = {k: [] for k in names}
     for r in range(a.rounds):
         for k in names[r % len(names):] + names[:r % len(names)]:
             enter, leave = kinds[k]
             enter()
             value = step()  # untimed: the first step after a switch
             t0 = time.perf_counter()
+            cpu = 0.0
             for _ in range(a.block):
                 value = step()
+                cpu += DISPATCH_S[0]
             ms[k].append((time.perf_counter() - t0) * 1e3 / a.block)
+            dispatch[k].append(cpu * 1e3 / a.block)
             leave()
     if value != value or (a.workload == "add_loop" and value != 0.0):
         print(f"observer_cost: wrong result {value} (loss not finite, or adds missing)", file=sys.stderr)
@@ -222,18 +239,28 @@ def main():
     mode = a.kinds if a.kinds != "auto" else "observer" if traced else "profiler"
     result = {"workload": a.workload, "mode": mode, "device": torch.cuda.get_device_name(0),
               "torch": torch.__version__, "rounds": a.rounds, "block_steps": a.block, "warmup_steps": a.warmup,
-              "median_ms_per_step": {k: statistics.median(v) for k, v in ms.items()}, "blocks_ms": ms}
+              "median_ms_per_step": {k: statistics.median(v) for k, v in ms.items()}, "blocks_ms": ms,
+              "median_dispatch_ms_per_step": {k: statistics.median(v) for k, v in dispatch.items()},
+              "blocks_dispatch_ms": dispatch}
     off = result["median_ms_per_step"]["off"]
     result["added_ms_per_step"] = {k: v - off for k, v in result["median_ms_per_step"].items() if k != "off"}
+    doff = result["median_dispatch_ms_per_step"]["off"]
+    result["added_dispatch_ms_per_step"] = {k: v - doff for k, v in result["median_dispatch_ms_per_step"].items()
+                                            if k != "off"}
     if mode == "profiler":
         result["calls_per_step"] = calls_per_step(torch, step, a.block)
     lines = [f"# In-process cost per step: {a.workload}, {mode} kinds", "",
              f"{result['device']}, torch {result['torch']}; {a.rounds} rounds of one block of {a.block} steps per "
              f"kind (order rotated each round, one untimed step after each switch), after {a.warmup} warm-up steps.",
-             "", "| kind | median ms/step | block min–max | added ms/step |", "|---|---:|---:|---:|"]
+             "CPU dispatch: each step's time before its final `.item()` (the CPU's own work, none of it hidden "
+             "behind GPU work).",
+             "", "| kind | median ms/step | block min–max | added ms/step | CPU dispatch ms/step | added dispatch ms/step |",
+             "|---|---:|---:|---:|---:|---:|"]
     for k in names:
         added = "" if k == "off" else f"{result['added_ms_per_step'][k]:+.3f}"
-        lines.append(f"| {k} | {result['median_ms_per_step'][k]:.3f} | {min(ms[k]):.3f}–{max(ms[k]):.3f} | {added} |")
+        dadded = "" if k == "off" else f"{result['added_dispatch_ms_per_step'][k]:+.3f}"
+        lines.append(f"| {k} | {result['median_ms_per_step'][k]:.3f} | {min(ms[k]):.3f}–{max(ms[k]):.3f} | {added} | "
+                     f"{result['median_dispatch_ms_per_step'][k]:.3f} | {dadded} |")
     if "calls_per_step" in result:
         lines += ["", f"RecordFunction calls per step (PyTorch's CPU profiler events): {result['calls_per_step']:.0f}"]
     out = Path(a.out)
