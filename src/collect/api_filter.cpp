@@ -79,6 +79,18 @@ bool is_python_callsite_api(std::string_view name) {
   return false;
 }
 
+ApiNameFilter python_callsite_filter(PythonCallsites mode) {
+  switch (mode) {
+    case PythonCallsites::kAll:
+      return &is_gpu_work_api;
+    case PythonCallsites::kSync:
+      return &is_python_callsite_api;
+    case PythonCallsites::kNone:
+      break;
+  }
+  return nullptr;
+}
+
 std::span<const CUpti_CallbackId> noisy_runtime_cbids() { return kRuntime; }
 std::span<const CUpti_CallbackId> noisy_driver_cbids() { return kDriver; }
 

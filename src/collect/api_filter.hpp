@@ -11,6 +11,8 @@
 #include <span>
 #include <string_view>
 
+#include "collect/collector_config.hpp"
+
 namespace gpuscope::collect {
 
 [[nodiscard]] std::span<const CUpti_CallbackId> noisy_runtime_cbids();
@@ -29,6 +31,12 @@ namespace gpuscope::collect {
 /// (synchronize calls, memcpy, memset, malloc/free, host allocation and registration), not
 /// launches, event records or stream waits (=all takes every GPU-work call).
 [[nodiscard]] bool is_python_callsite_api(std::string_view name);
+
+/// The calls at which GPUSCOPE_PYTHON_CALLSITES=`mode` takes a Python stack: is_gpu_work_api for
+/// kAll, is_python_callsite_api for kSync, none (nullptr) for kNone, whether or not Python
+/// sampling is on (samples alone take no call-site stacks).
+using ApiNameFilter = bool (*)(std::string_view);
+[[nodiscard]] ApiNameFilter python_callsite_filter(PythonCallsites mode);
 
 /// True when `cbid` of `domain` (RUNTIME_API or DRIVER_API) is a muted polling call.
 [[nodiscard]] bool is_noisy_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);

@@ -32,7 +32,7 @@ constexpr unsigned kMaxLogNameAttempts = 1000;
 
 // The callback ids of `domain` whose names `keep` (api_filter.hpp) accepts.
 std::vector<CUpti_CallbackId> cbids_named(CUpti_CallbackDomain domain, CUpti_CallbackId size,
-                                          bool (*keep)(std::string_view)) {
+                                          collect::ApiNameFilter keep) {
   std::vector<CUpti_CallbackId> out;
   for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
     const char* name = nullptr;
@@ -356,10 +356,9 @@ void Collector::setup_python_callsites() {
   m_python = PythonCallSites::create(m_config.python_callsites, &note, m_config.python_sampling_hz, &Collector::now_ns);
   if (!note.empty()) post_message(log::Severity::kWarning, note);
   if (!m_python) return;
-  if (!m_python->callsites())
-    return;  // samples alone (--python-sampling, --python-callsites=none): no call takes a stack
-  auto* keep = m_config.python_callsites == collect::PythonCallsites::kAll ? &collect::is_gpu_work_api
-                                                                           : &collect::is_python_callsite_api;
+  // Samples alone (--python-sampling, --python-callsites=none): no call takes a stack.
+  const collect::ApiNameFilter keep = collect::python_callsite_filter(m_config.python_callsites);
+  if (keep == nullptr) return;
   m_python->select(CUPTI_CB_DOMAIN_RUNTIME_API,
                    cbids_named(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, keep));
   m_python->select(CUPTI_CB_DOMAIN_DRIVER_API,

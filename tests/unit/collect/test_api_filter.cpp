@@ -91,5 +91,19 @@ TEST(ApiFilter, PythonCallsitesAtWaitsAndMemoryCalls) {
   }
 }
 
+TEST(ApiFilter, CallsiteModeChoosesTheCalls) {
+  // --python-callsites=none takes no stack, with Python sampling on too (the sampler's set-up
+  // once selected the sync calls whatever the mode).
+  EXPECT_EQ(python_callsite_filter(PythonCallsites::kNone), nullptr);
+  const ApiNameFilter sync = python_callsite_filter(PythonCallsites::kSync);
+  const ApiNameFilter all = python_callsite_filter(PythonCallsites::kAll);
+  ASSERT_NE(sync, nullptr);
+  ASSERT_NE(all, nullptr);
+  EXPECT_TRUE(sync("cudaStreamSynchronize_v3020"));
+  EXPECT_FALSE(sync("cudaLaunchKernel_v7000"));
+  EXPECT_TRUE(all("cudaLaunchKernel_v7000"));
+  EXPECT_FALSE(all("cudaGetDevice_v3020"));
+}
+
 }  // namespace
 }  // namespace gpuscope::collect
