@@ -324,6 +324,7 @@ int run_trace(TraceOptions o) {
       {"GPUSCOPE_POLLING_CALLS", o.polling_calls ? "1" : "0"},
       {"GPUSCOPE_API_CALLS", o.cuda_api},
       {"GPUSCOPE_PYTHON_CALLSITES", callsites},
+      {"GPUSCOPE_PYTHON_CALLSITES_DEFAULT", callsites_asked ? "0" : "1"},
       {"GPUSCOPE_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms)},
   };
   // gpuscope's Python hooks (collect/python/sitecustomize.py): the default ones (training steps,

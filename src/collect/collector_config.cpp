@@ -183,6 +183,7 @@ void read_sources(getenv_fn getenv, CollectorConfig& c, std::vector<std::string>
       getenv, "GPUSCOPE_PYTHON_CALLSITES",
       {{"sync", PythonCallsites::kSync}, {"all", PythonCallsites::kAll}, {"none", PythonCallsites::kNone}},
       &c.python_callsites, warnings);
+  read_bool(getenv, "GPUSCOPE_PYTHON_CALLSITES_DEFAULT", &c.python_callsites_by_default, warnings);
   std::uint64_t sampling_hz = c.python_sampling_hz;
   read_u64(getenv, "GPUSCOPE_PYTHON_SAMPLING", 0, kMaxPythonSamplingHz, &sampling_hz, warnings);
   c.python_sampling_hz = static_cast<std::uint32_t>(sampling_hz);

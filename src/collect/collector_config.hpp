@@ -166,6 +166,9 @@ struct CollectorConfig {
   std::uint32_t cuda_records = kDefaultCudaRecords;  // CudaRecord bits
   ApiCalls api_calls = ApiCalls::kGpu;
   PythonCallsites python_callsites = PythonCallsites::kNone;
+  // GPUSCOPE_PYTHON_CALLSITES_DEFAULT=1: the mode is gpuscope trace's default, not asked for (a
+  // Python the walker cannot read is then a note in the trace, not a warning on every run)
+  bool python_callsites_by_default = false;
   std::uint32_t python_sampling_hz = 0;  // GPUSCOPE_PYTHON_SAMPLING: Python samples per second, 0 = none
   bool zero_buffers = true;
   bool system_thread_ids = true;

@@ -354,7 +354,9 @@ bool Collector::clock_matches_cupti() noexcept {
 void Collector::setup_python_callsites() {
   std::string note;
   m_python = PythonCallSites::create(m_config.python_callsites, &note, m_config.python_sampling_hz, &Collector::now_ns);
-  if (!note.empty()) post_message(log::Severity::kWarning, note);
+  // A Python the walker cannot read: a warning where stacks were asked for, else a note in the trace.
+  const bool asked = !m_config.python_callsites_by_default || m_config.python_sampling_hz > 0;
+  if (!note.empty()) post_message(asked ? log::Severity::kWarning : log::Severity::kInfo, note);
   if (!m_python) return;
   // Samples alone (--python-sampling, --python-callsites=none): no call takes a stack.
   const collect::ApiNameFilter keep = collect::python_callsite_filter(m_config.python_callsites);

@@ -102,8 +102,9 @@ TEST(CollectorConfig, ApiCallsAndSwitches) {
   EXPECT_EQ(w.size(), 2u);
 }
 
-// Python call sites: none by default (until measured on a GPU), sync, all (they only act in a
-// Python process); a wrong value warns and keeps the default.
+// Python call sites: none where the variable is unset (gpuscope trace sets sync by default), sync,
+// all (they only act in a Python process); a wrong value warns and keeps the default; whether the
+// mode was gpuscope trace's default (GPUSCOPE_PYTHON_CALLSITES_DEFAULT).
 TEST(CollectorConfig, PythonCallsites) {
   std::vector<std::string> w;
   EXPECT_EQ(parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w).python_callsites, PythonCallsites::kNone);
@@ -118,6 +119,14 @@ TEST(CollectorConfig, PythonCallsites) {
             PythonCallsites::kNone);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("GPUSCOPE_PYTHON_CALLSITES"), std::string::npos) << w[0];
+  w.clear();
+  EXPECT_FALSE(parse({{"GPUSCOPE_LOG_DIR", "/x"}}, &w).python_callsites_by_default);
+  EXPECT_TRUE(parse({{"GPUSCOPE_LOG_DIR", "/x"},
+                     {"GPUSCOPE_PYTHON_CALLSITES", "sync"},
+                     {"GPUSCOPE_PYTHON_CALLSITES_DEFAULT", "1"}},
+                    &w)
+                  .python_callsites_by_default);
+  EXPECT_TRUE(w.empty());
 }
 
 TEST(CollectorConfig, KernelsModeSessionLength) {
