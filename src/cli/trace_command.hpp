@@ -22,7 +22,7 @@ struct TraceOptions {
   std::string kill = "sigterm";            // sigterm | sigkill | none (after --duration)
   bool polling_calls = false;
   std::string cuda_api = "gpu";  // gpu | all (GPUSCOPE_API_CALLS)
-  std::string python_callsites;  // sync | all | none (GPUSCOPE_PYTHON_CALLSITES); "" = sync (none with --cuda-api=all)
+  std::string python_callsites;  // sync | all | none (GPUSCOPE_PYTHON_CALLSITES); "" = the default (trace_command.cpp)
   std::string python_sampling;   // --python-sampling[=RATE]: "" = off (GPUSCOPE_PYTHON_SAMPLING)
   std::string calibrate = "auto";  // auto (cached a week) | always | never
   bool sync_records = false;       // also CUPTI SYNCHRONIZATION records
