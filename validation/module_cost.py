@@ -39,7 +39,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="measured steps, half of each kind (default 200)")
     parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--split", action="store_true", help="four variants: where the wrapper's cost goes")
+    parser.add_argument("--split", action="store_true", help="five variants: where the wrapper's cost goes")
     args = parser.parse_args()
     wrapped = nn.Module.__call__
     original = getattr(wrapped, "__wrapped__", None)
@@ -51,19 +51,15 @@ def main():
         print("module_cost: no CUDA device", file=sys.stderr)
         return 2
     import torchvision
-    model, optimizer, loss_fn, images, labels = resnet_train.make_training(torchvision)
+    step, forward_s = make_step(*resnet_train.make_training(torchvision))
     if args.split:
-        return split(args, model, optimizer, loss_fn, images, labels, wrapped, original)
+        return split(args, step, forward_s, wrapped, original)
     times = {True: [], False: []}
     for i in range(args.warmup + args.steps):
         traced = i % 2 == 0
         nn.Module.__call__ = wrapped if traced else original
         t0 = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(images), labels)
-        loss.backward()
-        optimizer.step()
-        value = loss.item()
+        value = step()
         if i >= args.warmup:
             times[traced].append(time.perf_counter() - t0)
     nn.Module.__call__ = wrapped
@@ -78,7 +74,25 @@ def main():
     return 0
 
 
-def split(args, model, optimizer, loss_fn, images, labels, wrapped, original):
+def make_step(model, optimizer, loss_fn, images, labels):
+    """(step, forward_s): step() runs one training step and returns its loss after the step's GPU
+    work (loss.item()); forward_s[0] is then its forward's CPU time alone in seconds (model(images)
+    returns once its kernels are launched, not waited for)."""
+    forward_s = [0.0]
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        t = time.perf_counter()
+        out = model(images)
+        forward_s[0] = time.perf_counter() - t
+        loss = loss_fn(out, labels)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step, forward_s
+
+
+def split(args, step, forward_s, wrapped, original):
     site = sys.modules.get("sitecustomize")
     observer = site._observer(torch) if site is not None and hasattr(site, "_observer") else None
     if observer is None or not hasattr(site, "_module_call_wrapper"):
@@ -111,17 +125,6 @@ def split(args, model, optimizer, loss_fn, images, labels, wrapped, original):
         calls[0] += 1
         return original(self, *a, **k)
 
-    forward_s = [0.0]
-
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        t = time.perf_counter()
-        out = model(images)  # the forward's CPU time alone (kernels launched, not waited for)
-        forward_s[0] = time.perf_counter() - t
-        loss = loss_fn(out, labels)
-        loss.backward()
-        optimizer.step()
-        return loss.item()
     nn.Module.__call__ = counting
     step()
     names = list(variants)

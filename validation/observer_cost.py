@@ -237,16 +237,14 @@ def main():
         print(f"observer_cost: wrong result {value} (loss not finite, or adds missing)", file=sys.stderr)
         return 1
     mode = a.kinds if a.kinds != "auto" else "observer" if traced else "profiler"
+    def medians_and_added(blocks):  # {kind: median over rounds}, {kind: median - off's}
+        med = {k: statistics.median(v) for k, v in blocks.items()}
+        return med, {k: v - med["off"] for k, v in med.items() if k != "off"}
     result = {"workload": a.workload, "mode": mode, "device": torch.cuda.get_device_name(0),
               "torch": torch.__version__, "rounds": a.rounds, "block_steps": a.block, "warmup_steps": a.warmup,
-              "median_ms_per_step": {k: statistics.median(v) for k, v in ms.items()}, "blocks_ms": ms,
-              "median_dispatch_ms_per_step": {k: statistics.median(v) for k, v in dispatch.items()},
-              "blocks_dispatch_ms": dispatch}
-    off = result["median_ms_per_step"]["off"]
-    result["added_ms_per_step"] = {k: v - off for k, v in result["median_ms_per_step"].items() if k != "off"}
-    doff = result["median_dispatch_ms_per_step"]["off"]
-    result["added_dispatch_ms_per_step"] = {k: v - doff for k, v in result["median_dispatch_ms_per_step"].items()
-                                            if k != "off"}
+              "blocks_ms": ms, "blocks_dispatch_ms": dispatch}
+    result["median_ms_per_step"], result["added_ms_per_step"] = medians_and_added(ms)
+    result["median_dispatch_ms_per_step"], result["added_dispatch_ms_per_step"] = medians_and_added(dispatch)
     if mode == "profiler":
         result["calls_per_step"] = calls_per_step(torch, step, a.block)
     lines = [f"# In-process cost per step: {a.workload}, {mode} kinds", "",

@@ -143,7 +143,9 @@ def main():
             raise RuntimeError("no CUDA device")
         nvml = Nvml(torch.cuda.current_device())
     except Exception as e:
-        print(f"tensor_power_check: cannot measure ({e})", file=sys.stderr)
+        print(f"tensor_power_check: cannot measure ({e}): it needs PyTorch with a CUDA GPU and NVML "
+              f"(libnvidia-ml.so.1, the NVIDIA driver's); run it on the GPU machine (scripts/gpu-run OUT tensor_power)",
+              file=sys.stderr)
         return 2
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     cases = [(torch.bfloat16, "bf16", "random"), (torch.float16, "fp16", "random"),

@@ -223,7 +223,8 @@ def _calibrate_ops(torch, observer, shapes, blocks=15, iterations=200):
     """ns the observer adds per RecordFunction call, on real dispatcher work: a small CPU autograd
     graph (forward operators, then backward nodes and the operators inside them, as a training step
     has) run with the callback installed (writing into the scratch sink) and removed, blocks
-    alternating; the calls are counted by the sink. Median of blocks, ns per call."""
+    alternating; the calls are counted by the sink. Median of blocks, ns per call. Called with the
+    callback removed (_record_observer_cost), and leaves it removed."""
     a = torch.ones(8, requires_grad=True)
     b = torch.full((8,), 2.0)
 
@@ -246,14 +247,9 @@ def _calibrate_ops(torch, observer, shapes, blocks=15, iterations=200):
 
     def without():
         graph()
-    # Warm (autograd's buffers allocated, the names interned in the scratch sink) with the callback
-    # removed, then once into the scratch sink: nothing of the calibration may reach the trace (its
-    # backward nodes would mark an inference process as training, its operators would join op_sum).
-    observer.uninstall_ops()
-    graph()
-    with_callback()
+    graph()  # warm: autograd's buffers allocated
+    with_callback()  # the names interned in the scratch sink
     ns = _median_ns_per(blocks, {"on": (with_callback, lambda: calls["n"]), "off": (without, lambda: calls["n"])})
-    observer.install_ops(shapes)
     return max(0.0, ns["on"] - ns["off"]), calls["n"] / iterations
 
 
@@ -292,9 +288,16 @@ def _record_observer_cost(torch, observer, shapes, modules):
     torch`: the first backward pass starts the autograd engine's device threads, which asks the
     CUDA driver how many GPUs there are; a program that forks after importing torch must not
     meet an initialized driver because of gpuscope. A process that ends without running atexit
-    handlers (os._exit, a signal) has no cost stored: the analyses then keep it in."""
-    op_ns, per_iteration = _calibrate_ops(torch, observer, shapes)
-    module_ns = _calibrate_modules(torch, observer) if modules else float("nan")
+    handlers (os._exit, a signal) has no cost stored: the analyses then keep it in.
+    The callback is removed for the whole calibration and put back after it: nothing the
+    calibration runs (its tensors, its autograd graph) may reach the trace, where its backward nodes
+    would mark an inference process as training and its operators would join op_sum."""
+    observer.uninstall_ops()
+    try:
+        op_ns, per_iteration = _calibrate_ops(torch, observer, shapes)
+        module_ns = _calibrate_modules(torch, observer) if modules else float("nan")
+    finally:
+        observer.install_ops(shapes)
     observer.cost(op_ns, module_ns, f"in-process at exit: median of 15 blocks of a CPU autograd graph "
                                     f"({per_iteration:.0f} RecordFunction calls, forward and backward) with the "
                                     f"callback (into a scratch sink) and without, torch {torch.__version__}"
