@@ -9,7 +9,9 @@ separate processes (whose untraced step time moves by ±20 % on the GPU machine)
   nn.Module.__call__ the original), ``ops`` (observer installed, no module ranges),
   ``modules`` (module ranges alone: the wrapper's cost inside a real step), ``ops,modules`` (both) and ``empty callback`` (a global RecordFunction callback that does
   nothing: the floor of any observer built on RecordFunction): what the observer and the module
-  wrapper add on top of the CUPTI tracing that stays on throughout;
+  wrapper add on top of the CUPTI tracing that stays on throughout; with --capture also ``capture
+  off`` (recording stopped through cudaProfilerStop: what gpuscope's API callbacks add, kernel
+  records excepted);
 * without gpuscope: blocks alternate between ``off``, ``torch.profiler`` (CPU + CUDA) and
   ``torch.profiler cpu`` (CPU only); each profiler block is started before the block and
   stopped after it (start-up and event processing outside the timed steps, one untimed step
@@ -101,8 +103,12 @@ def make_step(torch, workload):
     return step
 
 
-def observer_kinds(torch):
-    """{kind: (enter, leave)} toggling gpuscope's observer and module wrapper, or None if not installed."""
+def observer_kinds(torch, capture=False):
+    """{kind: (enter, leave)} toggling gpuscope's observer and module wrapper, or None if not installed.
+    capture (under --capture-range=cudaProfilerApi --capture-range-end=repeat): one more kind, ``capture
+    off``: gpuscope's CUDA API callbacks and copy/memset records stopped too (cudaProfilerStop; only
+    the kernel records, on since the first window, stay), against which ``off`` is what that part of
+    CUPTI tracing adds."""
     from torch.nn.modules.module import Module
     site = sys.modules.get("sitecustomize")
     observer = getattr(site, "installed", {}).get("ops")
@@ -130,6 +136,17 @@ def observer_kinds(torch):
              "ops,modules": setting(True, True)}
     if hasattr(observer, "install_floor"):
         kinds["empty callback"] = setting(False, False, floor=True)
+    if capture:
+        import torch.cuda.profiler as cuda_profiler
+        cuda_profiler.start()  # recording from here on; "capture off" stops it for its blocks
+        def capture_off():
+            cuda_profiler.stop()
+            Module.__call__ = original
+
+        def capture_on():
+            cuda_profiler.start()
+            Module.__call__ = wrapped
+        kinds["capture off"] = (capture_off, capture_on)
     return kinds
 
 
@@ -192,6 +209,9 @@ def main():
                    help="auto: the observer kinds under gpuscope trace, the profiler kinds without it; sampling: "
                         "the Python sampler paused and running (under gpuscope trace --python-sampling); callsites: "
                         "the Python call sites paused and taken (under gpuscope trace --python-callsites=MODE)")
+    p.add_argument("--capture", action="store_true",
+                   help="under gpuscope trace --capture-range=cudaProfilerApi --capture-range-end=repeat: also a "
+                        "'capture off' kind (gpuscope's API callbacks and copy records stopped between blocks)")
     a = p.parse_args()
     import torch
     if not torch.cuda.is_available():
@@ -205,7 +225,7 @@ def main():
                   f"--python-{'sampling' if a.kinds == 'sampling' else 'callsites=sync'}", file=sys.stderr)
             return 2
     else:
-        kinds = observer_kinds(torch) if traced else profiler_kinds(torch)
+        kinds = observer_kinds(torch, a.capture) if traced else profiler_kinds(torch)
     if kinds is None:
         print("observer_cost: gpuscope's operator observer is not installed: run under gpuscope trace "
               "--pytorch=ops,modules (the observer route)", file=sys.stderr)

@@ -8,9 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include "../committed_traces.hpp"
+#include "../store/log_builder.hpp"
+#include "store/importer.hpp"
 #include "store/trace.hpp"
 #include "trace_db.hpp"
-#include "../committed_traces.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -198,6 +200,33 @@ TEST_F(NsysReportsTest, NvtxSumClosedRangesWithDomainPrefix) {
   EXPECT_DOUBLE_EQ(cell<double>(r, 0, "Time"), 400.0 / 450.0 * 100.0);
   EXPECT_EQ(cell<std::string>(r, 1, "Range"), "io:load");
   EXPECT_EQ(cell<std::string>(r, 1, "Style"), "StartEnd");
+}
+
+// nvtx_sum lists the program's own ranges, never gpuscope's PyTorch operator ranges: also not an
+// operator call the import merged into its parent of the same name (the only operator inside
+// it, as torch.profiler counts them: aten::scaled_dot_product_attention redispatched under
+// autocast), whose range stays in nvtx_events but not in torch_ops.
+TEST(NsysReports, NvtxSumLeavesOutMergedOperatorRanges) {
+  store::test::TempDir dir;
+  const std::string log = dir.file("ops.gslog");
+  {
+    store::test::LogBuilder b(log, 7);
+    b.process(0);
+    b.push(1'000, 7, "train");
+    b.push(2'000, 7, "aten::scaled_dot_product_attention, seq = 1, op_id = 1");
+    b.push(3'000, 7, "aten::scaled_dot_product_attention, seq = 1, op_id = 2");  // merged into op_id 1
+    b.pop(4'000, 7);
+    b.pop(5'000, 7);
+    b.pop(9'000, 7);
+    b.end(10'000);
+  }
+  (void)store::import_logs({log}, dir.file("ops.sqlite"), store::ImportOptions{});
+  store::Database db = store::open_trace(dir.file("ops.sqlite"));
+  ASSERT_EQ(db.query_int("SELECT COUNT(*) FROM torch_ops"), 1);  // the merge this test is about
+  const Report r = nvtx_sum(db);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(cell<std::string>(r, 0, "Range"), "train");
+  EXPECT_EQ(cell<std::int64_t>(r, 0, "Total Time"), 8'000);
 }
 
 TEST(NsysReports, EmptyDatabaseGivesNoRowsAndANote) {
