@@ -24,8 +24,10 @@ separate processes (whose untraced step time moves by ±20 % on the GPU machine)
 
 Workloads: resnet18 (examples/pytorch/resnet_train.py: torchvision resnet18, batch 32,
 3x112x112, SGD), vit (examples/pytorch/vit_train.py's model: timm ViT-S/16, bf16 autocast,
-SDPA, AdamW, batch 64) or add_loop (1000 x.add_(1) on 32 elements a step, as
-examples/pytorch/add_loop.py: launch-bound). Each step ends with loss.item() (add_loop: x[0].item()).
+SDPA, AdamW, batch 64), add_loop (1000 x.add_(1) on 32 elements a step, as
+examples/pytorch/add_loop.py: launch-bound) or cpu_mlp (no GPU: 4 blocks of Linear, LayerNorm and
+GELU on a 16x32 CPU batch, SGD; every step all dispatch, so the observer's own cost per call shows
+wherever a CPU torch is installed, e.g. Debian's python3-torch). Each step ends with loss.item() (add_loop: x[0].item()).
 The order of the kinds rotates every round. Per block: ms/step = its wall time / --block, and the
 CPU dispatch per step (each step's time before its final .item(): the CPU's own work, recording's
 included, which GPU work running meanwhile can hide from the step time); per kind: the medians
@@ -71,6 +73,22 @@ def make_step(torch, workload):
             DISPATCH_S[0] = time.perf_counter() - t
             return float(x[0].item() % 1000)  # 0.0 after every step: the adds ran
         return adds
+    if workload == "cpu_mlp":  # no GPU: the observer's own cost wherever a CPU torch is installed
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(32, 32), torch.nn.LayerNorm(32),
+                                                                  torch.nn.GELU())])
+        opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+        data = torch.randn(16, 32)
+
+        def cpu_step():
+            t = time.perf_counter()
+            opt.zero_grad(set_to_none=True)
+            loss = net(data).square().mean()
+            loss.backward()
+            opt.step()
+            DISPATCH_S[0] = time.perf_counter() - t
+            return loss.item()
+        return cpu_step
     if workload == "resnet18":
         try:
             import torchvision
@@ -185,8 +203,11 @@ def profiler_kinds(torch):
             if p is not None:
                 p.stop()
         return enter, leave
-    return {"off": setting(None), "torch.profiler": setting([ProfilerActivity.CPU, ProfilerActivity.CUDA]),
-            "torch.profiler cpu": setting([ProfilerActivity.CPU])}
+    kinds = {"off": setting(None), "torch.profiler": setting([ProfilerActivity.CPU, ProfilerActivity.CUDA]),
+             "torch.profiler cpu": setting([ProfilerActivity.CPU])}
+    if not torch.cuda.is_available():
+        del kinds["torch.profiler"]
+    return kinds
 
 
 def calls_per_step(torch, step, block):
@@ -201,7 +222,7 @@ def calls_per_step(torch, step, block):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", help="folder for observer_cost_WORKLOAD_MODE.md and .json")
-    p.add_argument("--workload", choices=("resnet18", "vit", "add_loop"), default="resnet18")
+    p.add_argument("--workload", choices=("resnet18", "vit", "add_loop", "cpu_mlp"), default="resnet18")
     p.add_argument("--rounds", type=int, default=15, help="rounds of one block of each kind (default 15)")
     p.add_argument("--block", type=int, default=10, help="timed steps per block (default 10)")
     p.add_argument("--warmup", type=int, default=10, help="steps before measuring (default 10)")
@@ -214,8 +235,8 @@ def main():
                         "'capture off' kind (gpuscope's API callbacks and copy records stopped between blocks)")
     a = p.parse_args()
     import torch
-    if not torch.cuda.is_available():
-        print("observer_cost: no CUDA device", file=sys.stderr)
+    if not torch.cuda.is_available() and a.workload != "cpu_mlp":
+        print("observer_cost: no CUDA device (--workload cpu_mlp runs without one)", file=sys.stderr)
         return 2
     traced = bool(os.environ.get("CUDA_INJECTION64_PATH"))
     if a.kinds != "auto":
@@ -260,7 +281,7 @@ def main():
     def medians_and_added(blocks):  # {kind: median over rounds}, {kind: median - off's}
         med = {k: statistics.median(v) for k, v in blocks.items()}
         return med, {k: v - med["off"] for k, v in med.items() if k != "off"}
-    result = {"workload": a.workload, "mode": mode, "device": torch.cuda.get_device_name(0),
+    result = {"workload": a.workload, "mode": mode, "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU only",
               "torch": torch.__version__, "rounds": a.rounds, "block_steps": a.block, "warmup_steps": a.warmup,
               "blocks_ms": ms, "blocks_dispatch_ms": dispatch}
     result["median_ms_per_step"], result["added_ms_per_step"] = medians_and_added(ms)

@@ -70,14 +70,23 @@ FAKE_TORCH = {
 
 FALLBACK_PROGRAM = "import json, torch; print(json.dumps(torch.CALLS))"
 
+# The collector's calls are printed at exit, after the observer's calibration (an atexit handler
+# registered when torch is imported, so run before this one, registered first).
 MODEL_PROGRAM = """
-import ctypes, json, os, torch
+import atexit, ctypes, json, os
+
+
+def dump():
+    lib = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
+    lib.fake_torch_collector_dump.restype = ctypes.c_char_p
+    print(lib.fake_torch_collector_dump().decode())
+
+
+atexit.register(dump)
+import torch
 model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
 x = torch.randn(2, 8, requires_grad=True)
 model(x).sum().backward()
-lib = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
-lib.fake_torch_collector_dump.restype = ctypes.c_char_p
-print(lib.fake_torch_collector_dump().decode())
 """
 
 
