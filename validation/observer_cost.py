@@ -27,7 +27,8 @@ Workloads: resnet18 (examples/pytorch/resnet_train.py: torchvision resnet18, bat
 SDPA, AdamW, batch 64), add_loop (1000 x.add_(1) on 32 elements a step, as
 examples/pytorch/add_loop.py: launch-bound) or cpu_mlp (no GPU: 4 blocks of Linear, LayerNorm and
 GELU on a 16x32 CPU batch, SGD; every step all dispatch, so the observer's own cost per call shows
-wherever a CPU torch is installed, e.g. Debian's python3-torch). Each step ends with loss.item() (add_loop: x[0].item()).
+wherever a CPU torch is installed, e.g. Debian's python3-torch) or cpu_add (no GPU: 2000 y.add_(1)
+on one CPU element a step: operator calls and nothing else). Each step ends with loss.item() (add_loop: x[0].item()).
 The order of the kinds rotates every round. Per block: ms/step = its wall time / --block, and the
 CPU dispatch per step (each step's time before its final .item(): the CPU's own work, recording's
 included, which GPU work running meanwhile can hide from the step time); per kind: the medians
@@ -73,6 +74,16 @@ def make_step(torch, workload):
             DISPATCH_S[0] = time.perf_counter() - t
             return float(x[0].item() % 1000)  # 0.0 after every step: the adds ran
         return adds
+    if workload == "cpu_add":  # no GPU: 2000 operator calls a step and nothing else, the cost per call
+        y = torch.zeros(1)
+
+        def cpu_adds():
+            t = time.perf_counter()
+            for _ in range(2000):
+                y.add_(1)
+            DISPATCH_S[0] = time.perf_counter() - t
+            return float(y.item() % 2000)  # 0.0 after every step: the adds ran
+        return cpu_adds
     if workload == "cpu_mlp":  # no GPU: the observer's own cost wherever a CPU torch is installed
         torch.manual_seed(0)
         net = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(32, 32), torch.nn.LayerNorm(32),
@@ -222,7 +233,7 @@ def calls_per_step(torch, step, block):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", help="folder for observer_cost_WORKLOAD_MODE.md and .json")
-    p.add_argument("--workload", choices=("resnet18", "vit", "add_loop", "cpu_mlp"), default="resnet18")
+    p.add_argument("--workload", choices=("resnet18", "vit", "add_loop", "cpu_mlp", "cpu_add"), default="resnet18")
     p.add_argument("--rounds", type=int, default=15, help="rounds of one block of each kind (default 15)")
     p.add_argument("--block", type=int, default=10, help="timed steps per block (default 10)")
     p.add_argument("--warmup", type=int, default=10, help="steps before measuring (default 10)")
@@ -235,8 +246,8 @@ def main():
                         "'capture off' kind (gpuscope's API callbacks and copy records stopped between blocks)")
     a = p.parse_args()
     import torch
-    if not torch.cuda.is_available() and a.workload != "cpu_mlp":
-        print("observer_cost: no CUDA device (--workload cpu_mlp runs without one)", file=sys.stderr)
+    if not torch.cuda.is_available() and not a.workload.startswith("cpu_"):
+        print("observer_cost: no CUDA device (--workload cpu_mlp or cpu_add runs without one)", file=sys.stderr)
         return 2
     traced = bool(os.environ.get("CUDA_INJECTION64_PATH"))
     if a.kinds != "auto":
@@ -274,7 +285,7 @@ def main():
             ms[k].append((time.perf_counter() - t0) * 1e3 / a.block)
             dispatch[k].append(cpu * 1e3 / a.block)
             leave()
-    if value != value or (a.workload == "add_loop" and value != 0.0):
+    if value != value or (a.workload in ("add_loop", "cpu_add") and value != 0.0):
         print(f"observer_cost: wrong result {value} (loss not finite, or adds missing)", file=sys.stderr)
         return 1
     mode = a.kinds if a.kinds != "auto" else "observer" if traced else "profiler"
