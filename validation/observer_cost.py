@@ -28,7 +28,9 @@ SDPA, AdamW, batch 64), add_loop (1000 x.add_(1) on 32 elements a step, as
 examples/pytorch/add_loop.py: launch-bound) or cpu_mlp (no GPU: 4 blocks of Linear, LayerNorm and
 GELU on a 16x32 CPU batch, SGD; every step all dispatch, so the observer's own cost per call shows
 wherever a CPU torch is installed, e.g. Debian's python3-torch) or cpu_add (no GPU: 2000 y.add_(1)
-on one CPU element a step: operator calls and nothing else). Each step ends with loss.item() (add_loop: x[0].item()).
+on one CPU element a step: operator calls and nothing else, 5 RecordFunction calls each in torch
+1.13, as the profiler run's calls per step says). Each step ends with loss.item() (the adds:
+x[0].item()).
 The order of the kinds rotates every round. Per block: ms/step = its wall time / --block, and the
 CPU dispatch per step (each step's time before its final .item(): the CPU's own work, recording's
 included, which GPU work running meanwhile can hide from the step time); per kind: the medians
@@ -64,26 +66,18 @@ DISPATCH_S = [0.0]
 def make_step(torch, workload):
     """step() -> float (the loss, after the step's GPU work) for the workload; None if its library is missing.
     Each step leaves its CPU dispatch time (start to the final .item()) in DISPATCH_S[0]."""
-    if workload == "add_loop":  # examples/pytorch/add_loop.py's launch-bound loop: 1000 x.add_(1) a step
-        x = torch.zeros(32, device="cuda")
+    if workload in ("add_loop", "cpu_add"):
+        # add_loop: examples/pytorch/add_loop.py's launch-bound loop, 1000 x.add_(1) on 32 elements a
+        # step; cpu_add (no GPU): 2000 on one CPU element, operator calls and nothing else.
+        n, x = (1000, torch.zeros(32, device="cuda")) if workload == "add_loop" else (2000, torch.zeros(1))
 
         def adds():
             t = time.perf_counter()
-            for _ in range(1000):
+            for _ in range(n):
                 x.add_(1)
             DISPATCH_S[0] = time.perf_counter() - t
-            return float(x[0].item() % 1000)  # 0.0 after every step: the adds ran
+            return float(x[0].item() % n)  # 0.0 after every step: the adds ran
         return adds
-    if workload == "cpu_add":  # no GPU: 2000 operator calls a step and nothing else, the cost per call
-        y = torch.zeros(1)
-
-        def cpu_adds():
-            t = time.perf_counter()
-            for _ in range(2000):
-                y.add_(1)
-            DISPATCH_S[0] = time.perf_counter() - t
-            return float(y.item() % 2000)  # 0.0 after every step: the adds ran
-        return cpu_adds
     if workload == "cpu_mlp":  # no GPU: the observer's own cost wherever a CPU torch is installed
         torch.manual_seed(0)
         net = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(32, 32), torch.nn.LayerNorm(32),
@@ -168,6 +162,7 @@ def observer_kinds(torch, capture=False):
     if capture:
         import torch.cuda.profiler as cuda_profiler
         cuda_profiler.start()  # recording from here on; "capture off" stops it for its blocks
+
         def capture_off():
             cuda_profiler.stop()
             Module.__call__ = original
@@ -292,7 +287,8 @@ def main():
     def medians_and_added(blocks):  # {kind: median over rounds}, {kind: median - off's}
         med = {k: statistics.median(v) for k, v in blocks.items()}
         return med, {k: v - med["off"] for k, v in med.items() if k != "off"}
-    result = {"workload": a.workload, "mode": mode, "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU only",
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU only"
+    result = {"workload": a.workload, "mode": mode, "device": device,
               "torch": torch.__version__, "rounds": a.rounds, "block_steps": a.block, "warmup_steps": a.warmup,
               "blocks_ms": ms, "blocks_dispatch_ms": dispatch}
     result["median_ms_per_step"], result["added_ms_per_step"] = medians_and_added(ms)

@@ -29,11 +29,10 @@ bool is_backward_op_name(std::string_view name) {
 }
 
 std::optional<OpRange> parse_op_range(std::string_view text) {
-  constexpr std::string_view kOpId = ", op_id = ";
-  const std::size_t op_id_at = text.find(kOpId);
+  const std::size_t op_id_at = text.find(kOpIdField);
   if (op_id_at == std::string_view::npos || op_id_at == 0) return std::nullopt;
   OpRange r;
-  r.op_id = field_int(text, kOpId);
+  r.op_id = field_int(text, kOpIdField);
   if (!r.op_id) return std::nullopt;
   const std::size_t seq_at = text.find(", seq = ");
   const std::size_t name_end = seq_at != std::string_view::npos && seq_at < op_id_at ? seq_at : op_id_at;
@@ -53,7 +52,7 @@ std::string op_range_text(std::string_view name, std::int64_t seq, std::uint64_t
   std::string s(name);
   if (seq < -1 && sizes.empty()) return s;
   if (seq >= 0) s += ", seq = " + std::to_string(seq);
-  if (op_id > 0) s += ", op_id = " + std::to_string(op_id);
+  if (op_id > 0) s += std::string(kOpIdField) + std::to_string(op_id);
   if (!sizes.empty()) {
     s += ", sizes = ";
     s += sizes;

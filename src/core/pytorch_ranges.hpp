@@ -27,6 +27,9 @@ inline constexpr std::string_view kStepMark = "gpuscope.step";
 inline constexpr std::string_view kGenerateRange = "gpuscope.generate";
 inline constexpr std::string_view kModulePrefix = "nn.Module: ";
 inline constexpr std::string_view kModuleBytesField = ", weight_bytes = ";
+/// The field every operator range's text carries ("NAME, seq = N, op_id = M"): how the import
+/// and the reports tell an operator range from the program's own ranges.
+inline constexpr std::string_view kOpIdField = ", op_id = ";
 
 /// One operator range's message, parsed.
 struct OpRange {

@@ -73,8 +73,9 @@ void merge_same_name_only_children(std::vector<Op>& ops, std::unordered_map<std:
 PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
   PytorchRows n;
   const std::string step_mark(core::kStepMark);
+  const std::string op_like = "%" + std::string(core::kOpIdField) + "%";  // an operator range's text
   const bool any = db.query_int("SELECT 1 FROM strings WHERE value = '" + step_mark +
-                                "' OR value LIKE 'nn.Module: %' OR value LIKE '%, op_id = %' LIMIT 1")
+                                "' OR value LIKE 'nn.Module: %' OR value LIKE '" + op_like + "' LIMIT 1")
                        .has_value();
   if (!any) return n;
 
@@ -91,8 +92,9 @@ PytorchRows write_pytorch_tables(detail::ImportState& state, Database& db) {
     Statement st = db.prepare(
         "SELECT e.id, e.pid, e.tid, e.style, e.start_ns, e.end_ns, s.value FROM nvtx_events e "
         "JOIN strings s ON s.id = e.text_id WHERE e.domain_id IS NULL AND (s.value = ?1 OR s.value LIKE 'nn.Module: %' "
-        "OR s.value LIKE '%, op_id = %') ORDER BY e.pid, e.tid, e.start_ns, e.id");
+        "OR s.value LIKE ?2) ORDER BY e.pid, e.tid, e.start_ns, e.id");
     st.bind(1, std::string_view(step_mark));
+    st.bind(2, std::string_view(op_like));
     while (st.step()) {
       const std::int64_t id = st.column_int(0), pid = st.column_int(1), tid = st.column_int(2);
       const std::string style = st.column_text(3), text = st.column_text(6);

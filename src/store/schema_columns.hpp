@@ -127,7 +127,8 @@
   X(ecc_enabled, Int, "INTEGER", "", \
     "1 if ECC is on.")
 
-#define GPUSCOPE_COLUMNS_KERNELS(X) \
+// The leading columns of every table of GPU work (kernels, memcpys, memsets): where it ran.
+#define GPUSCOPE_COLUMNS_GPU_WORK_KEYS(X) \
   X(id, OptInt, "INTEGER PRIMARY KEY", "", \
     "Row id.") \
   X(pid, Int, "INTEGER", "", \
@@ -137,7 +138,10 @@
   X(context_id, Int, "INTEGER", "", \
     "CUDA context id.") \
   X(stream_id, Int, "INTEGER", "", \
-    "CUDA stream id (CUPTI's).") \
+    "CUDA stream id (CUPTI's).")
+
+#define GPUSCOPE_COLUMNS_KERNELS(X) \
+  GPUSCOPE_COLUMNS_GPU_WORK_KEYS(X) \
   X(correlation_id, Int, "INTEGER", "", \
     "Matches api_calls.correlation_id of the launch (per process).") \
   X(start_ns, Int, "INTEGER", "ns", \
@@ -240,16 +244,7 @@
     "The metric's value for that launch as cuptiProfilerHostEvaluateToGpuValues returns it, in the metric's own unit (bytes, ns, %, instructions, ...: docs/metrics.md).")
 
 #define GPUSCOPE_COLUMNS_MEMCPYS(X) \
-  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
-    "Row id.") \
-  X(pid, Int, "INTEGER", "", \
-    "Process id.") \
-  X(device_id, Int, "INTEGER", "", \
-    "CUDA device ordinal.") \
-  X(context_id, Int, "INTEGER", "", \
-    "CUDA context id.") \
-  X(stream_id, Int, "INTEGER", "", \
-    "CUDA stream id.") \
+  GPUSCOPE_COLUMNS_GPU_WORK_KEYS(X) \
   X(correlation_id, Int, "INTEGER", "", \
     "Matches api_calls.correlation_id.") \
   X(start_ns, Int, "INTEGER", "ns", \
@@ -276,16 +271,7 @@
     "CUDA graph node id, else NULL.")
 
 #define GPUSCOPE_COLUMNS_MEMSETS(X) \
-  X(id, OptInt, "INTEGER PRIMARY KEY", "", \
-    "Row id.") \
-  X(pid, Int, "INTEGER", "", \
-    "Process id.") \
-  X(device_id, Int, "INTEGER", "", \
-    "CUDA device ordinal.") \
-  X(context_id, Int, "INTEGER", "", \
-    "CUDA context id.") \
-  X(stream_id, Int, "INTEGER", "", \
-    "CUDA stream id.") \
+  GPUSCOPE_COLUMNS_GPU_WORK_KEYS(X) \
   X(correlation_id, Int, "INTEGER", "", \
     "Matches api_calls.correlation_id.") \
   X(start_ns, Int, "INTEGER", "ns", \

@@ -16,16 +16,15 @@ std::string detail::kernel_name_sql(const ReportOptions& options) {
 }
 
 std::string detail::user_nvtx_only_sql(store::Database& db) {
-  // gpuscope's range around transformers' generate() (a constant: no quote to escape).
+  // gpuscope's range around transformers' generate() and every operator range, by its text: the
+  // import reads operator ranges by the same field, and an operator call it merges into its parent
+  // of the same name (aten::scaled_dot_product_attention redispatched under autocast) keeps its
+  // range in nvtx_events without a torch_ops row. Constants: no quote to escape.
   std::string sql = " AND NOT (domain IS NULL AND COALESCE(text, '') = '" + std::string(core::kGenerateRange) +
-                    "' AND " + "style = 'PushPop')";
-  if (!db.has_table("torch_ops") || !db.has_table("torch_modules")) return sql;
-  // Operator ranges by their text too: the import merges an only child of the same name into
-  // its parent (aten::scaled_dot_product_attention redispatched under autocast), which leaves
-  // the child's range in nvtx_events but not in torch_ops. The pattern is the one the import
-  // reads operator ranges by (store/pytorch_tables.cpp).
-  return sql + " AND id NOT IN (SELECT nvtx_id FROM torch_ops) AND id NOT IN (SELECT nvtx_id FROM torch_modules)" +
-         " AND NOT (domain IS NULL AND COALESCE(text, '') LIKE '%, op_id = %')";
+                    "' AND style = 'PushPop') AND NOT (domain IS NULL AND COALESCE(text, '') LIKE '%" +
+                    std::string(core::kOpIdField) + "%')";
+  if (!db.has_table("torch_modules")) return sql;
+  return sql + " AND id NOT IN (SELECT nvtx_id FROM torch_modules)";
 }
 
 std::vector<detail::ValueGroup> detail::group_values_by_key(store::Database& db, std::string_view sql,
