@@ -39,7 +39,7 @@ struct ApiCallRecord {
 struct TorchOpEvent {
   std::uint64_t ts_ns = 0;
   std::int64_t seq = -1;        // begin: RecordFunction::seqNr() (-1 = none)
-  std::uint64_t op_id = 0;      // begin: RecordFunction::handle() (0 = none)
+  std::uint64_t op_id = 0;      // begin: the call's id, unique in the process (0 = none)
   std::uint32_t name_id = 0;    // begin: gpuscope_torch_intern's id (op name or module text)
   std::uint32_t shapes_id = 0;  // begin: interned input shapes, 0 = not recorded
   std::uint8_t type = 0;        // log::TorchOpEventType
@@ -63,9 +63,16 @@ class Ring {
   /// *half_full is set when this push made the ring exactly half full, or was the first
   /// to be dropped since the consumer last took the drop count: the moments to wake the
   /// consumer (once per filling, not per push).
+  /// The consumer's position is read only once the ring looks half full by the last one read
+  /// (its cache line stays with the consumer between drains): below that, the fill by the
+  /// consumer's present position is lower still, so no wake or drop is due.
   bool push(const Record& r, bool* half_full) noexcept {
     const std::uint64_t head = m_head.load(std::memory_order_relaxed);
-    const std::uint64_t used = head - m_tail.load(std::memory_order_acquire);
+    std::uint64_t used = head - m_tail_seen;
+    if (used + 1 >= (m_mask + 1) / 2) {
+      m_tail_seen = m_tail.load(std::memory_order_acquire);
+      used = head - m_tail_seen;
+    }
     if (used > m_mask) {
       // Wake the consumer (it is behind) on the first drop only, not on every call while full.
       *half_full = m_dropped.fetch_add(1, std::memory_order_relaxed) == 0;
@@ -102,6 +109,7 @@ class Ring {
   std::unique_ptr<Record[]> m_slots;
   std::uint64_t m_mask = 0;
   alignas(64) std::atomic<std::uint64_t> m_head{0};  // next slot to write (producer)
+  std::uint64_t m_tail_seen = 0;                     // producer: m_tail when last read
   alignas(64) std::atomic<std::uint64_t> m_tail{0};  // next slot to read (consumer)
   std::atomic<std::uint64_t> m_dropped{0};
   std::atomic<bool> m_orphaned{false};

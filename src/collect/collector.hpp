@@ -45,6 +45,7 @@
 #include "collect/capture_controller.hpp"
 #include "collect/collector_config.hpp"
 #include "collect/session_control.hpp"
+#include "collect/tsc_clock.hpp"
 #include "core/event_log_format.hpp"
 #include "store/data_loss_kinds.hpp"
 #include "store/event_log_writer.hpp"
@@ -233,9 +234,15 @@ class Collector {
   std::vector<std::string> m_torch_names;                           // id - 1 -> text
   std::unordered_map<std::string, std::uint32_t> m_torch_name_ids;  // text -> id
   std::vector<std::uint64_t> m_torch_name_strings;                  // writer thread
-  std::unique_ptr<KernelProfiler> m_kernels;                        // kernels mode only (gpuscope kernels)
-  std::uint64_t m_next_profile_id = 1;                              // writer thread
-  std::vector<std::uint64_t> m_metric_strings;                      // writer thread: interned metric names
+  // Edges stamped with the TSC (GPUSCOPE_TSC and an invariant TSC, collect/tsc_clock.hpp; set at
+  // start) are converted after each drain between the last drain's anchor and this one's.
+  bool m_torch_tsc = false;
+  collect::TscAnchor m_torch_anchor;                // writer thread
+  double m_torch_ns_per_tick = 0;                   // writer thread: the last span's rate
+  std::vector<log::TorchOpRecord> m_torch_drained;  // writer thread
+  std::unique_ptr<KernelProfiler> m_kernels;        // kernels mode only (gpuscope kernels)
+  std::uint64_t m_next_profile_id = 1;              // writer thread
+  std::vector<std::uint64_t> m_metric_strings;      // writer thread: interned metric names
   // Python call sites (set once in setup_cupti), else null.
   std::unique_ptr<PythonCallSites> m_python;
 

@@ -188,6 +188,7 @@ void read_sources(getenv_fn getenv, CollectorConfig& c, std::vector<std::string>
   read_u64(getenv, "GPUSCOPE_PYTHON_SAMPLING", 0, kMaxPythonSamplingHz, &sampling_hz, warnings);
   c.python_sampling_hz = static_cast<std::uint32_t>(sampling_hz);
   read_bool(getenv, "GPUSCOPE_ZERO_BUFFERS", &c.zero_buffers, warnings);
+  read_bool(getenv, "GPUSCOPE_TSC", &c.tsc, warnings);
   read_choice<bool>(getenv, "GPUSCOPE_THREAD_ID_TYPE", {{"system", true}, {"default", false}}, &c.system_thread_ids,
                     warnings);
 }

@@ -21,7 +21,7 @@ struct ConfigOption {
 };
 
 // clang-format off
-inline constexpr std::array<ConfigOption, 29> kConfigOptions{{
+inline constexpr std::array<ConfigOption, 30> kConfigOptions{{
   {"GPUSCOPE_LOG_DIR", "",
    "Absolute directory for the event log <dir>/<hostname>-<pid>.gslog (a -1, -2, ... suffix "
    "if it exists). Required: when unset the collector does nothing."},
@@ -56,6 +56,10 @@ inline constexpr std::array<ConfigOption, 29> kConfigOptions{{
    "1: gpuscope hands CUPTI activity buffers it zeroed itself on its writer thread "
    "(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER); 0: CUPTI zeroes each new buffer on the "
    "thread that fills it."},
+  {"GPUSCOPE_TSC", "1",
+   "1: the PyTorch observer's range edges are stamped with the CPU's time-stamp counter where it is "
+   "invariant (x86-64), converted to the trace clock on the writer thread; 0: each edge reads the "
+   "clock (clock_gettime), as API calls do."},
   {"GPUSCOPE_THREAD_ID_TYPE", "system",
    "Thread id in API records: system (gettid, as NVTX records) | default (CUPTI's)."},
   {"GPUSCOPE_CAPTURE_RANGE", "none",
@@ -171,6 +175,7 @@ struct CollectorConfig {
   bool python_callsites_by_default = false;
   std::uint32_t python_sampling_hz = 0;  // GPUSCOPE_PYTHON_SAMPLING: Python samples per second, 0 = none
   bool zero_buffers = true;
+  bool tsc = true;  // GPUSCOPE_TSC: torch observer edges stamped with the TSC where usable
   bool system_thread_ids = true;
   CaptureRange capture_range = CaptureRange::kNone;
   std::string nvtx_capture_message;  // with kNvtx: exact message

@@ -109,6 +109,8 @@ void Collector::init_process() noexcept {
     c->m_start_ns = now_ns();
     const std::uint64_t rt1 = realtime_ns();
     c->m_realtime_to_cupti_ns = static_cast<std::int64_t>(c->m_start_ns) - static_cast<std::int64_t>(rt0 / 2 + rt1 / 2);
+    c->m_torch_tsc = c->m_config.tsc && collect::tsc_usable();
+    if (c->m_torch_tsc) c->m_torch_anchor = collect::take_tsc_anchor([] { return now_ns(); });
 
     c->write_process_record();
     for (const auto& w : c->m_config_warnings) {

@@ -27,7 +27,8 @@ void Collector::torch_event(collect::TorchOpEvent e) noexcept {
     t.ring = m_torch_rings.add_ring(tid);
     if (t.ring == nullptr) return;
   }
-  e.ts_ns = m_fast_clock ? realtime_ns() : now_ns();
+  // TSC ticks (converted by the writer) or the clock itself.
+  e.ts_ns = m_torch_tsc ? collect::read_tsc() : m_fast_clock ? realtime_ns() : now_ns();
   bool wake = false;
   t.ring->push(e, &wake);
   if (wake) {
@@ -75,6 +76,7 @@ void Collector::drain_torch_op_rings() {
     }
     return s;
   };
+  m_torch_drained.clear();
   m_torch_rings.drain_all_with_ring(
       [&](const collect::TorchOpRing& ring, const collect::TorchOpEvent& e) {
         log::TorchOpRecord r{};
@@ -85,9 +87,19 @@ void Collector::drain_torch_op_rings() {
         r.shapes_string = log_string(e.shapes_id);
         r.thread_id = ring.thread_id;
         r.type = e.type;
-        m_writer.add(log::RecordKind::kTorchOp, r);
+        m_torch_drained.push_back(r);
       },
       &dropped);
+  if (m_torch_tsc) {
+    // Every edge drained was stamped after the last anchor (give or take a drain's length:
+    // the same line extended) and before this one. Anchored on CUPTI's clock, the trace's.
+    const collect::TscAnchor now = collect::take_tsc_anchor([] { return now_ns(); });
+    const collect::TscSpan span(m_torch_anchor, now, m_torch_ns_per_tick);
+    for (log::TorchOpRecord& r : m_torch_drained) r.ts_ns = span.to_ns(r.ts_ns);
+    m_torch_anchor = now;
+    m_torch_ns_per_tick = span.ns_per_tick();
+  }
+  for (const log::TorchOpRecord& r : m_torch_drained) m_writer.add(log::RecordKind::kTorchOp, r);
   write_data_loss(store::DataLossKind::kTorchOpRecordsDropped, dropped);
 }
 

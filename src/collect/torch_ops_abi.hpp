@@ -6,8 +6,9 @@
 // Each call records one edge of a range on the calling thread, into a ring of that thread's own
 // (collect/api_ring.hpp: no lock, no system call, no text copied); the writer thread turns them
 // into TorchOpRecords (core/event_log_format.hpp). Names are interned once per distinct text
-// (gpuscope_torch_intern: a mutex and a hash lookup), so a call costs two clock reads and two
-// ring writes. Outside capture windows nothing is recorded. No function throws or blocks on the
+// (gpuscope_torch_intern: a mutex and a hash lookup), so a call costs two timestamps (the TSC
+// where it is invariant, converted on the writer thread: collect/tsc_clock.hpp) and two ring
+// writes. Outside capture windows nothing is recorded. No function throws or blocks on the
 // writer; a full ring drops the edge and counts it (data_loss torch_op_records_dropped).
 #pragma once
 
@@ -29,7 +30,8 @@ int gpuscope_torch_attach(void) noexcept;
 std::uint32_t gpuscope_torch_intern(const char* text, std::size_t len) noexcept;
 
 /// An operator call starts: name and shapes ids from gpuscope_torch_intern (shapes 0 = none);
-/// seq = RecordFunction::seqNr() (-1 = none); op_id = RecordFunction::handle().
+/// seq = RecordFunction::seqNr() (-1 = none); op_id = the call's id, unique in the process
+/// (gpuscope's observer: the thread's number << 40 + the thread's count of calls).
 void gpuscope_torch_op_begin(std::uint32_t name_id, std::int64_t seq, std::uint64_t op_id,
                              std::uint32_t shapes_id) noexcept;
 

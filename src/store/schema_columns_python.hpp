@@ -59,7 +59,7 @@
   X(seq, OptInt, "INTEGER", "", \
     "Autograd sequence number: a backward call carries the one of the forward operator that created its node; NULL when PyTorch gave none.") \
   X(op_id, OptInt, "INTEGER", "", \
-    "PyTorch's RecordFunction handle of the call.") \
+    "The call's id, unique in the process: gpuscope's observer counts each thread's calls; through PyTorch's NVTX observer it is PyTorch's RecordFunction handle.") \
   X(sizes, OptText, "TEXT", "", \
     "Input shapes ('[[32, 3, 112, 112], [64, 3, 7, 7]]') with --pytorch=ops,shapes; NULL otherwise.") \
   X(is_backward, Int, "INTEGER", "", \

@@ -1,7 +1,8 @@
 // gpuscope's PyTorch operator observer (`gpuscope trace --pytorch=ops[,modules,shapes]`): a
 // global RecordFunction callback that hands each operator call to gpuscope's collector through
 // its C ABI (src/collect/torch_ops_abi.hpp) as an interned name id, the sequence number, the
-// RecordFunction handle and, with shapes, an interned shapes id: no text is formatted or copied
+// call's id (op_id: a count of the thread's own, not PyTorch's RecordFunction handle, which costs a
+// global atomic a call) and, with shapes, an interned shapes id: no text is formatted or copied
 // per call (PyTorch's NVTX observer formats "NAME, seq = N, op_id = M" for every call). The
 // importer makes the same text back from the records (core::op_range_text).
 //
@@ -30,10 +31,14 @@
 #include <Python.h>
 #include <dlfcn.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -57,70 +62,96 @@ bool g_installed = false;
 at::CallbackHandle g_handle = 0;
 
 // Calibration: the callback's work goes into this thread's scratch sink instead of the
-// collector (same clock reads and a record store; no trace rows).
+// collector (a timestamp read as the collector takes it, and a record store; no trace rows).
 struct ScratchRecord {
   std::uint64_t ts;
   std::int64_t seq;
   std::uint64_t op_id;
   std::uint32_t name_id, shapes_id;
 };
-thread_local bool t_scratch = false;
-thread_local ScratchRecord t_sink[64];
-thread_local unsigned t_sink_at = 0;
 
-inline std::uint64_t clock_ns() {
+// A name's id, per thread: first by the name's address in a direct-mapped table of one cache
+// line a slot (the address, the id and the text, compared in full so that a reused address is
+// never taken for another name), then by its text. An operator's name lives as long as its
+// registration, so its address finds it; a backward node's name is a std::string inside each
+// call's RecordFunction, so its address comes back with other texts: the text compare misses and
+// the call goes to the text map (no lock, no allocation once the name is known), and a name too
+// long for a slot always does. Calibration (scratch mode) interns for real too: its names are
+// plain operator names, never a wrong id.
+struct NameSlot {
+  const char* address = nullptr;
+  std::uint32_t id = 0;
+  std::uint32_t length = 0;
+  char text[48] = {};  // NUL-terminated
+};
+static_assert(sizeof(NameSlot) == 64, "one cache line a slot");
+constexpr std::size_t kNameSlots = 256;  // 16 KiB a thread
+
+// Everything a thread's callbacks touch, in one thread_local (one TLS look-up a callback).
+struct ThreadState {
+  bool scratch = false;
+  unsigned sink_at = 0;
+  // This thread's operator call ids (op_id): (thread number << 40) + count. PyTorch's own
+  // RecordFunction handle would cost every call a global atomic increment (needsIds).
+  std::uint64_t next_op_id = 0;
+  ScratchRecord sink[64];
+  NameSlot names[kNameSlots];
+  std::unordered_map<std::string, std::uint32_t> name_texts;
+  std::string key;  // the look-up key (C++17: no look-up by string_view), reused
+  std::unordered_map<std::string, std::uint32_t> shapes;
+};
+thread_local ThreadState t_state;
+std::atomic<std::uint64_t> g_threads{0};
+
+// The timestamp the collector takes for an edge: the TSC on x86-64 (collect/tsc_clock.hpp), the
+// clock elsewhere.
+inline std::uint64_t stamp() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+#endif
 }
 
-void scratch(std::uint32_t name_id, std::int64_t seq, std::uint64_t op_id, std::uint32_t shapes_id) {
-  t_sink[t_sink_at++ & 63] = ScratchRecord{clock_ns(), seq, op_id, name_id, shapes_id};
+void scratch(ThreadState& t, std::uint32_t name_id, std::int64_t seq, std::uint64_t op_id, std::uint32_t shapes_id) {
+  t.sink[t.sink_at++ & 63] = ScratchRecord{stamp(), seq, op_id, name_id, shapes_id};
 }
 
-// A name's id, per thread: first by the name's address (an operator's name lives as long as its
-// registration; the text compared so that a reused address is never taken for another name),
-// then by its text. A backward node's name is a std::string inside each call's RecordFunction,
-// so its address is reused with other texts: such an address is marked unstable and its calls
-// go straight to the text map (no lock, no allocation once the name is known). Calibration
-// (scratch mode) interns for real too: its names are plain operator names, never a wrong id.
-struct NameEntry {
-  std::uint32_t id;
-  bool unstable;
-  std::string text;
-};
-thread_local std::unordered_map<const char*, NameEntry> t_names;
-thread_local std::unordered_map<std::string, std::uint32_t> t_name_texts;
-thread_local std::string t_key;  // the look-up key (C++17: no look-up by string_view), reused
-thread_local std::unordered_map<std::string, std::uint32_t> t_shapes;
-
-std::uint32_t name_id_by_text(std::string_view text) {
-  t_key.assign(text.data(), text.size());
-  const auto it = t_name_texts.find(t_key);
-  if (it != t_name_texts.end()) return it->second;
+std::uint32_t name_id_by_text(ThreadState& t, std::string_view text) {
+  t.key.assign(text.data(), text.size());
+  const auto it = t.name_texts.find(t.key);
+  if (it != t.name_texts.end()) return it->second;
   const std::uint32_t id = g_abi.intern(text.data(), text.size());
-  t_name_texts.emplace(t_key, id);
+  t.name_texts.emplace(t.key, id);
   return id;
 }
 
-std::uint32_t name_id(const char* name) {
+std::uint32_t name_id(ThreadState& t, const char* name) {
   if (name == nullptr) return 0;
-  const auto it = t_names.find(name);
-  if (it != t_names.end()) {
-    if (!it->second.unstable) {
-      if (it->second.text == name) return it->second.id;
-      it->second.unstable = true;
-    }
-    return name_id_by_text(name);
+  // Fibonacci hashing of the address (no division); names are at least 8-byte aligned apart.
+  NameSlot& slot = t.names[(reinterpret_cast<std::uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 56];
+  if (slot.address == name && std::strcmp(slot.text, name) == 0) return slot.id;
+  const std::size_t length = std::strlen(name);
+  const std::uint32_t id = name_id_by_text(t, std::string_view(name, length));
+  if (length < sizeof slot.text) {
+    slot.address = name;
+    slot.id = id;
+    slot.length = static_cast<std::uint32_t>(length);
+    std::memcpy(slot.text, name, length + 1);
   }
-  const std::uint32_t id = name_id_by_text(name);
-  t_names.emplace(name, NameEntry{id, false, name});
   return id;
+}
+
+std::uint64_t next_op_id(ThreadState& t) {
+  if (t.next_op_id == 0) t.next_op_id = (g_threads.fetch_add(1, std::memory_order_relaxed) + 1) << 40;
+  return ++t.next_op_id;
 }
 
 // The input shapes as PyTorch's NVTX observer writes them (torch/csrc/profiler/util.cpp:
 // inputSizes + shapesToStr), interned per distinct text.
-std::uint32_t shapes_id(const at::RecordFunction& fn) {
+std::uint32_t shapes_id(ThreadState& t, const at::RecordFunction& fn) {
   std::string text = "[";
   bool first = true;
   const auto add = [&](const c10::IValue& v) {
@@ -141,9 +172,9 @@ std::uint32_t shapes_id(const at::RecordFunction& fn) {
 #if TORCH_VERSION_MAJOR >= 2
     if (input.isList()) {  // inputSizes(fn, true): a list's tensors flattened in
       bool any = false;
-      for (const c10::IValue& t : input.toListRef()) {
-        if (t.isTensor() && t.toTensor().defined()) {
-          add(t);
+      for (const c10::IValue& element : input.toListRef()) {
+        if (element.isTensor() && element.toTensor().defined()) {
+          add(element);
           any = true;
         }
       }
@@ -154,38 +185,40 @@ std::uint32_t shapes_id(const at::RecordFunction& fn) {
     add(input);
   }
   text += ']';
-  if (t_scratch) return 1;
-  const auto it = t_shapes.find(text);
-  if (it != t_shapes.end()) return it->second;
+  if (t.scratch) return 1;
+  const auto it = t.shapes.find(text);
+  if (it != t.shapes.end()) return it->second;
   const std::uint32_t id = g_abi.intern(text.data(), text.size());
-  t_shapes.emplace(std::move(text), id);
+  t.shapes.emplace(std::move(text), id);
   return id;
 }
 
 // The begin is written whatever fails before it, so every end has its begin.
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  ThreadState& t = t_state;
   std::uint32_t name = 0, shapes = 0;
   try {
-    name = name_id(fn.name());
+    name = name_id(t, fn.name());
   } catch (...) {
   }
   if (g_shapes && fn.needsInputs()) {
     try {
-      shapes = shapes_id(fn);
-    } catch (...) {  // inputs PyTorch did not box for this call (torch 1.13 asserts): no shapes
+      shapes = shapes_id(t, fn);
+    } catch (...) {  // inputs PyTorch did not box for this call: no shapes
     }
   }
-  if (t_scratch) {
-    scratch(name, fn.seqNr(), fn.handle(), shapes);
+  if (t.scratch) {
+    scratch(t, name, fn.seqNr(), next_op_id(t), shapes);
   } else {
-    g_abi.op_begin(name, fn.seqNr(), fn.handle(), shapes);
+    g_abi.op_begin(name, fn.seqNr(), next_op_id(t), shapes);
   }
   return nullptr;
 }
 
 void on_end(const at::RecordFunction&, at::ObserverContext*) {
-  if (t_scratch) {
-    scratch(0, 0, 0, 0);
+  ThreadState& t = t_state;
+  if (t.scratch) {
+    scratch(t, 0, 0, 0, 0);
   } else {
     g_abi.end();
   }
@@ -228,7 +261,7 @@ PyObject* install_ops(PyObject*, PyObject* arg) {
   if (g_installed) Py_RETURN_NONE;
   g_shapes = PyObject_IsTrue(arg) == 1;
   try {
-    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(g_shapes).needsIds(true));
+    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(g_shapes));
   } catch (const std::exception& e) {
     PyErr_Format(PyExc_RuntimeError, "PyTorch refused the RecordFunction callback: %s", e.what());
     return nullptr;
@@ -294,23 +327,23 @@ PyObject* end(PyObject*, PyObject*) {
 PyObject* scratch_begin(PyObject*, PyObject* arg) {
   const unsigned long id = PyLong_AsUnsignedLong(arg);
   if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  scratch(static_cast<std::uint32_t>(id), 0, 0, 0);
+  scratch(t_state, static_cast<std::uint32_t>(id), 0, 0, 0);
   Py_RETURN_NONE;
 }
 
 PyObject* scratch_end(PyObject*, PyObject*) {
-  scratch(0, 0, 0, 0);
+  scratch(t_state, 0, 0, 0, 0);
   Py_RETURN_NONE;
 }
 
 // Calibration (sitecustomize.py, _record_observer_cost): this thread's callbacks write into
 // the scratch sink instead of the collector while on; the count says how many edges they wrote.
 PyObject* scratch_mode(PyObject*, PyObject* arg) {
-  t_scratch = PyObject_IsTrue(arg) == 1;
+  t_state.scratch = PyObject_IsTrue(arg) == 1;
   Py_RETURN_NONE;
 }
 
-PyObject* scratch_count(PyObject*, PyObject*) { return PyLong_FromUnsignedLong(t_sink_at); }
+PyObject* scratch_count(PyObject*, PyObject*) { return PyLong_FromUnsignedLong(t_state.sink_at); }
 
 PyObject* cost(PyObject*, PyObject* args) {
   double op_ns = 0, module_ns = 0;

@@ -113,11 +113,18 @@ def _cache_dir():
     return path
 
 
+# The observer's compiler flags besides the standard, ABI and paths. -DNDEBUG as PyTorch's release
+# builds: their headers' debug-only members (RecordFunction::inputs_valid_, never set by such a
+# library) would otherwise fail inputs() on whatever byte lies there, and lose shapes at random.
+_OBSERVER_FLAGS = ["-O2", "-shared", "-fPIC", "-w", "-DNDEBUG", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+
+
 def _observer_key(torch, source):
-    """What a built observer depends on: torch's version and C++ ABI, Python's version, the source."""
+    """What a built observer depends on: torch's version and C++ ABI, Python's version, the source
+    and the compiler flags."""
     import hashlib
     with open(source, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+        digest = hashlib.sha256(f.read() + " ".join(_OBSERVER_FLAGS).encode()).hexdigest()[:16]
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     version = str(getattr(torch, "__version__", "unknown")).replace("+", "_").replace("/", "_")
     return f"torch-{version}-cxx11abi{abi}-py{sys.version_info[0]}{sys.version_info[1]}-{digest}"
@@ -160,8 +167,7 @@ def _build_observer(torch, source, build_dir):
     tmp = f"{target}.{os.getpid()}.tmp"
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     libs = cpp_extension.library_paths()
-    cmd = [cxx, "-O2", _cxx_standard(torch), "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-           "-DTORCH_API_INCLUDE_EXTENSION_H"]
+    cmd = [cxx, _cxx_standard(torch), f"-D_GLIBCXX_USE_CXX11_ABI={abi}"] + _OBSERVER_FLAGS
     cmd += [f"-I{d}" for d in cpp_extension.include_paths() + [sysconfig.get_paths()["include"]]]
     cmd += [source, "-o", tmp] + [f"-L{d}" for d in libs] + [f"-Wl,-rpath,{d}" for d in libs]
     cmd += ["-lc10", "-ltorch_cpu"]

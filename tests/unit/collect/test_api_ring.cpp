@@ -37,6 +37,25 @@ TEST(ApiRing, FifoFullDropsAndHalfFullWakesOnce) {
   EXPECT_TRUE(ring.push(rec(99), &wake));  // room again after the drain
 }
 
+TEST(ApiRing, HalfFullWakesAgainAfterEachDrain) {
+  // The producer reads the consumer's position only near half full: the wake still comes at
+  // exactly half of what the consumer has not drained, once per filling.
+  ApiRing ring(8);
+  std::vector<std::uint32_t> woke_at;  // records in the ring after the waking push
+  std::size_t in_ring = 0;
+  for (std::uint32_t i = 0; i < 20; ++i) {
+    bool wake = false;
+    ASSERT_TRUE(ring.push(rec(i), &wake)) << i;
+    ++in_ring;
+    if (wake) woke_at.push_back(static_cast<std::uint32_t>(in_ring));
+    if (in_ring == 6) {  // the consumer comes late: past half
+      in_ring -= ring.drain([](const ApiCallRecord&) {});
+    }
+  }
+  // Fillings from 0 to 6 records, three times (20 pushes: 6 + 6 + 6 + 2): each wakes at 4.
+  EXPECT_EQ(woke_at, (std::vector<std::uint32_t>{4, 4, 4}));
+}
+
 TEST(ApiRing, OneProducerOneConsumerLoseNothing) {
   ApiRing ring(1024);
   constexpr std::uint32_t kN = 200000;

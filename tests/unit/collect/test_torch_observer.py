@@ -83,10 +83,25 @@ def dump():
 
 
 atexit.register(dump)
+import sys
 import torch
+ops = sys.modules["sitecustomize"].installed.get("ops")
+if os.environ.get("PROFILER_STEP"):  # the observer sees the step alone
+    ops.uninstall_ops()
 model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
 x = torch.randn(2, 8, requires_grad=True)
+if os.environ.get("PROFILER_STEP"):
+    ops.install_ops(False)
 model(x).sum().backward()
+if os.environ.get("PROFILER_STEP"):
+    # The same step again, the observer removed, under torch.profiler (CPU): its calls name for name.
+    from torch.profiler import ProfilerActivity, profile
+    ops.uninstall_ops()
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        model(x).sum().backward()
+    print("PROFILER " + json.dumps({e.key: e.count for e in prof.key_averages()}))
 """
 
 
@@ -166,6 +181,7 @@ class Fallback(unittest.TestCase):
 
 
 class Build(unittest.TestCase):
+    maxDiff = None
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -178,12 +194,17 @@ class Build(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def run_model(self, pytorch):
+    def run_model(self, pytorch, **env):
         e = clean_env(PYTHONPATH=SITE_DIR, GPUSCOPE_PYTORCH=pytorch, CUDA_INJECTION64_PATH=self.fake,
-                      XDG_CACHE_HOME=self.cache)
+                      XDG_CACHE_HOME=self.cache, **env)
         r = subprocess.run([sys.executable, "-c", MODEL_PROGRAM], env=e, capture_output=True, text=True, timeout=900)
         self.assertEqual(r.returncode, 0, r.stderr)
-        return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
+        lines = r.stdout.strip().splitlines()
+        seen = json.loads(lines[-1])
+        for line in lines:
+            if line.startswith("PROFILER "):
+                seen["profiler"] = json.loads(line[len("PROFILER "):])
+        return seen, r.stderr
 
     def test_1_first_run_builds_and_records_ids(self):
         seen, err = self.run_model("ops,modules")
@@ -209,23 +230,56 @@ class Build(unittest.TestCase):
                                         "nn.Module: 1 (ReLU)"])
         linear = next(e for e in events if e[1] == 1 and names[e[2] - 1] == "aten::linear")
         self.assertGreaterEqual(linear[3], 0, "a forward operator has its sequence number")
-        self.assertGreater(linear[4], 0, "every call has its RecordFunction handle")
+        self.assertGreater(linear[4], 0, "every call has its id (op_id)")
         self.assertEqual(linear[5], 0, "no shapes unless asked")
         op_ns, module_ns, method = seen["cost"]
         self.assertGreaterEqual(op_ns, 0)
         self.assertGreaterEqual(module_ns, 0)
         self.assertIn("RecordFunction", method)
 
+    def test_3_every_call_named_as_torch_profiler_names_it(self):
+        # Operator and backward-node names come through the observer's per-thread name table
+        # (addresses reused by other texts among them): the step's calls, name for name, as
+        # torch.profiler counts the same step.
+        seen, _ = self.run_model("ops", PROFILER_STEP="1")
+        names = seen["names"]
+        # Calls as trees per thread; a call that is the only one inside a call of the same name is
+        # that call (the import merges them, as torch.profiler counts a redispatch).
+        calls, stacks = [], {}
+        for tid, kind, name_id, *_ in seen["events"]:
+            stack = stacks.setdefault(tid, [])
+            if kind == 1:
+                call = {"name": names[name_id - 1], "children": []}
+                if stack:
+                    stack[-1]["children"].append(call)
+                calls.append(call)
+                stack.append(call)
+            elif kind == 2:
+                stack.pop()
+        merged = {id(c["children"][0]) for c in calls
+                  if len(c["children"]) == 1 and c["children"][0]["name"] == c["name"]}
+        counts = {}
+        for c in calls:
+            if id(c) not in merged:
+                counts[c["name"]] = counts.get(c["name"], 0) + 1
+        self.assertTrue(any("evaluate_function" in n for n in counts), counts)
+        self.assertEqual(counts, seen["profiler"])
+        ids = [e[4] for e in seen["events"] if e[1] == 1]
+        self.assertEqual(len(ids), len(set(ids)), "every call has its own op_id")
+
     def test_2_later_runs_load_the_cached_observer_and_shapes(self):
         seen, err = self.run_model("ops,shapes")
         self.assertNotIn("building", err)
         self.assertNotIn("cannot use", err)
         names, events = seen["names"], seen["events"]
-        # Shapes as PyTorch's NVTX observer writes them (where PyTorch boxed the call's inputs:
-        # torch 1.13 does not for some calls, aten::linear among them; those get none, and still
-        # their begin, so begins and ends stay balanced).
+        # Shapes as PyTorch's NVTX observer writes them, on every call: the observer is built with
+        # NDEBUG as torch is, so inputs() never fails on the debug-only inputs_valid_ byte (which
+        # lost the shapes of calls at random, aten::linear and aten::t among them).
         transpose = [names[e[5] - 1] for e in events if e[1] == 1 and names[e[2] - 1] == "aten::t" and e[5]]
         self.assertEqual(transpose[0], "[[4, 8]]", "the forward's weight.t()")
+        linear = [names[e[5] - 1] for e in events if e[1] == 1 and names[e[2] - 1] == "aten::linear"]
+        self.assertEqual(linear, ["[[2, 8], [4, 8], [4]]"])
+        self.assertTrue(all(e[5] for e in events if e[1] == 1), "every call has its shapes")
         self.assertEqual(sum(e[1] == 1 for e in events), sum(e[1] == 2 for e in events))
         self.assertFalse(any(e[1] == 3 for e in seen["events"]), "no module ranges unless asked")
 
