@@ -102,9 +102,13 @@ class Collector {
   bool range_start(std::string_view reason, std::uint64_t ts_ns = 0) noexcept;  // ts 0 = now
   void range_stop(std::string_view reason) noexcept;
 
-  /// PyTorch observer (collector_torch_ops.cpp, collect/torch_ops_abi.hpp), app threads: one
-  /// range edge into the thread's ring, stamped now (ts_ns set here); a name's id; the cost.
-  void torch_event(collect::TorchOpEvent e) noexcept;
+  /// PyTorch observer (collector_torch_ops.cpp, collect/torch_ops_abi.hpp), app threads: a
+  /// thread's ring and how to stamp its edges, and its end; the writer woken; the trace clock;
+  /// a name's id; the cost.
+  GpuscopeTorchChannel torch_open_thread() noexcept;
+  void torch_close_thread(collect::TorchOpRing* ring) noexcept;
+  void wake_writer() noexcept;
+  [[nodiscard]] std::uint64_t torch_clock_ns() const noexcept;
   [[nodiscard]] std::uint32_t torch_intern(std::string_view text) noexcept;
   void torch_cost(double op_ns, double module_ns, std::string method) noexcept;
   /// Python's atexit (gpuscope_python_flush): waits up to timeout_ms for the Python call

@@ -401,6 +401,8 @@ void Collector::on_fork_child() noexcept {
   // a forked child cannot use CUDA anyway if the parent initialised it. A
   // child that execs gets a fresh injection through the environment.
   s_active.store(nullptr, std::memory_order_release);
+  // The PyTorch observer's threads check this flag, not s_active, before each edge.
+  if (s_instance != nullptr) s_instance->m_recording.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace gpuscope::collect::detail

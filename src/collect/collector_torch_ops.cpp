@@ -1,6 +1,6 @@
 // The collector's side of gpuscope's PyTorch observer (collect/torch_ops_abi.hpp): the exported
-// C functions (on the program's threads: a thread-local ring, two ring writes per call) and the
-// writer thread's drain into TorchOpRecords.
+// C functions (a ring for each of the program's threads, into which the observer writes its
+// edges itself; the names; the cost) and the writer thread's drain into TorchOpRecords.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -12,30 +12,29 @@
 #include "store/data_loss_kinds.hpp"
 
 namespace gpuscope::collect::detail {
-namespace {
 
-thread_local collect::ThreadRing<collect::TorchOpEvent> t_torch;  // the calling thread's ring
+static_assert(collect::kTorchOpBegin == static_cast<std::uint8_t>(log::TorchOpEventType::kOpBegin) &&
+                  collect::kTorchEnd == static_cast<std::uint8_t>(log::TorchOpEventType::kEnd) &&
+                  collect::kTorchModuleBegin == static_cast<std::uint8_t>(log::TorchOpEventType::kModuleBegin),
+              "the observer's edge types are the log's");
 
-}  // namespace
-
-void Collector::torch_event(collect::TorchOpEvent e) noexcept {
-  if (!recording()) return;
-  collect::ThreadRing<collect::TorchOpEvent>& t = t_torch;
-  if (t.ring == nullptr) {
-    const std::uint32_t tid = current_tid();
-    if (tid == m_writer_tid.load(std::memory_order_relaxed)) return;
-    t.ring = m_torch_rings.add_ring(tid);
-    if (t.ring == nullptr) return;
-  }
-  // TSC ticks (converted by the writer) or the clock itself.
-  e.ts_ns = m_torch_tsc ? collect::read_tsc() : m_fast_clock ? realtime_ns() : now_ns();
-  bool wake = false;
-  t.ring->push(e, &wake);
-  if (wake) {
-    m_wake.store(true, std::memory_order_release);
-    m_wake_cv.notify_one();
-  }
+GpuscopeTorchChannel Collector::torch_open_thread() noexcept {
+  GpuscopeTorchChannel channel{nullptr, &m_recording, m_torch_tsc};
+  const std::uint32_t tid = current_tid();
+  if (tid != m_writer_tid.load(std::memory_order_relaxed)) channel.ring = m_torch_rings.add_ring(tid);
+  return channel;
 }
+
+void Collector::torch_close_thread(collect::TorchOpRing* ring) noexcept {
+  if (ring != nullptr) ring->orphan();
+}
+
+void Collector::wake_writer() noexcept {
+  m_wake.store(true, std::memory_order_release);
+  m_wake_cv.notify_one();
+}
+
+std::uint64_t Collector::torch_clock_ns() const noexcept { return m_fast_clock ? realtime_ns() : now_ns(); }
 
 std::uint32_t Collector::torch_intern(std::string_view text) noexcept {
   try {
@@ -80,7 +79,7 @@ void Collector::drain_torch_op_rings() {
   m_torch_rings.drain_all_with_ring(
       [&](const collect::TorchOpRing& ring, const collect::TorchOpEvent& e) {
         log::TorchOpRecord r{};
-        r.ts_ns = e.ts_ns;
+        r.ts_ns = e.ts;
         r.seq = e.seq;
         r.op_id = e.op_id;
         r.name_string = log_string(e.name_id);
@@ -105,19 +104,7 @@ void Collector::drain_torch_op_rings() {
 
 }  // namespace gpuscope::collect::detail
 
-namespace {
-
-void torch_edge(gpuscope::core::log::TorchOpEventType type, std::uint32_t name_id = 0, std::int64_t seq = 0,
-                std::uint64_t op_id = 0, std::uint32_t shapes_id = 0) noexcept {
-  if (gpuscope::collect::detail::Collector* c = gpuscope::collect::detail::Collector::active()) {
-    c->torch_event(gpuscope::collect::TorchOpEvent{0, seq, op_id, name_id, shapes_id, static_cast<std::uint8_t>(type)});
-  }
-}
-
-}  // namespace
-
 using gpuscope::collect::detail::Collector;
-using EdgeType = gpuscope::core::log::TorchOpEventType;
 
 extern "C" {
 
@@ -131,17 +118,24 @@ __attribute__((visibility("default"))) std::uint32_t gpuscope_torch_intern(const
   return c->torch_intern(std::string_view(text, len));
 }
 
-__attribute__((visibility("default"))) void gpuscope_torch_op_begin(std::uint32_t name_id, std::int64_t seq,
-                                                                    std::uint64_t op_id,
-                                                                    std::uint32_t shapes_id) noexcept {
-  torch_edge(EdgeType::kOpBegin, name_id, seq, op_id, shapes_id);
+__attribute__((visibility("default"))) GpuscopeTorchChannel gpuscope_torch_open_thread(void) noexcept {
+  if (Collector* c = Collector::active()) return c->torch_open_thread();
+  return GpuscopeTorchChannel{nullptr, nullptr, false};
 }
 
-__attribute__((visibility("default"))) void gpuscope_torch_module_begin(std::uint32_t name_id) noexcept {
-  torch_edge(EdgeType::kModuleBegin, name_id);
+__attribute__((visibility("default"))) void gpuscope_torch_close_thread(gpuscope::collect::TorchOpRing* ring) noexcept {
+  // After the collector stopped (exit, a forked child) the ring is left as it is.
+  if (Collector* c = Collector::active()) c->torch_close_thread(ring);
 }
 
-__attribute__((visibility("default"))) void gpuscope_torch_end(void) noexcept { torch_edge(EdgeType::kEnd); }
+__attribute__((visibility("default"))) void gpuscope_torch_wake(void) noexcept {
+  if (Collector* c = Collector::active()) c->wake_writer();
+}
+
+__attribute__((visibility("default"))) std::uint64_t gpuscope_torch_clock(void) noexcept {
+  const Collector* c = Collector::active();
+  return c != nullptr ? c->torch_clock_ns() : 0;
+}
 
 __attribute__((visibility("default"))) void gpuscope_torch_cost(double op_ns, double module_ns,
                                                                 const char* method) noexcept {

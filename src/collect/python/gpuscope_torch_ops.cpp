@@ -1,16 +1,18 @@
 // gpuscope's PyTorch operator observer (`gpuscope trace --pytorch=ops[,modules,shapes]`): a
-// global RecordFunction callback that hands each operator call to gpuscope's collector through
-// its C ABI (src/collect/torch_ops_abi.hpp) as an interned name id, the sequence number, the
-// call's id (op_id: a count of the thread's own, not PyTorch's RecordFunction handle, which costs a
-// global atomic a call) and, with shapes, an interned shapes id: no text is formatted or copied
-// per call (PyTorch's NVTX observer formats "NAME, seq = N, op_id = M" for every call). The
-// importer makes the same text back from the records (core::op_range_text).
+// global RecordFunction callback that writes each operator call's edges into the calling
+// thread's ring from gpuscope's collector (src/collect/torch_ops_abi.hpp: the ring asked for once
+// per thread, then a time-stamp counter read and a ring write per edge, no call into the
+// collector): an interned name id, the sequence number, the call's id (op_id: a count of the
+// thread's own, not PyTorch's RecordFunction handle, which costs a global atomic a call) and,
+// with shapes, an interned shapes id. No text is formatted or copied per call (PyTorch's NVTX
+// observer formats "NAME, seq = N, op_id = M" for every call); the importer makes the same text
+// back from the records (core::op_range_text).
 //
 // Built on first use against the program's own torch by sitecustomize.py
-// (torch.utils.cpp_extension, cached per torch version, C++ ABI, Python version and this file's
-// hash); a plain CPython module (no pybind11) so that it compiles in seconds and a module range
-// costs one C call per edge. Nothing here throws into PyTorch: a callback that cannot record
-// records nothing.
+// (torch.utils.cpp_extension, cached per torch version, C++ ABI, Python version, the hash of this
+// file and the two headers it shares with the collector); a plain CPython module (no pybind11) so
+// that it compiles in seconds and a module range costs one C call per edge. Nothing here throws into PyTorch: a
+// callback that cannot record records nothing.
 //
 // Python API (module gpuscope_torch_ops):
 //   attach(path) -> int          dlopen the collector (CUDA_INJECTION64_PATH) and resolve the ABI;
@@ -38,23 +40,27 @@
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
+#include "torch_ops_abi.hpp"  // and spsc_ring.hpp: shipped beside this file (sitecustomize.py's -I)
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 namespace {
 
 struct Abi {
-  int (*attach)() = nullptr;
-  std::uint32_t (*intern)(const char*, std::size_t) = nullptr;
-  void (*op_begin)(std::uint32_t, std::int64_t, std::uint64_t, std::uint32_t) = nullptr;
-  void (*module_begin)(std::uint32_t) = nullptr;
-  void (*end)() = nullptr;
-  void (*cost)(double, double, const char*) = nullptr;
+  decltype(&gpuscope_torch_attach) attach = nullptr;
+  decltype(&gpuscope_torch_intern) intern = nullptr;
+  decltype(&gpuscope_torch_open_thread) open_thread = nullptr;
+  decltype(&gpuscope_torch_close_thread) close_thread = nullptr;
+  decltype(&gpuscope_torch_wake) wake = nullptr;
+  decltype(&gpuscope_torch_clock) clock = nullptr;
+  decltype(&gpuscope_torch_cost) cost = nullptr;
 };
 Abi g_abi;
 bool g_shapes = false;
@@ -89,6 +95,9 @@ constexpr std::size_t kNameSlots = 256;  // 16 KiB a thread
 
 // Everything a thread's callbacks touch, in one thread_local (one TLS look-up a callback).
 struct ThreadState {
+  // The thread's ring from the collector, asked for on its first edge; handed back at its end.
+  GpuscopeTorchChannel channel{nullptr, nullptr, false};
+  bool opened = false;
   bool scratch = false;
   unsigned sink_at = 0;
   // This thread's operator call ids (op_id): (thread number << 40) + count. PyTorch's own
@@ -99,24 +108,42 @@ struct ThreadState {
   std::unordered_map<std::string, std::uint32_t> name_texts;
   std::string key;  // the look-up key (C++17: no look-up by string_view), reused
   std::unordered_map<std::string, std::uint32_t> shapes;
+
+  ThreadState() = default;
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+  ~ThreadState() {
+    if (channel.ring != nullptr && g_abi.close_thread != nullptr) g_abi.close_thread(channel.ring);
+    channel.ring = nullptr;
+  }
 };
 thread_local ThreadState t_state;
 std::atomic<std::uint64_t> g_threads{0};
 
-// The timestamp the collector takes for an edge: the TSC on x86-64 (collect/tsc_clock.hpp), the
-// clock elsewhere.
-inline std::uint64_t stamp() {
+// An edge's timestamp: the TSC where the collector converts it (x86-64, channel.tsc), else the
+// trace clock through the collector.
+inline std::uint64_t stamp(const ThreadState& t) {
 #if defined(__x86_64__)
-  return __rdtsc();
-#else
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  if (t.channel.tsc) return __rdtsc();
 #endif
+  return g_abi.clock();
+}
+
+// One edge into the thread's ring (while the collector records), stamped now.
+inline void edge(ThreadState& t, std::uint8_t type, std::uint32_t name_id = 0, std::int64_t seq = 0,
+                 std::uint64_t op_id = 0, std::uint32_t shapes_id = 0) {
+  if (!t.opened) {
+    t.opened = true;
+    t.channel = g_abi.open_thread();
+  }
+  if (t.channel.ring == nullptr || !t.channel.recording->load(std::memory_order_relaxed)) return;
+  bool wake = false;
+  t.channel.ring->push(gpuscope::collect::TorchOpEvent{stamp(t), seq, op_id, name_id, shapes_id, type}, &wake);
+  if (wake) g_abi.wake();
 }
 
 void scratch(ThreadState& t, std::uint32_t name_id, std::int64_t seq, std::uint64_t op_id, std::uint32_t shapes_id) {
-  t.sink[t.sink_at++ & 63] = ScratchRecord{stamp(), seq, op_id, name_id, shapes_id};
+  t.sink[t.sink_at++ & 63] = ScratchRecord{stamp(t), seq, op_id, name_id, shapes_id};
 }
 
 std::uint32_t name_id_by_text(ThreadState& t, std::string_view text) {
@@ -210,7 +237,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (t.scratch) {
     scratch(t, name, fn.seqNr(), next_op_id(t), shapes);
   } else {
-    g_abi.op_begin(name, fn.seqNr(), next_op_id(t), shapes);
+    edge(t, gpuscope::collect::kTorchOpBegin, name, fn.seqNr(), next_op_id(t), shapes);
   }
   return nullptr;
 }
@@ -220,7 +247,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
   if (t.scratch) {
     scratch(t, 0, 0, 0, 0);
   } else {
-    g_abi.end();
+    edge(t, gpuscope::collect::kTorchEnd);
   }
 }
 
@@ -233,20 +260,25 @@ PyObject* attach(PyObject*, PyObject* arg) {
     return nullptr;
   }
   Abi a;
-  a.attach = reinterpret_cast<decltype(a.attach)>(dlsym(lib, "gpuscope_torch_attach"));
-  a.intern = reinterpret_cast<decltype(a.intern)>(dlsym(lib, "gpuscope_torch_intern"));
-  a.op_begin = reinterpret_cast<decltype(a.op_begin)>(dlsym(lib, "gpuscope_torch_op_begin"));
-  a.module_begin = reinterpret_cast<decltype(a.module_begin)>(dlsym(lib, "gpuscope_torch_module_begin"));
-  a.end = reinterpret_cast<decltype(a.end)>(dlsym(lib, "gpuscope_torch_end"));
-  a.cost = reinterpret_cast<decltype(a.cost)>(dlsym(lib, "gpuscope_torch_cost"));
-  if (!a.attach || !a.intern || !a.op_begin || !a.module_begin || !a.end || !a.cost) {
-    PyErr_Format(PyExc_RuntimeError, "the collector %s has no PyTorch observer interface (an older gpuscope)", path);
+  const auto find = [lib](auto& f, const char* name) {
+    f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(lib, name));
+  };
+  find(a.attach, "gpuscope_torch_attach");
+  find(a.intern, "gpuscope_torch_intern");
+  find(a.open_thread, "gpuscope_torch_open_thread");
+  find(a.close_thread, "gpuscope_torch_close_thread");
+  find(a.wake, "gpuscope_torch_wake");
+  find(a.clock, "gpuscope_torch_clock");
+  find(a.cost, "gpuscope_torch_cost");
+  if (!a.attach || !a.intern || !a.open_thread || !a.close_thread || !a.wake || !a.clock || !a.cost) {
+    PyErr_Format(PyExc_RuntimeError, "the collector %s has no PyTorch observer interface %d (another gpuscope)", path,
+                 kGpuscopeTorchAbiVersion);
     return nullptr;
   }
   const int version = a.attach();
-  if (version != 1) {
-    PyErr_Format(PyExc_RuntimeError, "the collector %s is off or speaks interface %d (this observer: 1)", path,
-                 version);
+  if (version != kGpuscopeTorchAbiVersion) {
+    PyErr_Format(PyExc_RuntimeError, "the collector %s is off or speaks interface %d (this observer: %d)", path,
+                 version, kGpuscopeTorchAbiVersion);
     return nullptr;
   }
   g_abi = a;
@@ -254,7 +286,7 @@ PyObject* attach(PyObject*, PyObject* arg) {
 }
 
 PyObject* install_ops(PyObject*, PyObject* arg) {
-  if (g_abi.op_begin == nullptr) {
+  if (g_abi.open_thread == nullptr) {
     PyErr_SetString(PyExc_RuntimeError, "attach() first");
     return nullptr;
   }
@@ -315,12 +347,12 @@ PyObject* intern(PyObject*, PyObject* arg) {
 PyObject* module_begin(PyObject*, PyObject* arg) {
   const unsigned long id = PyLong_AsUnsignedLong(arg);
   if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  g_abi.module_begin(static_cast<std::uint32_t>(id));
+  if (g_abi.open_thread != nullptr) edge(t_state, gpuscope::collect::kTorchModuleBegin, static_cast<std::uint32_t>(id));
   Py_RETURN_NONE;
 }
 
 PyObject* end(PyObject*, PyObject*) {
-  g_abi.end();
+  if (g_abi.open_thread != nullptr) edge(t_state, gpuscope::collect::kTorchEnd);
   Py_RETURN_NONE;
 }
 

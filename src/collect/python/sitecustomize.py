@@ -119,12 +119,32 @@ def _cache_dir():
 _OBSERVER_FLAGS = ["-O2", "-shared", "-fPIC", "-w", "-DNDEBUG", "-DTORCH_API_INCLUDE_EXTENSION_H"]
 
 
+# The collector's headers the observer compiles (the ring it writes into): beside it in an installed
+# gpuscope (lib/python/), one folder up in the source tree (src/collect/).
+_OBSERVER_HEADERS = ("torch_ops_abi.hpp", "spsc_ring.hpp")
+
+
+def _observer_headers(source):
+    """The paths of _OBSERVER_HEADERS for `source`; raises RuntimeError when one is missing."""
+    here = os.path.dirname(source)
+    paths = []
+    for name in _OBSERVER_HEADERS:
+        found = [p for p in (os.path.join(here, name), os.path.join(os.path.dirname(here), name)) if os.path.exists(p)]
+        if not found:
+            raise RuntimeError(f"gpuscope's {name} is missing beside {source}")
+        paths.append(found[0])
+    return paths
+
+
 def _observer_key(torch, source):
-    """What a built observer depends on: torch's version and C++ ABI, Python's version, the source
-    and the compiler flags."""
+    """What a built observer depends on: torch's version and C++ ABI, Python's version, the source,
+    the headers it shares with the collector and the compiler flags."""
     import hashlib
-    with open(source, "rb") as f:
-        digest = hashlib.sha256(f.read() + " ".join(_OBSERVER_FLAGS).encode()).hexdigest()[:16]
+    h = hashlib.sha256(" ".join(_OBSERVER_FLAGS).encode())
+    for path in [source] + _observer_headers(source):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    digest = h.hexdigest()[:16]
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     version = str(getattr(torch, "__version__", "unknown")).replace("+", "_").replace("/", "_")
     return f"torch-{version}-cxx11abi{abi}-py{sys.version_info[0]}{sys.version_info[1]}-{digest}"
@@ -168,7 +188,8 @@ def _build_observer(torch, source, build_dir):
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     libs = cpp_extension.library_paths()
     cmd = [cxx, _cxx_standard(torch), f"-D_GLIBCXX_USE_CXX11_ABI={abi}"] + _OBSERVER_FLAGS
-    cmd += [f"-I{d}" for d in cpp_extension.include_paths() + [sysconfig.get_paths()["include"]]]
+    headers = sorted({os.path.dirname(p) for p in _observer_headers(source)})
+    cmd += [f"-I{d}" for d in headers + cpp_extension.include_paths() + [sysconfig.get_paths()["include"]]]
     cmd += [source, "-o", tmp] + [f"-L{d}" for d in libs] + [f"-Wl,-rpath,{d}" for d in libs]
     cmd += ["-lc10", "-ltorch_cpu"]
     _note(f"building the PyTorch operator observer for torch {torch.__version__} (once per torch version; "

@@ -111,7 +111,7 @@ TEST(TorchOpRingRegistry, RecordsComeWithTheirRingsThread) {
   std::uint64_t dropped = 0;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> seen;  // (thread, ts)
   EXPECT_EQ(reg.drain_all_with_ring(
-                [&](const TorchOpRing& ring, const TorchOpEvent& e) { seen.emplace_back(ring.thread_id, e.ts_ns); },
+                [&](const TorchOpRing& ring, const TorchOpEvent& e) { seen.emplace_back(ring.thread_id, e.ts); },
                 &dropped),
             3u);
   const std::vector<std::pair<std::uint32_t, std::uint64_t>> want{{101, 10}, {101, 20}, {202, 15}};

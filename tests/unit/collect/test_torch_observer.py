@@ -187,6 +187,7 @@ class Build(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.fake = os.path.join(cls.tmp.name, "libfake_collector.so")
         subprocess.run([os.environ.get("CXX", "c++"), "-std=c++17", "-shared", "-fPIC", "-O1", "-o", cls.fake,
+                        f"-I{os.path.normpath(os.path.join(HERE, '../../../src'))}",
                         os.path.join(HERE, "fake_torch_collector.cpp")], check=True)
         cls.cache = os.path.join(cls.tmp.name, "cache")
 
