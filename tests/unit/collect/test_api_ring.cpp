@@ -110,10 +110,10 @@ TEST(TorchOpRingRegistry, RecordsComeWithTheirRingsThread) {
   EXPECT_TRUE(b->push(TorchOpEvent{15, -1, 2, 4, 0, 1}, &wake));
   std::uint64_t dropped = 0;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> seen;  // (thread, ts)
-  EXPECT_EQ(reg.drain_all_with_ring(
-                [&](const TorchOpRing& ring, const TorchOpEvent& e) { seen.emplace_back(ring.thread_id, e.ts); },
-                &dropped),
-            3u);
+  EXPECT_EQ(
+      reg.drain_all_with_ring(
+          [&](const TorchOpRing& ring, const TorchOpEvent& e) { seen.emplace_back(ring.thread_id, e.ts); }, &dropped),
+      3u);
   const std::vector<std::pair<std::uint32_t, std::uint64_t>> want{{101, 10}, {101, 20}, {202, 15}};
   EXPECT_EQ(seen, want);
   EXPECT_EQ(dropped, 0u);
