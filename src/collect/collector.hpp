@@ -44,6 +44,7 @@
 #include "collect/api_ring.hpp"
 #include "collect/capture_controller.hpp"
 #include "collect/collector_config.hpp"
+#include "collect/os_reads.hpp"
 #include "collect/session_control.hpp"
 #include "collect/tsc_clock.hpp"
 #include "core/event_log_format.hpp"
@@ -102,13 +103,13 @@ class Collector {
   bool range_start(std::string_view reason, std::uint64_t ts_ns = 0) noexcept;  // ts 0 = now
   void range_stop(std::string_view reason) noexcept;
 
+  /// The trace clock (ns) on any thread: CLOCK_REALTIME when it is CUPTI's clock, else CUPTI's.
+  [[nodiscard]] std::uint64_t trace_clock_ns() const noexcept { return m_fast_clock ? realtime_ns() : now_ns(); }
   /// PyTorch observer (collector_torch_ops.cpp, collect/torch_ops_abi.hpp), app threads: a
-  /// thread's ring and how to stamp its edges, and its end; the writer woken; the trace clock;
-  /// a name's id; the cost.
+  /// thread's ring and how to stamp its edges, and its end; the writer woken; a name's id; the cost.
   GpuscopeTorchChannel torch_open_thread() noexcept;
   void torch_close_thread(collect::TorchOpRing* ring) noexcept;
   void wake_writer() noexcept;
-  [[nodiscard]] std::uint64_t torch_clock_ns() const noexcept;
   [[nodiscard]] std::uint32_t torch_intern(std::string_view text) noexcept;
   void torch_cost(double op_ns, double module_ns, std::string method) noexcept;
   /// Python's atexit (gpuscope_python_flush): waits up to timeout_ms for the Python call

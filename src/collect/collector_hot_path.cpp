@@ -99,12 +99,12 @@ void Collector::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (t.depth++ == 0) {
       // The stack first, so that its walk is not timed as part of the call.
       t.py_stack = m_python != nullptr && recording() && m_python->selected(domain, cbid) ? m_python->take() : 0;
-      t.start_ns = m_fast_clock ? realtime_ns() : now_ns();
+      t.start_ns = trace_clock_ns();
     }
     return;
   }
   if (t.depth == 0 || --t.depth != 0) return;  // exit without entry (enabled mid-call), or nested
-  const std::uint64_t end = m_fast_clock ? realtime_ns() : now_ns();
+  const std::uint64_t end = trace_clock_ns();
   if (!recording()) return;
   if (t.ring.ring == nullptr) {
     t.tid = current_tid();

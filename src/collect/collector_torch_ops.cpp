@@ -34,8 +34,6 @@ void Collector::wake_writer() noexcept {
   m_wake_cv.notify_one();
 }
 
-std::uint64_t Collector::torch_clock_ns() const noexcept { return m_fast_clock ? realtime_ns() : now_ns(); }
-
 std::uint32_t Collector::torch_intern(std::string_view text) noexcept {
   try {
     std::lock_guard lock(m_torch_names_mutex);
@@ -134,7 +132,7 @@ __attribute__((visibility("default"))) void gpuscope_torch_wake(void) noexcept {
 
 __attribute__((visibility("default"))) std::uint64_t gpuscope_torch_clock(void) noexcept {
   const Collector* c = Collector::active();
-  return c != nullptr ? c->torch_clock_ns() : 0;
+  return c != nullptr ? c->trace_clock_ns() : 0;
 }
 
 __attribute__((visibility("default"))) void gpuscope_torch_cost(double op_ns, double module_ns,

@@ -87,8 +87,7 @@ struct ScratchRecord {
 struct NameSlot {
   const char* address = nullptr;
   std::uint32_t id = 0;
-  std::uint32_t length = 0;
-  char text[48] = {};  // NUL-terminated
+  char text[52] = {};  // NUL-terminated
 };
 static_assert(sizeof(NameSlot) == 64, "one cache line a slot");
 constexpr std::size_t kNameSlots = 256;  // 16 KiB a thread
@@ -129,13 +128,20 @@ inline std::uint64_t stamp(const ThreadState& t) {
   return g_abi.clock();
 }
 
-// One edge into the thread's ring (while the collector records), stamped now.
-inline void edge(ThreadState& t, std::uint8_t type, std::uint32_t name_id = 0, std::int64_t seq = 0,
-                 std::uint64_t op_id = 0, std::uint32_t shapes_id = 0) {
+// The thread's channel, asked for on its first edge (calibration's scratch edges too, so that
+// they are stamped as the real ones).
+inline const GpuscopeTorchChannel& channel(ThreadState& t) {
   if (!t.opened) {
     t.opened = true;
     t.channel = g_abi.open_thread();
   }
+  return t.channel;
+}
+
+// One edge into the thread's ring (while the collector records), stamped now.
+inline void edge(ThreadState& t, std::uint8_t type, std::uint32_t name_id = 0, std::int64_t seq = 0,
+                 std::uint64_t op_id = 0, std::uint32_t shapes_id = 0) {
+  channel(t);
   if (t.channel.ring == nullptr || !t.channel.recording->load(std::memory_order_relaxed)) return;
   bool wake = false;
   t.channel.ring->push(gpuscope::collect::TorchOpEvent{stamp(t), seq, op_id, name_id, shapes_id, type}, &wake);
@@ -143,6 +149,7 @@ inline void edge(ThreadState& t, std::uint8_t type, std::uint32_t name_id = 0, s
 }
 
 void scratch(ThreadState& t, std::uint32_t name_id, std::int64_t seq, std::uint64_t op_id, std::uint32_t shapes_id) {
+  channel(t);
   t.sink[t.sink_at++ & 63] = ScratchRecord{stamp(t), seq, op_id, name_id, shapes_id};
 }
 
@@ -157,7 +164,7 @@ std::uint32_t name_id_by_text(ThreadState& t, std::string_view text) {
 
 std::uint32_t name_id(ThreadState& t, const char* name) {
   if (name == nullptr) return 0;
-  // Fibonacci hashing of the address (no division); names are at least 8-byte aligned apart.
+  // Fibonacci hashing of the address: its top 8 bits pick the slot (no division).
   NameSlot& slot = t.names[(reinterpret_cast<std::uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 56];
   if (slot.address == name && std::strcmp(slot.text, name) == 0) return slot.id;
   const std::size_t length = std::strlen(name);
@@ -165,7 +172,6 @@ std::uint32_t name_id(ThreadState& t, const char* name) {
   if (length < sizeof slot.text) {
     slot.address = name;
     slot.id = id;
-    slot.length = static_cast<std::uint32_t>(length);
     std::memcpy(slot.text, name, length + 1);
   }
   return id;
