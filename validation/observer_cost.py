@@ -34,7 +34,8 @@ x[0].item()).
 The order of the kinds rotates every round. Per block: ms/step = its wall time / --block, and the
 CPU dispatch per step (each step's time before its final .item(): the CPU's own work, recording's
 included, which GPU work running meanwhile can hide from the step time); per kind: the medians
-over rounds; added = kind − off. Added dispatch over the RecordFunction calls per step is the
+over rounds; added = kind − off; paired added = the median over rounds of (the kind's block − the
+same round's off block), with its quartiles, which a drift slower than a round cancels out of. Added dispatch over the RecordFunction calls per step is the
 observer's cost per call inside the program, to set beside its calibration at exit.
 
 Writes OUT/observer_cost_WORKLOAD_MODE.{md,json} (MODE: observer, profiler or sampling) and prints
@@ -287,12 +288,24 @@ def main():
     def medians_and_added(blocks):  # {kind: median over rounds}, {kind: median - off's}
         med = {k: statistics.median(v) for k, v in blocks.items()}
         return med, {k: v - med["off"] for k, v in med.items() if k != "off"}
+
+    def paired(blocks):
+        # {kind: (median, first quartile, third quartile)} of the round's block minus the same round's
+        # off block: a drift slower than a round (the machine's load, its clocks) cancels in each pair.
+        out = {}
+        for k, v in blocks.items():
+            if k != "off":
+                diffs = [x - y for x, y in zip(v, blocks["off"])]
+                q = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else [diffs[0]] * 3
+                out[k] = (statistics.median(diffs), q[0], q[2])
+        return out
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU only"
     result = {"workload": a.workload, "mode": mode, "device": device,
               "torch": torch.__version__, "rounds": a.rounds, "block_steps": a.block, "warmup_steps": a.warmup,
               "blocks_ms": ms, "blocks_dispatch_ms": dispatch}
     result["median_ms_per_step"], result["added_ms_per_step"] = medians_and_added(ms)
     result["median_dispatch_ms_per_step"], result["added_dispatch_ms_per_step"] = medians_and_added(dispatch)
+    result["paired_added_ms_per_step"] = paired(ms)  # [median, q1, q3] of per-round differences
     if mode == "profiler":
         result["calls_per_step"] = calls_per_step(torch, step, a.block)
     lines = [f"# In-process cost per step: {a.workload}, {mode} kinds", "",
@@ -300,13 +313,17 @@ def main():
              f"kind (order rotated each round, one untimed step after each switch), after {a.warmup} warm-up steps.",
              "CPU dispatch: each step's time before its final `.item()` (the CPU's own work, none of it hidden "
              "behind GPU work).",
-             "", "| kind | median ms/step | block min–max | added ms/step | CPU dispatch ms/step | added dispatch ms/step |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "Paired added: the median over rounds of the kind's block minus the same round's off block, with the "
+             "quartiles of those differences (the noise of the pairing).",
+             "", "| kind | median ms/step | block min–max | added ms/step | paired added ms/step (q1 – q3) | "
+             "CPU dispatch ms/step | added dispatch ms/step |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for k in names:
         added = "" if k == "off" else f"{result['added_ms_per_step'][k]:+.3f}"
+        pa = "" if k == "off" else "{:+.3f} ({:+.3f} – {:+.3f})".format(*result["paired_added_ms_per_step"][k])
         dadded = "" if k == "off" else f"{result['added_dispatch_ms_per_step'][k]:+.3f}"
         lines.append(f"| {k} | {result['median_ms_per_step'][k]:.3f} | {min(ms[k]):.3f}–{max(ms[k]):.3f} | {added} | "
-                     f"{result['median_dispatch_ms_per_step'][k]:.3f} | {dadded} |")
+                     f"{pa} | {result['median_dispatch_ms_per_step'][k]:.3f} | {dadded} |")
     if "calls_per_step" in result:
         lines += ["", f"RecordFunction calls per step (PyTorch's CPU profiler events): {result['calls_per_step']:.0f}"]
     out = Path(a.out)
