@@ -76,21 +76,35 @@ struct ScratchRecord {
   std::uint32_t name_id, shapes_id;
 };
 
-// A name's id, per thread: first by the name's address in a direct-mapped table of one cache
-// line a slot (the address, the id and the text, compared in full so that a reused address is
-// never taken for another name), then by its text. An operator's name lives as long as its
-// registration, so its address finds it; a backward node's name is a std::string inside each
-// call's RecordFunction, so its address comes back with other texts: the text compare misses and
-// the call goes to the text map (no lock, no allocation once the name is known), and a name too
-// long for a slot always does. Calibration (scratch mode) interns for real too: its names are
-// plain operator names, never a wrong id.
+// A name's id, per thread, in three steps, each compared in full so that no name is ever taken
+// for another:
+//  1. by the name's address, in a direct-mapped table of one cache line a slot (the address, the
+//     id and the text). An operator's name lives as long as its registration, so its address
+//     finds it.
+//  2. by a hash of its text, in a second table of two cache lines a slot (the hash, the length,
+//     the id and the text).
+//     A backward node's name is a std::string made for each call (Node::name()), so its address
+//     comes back with other texts and step 1 misses, as does the autograd engine's range around
+//     each node ("autograd::engine::evaluate_function: " + the node's name); this finds them with
+//     one pass over the text a word at a time, no division and no node chase.
+//  3. by its text in a hash map (no lock, no allocation once the name is known), which a name
+//     longer than a slot's text always reaches; a name never seen is interned by the collector.
+// Calibration (scratch mode) interns for real too: its names are plain operator names, never a
+// wrong id.
 struct NameSlot {
   const char* address = nullptr;
   std::uint32_t id = 0;
   char text[52] = {};  // NUL-terminated
 };
 static_assert(sizeof(NameSlot) == 64, "one cache line a slot");
-constexpr std::size_t kNameSlots = 256;  // 16 KiB a thread
+struct TextSlot {
+  std::uint64_t hash = 0;
+  std::uint32_t length = 0;
+  std::uint32_t id = 0;
+  char text[112] = {};  // the name's `length` bytes ("autograd::engine::evaluate_function: " + a node's name fits)
+};
+static_assert(sizeof(TextSlot) == 128, "two cache lines a slot");
+constexpr std::size_t kNameSlots = 256;  // 16 KiB (addresses) + 32 KiB (texts) a thread
 
 // Everything a thread's callbacks touch, in one thread_local (one TLS look-up a callback).
 struct ThreadState {
@@ -104,6 +118,7 @@ struct ThreadState {
   std::uint64_t next_op_id = 0;
   ScratchRecord sink[64];
   NameSlot names[kNameSlots];
+  TextSlot texts[kNameSlots];
   std::unordered_map<std::string, std::uint32_t> name_texts;
   std::string key;  // the look-up key (C++17: no look-up by string_view), reused
   std::unordered_map<std::string, std::uint32_t> shapes;
@@ -162,13 +177,45 @@ std::uint32_t name_id_by_text(ThreadState& t, std::string_view text) {
   return id;
 }
 
+// A text's hash for the TextSlot table: its 8-byte words, then the rest, each folded in with a
+// multiply (the constants of MurmurHash3's finalizer); the top 8 bits pick the slot.
+std::uint64_t text_hash(const char* text, std::size_t length) {
+  std::uint64_t h = length * 0x9E3779B97F4A7C15ull;
+  std::size_t i = 0;
+  for (; i + 8 <= length; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, text + i, 8);
+    h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  std::uint64_t rest = 0;
+  std::memcpy(&rest, text + i, length - i);
+  h = (h ^ rest) * 0xC4CEB9FE1A85EC53ull;
+  return h ^ (h >> 29);
+}
+
 std::uint32_t name_id(ThreadState& t, const char* name) {
   if (name == nullptr) return 0;
   // Fibonacci hashing of the address: its top 8 bits pick the slot (no division).
   NameSlot& slot = t.names[(reinterpret_cast<std::uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 56];
   if (slot.address == name && std::strcmp(slot.text, name) == 0) return slot.id;
   const std::size_t length = std::strlen(name);
-  const std::uint32_t id = name_id_by_text(t, std::string_view(name, length));
+  std::uint32_t id = 0;
+  if (length <= sizeof(TextSlot::text)) {
+    const std::uint64_t hash = text_hash(name, length);
+    TextSlot& text = t.texts[hash >> 56];
+    if (text.hash == hash && text.length == length && std::memcmp(text.text, name, length) == 0) {
+      id = text.id;
+    } else {
+      id = name_id_by_text(t, std::string_view(name, length));
+      text.hash = hash;
+      text.length = static_cast<std::uint32_t>(length);
+      text.id = id;
+      std::memcpy(text.text, name, length);
+    }
+  } else {
+    id = name_id_by_text(t, std::string_view(name, length));
+  }
   if (length < sizeof slot.text) {
     slot.address = name;
     slot.id = id;

@@ -90,9 +90,23 @@ if os.environ.get("PROFILER_STEP"):  # the observer sees the step alone
     ops.uninstall_ops()
 model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
 x = torch.randn(2, 8, requires_grad=True)
+
+
+def step():
+    if not os.environ.get("PROFILER_STEP"):
+        return model(x).sum().backward()
+    # User scopes too: each name a std::string of its own call (the address comes back with other
+    # texts), one short, one longer than the observer's text slots (its hash map), twice each.
+    from torch.autograd.profiler import record_function
+    for _ in range(2):
+        with record_function("gpuscope.test." + "long" * 40), record_function("gpuscope.short"):
+            pass
+    model(x).sum().backward()
+
+
 if os.environ.get("PROFILER_STEP"):
     ops.install_ops(False)
-model(x).sum().backward()
+step()
 if os.environ.get("PROFILER_STEP"):
     # The same step again, the observer removed, under torch.profiler (CPU): its calls name for name.
     from torch.profiler import ProfilerActivity, profile
@@ -100,7 +114,7 @@ if os.environ.get("PROFILER_STEP"):
     model.zero_grad(set_to_none=True)
     x.grad = None
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        model(x).sum().backward()
+        step()
     print("PROFILER " + json.dumps({e.key: e.count for e in prof.key_averages()}))
 """
 
@@ -264,6 +278,8 @@ class Build(unittest.TestCase):
             if id(c) not in merged:
                 counts[c["name"]] = counts.get(c["name"], 0) + 1
         self.assertTrue(any("evaluate_function" in n for n in counts), counts)
+        self.assertEqual(counts.get("gpuscope.short"), 2, counts)
+        self.assertEqual(counts.get("gpuscope.test." + "long" * 40), 2, counts)
         self.assertEqual(counts, seen["profiler"])
         ids = [e[4] for e in seen["events"] if e[1] == 1]
         self.assertEqual(len(ids), len(set(ids)), "every call has its own op_id")
