@@ -99,7 +99,7 @@ struct NameSlot {
 static_assert(sizeof(NameSlot) == 64, "one cache line a slot");
 struct TextSlot {
   std::uint64_t hash = 0;
-  std::uint32_t length = 0;
+  std::uint32_t length = ~0u;  // no text yet: no name's length (an empty name hashes to 0 too)
   std::uint32_t id = 0;
   char text[112] = {};  // the name's `length` bytes ("autograd::engine::evaluate_function: " + a node's name fits)
 };

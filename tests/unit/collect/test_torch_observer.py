@@ -96,10 +96,10 @@ def step():
     if not os.environ.get("PROFILER_STEP"):
         return model(x).sum().backward()
     # User scopes too: each name a std::string of its own call (the address comes back with other
-    # texts), one short, one longer than the observer's text slots (its hash map), twice each.
+    # texts), one short, one longer than the observer's text slots (its hash map), one empty, twice each.
     from torch.autograd.profiler import record_function
     for _ in range(2):
-        with record_function("gpuscope.test." + "long" * 40), record_function("gpuscope.short"):
+        with record_function("gpuscope.test." + "long" * 40), record_function("gpuscope.short"), record_function(""):
             pass
     model(x).sum().backward()
 
@@ -279,6 +279,7 @@ class Build(unittest.TestCase):
                 counts[c["name"]] = counts.get(c["name"], 0) + 1
         self.assertTrue(any("evaluate_function" in n for n in counts), counts)
         self.assertEqual(counts.get("gpuscope.short"), 2, counts)
+        self.assertEqual(counts.get(""), 2, counts)
         self.assertEqual(counts.get("gpuscope.test." + "long" * 40), 2, counts)
         self.assertEqual(counts, seen["profiler"])
         ids = [e[4] for e in seen["events"] if e[1] == 1]
