@@ -35,8 +35,9 @@ The order of the kinds rotates every round. Per block: ms/step = its wall time /
 CPU dispatch per step (each step's time before its final .item(): the CPU's own work, recording's
 included, which GPU work running meanwhile can hide from the step time); per kind: the medians
 over rounds; added = kind − off; paired added = the median over rounds of (the kind's block − the
-same round's off block), with its quartiles, which a drift slower than a round cancels out of. Added dispatch over the RecordFunction calls per step is the
-observer's cost per call inside the program, to set beside its calibration at exit.
+same round's off block), with its quartiles, which a drift slower than a round cancels out of.
+Added dispatch over the RecordFunction calls per step is the observer's cost per call inside the
+program, to set beside its calibration at exit.
 
 Writes OUT/observer_cost_WORKLOAD_MODE.{md,json} (MODE: observer, profiler or sampling) and prints
 ``RESULT workload=W mode=M off_ms=... KIND_ms=... [calls_per_step=N]``.

@@ -200,21 +200,22 @@ std::uint32_t name_id(ThreadState& t, const char* name) {
   NameSlot& slot = t.names[(reinterpret_cast<std::uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 56];
   if (slot.address == name && std::strcmp(slot.text, name) == 0) return slot.id;
   const std::size_t length = std::strlen(name);
-  std::uint32_t id = 0;
+  // A text slot's hit is a text made per call: its address is no key, so the address slot is
+  // left as it is (an operator's stays cached). A miss there (a name new to the thread, or one
+  // whose slot another text took) fills both.
+  TextSlot* text = nullptr;
+  std::uint64_t hash = 0;
   if (length <= sizeof(TextSlot::text)) {
-    const std::uint64_t hash = text_hash(name, length);
-    TextSlot& text = t.texts[hash >> 56];
-    if (text.hash == hash && text.length == length && std::memcmp(text.text, name, length) == 0) {
-      id = text.id;
-    } else {
-      id = name_id_by_text(t, std::string_view(name, length));
-      text.hash = hash;
-      text.length = static_cast<std::uint32_t>(length);
-      text.id = id;
-      std::memcpy(text.text, name, length);
-    }
-  } else {
-    id = name_id_by_text(t, std::string_view(name, length));
+    hash = text_hash(name, length);
+    text = &t.texts[hash >> 56];
+    if (text->hash == hash && text->length == length && std::memcmp(text->text, name, length) == 0) return text->id;
+  }
+  const std::uint32_t id = name_id_by_text(t, std::string_view(name, length));
+  if (text != nullptr) {
+    text->hash = hash;
+    text->length = static_cast<std::uint32_t>(length);
+    text->id = id;
+    std::memcpy(text->text, name, length);
   }
   if (length < sizeof slot.text) {
     slot.address = name;
