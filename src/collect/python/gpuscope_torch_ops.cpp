@@ -45,6 +45,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -106,7 +107,8 @@ struct TextSlot {
 static_assert(sizeof(TextSlot) == 128, "two cache lines a slot");
 constexpr std::size_t kNameSlots = 256;  // 16 KiB (addresses) + 32 KiB (texts) a thread
 
-// Everything a thread's callbacks touch, in one thread_local (one TLS look-up a callback).
+// Everything a thread's callbacks touch, on the heap, found through one pointer-sized
+// thread_local (state()).
 struct ThreadState {
   // The thread's ring from the collector, asked for on its first edge; handed back at its end.
   GpuscopeTorchChannel channel{nullptr, nullptr, false};
@@ -131,8 +133,42 @@ struct ThreadState {
     channel.ring = nullptr;
   }
 };
-thread_local ThreadState t_state;
 std::atomic<std::uint64_t> g_threads{0};
+
+// The thread's state through a plain pointer: a thread_local of a trivial type, constant-initialized,
+// is read with no guard and no initialization call, and one so small fits the static TLS block that
+// glibc keeps for dlopen'ed modules, where sitecustomize.py's -mtls-dialect=gnu2 (TLS descriptors)
+// makes the read a load from the thread pointer instead of a __tls_get_addr call. On CPU-machine
+// profiles those calls were, after the time-stamp read, the callbacks' largest part. The owner,
+// touched once per thread, deletes the state at the thread's end (closing its ring); an edge after
+// that (another thread_local's destructor running an operator) records nothing.
+thread_local ThreadState* t_state = nullptr;
+thread_local bool t_ended = false;
+struct ThreadOwner {
+  ThreadState* state = nullptr;
+  ThreadOwner() = default;
+  ThreadOwner(const ThreadOwner&) = delete;
+  ThreadOwner& operator=(const ThreadOwner&) = delete;
+  ~ThreadOwner() {
+    t_state = nullptr;
+    t_ended = true;
+    delete state;
+  }
+};
+thread_local ThreadOwner t_owner;
+
+[[gnu::noinline]] ThreadState* new_state() {
+  if (t_ended) return nullptr;
+  t_owner.state = new (std::nothrow) ThreadState;
+  t_state = t_owner.state;
+  return t_state;
+}
+
+// This thread's state; nullptr once the thread has ended (or when none could be made).
+inline ThreadState* state() {
+  ThreadState* s = t_state;
+  return __builtin_expect(s != nullptr, 1) ? s : new_state();
+}
 
 // An edge's timestamp: the TSC where the collector converts it (x86-64, channel.tsc), else the
 // trace clock through the collector.
@@ -276,7 +312,9 @@ std::uint32_t shapes_id(ThreadState& t, const at::RecordFunction& fn) {
 
 // The begin is written whatever fails before it, so every end has its begin.
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  ThreadState& t = t_state;
+  ThreadState* tp = state();
+  if (tp == nullptr) return nullptr;
+  ThreadState& t = *tp;
   std::uint32_t name = 0, shapes = 0;
   try {
     name = name_id(t, fn.name());
@@ -297,7 +335,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 }
 
 void on_end(const at::RecordFunction&, at::ObserverContext*) {
-  ThreadState& t = t_state;
+  ThreadState* tp = state();
+  if (tp == nullptr) return;
+  ThreadState& t = *tp;
   if (t.scratch) {
     scratch(t, 0, 0, 0, 0);
   } else {
@@ -401,35 +441,41 @@ PyObject* intern(PyObject*, PyObject* arg) {
 PyObject* module_begin(PyObject*, PyObject* arg) {
   const unsigned long id = PyLong_AsUnsignedLong(arg);
   if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  if (g_abi.open_thread != nullptr) edge(t_state, gpuscope::collect::kTorchModuleBegin, static_cast<std::uint32_t>(id));
+  ThreadState* t = state();
+  if (g_abi.open_thread != nullptr && t != nullptr)
+    edge(*t, gpuscope::collect::kTorchModuleBegin, static_cast<std::uint32_t>(id));
   Py_RETURN_NONE;
 }
 
 PyObject* end(PyObject*, PyObject*) {
-  if (g_abi.open_thread != nullptr) edge(t_state, gpuscope::collect::kTorchEnd);
+  ThreadState* t = state();
+  if (g_abi.open_thread != nullptr && t != nullptr) edge(*t, gpuscope::collect::kTorchEnd);
   Py_RETURN_NONE;
 }
 
 PyObject* scratch_begin(PyObject*, PyObject* arg) {
   const unsigned long id = PyLong_AsUnsignedLong(arg);
   if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  scratch(t_state, static_cast<std::uint32_t>(id), 0, 0, 0);
+  if (ThreadState* t = state()) scratch(*t, static_cast<std::uint32_t>(id), 0, 0, 0);
   Py_RETURN_NONE;
 }
 
 PyObject* scratch_end(PyObject*, PyObject*) {
-  scratch(t_state, 0, 0, 0, 0);
+  if (ThreadState* t = state()) scratch(*t, 0, 0, 0, 0);
   Py_RETURN_NONE;
 }
 
 // Calibration (sitecustomize.py, _record_observer_cost): this thread's callbacks write into
 // the scratch sink instead of the collector while on; the count says how many edges they wrote.
 PyObject* scratch_mode(PyObject*, PyObject* arg) {
-  t_state.scratch = PyObject_IsTrue(arg) == 1;
+  if (ThreadState* t = state()) t->scratch = PyObject_IsTrue(arg) == 1;
   Py_RETURN_NONE;
 }
 
-PyObject* scratch_count(PyObject*, PyObject*) { return PyLong_FromUnsignedLong(t_state.sink_at); }
+PyObject* scratch_count(PyObject*, PyObject*) {
+  const ThreadState* t = state();
+  return PyLong_FromUnsignedLong(t != nullptr ? t->sink_at : 0);
+}
 
 PyObject* cost(PyObject*, PyObject* args) {
   double op_ns = 0, module_ns = 0;

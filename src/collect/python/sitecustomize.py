@@ -118,6 +118,12 @@ def _cache_dir():
 # library) would otherwise fail inputs() on whatever byte lies there, and lose shapes at random.
 _OBSERVER_FLAGS = ["-O2", "-shared", "-fPIC", "-w", "-DNDEBUG", "-DTORCH_API_INCLUDE_EXTENSION_H"]
 
+# Tried first where the compiler takes it (x86-64): TLS descriptors, so that the callbacks' one
+# thread_local read is a load from the thread pointer, not a __tls_get_addr call (glibc places a
+# dlopen'ed module's small TLS in its static block when there is room, else falls back by itself).
+# A compiler that refuses it builds without it.
+_OBSERVER_TLS_FLAGS = ["-mtls-dialect=gnu2"] if os.uname().machine == "x86_64" else []
+
 
 # The collector's headers the observer compiles (the ring it writes into): beside it in an installed
 # gpuscope (lib/python/), one folder up in the source tree (src/collect/).
@@ -140,7 +146,7 @@ def _observer_key(torch, source):
     """What a built observer depends on: torch's version and C++ ABI, Python's version, the source,
     the headers it shares with the collector and the compiler flags."""
     import hashlib
-    h = hashlib.sha256(" ".join(_OBSERVER_FLAGS).encode())
+    h = hashlib.sha256(" ".join(_OBSERVER_FLAGS + _OBSERVER_TLS_FLAGS).encode())
     for path in [source] + _observer_headers(source):
         with open(path, "rb") as f:
             h.update(f.read())
@@ -196,7 +202,11 @@ def _build_observer(torch, source, build_dir):
           f"into {build_dir})...")
     start = time.monotonic()
     import subprocess
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = None
+    for extra in ([_OBSERVER_TLS_FLAGS] if _OBSERVER_TLS_FLAGS else []) + [[]]:
+        r = subprocess.run(cmd[:1] + extra + cmd[1:], capture_output=True, text=True)
+        if r.returncode == 0:
+            break
     if r.returncode != 0:
         try:
             os.unlink(tmp)

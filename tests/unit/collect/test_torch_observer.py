@@ -39,6 +39,15 @@ FAKE_TORCH = {
         _C = types.SimpleNamespace(_GLIBCXX_USE_CXX11_ABI=True)
     """,
     "torch/autograd/__init__.py": "",
+    "torch/utils/__init__.py": "",
+    "torch/utils/cpp_extension.py": """
+        def include_paths():
+            return []
+
+
+        def library_paths():
+            return []
+    """,
     "torch/autograd/profiler.py": """
         import torch
 
@@ -154,6 +163,27 @@ class Fallback(unittest.TestCase):
             calls, err = self.run_program(PATH=self.empty_bin, **env)
             self.assertEqual(err, "", env)
             self.assertEqual(calls, ["nvtx_observer_on"], env)
+
+    @unittest.skipUnless(os.uname().machine == "x86_64", "TLS descriptors are asked for on x86-64 only")
+    def test_a_compiler_refusing_tls_descriptors_builds_without_them(self):
+        # The first build asks for -mtls-dialect=gnu2; a compiler that refuses it is asked again
+        # without it (this one fails that too: the note quotes the second build's last line).
+        log = os.path.join(self.tmp.name, "cxx.log")
+        cxx = os.path.join(self.tmp.name, "bin-cxx", "c++")
+        os.makedirs(os.path.dirname(cxx), exist_ok=True)
+        with open(cxx, "w") as f:
+            f.write(f'#!/bin/sh\necho "$*" >> {log}\n'
+                    'case "$*" in *-mtls-dialect=gnu2*) echo "c++: error: unrecognized option" >&2; exit 1;; esac\n'
+                    'echo "c++: error: second try" >&2\nexit 1\n')
+        os.chmod(cxx, 0o755)
+        calls, err = self.run_program(PATH=os.path.dirname(cxx) + os.pathsep + self.empty_bin,
+                                      CUDA_INJECTION64_PATH="/nonexistent/libgpuscope_inject.so",
+                                      XDG_CACHE_HOME=os.path.join(self.tmp.name, "cache-tls"))
+        with open(log) as f:
+            tries = f.read().splitlines()
+        self.assertEqual(["-mtls-dialect=gnu2" in t for t in tries], [True, False])
+        self.assertIn("(the build failed: c++ exited with 1: c++: error: second try)", err)
+        self.assertEqual(calls, ["nvtx_observer_on"])
 
     def test_the_cache_folder_is_this_users_and_closed_to_others(self):
         # A gpuscope/ folder created 0755 (gpuscope's own calibration cache does) is accepted:
