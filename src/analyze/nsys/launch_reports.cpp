@@ -6,6 +6,7 @@
 #include "analyze/common/gpu_busy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -340,6 +341,51 @@ void add_torch_overheads(Database& db, std::string_view table, const std::option
   while (st.step()) out.push_back({st.column_int(0), *cost_ns});
 }
 
+// The starts of the recorded CUDA API calls inside the wall span that launched no kernel (the
+// launches are priced at the launch cost), each at the measured cost of another API call; none
+// when that cost is unknown. launched: the kernels with their launch calls.
+void add_api_overheads(Database& db, const std::optional<double>& cost_ns, const Interval& wall,
+                       const std::vector<LaunchedKernel>& launched, std::vector<detail::Overhead>& out) {
+  if (!cost_ns || *cost_ns <= 0 || !db.has_table("api_calls")) return;
+  std::vector<std::pair<std::int64_t, std::int64_t>> launches;
+  launches.reserve(launched.size());
+  for (const LaunchedKernel& k : launched) launches.emplace_back(k.pid, k.correlation_id);
+  std::sort(launches.begin(), launches.end());
+  Statement st =
+      db.prepare("SELECT pid, correlation_id, start_ns FROM api_calls WHERE start_ns >= ?1 AND start_ns < ?2");
+  st.bind(1, wall.start_ns);
+  st.bind(2, wall.end_ns);
+  while (st.step())
+    if (!std::binary_search(launches.begin(), launches.end(), std::make_pair(st.column_int(0), st.column_int(1))))
+      out.push_back({st.column_int(2), *cost_ns});
+}
+
+// A launch call that starts this long after the process's previous launch call ended follows
+// other CPU work (a framework's dispatch: about 10 us of Python and C++ a PyTorch operator) and
+// pays the cold launch cost; closer ones are a loop of launches, the warm cost.
+constexpr std::int64_t kColdLaunchAfterNs = 5'000;
+
+// Every launch call inside the wall span at its cost: the cold one (tracer_launch_cold_cost_ns,
+// where the trace has it) after kColdLaunchAfterNs of the process without a launch call, else
+// the warm one (tracer_launch_cost_ns).
+void add_launch_overheads(const TracerCost& cost, const Interval& wall, const std::vector<LaunchedKernel>& launched,
+                          std::vector<detail::Overhead>& out) {
+  const double warm = static_cast<double>(detail::whole_cost_ns(cost.launch_ns));
+  const double cold = cost.launch_cold_ns ? static_cast<double>(detail::whole_cost_ns(cost.launch_cold_ns)) : warm;
+  std::vector<std::array<std::int64_t, 3>> calls;  // pid, start, end; one per launch call
+  calls.reserve(launched.size());
+  for (const LaunchedKernel& k : launched) calls.push_back({k.pid, k.launch_start_ns, k.launch_end_ns});
+  std::sort(calls.begin(), calls.end());
+  calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto& [pid, start, end] = calls[i];
+    if (start < wall.start_ns || start >= wall.end_ns) continue;
+    const bool after_work = i == 0 || calls[i - 1][0] != pid || start - calls[i - 1][2] >= kColdLaunchAfterNs;
+    const double c = after_work ? cold : warm;
+    if (c > 0) out.push_back({start, c});
+  }
+}
+
 // The ends of the synchronizing calls the CPU waited in: started while the GPU was busy
 // (cudaStreamWaitEvent is a wait of the GPU, not of the CPU). busy: disjoint and sorted.
 std::vector<std::int64_t> waited_sync_ends(Database& db, const Interval& wall, const std::vector<Interval>& busy) {
@@ -379,17 +425,15 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
       idle_overlap_ns(stats::interval_union(detail::without_tracer_cost(launch_calls, cost_ns)), w, busy);
   out.launching_idle_ns = idle_overlap_ns(stats::interval_union(std::move(launch_calls)), w, busy);
   out.tracer_idle_ns = core::sat_sub(out.launching_idle_ns, out.launching_idle_ns_untraced);
-  // P: the tracer's cost on the CPU's critical path (detail::critical_overhead_ns: every launch's
-  // and every recorded operator and module call's) beyond T, at most the idle time T and the
-  // untraced launching leave.
+  // P: the tracer's cost on the CPU's critical path (detail::critical_overhead_ns: every launch's,
+  // every other recorded API call's and every recorded operator and module call's) beyond T, at most the idle time T
+  // and the untraced launching leave.
   std::vector<detail::Overhead> overheads;
   add_torch_overheads(db, "torch_ops", cost.torch_op_ns, wall, overheads);
   add_torch_overheads(db, "torch_modules", cost.torch_module_ns, wall, overheads);
   if (!overheads.empty()) {  // without the observer's costs P stays 0: T alone is taken out
-    if (cost_ns > 0)
-      for (const LaunchedKernel& k : launched)
-        if (k.launch_start_ns >= wall.start_ns && k.launch_start_ns < wall.end_ns)
-          overheads.push_back({k.launch_start_ns, static_cast<double>(cost_ns)});
+    add_api_overheads(db, cost.api_ns, wall, launched, overheads);
+    add_launch_overheads(cost, wall, launched, overheads);
     const std::int64_t critical =
         detail::critical_overhead_ns(std::move(overheads), wall, busy, waited_sync_ends(db, wall, busy));
     out.torch_tracer_idle_ns =
