@@ -289,7 +289,8 @@ class Build(unittest.TestCase):
         seen, _ = self.run_model("ops", PROFILER_STEP="1")
         names = seen["names"]
         # Calls as trees per thread; a call that is the only one inside a call of the same name is
-        # that call (the import merges them, as torch.profiler counts a redispatch).
+        # that call (the import merges them, as torch.profiler counts a redispatch). Names without
+        # such a pair are compared exactly.
         calls, stacks = [], {}
         for tid, kind, name_id, *_ in seen["events"]:
             stack = stacks.setdefault(tid, [])
@@ -301,17 +302,23 @@ class Build(unittest.TestCase):
                 stack.append(call)
             elif kind == 2:
                 stack.pop()
+        # torch.profiler merges such a pair when its timestamps nest (EventList._remove_dup_nodes
+        # builds the tree from them), which a loaded machine can undo: between the two counts.
         merged = {id(c["children"][0]) for c in calls
                   if len(c["children"]) == 1 and c["children"][0]["name"] == c["name"]}
-        counts = {}
+        counts, every = {}, {}
         for c in calls:
+            every[c["name"]] = every.get(c["name"], 0) + 1
             if id(c) not in merged:
                 counts[c["name"]] = counts.get(c["name"], 0) + 1
         self.assertTrue(any("evaluate_function" in n for n in counts), counts)
         self.assertEqual(counts.get("gpuscope.short"), 2, counts)
         self.assertEqual(counts.get(""), 2, counts)
         self.assertEqual(counts.get("gpuscope.test." + "long" * 40), 2, counts)
-        self.assertEqual(counts, seen["profiler"])
+        profiler = seen["profiler"]
+        self.assertEqual(sorted(counts), sorted(profiler))
+        for name, n in profiler.items():
+            self.assertTrue(counts[name] <= n <= every[name], (name, counts[name], n, every[name]))
         ids = [e[4] for e in seen["events"] if e[1] == 1]
         self.assertEqual(len(ids), len(set(ids)), "every call has its own op_id")
 
