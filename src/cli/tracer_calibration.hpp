@@ -7,8 +7,7 @@
 // 200 cudaEventRecord calls after 200 ms of warm-up launches, then 30 blocks of 200 cold
 // launches (each after 1 MiB of memory written, one byte a cache line, as a framework's
 // dispatch between two launches evicts the launch path from the CPU's first- and
-// second-level caches; the whole loop timed, that work included: what tracing slows on the
-// launching thread, in the call or around it, counts), and writes each block's ns per call.
+// second-level caches; the launch call alone timed), and writes each block's ns per call.
 // Cost per call = min(traced blocks) - min(untraced blocks), clamped at 0
 // (core/tracer_cost.hpp). Back-to-back launches pay the first cost; a framework's launches,
 // each after its own dispatch, the cold one. About 2-3 s; the result is cached for 7 days in
