@@ -92,11 +92,8 @@ void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
   }
   std::cerr << "gpuscope trace: tracing adds about " << static_cast<long long>(cost->launch_ns + 0.5)
             << " ns per kernel launch and " << static_cast<long long>(cost->api_ns + 0.5)
-            << " ns per other recorded CUDA call on this machine, "
-            << static_cast<long long>(cost->cold_launch_ns + 0.5) << " ns per launch after other CPU work ("
-            << cost->method << ")\n";
+            << " ns per other recorded CUDA call on this machine (" << cost->method << ")\n";
   meta.emplace_back("tracer_launch_cost_ns", std::to_string(cost->launch_ns));
-  meta.emplace_back("tracer_launch_cold_cost_ns", std::to_string(cost->cold_launch_ns));
   meta.emplace_back("tracer_api_cost_ns", std::to_string(cost->api_ns));
   meta.emplace_back("tracer_cost_method", cost->method);
 }

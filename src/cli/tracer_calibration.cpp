@@ -40,14 +40,8 @@ bool cuda_ok(cudaError_t e, const char* what) {
 }
 
 struct Samples {
-  std::vector<double> launch, api, cold;
+  std::vector<double> launch, api;
 };
-
-// Between two cold launches the child writes one byte a cache line of this much memory, as a
-// framework's dispatch between two launches does to the CPU's caches (a PyTorch operator runs
-// about 10 us of Python and C++ between launches): the first-level and most of the
-// second-level cache are someone else's when the launch path runs.
-constexpr std::size_t kEvictBytes = std::size_t{1} << 20;
 
 // The child's samples and the cache: regular files only (store/input_file.hpp); a missing or
 // special file reads as empty.
@@ -60,8 +54,8 @@ bool read_samples(const fs::path& file, Samples* s) {
   std::istringstream in = read_text(file);
   std::string kind;
   double v = 0;
-  while (in >> kind >> v) (kind == "launch" ? s->launch : kind == "cold" ? s->cold : s->api).push_back(v);
-  return !s->launch.empty() && !s->api.empty() && !s->cold.empty();
+  while (in >> kind >> v) (kind == "launch" ? s->launch : s->api).push_back(v);
+  return !s->launch.empty() && !s->api.empty();
 }
 
 // FNV-1a: a cache file name that is the same from run to run.
@@ -81,8 +75,7 @@ std::optional<TracerCost> read_cache(const fs::path& file) {
   std::istringstream in = read_text(file);
   std::int64_t when = 0;
   TracerCost c;
-  if (!(in >> when >> c.launch_ns >> c.api_ns >> c.cold_launch_ns) || std::time(nullptr) - when > kCacheSeconds)
-    return std::nullopt;  // an older cache (no cold launch cost) too
+  if (!(in >> when >> c.launch_ns >> c.api_ns) || std::time(nullptr) - when > kCacheSeconds) return std::nullopt;
   std::getline(in >> std::ws, c.method);
   return c;
 }
@@ -92,8 +85,7 @@ void write_cache(const fs::path& file, const TracerCost& c) {
   std::error_code ec;
   (void)store::create_directories_0700(file.parent_path(), ec);  // new folders 0700 (store/private_dir.hpp)
   std::ostringstream text;
-  text << std::time(nullptr) << " " << c.launch_ns << " " << c.api_ns << " " << c.cold_launch_ns << "\n"
-       << c.method << "\n";
+  text << std::time(nullptr) << " " << c.launch_ns << " " << c.api_ns << "\n" << c.method << "\n";
   try {
     store::write_file_atomically(file, store::Overwrite::kReplace, text.str());
   } catch (const store::FileWriteError&) {
@@ -154,22 +146,6 @@ int run_calibrate_child(const std::string& out_path) {
       out << "api " << ns_per_call(t0, Clock::now()) << "\n";
       if (!cuda_ok(cudaDeviceSynchronize(), "event block")) return 2;
     }
-    // Cold launches: each after kEvictBytes written, the launch call alone timed (timing the
-    // writes too buried the launch in their own spread: on an H100 machine 27.5 us a launch
-    // untraced and 26.8 traced).
-    std::vector<unsigned char> evict(kEvictBytes);
-    for (int b = 0; b < kBlocks; ++b) {
-      Clock::duration in_calls{};
-      for (int i = 0; i < kCallsPerBlock; ++i) {
-        for (std::size_t at = 0; at < evict.size(); at += 64) evict[at] = static_cast<unsigned char>(evict[at] + 1);
-        const auto t0 = Clock::now();
-        peak::detail::launch_count(counter, nullptr);
-        in_calls += Clock::now() - t0;
-      }
-      out << "cold " << std::chrono::duration<double, std::nano>(in_calls).count() / kCallsPerBlock << "\n";
-      if (!cuda_ok(cudaDeviceSynchronize(), "cold launch block")) return 2;
-    }
-    out << "evicted " << static_cast<unsigned>(evict[0]) << "\n";  // the writes are used: kept by the compiler
   } catch (const std::exception& e) {
     std::cerr << "gpuscope __calibrate-child: " << e.what() << "\n";
     return 2;
@@ -220,8 +196,7 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   if (!ok) return std::nullopt;
   const auto launch = core::tracer_cost_per_call(untraced.launch, with.launch);
   const auto api = core::tracer_cost_per_call(untraced.api, with.api);
-  const auto cold = core::tracer_cost_per_call(untraced.cold, with.cold);
-  if (!launch || !api || !cold) {
+  if (!launch || !api) {
     *why = "the calibration program wrote unusable timings";
     return std::nullopt;
   }
@@ -231,15 +206,12 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   TracerCost c;
   c.launch_ns = *launch;
   c.api_ns = *api;
-  c.cold_launch_ns = *cold;
   std::ostringstream m;
   m.precision(0);
   m << std::fixed << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant * kBlocks
     << " blocks of " << kCallsPerBlock << " <<<1,1>>> launches (and cudaEventRecord calls) with and without the "
     << "collector, difference of the fastest blocks (" << *std::min_element(with.launch.begin(), with.launch.end())
-    << " - " << *std::min_element(untraced.launch.begin(), untraced.launch.end())
-    << " ns per launch; each after 1 MiB of memory written: " << *std::min_element(with.cold.begin(), with.cold.end())
-    << " - " << *std::min_element(untraced.cold.begin(), untraced.cold.end()) << " ns)";
+    << " - " << *std::min_element(untraced.launch.begin(), untraced.launch.end()) << " ns per launch)";
   c.method = m.str();
   if (!cache.empty()) write_cache(cache, c);
   return c;

@@ -4,13 +4,9 @@
 // `calibrate_tracer` runs `gpuscope __calibrate-child FILE` four times, alternating
 // without and with the collector (the trace's own collector settings, capture from the
 // start): each run times 30 blocks of 200 kernel launches (<<<1,1>>>) and 30 blocks of
-// 200 cudaEventRecord calls after 200 ms of warm-up launches, then 30 blocks of 200 cold
-// launches (each after 1 MiB of memory written, one byte a cache line, as a framework's
-// dispatch between two launches evicts the launch path from the CPU's first- and
-// second-level caches; the launch call alone timed), and writes each block's ns per call.
-// Cost per call = min(traced blocks) - min(untraced blocks), clamped at 0
-// (core/tracer_cost.hpp). Back-to-back launches pay the first cost; a framework's launches,
-// each after its own dispatch, the cold one. About 2-3 s; the result is cached for 7 days in
+// 200 cudaEventRecord calls after 200 ms of warm-up launches, and writes each block's
+// ns per call. Cost per call = min(traced blocks) - min(untraced blocks), clamped at 0
+// (core/tracer_cost.hpp). About 2-3 s; the result is cached for 7 days in
 // $XDG_CACHE_HOME/gpuscope (else ~/.cache/gpuscope), keyed by host, gpuscope version
 // and the collector settings.
 // Errors: never throws; a failed calibration (no GPU, a child that failed) returns
@@ -26,10 +22,9 @@
 namespace gpuscope::cli {
 
 struct TracerCost {
-  double launch_ns = 0;       // CPU ns tracing adds to one kernel launch call
-  double api_ns = 0;          // ... to one other recorded API call (cudaEventRecord)
-  double cold_launch_ns = 0;  // ... to one launch call whose code and data left the CPU's caches
-  std::string method;         // one line: how and when it was measured
+  double launch_ns = 0;  // CPU ns tracing adds to one kernel launch call
+  double api_ns = 0;     // ... to one other recorded API call (cudaEventRecord)
+  std::string method;    // one line: how and when it was measured
 };
 
 /// See the file comment. `collector_env`: the GPUSCOPE_* variables of the trace.

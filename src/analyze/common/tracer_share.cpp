@@ -43,7 +43,6 @@ TracerCost tracer_cost(store::Database& db) {
   out.method = std::string(trimmed(meta_value(db, "tracer_cost_method").value_or("")));
   if (const auto v = meta_value(db, "tracer_torch_op_cost_ns")) out.torch_op_ns = parse_cost_ns(*v);
   if (const auto v = meta_value(db, "tracer_torch_module_cost_ns")) out.torch_module_ns = parse_cost_ns(*v);
-  if (const auto v = meta_value(db, "tracer_launch_cold_cost_ns")) out.launch_cold_ns = parse_cost_ns(*v);
   return out;
 }
 

@@ -6,9 +6,6 @@
 // meta keys (text values; calibrated per machine by the launcher, core/tracer_cost.hpp):
 //   tracer_launch_cost_ns  CPU ns that tracing added to each kernel-launch API call
 //   tracer_api_cost_ns     CPU ns that tracing added to every other recorded API call
-//   tracer_launch_cold_cost_ns  CPU ns tracing added to a launch call made after other CPU work
-//                          (its code and data out of the CPU's caches, as between a framework's
-//                          launches; absent in traces recorded before it was calibrated)
 //   tracer_cost_method     one line saying how the cost was measured (shown as is)
 //   tracer_torch_op_cost_ns / tracer_torch_module_cost_ns  CPU ns gpuscope's PyTorch observer
 //                          adds to each recorded operator / module call (--pytorch=ops,modules;
@@ -45,7 +42,6 @@ struct TracerCost {
   std::string method;                     // tracer_cost_method, "" when absent
   std::optional<double> torch_op_ns;      // tracer_torch_op_cost_ns
   std::optional<double> torch_module_ns;  // tracer_torch_module_cost_ns
-  std::optional<double> launch_cold_ns;   // tracer_launch_cold_cost_ns
 };
 
 /// The three meta keys of `db` (see above).

@@ -6,7 +6,6 @@
 #include "analyze/common/gpu_busy.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -360,32 +359,6 @@ void add_api_overheads(Database& db, const std::optional<double>& cost_ns, const
       out.push_back({st.column_int(2), *cost_ns});
 }
 
-// A launch call that starts this long after the process's previous launch call ended follows
-// other CPU work (a framework's dispatch: about 10 us of Python and C++ a PyTorch operator) and
-// pays the cold launch cost; closer ones are a loop of launches, the warm cost.
-constexpr std::int64_t kColdLaunchAfterNs = 5'000;
-
-// Every launch call inside the wall span at its cost: the cold one (tracer_launch_cold_cost_ns,
-// where the trace has it) after kColdLaunchAfterNs of the process without a launch call, else
-// the warm one (tracer_launch_cost_ns).
-void add_launch_overheads(const TracerCost& cost, const Interval& wall, const std::vector<LaunchedKernel>& launched,
-                          std::vector<detail::Overhead>& out) {
-  const double warm = static_cast<double>(detail::whole_cost_ns(cost.launch_ns));
-  const double cold = cost.launch_cold_ns ? static_cast<double>(detail::whole_cost_ns(cost.launch_cold_ns)) : warm;
-  std::vector<std::array<std::int64_t, 3>> calls;  // pid, start, end; one per launch call
-  calls.reserve(launched.size());
-  for (const LaunchedKernel& k : launched) calls.push_back({k.pid, k.launch_start_ns, k.launch_end_ns});
-  std::sort(calls.begin(), calls.end());
-  calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    const auto& [pid, start, end] = calls[i];
-    if (start < wall.start_ns || start >= wall.end_ns) continue;
-    const bool after_work = i == 0 || calls[i - 1][0] != pid || start - calls[i - 1][2] >= kColdLaunchAfterNs;
-    const double c = after_work ? cold : warm;
-    if (c > 0) out.push_back({start, c});
-  }
-}
-
 // The ends of the synchronizing calls the CPU waited in: started while the GPU was busy
 // (cudaStreamWaitEvent is a wait of the GPU, not of the CPU). busy: disjoint and sorted.
 std::vector<std::int64_t> waited_sync_ends(Database& db, const Interval& wall, const std::vector<Interval>& busy) {
@@ -433,7 +406,10 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
   add_torch_overheads(db, "torch_modules", cost.torch_module_ns, wall, overheads);
   if (!overheads.empty()) {  // without the observer's costs P stays 0: T alone is taken out
     add_api_overheads(db, cost.api_ns, wall, launched, overheads);
-    add_launch_overheads(cost, wall, launched, overheads);
+    if (cost_ns > 0)
+      for (const LaunchedKernel& k : launched)
+        if (k.launch_start_ns >= wall.start_ns && k.launch_start_ns < wall.end_ns)
+          overheads.push_back({k.launch_start_ns, static_cast<double>(cost_ns)});
     const std::int64_t critical =
         detail::critical_overhead_ns(std::move(overheads), wall, busy, waited_sync_ends(db, wall, busy));
     out.torch_tracer_idle_ns =

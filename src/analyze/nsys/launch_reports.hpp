@@ -31,11 +31,10 @@
 //     [s, e] is shortened to [s, max(s, e − c)]; L' = union of the shortened calls.
 //     Tracer idle T = |L ∩ W \ B| − |L' ∩ W \ B|: the part of launching while idle that
 //     is the tracer's. With --pytorch=ops/modules, P = the PyTorch observer's cost on the
-//     CPU's critical path beyond T: critical_overhead_ns over every launch (c; the cold
-//     cost tracer_launch_cold_cost_ns for a launch ≥ 5 µs after the process's previous one), other recorded
+//     CPU's critical path beyond T: critical_overhead_ns over every launch (c), other recorded
 //     API call (tracer_api_cost_ns), operator call (meta tracer_torch_op_cost_ns) and module
-//     call (tracer_torch_module_cost_ns) starting in W, minus T, at most idle − T − |L' ∩ W \ B| (0 when those costs
-//     are unknown). The GPU would have waited that much less:
+//     call (tracer_torch_module_cost_ns) starting in W, minus T, at most idle − T − |L' ∩ W \ B| (0 when those costs are unknown). The GPU
+//     would have waited that much less:
 //       wall' = wall − T − P,  idle' = idle − T − P,  launching while idle' = |L' ∩ W \ B|
 //       (= launching while idle − T),  idle share' = idle' / wall',
 //       launch-bound share' = launching while idle' / idle',

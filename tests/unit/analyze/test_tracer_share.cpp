@@ -163,8 +163,8 @@ TEST(TracerShare, LaunchLoopIsLaunchBoundOnlyBecauseOfTheTracer) {
 //   T = 40000 is the launch cost already taken out: P = 9600 (cap: idle − T − launching' =
 //   90000 − 40000 − 10000 = 40000). wall' = 100000 − 40000 − 9600 = 50400, idle' = 40400;
 //   launching' stays 10000.
-// The observer's rows of (a) added to a launch loop's trace.
-void add_observer_rows(TraceDb& t) {
+TEST(TracerShare, ThePyTorchObserversCostOnTheCriticalPathIsTakenOut) {
+  TraceDb t = launch_loop("4000");
   t.add<store::rows::Meta>(
       {{.key = "tracer_torch_op_cost_ns", .value = "1000"}, {.key = "tracer_torch_module_cost_ns", .value = "2000"}});
   t.strings({{20, "aten::add"}, {21, "nn.Module: Linear"}});
@@ -183,11 +183,6 @@ void add_observer_rows(TraceDb& t) {
   for (std::int64_t start : {7000, 17000, 27000, 37000, 47000, 57000, 5500})
     t.add(store::rows::TorchOp{.nvtx_id = range(20, start), .pid = 1, .tid = 1, .name_id = 20});
   t.add(store::rows::TorchModule{.nvtx_id = range(21, 8000), .pid = 1, .path_id = 21});
-}
-
-TEST(TracerShare, ThePyTorchObserversCostOnTheCriticalPathIsTakenOut) {
-  TraceDb t = launch_loop("4000");
-  add_observer_rows(t);
   const detail::LaunchBound lb = detail::launch_bound(t.db());
   EXPECT_EQ(lb.tracer_idle_ns, 40000);
   EXPECT_EQ(lb.torch_tracer_idle_ns, 9600);
@@ -203,33 +198,6 @@ TEST(TracerShare, ThePyTorchObserversCostOnTheCriticalPathIsTakenOut) {
   // Without the observer's costs in meta nothing more is taken out.
   TraceDb u = launch_loop("4000");
   EXPECT_EQ(detail::launch_bound(u.db()).torch_tracer_idle_ns, 0);
-}
-
-// (b) the same with a cold launch cost of 4500 ns (tracer_launch_cold_cost_ns): every launch call
-//   starts 5000 ns after the previous one ended (the first has none before it), so each is
-//   priced cold: gaps take 4500; 8500 (1000 + 1000 + 2000 + 4500); 5 × 5500; 3 × 4500; 600.
-//   Critical = 54600, T = 40000 (the warm cost, as before): P = 14600. Launches 4999 ns apart
-//   or closer are a loop: the warm cost, as in (a).
-TEST(TracerShare, LaunchesAfterOtherCpuWorkPayTheColdCost) {
-  TraceDb t = launch_loop("4000");
-  add_observer_rows(t);
-  t.add<store::rows::Meta>({{.key = "tracer_launch_cold_cost_ns", .value = "4500"}});
-  const detail::LaunchBound lb = detail::launch_bound(t.db());
-  EXPECT_EQ(lb.tracer_idle_ns, 40000);
-  EXPECT_EQ(lb.torch_tracer_idle_ns, 14600);
-
-  // The launch calls 1 ns longer: 4999 ns apart, all warm but the first (cold: 4500 in [0, 5001)):
-  // critical = 4500 + 8000 + 5 × 5000 + 3 × 4000 + 600 = 50100, T = 40000: P = 10100, (a)'s 9600
-  // and the first launch's 500 more.
-  TraceDb w = launch_trace(10, 10000, 5001, 1000);
-  w.api(1, 1, 11, 99000, 99500, 100);
-  w.api(1, 1, 12, 99500, 99800, 101);
-  set_tracer_cost(w, "4000");
-  add_observer_rows(w);
-  w.add<store::rows::Meta>({{.key = "tracer_launch_cold_cost_ns", .value = "4500"}});
-  const detail::LaunchBound lw = detail::launch_bound(w.db());
-  EXPECT_EQ(lw.tracer_idle_ns, 40000);
-  EXPECT_EQ(lw.torch_tracer_idle_ns, 10100);
 }
 
 // critical_overhead_ns alone. Wall [0, 100), GPU busy [10, 60) and [70, 100): gaps [0, 10) and
