@@ -33,8 +33,9 @@
 //     is the tracer's. With --pytorch=ops/modules, P = the PyTorch observer's cost on the
 //     CPU's critical path beyond T: critical_overhead_ns over every launch (c), other recorded
 //     API call (tracer_api_cost_ns), operator call (meta tracer_torch_op_cost_ns) and module
-//     call (tracer_torch_module_cost_ns) starting in W, minus T, at most idle − T − |L' ∩ W \ B| (0 when those costs are unknown). The GPU
-//     would have waited that much less:
+//     call (tracer_torch_module_cost_ns) starting in W, minus T, at most
+//     idle − T − |L' ∩ W \ B| (0 when those costs are unknown). The GPU would have waited
+//     that much less:
 //       wall' = wall − T − P,  idle' = idle − T − P,  launching while idle' = |L' ∩ W \ B|
 //       (= launching while idle − T),  idle share' = idle' / wall',
 //       launch-bound share' = launching while idle' / idle',
