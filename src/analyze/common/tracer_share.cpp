@@ -69,6 +69,29 @@ std::optional<double> tracer_time_ns(const TracerCost& cost, std::int64_t launch
          static_cast<double>(torch_modules) * cost.torch_module_ns.value_or(0.0);
 }
 
+void add_torch_overheads(store::Database& db, std::string_view table, const std::optional<double>& cost_ns,
+                         const stats::Interval& wall, std::vector<Overhead>& out) {
+  if (!cost_ns || *cost_ns <= 0 || !db.has_table(table)) return;
+  store::Statement st =
+      db.prepare("SELECT e.start_ns FROM " + std::string(table) +
+                 " t JOIN nvtx_events e ON e.id = t.nvtx_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2");
+  st.bind(1, wall.start_ns);
+  st.bind(2, wall.end_ns);
+  while (st.step()) out.push_back({st.column_int(0), *cost_ns});
+}
+
+void add_api_overheads(store::Database& db, const std::optional<double>& cost_ns, const stats::Interval& wall,
+                       std::span<const std::pair<std::int64_t, std::int64_t>> launch_ids, std::vector<Overhead>& out) {
+  if (!cost_ns || *cost_ns <= 0 || !db.has_table("api_calls")) return;
+  store::Statement st =
+      db.prepare("SELECT pid, correlation_id, start_ns FROM api_calls WHERE start_ns >= ?1 AND start_ns < ?2");
+  st.bind(1, wall.start_ns);
+  st.bind(2, wall.end_ns);
+  while (st.step())
+    if (!std::binary_search(launch_ids.begin(), launch_ids.end(), std::make_pair(st.column_int(0), st.column_int(1))))
+      out.push_back({st.column_int(2), *cost_ns});
+}
+
 std::int64_t critical_overhead_ns(std::vector<Overhead> overheads, const stats::Interval& wall,
                                   const std::vector<stats::Interval>& busy, const std::vector<std::int64_t>& waits) {
   std::sort(overheads.begin(), overheads.end(), [](const Overhead& a, const Overhead& b) { return a.at_ns < b.at_ns; });

@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -73,6 +74,18 @@ struct Overhead {
   std::int64_t at_ns = 0;
   double ns = 0.0;
 };
+
+/// The starts of gpuscope's PyTorch observer's recorded calls in `table` (torch_ops or
+/// torch_modules, joined to nvtx_events) inside `wall`, each at cost_ns, appended to `out`; none
+/// when the cost is unknown or ≤ 0, or the table is absent.
+void add_torch_overheads(store::Database& db, std::string_view table, const std::optional<double>& cost_ns,
+                         const stats::Interval& wall, std::vector<Overhead>& out);
+
+/// The starts of the recorded CUDA API calls inside `wall` that are no launch call (launch_ids:
+/// (pid, correlation id), sorted; those are priced at the launch cost), each at cost_ns
+/// (tracer_api_cost_ns), appended to `out`; none when the cost is unknown or ≤ 0.
+void add_api_overheads(store::Database& db, const std::optional<double>& cost_ns, const stats::Interval& wall,
+                       std::span<const std::pair<std::int64_t, std::int64_t>> launch_ids, std::vector<Overhead>& out);
 
 /// ns of `overheads` that lengthened the run: the part the GPU waited for. In time order the
 /// overheads accumulate; each idle gap of wall \ busy (busy: disjoint, sorted) takes what has

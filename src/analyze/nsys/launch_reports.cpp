@@ -255,12 +255,15 @@ std::int64_t idle_overlap_ns(const std::vector<Interval>& x, const std::vector<I
   return overlap_ns(x, w) - overlap_ns(x, busy_in_wall);
 }
 
-std::int64_t distinct_launch_calls(const std::vector<LaunchedKernel>& launched) {
+// The launch calls (pid, correlation id) of `launched`, sorted, each once (a graph launch
+// enqueues many kernels from one call).
+std::vector<std::pair<std::int64_t, std::int64_t>> launch_call_ids(const std::vector<LaunchedKernel>& launched) {
   std::vector<std::pair<std::int64_t, std::int64_t>> ids;
   ids.reserve(launched.size());
   for (const LaunchedKernel& k : launched) ids.emplace_back(k.pid, k.correlation_id);
   std::sort(ids.begin(), ids.end());
-  return std::unique(ids.begin(), ids.end()) - ids.begin();
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 // Consecutive kernels on one stream where the GPU waited for the next launch, as traced
@@ -328,37 +331,6 @@ constexpr std::string_view kSyncWhere =
     "'cuStreamSynchronize', 'cuEventSynchronize') OR ((name LIKE 'cudaMemcpy%' OR name LIKE 'cuMemcpy%') "
     "AND name NOT LIKE '%Async%')";
 
-// The starts of gpuscope's PyTorch observer's recorded operator (or module) calls inside the
-// wall span, each with its measured cost; none when the cost is unknown.
-void add_torch_overheads(Database& db, std::string_view table, const std::optional<double>& cost_ns,
-                         const Interval& wall, std::vector<detail::Overhead>& out) {
-  if (!cost_ns || *cost_ns <= 0 || !db.has_table(table)) return;
-  Statement st = db.prepare("SELECT e.start_ns FROM " + std::string(table) +
-                            " t JOIN nvtx_events e ON e.id = t.nvtx_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2");
-  st.bind(1, wall.start_ns);
-  st.bind(2, wall.end_ns);
-  while (st.step()) out.push_back({st.column_int(0), *cost_ns});
-}
-
-// The starts of the recorded CUDA API calls inside the wall span that launched no kernel (the
-// launches are priced at the launch cost), each at the measured cost of another API call; none
-// when that cost is unknown. launched: the kernels with their launch calls.
-void add_api_overheads(Database& db, const std::optional<double>& cost_ns, const Interval& wall,
-                       const std::vector<LaunchedKernel>& launched, std::vector<detail::Overhead>& out) {
-  if (!cost_ns || *cost_ns <= 0 || !db.has_table("api_calls")) return;
-  std::vector<std::pair<std::int64_t, std::int64_t>> launches;
-  launches.reserve(launched.size());
-  for (const LaunchedKernel& k : launched) launches.emplace_back(k.pid, k.correlation_id);
-  std::sort(launches.begin(), launches.end());
-  Statement st =
-      db.prepare("SELECT pid, correlation_id, start_ns FROM api_calls WHERE start_ns >= ?1 AND start_ns < ?2");
-  st.bind(1, wall.start_ns);
-  st.bind(2, wall.end_ns);
-  while (st.step())
-    if (!std::binary_search(launches.begin(), launches.end(), std::make_pair(st.column_int(0), st.column_int(1))))
-      out.push_back({st.column_int(2), *cost_ns});
-}
-
 // The ends of the synchronizing calls the CPU waited in: started while the GPU was busy
 // (cudaStreamWaitEvent is a wait of the GPU, not of the CPU). busy: disjoint and sorted.
 std::vector<std::int64_t> waited_sync_ends(Database& db, const Interval& wall, const std::vector<Interval>& busy) {
@@ -402,10 +374,11 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
   // every other recorded API call's and every recorded operator and module call's) beyond T, at most the idle time T
   // and the untraced launching leave.
   std::vector<detail::Overhead> overheads;
-  add_torch_overheads(db, "torch_ops", cost.torch_op_ns, wall, overheads);
-  add_torch_overheads(db, "torch_modules", cost.torch_module_ns, wall, overheads);
+  detail::add_torch_overheads(db, "torch_ops", cost.torch_op_ns, wall, overheads);
+  detail::add_torch_overheads(db, "torch_modules", cost.torch_module_ns, wall, overheads);
+  const std::vector<std::pair<std::int64_t, std::int64_t>> launch_ids = launch_call_ids(launched);
   if (!overheads.empty()) {  // without the observer's costs P stays 0: T alone is taken out
-    add_api_overheads(db, cost.api_ns, wall, launched, overheads);
+    detail::add_api_overheads(db, cost.api_ns, wall, launch_ids, overheads);
     if (cost_ns > 0)
       for (const LaunchedKernel& k : launched)
         if (k.launch_start_ns >= wall.start_ns && k.launch_start_ns < wall.end_ns)
@@ -416,7 +389,7 @@ detail::LaunchBound compute_launch_bound(Database& db, const std::vector<Launche
         std::min(core::sat_sub(critical, out.tracer_idle_ns),
                  core::sat_sub(core::sat_sub(out.idle_ns, out.tracer_idle_ns), out.launching_idle_ns_untraced));
   }
-  out.launch_calls = distinct_launch_calls(launched);
+  out.launch_calls = static_cast<std::int64_t>(launch_ids.size());
   const GraphSaving saving = graph_saving(launched, cost_ns);
   out.graph_saving_ns = saving.ns;
   out.graph_saving_ns_untraced = saving.ns_untraced;

@@ -202,8 +202,7 @@ def _build_observer(torch, source, build_dir):
           f"into {build_dir})...")
     start = time.monotonic()
     import subprocess
-    r = None
-    for extra in ([_OBSERVER_TLS_FLAGS] if _OBSERVER_TLS_FLAGS else []) + [[]]:
+    for extra in ([_OBSERVER_TLS_FLAGS, []] if _OBSERVER_TLS_FLAGS else [[]]):
         r = subprocess.run(cmd[:1] + extra + cmd[1:], capture_output=True, text=True)
         if r.returncode == 0:
             break
