@@ -49,6 +49,7 @@ ABLATION = {
     "gs --cuda-api all": ({}, ["--cuda-api", "all"]),
     "gs -t nvtx (CUPTI off)": ({}, ["-t", "nvtx"]),
     "gs --cuda-sync-records": ({}, ["--cuda-sync-records"]),
+    "gs records=none (CUPTI attached)": ({"GPUSCOPE_CUDA_RECORDS": "none"}, []),
     "gs records=kernel": ({"GPUSCOPE_CUDA_RECORDS": "kernel"}, []),
     "gs records=kernel,runtime,driver": ({"GPUSCOPE_CUDA_RECORDS": "kernel,runtime,driver"}, []),
     "gs records=k,r,d,overhead": ({"GPUSCOPE_CUDA_RECORDS": "kernel,runtime,driver,overhead"}, []),

@@ -29,6 +29,11 @@
 //   scratch_count() -> int       edges written into this thread's scratch sink so far
 //   scratch_begin(id), scratch_end()  the module edges' work into the scratch sink (calibration)
 //   cost(op_ns, module_ns, method)    stores the measured costs in the trace
+//   module_caller(call, slow, scratch) -> caller   the module wrapper's per-call work in C: caller(
+//                                module, *args, **kwargs) records the module's range around
+//                                call(module, ...) when remember(module, id) named it, else calls slow
+//   remember(module, id), known_modules()  the callers' table (weak references; entries go with
+//                                their modules)
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
@@ -453,6 +458,151 @@ PyObject* end(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
+// ---------------------------------------------------------------- module calls
+
+// The nn.Module.__call__ wrapper's work per call, in one C call (sitecustomize.py's
+// _module_call_wrapper calls a caller after its torch.compile check): the module's range id
+// looked up by the module's address, its begin edge, the original __call__ with the same
+// argument tuple and keyword dict, its end edge (also when the call raised). A module the table
+// does not hold, or holds for a dead object whose address came back, goes to the Python `slow`
+// path, which names it, records its range itself and, for a module whose range text is fixed,
+// hands the id to remember(); a model's root, whose text is made per call (the KV cache's bytes),
+// is never remembered and always takes the slow path. All under the GIL.
+struct KnownModule {
+  PyObject* ref = nullptr;  // a weak reference to the module (its callback forgets the entry)
+  std::uint32_t label = 0;
+};
+std::unordered_map<PyObject*, KnownModule> g_known;       // module address -> entry
+std::unordered_map<PyObject*, PyObject*> g_known_by_ref;  // weak reference -> module address
+
+// The module is alive and is the object the entry was made for.
+bool entry_alive(const KnownModule& k, PyObject* module) {
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* target = nullptr;
+  if (PyWeakref_GetRef(k.ref, &target) < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  Py_XDECREF(target);  // compared by address only; the caller holds `module`
+  return target == module;
+#else
+  return PyWeakref_GetObject(k.ref) == module;
+#endif
+}
+
+// The weak reference's callback: the module died; its entry goes.
+PyObject* forget_module(PyObject*, PyObject* ref) {
+  if (const auto it = g_known_by_ref.find(ref); it != g_known_by_ref.end()) {
+    const auto known = g_known.find(it->second);
+    if (known != g_known.end() && known->second.ref == ref) {
+      Py_DECREF(known->second.ref);
+      g_known.erase(known);
+    }
+    g_known_by_ref.erase(it);
+  }
+  Py_RETURN_NONE;
+}
+PyMethodDef g_forget_def = {"_forget_module", forget_module, METH_O, nullptr};
+PyObject* g_forget = nullptr;
+
+// remember(module, id): module calls through a caller record this range id from now on.
+PyObject* remember(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "remember(module, id)");
+    return nullptr;
+  }
+  const unsigned long label = PyLong_AsUnsignedLong(args[1]);
+  if (label == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
+  if (label == 0 || label > UINT32_MAX) Py_RETURN_NONE;  // no id (memory ran out): the slow path keeps it
+  if (g_forget == nullptr && (g_forget = PyCFunction_New(&g_forget_def, nullptr)) == nullptr) return nullptr;
+  PyObject* ref = PyWeakref_NewRef(args[0], g_forget);
+  if (ref == nullptr) {  // an object without weak references: the slow path keeps it
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+  try {
+    KnownModule& k = g_known[args[0]];
+    if (k.ref != nullptr) {  // a dead module's entry at the same address
+      g_known_by_ref.erase(k.ref);
+      Py_DECREF(k.ref);
+    }
+    k = KnownModule{ref, static_cast<std::uint32_t>(label)};
+    g_known_by_ref[ref] = args[0];
+  } catch (const std::bad_alloc&) {
+    g_known.erase(args[0]);
+    Py_DECREF(ref);
+    return PyErr_NoMemory();
+  }
+  Py_RETURN_NONE;
+}
+
+struct ModuleCaller {
+  PyObject_HEAD PyObject* call;  // the original nn.Module.__call__
+  PyObject* slow;                // slow(module, *args, **kwargs): names, records and calls a module not known here
+  bool scratch;                  // calibration: the edges' work into the scratch sink
+};
+
+PyObject* caller_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  auto* c = reinterpret_cast<ModuleCaller*>(self);
+  if (PyTuple_GET_SIZE(args) < 1) return PyObject_Call(c->call, args, kwargs);
+  PyObject* module = PyTuple_GET_ITEM(args, 0);
+  const auto it = g_known.find(module);
+  if (it == g_known.end() || !entry_alive(it->second, module)) return PyObject_Call(c->slow, args, kwargs);
+  ThreadState* t = state();
+  const bool edges = t != nullptr && (c->scratch || g_abi.open_thread != nullptr);
+  if (edges) {
+    if (c->scratch) {
+      scratch(*t, it->second.label, 0, 0, 0);
+    } else {
+      edge(*t, gpuscope::collect::kTorchModuleBegin, it->second.label);
+    }
+  }
+  PyObject* result = PyObject_Call(c->call, args, kwargs);
+  if (edges) {  // the end edge keeps the thread's ranges balanced when the call raised
+    if (c->scratch) {
+      scratch(*t, 0, 0, 0, 0);
+    } else {
+      edge(*t, gpuscope::collect::kTorchEnd);
+    }
+  }
+  return result;
+}
+
+void caller_dealloc(PyObject* self) {
+  auto* c = reinterpret_cast<ModuleCaller*>(self);
+  Py_XDECREF(c->call);
+  Py_XDECREF(c->slow);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);  // a heap type: each instance holds a reference
+}
+
+PyType_Slot g_caller_slots[] = {{Py_tp_call, reinterpret_cast<void*>(caller_call)},
+                                {Py_tp_dealloc, reinterpret_cast<void*>(caller_dealloc)},
+                                {0, nullptr}};
+PyType_Spec g_caller_spec = {"gpuscope_torch_ops.ModuleCaller", sizeof(ModuleCaller), 0, Py_TPFLAGS_DEFAULT,
+                             g_caller_slots};
+PyObject* g_caller_type = nullptr;
+
+// module_caller(call, slow, scratch) -> a callable caller(module, *args, **kwargs).
+PyObject* module_caller(PyObject*, PyObject* args) {
+  PyObject *call = nullptr, *slow = nullptr;
+  int scratch = 0;
+  if (!PyArg_ParseTuple(args, "OOp", &call, &slow, &scratch)) return nullptr;
+  if (g_caller_type == nullptr && (g_caller_type = PyType_FromSpec(&g_caller_spec)) == nullptr) return nullptr;
+  auto* c = PyObject_New(ModuleCaller, reinterpret_cast<PyTypeObject*>(g_caller_type));
+  if (c == nullptr) return nullptr;
+  Py_INCREF(call);
+  Py_INCREF(slow);
+  c->call = call;
+  c->slow = slow;
+  c->scratch = scratch != 0;
+  return reinterpret_cast<PyObject*>(c);
+}
+
+// How many modules the table holds (tests: entries go when their modules die).
+PyObject* known_modules(PyObject*, PyObject*) { return PyLong_FromSize_t(g_known.size()); }
+
 PyObject* scratch_begin(PyObject*, PyObject* arg) {
   const unsigned long id = PyLong_AsUnsignedLong(arg);
   if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
@@ -499,6 +649,11 @@ PyMethodDef g_methods[] = {
     {"scratch_mode", scratch_mode, METH_O, "This thread's callbacks into the scratch sink (True) or the collector."},
     {"scratch_count", scratch_count, METH_NOARGS, "Edges written into this thread's scratch sink so far."},
     {"cost", cost, METH_VARARGS, "Stores the measured costs (op_ns, module_ns, method) in the trace."},
+    {"module_caller", module_caller, METH_VARARGS,
+     "module_caller(call, slow, scratch) -> caller(module, *args, **kwargs): a module call's range in C."},
+    {"remember", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(remember)), METH_FASTCALL,
+     "remember(module, id): callers record this module's range with this id."},
+    {"known_modules", known_modules, METH_NOARGS, "How many modules callers know."},
     {nullptr, nullptr, 0, nullptr},
 };
 

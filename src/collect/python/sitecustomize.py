@@ -298,7 +298,8 @@ def _calibrate_modules(torch, observer, blocks=15, iterations=2000):
     from torch.nn.modules.module import Module
     current = Module.__call__
     original = getattr(current, "__wrapped__", current)
-    wrapped = _module_call_wrapper(torch, original, lambda text: 1, observer.scratch_begin, observer.scratch_end)
+    wrapped = _module_call_wrapper(torch, original, lambda text: 1, observer.scratch_begin, observer.scratch_end,
+                                   _fast_caller(observer, True))
     model = nn.Sequential(nn.Identity(), nn.Identity())
     x = torch.zeros(1)
 
@@ -415,8 +416,10 @@ def _enable_modules(torch):
     observer = _observer(torch)
     # label(text): what push takes for a range's text, made once per module: through the
     # observer the text's id (then one C call and one ring write per edge), else the text (NVTX).
+    caller = None
     if observer is not None:
         label, push, pop = observer.intern, observer.module_begin, observer.end
+        caller = _fast_caller(observer, False)
     else:
         nvtx = getattr(torch.cuda.nvtx, "_nvtx", None)  # the C functions behind range_push/pop: one frame less
         push = getattr(nvtx, "rangePushA", None) or torch.cuda.nvtx.range_push
@@ -424,14 +427,25 @@ def _enable_modules(torch):
 
         def label(text):
             return text
-    Module.__call__ = _module_call_wrapper(torch, Module.__call__, label, push, pop)
+    Module.__call__ = _module_call_wrapper(torch, Module.__call__, label, push, pop, caller)
 
 
-def _module_call_wrapper(torch, call, label, push, pop):
+def _fast_caller(observer, scratch):
+    """(module_caller, remember) of the observer: a module's range recorded by one C call once the
+    module is known; None for an observer built before they existed."""
+    make = getattr(observer, "module_caller", None)
+    return None if make is None else (lambda call, slow: make(call, slow, scratch), observer.remember)
+
+
+def _module_call_wrapper(torch, call, label, push, pop, caller=None):
     """The nn.Module.__call__ that puts a range around each module call: push(label(text)) and
     pop() around call(self, ...). Inside torch.compile tracing (torch.compiler.is_compiling() is
     True) it only calls through, so compiled graphs keep no range calls and no graph breaks.
-    Its __wrapped__ is `call`. _calibrate_modules times the same function with scratch edges."""
+    With `caller` (_fast_caller: the observer route), a module whose range text is fixed is handed
+    to the observer's table on its first call, and its later calls take one C call (the look-up,
+    both edges and the call itself); a model's root, whose text is made per call, and the NVTX
+    route stay here. Its __wrapped__ is `call`. _calibrate_modules times the same function with
+    scratch edges."""
     import weakref
     is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
     # id(module) -> (weak reference to it, its range message's label, None or for a root module the
@@ -463,17 +477,25 @@ def _module_call_wrapper(torch, call, label, push, pop):
 
     tensor = torch.Tensor
 
-    def traced_call(self, *args, **kwargs):
-        if is_compiling():
-            return call(self, *args, **kwargs)
+    remember = caller[1] if caller else None
+
+    def slow(self, *args, **kwargs):
         known = messages.get(id(self))
         if known is None or known[0]() is not self:
             known = name_tree(self)
+        if known[2] is None and remember is not None:
+            remember(self, known[1])
         push(known[1] if known[2] is None else known[2](args, kwargs))
         try:
             return call(self, *args, **kwargs)
         finally:
             pop()
+    fast = caller[0](call, slow) if caller else slow
+
+    def traced_call(self, *args, **kwargs):
+        if is_compiling():
+            return call(self, *args, **kwargs)
+        return fast(self, *args, **kwargs)
 
     traced_call.__wrapped__ = call
     return traced_call

@@ -116,6 +116,23 @@ def step():
 if os.environ.get("PROFILER_STEP"):
     ops.install_ops(False)
 step()
+if os.environ.get("MODULE_CHECK"):
+    # The step again (Linear and ReLU known now: through the observer's C caller), a module that
+    # raises, twice (its range still ends), and that module's entry gone with it.
+    class Boom(torch.nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+    step()
+    boom = Boom()
+    for _ in range(2):
+        try:
+            boom(x)
+        except ValueError:
+            pass
+    known = [ops.known_modules()]
+    del boom
+    known.append(ops.known_modules())
+    print("KNOWN " + json.dumps(known))
 if os.environ.get("PROFILER_STEP"):
     # The same step again, the observer removed, under torch.profiler (CPU): its calls name for name.
     from torch.profiler import ProfilerActivity, profile
@@ -247,8 +264,9 @@ class Build(unittest.TestCase):
         lines = r.stdout.strip().splitlines()
         seen = json.loads(lines[-1])
         for line in lines:
-            if line.startswith("PROFILER "):
-                seen["profiler"] = json.loads(line[len("PROFILER "):])
+            for key in ("PROFILER", "KNOWN"):
+                if line.startswith(key + " "):
+                    seen[key.lower()] = json.loads(line[len(key) + 1:])
         return seen, r.stderr
 
     def test_1_first_run_builds_and_records_ids(self):
@@ -321,6 +339,21 @@ class Build(unittest.TestCase):
             self.assertTrue(counts[name] <= n <= every[name], (name, counts[name], n, every[name]))
         ids = [e[4] for e in seen["events"] if e[1] == 1]
         self.assertEqual(len(ids), len(set(ids)), "every call has its own op_id")
+
+    def test_4_known_modules_take_the_c_caller_and_ranges_stay_balanced(self):
+        seen, _ = self.run_model("ops,modules", MODULE_CHECK="1")
+        names, events = seen["names"], seen["events"]
+        module_names = [names[e[2] - 1] for e in events if e[1] == 3]
+        model = ["nn.Module: Sequential (Sequential), weight_bytes = 144, weight_dtype = float32",
+                 "nn.Module: 0 (Linear)", "nn.Module: 1 (ReLU)"]
+        self.assertEqual(module_names, model + model + ["nn.Module: Boom (Boom)"] * 2)
+        depth = {}
+        for tid, kind, *_ in events:
+            depth[tid] = depth.get(tid, 0) + (-1 if kind == 2 else 1)
+            self.assertGreaterEqual(depth[tid], 0)
+        self.assertEqual(set(depth.values()), {0}, "every range ends, the raising module's too")
+        # Linear, ReLU and Boom known (the root's text is made per call: never), Boom gone with it.
+        self.assertEqual(seen["known"], [3, 2])
 
     def test_2_later_runs_load_the_cached_observer_and_shapes(self):
         seen, err = self.run_model("ops,shapes")
