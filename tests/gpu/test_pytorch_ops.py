@@ -13,6 +13,9 @@
 3. examples/pytorch/torchrun_ranks.py with 2 ranks under `python3 -m torch.distributed.run`,
    traced with --pytorch=ops: both ranks report ok=1, and each rank's process has operator
    calls, kernels inside operators, and its 8 optimizer steps.
+4. torch.compile(fullgraph=True) of a small model under --pytorch=ops,modules (the module
+   wrapper, its C caller known from an eager call first): compiles with no graph break, gives
+   the eager result, and the eager calls' module ranges are recorded.
 """
 import json
 import sys
@@ -81,6 +84,33 @@ def thread(args, c):
     c.check(kernels >= 21 and inside == kernels, "every kernel is inside an operator", f"{inside} of {kernels}")
 
 
+COMPILE_SCRIPT = """
+import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Sequential(nn.Linear(64, 8), nn.GELU())).cuda()
+x = torch.randn(16, 64, device="cuda")
+eager = model(x)  # every module known to the wrapper's C caller before dynamo traces it
+compiled = torch.compile(model, backend="aot_eager", fullgraph=True)  # a graph break raises
+out = [compiled(x) for _ in range(3)]
+torch.cuda.synchronize()
+print(f"RESULT ok={int(all(torch.allclose(o, eager) for o in out))}")
+"""
+
+
+def compiled(args, c):
+    script = args.scratch / "compile_modules.py"
+    script.write_text(COMPILE_SCRIPT)
+    r, db = g.trace(args.build, args.scratch, "compile", [sys.executable, str(script)],
+                    options=["--pytorch=ops,modules"])
+    c.require(r.returncode == 0, "torch.compile(fullgraph=True) under --pytorch=ops,modules exits 0",
+              f"exit {r.returncode}: {r.stderr[-2000:]}")
+    res = g.parse_result(g.result_lines(r.stdout)[-1])
+    c.check(res.get("ok") == "1", "the compiled model gives the eager result", str(res))
+    con = g.open_db(db)
+    paths = {row["path"] for row in g.query(con, "SELECT DISTINCT path FROM v_torch_modules")}
+    c.check({"Sequential", "0", "1", "2", "2.0", "2.1"} <= paths, "the eager call's module ranges", str(sorted(paths)))
+
+
 def torchrun(args, c):
     target = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
               str(g.EXAMPLES_PY / "torchrun_ranks.py"), "--steps", "8"]
@@ -108,6 +138,7 @@ def main():
     c = g.Checks("gpuscope trace --pytorch")
     cnn(args, c)
     thread(args, c)
+    compiled(args, c)
     torchrun(args, c)
     c.finish()
 
