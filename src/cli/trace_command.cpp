@@ -96,19 +96,6 @@ void add_tracer_cost(const TraceOptions& o, CollectRunSpec& spec) {
   meta.emplace_back("tracer_launch_cost_ns", std::to_string(cost->launch_ns));
   meta.emplace_back("tracer_api_cost_ns", std::to_string(cost->api_ns));
   meta.emplace_back("tracer_cost_method", cost->method);
-  // A Python program: the same with PyTorch's launches, which pay more (the analyses use it where
-  // the trace shows PyTorch: analyze/common/tracer_share.hpp).
-  if (const auto python = python_interpreter(spec.command)) {
-    std::string torch_why;
-    if (const auto torch = calibrate_torch_launch(*python, env, *inject, o.calibrate == "auto", &torch_why)) {
-      std::cerr << "gpuscope trace: tracing adds about " << static_cast<long long>(torch->launch_ns + 0.5)
-                << " ns per PyTorch kernel launch on this machine\n";
-      meta.emplace_back("tracer_torch_launch_cost_ns", std::to_string(torch->launch_ns));
-      meta.emplace_back("tracer_torch_launch_cost_method", torch->method);
-    } else {
-      meta.emplace_back("tracer_torch_launch_cost_method", "not calibrated: " + torch_why);
-    }
-  }
 }
 
 }  // namespace

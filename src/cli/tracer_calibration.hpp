@@ -32,26 +32,6 @@ struct TracerCost {
     const std::vector<std::pair<std::string, std::string>>& collector_env, const std::filesystem::path& inject,
     bool use_cache, std::string* why);
 
-/// What tracing adds to one PyTorch kernel launch on this machine, with the traced program's own
-/// Python (`python`): `PYTHON -c CODE` run without and with the collector, alternating, twice each;
-/// each run times 30 blocks of 200 `x.add_(1)` calls on a 32-element CUDA tensor (one
-/// cudaLaunchKernel each, through PyTorch's dispatcher) after 300 ms of warm-up, and the cost is
-/// the difference of the fastest blocks (core/tracer_cost.hpp), as for <<<1,1>>> launches. A
-/// framework's launch pays more under CUPTI than a bare <<<1,1>>> launch does (docs/stats.md).
-/// About 15 s; cached for 7 days keyed by host, gpuscope version, the interpreter's path and
-/// modification time and the collector settings (a torch upgraded in place is seen within the week).
-/// An interpreter that cannot import torch or sees no GPU (exit 77) is remembered as such: nullopt
-/// with *why "no PyTorch ...", and later runs start no child. api_ns is 0 (not measured).
-[[nodiscard]] std::optional<TracerCost> calibrate_torch_launch(
-    const std::filesystem::path& python, const std::vector<std::pair<std::string, std::string>>& collector_env,
-    const std::filesystem::path& inject, bool use_cache, std::string* why);
-
-/// The Python interpreter a command runs, if it is one: argv[0] (found on PATH when it has no
-/// '/') named python, python3, python3.11, ...; or a script whose "#!" line names one, directly or
-/// through `env` (torchrun, accelerate, a ./train.py with a shebang). nullopt otherwise (a shell
-/// script, a C++ program).
-[[nodiscard]] std::optional<std::filesystem::path> python_interpreter(const std::vector<std::string>& argv);
-
 /// The child: times the loops on the current GPU and writes "launch NS" and "api NS"
 /// lines (one per block) to `out_path`. Returns 0, or 2 with a message on stderr.
 int run_calibrate_child(const std::string& out_path);

@@ -43,28 +43,7 @@ TracerCost tracer_cost(store::Database& db) {
   out.method = std::string(trimmed(meta_value(db, "tracer_cost_method").value_or("")));
   if (const auto v = meta_value(db, "tracer_torch_op_cost_ns")) out.torch_op_ns = parse_cost_ns(*v);
   if (const auto v = meta_value(db, "tracer_torch_module_cost_ns")) out.torch_module_ns = parse_cost_ns(*v);
-  if (const auto v = meta_value(db, "tracer_torch_launch_cost_ns")) {
-    const std::optional<double> torch_launch = parse_cost_ns(*v);
-    if (torch_launch && shows_pytorch(db)) {
-      out.bare_launch_ns = out.launch_ns;
-      out.launch_ns = torch_launch;
-      out.method = std::string(trimmed(meta_value(db, "tracer_torch_launch_cost_method").value_or("")));
-    }
-  }
   return out;
-}
-
-bool shows_pytorch(store::Database& db) {
-  for (const char* table : {"torch_steps", "torch_ops", "torch_modules"}) {
-    if (!db.has_table(table)) continue;
-    store::Statement st = db.prepare(std::string("SELECT EXISTS (SELECT 1 FROM ") + table + ")");
-    if (st.step() && st.column_int(0) != 0) return true;
-  }
-  if (!db.has_table("kernels") || !db.has_table("strings")) return false;
-  store::Statement st = db.prepare(
-      "SELECT EXISTS (SELECT 1 FROM strings s WHERE s.value LIKE '%at::native::%' "
-      "AND s.id IN (SELECT DISTINCT name_id FROM kernels))");
-  return st.step() && st.column_int(0) != 0;
 }
 
 std::int64_t whole_cost_ns(std::optional<double> cost_ns) { return cost_ns ? std::llround(*cost_ns) : 0; }

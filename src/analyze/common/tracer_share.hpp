@@ -7,10 +7,6 @@
 //   tracer_launch_cost_ns  CPU ns that tracing added to each kernel-launch API call
 //   tracer_api_cost_ns     CPU ns that tracing added to every other recorded API call
 //   tracer_cost_method     one line saying how the cost was measured (shown as is)
-//   tracer_torch_launch_cost_ns  CPU ns that tracing added to each PyTorch kernel launch (a Python
-//                          target: calibrated with its own interpreter's torch, cli/tracer_calibration.hpp);
-//                          where the trace shows PyTorch (shows_pytorch) it is the launch cost, and
-//                          tracer_torch_launch_cost_method the method shown
 //   tracer_torch_op_cost_ns / tracer_torch_module_cost_ns  CPU ns gpuscope's PyTorch observer
 //                          adds to each recorded operator / module call (--pytorch=ops,modules;
 //                          measured in the traced process as it exits, src/collect/python)
@@ -42,20 +38,15 @@ namespace gpuscope::analyze::detail {
 
 /// The tracer's cost per call as recorded in meta; nullopt = unknown (see above).
 struct TracerCost {
-  std::optional<double> launch_ns;        // tracer_launch_cost_ns, or tracer_torch_launch_cost_ns (see above)
-  std::optional<double> bare_launch_ns;   // tracer_launch_cost_ns when the PyTorch one replaced it
+  std::optional<double> launch_ns;        // tracer_launch_cost_ns
   std::optional<double> api_ns;           // tracer_api_cost_ns
   std::string method;                     // tracer_cost_method, "" when absent
   std::optional<double> torch_op_ns;      // tracer_torch_op_cost_ns
   std::optional<double> torch_module_ns;  // tracer_torch_module_cost_ns
 };
 
-/// The cost keys of `db` (see above).
+/// The three meta keys of `db` (see above).
 [[nodiscard]] TracerCost tracer_cost(store::Database& db);
-
-/// The trace shows PyTorch: rows in torch_steps, torch_ops or torch_modules, or a kernel of
-/// PyTorch's own (a name with "at::native::").
-[[nodiscard]] bool shows_pytorch(store::Database& db);
 
 /// A meta value as a cost in ns: a finite decimal number ≥ 0, else nullopt.
 [[nodiscard]] std::optional<double> parse_cost_ns(std::string_view text);

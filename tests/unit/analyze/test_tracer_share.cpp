@@ -66,41 +66,6 @@ TEST(TracerShare, TotalTracerTime) {
   EXPECT_EQ(detail::tracer_time_ns(with_torch, 10, 2, 30, 5), 43600.0);
 }
 
-// A Python target's PyTorch launch cost replaces the <<<1,1>>> one where the trace shows PyTorch:
-// its optimizer steps (torch_steps), or a kernel of PyTorch's own; elsewhere (a JAX program run by
-// the same interpreter) the <<<1,1>>> cost stays.
-TEST(TracerShare, PyTorchLaunchCostWhereTheTraceShowsPyTorch) {
-  const auto make = [](TraceDb& t) {
-    t.add<store::rows::Meta>({{.key = "tracer_launch_cost_ns", .value = "1000"},
-                              {.key = "tracer_cost_method", .value = "<<<1,1>>> launches"},
-                              {.key = "tracer_torch_launch_cost_ns", .value = "3000"},
-                              {.key = "tracer_torch_launch_cost_method", .value = "PyTorch x.add_(1) calls"}});
-  };
-  TraceDb none;
-  make(none);
-  none.strings({{1, "void xla_fusion_kernel(float*)"}});
-  none.add(TraceDb::kernel_row(1, 0, 7, 1, 0, 1000, 1));
-  EXPECT_FALSE(detail::shows_pytorch(none.db()));
-  detail::TracerCost c = detail::tracer_cost(none.db());
-  EXPECT_EQ(c.launch_ns, 1000.0);
-  EXPECT_EQ(c.bare_launch_ns, std::nullopt);
-  EXPECT_EQ(c.method, "<<<1,1>>> launches");
-
-  TraceDb steps;
-  make(steps);
-  steps.add<store::rows::TorchStep>({.pid = 1, .step = 1, .start_ns = 0, .end_ns = 100});
-  c = detail::tracer_cost(steps.db());
-  EXPECT_EQ(c.launch_ns, 3000.0);
-  EXPECT_EQ(c.bare_launch_ns, 1000.0);
-  EXPECT_EQ(c.method, "PyTorch x.add_(1) calls");
-
-  TraceDb kernels;  // inference, no --pytorch: PyTorch's own kernels say it
-  make(kernels);
-  kernels.strings({{1, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)"}});
-  kernels.add(TraceDb::kernel_row(1, 0, 7, 1, 0, 1000, 1));
-  EXPECT_EQ(detail::tracer_cost(kernels.db()).launch_ns, 3000.0);
-}
-
 // Meta rows the launcher writes; nullopt leaves the trace as recorded before calibration.
 void set_tracer_cost(TraceDb& t, std::optional<std::string> launch_cost_ns) {
   if (!launch_cost_ns) return;
