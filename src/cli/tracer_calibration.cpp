@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
@@ -24,7 +25,7 @@ namespace {
 
 constexpr int kBlocks = 30;
 constexpr int kCallsPerBlock = 200;
-constexpr int kRunsPerVariant = 2;
+constexpr int kRunsPerVariant = 3;
 constexpr std::int64_t kCacheSeconds = 7 * 24 * 3600;
 
 using Clock = std::chrono::steady_clock;
@@ -163,13 +164,14 @@ int run_calibrate_child(const std::string& out_path) {
 
 std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::string, std::string>>& collector_env,
                                            const fs::path& inject, bool use_cache, std::string* why) {
-  std::string key = std::string(kVersion) + "|" + host_name();
+  // The statistic is part of the key: a cost cached by an older one is measured again.
+  std::string key = std::string(kVersion) + "|median-of-run-minima|" + host_name();
   for (const auto& [k, v] : collector_env) key += "|" + k + "=" + v;
   const fs::path dir = cache_dir();
   const fs::path cache = dir.empty() ? fs::path() : dir / ("tracer-cost-" + std::to_string(fnv1a(key)) + ".txt");
   if (use_cache && !cache.empty())
     if (auto c = read_cache(cache)) return c;
-  std::cerr << "gpuscope: measuring gpuscope's own cost per CUDA call on this machine (about 3 s, once a week; "
+  std::cerr << "gpuscope: measuring gpuscope's own cost per CUDA call on this machine (about 5 s, once a week; "
                "gpuscope trace --calibrate=never skips it)\n";
 
   std::error_code ec;
@@ -186,16 +188,21 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   for (const auto& kv : collector_env) traced.push_back(kv);
   fs::create_directories(tmp / "logs", ec);
 
-  Samples untraced, with;
+  std::vector<Samples> untraced(kRunsPerVariant), with(kRunsPerVariant);
   bool ok = true;
   for (int i = 0; i < kRunsPerVariant && ok; ++i) {
-    ok = run_child(plain, tmp / ("plain" + std::to_string(i)), &untraced, why) &&
-         run_child(traced, tmp / ("traced" + std::to_string(i)), &with, why);
+    ok = run_child(plain, tmp / ("plain" + std::to_string(i)), &untraced[i], why) &&
+         run_child(traced, tmp / ("traced" + std::to_string(i)), &with[i], why);
   }
   fs::remove_all(tmp, ec);
   if (!ok) return std::nullopt;
-  const auto launch = core::tracer_cost_per_call(untraced.launch, with.launch);
-  const auto api = core::tracer_cost_per_call(untraced.api, with.api);
+  const auto runs = [](const std::vector<Samples>& v, std::vector<double> Samples::*kind) {
+    std::vector<std::vector<double>> out;
+    for (const Samples& s : v) out.push_back(s.*kind);
+    return out;
+  };
+  const auto launch = core::tracer_cost_per_call(runs(untraced, &Samples::launch), runs(with, &Samples::launch));
+  const auto api = core::tracer_cost_per_call(runs(untraced, &Samples::api), runs(with, &Samples::api));
   if (!launch || !api) {
     *why = "the calibration program wrote unusable timings";
     return std::nullopt;
@@ -208,10 +215,19 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   c.api_ns = *api;
   std::ostringstream m;
   m.precision(0);
-  m << std::fixed << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant * kBlocks
-    << " blocks of " << kCallsPerBlock << " <<<1,1>>> launches (and cudaEventRecord calls) with and without the "
-    << "collector, difference of the fastest blocks (" << *std::min_element(with.launch.begin(), with.launch.end())
-    << " - " << *std::min_element(untraced.launch.begin(), untraced.launch.end()) << " ns per launch)";
+  const auto minima = [](const std::vector<Samples>& v) {
+    std::string text;
+    for (const Samples& s : v)
+      text += (text.empty() ? "" : ", ") +
+              std::to_string(std::llround(*std::min_element(s.launch.begin(), s.launch.end())));
+    return text;
+  };
+  m << std::fixed << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant
+    << " processes each way, alternating, of " << kBlocks << " blocks of " << kCallsPerBlock
+    << " <<<1,1>>> launches (and cudaEventRecord calls) with and without the collector; median of each process's "
+    << "fastest block, traced minus untraced (" << *core::median_of_run_minima(runs(with, &Samples::launch)) << " - "
+    << *core::median_of_run_minima(runs(untraced, &Samples::launch)) << " ns per launch; fastest blocks traced "
+    << minima(with) << ", untraced " << minima(untraced) << " ns)";
   c.method = m.str();
   if (!cache.empty()) write_cache(cache, c);
   return c;

@@ -1,14 +1,15 @@
 // tracer_calibration: what gpuscope's tracing costs per CUDA call on this machine, so the
 // launch analyses can tell the program's launch time from the tracer's (docs/stats.md).
 //
-// `calibrate_tracer` runs `gpuscope __calibrate-child FILE` four times, alternating
+// `calibrate_tracer` runs `gpuscope __calibrate-child FILE` six times, alternating
 // without and with the collector (the trace's own collector settings, capture from the
 // start): each run times 30 blocks of 200 kernel launches (<<<1,1>>>) and 30 blocks of
 // 200 cudaEventRecord calls after 200 ms of warm-up launches, and writes each block's
-// ns per call. Cost per call = min(traced blocks) - min(untraced blocks), clamped at 0
-// (core/tracer_cost.hpp). About 2-3 s; the result is cached for 7 days in
-// $XDG_CACHE_HOME/gpuscope (else ~/.cache/gpuscope), keyed by host, gpuscope version
-// and the collector settings.
+// ns per call. Cost per call = the median over the traced runs of each run's fastest block
+// minus the same over the untraced runs, clamped at 0 (core/tracer_cost.hpp says why not the
+// fastest block of all). About 5 s; the result is cached for 7 days in
+// $XDG_CACHE_HOME/gpuscope (else ~/.cache/gpuscope), keyed by host, gpuscope version,
+// the statistic and the collector settings.
 // Errors: never throws; a failed calibration (no GPU, a child that failed) returns
 // nullopt and says why in *why.
 #pragma once

@@ -4,21 +4,26 @@
 #include <cmath>
 
 namespace gpuscope::core {
-namespace {
 
-std::optional<double> checked_min(std::span<const double> v) {
-  if (v.empty()) return std::nullopt;
-  for (double x : v)
-    if (!std::isfinite(x) || x < 0) return std::nullopt;
-  return *std::min_element(v.begin(), v.end());
+std::optional<double> median_of_run_minima(const std::vector<std::vector<double>>& runs) {
+  if (runs.empty()) return std::nullopt;
+  std::vector<double> minima;
+  minima.reserve(runs.size());
+  for (const std::vector<double>& run : runs) {
+    if (run.empty()) return std::nullopt;
+    for (double x : run)
+      if (!std::isfinite(x) || x < 0) return std::nullopt;
+    minima.push_back(*std::min_element(run.begin(), run.end()));
+  }
+  std::sort(minima.begin(), minima.end());
+  const std::size_t n = minima.size();
+  return n % 2 == 1 ? minima[n / 2] : (minima[n / 2 - 1] + minima[n / 2]) / 2.0;
 }
 
-}  // namespace
-
-std::optional<double> tracer_cost_per_call(std::span<const double> untraced_per_call,
-                                           std::span<const double> traced_per_call) {
-  const std::optional<double> a = checked_min(untraced_per_call);
-  const std::optional<double> b = checked_min(traced_per_call);
+std::optional<double> tracer_cost_per_call(const std::vector<std::vector<double>>& untraced_runs,
+                                           const std::vector<std::vector<double>>& traced_runs) {
+  const std::optional<double> a = median_of_run_minima(untraced_runs);
+  const std::optional<double> b = median_of_run_minima(traced_runs);
   if (!a || !b) return std::nullopt;
   return std::max(0.0, *b - *a);
 }
