@@ -201,7 +201,8 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
     for (const Samples& s : v) out.push_back(s.*kind);
     return out;
   };
-  const auto launch = core::tracer_cost_per_call(runs(untraced, &Samples::launch), runs(with, &Samples::launch));
+  const auto launch_untraced = runs(untraced, &Samples::launch), launch_traced = runs(with, &Samples::launch);
+  const auto launch = core::tracer_cost_per_call(launch_untraced, launch_traced);
   const auto api = core::tracer_cost_per_call(runs(untraced, &Samples::api), runs(with, &Samples::api));
   if (!launch || !api) {
     *why = "the calibration program wrote unusable timings";
@@ -215,19 +216,18 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   c.api_ns = *api;
   std::ostringstream m;
   m.precision(0);
-  const auto minima = [](const std::vector<Samples>& v) {
+  const auto minima = [](const std::vector<std::vector<double>>& runs) {  // each run's fastest block, ns
     std::string text;
-    for (const Samples& s : v)
-      text += (text.empty() ? "" : ", ") +
-              std::to_string(std::llround(*std::min_element(s.launch.begin(), s.launch.end())));
+    for (const std::vector<double>& run : runs)
+      text += (text.empty() ? "" : ", ") + std::to_string(std::llround(*std::min_element(run.begin(), run.end())));
     return text;
   };
   m << std::fixed << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant
     << " processes each way, alternating, of " << kBlocks << " blocks of " << kCallsPerBlock
     << " <<<1,1>>> launches (and cudaEventRecord calls) with and without the collector; median of each process's "
-    << "fastest block, traced minus untraced (" << *core::median_of_run_minima(runs(with, &Samples::launch)) << " - "
-    << *core::median_of_run_minima(runs(untraced, &Samples::launch)) << " ns per launch; fastest blocks traced "
-    << minima(with) << ", untraced " << minima(untraced) << " ns)";
+    << "fastest block, traced minus untraced (" << *core::median_of_run_minima(launch_traced) << " - "
+    << *core::median_of_run_minima(launch_untraced) << " ns per launch; fastest blocks traced " << minima(launch_traced)
+    << ", untraced " << minima(launch_untraced) << " ns)";
   c.method = m.str();
   if (!cache.empty()) write_cache(cache, c);
   return c;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/stats.hpp"
+
 namespace gpuscope::core {
 
 std::optional<double> median_of_run_minima(const std::vector<std::vector<double>>& runs) {
@@ -15,9 +17,7 @@ std::optional<double> median_of_run_minima(const std::vector<std::vector<double>
       if (!std::isfinite(x) || x < 0) return std::nullopt;
     minima.push_back(*std::min_element(run.begin(), run.end()));
   }
-  std::sort(minima.begin(), minima.end());
-  const std::size_t n = minima.size();
-  return n % 2 == 1 ? minima[n / 2] : (minima[n / 2 - 1] + minima[n / 2]) / 2.0;
+  return stats::median(minima);
 }
 
 std::optional<double> tracer_cost_per_call(const std::vector<std::vector<double>>& untraced_runs,

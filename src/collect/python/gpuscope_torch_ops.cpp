@@ -549,22 +549,17 @@ PyObject* caller_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   const auto it = g_known.find(module);
   if (it == g_known.end() || !entry_alive(it->second, module)) return PyObject_Call(c->slow, args, kwargs);
   ThreadState* t = state();
-  const bool edges = t != nullptr && (c->scratch || g_abi.open_thread != nullptr);
-  if (edges) {
+  if (t == nullptr || (!c->scratch && g_abi.open_thread == nullptr)) return PyObject_Call(c->call, args, kwargs);
+  const auto range_edge = [t, c](std::uint8_t type, std::uint32_t label) {
     if (c->scratch) {
-      scratch(*t, it->second.label, 0, 0, 0);
+      scratch(*t, label, 0, 0, 0);
     } else {
-      edge(*t, gpuscope::collect::kTorchModuleBegin, it->second.label);
+      edge(*t, type, label);
     }
-  }
+  };
+  range_edge(gpuscope::collect::kTorchModuleBegin, it->second.label);
   PyObject* result = PyObject_Call(c->call, args, kwargs);
-  if (edges) {  // the end edge keeps the thread's ranges balanced when the call raised
-    if (c->scratch) {
-      scratch(*t, 0, 0, 0, 0);
-    } else {
-      edge(*t, gpuscope::collect::kTorchEnd);
-    }
-  }
+  range_edge(gpuscope::collect::kTorchEnd, 0);  // also when the call raised: the thread's ranges stay balanced
   return result;
 }
 

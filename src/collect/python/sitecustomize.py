@@ -432,7 +432,7 @@ def _enable_modules(torch):
 
 def _fast_caller(observer, scratch):
     """(module_caller, remember) of the observer: a module's range recorded by one C call once the
-    module is known; None for an observer built before they existed."""
+    module is known; None for an observer without them (tests' stand-ins): the Python path only."""
     make = getattr(observer, "module_caller", None)
     return None if make is None else (lambda call, slow: make(call, slow, scratch), observer.remember)
 
