@@ -142,6 +142,13 @@ if os.environ.get("PROFILER_STEP"):
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         step()
     print("PROFILER " + json.dumps({e.key: e.count for e in prof.key_averages()}))
+    # Every call torch.profiler recorded, before it merges calls by their timestamps.
+    from torch.autograd.profiler_util import _filter_name
+    raw = {}
+    for event in prof.profiler.kineto_results.events():
+        if not _filter_name(event.name()):
+            raw[event.name()] = raw.get(event.name(), 0) + 1
+    print("PROFILER_CALLS " + json.dumps(raw))
 """
 
 
@@ -264,7 +271,7 @@ class Build(unittest.TestCase):
         lines = r.stdout.strip().splitlines()
         seen = json.loads(lines[-1])
         for line in lines:
-            for key in ("PROFILER", "KNOWN"):
+            for key in ("PROFILER", "PROFILER_CALLS", "KNOWN"):
                 if line.startswith(key + " "):
                     seen[key.lower()] = json.loads(line[len(key) + 1:])
         return seen, r.stderr
@@ -306,37 +313,21 @@ class Build(unittest.TestCase):
         # torch.profiler counts the same step.
         seen, _ = self.run_model("ops", PROFILER_STEP="1")
         names = seen["names"]
-        # Calls as trees per thread; a call that is the only one inside a call of the same name is
-        # that call (the import merges them, as torch.profiler counts a redispatch). Names without
-        # such a pair are compared exactly.
-        calls, stacks = [], {}
-        for tid, kind, name_id, *_ in seen["events"]:
-            stack = stacks.setdefault(tid, [])
+        every = {}
+        for _, kind, name_id, *_ in seen["events"]:
             if kind == 1:
-                call = {"name": names[name_id - 1], "children": []}
-                if stack:
-                    stack[-1]["children"].append(call)
-                calls.append(call)
-                stack.append(call)
-            elif kind == 2:
-                stack.pop()
-        # torch.profiler merges such a pair when its timestamps nest (EventList._remove_dup_nodes
-        # builds the tree from them), which a loaded machine can undo: between the two counts.
-        merged = {id(c["children"][0]) for c in calls
-                  if len(c["children"]) == 1 and c["children"][0]["name"] == c["name"]}
-        counts, every = {}, {}
-        for c in calls:
-            every[c["name"]] = every.get(c["name"], 0) + 1
-            if id(c) not in merged:
-                counts[c["name"]] = counts.get(c["name"], 0) + 1
-        self.assertTrue(any("evaluate_function" in n for n in counts), counts)
-        self.assertEqual(counts.get("gpuscope.short"), 2, counts)
-        self.assertEqual(counts.get(""), 2, counts)
-        self.assertEqual(counts.get("gpuscope.test." + "long" * 40), 2, counts)
-        profiler = seen["profiler"]
-        self.assertEqual(sorted(counts), sorted(profiler))
-        for name, n in profiler.items():
-            self.assertTrue(counts[name] <= n <= every[name], (name, counts[name], n, every[name]))
+                every[names[name_id - 1]] = every.get(names[name_id - 1], 0) + 1
+        self.assertTrue(any("evaluate_function" in n for n in every), every)
+        self.assertEqual(every.get("gpuscope.short"), 2, every)
+        self.assertEqual(every.get(""), 2, every)
+        self.assertEqual(every.get("gpuscope.test." + "long" * 40), 2, every)
+        # Every call torch.profiler recorded, count for count, and the names its table shows. The
+        # table's counts are not compared: it merges a call with its redispatch by their
+        # timestamps (EventList._remove_dup_nodes on a tree built from whole microseconds in
+        # torch 1.13), so a loaded machine both undoes real pairs (aten::sum 3 for 2) and makes
+        # false ones (two aten::resolve_conj in one microsecond, 6 for 7).
+        self.assertEqual(every, seen["profiler_calls"])
+        self.assertEqual(sorted(every), sorted(seen["profiler"]))
         ids = [e[4] for e in seen["events"] if e[1] == 1]
         self.assertEqual(len(ids), len(set(ids)), "every call has its own op_id")
 
