@@ -10,7 +10,7 @@
 //
 // Built on first use against the program's own torch by sitecustomize.py
 // (torch.utils.cpp_extension, cached per torch version, C++ ABI, Python version, the hash of this
-// file and the two headers it shares with the collector); a plain CPython module (no pybind11) so
+// file, the two headers it shares with the collector and module_table.hpp); a plain CPython module (no pybind11) so
 // that it compiles in seconds and a module range costs one C call per edge. Nothing here throws into PyTorch: a
 // callback that cannot record records nothing.
 //
@@ -32,8 +32,8 @@
 //   module_caller(call, slow, scratch) -> caller   the module wrapper's per-call work in C: caller(
 //                                module, *args, **kwargs) records the module's range around
 //                                call(module, ...) when remember(module, id) named it, else calls slow
-//   remember(module, id), known_modules()  the callers' table (weak references; entries go with
-//                                their modules)
+//   remember(module, id), known_modules()  the callers' table (module_table.hpp: weak
+//                                references; entries go with their modules)
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
@@ -45,6 +45,7 @@
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
+#include "module_table.hpp"   // shipped beside this file
 #include "torch_ops_abi.hpp"  // and spsc_ring.hpp: shipped beside this file (sitecustomize.py's -I)
 
 #include <atomic>
@@ -468,38 +469,11 @@ PyObject* end(PyObject*, PyObject*) {
 // path, which names it, records its range itself and, for a module whose range text is fixed,
 // hands the id to remember(); a model's root, whose text is made per call (the KV cache's bytes),
 // is never remembered and always takes the slow path. All under the GIL.
-struct KnownModule {
-  PyObject* ref = nullptr;  // a weak reference to the module (its callback forgets the entry)
-  std::uint32_t label = 0;
-};
-std::unordered_map<PyObject*, KnownModule> g_known;       // module address -> entry
-std::unordered_map<PyObject*, PyObject*> g_known_by_ref;  // weak reference -> module address
-
-// The module is alive and is the object the entry was made for.
-bool entry_alive(const KnownModule& k, PyObject* module) {
-#if PY_VERSION_HEX >= 0x030D0000
-  PyObject* target = nullptr;
-  if (PyWeakref_GetRef(k.ref, &target) < 0) {
-    PyErr_Clear();
-    return false;
-  }
-  Py_XDECREF(target);  // compared by address only; the caller holds `module`
-  return target == module;
-#else
-  return PyWeakref_GetObject(k.ref) == module;
-#endif
-}
+gpuscope::torch_observer::ModuleTable g_known;  // module_table.hpp
 
 // The weak reference's callback: the module died; its entry goes.
 PyObject* forget_module(PyObject*, PyObject* ref) {
-  if (const auto it = g_known_by_ref.find(ref); it != g_known_by_ref.end()) {
-    const auto known = g_known.find(it->second);
-    if (known != g_known.end() && known->second.ref == ref) {
-      Py_DECREF(known->second.ref);
-      g_known.erase(known);
-    }
-    g_known_by_ref.erase(it);
-  }
+  g_known.forget(ref);
   Py_RETURN_NONE;
 }
 PyMethodDef g_forget_def = {"_forget_module", forget_module, METH_O, nullptr};
@@ -513,26 +487,9 @@ PyObject* remember(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   const unsigned long label = PyLong_AsUnsignedLong(args[1]);
   if (label == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  if (label == 0 || label > UINT32_MAX) Py_RETURN_NONE;  // no id (memory ran out): the slow path keeps it
+  if (label > UINT32_MAX) Py_RETURN_NONE;  // not an id: the slow path keeps the module
   if (g_forget == nullptr && (g_forget = PyCFunction_New(&g_forget_def, nullptr)) == nullptr) return nullptr;
-  PyObject* ref = PyWeakref_NewRef(args[0], g_forget);
-  if (ref == nullptr) {  // an object without weak references: the slow path keeps it
-    PyErr_Clear();
-    Py_RETURN_NONE;
-  }
-  try {
-    KnownModule& k = g_known[args[0]];
-    if (k.ref != nullptr) {  // a dead module's entry at the same address
-      g_known_by_ref.erase(k.ref);
-      Py_DECREF(k.ref);
-    }
-    k = KnownModule{ref, static_cast<std::uint32_t>(label)};
-    g_known_by_ref[ref] = args[0];
-  } catch (const std::bad_alloc&) {
-    g_known.erase(args[0]);
-    Py_DECREF(ref);
-    return PyErr_NoMemory();
-  }
+  if (!g_known.remember(args[0], static_cast<std::uint32_t>(label), g_forget)) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -546,8 +503,8 @@ PyObject* caller_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   auto* c = reinterpret_cast<ModuleCaller*>(self);
   if (PyTuple_GET_SIZE(args) < 1) return PyObject_Call(c->call, args, kwargs);
   PyObject* module = PyTuple_GET_ITEM(args, 0);
-  const auto it = g_known.find(module);
-  if (it == g_known.end() || !entry_alive(it->second, module)) return PyObject_Call(c->slow, args, kwargs);
+  const std::uint32_t label = g_known.find(module);
+  if (label == 0) return PyObject_Call(c->slow, args, kwargs);
   ThreadState* t = state();
   if (t == nullptr || (!c->scratch && g_abi.open_thread == nullptr)) return PyObject_Call(c->call, args, kwargs);
   const auto range_edge = [t, c](std::uint8_t type, std::uint32_t label) {
@@ -557,7 +514,7 @@ PyObject* caller_call(PyObject* self, PyObject* args, PyObject* kwargs) {
       edge(*t, type, label);
     }
   };
-  range_edge(gpuscope::collect::kTorchModuleBegin, it->second.label);
+  range_edge(gpuscope::collect::kTorchModuleBegin, label);
   PyObject* result = PyObject_Call(c->call, args, kwargs);
   range_edge(gpuscope::collect::kTorchEnd, 0);  // also when the call raised: the thread's ranges stay balanced
   return result;
