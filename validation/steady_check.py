@@ -27,7 +27,10 @@ steady steps:
    time)", gpuscope's own cost taken out; else 100 - GPU Busy %); the untraced program's is
    100 x (1 - traced GPU busy per step / untraced step time), the busy time per step being the
    median GPU Busy (ms) of the steady steps in the same trace and the step time the untraced
-   program's own median after its warm-up. Target: within --idle-points (5) points.
+   program's own median after its warm-up. Target: within --idle-points (5) points. --idle-rounds
+   (3) rounds of the pair, the programs in turn within a round and the pair's order alternating
+   from round to round; the medians of the rounds are compared, and the table says how many rounds
+   each row had (fewer than asked when --budget-s ran out).
 
 Writes OUT/steady_check.md and OUT/steady_check.json (one row per program, the idle rows), prints
 the table. A program that cannot run here (JAX, transformers, Lightning or torchvision missing,
@@ -331,12 +334,16 @@ def _judge_idle(row, busy_ms, untraced_ms, gs_idle, points, how=""):
 
 
 def _rounds_text(row):
-    """'; medians of 3 rounds (each: +9.2, +6.1, +7.0 points)' for a row of several rounds, else ''."""
+    """'; medians of 3 rounds (each: +9.2, +6.1, +7.0 points)' for a row of several rounds, '; one
+    round' for one; either says when the budget left fewer rounds than asked ('; 2 of 3 rounds asked')."""
     diffs = row.get("round_diffs") or []
+    asked = row.get("rounds_asked") or 0
+    done = len(diffs) if len(diffs) >= 2 else row.get("rounds", 1)
+    short = f" ({done} of {asked} asked: the budget ran out)" if asked > done else ""
     if len(diffs) < 2:
-        return ""
+        return f"; one round{short}"
     each = ", ".join("-" if d is None else f"{d:+.1f}" for d in diffs)
-    return f"; medians of {len(diffs)} rounds (each: {each} points)"
+    return f"; medians of {len(diffs)} rounds{short} (each: {each} points)"
 
 
 def combine_idle_rounds(rows, points):
@@ -426,28 +433,48 @@ class Runner:
             row.update(status="fail", why=f"error: {e}")
         return row
 
-    def idle(self, name):
-        row = {"program": name, "title": PROGRAMS[name][0]}
-        try:
-            rounds = []
-            for k in range(max(1, self.a.idle_rounds)):
-                suffix = "" if k == 0 else f".r{k + 1}"  # round 1 keeps the names of a one-round run
+    def idle(self, names):
+        """Part 2 for `names`: rounds of an untraced and a traced (--pytorch=ops,modules) run, the
+        programs in turn within each round, so that a budget that runs out leaves every program about
+        as many rounds; the order inside a round alternates (untraced first in rounds 1, 3, ...,
+        traced first in 2, 4, ...), so that a machine that drifts through the call does not favour
+        one side. Returns one row a program (combine_idle_rounds), with the rounds asked for."""
+        rows = {n: {"program": n, "title": PROGRAMS[n][0]} for n in names}
+        rounds = {n: [] for n in names}
+        for k in range(max(1, self.a.idle_rounds)):
+            suffix = "" if k == 0 else f".r{k + 1}"  # round 1 keeps the names of a one-round run
+            for name in names:
+                if "status" in rows[name]:  # skipped or failed in an earlier round
+                    continue
                 if k > 0 and not self.a.analyze_only and self.left() < 2 * self.a.min_run_s:
-                    break
+                    continue
                 if k > 0 and self.a.analyze_only and not (self.work / f"{name}.untraced{suffix}.clock.jsonl").exists():
-                    break
-                untraced, _ = self.run(name, ".untraced" + suffix, self.command(name))
-                traced, db = self.run(name, ".opsmod" + suffix, self.command(name),
-                                      trace_options=["--pytorch=ops,modules"])
-                pid = _clock_pid(self.work / f"{name}.opsmod{suffix}.log")
-                rounds.append(compare_idle(gpuscope_stats(self.gs, db, pid), read_clock(untraced),
-                                           self.a.idle_points, read_clock(traced)))
-            row.update(combine_idle_rounds(rounds, self.a.idle_points))
-        except Skipped as e:
-            row.update(status="skipped", why=str(e))
-        except (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
-            row.update(status="fail", why=f"error: {e}")
-        return row
+                    continue
+                try:
+                    rounds[name].append(self.idle_round(name, suffix, traced_first=k % 2 == 1))
+                except Skipped as e:
+                    if not rounds[name]:
+                        rows[name].update(status="skipped", why=str(e))
+                except (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError,
+                        subprocess.TimeoutExpired) as e:
+                    rows[name].update(status="fail", why=f"error: {e}")
+        for name in names:
+            if "status" not in rows[name] and rounds[name]:
+                rows[name].update(combine_idle_rounds(rounds[name], self.a.idle_points))
+            rows[name]["rounds_asked"] = max(1, self.a.idle_rounds)
+        return [rows[n] for n in names]
+
+    def idle_round(self, name, suffix, traced_first):
+        """One untraced and one traced run of `name`, compared (compare_idle)."""
+        runs = {}
+        order = ("opsmod", "untraced") if traced_first else ("untraced", "opsmod")
+        for side in order:
+            options = ["--pytorch=ops,modules"] if side == "opsmod" else None
+            runs[side] = self.run(name, f".{side}{suffix}", self.command(name), trace_options=options)
+        pid = _clock_pid(self.work / f"{name}.opsmod{suffix}.log")
+        traced_clock, db = runs["opsmod"]
+        return compare_idle(gpuscope_stats(self.gs, db, pid), read_clock(runs["untraced"][0]), self.a.idle_points,
+                            read_clock(traced_clock))
 
 
 class Skipped(Exception):
@@ -553,9 +580,10 @@ def main():
         print(f"steady: {n}", flush=True)
         rows.append(runner.steady(n))
     if not a.no_idle:
-        for n in (x for x in names if x in IDLE_PROGRAMS):
-            print(f"idle: {n}", flush=True)
-            idle_rows.append(runner.idle(n))
+        idle_names = [x for x in names if x in IDLE_PROGRAMS]
+        if idle_names:
+            print(f"idle: {', '.join(idle_names)}, {max(1, a.idle_rounds)} round(s)", flush=True)
+            idle_rows = runner.idle(idle_names)
     text = markdown(rows, idle_rows, a)
     out = Path(a.out)
     (out / "steady_check.md").write_text(text)

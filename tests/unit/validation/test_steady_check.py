@@ -9,7 +9,9 @@
     top's steady idle share against made-up untraced clocks (within 5 points: pass; 12 off: fail);
   - the whole script (main) against a fake gpuscope whose `trace` runs the program and puts a
     committed trace in place: a program that passes, one whose package is missing (JAX: skipped,
-    and why), step_loop not built (skipped), the tables and the exit status.
+    and why), step_loop not built (skipped), the tables and the exit status; part 2's rounds (the
+    pair's order alternating from round to round, the round count in the table, a budget that
+    leaves one round of three saying so).
 
 Usage: test_steady_check.py BUILD
 """
@@ -215,6 +217,35 @@ os.execv({sys.executable!r}, [{sys.executable!r}] + sys.argv[1:])
                         "--out", str(out)], capture_output=True, text=True, timeout=60)
     check(r.returncode == 2 and "no gpuscope binary" in r.stderr, "no gpuscope binary: exit 2 and why",
           r.stderr.strip())
+    idle_run(fake, tmp)
+
+
+def idle_run(fake, tmp):
+    """Part 2 against the fake: rounds alternate the pair's order, the table counts the rounds, and a
+    budget that leaves one round of three says so."""
+    def steady_check(out, *extra):
+        return subprocess.run([sys.executable, str(REPO / "validation" / "steady_check.py"), "--build", str(fake),
+                               "--out", str(out), "--programs", "resnet18", "--python", str(fake / "python"),
+                               "--idle-rounds", "3", *extra], capture_output=True, text=True, timeout=300)
+    out = tmp / "idle3"
+    r = steady_check(out)
+    runs = [ln.split(":")[0].strip() for ln in r.stdout.splitlines() if ln.startswith("  resnet18")]
+    check(runs == ["resnet18", "resnet18.untraced", "resnet18.opsmod", "resnet18.opsmod.r2", "resnet18.untraced.r2",
+                   "resnet18.untraced.r3", "resnet18.opsmod.r3"],
+          "idle: three rounds, the pair's order alternating", runs)
+    doc = json.loads((out / "steady_check.json").read_text())
+    row = doc["idle"][0]
+    check(row.get("rounds") == 3 and len(row.get("round_diffs", [])) == 3 and "diff_points" in row,
+          "idle: one row of three rounds", {k: row.get(k) for k in ("rounds", "round_diffs", "why")})
+    md = (out / "steady_check.md").read_text()
+    check("medians of 3 rounds (each:" in md and "asked" not in md, "idle: the table says three rounds", md[-900:])
+    # A budget that leaves room for one round only (a later round needs 2 x --min-run-s left).
+    out = tmp / "idle1"
+    r = steady_check(out, "--budget-s", "199", "--min-run-s", "100")
+    row = json.loads((out / "steady_check.json").read_text())["idle"][0]
+    md = (out / "steady_check.md").read_text()
+    check(row.get("rounds") == 1 and "one round (1 of 3 asked: the budget ran out)" in md,
+          "idle: one round of three asked, and the table says so", (row.get("rounds"), md[-600:], r.stderr[-300:]))
 
 
 def main():
