@@ -10,7 +10,8 @@
 //
 // Plain CPython API, no torch: shipped beside gpuscope_torch_ops.cpp and compiled with it
 // (sitecustomize.py's _OBSERVER_HEADERS, part of the built observer's cache key). Every call
-// holds the GIL; free-threaded Python is not handled.
+// holds the GIL: on a free-threaded Python running without it, sitecustomize.py's _fast_caller
+// leaves the table unused (module calls take the Python path).
 #pragma once
 
 #include <Python.h>

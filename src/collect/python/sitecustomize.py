@@ -433,9 +433,13 @@ def _enable_modules(torch):
 
 def _fast_caller(observer, scratch):
     """(module_caller, remember) of the observer: a module's range recorded by one C call once the
-    module is known; None for an observer without them (tests' stand-ins): the Python path only."""
+    module is known; None for an observer without them (tests' stand-ins) and on a free-threaded
+    Python running without its GIL (the C table of known modules, module_table.hpp, relies on the
+    GIL): the Python path only."""
     make = getattr(observer, "module_caller", None)
-    return None if make is None else (lambda call, slow: make(call, slow, scratch), observer.remember)
+    if make is None or not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return None
+    return (lambda call, slow: make(call, slow, scratch), observer.remember)
 
 
 def _module_call_wrapper(torch, call, label, push, pop, caller=None):

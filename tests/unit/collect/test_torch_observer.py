@@ -93,6 +93,8 @@ def dump():
 
 atexit.register(dump)
 import sys
+if os.environ.get("GIL_OFF"):  # as a free-threaded Python running without its GIL says it is
+    sys._is_gil_enabled = lambda: False
 import torch
 ops = sys.modules["sitecustomize"].installed.get("ops")
 if os.environ.get("PROFILER_STEP"):  # the observer sees the step alone
@@ -345,6 +347,17 @@ class Build(unittest.TestCase):
         self.assertEqual(set(depth.values()), {0}, "every range ends, the raising module's too")
         # Linear, ReLU and Boom known (the root's text is made per call: never), Boom gone with it.
         self.assertEqual(seen["known"], [3, 2])
+
+    def test_5_without_the_gil_modules_take_the_python_path(self):
+        # The C table of known modules relies on the GIL: without it every module call is named
+        # and recorded in Python, with the same ranges.
+        seen, _ = self.run_model("ops,modules", MODULE_CHECK="1", GIL_OFF="1")
+        names, events = seen["names"], seen["events"]
+        model = ["nn.Module: Sequential (Sequential), weight_bytes = 144, weight_dtype = float32",
+                 "nn.Module: 0 (Linear)", "nn.Module: 1 (ReLU)"]
+        self.assertEqual([names[e[2] - 1] for e in events if e[1] == 3],
+                         model + model + ["nn.Module: Boom (Boom)"] * 2)
+        self.assertEqual(seen["known"], [0, 0])
 
     def test_2_later_runs_load_the_cached_observer_and_shapes(self):
         seen, err = self.run_model("ops,shapes")
