@@ -338,7 +338,7 @@ def _rounds_text(row):
     round' for one; either says when the budget left fewer rounds than asked ('; 2 of 3 rounds asked')."""
     diffs = row.get("round_diffs") or []
     asked = row.get("rounds_asked") or 0
-    done = len(diffs) if len(diffs) >= 2 else row.get("rounds", 1)
+    done = row.get("rounds", len(diffs))
     short = f" ({done} of {asked} asked: the budget ran out)" if asked > done else ""
     if len(diffs) < 2:
         return f"; one round{short}"
@@ -366,6 +366,10 @@ def combine_idle_rounds(rows, points):
 
 
 # ---- running ----------------------------------------------------------------------------------
+
+# What a run or its reading can raise besides Skipped: the row fails with it.
+RUN_ERRORS = (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError, subprocess.TimeoutExpired)
+
 
 class Runner:
     def __init__(self, a):
@@ -429,7 +433,7 @@ class Runner:
             row.update(compare(gpuscope_stats(self.gs, db, pid), clock, self.a.tolerance_pct))
         except Skipped as e:
             row.update(status="skipped", why=str(e))
-        except (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
+        except RUN_ERRORS as e:
             row.update(status="fail", why=f"error: {e}")
         return row
 
@@ -455,8 +459,7 @@ class Runner:
                 except Skipped as e:
                     if not rounds[name]:
                         rows[name].update(status="skipped", why=str(e))
-                except (RuntimeError, OSError, ValueError, KeyError, json.JSONDecodeError,
-                        subprocess.TimeoutExpired) as e:
+                except RUN_ERRORS as e:
                     rows[name].update(status="fail", why=f"error: {e}")
         for name in names:
             if "status" not in rows[name] and rounds[name]:

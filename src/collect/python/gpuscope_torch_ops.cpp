@@ -10,9 +10,9 @@
 //
 // Built on first use against the program's own torch by sitecustomize.py
 // (torch.utils.cpp_extension, cached per torch version, C++ ABI, Python version, the hash of this
-// file, the two headers it shares with the collector and module_table.hpp); a plain CPython module (no pybind11) so
-// that it compiles in seconds and a module range costs one C call per edge. Nothing here throws into PyTorch: a
-// callback that cannot record records nothing.
+// file, the two headers it shares with the collector, module_table.hpp and name_cache.hpp); a plain CPython module (no
+// pybind11) so that it compiles in seconds and a module range costs one C call per edge. Nothing here throws into
+// PyTorch: a callback that cannot record records nothing.
 //
 // Python API (module gpuscope_torch_ops):
 //   attach(path) -> int          dlopen the collector (CUDA_INJECTION64_PATH) and resolve the ABI;
@@ -46,14 +46,13 @@
 #include <torch/version.h>
 
 #include "module_table.hpp"   // shipped beside this file
+#include "name_cache.hpp"     // shipped beside this file
 #include "torch_ops_abi.hpp"  // and spsc_ring.hpp: shipped beside this file (sitecustomize.py's -I)
 
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <new>
 #include <string>
-#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -83,36 +82,6 @@ struct ScratchRecord {
   std::uint32_t name_id, shapes_id;
 };
 
-// A name's id, per thread, in three steps, each compared in full so that no name is ever taken
-// for another:
-//  1. by the name's address, in a direct-mapped table of one cache line a slot (the address, the
-//     id and the text). An operator's name lives as long as its registration, so its address
-//     finds it.
-//  2. by a hash of its text, in a second table of two cache lines a slot (the hash, the length,
-//     the id and the text).
-//     A backward node's name is a std::string made for each call (Node::name()), so its address
-//     comes back with other texts and step 1 misses, as does the autograd engine's range around
-//     each node ("autograd::engine::evaluate_function: " + the node's name); this finds them with
-//     one pass over the text a word at a time, no division and no node chase.
-//  3. by its text in a hash map (no lock, no allocation once the name is known), which a name
-//     longer than a slot's text always reaches; a name never seen is interned by the collector.
-// Calibration (scratch mode) interns for real too: its names are plain operator names, never a
-// wrong id.
-struct NameSlot {
-  const char* address = nullptr;
-  std::uint32_t id = 0;
-  char text[52] = {};  // NUL-terminated
-};
-static_assert(sizeof(NameSlot) == 64, "one cache line a slot");
-struct TextSlot {
-  std::uint64_t hash = 0;
-  std::uint32_t length = ~0u;  // no text yet: no name's length (an empty name hashes to 0 too)
-  std::uint32_t id = 0;
-  char text[112] = {};  // the name's `length` bytes ("autograd::engine::evaluate_function: " + a node's name fits)
-};
-static_assert(sizeof(TextSlot) == 128, "two cache lines a slot");
-constexpr std::size_t kNameSlots = 256;  // 16 KiB (addresses) + 32 KiB (texts) a thread
-
 // Everything a thread's callbacks touch, on the heap, found through one pointer-sized
 // thread_local (state()).
 struct ThreadState {
@@ -125,10 +94,9 @@ struct ThreadState {
   // RecordFunction handle would cost every call a global atomic increment (needsIds).
   std::uint64_t next_op_id = 0;
   ScratchRecord sink[64];
-  NameSlot names[kNameSlots];
-  TextSlot texts[kNameSlots];
-  std::unordered_map<std::string, std::uint32_t> name_texts;
-  std::string key;  // the look-up key (C++17: no look-up by string_view), reused
+  // Operator names -> ids (name_cache.hpp). Calibration (scratch mode) interns for real too: its
+  // names are plain operator names, never a wrong id.
+  gpuscope::torch_observer::NameCache names;
   std::unordered_map<std::string, std::uint32_t> shapes;
 
   ThreadState() = default;
@@ -210,63 +178,6 @@ void scratch(ThreadState& t, std::uint32_t name_id, std::int64_t seq, std::uint6
   t.sink[t.sink_at++ & 63] = ScratchRecord{stamp(t), seq, op_id, name_id, shapes_id};
 }
 
-std::uint32_t name_id_by_text(ThreadState& t, std::string_view text) {
-  t.key.assign(text.data(), text.size());
-  const auto it = t.name_texts.find(t.key);
-  if (it != t.name_texts.end()) return it->second;
-  const std::uint32_t id = g_abi.intern(text.data(), text.size());
-  t.name_texts.emplace(t.key, id);
-  return id;
-}
-
-// A text's hash for the TextSlot table: its 8-byte words, then the rest, each folded in with a
-// multiply (the constants of MurmurHash3's finalizer); the top 8 bits pick the slot.
-std::uint64_t text_hash(const char* text, std::size_t length) {
-  std::uint64_t h = length * 0x9E3779B97F4A7C15ull;
-  std::size_t i = 0;
-  for (; i + 8 <= length; i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, text + i, 8);
-    h = (h ^ word) * 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-  }
-  std::uint64_t rest = 0;
-  std::memcpy(&rest, text + i, length - i);
-  h = (h ^ rest) * 0xC4CEB9FE1A85EC53ull;
-  return h ^ (h >> 29);
-}
-
-std::uint32_t name_id(ThreadState& t, const char* name) {
-  if (name == nullptr) return 0;
-  // Fibonacci hashing of the address: its top 8 bits pick the slot (no division).
-  NameSlot& slot = t.names[(reinterpret_cast<std::uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 56];
-  if (slot.address == name && std::strcmp(slot.text, name) == 0) return slot.id;
-  const std::size_t length = std::strlen(name);
-  // A text slot's hit is a text made per call: its address is no key, so the address slot is
-  // left as it is (an operator's stays cached). A miss there (a name new to the thread, or one
-  // whose slot another text took) fills both.
-  TextSlot* text = nullptr;
-  std::uint64_t hash = 0;
-  if (length <= sizeof(TextSlot::text)) {
-    hash = text_hash(name, length);
-    text = &t.texts[hash >> 56];
-    if (text->hash == hash && text->length == length && std::memcmp(text->text, name, length) == 0) return text->id;
-  }
-  const std::uint32_t id = name_id_by_text(t, std::string_view(name, length));
-  if (text != nullptr) {
-    text->hash = hash;
-    text->length = static_cast<std::uint32_t>(length);
-    text->id = id;
-    std::memcpy(text->text, name, length);
-  }
-  if (length < sizeof slot.text) {
-    slot.address = name;
-    slot.id = id;
-    std::memcpy(slot.text, name, length + 1);
-  }
-  return id;
-}
-
 std::uint64_t next_op_id(ThreadState& t) {
   if (t.next_op_id == 0) t.next_op_id = (g_threads.fetch_add(1, std::memory_order_relaxed) + 1) << 40;
   return ++t.next_op_id;
@@ -323,7 +234,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadState& t = *tp;
   std::uint32_t name = 0, shapes = 0;
   try {
-    name = name_id(t, fn.name());
+    name = t.names.id(fn.name(), g_abi.intern);
   } catch (...) {
   }
   if (g_shapes && fn.needsInputs()) {
@@ -444,18 +355,30 @@ PyObject* intern(PyObject*, PyObject* arg) {
   return PyLong_FromUnsignedLong(g_abi.intern(text, static_cast<std::size_t>(len)));
 }
 
-PyObject* module_begin(PyObject*, PyObject* arg) {
+// A module range's edge from Python (the wrapper, the C caller, the calibration): into the
+// thread's ring while the collector is attached, or with `to_scratch` into its scratch sink.
+void module_edge(bool to_scratch, std::uint8_t type, std::uint32_t label) {
+  ThreadState* t = state();
+  if (t == nullptr) return;
+  if (to_scratch) {
+    scratch(*t, label, 0, 0, 0);
+  } else if (g_abi.open_thread != nullptr) {
+    edge(*t, type, label);
+  }
+}
+
+// module_begin(id) and scratch_begin(id): the begin edge of the range whose text has this id.
+PyObject* begin_edge(PyObject* arg, bool to_scratch) {
   const unsigned long id = PyLong_AsUnsignedLong(arg);
   if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  ThreadState* t = state();
-  if (g_abi.open_thread != nullptr && t != nullptr)
-    edge(*t, gpuscope::collect::kTorchModuleBegin, static_cast<std::uint32_t>(id));
+  module_edge(to_scratch, gpuscope::collect::kTorchModuleBegin, static_cast<std::uint32_t>(id));
   Py_RETURN_NONE;
 }
 
+PyObject* module_begin(PyObject*, PyObject* arg) { return begin_edge(arg, false); }
+
 PyObject* end(PyObject*, PyObject*) {
-  ThreadState* t = state();
-  if (g_abi.open_thread != nullptr && t != nullptr) edge(*t, gpuscope::collect::kTorchEnd);
+  module_edge(false, gpuscope::collect::kTorchEnd, 0);
   Py_RETURN_NONE;
 }
 
@@ -505,18 +428,9 @@ PyObject* caller_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   PyObject* module = PyTuple_GET_ITEM(args, 0);
   const std::uint32_t label = g_known.find(module);
   if (label == 0) return PyObject_Call(c->slow, args, kwargs);
-  ThreadState* t = state();
-  if (t == nullptr || (!c->scratch && g_abi.open_thread == nullptr)) return PyObject_Call(c->call, args, kwargs);
-  const auto range_edge = [t, c](std::uint8_t type, std::uint32_t label) {
-    if (c->scratch) {
-      scratch(*t, label, 0, 0, 0);
-    } else {
-      edge(*t, type, label);
-    }
-  };
-  range_edge(gpuscope::collect::kTorchModuleBegin, label);
+  module_edge(c->scratch, gpuscope::collect::kTorchModuleBegin, label);
   PyObject* result = PyObject_Call(c->call, args, kwargs);
-  range_edge(gpuscope::collect::kTorchEnd, 0);  // also when the call raised: the thread's ranges stay balanced
+  module_edge(c->scratch, gpuscope::collect::kTorchEnd, 0);  // also when the call raised: ranges stay balanced
   return result;
 }
 
@@ -555,15 +469,10 @@ PyObject* module_caller(PyObject*, PyObject* args) {
 // How many modules the table holds (tests: entries go when their modules die).
 PyObject* known_modules(PyObject*, PyObject*) { return PyLong_FromSize_t(g_known.size()); }
 
-PyObject* scratch_begin(PyObject*, PyObject* arg) {
-  const unsigned long id = PyLong_AsUnsignedLong(arg);
-  if (id == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  if (ThreadState* t = state()) scratch(*t, static_cast<std::uint32_t>(id), 0, 0, 0);
-  Py_RETURN_NONE;
-}
+PyObject* scratch_begin(PyObject*, PyObject* arg) { return begin_edge(arg, true); }
 
 PyObject* scratch_end(PyObject*, PyObject*) {
-  if (ThreadState* t = state()) scratch(*t, 0, 0, 0, 0);
+  module_edge(true, gpuscope::collect::kTorchEnd, 0);
   Py_RETURN_NONE;
 }
 

@@ -127,8 +127,8 @@ _OBSERVER_TLS_FLAGS = ["-mtls-dialect=gnu2"] if os.uname().machine == "x86_64" e
 
 # The headers the observer compiles: the collector's (the ring it writes into), beside it in an
 # installed gpuscope (lib/python/) and one folder up in the source tree (src/collect/), and its own
-# table of known modules (module_table.hpp), beside it in both.
-_OBSERVER_HEADERS = ("torch_ops_abi.hpp", "spsc_ring.hpp", "module_table.hpp")
+# name cache and table of known modules, beside it in both.
+_OBSERVER_HEADERS = ("torch_ops_abi.hpp", "spsc_ring.hpp", "name_cache.hpp", "module_table.hpp")
 
 
 def _observer_headers(source):
