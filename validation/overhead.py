@@ -57,6 +57,8 @@ ABLATION = {
     "gs records=default-memset": ({"GPUSCOPE_CUDA_RECORDS": "kernel,memcpy,memcpy_peer,runtime,driver,overhead"}, []),
     "gs records=default-memcpy": ({"GPUSCOPE_CUDA_RECORDS": "kernel,memcpy_peer,memset,runtime,driver,overhead"}, []),
     "gs zero_buffers=0": ({"GPUSCOPE_ZERO_BUFFERS": "0"}, []),
+    "gs --python-callsites=none": ({}, ["--python-callsites=none"]),
+    "gs --pytorch=none": ({}, ["--pytorch=none"]),
 }
 
 
