@@ -4,7 +4,9 @@
 Runs build/bin/launch_variety (C++: one kernel or 64 in turn, 8 B or 1 KiB of parameters, one
 thread or 1,024 blocks of 256) and this file's own PyTorch loop (--torch-child: 40 blocks of 200
 x.add_(1) on 32 elements, and of five in-place operators in turn, each block timed, then
-synchronized) as separate processes, untraced and under `gpuscope trace -q`, alternating, --rounds
+synchronized; and x.add_(1) onto an idle GPU, torch_add_idle_gpu: a synchronize before each call,
+the call alone timed, as most launches of a CPU-bound training step find the GPU; launch_variety's
+one_small_idle_gpu is the same for a bare launch) as separate processes, untraced and under `gpuscope trace -q`, alternating, --rounds
 rounds. For each variant and statistic (each process's fastest block, median block, mean) it
 prints the median over processes untraced and traced, the difference, and the processes' range.
 docs/performance.md ("Why the median of the processes' fastest blocks") has a run.
@@ -44,8 +46,15 @@ def torch_child():
                 f(i)
             blocks[k].append((time.perf_counter_ns() - t0) / 200)
             torch.cuda.synchronize()
+        idle_ns = 0
+        for _ in range(200):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter_ns()
+            x.add_(1)
+            idle_ns += time.perf_counter_ns() - t0
+        blocks.setdefault("torch_add_idle_gpu", []).append(idle_ns / 200)
     n = 3000 + 40 * 200  # calls of each loop; x.add_(1) is all of the first and every fifth of the second
-    expected = n + n // 5
+    expected = n + n // 5 + 40 * 200  # and every call onto the idle GPU
     if int(x[0].item()) != expected:
         print(f"launch_variety: x = {x[0].item()}, expected {expected}", file=sys.stderr)
         return 1
