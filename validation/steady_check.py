@@ -30,7 +30,11 @@ steady steps:
    program's own median after its warm-up. Target: within --idle-points (5) points. --idle-rounds
    (3) rounds of the pair, the programs in turn within a round and the pair's order alternating
    from round to round; the medians of the rounds are compared, and the table says how many rounds
-   each row had (fewer than asked when --budget-s ran out).
+   each row had (fewer than asked when --budget-s ran out). A second table gives each round: what
+   tracing added to the program's own step (traced own clock - untraced) beside what the trace
+   prices gpuscope's own cost at a steady step (tracer_prices: counts of launches, other API calls,
+   operators and module calls a step times the trace's meta prices), the most the correction can
+   take out.
 
 Writes OUT/steady_check.md and OUT/steady_check.json (one row per program, the idle rows), prints
 the table. A program that cannot run here (JAX, transformers, Lightning or torchvision missing,
@@ -46,9 +50,11 @@ or, where they are gone, their NAME.stats.json and NAME.opsmod.stats.json; NAME.
 nothing.
 """
 import argparse
+import bisect
 import json
 import os
 import re
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -316,6 +322,58 @@ def compare_idle(stats, untraced_clock, points, traced_clock=None):
     return _judge_idle(row, busy_ms, untraced_ms, stats["idle_untraced_pct"], points)
 
 
+PRICE_KEYS = (("launches", "tracer_launch_cost_ns"), ("other_calls", "tracer_api_cost_ns"),
+              ("ops", "tracer_torch_op_cost_ns"), ("modules", "tracer_torch_module_cost_ns"))
+
+
+def tracer_prices(db, pid, steps):
+    """What the trace prices gpuscope's own cost at, per steady step: {launches, other_calls, ops,
+    modules: the median count a step; prices_ns: the trace's meta prices (tracer_launch_cost_ns for a
+    launch call, one with a kernel of the same correlation id; tracer_api_cost_ns for every other
+    recorded API call; tracer_torch_op_cost_ns and tracer_torch_module_cost_ns for an operator or
+    module call; a price the trace lacks counts 0); priced_ms: the (upper) median over the steps of
+    their priced sum}. steps: the step numbers step_sum calls steady, whose spans torch_steps gives
+    (start_ns to end_ns of `pid`); a call counts in the step its start falls in. None when the trace
+    is gone or has no such steps. This is what the critical-path correction may take out at most
+    (docs/stats.md), beside what tracing added to the program's own step."""
+    if db is None or not Path(db).exists() or not steps:
+        return None
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE key LIKE 'tracer_%cost_ns'"))
+        prices = {k: float(meta.get(m) or 0.0) for k, m in PRICE_KEYS}
+        wanted = set(steps)
+        spans = [(a, b) for n, a, b in con.execute(
+            "SELECT step, start_ns, end_ns FROM torch_steps WHERE (? IS NULL OR pid = ?) ORDER BY step", (pid, pid))
+            if n in wanted and a is not None and b is not None]
+        if not spans:
+            return None
+        who = "(? IS NULL OR pid = ?)"
+        queries = {
+            "launches": f"SELECT start_ns FROM api_calls a WHERE {who} AND EXISTS (SELECT 1 FROM kernels k "
+                        "WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)",
+            "other_calls": f"SELECT start_ns FROM api_calls a WHERE {who} AND NOT EXISTS (SELECT 1 FROM kernels k "
+                           "WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)",
+            "ops": "SELECT e.start_ns FROM torch_ops o JOIN nvtx_events e ON e.id = o.nvtx_id "
+                   "WHERE (? IS NULL OR o.pid = ?)",
+            "modules": "SELECT e.start_ns FROM torch_modules m JOIN nvtx_events e ON e.id = m.nvtx_id "
+                       "WHERE (? IS NULL OR m.pid = ?)",
+        }
+        counts = {}
+        for kind, sql in queries.items():
+            try:
+                starts = sorted(t for (t,) in con.execute(sql, (pid, pid)) if t is not None)
+            except sqlite3.OperationalError:  # a trace without that table
+                starts = []
+            counts[kind] = [bisect.bisect_left(starts, b) - bisect.bisect_left(starts, a) for a, b in spans]
+    finally:
+        con.close()
+    priced = [sum(counts[k][i] * prices[k] for k in counts) / 1e6 for i in range(len(spans))]
+    out = {k: upper_median(v) for k, v in counts.items()}
+    out.update(prices_ns=prices, priced_ms=upper_median(priced), priced_steps=len(spans))
+    return out
+
+
 def _judge_idle(row, busy_ms, untraced_ms, gs_idle, points, how=""):
     """row with the untraced idle (100 x (1 - busy / untraced step)), gpuscope's, their difference and the
     verdict (within `points`); `how` ends the reason of a failure ("; medians of 3 rounds")."""
@@ -346,6 +404,20 @@ def _rounds_text(row):
     return f"; medians of {len(diffs)} rounds{short} (each: {each} points)"
 
 
+def round_summary(r):
+    """One round of part 2 for the per-round table: its steps, what tracing added to the program's own
+    step (traced own clock - untraced), what the trace prices a step at (tracer_prices) and the idle
+    shares."""
+    added = (r["traced_own_ms"] - r["untraced_ms"]
+             if r.get("traced_own_ms") is not None and r.get("untraced_ms") is not None else None)
+    prices = r.get("prices") or {}
+    return {k: r.get(k) for k in ("round", "traced_first", "busy_ms", "untraced_ms", "traced_own_ms",
+                                  "untraced_idle_pct", "gs_idle_pct", "diff_points")} | {
+        "added_ms": added, "priced_ms": prices.get("priced_ms"),
+        "counts": {k: prices.get(k) for k, _ in PRICE_KEYS} if prices else None,
+        "prices_ns": prices.get("prices_ns")}
+
+
 def combine_idle_rounds(rows, points):
     """Part 2 over several rounds (untraced and traced runs alternating): the medians of the rounds'
     traced busy per step, untraced step and gpuscope idle, the untraced idle recomputed from those
@@ -353,14 +425,15 @@ def combine_idle_rounds(rows, points):
     so one pair of runs cannot hold a few points; a round that failed to measure is left out."""
     done = [r for r in rows if r.get("busy_ms") is not None and r.get("untraced_ms") is not None]
     if len(rows) == 1 or not done:
-        return dict(rows[0], rounds=len(done))
+        return dict(rows[0], rounds=len(done), round_rows=[round_summary(r) for r in done])
     med = statistics.median
     row = dict(done[-1])
     def median_of(key):
         values = [r[key] for r in done if r.get(key) is not None]
         return med(values) if values else None
     row.update(traced_step_ms=median_of("traced_step_ms"), traced_own_ms=median_of("traced_own_ms"),
-               rounds=len(done), round_diffs=[r.get("diff_points") for r in done])
+               rounds=len(done), round_diffs=[r.get("diff_points") for r in done],
+               round_rows=[round_summary(r) for r in done])
     return _judge_idle(row, median_of("busy_ms"), median_of("untraced_ms"), median_of("gs_idle_pct"), points,
                        f"; medians of {len(done)} rounds")
 
@@ -476,8 +549,11 @@ class Runner:
             runs[side] = self.run(name, f".{side}{suffix}", self.command(name), trace_options=options)
         pid = _clock_pid(self.work / f"{name}.opsmod{suffix}.log")
         traced_clock, db = runs["opsmod"]
-        return compare_idle(gpuscope_stats(self.gs, db, pid), read_clock(runs["untraced"][0]), self.a.idle_points,
-                            read_clock(traced_clock))
+        stats = gpuscope_stats(self.gs, db, pid)
+        row = compare_idle(stats, read_clock(runs["untraced"][0]), self.a.idle_points, read_clock(traced_clock))
+        row.update(round=int(suffix[2:]) if suffix else 1, traced_first=traced_first,
+                   prices=tracer_prices(db, pid, [s["step"] for s in stats["steps"] if s["state"] == "steady"]))
+        return row
 
 
 class Skipped(Exception):
@@ -538,6 +614,24 @@ def markdown(rows, idle_rows, a):
                          f"{_f(r['diff_points'], '+.1f')} points | {_f(r['traced_step_ms'])} / {_f(r.get('traced_own_ms'))} | "
                          f"{r['idle_phrase']}{_rounds_text(r)} | "
                          f"**{r['status']}**{': ' + _cell(r['why']) if r['why'] else ''} |")
+    each = [(r["program"], x) for r in idle_rows for x in r.get("round_rows") or []]
+    if each:
+        lines += ["", "Each round: what tracing added to the program's own step (traced own clock - untraced) "
+                  "beside what the trace prices gpuscope's own cost at per steady step (median counts a step x "
+                  "the trace's prices: launches x tracer_launch_cost_ns, other API calls x tracer_api_cost_ns, "
+                  "operators x tracer_torch_op_cost_ns, module calls x tracer_torch_module_cost_ns).", "",
+                  "| program | round (which ran first) | untraced step (ms) | traced step, own clock (ms) | added (ms) | "
+                  "priced (ms) | launches / other calls / operators / modules a step | prices (ns) | "
+                  "untraced idle | gpuscope idle | difference |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for name, x in each:
+            c, pr = x.get("counts") or {}, x.get("prices_ns") or {}
+            counts = " / ".join(_f(c.get(k), "d") for k, _ in PRICE_KEYS) if c else "-"
+            prices = " / ".join(_f(pr.get(k), ".0f") for k, _ in PRICE_KEYS) if pr else "-"
+            lines.append(f"| {name} | {x.get('round', '-')} ({'traced' if x.get('traced_first') else 'untraced'} first) | "
+                         f"{_f(x.get('untraced_ms'))} | {_f(x.get('traced_own_ms'))} | {_f(x.get('added_ms'))} | "
+                         f"{_f(x.get('priced_ms'))} | {counts} | {prices} | {_f(x.get('untraced_idle_pct'), '.1f')} % | "
+                         f"{_f(x.get('gs_idle_pct'), '.1f')} % | {_f(x.get('diff_points'), '+.1f')} |")
     lines += ["", "Own median: the program's clock (synchronize, then time.perf_counter / steady_clock; a step from "
               "the end of the previous one) over the steps gpuscope calls steady. gpuscope steady: the median wall "
               "time of step_sum's steady steps. Own warm-up: the program's first steps while over 1.25 x the "

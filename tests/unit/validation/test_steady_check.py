@@ -85,6 +85,57 @@ def pure():
     check(row["own_warmup"] == 1, "generate: the own warm-up is the first (cold) token", row.get("own_warmup"))
 
 
+def prices(tmp):
+    """tracer_prices on a hand-built trace: three steps of pid 7, steps 2 and 3 steady; another process's
+    calls and the warm-up step's are left out."""
+    print("what the trace prices a step at")
+    db = tmp / "prices.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("""
+        CREATE TABLE meta (key TEXT, value TEXT);
+        CREATE TABLE torch_steps (pid INTEGER, step INTEGER, start_ns INTEGER, end_ns INTEGER);
+        CREATE TABLE api_calls (pid INTEGER, start_ns INTEGER, correlation_id INTEGER);
+        CREATE TABLE kernels (pid INTEGER, correlation_id INTEGER);
+        CREATE TABLE nvtx_events (id INTEGER PRIMARY KEY, start_ns INTEGER);
+        CREATE TABLE torch_ops (nvtx_id INTEGER, pid INTEGER);
+        CREATE TABLE torch_modules (nvtx_id INTEGER, pid INTEGER);
+        INSERT INTO meta VALUES ('tracer_launch_cost_ns', '1000'), ('tracer_api_cost_ns', '500'),
+            ('tracer_torch_op_cost_ns', '300'), ('tracer_torch_module_cost_ns', '200'), ('host', 'h');
+        INSERT INTO torch_steps VALUES (7, 1, 1000, 2000), (7, 2, 2000, 3000), (7, 3, 3000, 4000), (8, 2, 0, 9000);
+        -- step 1: one launch (warm-up); step 2: launches 1, 2 and a copy (3, no kernel); step 3: launches 4-6
+        INSERT INTO api_calls VALUES (7, 1100, 0), (7, 2100, 1), (7, 2200, 2), (7, 2300, 3),
+            (7, 3100, 4), (7, 3200, 5), (7, 3300, 6), (8, 2150, 9);
+        INSERT INTO kernels VALUES (7, 0), (7, 1), (7, 2), (7, 4), (7, 5), (7, 6), (8, 9), (8, 3);
+        INSERT INTO nvtx_events VALUES (1, 2050), (2, 2110), (3, 2120), (4, 3010), (5, 2001), (6, 3001),
+            (7, 3002), (8, 2500), (9, 1500);
+        -- operators: three in step 2, one in step 3, one of pid 8, one in the warm-up step; modules 1 / 2
+        INSERT INTO torch_ops VALUES (1, 7), (2, 7), (3, 7), (4, 7), (8, 8), (9, 7);
+        INSERT INTO torch_modules VALUES (5, 7), (6, 7), (7, 7);
+    """)
+    con.commit()
+    con.close()
+    p = sc.tracer_prices(db, 7, [2, 3])
+    # step 2: 2 x 1000 + 1 x 500 + 3 x 300 + 1 x 200 = 3,600 ns; step 3: 3 x 1000 + 1 x 300 + 2 x 200 = 3,700 ns
+    check(p is not None and abs(p["priced_ms"] - 0.0037) < 1e-12 and p["priced_steps"] == 2,
+          "prices: the upper median of 3,600 and 3,700 ns a step", p)
+    check(p and (p["launches"], p["other_calls"], p["ops"], p["modules"]) == (3, 1, 3, 2),
+          "prices: median counts a step (launches 2/3, other calls 1/0, operators 3/1, modules 1/2)", p)
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM meta WHERE key = 'tracer_torch_module_cost_ns'")
+    con.commit()
+    con.close()
+    p = sc.tracer_prices(db, 7, [2, 3])
+    check(p and abs(p["priced_ms"] - 0.0034) < 1e-12 and p["prices_ns"]["modules"] == 0.0,
+          "prices: a price the trace lacks counts 0 (3,400 and 3,300 ns)", p)
+    check(sc.tracer_prices(db, 7, [5]) is None and sc.tracer_prices(tmp / "gone.sqlite", 7, [2]) is None,
+          "prices: none for steps the trace lacks or a trace that is gone")
+    x = sc.round_summary({"round": 2, "traced_first": True, "untraced_ms": 6.0, "traced_own_ms": 8.5,
+                          "prices": {"priced_ms": 1.5, "launches": 370, "other_calls": 16, "ops": 997,
+                                     "modules": 77, "prices_ns": {}}})
+    check(x["added_ms"] == 2.5 and x["priced_ms"] == 1.5 and x["counts"]["ops"] == 997,
+          "round summary: 2.5 ms added against 1.5 priced", x)
+
+
 def with_traces(build, tmp):
     gs = build / "bin" / "gpuscope"
     print("committed traces")
@@ -239,6 +290,11 @@ def idle_run(fake, tmp):
           "idle: one row of three rounds", {k: row.get(k) for k in ("rounds", "round_diffs", "why")})
     md = (out / "steady_check.md").read_text()
     check("medians of 3 rounds (each:" in md and "asked" not in md, "idle: the table says three rounds", md[-900:])
+    each = [ln for ln in md.splitlines() if ln.startswith("| resnet18 | ") and "first)" in ln]
+    check([ln.split(" | ")[1] for ln in each] == ["1 (untraced first)", "2 (traced first)", "3 (untraced first)"]
+          and all(" | 0.066 | 51 / 4 / 187 / 11 | 1265 / 260 / 0 / 0 | " in ln for ln in each),
+          "idle: a line a round, with the committed trace's prices (51 launches x 1,265 ns + 4 calls x 260 ns)",
+          each)
     # A budget that leaves room for one round only (a later round needs 2 x --min-run-s left).
     out = tmp / "idle1"
     r = steady_check(out, "--budget-s", "199", "--min-run-s", "100")
@@ -261,6 +317,7 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="steady-check-test-"))
     try:
         pure()
+        prices(tmp)
         with_traces(build, tmp)
         fake_run(build, tmp)
     finally:
