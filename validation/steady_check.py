@@ -348,17 +348,11 @@ def tracer_prices(db, pid, steps):
             if n in wanted and a is not None and b is not None]
         if not spans:
             return None
-        who = "(? IS NULL OR pid = ?)"
-        queries = {
-            "launches": f"SELECT start_ns FROM api_calls a WHERE {who} AND EXISTS (SELECT 1 FROM kernels k "
-                        "WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)",
-            "other_calls": f"SELECT start_ns FROM api_calls a WHERE {who} AND NOT EXISTS (SELECT 1 FROM kernels k "
-                           "WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)",
-            "ops": "SELECT e.start_ns FROM torch_ops o JOIN nvtx_events e ON e.id = o.nvtx_id "
-                   "WHERE (? IS NULL OR o.pid = ?)",
-            "modules": "SELECT e.start_ns FROM torch_modules m JOIN nvtx_events e ON e.id = m.nvtx_id "
-                       "WHERE (? IS NULL OR m.pid = ?)",
-        }
+        api = ("SELECT start_ns FROM api_calls a WHERE (? IS NULL OR pid = ?) AND {} EXISTS "
+               "(SELECT 1 FROM kernels k WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id)")
+        ranges = "SELECT e.start_ns FROM {} t JOIN nvtx_events e ON e.id = t.nvtx_id WHERE (? IS NULL OR t.pid = ?)"
+        queries = {"launches": api.format(""), "other_calls": api.format("NOT"),
+                   "ops": ranges.format("torch_ops"), "modules": ranges.format("torch_modules")}
         counts = {}
         for kind, sql in queries.items():
             try:
