@@ -238,7 +238,7 @@ CLI::App* add_trace_command(CLI::App& app, TraceOptions& o, const std::string& n
   sub->add_option("--calibrate", o.calibrate,
                   "Measure what tracing costs per CUDA call on this machine, so launch_overhead, gpu_util\n"
                   "and top can tell the program's launch time from gpuscope's: auto (once a week, cached,\n"
-                  "about 5 s), always, never")
+                  "about 10 s), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   sub->add_flag("--cuda-polling-calls", o.polling_calls,

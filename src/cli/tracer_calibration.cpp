@@ -25,7 +25,7 @@ namespace {
 
 constexpr int kBlocks = 30;
 constexpr int kCallsPerBlock = 200;
-constexpr int kRunsPerVariant = 3;
+constexpr int kRunsPerVariant = 5;  // pairs of processes (core/tracer_cost.hpp)
 constexpr std::int64_t kCacheSeconds = 7 * 24 * 3600;
 
 using Clock = std::chrono::steady_clock;
@@ -165,13 +165,13 @@ int run_calibrate_child(const std::string& out_path) {
 std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::string, std::string>>& collector_env,
                                            const fs::path& inject, bool use_cache, std::string* why) {
   // The statistic is part of the key: a cost cached by an older one is measured again.
-  std::string key = std::string(kVersion) + "|median-of-run-minima|" + host_name();
+  std::string key = std::string(kVersion) + "|paired-median-of-run-minima|" + host_name();
   for (const auto& [k, v] : collector_env) key += "|" + k + "=" + v;
   const fs::path dir = cache_dir();
   const fs::path cache = dir.empty() ? fs::path() : dir / ("tracer-cost-" + std::to_string(fnv1a(key)) + ".txt");
   if (use_cache && !cache.empty())
     if (auto c = read_cache(cache)) return c;
-  std::cerr << "gpuscope: measuring gpuscope's own cost per CUDA call on this machine (about 5 s, once a week; "
+  std::cerr << "gpuscope: measuring gpuscope's own cost per CUDA call on this machine (about 10 s, once a week; "
                "gpuscope trace --calibrate=never skips it)\n";
 
   std::error_code ec;
@@ -190,9 +190,12 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
 
   std::vector<Samples> untraced(kRunsPerVariant), with(kRunsPerVariant);
   bool ok = true;
+  // Pair i: an untraced and a traced process one after the other, which one first alternating,
+  // so that a machine speeding up or slowing down steadily does not favour one side.
   for (int i = 0; i < kRunsPerVariant && ok; ++i) {
-    ok = run_child(plain, tmp / ("plain" + std::to_string(i)), &untraced[i], why) &&
-         run_child(traced, tmp / ("traced" + std::to_string(i)), &with[i], why);
+    const auto plain_run = [&] { return run_child(plain, tmp / ("plain" + std::to_string(i)), &untraced[i], why); };
+    const auto traced_run = [&] { return run_child(traced, tmp / ("traced" + std::to_string(i)), &with[i], why); };
+    ok = i % 2 == 0 ? plain_run() && traced_run() : traced_run() && plain_run();
   }
   fs::remove_all(tmp, ec);
   if (!ok) return std::nullopt;
@@ -222,12 +225,14 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
       text += (text.empty() ? "" : ", ") + std::to_string(std::llround(*std::min_element(run.begin(), run.end())));
     return text;
   };
+  std::string pairs;
+  for (const double d : core::paired_run_minima_differences(launch_untraced, launch_traced))
+    pairs += (pairs.empty() ? "" : ", ") + std::to_string(std::llround(d));
   m << std::fixed << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant
-    << " processes each way, alternating, of " << kBlocks << " blocks of " << kCallsPerBlock
-    << " <<<1,1>>> launches (and cudaEventRecord calls) with and without the collector; median of each process's "
-    << "fastest block, traced minus untraced (" << *core::median_of_run_minima(launch_traced) << " - "
-    << *core::median_of_run_minima(launch_untraced) << " ns per launch; fastest blocks traced " << minima(launch_traced)
-    << ", untraced " << minima(launch_untraced) << " ns)";
+    << " pairs of processes (untraced and traced, one after the other), each of " << kBlocks << " blocks of "
+    << kCallsPerBlock << " <<<1,1>>> launches (and cudaEventRecord calls); median over the pairs of the traced "
+    << "process's fastest block minus its partner's (" << pairs << " ns per launch; fastest blocks traced "
+    << minima(launch_traced) << ", untraced " << minima(launch_untraced) << " ns)";
   c.method = m.str();
   if (!cache.empty()) write_cache(cache, c);
   return c;
