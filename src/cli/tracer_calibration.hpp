@@ -1,15 +1,15 @@
 // tracer_calibration: what gpuscope's tracing costs per CUDA call on this machine, so the
 // launch analyses can tell the program's launch time from the tracer's (docs/stats.md).
 //
-// `calibrate_tracer` runs `gpuscope __calibrate-child FILE` six times, alternating
-// without and with the collector (the trace's own collector settings, capture from the
-// start): each run times 30 blocks of 200 kernel launches (<<<1,1>>>) and 30 blocks of
-// 200 cudaEventRecord calls after 200 ms of warm-up launches, and writes each block's
-// ns per call. Cost per call = the median over the traced runs of each run's fastest block
-// minus the same over the untraced runs, clamped at 0 (core/tracer_cost.hpp says why not the
-// fastest block of all). About 5 s; the result is cached for 7 days in
-// $XDG_CACHE_HOME/gpuscope (else ~/.cache/gpuscope), keyed by host, gpuscope version,
-// the statistic and the collector settings.
+// `calibrate_tracer` runs `gpuscope __calibrate-child FILE` ten times: five pairs of an
+// untraced run and a run with the collector (the trace's own collector settings, capture from
+// the start), one after the other, which one first alternating from pair to pair. Each run
+// times 30 blocks of 200 kernel launches (<<<1,1>>>) and 30 blocks of 200 cudaEventRecord calls
+// after 200 ms of warm-up launches, and writes each block's ns per call. Cost per call = the
+// median over the pairs of the traced run's fastest block minus its partner's, clamped at 0
+// (core/tracer_cost.hpp says why pairs, and why not the fastest block of all). About 10 s; the
+// result is cached for 7 days in $XDG_CACHE_HOME/gpuscope (else ~/.cache/gpuscope), keyed by
+// host, gpuscope version, the statistic and the collector settings.
 // Errors: never throws; a failed calibration (no GPU, a child that failed) returns
 // nullopt and says why in *why.
 #pragma once
