@@ -170,7 +170,8 @@ Verdict exposed_comm_verdict(Database& db, const detail::CommFindings& comm) {
           .advice =
               "overlap it with compute: DDP's gradient buckets start all-reduces during backward "
               "(bucket_cap_mb, gradient_as_bucket_view), FSDP prefetches (backward_prefetch, forward_prefetch); "
-              "fewer, larger collectives or a larger batch per GPU (see comm_overlap)"};
+              "fewer, larger collectives or a larger batch per GPU (see comm_overlap)",
+          .quiet = {}};
 }
 
 Verdict straggler_verdict(Database& db, const detail::CommFindings& comm) {
@@ -183,7 +184,8 @@ Verdict straggler_verdict(Database& db, const detail::CommFindings& comm) {
           .advice =
               "find what that rank does that the others do not: its data loading, extra work "
               "(logging, checkpoints, evaluation on one rank), an uneven share of the data, or a slower GPU "
-              "(clocks, temperature; see rank_sum and stragglers)"};
+              "(clocks, temperature; see rank_sum and stragglers)",
+          .quiet = {}};
 }
 
 // Every diagnosis of top, in the header's order, each with its rule and evidence.
