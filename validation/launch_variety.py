@@ -7,8 +7,9 @@ x.add_(1) on 32 elements, and of five in-place operators in turn, each block tim
 synchronized; and x.add_(1) onto an idle GPU, torch_add_idle_gpu: a synchronize before each call,
 the call alone timed, as most launches of a CPU-bound training step find the GPU; launch_variety's
 one_small_idle_gpu is the same for a bare launch) as separate processes, untraced and under
-`gpuscope trace -q`, alternating, --rounds rounds. For each variant and statistic (each process's fastest block, median block, mean) it
-prints the median over processes untraced and traced, the difference, and the processes' range.
+`gpuscope trace -q`, alternating, --rounds rounds. For each variant and statistic (each process's
+fastest block, median block, mean) it prints the median over processes untraced and traced, the
+difference, and the processes' range.
 docs/performance.md ("Why the median of the processes' fastest blocks") has a run.
 
 Usage: launch_variety.py [--build BUILD] [--rounds 4] [--taskset CPUS] [--out FILE.json]

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -217,22 +216,19 @@ std::optional<TracerCost> calibrate_tracer(const std::vector<std::pair<std::stri
   TracerCost c;
   c.launch_ns = *launch;
   c.api_ns = *api;
-  std::ostringstream m;
-  m.precision(0);
-  const auto minima = [](const std::vector<std::vector<double>>& runs) {  // each run's fastest block, ns
+  const auto joined = [](const std::optional<std::vector<double>>& ns) {  // "a, b, c", whole ns
     std::string text;
-    for (const std::vector<double>& run : runs)
-      text += (text.empty() ? "" : ", ") + std::to_string(std::llround(*std::min_element(run.begin(), run.end())));
+    for (const double v : ns.value_or(std::vector<double>{}))
+      text += (text.empty() ? "" : ", ") + std::to_string(std::llround(v));
     return text;
   };
-  std::string pairs;
-  for (const double d : core::paired_run_minima_differences(launch_untraced, launch_traced))
-    pairs += (pairs.empty() ? "" : ", ") + std::to_string(std::llround(d));
-  m << std::fixed << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant
+  const std::string pairs = joined(core::paired_run_minima_differences(launch_untraced, launch_traced));
+  std::ostringstream m;
+  m << "calibrated " << when << " on " << host_name() << ": " << kRunsPerVariant
     << " pairs of processes (untraced and traced, one after the other), each of " << kBlocks << " blocks of "
     << kCallsPerBlock << " <<<1,1>>> launches (and cudaEventRecord calls); median over the pairs of the traced "
     << "process's fastest block minus its partner's (" << pairs << " ns per launch; fastest blocks traced "
-    << minima(launch_traced) << ", untraced " << minima(launch_untraced) << " ns)";
+    << joined(core::run_minima(launch_traced)) << ", untraced " << joined(core::run_minima(launch_untraced)) << " ns)";
   c.method = m.str();
   if (!cache.empty()) write_cache(cache, c);
   return c;

@@ -7,7 +7,7 @@
 
 namespace gpuscope::core {
 
-std::optional<double> median_of_run_minima(const std::vector<std::vector<double>>& runs) {
+std::optional<std::vector<double>> run_minima(const std::vector<std::vector<double>>& runs) {
   if (runs.empty()) return std::nullopt;
   std::vector<double> minima;
   minima.reserve(runs.size());
@@ -17,18 +17,21 @@ std::optional<double> median_of_run_minima(const std::vector<std::vector<double>
       if (!std::isfinite(x) || x < 0) return std::nullopt;
     minima.push_back(*std::min_element(run.begin(), run.end()));
   }
-  return stats::median(minima);
+  return minima;
+}
+
+std::optional<double> median_of_run_minima(const std::vector<std::vector<double>>& runs) {
+  const std::optional<std::vector<double>> minima = run_minima(runs);
+  if (!minima) return std::nullopt;
+  return stats::median(*minima);
 }
 
 std::vector<double> paired_run_minima_differences(const std::vector<std::vector<double>>& untraced_runs,
                                                   const std::vector<std::vector<double>>& traced_runs) {
+  const std::optional<std::vector<double>> untraced = run_minima(untraced_runs), traced = run_minima(traced_runs);
   std::vector<double> out;
-  if (untraced_runs.size() != traced_runs.size() || !median_of_run_minima(untraced_runs) ||
-      !median_of_run_minima(traced_runs))
-    return out;  // median_of_run_minima checks each run (empty, not finite, negative)
-  for (std::size_t i = 0; i < traced_runs.size(); ++i)
-    out.push_back(*std::min_element(traced_runs[i].begin(), traced_runs[i].end()) -
-                  *std::min_element(untraced_runs[i].begin(), untraced_runs[i].end()));
+  if (!untraced || !traced || untraced->size() != traced->size()) return out;
+  for (std::size_t i = 0; i < traced->size(); ++i) out.push_back((*traced)[i] - (*untraced)[i]);
   return out;
 }
 

@@ -35,7 +35,11 @@ namespace gpuscope::core {
 [[nodiscard]] std::vector<double> paired_run_minima_differences(const std::vector<std::vector<double>>& untraced_runs,
                                                                 const std::vector<std::vector<double>>& traced_runs);
 
-/// The median over runs of each run's fastest block (see above); nullopt as there.
+/// Each run's fastest block, in run order; nullopt when there is no run, a run is empty, or a
+/// value is not finite or negative.
+[[nodiscard]] std::optional<std::vector<double>> run_minima(const std::vector<std::vector<double>>& runs);
+
+/// The median over runs of each run's fastest block (see above); nullopt as run_minima.
 [[nodiscard]] std::optional<double> median_of_run_minima(const std::vector<std::vector<double>>& runs);
 
 }  // namespace gpuscope::core
